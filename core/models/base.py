@@ -1,0 +1,87 @@
+"""What every sentence model shares: the interface the trainer and the predictor call, and the few
+pieces of math that really are the same across models (masks, embeddings, the expected score).
+No model math lives here."""
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+
+@dataclass
+class ModelOutput:
+    logits: Tensor  # (B, C): softmax(logits) are the class probabilities
+    loss: Tensor | None = None  # mean training loss over the batch, when labels were given
+
+
+class SentenceClassifier(nn.Module):
+    """Base class. A subclass sets `key` and `config_class`, builds `self.embedding` with
+    `build_embedding`, and implements `forward`, `views` and (when it has one) `word_curve`.
+
+    forward(ids (B, L) long, lengths (B,) long, labels (B,) long | None) -> ModelOutput subclass.
+    Sentences are right-padded with id 0; a sentence's outputs never depend on its padding.
+    """
+
+    key: str = ""
+    config_class: type = object
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+
+    # -- embeddings -----------------------------------------------------------------------------
+    @staticmethod
+    def build_embedding(vocab_size: int, dim: int, freeze: bool) -> nn.Embedding:
+        # Trained embeddings get sparse gradients: a dense (V, d) update per step dominates a CPU epoch.
+        embedding = nn.Embedding(vocab_size, dim, padding_idx=0, sparse=not freeze)
+        nn.init.uniform_(embedding.weight, -0.25, 0.25)  # Kim (2014)'s range for random word vectors
+        with torch.no_grad():
+            embedding.weight[0].zero_()
+        embedding.weight.requires_grad_(not freeze)
+        return embedding
+
+    def load_pretrained_embeddings(self, matrix: Tensor) -> None:
+        """Copy pretrained rows (V, d) into `self.embedding` (trainer, before training)."""
+        weight = self.embedding.weight
+        if tuple(matrix.shape) != tuple(weight.shape):
+            raise ValueError(f"pretrained matrix {tuple(matrix.shape)} does not match embedding {tuple(weight.shape)}")
+        with torch.no_grad():
+            weight.copy_(matrix)
+
+    # -- optimisation ---------------------------------------------------------------------------
+    def param_groups(self, weight_decay: float) -> list[dict]:
+        """Optimizer parameter groups. Default: L2 on every trained dense parameter; sparse
+        (embedding) parameters in their own group without weight decay, which sparse updates
+        cannot apply. A paper with per-layer L2 (DCNN) or a penalty on some matrices (AdaSent)
+        overrides this."""
+        dense = [p for p in self.parameters() if p.requires_grad and p is not self.embedding.weight]
+        groups = [{"params": dense, "weight_decay": weight_decay}]
+        if self.embedding.weight.requires_grad:
+            groups.append({"params": [self.embedding.weight], "weight_decay": 0.0})
+        return groups
+
+    # -- explanation ----------------------------------------------------------------------------
+    def word_curve(self, output: ModelOutput, index: int):
+        """The model's own per-position class probabilities for sentence `index`, as a tensor
+        (n_words, C), when the model has them natively (tensor CNN, mRNN, AdaSent level 1); else
+        None and the predictor falls back to prefix predictions."""
+        return None
+
+    def views(self, output: ModelOutput, index: int, words: list[str]) -> list:
+        """Model-specific explanation views (core.explain dataclasses) for sentence `index`."""
+        return []
+
+
+def length_mask(lengths: Tensor, max_len: int) -> Tensor:
+    """(B, L) bool, True on real tokens."""
+    return torch.arange(max_len, device=lengths.device)[None, :] < lengths[:, None]
+
+
+def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
+    """Mean over dim 1 of x (B, L, d) counting only mask (B, L) positions."""
+    m = mask.unsqueeze(-1).to(x.dtype)
+    return (x * m).sum(1) / m.sum(1).clamp_min(1.0)
+
+
+def classification_loss(logits: Tensor, labels: Tensor | None) -> Tensor | None:
+    return None if labels is None else nn.functional.cross_entropy(logits, labels)

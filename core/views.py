@@ -1,0 +1,93 @@
+"""Explanation views: small, typed, JSON-serialisable dataclasses that a model (or the predictor)
+fills and the front end draws. A view knows nothing about plotting; demo/plots.py maps each view
+type to a figure. A new kind of panel means one dataclass here and one plot function there."""
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass
+class WordCurve:
+    """Per-word sentiment: at each word, the class probabilities and one summary score."""
+
+    kind: str  # "native" (the model's own per-position output) or "prefix" (prediction on words 1..i)
+    words: list[str]
+    scores: list[float]  # expected score sum_s s*p(s) in [-2, 2] (5-class), P(positive) (2-class), else max prob
+    probs: list[list[float]]  # (n_words, C)
+    score_label: str  # what `scores` is, e.g. "expected sentiment (-2..2)"
+    score_range: tuple[float, float] = (0.0, 1.0)
+    title: str = ""
+
+
+@dataclass
+class LineCurves:
+    """Several named curves over the words (e.g. the tensor CNN's per-layer sentiment)."""
+
+    title: str
+    words: list[str]
+    curves: dict[str, list[float]]
+    y_label: str
+    y_range: tuple[float, float] | None = None
+
+
+@dataclass
+class Trajectory:
+    """A 2-D path through hidden states, one point per word (e.g. the mRNN's h_1..h_T)."""
+
+    title: str
+    words: list[str]
+    points: list[tuple[float, float]]
+    scores: list[float]  # colour of each point (the per-step score)
+    axis_note: str = ""
+
+
+@dataclass
+class Heatmap:
+    """A matrix over words (x) and rows (y), e.g. AGT attention (layers x words)."""
+
+    title: str
+    x_labels: list[str]
+    y_labels: list[str]
+    values: list[list[float]]  # (len(y_labels), len(x_labels))
+    value_label: str = ""
+    value_range: tuple[float, float] | None = None
+
+
+@dataclass
+class KMaxGraph:
+    """DCNN's induced feature graph (Kalchbrenner et al. 2014 §4.2).
+
+    Level 0 is the words; level l >= 1 are the positions kept by layer l's k-max pooling, indexed
+    in that layer's convolution output. An edge (l, parent, child, weight) joins a kept node at
+    level l to a node of level l-1 inside its convolution window; weight = how many (map, row)
+    pairs use that edge."""
+
+    title: str
+    words: list[str]
+    levels: list[list[int]]  # level l: kept positions (for level 0, word indices)
+    values: list[list[float]]  # level l: mean activation of each kept node over maps and rows
+    edges: list[tuple[int, int, int, float]]
+
+
+@dataclass
+class Pyramid:
+    """AdaSent's hierarchy: unit (t, j) covers words j..j+t-1."""
+
+    title: str
+    words: list[str]
+    scores: list[list[float]]  # level t-1: one sentiment score per unit
+    gates: list[list[tuple[float, float, float]]]  # level t-1: (left, right, compose) per unit; level 1 empty
+    level_beliefs: list[float]  # gamma_t over levels 1..T
+    level_probs: list[list[float]]  # p(class | level t), (T, C)
+    score_label: str = ""
+    score_range: tuple[float, float] = (0.0, 1.0)
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list]
+
+
+def view_to_dict(view) -> dict:
+    return {"type": type(view).__name__, **asdict(view)}
