@@ -20,12 +20,14 @@ class WordCurve:
 
 @dataclass
 class LineCurves:
-    """Several named curves over the words (e.g. the tensor CNN's per-layer sentiment)."""
+    """Several named curves over x positions: words (the tensor CNN's per-layer sentiment) or
+    layers (AGT's transform-gate activity per layer)."""
 
     title: str
-    words: list[str]
+    x_labels: list[str]
     curves: dict[str, list[float]]
     y_label: str
+    x_title: str = "word"
     y_range: tuple[float, float] | None = None
 
 
@@ -91,3 +93,15 @@ class Table:
 
 def view_to_dict(view) -> dict:
     return {"type": type(view).__name__, **asdict(view)}
+
+
+def sentiment_scores(probs: list[list[float]]) -> tuple[list[float], str, tuple[float, float]]:
+    """One number per row of class probabilities, the same way for every model: the expected
+    score sum_s (s-2) p(s) in [-2, 2] for 5 classes (Lei et al. 2015 Fig. 5), P(class 1) for
+    2 classes, else the top probability."""
+    num_classes = len(probs[0]) if probs else 0
+    if num_classes == 5:
+        return [sum((s - 2) * p for s, p in enumerate(row)) for row in probs], "expected sentiment (-2..2)", (-2.0, 2.0)
+    if num_classes == 2:
+        return [row[1] for row in probs], "P(positive)", (0.0, 1.0)
+    return [max(row) for row in probs], "top class probability", (0.0, 1.0)
