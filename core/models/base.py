@@ -60,6 +60,10 @@ class SentenceClassifier(nn.Module):
             groups.append({"params": [self.embedding.weight], "weight_decay": 0.0})
         return groups
 
+    def predict_labels(self, output: ModelOutput) -> Tensor:
+        """(B,) predicted class ids; argmax unless a head decodes differently (mRNN's ordinal rule)."""
+        return output.logits.argmax(-1)
+
     # -- explanation ----------------------------------------------------------------------------
     def word_curve(self, output: ModelOutput, index: int):
         """The model's own per-position class probabilities for sentence `index`, as a tensor

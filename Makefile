@@ -1,0 +1,58 @@
+# Compositional sentence-model lab. `make help` lists the targets.
+PY_SYS ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+MODELS := tensor_cnn mrnn dcnn adasent agt
+MODEL  ?= tensor_cnn
+TASK   ?= sst5
+SEED   ?= 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+export GRADIO_ANALYTICS_ENABLED := False
+
+.DEFAULT_GOAL := help
+.PHONY: help install test test-e2e demo train train-one vectors bench bench-smoke loadtest tokenizer-agreement push clean
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "} {printf "  make %-20s %s\n", $$1, $$2}'
+
+$(VENV)/.installed: requirements.txt constraints.txt
+	$(PY_SYS) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt -r requirements.txt
+	touch $@
+
+install: $(VENV)/.installed ## create .venv and install the pinned requirements
+
+test: install ## run the test suite (offline, no GPU, a few minutes on 2 cores)
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m "not e2e"
+
+test-e2e: install ## browser tests with Debian chromium (apt-get install chromium fonts-wqy-microhei)
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m e2e
+
+demo: install ## serve the Gradio lab on http://127.0.0.1:7860
+	$(PY) app.py
+
+vectors: install ## train our English and Chinese word2vec vectors into .cache/vectors (about 20 min)
+	$(PY) -m core.word2vec --lang en
+	$(PY) -m core.word2vec --lang zh
+
+train: install ## retrain the bundled checkpoints listed in configs/bundled.toml
+	$(PY) -m core.bundle train
+
+train-one: install ## train one model: make train-one MODEL=dcnn TASK=sst2 SEED=2
+	$(PY) -m core.train --model $(MODEL) --task $(TASK) --phrases --seed $(SEED)
+
+tokenizer-agreement: install ## token agreement of our English tokenizer with the SST test trees
+	$(PY) -m core.tokenizer_agreement
+
+bench: install ## accuracy/speed/scale benchmarks -> docs/benchmarks.md
+	$(PY) -m core.bench
+
+bench-smoke: install ## a seconds-long version of the benchmarks (CI)
+	$(PY) -m core.bench --smoke
+
+push: install ## upload checkpoints to the Hub: make push HUB_REPO=user/name [DRY_RUN=1]
+	$(PY) -m core.hub push --repo $(HUB_REPO) $(if $(DRY_RUN),--dry-run)
+
+clean: ## remove caches, runs and Gradio's cached examples
+	rm -rf .cache runs .gradio/cached_examples .pytest_cache

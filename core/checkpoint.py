@@ -1,0 +1,197 @@
+"""Checkpoints on disk: safetensors weights + JSON config + JSON vocabulary, never pickle.
+
+A checkpoint directory holds
+  model.safetensors   weights (float32, or float16 for the bundled app copies)
+  config.json         {"model": key, "config": {...dataclass fields...}, "task", "lang", "labels",
+                       "files": {name: sha256}, ...}
+  vocab.json          the vocabulary, a JSON list (index = id)
+  metrics.json        written by the trainer (optional for loading)
+Every file is written atomically (temp file, fsync, os.replace) and config.json, which records the
+sha256 of the others, is written last: a reader sees either the old checkpoint or the new one, and
+a file that does not match its recorded hash is reported by name.
+"""
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from core.models import model_class
+from core.models.base import SentenceClassifier
+from core.vocab import Vocab
+
+WEIGHTS, CONFIG, VOCAB, METRICS = "model.safetensors", "config.json", "vocab.json", "metrics.json"
+UNSAFE_SUFFIXES = (".pt", ".pth", ".bin", ".pkl", ".pickle", ".ckpt")
+
+
+class CheckpointError(Exception):
+    """A checkpoint that is missing, corrupt or inconsistent; the message names the file."""
+
+
+@dataclass
+class Checkpoint:
+    model: SentenceClassifier
+    vocab: Vocab
+    meta: dict  # config.json without the model config: task, lang, labels, ...
+    path: Path
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def atomic_write(path: Path, write) -> None:
+    """Call write(tmp_path), fsync, then rename over `path`: never a half-written `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def save_checkpoint(directory: str | Path, model: SentenceClassifier, vocab: Vocab, meta: dict,
+                    half: bool = False) -> Path:
+    directory = Path(directory)
+    tensors = {k: (v.half() if half and v.is_floating_point() else v).contiguous() for k, v in model.state_dict().items()}
+    atomic_write(directory / WEIGHTS, lambda tmp: save_file(tensors, str(tmp)))
+    atomic_write_text(directory / VOCAB, json.dumps(vocab.itos, ensure_ascii=False))
+    config = {
+        "model": model.key,
+        "config": dataclasses.asdict(model.config),
+        **{k: v for k, v in meta.items() if k not in ("model", "config", "files")},
+        "files": {name: sha256(directory / name) for name in (WEIGHTS, VOCAB)},
+    }
+    atomic_write_text(directory / CONFIG, json.dumps(config, indent=2, ensure_ascii=False))
+    return directory
+
+
+def _read_json(path: Path):
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint file {path} is missing")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise CheckpointError(f"checkpoint file {path} is not valid JSON ({err})") from None
+
+
+def load_checkpoint(directory: str | Path, verify: bool = True) -> Checkpoint:
+    """Load a checkpoint directory; raises CheckpointError naming the offending file."""
+    directory = Path(directory)
+    if directory.suffix in UNSAFE_SUFFIXES or (directory.is_file() and directory.suffix != ".safetensors"):
+        raise CheckpointError(f"{directory}: refusing a pickle-style checkpoint; only safetensors directories load")
+    if not directory.is_dir():
+        raise CheckpointError(f"checkpoint directory {directory} does not exist")
+    config = _read_json(directory / CONFIG)
+    if not isinstance(config, dict) or not isinstance(config.get("config"), dict):
+        raise CheckpointError(f"{directory / CONFIG}: expected an object with 'model' and 'config'")
+    try:
+        cls = model_class(config.get("model", ""))
+        model_config = cls.config_class(**config["config"])
+    except (ValueError, TypeError) as err:
+        raise CheckpointError(f"{directory / CONFIG}: invalid model configuration ({err})") from None
+    for name, digest in config.get("files", {}).items():
+        path = directory / name
+        if not path.is_file():
+            raise CheckpointError(f"checkpoint file {path} is missing")
+        if verify and sha256(path) != digest:
+            raise CheckpointError(f"checkpoint file {path} does not match the sha256 recorded in {CONFIG} (corrupt or tampered)")
+    try:
+        vocab = Vocab(_read_json(directory / VOCAB))
+    except (ValueError, TypeError) as err:
+        raise CheckpointError(f"{directory / VOCAB}: invalid vocabulary ({err})") from None
+    if len(vocab) != getattr(model_config, "vocab_size", len(vocab)):
+        raise CheckpointError(f"{directory / VOCAB}: {len(vocab)} words but the config says vocab_size={model_config.vocab_size}")
+    weights_path = directory / WEIGHTS
+    if not weights_path.is_file():
+        raise CheckpointError(f"checkpoint file {weights_path} is missing")
+    try:
+        weights = load_file(str(weights_path))
+    except (SafetensorError, OSError, ValueError) as err:
+        raise CheckpointError(f"checkpoint file {weights_path} is not a valid safetensors file ({err})") from None
+    model = cls(model_config)
+    expected = model.state_dict()
+    if set(weights) != set(expected):
+        missing, extra = sorted(set(expected) - set(weights)), sorted(set(weights) - set(expected))
+        raise CheckpointError(f"{weights_path} does not match its config (missing {missing[:3]}, unexpected {extra[:3]})")
+    for name, tensor in weights.items():
+        if tensor.shape != expected[name].shape:
+            raise CheckpointError(f"{weights_path}: {name} has shape {tuple(tensor.shape)}, config implies {tuple(expected[name].shape)}")
+        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            raise CheckpointError(f"{weights_path}: {name} holds NaN or infinite values")
+    model.load_state_dict({k: v.to(expected[k].dtype) for k, v in weights.items()}, strict=True)
+    model.eval()
+    meta = {k: v for k, v in config.items() if k not in ("config",)}
+    return Checkpoint(model, vocab, meta, directory)
+
+
+# -- training state for --resume: everything needed to continue a run exactly ------------------------
+
+STATE_TENSORS, STATE_JSON = "state.safetensors", "state.json"
+
+
+def _flatten(obj, prefix: str, tensors: dict):
+    """Replace tensors in a nested dict/list with {"__tensor__": key}, collecting them in `tensors`."""
+    if isinstance(obj, torch.Tensor):
+        key = prefix.strip(".")
+        tensors[key] = obj.detach().cpu().contiguous()
+        return {"__tensor__": key}
+    if isinstance(obj, dict):
+        return {"__dict__": [[_flatten(k, f"{prefix}.k{i}", tensors), _flatten(v, f"{prefix}.{i}", tensors)]
+                             for i, (k, v) in enumerate(obj.items())]}
+    if isinstance(obj, (list, tuple)):
+        return [_flatten(v, f"{prefix}.{i}", tensors) for i, v in enumerate(obj)]
+    return obj
+
+
+def _unflatten(obj, tensors: dict):
+    if isinstance(obj, dict) and "__tensor__" in obj:
+        return tensors[obj["__tensor__"]]
+    if isinstance(obj, dict) and "__dict__" in obj:
+        return {_unflatten(k, tensors): _unflatten(v, tensors) for k, v in obj["__dict__"]}
+    if isinstance(obj, list):
+        return [_unflatten(v, tensors) for v in obj]
+    return obj
+
+
+def save_training_state(directory: str | Path, state: dict) -> None:
+    """Save a nested dict of tensors and JSON values (model, optimizer, RNG, counters) atomically:
+    tensors to safetensors, the rest to JSON, the JSON (which records the tensors' sha256) last."""
+    directory = Path(directory)
+    tensors: dict = {}
+    skeleton = _flatten(state, "s", tensors)
+    atomic_write(directory / STATE_TENSORS, lambda tmp: save_file(tensors, str(tmp)))
+    payload = {"state": skeleton, "sha256": sha256(directory / STATE_TENSORS)}
+    atomic_write_text(directory / STATE_JSON, json.dumps(payload))
+
+
+def load_training_state(directory: str | Path) -> dict | None:
+    """The saved state, or None when there is none; CheckpointError when it is corrupt."""
+    directory = Path(directory)
+    if not (directory / STATE_JSON).is_file():
+        return None
+    payload = _read_json(directory / STATE_JSON)
+    path = directory / STATE_TENSORS
+    if not path.is_file() or sha256(path) != payload.get("sha256"):
+        raise CheckpointError(f"training state {path} is missing or does not match {directory / STATE_JSON}")
+    return _unflatten(payload["state"], load_file(str(path)))

@@ -1,0 +1,44 @@
+"""Classification metrics, and running a model over a list of examples."""
+
+import torch
+
+from core.batching import bucket_batches
+from core.data import Example
+from core.vocab import Vocab
+
+
+def classification_report(gold: list[int], pred: list[int], labels: list[str]) -> dict:
+    """Accuracy, per-class precision/recall/F1 and the confusion matrix (rows gold, columns predicted)."""
+    n = len(labels)
+    confusion = [[0] * n for _ in range(n)]
+    for g, p in zip(gold, pred):
+        confusion[g][p] += 1
+    per_class = {}
+    for c, name in enumerate(labels):
+        tp = confusion[c][c]
+        predicted = sum(confusion[r][c] for r in range(n))
+        actual = sum(confusion[c])
+        precision = tp / predicted if predicted else 0.0
+        recall = tp / actual if actual else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        per_class[name] = {"precision": precision, "recall": recall, "f1": f1, "support": actual}
+    correct = sum(confusion[c][c] for c in range(n))
+    return {"accuracy": correct / max(1, len(gold)), "n": len(gold), "per_class": per_class, "confusion": confusion}
+
+
+@torch.inference_mode()
+def predict_examples(model, examples: list[Example], vocab: Vocab, batch_size: int = 256) -> tuple[list[int], list[int]]:
+    """(gold, predicted) labels, in a fixed order (exact-length buckets)."""
+    was_training = model.training
+    model.eval()
+    gold, pred = [], []
+    for batch in bucket_batches(examples, vocab, batch_size):
+        out = model(batch.ids, batch.lengths)
+        pred += model.predict_labels(out).tolist()
+        gold += batch.labels.tolist()
+    model.train(was_training)
+    return gold, pred
+
+
+def evaluate(model, examples: list[Example], vocab: Vocab, labels: list[str]) -> dict:
+    return classification_report(*predict_examples(model, examples, vocab), labels)

@@ -1,0 +1,199 @@
+"""Attention Gated Transformation network (AGT).
+
+Paper: Hongyu Guo (2017), "A Deep Network with Visual Text Composition Behavior", ACL (short papers).
+No public code exists; this is built from the paper's text.
+
+Equations implemented (paper numbering):
+    §3.1   B_n = tanh(P x_n + b_P)                      shared projection of the word vectors to h = 200
+    Eq. 6  m_{l,n} = w^m_l · tanh(W^m_l B_n)            one attention per layer, over the words only
+    Eq. 5  d_{l,n} = softmax_n(m_{l,n})                 padded words get exactly zero attention
+    Eq. 4  s+_l = sum_n d_{l,n} B_n                     the layer's selection vector
+    Eq. 7  T_l = sigmoid(W^t_l s+_l + b^t_l)            transform gate, driven by the selection (l > 0)
+    Eq. 8  y_0 = s+_0;  y_l = f([y_{l-1}; s+_l]) T_l + y_{l-1} (1 - T_l)   (l > 0)
+    §2.2   two fully connected layers on y_{L-1}, softmax, cross entropy
+Because the attention depends only on the words (not on y_{l-1}), all layers' attentions come out
+of one batched einsum; only the cheap highway recursion (Eq. 8) loops over layers.
+
+Deviations from the paper (and why):
+- f is not specified; Eq. 1 names tanh as the example, so f(z) = tanh(W^f_l z + b^f_l).
+- The attention width (rows of W^m_l), the first FC layer's width and non-linearity, and where
+  dropout goes are not stated: attention_dim = fc_hidden = 200, tanh, dropout 0.2 on the input and
+  the output of the first FC layer (the penultimate features, as in Kim 2014). Eq. 6 has no bias.
+- Embeddings are frozen by default. The paper initialises from GloVe but does not say whether it
+  fine-tunes; trained embeddings get sparse gradients here, which PyTorch's Adadelta rejects.
+- Adadelta with lr 1.0 (Zeiler's original rule; PyTorch's default) instead of the stated 0.0005,
+  which would shrink Adadelta's unit-free step about 2000x; L2, clipping and epochs are not stated.
+- Ablation (§3.2: "only s+_0", 48.5; "s+_0..s+_2", 49.0): with attention_layers = k, layers
+  l >= k have no selection vector and are plain highway layers (Eq. 2-3): T_l = sigmoid(W^t_l y_{l-1}
+  + b^t_l) and f(y_{l-1}). We get this by feeding y_{l-1} in place of s+_l; f([y; y]) = tanh((W1 + W2) y
+  + b) spans the same functions as f(y), with the same initial variance.
+
+Glossary: B batch, N words (padded length), E word-vector size (GloVe 300), h layer width (200, also
+the projected word size), a attention width, A attending layers, Lyr layers (15), F FC width, C classes.
+B_n = `words[:, n]`, d = `attention`, s+ = `selections`, T = `gates`, y = `states`.
+"""
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from core.models.base import ModelOutput, SentenceClassifier, classification_loss, length_mask
+from core.views import Heatmap, LineCurves, Table
+
+SELECTED = 0.95  # §3.1: a word is "selected" when its normalised attention is > 0.95
+LOOSE = 0.5  # §3.1's looser "more than the median of the full attention", read as > 0.5 of it
+
+
+@dataclass
+class AGTConfig:
+    vocab_size: int
+    num_classes: int = 5
+    embed_dim: int = 300  # §3.1: 300-d GloVe vectors
+    hidden: int = 200  # §3.1: "15 layers with 200 dimensions each"; words are projected to this size
+    num_layers: int = 15  # §3.1
+    attention_layers: int = 0  # layers 0..k-1 get their own s+_l; 0 = all. §3.2 ablations: 1 (48.5), 3 (49.0)
+    attention_dim: int = 200  # rows of W^m_l (Eq. 6): not stated, we use the layer width
+    fc_hidden: int = 200  # first of the two FC layers (§2.2): width not stated
+    gate_bias: float = 1.0  # §3.1: "transform gate bias of 1" (§3.2: it drives the compositional behaviour)
+    dropout: float = 0.2  # §3.1
+    freeze_embeddings: bool = True  # not stated in the paper; Adadelta cannot take sparse gradients
+
+    def __post_init__(self):
+        for name in ("vocab_size", "num_classes", "embed_dim", "hidden", "attention_dim", "fc_hidden"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.num_layers < 2:
+            raise ValueError(f"num_layers must be >= 2 (layer 0 has no gate), got {self.num_layers}")
+        if not 0 <= self.attention_layers <= self.num_layers:
+            raise ValueError(f"attention_layers must be in [0, num_layers={self.num_layers}], got {self.attention_layers}")
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+
+
+@dataclass
+class AGTOutput(ModelOutput):
+    attention: Tensor | None = None  # (B, A, N) d_{l,n}: sums to 1 over the real words, 0 on padding
+    gates: Tensor | None = None  # (B, Lyr-1, h) T_l for layers l = 1..Lyr-1 (layer 0 has no gate)
+    states: Tensor | None = None  # (B, Lyr, h) y_0..y_{Lyr-1}
+
+
+class AGT(SentenceClassifier):
+    key = "agt"
+    config_class = AGTConfig
+    # §3.1: Adadelta, mini-batch 50, dropout 0.2 (in the config). lr 1.0 instead of the paper's 0.0005
+    # (see the docstring); no L2, no clipping and no epoch count are stated: 0, 0 and 25 with dev selection.
+    default_training = {"optimizer": "adadelta", "lr": 1.0, "l2": 0.0, "batch_size": 50, "clip": 0, "epochs": 25}
+
+    def __init__(self, config: AGTConfig):
+        super().__init__(config)
+        h, a = config.hidden, config.attention_dim
+        self.attention_layers = k = config.attention_layers or config.num_layers  # A
+        self.embedding = self.build_embedding(config.vocab_size, config.embed_dim, config.freeze_embeddings)
+        self.project = nn.Linear(config.embed_dim, h)  # §3.1: shared over words
+        # Eq. 6 for all attending layers, stacked so one einsum serves them all
+        self.attn_weight = nn.Parameter(torch.empty(k, h, a).uniform_(-h**-0.5, h**-0.5))  # W^m_l (transposed)
+        self.attn_vector = nn.Parameter(torch.empty(k, a).uniform_(-a**-0.5, a**-0.5))  # w^m_l
+        # Eq. 7-8 for layers 1..Lyr-1 (index l-1)
+        self.gate = nn.ModuleList(nn.Linear(h, h) for _ in range(config.num_layers - 1))  # W^t_l, b^t_l
+        self.transform = nn.ModuleList(nn.Linear(2 * h, h) for _ in range(config.num_layers - 1))  # W^f_l
+        for gate in self.gate:
+            nn.init.constant_(gate.bias, config.gate_bias)
+        self.fc1 = nn.Linear(h, config.fc_hidden)
+        self.fc2 = nn.Linear(config.fc_hidden, config.num_classes)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None) -> AGTOutput:
+        mask = length_mask(lengths, ids.shape[1])  # (B, N)
+        # §3.1: the word matrix B, a shared linear projection of the word vectors followed by tanh
+        words = self.project(self.embedding(ids)).tanh()  # (B, N, h)
+
+        # Eq. 6, every attending layer at once: m_{l,n} = w^m_l . tanh(W^m_l B_n)
+        keys = torch.einsum("bnh,kha->bkna", words, self.attn_weight).tanh()  # (B, A, N, a)
+        scores = torch.einsum("bkna,ka->bkn", keys, self.attn_vector)  # (B, A, N)
+        # Eq. 5: softmax over the real words only (exp(-inf) = 0 on padding)
+        attention = scores.masked_fill(~mask[:, None, :], float("-inf")).softmax(-1)  # (B, A, N)
+        # Eq. 4: s+_l = sum_n d_{l,n} B_n
+        selections = attention @ words  # (B, A, h)
+
+        # Eq. 8, l = 0: y_0 = s+_0
+        y = selections[:, 0]  # (B, h)
+        states, gates = [y], []
+        for l in range(1, self.config.num_layers):
+            # the ablation's layers without s+_l are plain highway layers (Eq. 2-3): s+_l := y_{l-1}
+            s = selections[:, l] if l < self.attention_layers else y  # (B, h)
+            # Eq. 7: T_l = sigmoid(W^t_l s+_l + b^t_l)
+            gate = torch.sigmoid(self.gate[l - 1](s))  # (B, h)
+            # Eq. 8: y_l = f([y_{l-1}; s+_l]) T_l + y_{l-1} (1 - T_l), f = tanh(W^f_l . + b^f_l)
+            y = torch.tanh(self.transform[l - 1](torch.cat([y, s], dim=-1))) * gate + y * (1 - gate)  # (B, h)
+            states.append(y)
+            gates.append(gate)
+
+        # §2.2: two fully connected layers, then softmax (inside the cross entropy)
+        hidden = self.dropout(self.fc1(self.dropout(y)).tanh())  # (B, F)
+        logits = self.fc2(hidden)  # (B, C)
+        return AGTOutput(
+            logits=logits,
+            loss=classification_loss(logits, labels),
+            attention=attention.detach(),
+            gates=torch.stack(gates, dim=1).detach(),  # (B, Lyr-1, h)
+            states=torch.stack(states, dim=1).detach(),  # (B, Lyr, h)
+        )
+
+    # -- explanation (word_curve stays None: the predictor computes prefix predictions) ----------
+    def views(self, output: AGTOutput, index: int, words: list[str]) -> list:
+        n = len(words)
+        attention = output.attention[index, :, :n].double()  # (A, n)
+        # Fig. 2/4: min-max normalise each layer's weights within the sentence (one word: weight 1)
+        low, high = attention.min(-1, keepdim=True).values, attention.max(-1, keepdim=True).values  # (A, 1)
+        spread = high - low  # (A, 1)
+        normalised = torch.where(spread > 0, (attention - low) / spread.clamp_min(1e-300), 1.0)  # (A, n)
+        names = [f"L{l + 1}" for l in range(self.config.num_layers)]  # the paper's L1..L15
+
+        rows = []
+        for name, weights in zip(names, normalised.tolist()):
+            selected = [w > SELECTED for w in weights]
+            rows.append([
+                name,
+                " ".join(w for w, keep in zip(words, selected) if keep),
+                " | ".join(_phrases(words, selected)),
+                " ".join(w for w, v in zip(words, weights) if v > LOOSE),
+            ])
+        gate_means = output.gates[index].double().mean(-1).tolist()  # (Lyr-1,) mean over units
+        return [
+            Heatmap(
+                title="Layer attention over the words (min-max normalised per layer, Fig. 4)",
+                x_labels=list(words),
+                y_labels=names[: attention.shape[0]],
+                values=normalised.tolist(),
+                value_label="normalised attention d_{l,n}",
+                value_range=(0.0, 1.0),
+            ),
+            Table(
+                title="Words selected per layer (normalised attention > 0.95, §3.1) and composed phrases",
+                columns=["layer", "selected words", "phrases (runs of selected words)", "loose selection (> 0.5)"],
+                rows=rows,
+            ),
+            LineCurves(
+                title="Transform-gate activity per layer (Fig. 3)",
+                x_labels=names[1:],
+                curves={"mean T_l over units": gate_means},
+                y_label="transform gate T_l",
+                x_title="layer",
+                y_range=(0.0, 1.0),
+            ),
+        ]
+
+
+def _phrases(words: list[str], selected: list[bool]) -> list[str]:
+    """§3.1: a phrase is a run of consecutive selected words."""
+    phrases, run = [], []
+    for word, keep in zip(words, selected):
+        if keep:
+            run.append(word)
+        elif run:
+            phrases.append(" ".join(run))
+            run = []
+    if run:
+        phrases.append(" ".join(run))
+    return phrases

@@ -1,0 +1,540 @@
+"""Train our own word vectors: gensim word2vec on the unlabeled text we have, saved in our format.
+
+No pretrained GloVe/word2vec file can be fetched here, so we train vectors on unlabeled in-domain text,
+as Maas et al. (2011) did, with word2vec (Mikolov et al. 2013a, "Efficient Estimation of Word
+Representations in Vector Space"; 2013b, NIPS, "Distributed Representations of Words and Phrases and
+their Compositionality": negative sampling and frequent-word down-sampling):
+
+    python -m core.word2vec --lang en           # ~60 M tokens -> .cache/vectors/en.{safetensors,words.txt,stats.json,log}
+    python -m core.word2vec --lang zh           # Chinese reviews and news titles -> .cache/vectors/zh.*
+    python -m core.word2vec --lang en --tiny    # 2,000 lines per source, 50-d: the same path in seconds
+
+Pipeline: raw lines -> HTML tags stripped (English) -> our tokenizer (core.text, in `workers` processes)
+-> lines holding a dev/test text of our tasks dropped, exact duplicates dropped -> one corpus file, a
+space-joined line per document or paragraph, under .cache/corpus/ (a rerun with the same sources and
+held-out texts reuses it) -> gensim Word2Vec trained from that file (corpus_file mode: its workers do not
+contend for the GIL) -> core.vectors.save_vectors, rows by descending corpus frequency, with statistics.
+docs/vectors.md justifies the settings and reports the real runs.
+
+Held-out texts. English: ../shared/data/SOURCES.md checked the unlabeled sources (IMDB contains none of
+the 9,808 SST sentences); in addition every line that contains a dev/test sentence of an English task is
+dropped (compared on lower-case letters and digits only, for sentences of at least 40 such characters;
+MR/CR/SUBJ/MPQA count whole, since cross-validation makes every sentence a test sentence once). Chinese:
+ChnSentiCorp dev is our out-of-domain test set and is never read, and any text identical to a dev/test
+text of a Chinese task is dropped.
+"""
+
+import argparse
+import csv
+import dataclasses
+import gzip
+import hashlib
+import io
+import json
+import logging
+import multiprocessing
+import os
+import platform
+import re
+import sys
+import time
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+
+from core.data import PROJECT_ROOT, DataError, TASKS, data_dir, load_task
+from core.data.chinese import MAX_CHARS as ZH_MAX_CHARS
+from core.data.classic import CLASSIC
+from core.text import _english_surface, _english_tokenizer, normalize_sst_token, tokenize_chinese
+from core.vectors import Vectors, save_vectors
+
+log = logging.getLogger("core.word2vec")
+
+CORPUS_VERSION = 1  # bump when cleaning, tokenization or filtering changes what a corpus file holds
+CHUNK_LINES = 500  # lines per task sent to a tokenizer process
+MIN_HELD_OUT_CHARS = 40  # shorter held-out sentences are generic phrases ("a great movie"), not leakage
+_Q = MIN_HELD_OUT_CHARS // 2  # q-gram length of the held-out index; needs len >= 2q - 1 (see HeldOut)
+
+
+@dataclass
+class Word2VecConfig:
+    dim: int = 300  # the papers' GloVe/word2vec vectors are 300-d
+    sg: bool = False  # CBOW: ~3x faster than skip-gram on 2 cores, and the corpus is large (docs/vectors.md)
+    window: int = 5  # largest context distance; word2vec samples 1..window per position
+    min_count: int = 5  # rarer words get no vector: a handful of contexts gives a noisy one
+    negative: int = 5  # negative samples per prediction (Mikolov 2013b: 5-20 for small data, 2-5 for large)
+    sample: float = 1e-4  # down-sample words more frequent than this (Mikolov 2013b §2.3); also a speed-up
+    alpha: float = 0.05  # initial learning rate, word2vec.c's default for CBOW (0.025 for skip-gram)
+    epochs: int = 5
+    workers: int = 2  # tokenizer processes and gensim threads; the machine has 2 cores
+    seed: int = 13
+    max_lines: int = 0  # read at most this many lines per source; 0 = all (--tiny: 2000)
+    max_tokens: int = 0  # stop reading sources (in order) past this many corpus tokens; 0 = all
+
+
+# Per-language defaults; CLI flags override single fields. Chinese: a ~5 M-token corpus, where skip-gram
+# is affordable and better for rare words (Mikolov 2013b), so more epochs and a lower min_count.
+DEFAULTS = {
+    "en": Word2VecConfig(),
+    "zh": Word2VecConfig(sg=True, alpha=0.025, min_count=3, sample=1e-3, epochs=10),
+}
+TINY = {"dim": 50, "epochs": 3, "min_count": 2, "max_lines": 2000, "max_tokens": 0}
+
+
+# -- Sources ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Source:
+    name: str  # path relative to the data directory, for the statistics
+    files: list[Path]  # what the cache key depends on
+    read: Callable[[], Iterable[str | tuple[str, ...]]]  # raw texts, or already tokenized ones (task splits)
+
+
+def _gzip_lines(path: Path) -> Iterator[str]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                yield line
+
+
+def english_sources(root: Path) -> list[Source]:
+    """Every `unlabeled_en/**/*.txt.gz`: movie reviews and other text first, Wikipedia last (for --max-tokens)."""
+    folder = root / "unlabeled_en"
+    paths = sorted(folder.rglob("*.txt.gz"), key=lambda p: ("wikipedia" in str(p.relative_to(folder)), str(p)))
+    return [Source(str(p.relative_to(root)), [p], lambda p=p: _gzip_lines(p)) for p in paths]
+
+
+def _csv_column(path: Path, column: str) -> Iterator[str]:
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        for row in csv.DictReader(f):
+            if (row.get(column) or "").strip():
+                yield row[column]
+
+
+def _tsv_text(path: Path) -> Iterator[str]:
+    """`<text>\\t<label>` lines (ChnSentiCorp train, TNEWS train)."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            text = line.rstrip("\n").rpartition("\t")[0]
+            if text.strip():
+                yield text
+
+
+def _task_train(task: str, root: Path) -> Iterator[tuple[str, ...]]:
+    return (example.words for example in load_task(task, root).train)
+
+
+def chinese_sources(root: Path) -> list[Source]:
+    """Our Chinese text that is no dev/test split of ours (ChnSentiCorp dev, our out-of-domain test, is not read)."""
+    cs = root / "chinese_sentiment"
+    candidates = [
+        Source("zh_sentiment train (chinese_sentiment/online_shopping_10_cats.zip)",
+               [cs / "online_shopping_10_cats.zip"], lambda: _task_train("zh_sentiment", root)),
+        Source("zh_news train (thucnews/partial_train/train.txt)",
+               [root / "thucnews" / "partial_train" / "train.txt"], lambda: _task_train("zh_news", root)),
+        Source("chinese_sentiment/waimai_10k.csv", [cs / "waimai_10k.csv"], lambda: _csv_column(cs / "waimai_10k.csv", "review")),
+        Source("chinese_sentiment/ChnSentiCorp_htl_all.csv", [cs / "ChnSentiCorp_htl_all.csv"],
+               lambda: _csv_column(cs / "ChnSentiCorp_htl_all.csv", "review")),
+        Source("chinese_sentiment/ChnSentiCorp/train.tsv", [cs / "ChnSentiCorp" / "train.tsv"],
+               lambda: _tsv_text(cs / "ChnSentiCorp" / "train.tsv")),
+        Source("tnews/train.tsv", [root / "tnews" / "train.tsv"], lambda: _tsv_text(root / "tnews" / "train.tsv")),
+    ]
+    sources = []
+    for source in candidates:
+        if all(p.is_file() for p in source.files):
+            sources.append(source)
+        else:
+            log.warning("skipping %s: %s not found", source.name, ", ".join(str(p) for p in source.files))
+    return sources
+
+
+# -- Held-out texts -----------------------------------------------------------------------------------
+
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def english_key(text: str) -> str:
+    """Lower-case ASCII letters and digits only: tokenization and punctuation differences vanish."""
+    return _NOT_ALNUM.sub("", text.lower())
+
+
+def chinese_key(text: str) -> str:
+    """The first ZH_MAX_CHARS characters (as our readers keep), NFKC, lower case, no whitespace."""
+    return "".join(unicodedata.normalize("NFKC", text.strip()[:ZH_MAX_CHARS]).lower().split())
+
+
+def held_out_texts(lang: str, root: Path) -> dict[str, list[str]]:
+    """Per task, the texts a model is evaluated on: dev, test and extra test sets (all of a CV task)."""
+    texts: dict[str, list[str]] = {}
+    for task, (task_lang, *_) in TASKS.items():
+        if task_lang != lang:
+            continue
+        try:
+            data = load_task(task, root)
+        except DataError as err:
+            log.warning("held-out texts of %s not checked: %s", task, err)
+            continue
+        splits = [data.dev, data.test, *data.extra_tests.values()] + ([data.train] if task in CLASSIC else [])
+        texts[task] = [" ".join(e.words) if lang == "en" else "".join(e.words) for split in splits for e in split]
+    return texts
+
+
+class HeldOut:
+    """Is a held-out text inside a line? English: as a substring of the letters-and-digits key.
+
+    Index the q-grams at offsets 0..q-1 of every held-out key s (len(s) >= 2q - 1) and probe the line's key
+    T at positions 0, q, 2q, ...: if s starts at x in T, the first probe p >= x has p - x < q and
+    p + q <= x + len(s), so T[p:p+q] is one of the indexed q-grams; each hit is then verified.
+    Chinese: whole-text identity of `chinese_key`."""
+
+    def __init__(self, lang: str, texts: Iterable[str]):
+        self.lang = lang
+        self.keys: list[str] = []
+        self.grams: dict[str, list[tuple[int, int]]] = {}
+        self.exact: set[str] = set()
+        for text in texts:
+            if lang == "zh":
+                self.exact.add(chinese_key(text))
+                continue
+            key = english_key(text)
+            if len(key) < MIN_HELD_OUT_CHARS or key in self.exact:
+                continue
+            self.exact.add(key)
+            for offset in range(_Q):
+                self.grams.setdefault(key[offset : offset + _Q], []).append((len(self.keys), offset))
+            self.keys.append(key)
+
+    def __len__(self) -> int:
+        return len(self.exact)
+
+    def contains(self, text: str) -> bool:
+        if self.lang == "zh":
+            return chinese_key(text) in self.exact
+        line = english_key(text)
+        for p in range(0, len(line) - _Q + 1, _Q):
+            for k, offset in self.grams.get(line[p : p + _Q], ()):
+                if p >= offset and line.startswith(self.keys[k], p - offset):
+                    return True
+        return False
+
+    def digest(self) -> str:
+        return hashlib.sha256("\n".join(sorted(self.exact)).encode()).hexdigest()[:16]
+
+
+# -- Tokenization (runs in worker processes) ----------------------------------------------------------
+
+_HTML_TAG = re.compile(  # markup left in IMDB (<br />) and WikiExtractor text; keeps "<sighs>" and "<3"
+    r"</?(?:br|p|b|i|u|s|em|strong|small|big|sub|sup|span|div|font|center|a|ul|ol|li|dl|dd|dt|dfn|ref|"
+    r"ruby|rb|rt|rp|poem|gallery|noinclude|score|id|blockquote|code|tt|hr|table|tr|td|th)\b[^<>]{0,300}>",
+    re.IGNORECASE,
+)
+
+
+def clean_english(text: str) -> str:
+    return _HTML_TAG.sub(" ", text)
+
+
+def english_words_many(texts: list[str]) -> list[list[str]]:
+    """`core.text.tokenize_english` for many texts, via tokenizer.pipe and without Token objects.
+    Mirrors its normalization (tests/test_word2vec.py checks identity); ASCII tokens skip the Unicode maps."""
+    out = []
+    for doc in _english_tokenizer().pipe(texts):
+        words, quote_open = [], False
+        for tok in doc:
+            if tok.is_space:
+                continue
+            t = tok.text
+            if t == '"':  # straight double quotes alternate open/close, as PTB writes them
+                quote_open = not quote_open
+                words.append("``" if quote_open else "''")
+            else:
+                words.append(normalize_sst_token(t) if t.isascii() else _english_surface(t))
+        out.append(words)
+    return out
+
+
+_held_out: HeldOut | None = None  # set in each worker by _init_worker
+
+
+def _init_worker(held_out: HeldOut) -> None:
+    global _held_out
+    _held_out = held_out
+
+
+def _tokenize_chunk(args: tuple[str, list]) -> tuple[list[str | None], int]:
+    """Corpus lines for a chunk of texts (None = dropped as held-out or empty), and the held-out count."""
+    lang, texts = args
+    lines: list[str | None] = [None] * len(texts)
+    keep, raw, leaked = [], [], 0
+    for i, text in enumerate(texts):
+        joined = "".join(text) if isinstance(text, tuple) else text
+        if _held_out is not None and _held_out.contains(joined):
+            leaked += 1
+        elif isinstance(text, tuple):
+            lines[i] = " ".join(text)
+        else:
+            keep.append(i)
+            raw.append(clean_english(text) if lang == "en" else text)
+    if lang == "en":
+        tokenized = english_words_many(raw)
+    else:
+        tokenized = [[t.text for t in tokenize_chinese(text)] for text in raw]
+    for i, words in zip(keep, tokenized):
+        lines[i] = " ".join(words)
+    return [line or None for line in lines], leaked
+
+
+# -- Corpus -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SourceStats:
+    name: str
+    lines: int = 0  # texts read
+    kept: int = 0
+    held_out: int = 0  # dropped: holds a dev/test text
+    duplicate: int = 0  # dropped: same tokens as an earlier line
+    empty: int = 0  # dropped: no tokens
+    tokens: int = 0
+
+
+@dataclass
+class Corpus:
+    path: Path
+    sources: list[SourceStats] = field(default_factory=list)
+    held_out: dict = field(default_factory=dict)  # how many texts of which tasks were checked
+    reused: bool = False
+    seconds: float = 0.0
+    capped: bool = False  # stopped at max_tokens
+
+    @property
+    def tokens(self) -> int:
+        return sum(s.tokens for s in self.sources)
+
+    @property
+    def lines(self) -> int:
+        return sum(s.kept for s in self.sources)
+
+
+def _chunks(lang: str, texts: Iterable, size: int) -> Iterator[tuple[str, list]]:
+    it = iter(texts)
+    while chunk := list(islice(it, size)):
+        yield lang, chunk
+
+
+def build_corpus(lang: str, sources: list[Source], held_out: HeldOut, cfg: Word2VecConfig, cache_dir: Path,
+                 held_out_counts: dict | None = None) -> Corpus:
+    """Tokenize `sources` into one corpus file under `cache_dir`, or reuse the file of an identical earlier run."""
+    stamp = [(str(p), p.stat().st_size, int(p.stat().st_mtime)) for s in sources for p in s.files]
+    key = json.dumps([CORPUS_VERSION, lang, stamp, cfg.max_lines, cfg.max_tokens, held_out.digest()])
+    name = f"{lang}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+    path, meta = cache_dir / f"{name}.txt", cache_dir / f"{name}.json"
+    if path.is_file() and meta.is_file():
+        saved = json.loads(meta.read_text(encoding="utf-8"))
+        corpus = Corpus(path, [SourceStats(**s) for s in saved["sources"]], saved["held_out"], True, saved["seconds"],
+                        saved["capped"])
+        log.info("reusing the tokenized corpus %s (%d lines, %d tokens)", path, corpus.lines, corpus.tokens)
+        return corpus
+
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    corpus = Corpus(path, held_out=held_out_counts or {})
+    start, seen = time.time(), set()
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    ctx = multiprocessing.get_context("spawn")  # no fork of a parent that may hold torch/OpenMP threads
+    with open(tmp, "w", encoding="utf-8") as out, ctx.Pool(cfg.workers, _init_worker, (held_out,)) as pool:
+        for source in sources:
+            stats, last_log = SourceStats(source.name), time.time()
+            texts = source.read()
+            if cfg.max_lines:
+                texts = islice(texts, cfg.max_lines)
+            for lines, leaked in pool.imap(_tokenize_chunk, _chunks(lang, texts, CHUNK_LINES)):
+                stats.lines += len(lines)
+                stats.held_out += leaked
+                for line in lines:
+                    if line is None:
+                        continue
+                    digest = hashlib.blake2b(line.encode(), digest_size=8).digest()
+                    if digest in seen:
+                        stats.duplicate += 1
+                        continue
+                    seen.add(digest)
+                    out.write(line + "\n")
+                    stats.kept += 1
+                    stats.tokens += line.count(" ") + 1
+                if time.time() - last_log > 30:
+                    rate = (corpus.tokens + stats.tokens) / (time.time() - start)
+                    log.info("  %s: %d lines, %d tokens (%.0f tokens/s overall)", source.name, stats.lines, stats.tokens, rate)
+                    last_log = time.time()
+                if cfg.max_tokens and corpus.tokens + stats.tokens >= cfg.max_tokens:
+                    corpus.capped = True
+                    break
+            stats.empty = stats.lines - stats.kept - stats.held_out - stats.duplicate
+            corpus.sources.append(stats)
+            log.info("%s: %d of %d lines kept (%d held-out, %d duplicate, %d empty), %d tokens",
+                     source.name, stats.kept, stats.lines, stats.held_out, stats.duplicate, stats.empty, stats.tokens)
+            if corpus.capped:
+                log.info("stopping at --max-tokens %d", cfg.max_tokens)
+                break
+        if corpus.capped:
+            pool.terminate()
+    os.replace(tmp, path)
+    corpus.seconds = round(time.time() - start, 1)
+    blob = {"sources": [dataclasses.asdict(s) for s in corpus.sources], "held_out": corpus.held_out,
+            "seconds": corpus.seconds, "capped": corpus.capped}
+    meta.write_text(json.dumps(blob, indent=2, ensure_ascii=False), encoding="utf-8")
+    log.info("corpus %s: %d lines, %d tokens in %.0f s", path, corpus.lines, corpus.tokens, corpus.seconds)
+    return corpus
+
+
+# -- Training -----------------------------------------------------------------------------------------
+
+
+def train_word2vec(corpus: Corpus, cfg: Word2VecConfig):
+    """gensim Word2Vec (negative sampling, no hierarchical softmax) from the corpus file. -> (model, stats)"""
+    from gensim.models import Word2Vec
+
+    model = Word2Vec(vector_size=cfg.dim, sg=int(cfg.sg), hs=0, negative=cfg.negative, window=cfg.window,
+                     min_count=cfg.min_count, sample=cfg.sample, alpha=cfg.alpha, min_alpha=1e-4,
+                     epochs=cfg.epochs, workers=cfg.workers, seed=cfg.seed)
+    start = time.time()
+    model.build_vocab(corpus_file=str(corpus.path), keep_raw_vocab=True, progress_per=500_000)
+    types = len(model.raw_vocab)
+    model.raw_vocab.clear()
+    vocab_seconds = time.time() - start
+    log.info("vocabulary: %d of %d types occur >= %d times", len(model.wv), types, cfg.min_count)
+    start = time.time()
+    effective, raw = model.train(corpus_file=str(corpus.path), total_examples=model.corpus_count,
+                                 total_words=model.corpus_total_words, epochs=cfg.epochs, report_delay=30.0)
+    train_seconds = time.time() - start
+    counts = np.array([model.wv.get_vecattr(w, "count") for w in model.wv.index_to_key], dtype=np.int64)
+    stats = {
+        "types": types,
+        "vocab": len(model.wv),
+        "tokens_in_vocab": int(counts.sum()),
+        "effective_words_trained": int(effective),  # after down-sampling, all epochs
+        "effective_words_per_second": round(effective / max(train_seconds, 1e-9)),
+        "vocab_seconds": round(vocab_seconds, 1),
+        "train_seconds": round(train_seconds, 1),
+    }
+    return model, stats
+
+
+def neighbours(vectors: Vectors, word: str, k: int = 10) -> list[tuple[str, float]]:
+    """The k nearest words by cosine similarity ([] for a word without a vector)."""
+    index = vectors.index()
+    k = min(k, len(vectors.words) - 1)
+    if word not in index or k < 1:
+        return []
+    unit = vectors.matrix / np.maximum(np.linalg.norm(vectors.matrix, axis=1, keepdims=True), 1e-8)
+    sims = unit @ unit[index[word]]
+    sims[index[word]] = -np.inf
+    top = np.argpartition(-sims, k)[:k]
+    return [(vectors.words[i], round(float(sims[i]), 3)) for i in top[np.argsort(-sims[top])]]
+
+
+PROBES = {"en": ["good", "bad", "not", "boring", "masterpiece"], "zh": ["好", "差"]}
+
+
+# -- CLI ----------------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Word2VecConfig]:
+    parser = argparse.ArgumentParser(prog="python -m core.word2vec", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lang", choices=sorted(DEFAULTS), required=True)
+    parser.add_argument("--out", help="output path without suffix (default .cache/vectors/<lang>)")
+    parser.add_argument("--data-dir", help="data directory (default $DATA_DIR or ../shared/data)")
+    parser.add_argument("--cache-dir", default=str(PROJECT_ROOT / ".cache" / "corpus"), help="tokenized corpora")
+    parser.add_argument("--tiny", action="store_true", help=f"a seconds-long run: {TINY}")
+    for f in dataclasses.fields(Word2VecConfig):
+        flag = "--" + f.name.replace("_", "-")
+        if f.type is bool:
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help="default per --lang")
+        else:
+            parser.add_argument(flag, type=f.type, default=None, help="default per --lang")
+    args = parser.parse_args(argv)
+    cfg = dataclasses.replace(DEFAULTS[args.lang], **(TINY if args.tiny else {}))
+    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(cfg) if getattr(args, f.name) is not None}
+    cfg = dataclasses.replace(cfg, **overrides)
+    if cfg.workers < 1 or cfg.dim < 1 or cfg.epochs < 1 or cfg.min_count < 1:
+        parser.error(f"workers, dim, epochs and min_count must be >= 1, got {cfg}")
+    args.out = Path(args.out or PROJECT_ROOT / ".cache" / "vectors" / args.lang)
+    args.command = "python -m core.word2vec " + " ".join(sys.argv[1:] if argv is None else argv)
+    return args, cfg
+
+
+def run(args: argparse.Namespace, cfg: Word2VecConfig) -> dict:
+    """Build (or reuse) the corpus, train, save `<out>.safetensors/.words.txt/.stats.json`; return the stats."""
+    started = time.time()
+    root = data_dir(args.data_dir)
+    sources = english_sources(root) if args.lang == "en" else chinese_sources(root)
+    if not sources:
+        raise DataError(f"no {args.lang} training text found under {root} (see ../shared/data/SOURCES.md)")
+    texts = held_out_texts(args.lang, root)
+    held_out = HeldOut(args.lang, (t for task in texts.values() for t in task))
+    log.info("held-out index: %d distinct texts of %s", len(held_out), ", ".join(texts) or "no task")
+    corpus = build_corpus(args.lang, sources, held_out, cfg, Path(args.cache_dir),
+                          {task: len(t) for task, t in texts.items()})
+    model, train_stats = train_word2vec(corpus, cfg)
+    vectors = Vectors(list(model.wv.index_to_key), np.asarray(model.wv.vectors, dtype=np.float32))
+    import gensim
+
+    stats = {
+        "lang": args.lang,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": args.command,
+        "settings": dataclasses.asdict(cfg) | {"architecture": "skip-gram" if cfg.sg else "CBOW",
+                                               "loss": f"negative sampling ({cfg.negative})"},
+        "software": {"gensim": gensim.__version__, "python": platform.python_version(), "cpus": os.cpu_count()},
+        "corpus": {
+            "file": str(corpus.path), "reused": corpus.reused, "lines": corpus.lines, "tokens": corpus.tokens,
+            "types": train_stats.pop("types"), "capped_at_max_tokens": corpus.capped,
+            "sources": [dataclasses.asdict(s) for s in corpus.sources],
+            "held_out": {"texts_per_task": corpus.held_out, "distinct_checked": len(held_out),
+                         "min_chars": MIN_HELD_OUT_CHARS if args.lang == "en" else None},
+        },
+        "vectors": {"rows": len(vectors.words), "dim": vectors.dim},
+        "training": train_stats,
+        "seconds": {"corpus": 0.0 if corpus.reused else corpus.seconds, "corpus_when_built": corpus.seconds,
+                    "total": 0.0},
+        "neighbours": {w: neighbours(vectors, w) for w in PROBES[args.lang]},
+    }
+    stats["seconds"]["total"] = round(time.time() - started, 1)
+    save_vectors(vectors, args.out, stats)
+    log.info("wrote %s.{safetensors,words.txt,stats.json}: %d x %d in %.0f s", args.out, len(vectors.words),
+             vectors.dim, stats["seconds"]["total"])
+    for word, near in stats["neighbours"].items():
+        log.info("  %s: %s", word, ", ".join(w for w, _ in near))
+    return stats
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, cfg = parse_args(argv)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    # progress (ours and gensim's) to stderr and to <out>.log beside the vectors
+    root = logging.getLogger()
+    handlers = [logging.StreamHandler(), logging.FileHandler(args.out.with_suffix(".log"), encoding="utf-8")]
+    for handler in handlers:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S"))
+        root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    log.info("%s: %s", args.command, cfg)
+    try:
+        run(args, cfg)
+    except DataError as err:
+        log.error("error: %s", err)
+        return 2
+    finally:
+        for handler in handlers:
+            root.removeHandler(handler)
+            handler.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""Shared fixtures. Everything runs offline: no Hub, no analytics, tiny synthetic data."""
+
+import os
+import random
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+torch.set_num_threads(1)
+
+POSITIVE = ["good", "great", "fun", "moving"]
+NEGATIVE = ["bad", "dull", "awful", "flat"]
+NEUTRAL = ["the", "movie", "film", "plot", "is", "a"]
+
+
+def _score(words: list[str]) -> int:
+    """A compositional toy sentiment: polar words add, 'not' flips what follows."""
+    score, sign = 0, 1
+    for w in words:
+        if w == "not":
+            sign = -sign
+        score += sign * ((w in POSITIVE) - (w in NEGATIVE))
+    return max(-2, min(2, score)) + 2
+
+
+def _tree(words: list[str]) -> str:
+    """A right-branching PTB tree with a label on every node."""
+    if len(words) == 1:
+        return f"({_score(words)} {words[0]})"
+    return f"({_score(words)} ({_score(words[:1])} {words[0]}) {_tree(words[1:])})"
+
+
+def _sentence(rng: random.Random) -> list[str]:
+    words = [rng.choice(NEUTRAL) for _ in range(rng.randint(1, 4))]
+    for _ in range(rng.randint(1, 2)):
+        if rng.random() < 0.3:
+            words.insert(rng.randint(0, len(words)), "not")
+        words.insert(rng.randint(0, len(words)), rng.choice(POSITIVE + NEGATIVE))
+    return words
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    random.seed(0)
+    torch.manual_seed(0)
+
+
+@pytest.fixture(scope="session")
+def tiny_data(tmp_path_factory):
+    """A data directory with synthetic SST-format trees (and a TREC-format file)."""
+    root = tmp_path_factory.mktemp("data")
+    rng = random.Random(7)
+    (root / "sst" / "trees").mkdir(parents=True)
+    for split, n in (("train", 160), ("dev", 40), ("test", 40)):
+        lines = [_tree(_sentence(rng)) for _ in range(n)]
+        (root / "sst" / "trees" / f"{split}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root

@@ -1,0 +1,161 @@
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+import core.checkpoint as checkpoint_module
+from core.batching import bucket_batches, pad_batch
+from core.checkpoint import CheckpointError, load_checkpoint
+from core.train import Trainer, TrainConfig, main, model_overrides, parse_args
+from core.models.nbow import NBoWConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _config(tiny_data, out, **kw):
+    base = dict(model="nbow", task="sst5", phrases=True, epochs=4, vectors="none", out=str(out),
+                data_dir=str(tiny_data), set=["embed_dim=16", "hidden=12"], progress=False, batch_size=8)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_buckets_have_one_length_and_cover_everything(tiny_data):
+    trainer = Trainer(_config(tiny_data, "/tmp/unused"))
+    batches = bucket_batches(trainer.task.train, trainer.vocab, 8, seed=3)
+    assert sum(len(b.labels) for b in batches) == len(trainer.task.train)
+    assert all((b.lengths == b.ids.shape[1]).all() for b in batches)
+    again = bucket_batches(trainer.task.train, trainer.vocab, 8, seed=3)
+    assert all(torch.equal(a.ids, b.ids) for a, b in zip(batches, again))
+
+
+def test_training_learns_and_checkpoint_reloads_identically(tiny_data, tmp_path):
+    metrics = Trainer(_config(tiny_data, tmp_path, epochs=12, lr=0.3)).fit()
+    assert metrics["test"]["accuracy"] > 0.5  # 5 classes: chance is about 0.2
+    assert len(metrics["test"]["confusion"]) == 5 and set(metrics["test"]["per_class"]) == {
+        "very negative", "negative", "neutral", "positive", "very positive"}
+    saved = json.loads((tmp_path / "metrics.json").read_text())
+    assert saved["best_epoch"] == metrics["best_epoch"] and len(saved["epoch_seconds"]) == metrics["epochs_run"]
+    first, second = load_checkpoint(tmp_path / "best"), load_checkpoint(tmp_path / "best")
+    batch = pad_batch([first.vocab.encode(["not", "good"]), first.vocab.encode(["the", "movie", "is", "bad"])])
+    with torch.no_grad():
+        assert torch.equal(first.model(batch.ids, batch.lengths).logits, second.model(batch.ids, batch.lengths).logits)
+
+
+def test_resume_equals_uninterrupted_run(tiny_data, tmp_path):
+    full = Trainer(_config(tiny_data, tmp_path / "full")).fit()
+    Trainer(_config(tiny_data, tmp_path / "cut", epochs=2)).fit()
+    resumed = Trainer(_config(tiny_data, tmp_path / "cut", resume=True)).fit()
+    assert resumed["test"] == full["test"] and resumed["dev_accuracy"] == full["dev_accuracy"]
+
+
+def test_sigkill_at_random_points_then_resume(tiny_data, tmp_path):
+    """Kill a real training process 5 times at random moments; the resumed run ends exactly where an
+    uninterrupted one does, and every file on disk stays loadable."""
+    args = ["--model", "nbow", "--task", "sst5", "--phrases", "--epochs", "15", "--patience", "15", "--vectors", "none",
+            "--data-dir", str(tiny_data), "--set", "embed_dim=16", "--set", "hidden=12", "--batch-size", "4", "--threads", "1"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    reference = subprocess.run([sys.executable, "-m", "core.train", *args, "--out", str(tmp_path / "ref")],
+                               env=env, capture_output=True, text=True, cwd=ROOT)
+    assert reference.returncode == 0, reference.stderr
+    rng = random.Random(0)
+    out = tmp_path / "killed"
+    for _ in range(5):
+        proc = subprocess.Popen([sys.executable, "-m", "core.train", *args, "--out", str(out), "--resume"],
+                                env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(2.5, 4.5))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if (out / "best").exists():
+            load_checkpoint(out / "best")  # never half-written
+        assert not list(out.rglob("*.tmp")) or all(p.name.startswith(".") for p in out.rglob("*.tmp"))
+    final = subprocess.run([sys.executable, "-m", "core.train", *args, "--out", str(out), "--resume"],
+                           env=env, capture_output=True, text=True, cwd=ROOT)
+    assert final.returncode == 0, final.stderr
+    ref, got = (json.loads((d / "metrics.json").read_text()) for d in (tmp_path / "ref", out))
+    assert got["test"] == ref["test"] and got["best_epoch"] == ref["best_epoch"]
+
+
+def test_nan_loss_stops_with_message_and_keeps_last_state(tiny_data, tmp_path, monkeypatch):
+    trainer = Trainer(_config(tiny_data, tmp_path, epochs=3))
+    trainer.cfg.epochs = 1
+    trainer.fit()
+    saved = (tmp_path / "state" / "state.json").read_bytes()
+    trainer.cfg.epochs = 3
+    original = trainer.model.forward
+
+    def nan_forward(*args, **kwargs):
+        out = original(*args, **kwargs)
+        out.loss = out.loss * float("nan")
+        return out
+
+    monkeypatch.setattr(trainer.model, "forward", nan_forward)
+    with pytest.raises(FloatingPointError, match="loss became nan"):
+        trainer.fit()
+    assert (tmp_path / "state" / "state.json").read_bytes() == saved
+    load_checkpoint(tmp_path / "best")
+
+
+def test_failed_write_keeps_previous_checkpoint(tiny_data, tmp_path, monkeypatch):
+    Trainer(_config(tiny_data, tmp_path, epochs=1)).fit()
+    before = (tmp_path / "best" / "model.safetensors").read_bytes()
+    ckpt = load_checkpoint(tmp_path / "best")
+
+    def disk_full(tensors, path):
+        Path(path).write_bytes(b"partial")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(checkpoint_module, "save_file", disk_full)
+    with pytest.raises(OSError):
+        checkpoint_module.save_checkpoint(tmp_path / "best", ckpt.model, ckpt.vocab, ckpt.meta)
+    assert (tmp_path / "best" / "model.safetensors").read_bytes() == before
+    load_checkpoint(tmp_path / "best")
+    assert not [p for p in (tmp_path / "best").iterdir() if p.name.endswith(".tmp")]
+
+
+def test_corrupt_missing_and_mismatched_checkpoints(tiny_data, tmp_path):
+    Trainer(_config(tiny_data, tmp_path, epochs=1)).fit()
+    best = tmp_path / "best"
+    weights = best / "model.safetensors"
+    good = weights.read_bytes()
+    weights.write_bytes(good[:-10])
+    with pytest.raises(CheckpointError, match="model.safetensors does not match the sha256"):
+        load_checkpoint(best)
+    with pytest.raises(CheckpointError, match="not a valid safetensors"):
+        load_checkpoint(best, verify=False)
+    weights.write_bytes(good)
+    config = json.loads((best / "config.json").read_text())
+    config["config"]["hidden"] = 99
+    (best / "config.json").write_text(json.dumps(config))
+    with pytest.raises(CheckpointError, match="does not match its config|has shape"):
+        load_checkpoint(best)
+    config["config"]["bogus"] = 1
+    (best / "config.json").write_text(json.dumps(config))
+    with pytest.raises(CheckpointError, match="invalid model configuration"):
+        load_checkpoint(best)
+    (best / "config.json").write_text("{not json")
+    with pytest.raises(CheckpointError, match="config.json is not valid JSON"):
+        load_checkpoint(best)
+    (best / "config.json").unlink()
+    with pytest.raises(CheckpointError, match="config.json is missing"):
+        load_checkpoint(best)
+    pickle_file = tmp_path / "model.pt"
+    pickle_file.write_bytes(b"\x80\x04")
+    with pytest.raises(CheckpointError, match="refusing a pickle"):
+        load_checkpoint(pickle_file)
+
+
+def test_cli_parsing_and_clear_errors(tmp_path, capsys):
+    cfg = parse_args(["--model", "dcnn", "--phrases", "--lr", "0.5", "--set", "embed_dim=8"])
+    assert cfg.model == "dcnn" and cfg.phrases and cfg.lr == 0.5 and cfg.set == ["embed_dim=8"]
+    assert model_overrides(NBoWConfig, ["hidden=7", "freeze_embeddings=false"]) == {"hidden": 7, "freeze_embeddings": False}
+    with pytest.raises(ValueError, match="expected key=value"):
+        model_overrides(NBoWConfig, ["nonsense=1"])
+    assert main(["--model", "nbow", "--data-dir", str(tmp_path / "missing")]) == 2
+    assert "does not exist" in capsys.readouterr().err
