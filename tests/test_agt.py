@@ -45,7 +45,7 @@ def _reference(model: AGT, sentence: list[int]):
     B = [torch.tanh(model.project.weight @ model.embedding.weight[i] + model.project.bias) for i in sentence]
     attention, selections = [], []
     for l in range(cfg.attention_layers or cfg.num_layers):
-        m = [float(model.attn_vector[l] @ torch.tanh(model.attn_weight[l].T @ b)) for b in B]  # Eq. 6
+        m = [float(model.attn_vector[l] @ torch.tanh(model.attn_weight[:, l].T @ b)) for b in B]  # Eq. 6
         z = sum(math.exp(v) for v in m)
         d = [math.exp(v) / z for v in m]  # Eq. 5
         attention.append(d)

@@ -129,7 +129,7 @@ class AdaSent(SentenceClassifier):
             if self.config.pooling == "mean":
                 pooled.append((h * real).sum(1) / real.sum(1).clamp_min(1))  # (B, D)
             else:
-                pooled.append(h.amax(1).where(real.any(1), 0.0))  # (B, D)
+                pooled.append(h.masked_fill(~real, -math.inf).amax(1).where(real.any(1), 0.0))  # (B, D)
             if not self.training:  # explanation only (a fifth of a training step): g's opinion of every unit
                 with torch.no_grad():
                     unit_probs.append(self.classifier(h).softmax(-1))  # (B, n_t, C)
