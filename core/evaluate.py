@@ -1,0 +1,39 @@
+"""Evaluate a saved checkpoint on a task's test set (and its extra test sets).
+
+    python -m core.evaluate --checkpoint runs/sst5/tensor_cnn-s1/best --task sst5 [--split dev]
+"""
+
+import argparse
+import json
+import sys
+
+from core.checkpoint import CheckpointError, load_checkpoint
+from core.data import DataError, load_task
+from core.metrics import evaluate
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core.evaluate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--task", default=None, help="default: the task the checkpoint was trained on")
+    parser.add_argument("--split", default="test", choices=["dev", "test"])
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--fold", type=int, default=0)
+    args = parser.parse_args(argv)
+    try:
+        ckpt = load_checkpoint(args.checkpoint)
+        task = load_task(args.task or ckpt.meta["task"], args.data_dir, fold=args.fold)
+        if task.labels != ckpt.meta.get("labels"):
+            raise DataError(f"task {task.name} has labels {task.labels}, the checkpoint predicts {ckpt.meta.get('labels')}")
+        report = {args.split: evaluate(ckpt.model, getattr(task, args.split), ckpt.vocab, task.labels)}
+        if args.split == "test":
+            report.update({name: evaluate(ckpt.model, ex, ckpt.vocab, task.labels) for name, ex in task.extra_tests.items()})
+    except (CheckpointError, DataError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps({"checkpoint": args.checkpoint, "task": task.name, **report}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
