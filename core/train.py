@@ -65,6 +65,7 @@ class TrainConfig:
     data_dir: str = ""
     fold: int = 0  # MR/CR/SUBJ/MPQA cross-validation fold
     max_train: int = 0  # use only the first N training examples (tests, smoke runs); 0 = all
+    max_words: int = 0  # cut longer training examples to their first N words (long Chinese reviews); 0 = keep all
     threads: int = 0  # torch threads, 0 = torch's default
     progress: bool = True  # a progress bar when stderr is a terminal
     set: list[str] = field(default_factory=list)  # model config overrides, key=value
@@ -159,6 +160,8 @@ class Trainer:
         self.task = load_task(cfg.task, cfg.data_dir or None, phrases=cfg.phrases, fold=cfg.fold)
         if cfg.max_train:
             self.task.train = self.task.train[: cfg.max_train]
+        if cfg.max_words:
+            self.task.train = [dataclasses.replace(e, words=e.words[: cfg.max_words]) for e in self.task.train]
         _seed_everything(cfg.seed)
 
         vectors_path = _resolve_vectors(cfg, self.task.lang)

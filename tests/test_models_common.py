@@ -1,0 +1,106 @@
+"""Checks every registered model must pass (the transformers 'ModelTester' idea, without the mixin):
+output shapes, padding invariance, batch-permutation equivariance, eval determinism, save/load
+round trip, a native curve that matches the model, views that serialise, and a smoke overfit."""
+
+import json
+
+import pytest
+import torch
+
+from core.batching import pad_batch
+from core.checkpoint import load_checkpoint, save_checkpoint
+from core.models import MODELS, model_class
+from core.views import view_to_dict
+from core.vocab import Vocab
+
+VOCAB, CLASSES = 23, 3
+# tiny configs with pairwise-different sizes, so a wrong transpose fails loudly
+TINY = {
+    "nbow": dict(embed_dim=5, hidden=7),
+    "tensor_cnn": dict(embed_dim=5, hidden=7, num_layers=2),
+    "mrnn": dict(embed_dim=5, hidden=7),
+    "dcnn": dict(embed_dim=8, widths=[3, 2], maps=[2, 3], k_top=2),
+    "adasent": dict(embed_dim=5, hidden_dim=7, classifier_hidden=6),
+    "agt": dict(embed_dim=5, hidden=7, num_layers=4, attention_dim=6, fc_hidden=8),
+}
+SENTENCES = [[3, 4, 5, 6, 7, 8, 9], [10, 11], [12, 13, 14, 15], [16]]
+
+
+def build(key: str):
+    cls = model_class(key)
+    model = cls(cls.config_class(vocab_size=VOCAB, num_classes=CLASSES, **TINY[key]))
+    return model.eval()
+
+
+@pytest.fixture(params=sorted(MODELS))
+def key(request):
+    return request.param
+
+
+def test_output_shapes_and_probabilities(key):
+    model = build(key)
+    batch = pad_batch(SENTENCES, [0, 1, 2, 1])
+    out = model(batch.ids, batch.lengths, batch.labels)
+    assert out.logits.shape == (4, CLASSES)
+    assert out.loss is not None and out.loss.ndim == 0 and torch.isfinite(out.loss)
+    assert torch.allclose(out.logits.softmax(-1).sum(-1), torch.ones(4))
+    assert model.predict_labels(out).shape == (4,)
+
+
+def test_padding_invariance_and_batch_equivariance(key):
+    model = build(key)
+    batch = pad_batch(SENTENCES)
+    with torch.no_grad():
+        together = model(batch.ids, batch.lengths).logits
+        for i, sentence in enumerate(SENTENCES):
+            alone = pad_batch([sentence])
+            torch.testing.assert_close(model(alone.ids, alone.lengths).logits[0], together[i], atol=1e-5, rtol=1e-4)
+        order = [2, 0, 3, 1]
+        permuted = pad_batch([SENTENCES[i] for i in order])
+        torch.testing.assert_close(model(permuted.ids, permuted.lengths).logits, together[order], atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(model(batch.ids, batch.lengths).logits, together)  # eval is deterministic
+
+
+def test_native_curve_and_views(key):
+    model = build(key)
+    batch = pad_batch(SENTENCES)
+    with torch.no_grad():
+        out = model(batch.ids, batch.lengths)
+    for i, sentence in enumerate(SENTENCES):
+        curve = model.word_curve(out, i)
+        if curve is not None:
+            assert curve.shape == (len(sentence), CLASSES)
+            torch.testing.assert_close(curve.sum(-1), torch.ones(len(sentence)))
+        words = [f"w{t}" for t in sentence]
+        for view in model.views(out, i, words):
+            json.dumps(view_to_dict(view))  # plain data only
+
+
+def test_save_load_roundtrip(key, tmp_path):
+    model = build(key)
+    vocab = Vocab(["<pad>", "<unk>"] + [f"w{i}" for i in range(2, VOCAB)])
+    save_checkpoint(tmp_path, model, vocab, {"task": "sst5", "lang": "en", "labels": ["a", "b", "c"]})
+    loaded = load_checkpoint(tmp_path)
+    batch = pad_batch(SENTENCES)
+    with torch.no_grad():
+        assert torch.equal(model(batch.ids, batch.lengths).logits, loaded.model(batch.ids, batch.lengths).logits)
+
+
+def test_overfits_a_few_sentences(key):
+    torch.manual_seed(0)
+    model = build(key).train()
+    batch = pad_batch(SENTENCES, [0, 1, 2, 1])
+    params = [p for p in model.parameters() if p.requires_grad and not (p is model.embedding.weight and model.embedding.sparse)]
+    optimizer = torch.optim.Adam(params, lr=0.02)
+    first = None
+    for _ in range(150):
+        loss = model(batch.ids, batch.lengths, batch.labels).loss
+        first = first if first is not None else loss.item()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        out = model(batch.ids, batch.lengths, batch.labels)
+    assert out.loss.item() < 0.5 * first
+    assert model.predict_labels(out).tolist() == [0, 1, 2, 1]
