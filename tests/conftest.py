@@ -6,6 +6,10 @@ import random
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+if "LAB_CACHE_DIR" not in os.environ:  # tests never write into the project's .cache
+    import tempfile
+
+    os.environ["LAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="lab-cache-")
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

@@ -1,6 +1,6 @@
 """The task registry: a task name -> a TaskData with tokenized train/dev/test splits.
 
-Tokenized tasks are cached under `.cache/tasks/` (keyed by the options and by the size and mtime of
+Tokenized tasks are cached under `.cache/tasks/` (or `$LAB_CACHE_DIR/tasks/`; keyed by the options and by the size and mtime of
 the task's data files), because jieba-segmenting 60k Chinese reviews takes a while.
 """
 
@@ -58,9 +58,10 @@ def _build(name: str, root: Path, phrases: bool, fold: int) -> TaskData:
 def _cache_path(name: str, root: Path, phrases: bool, fold: int) -> Path:
     folder = root / TASKS[name][1]
     stats = sorted((str(p.relative_to(root)), p.stat().st_size, int(p.stat().st_mtime)) for p in folder.rglob("*") if p.is_file())
-    key = json.dumps([CACHE_VERSION, name, phrases, fold, stats])
+    key = json.dumps([CACHE_VERSION, name, phrases, fold, str(root.resolve()), stats])
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    return PROJECT_ROOT / ".cache" / "tasks" / f"{name}-{digest}.json.gz"
+    cache_root = Path(os.environ.get("LAB_CACHE_DIR") or PROJECT_ROOT / ".cache")
+    return cache_root / "tasks" / f"{name}-{digest}.json.gz"
 
 
 def _encode(task: TaskData) -> dict:
