@@ -4,6 +4,7 @@ import json
 
 import pytest
 import torch
+import torch.func
 from torch.nn import functional as F
 
 from core.models.mrnn import MRNN, MRNNConfig, decode_ordinal, ordinal_probs
@@ -206,6 +207,20 @@ def test_gradients_reach_every_trained_tensor():
     trained = make_model(freeze_embeddings=False)
     trained(ids, lengths, torch.tensor([0, 1, 2, 3])).loss.backward()
     assert trained.embedding.weight.grad.is_sparse
+
+
+@pytest.mark.parametrize("head", ["softmax", "ordinal"])
+def test_gradients_match_finite_differences(head):
+    model = make_model(head)
+    ids, lengths = batch()
+    ids, lengths, labels = ids[:, :4], lengths.clamp(max=4), torch.tensor([0, 1, 2, 4])
+    names = ["A", "V.weight", "W.weight", "h0", "out.weight"]
+
+    def loss(*tensors):
+        return torch.func.functional_call(model, dict(zip(names, tensors)), (ids, lengths, labels)).loss
+
+    params = dict(model.named_parameters())
+    assert torch.autograd.gradcheck(loss, tuple(params[n].detach().clone().requires_grad_() for n in names))
 
 
 def test_ordinal_head_overfits_a_few_sentences():

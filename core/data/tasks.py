@@ -1,7 +1,8 @@
 """The task registry: a task name -> a TaskData with tokenized train/dev/test splits.
 
-Tokenized tasks are cached under `.cache/tasks/` (or `$LAB_CACHE_DIR/tasks/`; keyed by the options and by the size and mtime of
-the task's data files), because jieba-segmenting 60k Chinese reviews takes a while.
+Tokenized tasks are cached under `.cache/tasks/` (or `$LAB_CACHE_DIR/tasks/`), keyed by the options,
+the data directory and the size and mtime of the task's data files, because jieba-segmenting 60k
+Chinese reviews takes a while.
 """
 
 import gzip

@@ -23,15 +23,21 @@ Deviations from the paper:
 - `logits` are log p(C | x), the log of the gamma-mixture, computed with logsumexp; softmax(logits)
   is the mixture itself and cross-entropy on them is exactly the paper's -log p(y | x).
 - The Frobenius penalty is applied by AdaGrad as weight decay on W_L and W_R only (`param_groups`):
-  weight_decay = 2 lambda. The paper penalises nothing else, so every other parameter gets 0.
+  weight_decay = 2 lambda (torch's AdaGrad adds weight_decay * W to the gradient before accumulating,
+  so this is exactly the penalty's gradient). The paper penalises nothing else: the rest gets 0.
 - The paper does not say which level pooling it used (mean or max), the size D, the MLP's hidden
   size, the initialisation, the learning rate or the batch size; the defaults below are our choices.
 - Per-unit class probabilities (the classifier g applied to single units instead of a pooled level)
-  are an explanation only; they never enter the loss. With mean pooling they live in the same space.
+  are an explanation only: they never enter the loss, and they are computed in eval mode only (they
+  would cost about a fifth of a training step). With mean pooling units and levels share one space.
 - `dropout` on the pooled level vectors before the classifier is not in the paper (default 0).
 
 Shapes: B batch, L padded length (= number of levels computed), n_t = L-t+1 units at level t,
 T levels, d embedding, D hidden (pyramid), H classifier hidden, C classes, 3 local gates.
+Symbols: omega = (w_l, w_r, w_c) the local gates of a unit; gamma the level beliefs; U, W_*, G_*, b_*
+as in the paper.
+Memory: training keeps all L(L+1)/2 units for backward; under no_grad only one level of hidden
+states is alive at a time, plus the (L(L+1)/2, C) explanation tensors, so long sentences are cheap.
 """
 
 import math
@@ -70,7 +76,7 @@ class AdaSentConfig:
 @dataclass
 class AdaSentOutput(ModelOutput):
     lengths: Tensor | None = None  # (B,) words per sentence = real levels per sentence
-    unit_probs: list[Tensor] = field(default_factory=list)  # level t-1: (B, n_t, C) p(C | unit (t, j))
+    unit_probs: list[Tensor] = field(default_factory=list)  # level t-1: (B, n_t, C) p(C | unit (t, j)); eval only
     gates: list[Tensor] = field(default_factory=list)  # level t-2 (t >= 2): (B, n_t, 3) (w_l, w_r, w_c)
     gamma: Tensor | None = None  # (B, T) level beliefs p(H=t | x), 0 on levels t > n
     level_probs: Tensor | None = None  # (B, T, C) p(C | H=t)
@@ -130,7 +136,7 @@ class AdaSent(SentenceClassifier):
                 pooled.append((h * real).sum(1) / real.sum(1).clamp_min(1))  # (B, D)
             else:
                 pooled.append(h.masked_fill(~real, -math.inf).amax(1).where(real.any(1), 0.0))  # (B, D)
-            if not self.training:  # explanation only (a fifth of a training step): g's opinion of every unit
+            if not self.training:  # explanation only: g's opinion of every unit
                 with torch.no_grad():
                     unit_probs.append(self.classifier(h).softmax(-1))  # (B, n_t, C)
         h_bar = torch.stack(pooled, 1)  # (B, T, D)

@@ -136,7 +136,7 @@ class MRNN(SentenceClassifier):
 
         # Eq. 5, the parts that do not depend on h, for every step at once: the word operator
         # M_t = x_tᵀA (Eq. 10: M_t[i, k] = x_tᵀ A^{[i]}[:, k]) and the input term W x_t + b
-        M = torch.einsum("blj,kji->blik", x, self.A)  # (B, L, dh, dh)
+        M = torch.einsum("blj,ijk->blik", x, self.A)  # (B, L, dh, dh)
         u = self.W(x)  # (B, L, dh)
 
         # Eq. 5: h_t = f(M_t h_{t-1} + V h_{t-1} + W x_t + b); after its last word a sentence keeps its
@@ -145,7 +145,7 @@ class MRNN(SentenceClassifier):
         h = self.h0.expand(B, -1)  # (B, dh)
         states = []
         for M_t, u_t, m_t in zip(M.unbind(1), u.unbind(1), mask.unbind(1)):
-            h_new = self.f(torch.einsum("bik,bk->bi", M_t, h) + self.V(h) + u_t)  # (B, dh)
+            h_new = self.f(torch.einsum("bik,bk->bi", M_t, h) + self.V(h.detach()) + u_t)  # (B, dh)
             h = torch.where(m_t[:, None], h_new, h)  # (B, dh)
             states.append(h)
         states = torch.stack(states, 1)  # (B, L, dh)

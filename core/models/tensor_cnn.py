@@ -7,8 +7,8 @@ Equations implemented
 - Eq. 2, low-rank n-gram tensor: z[i, j, k] = Oᵀ(Px_i ⊙ Qx_j ⊙ Rx_k).
 - Eq. 3, non-consecutive 3-grams with decay: z_3[k] = Σ_{i<j<k} λ^(k-i-2) z[i, j, k] (and likewise
   for 2-grams), summed over orders 1..n: z[t] = Oᵀ(f_1[t] + f_2[t] + f_3[t]).
-- §4 dynamic program: f_1[t] = Px_t, s_m[t] = λ s_m[t-1] + f_m[t], f_{m+1}[t] = s_m[t-1] ⊙ (W_{m+1} x_t)
-  with W_2 = Q, W_3 = R. Decay-matrix form, with no loop over positions: s_m[t-1] = Σ_{s<t} λ^(t-1-s) f_m[s]
+- §4 dynamic program: f_1[t] = Px_t, s_m[t] = λ s_m[t-1] + f_m[t], f_2[t] = s_1[t-1] ⊙ Qx_t,
+  f_3[t] = s_2[t-1] ⊙ Rx_t. Decay-matrix form, with no loop over positions: s_m[t-1] = Σ_{s<t} λ^(t-1-s) f_m[s]
   = (E f_m)[t], where E[t, s] = λ^(t-1-s) for s < t and 0 otherwise. Each order costs one (L, L) matmul,
   and the result is exact (unlike a cumsum of λ^(-t)-scaled terms, which overflows for long sentences).
 - §4 architecture: z'[t] = ReLU(z[t] + b), K stacked layers (layer k+1 reads layer k's z'), each layer
@@ -26,7 +26,8 @@ Deviations from the paper
 - Padding: the authors batch sentences of identical length. We also accept right-padded batches. The
   operator is causal (E is strictly lower triangular), so real positions never see pads in any layer,
   and only the mean pool is masked. Pads are not zero after a layer (ReLU(b) = 0.01).
-- Any n-gram order n >= 1 is allowed (the DP generalises); the paper searches n in {2, 3}.
+- Any n-gram order n >= 1 is allowed (the DP generalises, one more factor matrix per order); the
+  paper uses n <= 3.
 - Unit-norm word vectors (§6) are applied by the trainer (`unit_norm_vectors`); L2 and AdaGrad live
   in the optimizer (see `default_training`).
 
@@ -110,7 +111,7 @@ class TensorLayer(nn.Module):
     def forward(self, x: Tensor, decay: Tensor) -> Tensor:
         # Eq. 2 factors at every position: Px_t, Qx_t, Rx_t
         factors = self.pqr(x).chunk(self.order, dim=-1)  # n x (B, L, h)
-        # §4 DP: f_1 = Px; f_{m+1}[t] = (W_{m+1} x_t) ⊙ s_m[t-1] with s_m[t-1] = (E f_m)[t]
+        # §4 DP: f_1 = Px, f_2 = Qx ⊙ s_1[t-1], f_3 = Rx ⊙ s_2[t-1], where s_m[t-1] = (E f_m)[t]
         f = factors[0]  # (B, L, h)
         total = f  # (B, L, h): f_1 + ... + f_n
         for factor in factors[1:]:
@@ -125,7 +126,7 @@ class TensorCNN(SentenceClassifier):
     config_class = TensorCNNConfig
     # §6 and the authors' README run: AdaGrad lr 0.01, L2 1e-5, batch 15, up to 100 epochs (code's
     # --max_epochs; early stop after 30 epochs without a better dev score), no gradient clipping. The
-    # code's penalty is l2·Σ‖p‖² on every parameter but the embeddings, i.e. weight decay 2·l2.
+    # code's penalty is l2·Σ‖p‖² on every parameter but the embeddings: torch weight_decay = 2·l2 matches it.
     default_training = {"optimizer": "adagrad", "lr": 0.01, "l2": 1e-5, "batch_size": 15, "clip": 0, "epochs": 100}
     presets = {
         "sst5": {"num_layers": 3, "ngram_order": 3, "hidden": 200, "decay": 0.5},  # Table 1 footnote
