@@ -1,6 +1,6 @@
 """Evaluate a saved checkpoint on a task's test set (and its extra test sets).
 
-    python -m core.evaluate --checkpoint runs/sst5/tensor_cnn-s1/best --task sst5 [--split dev]
+    python -m core.evaluate --checkpoint runs/sst5-phrases/tensor_cnn-s1/best --task sst5 [--split dev]
 """
 
 import argparse

@@ -60,7 +60,7 @@ class TrainConfig:
     patience: int = 5  # stop after this many epochs without a better dev accuracy
     vectors: str = "auto"  # a vectors file, "auto" (.cache/vectors/<lang> when present) or "none"
     extra_vocab: int = 0  # add this many frequent words from the vectors beyond the training vocabulary
-    out: str = ""  # default runs/<task>/<model>-s<seed>
+    out: str = ""  # default runs/<task>[-phrases]/<model>-s<seed>
     resume: bool = False
     data_dir: str = ""
     fold: int = 0  # MR/CR/SUBJ/MPQA cross-validation fold
@@ -71,7 +71,8 @@ class TrainConfig:
     set: list[str] = field(default_factory=list)  # model config overrides, key=value
 
     def output_dir(self) -> Path:
-        return Path(self.out) if self.out else PROJECT_ROOT / "runs" / self.task / f"{self.model}-s{self.seed}"
+        task = self.task + ("-phrases" if self.phrases and self.task in ("sst5", "sst2") else "")
+        return Path(self.out) if self.out else PROJECT_ROOT / "runs" / task / f"{self.model}-s{self.seed}"
 
 
 def _parse_value(text: str, annotation):
