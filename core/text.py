@@ -103,10 +103,21 @@ def _jieba():
     return jieba
 
 
+def to_simplified(text: str) -> str:
+    """Traditional -> simplified characters, one character for one, so offsets stay valid
+    (our Chinese training text is simplified; jieba's dictionary is too)."""
+    import zhconv
+
+    converted = zhconv.convert(text, "zh-cn")
+    if len(converted) == len(text):
+        return converted
+    return "".join(c if len(c) == 1 else o for o, c in ((o, zhconv.convert(o, "zh-cn")) for o in text))
+
+
 def tokenize_chinese(text: str) -> list[Token]:
     # NFKC folds full-width Latin letters and digits to ASCII without moving offsets (1:1 for them).
     tokens = []
-    for word, start, end in _jieba().tokenize(text):
+    for word, start, end in _jieba().tokenize(to_simplified(text)):
         norm = unicodedata.normalize("NFKC", word).strip().lower()
         if norm:
             tokens.append(Token(norm, start, end))

@@ -38,3 +38,15 @@ def test_empty_and_odd_input_does_not_crash():
     assert tokenize("") == []
     assert tokenize("   \n\t ") == []
     assert [t.text for t in tokenize("🙂🙂")] != []
+
+
+def test_traditional_chinese_is_read_as_simplified():
+    text = "這部電影很好看"
+    tokens = tokenize(text)
+    assert "电影" in [t.text for t in tokens]
+    assert "".join(text[t.start:t.end] for t in tokens) == text
+
+
+def test_mixed_chinese_english():
+    tokens = tokenize("这部movie很好看, really good")
+    assert [t.text for t in tokens][:3] == ["这部", "movie", "很"]

@@ -11,8 +11,9 @@ Equations implemented (paper numbering):
     Eq. 7  T_l = sigmoid(W^t_l s+_l + b^t_l)            transform gate, driven by the selection (l > 0)
     Eq. 8  y_0 = s+_0;  y_l = f([y_{l-1}; s+_l]) T_l + y_{l-1} (1 - T_l)   (l > 0)
     §2.2   two fully connected layers on y_{L-1}, softmax, cross entropy
-Because the attention depends only on the words (not on y_{l-1}), all layers' attentions come out
-of one batched matmul; only the highway recursion (Eq. 8) loops over layers.
+The attention depends only on the words (not on y_{l-1}): B_n and m_{l,n} are functions of the word id
+alone, so all layers' scores come out of one matmul over the batch's distinct ids, and only the
+highway recursion (Eq. 8) loops over layers.
 
 Deviations from the paper (and why):
 - f is not specified; Eq. 1 names tanh as the example, so f(z) = tanh(W^f_l z + b^f_l).
@@ -23,10 +24,11 @@ Deviations from the paper (and why):
   fine-tunes; trained embeddings get sparse gradients here, which PyTorch's Adadelta rejects.
 - Adadelta with lr 1.0 (Zeiler's original rule; PyTorch's default) instead of the stated 0.0005,
   which would shrink Adadelta's unit-free step about 2000x; L2, clipping and epochs are not stated.
-- Ablation (§3.2: "only s+_0", 48.5; "s+_0..s+_2", 49.0): with attention_layers = k, layers
+- Ablation (§3.2: "only s+_0", 48.5; "s+_0..s+_2", 49.0): with attention_layers = k > 0, layers
   l >= k have no selection vector and are plain highway layers (Eq. 2-3): T_l = sigmoid(W^t_l y_{l-1}
   + b^t_l) and f(y_{l-1}). We get this by feeding y_{l-1} in place of s+_l; f([y; y]) = tanh((W1 + W2) y
   + b) spans the same functions as f(y), with the same initial variance.
+- Outputs: layer 0 has no gate (y_0 = s+_0), so `gates` holds layers 1..14 (L2..L15) only.
 
 Glossary: B batch, N words (padded length), U distinct word ids in the batch, E word-vector size
 (GloVe 300), h layer width (200, also the projected word size), a attention width, A attending layers,
