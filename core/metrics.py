@@ -23,7 +23,10 @@ def classification_report(gold: list[int], pred: list[int], labels: list[str]) -
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         per_class[name] = {"precision": precision, "recall": recall, "f1": f1, "support": actual}
     correct = sum(confusion[c][c] for c in range(n))
-    return {"accuracy": correct / max(1, len(gold)), "n": len(gold), "per_class": per_class, "confusion": confusion}
+    # mean |predicted - gold| over ordered classes: Irsoy & Cardie's "ranking loss" (§4.2)
+    ranking_loss = sum(abs(g - p) for g, p in zip(gold, pred)) / max(1, len(gold))
+    return {"accuracy": correct / max(1, len(gold)), "n": len(gold), "ranking_loss": ranking_loss,
+            "per_class": per_class, "confusion": confusion}
 
 
 @torch.inference_mode()

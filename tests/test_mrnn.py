@@ -211,7 +211,7 @@ def test_gradients_reach_every_trained_tensor():
 
 @pytest.mark.parametrize("head", ["softmax", "ordinal"])
 def test_gradients_match_finite_differences(head):
-    model = make_model(head)
+    model = make_model(head, embed_dim=3, hidden=4)  # gradcheck perturbs every entry: keep them few
     ids, lengths = batch()
     ids, lengths, labels = ids[:, :4], lengths.clamp(max=4), torch.tensor([0, 1, 2, 4])
     names = ["A", "V.weight", "W.weight", "h0", "out.weight"]
@@ -228,8 +228,8 @@ def test_ordinal_head_overfits_a_few_sentences():
     model.train()
     ids, lengths = batch()
     labels = torch.tensor([0, 2, 4, 3])
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
-    for _ in range(80):
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+    for _ in range(40):
         loss = model(ids, lengths, labels).loss
         optimizer.zero_grad()
         loss.backward()
