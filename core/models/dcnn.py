@@ -18,12 +18,14 @@ Deviations from the paper:
 - Sparse (trained) embeddings get no L2: sparse AdaGrad cannot apply weight decay. The rest of the
   per-layer L2 follows the authors' Matlab code (via Godin); biases are not penalised (§5.1 lists
   embeddings, filters and FC weights).
-- Training recipe: the paper names AdaGrad only. lr 0.1 and batch 4 come from Godin's and
-  mwilliammyers' re-implementations (taken from the Matlab code); so does dropout 0.5 (the paper
-  gives no rate). Godin's reset of the AdaGrad accumulator every 5 epochs is a trainer matter and
+- Training recipe: the paper names AdaGrad only. lr 0.1 comes from Godin's and mwilliammyers'
+  re-implementations (taken from the Matlab code); so does dropout 0.5 (the paper gives no rate).
+  Their batch of 4 sentences would make an epoch with phrases about 4x slower on one CPU core than
+  our batch of 32. Godin's reset of the AdaGrad accumulator every 5 epochs is a trainer matter and
   is not done here.
 - k-max ties go to the earlier position (a stable sort), so a sentence keeps the same columns
-  whatever its padding or batch; the paper does not discuss ties.
+  whatever its padding or batch (torch.topk's choice among ties changes with the padding); the
+  paper does not discuss ties.
 - The bias is per (row, map): §3.4 gives one bias per row of a pooled matrix, and each map is its own matrix.
 - TREC (§5.3): the paper gives no k_top ("mostly the same hyper-parameters as ... binary"), so we use
   the binary 4. Its 32-d vectors were pretrained (Turian et al.); ours are random unless the trainer copies vectors in.
@@ -55,7 +57,8 @@ class DCNNConfig:
     k_top: int = 5  # §5.2 fine-grained: k of the top k-max pooling (Eq. 4)
     dropout: float = 0.5  # §5.2 dropout on the penultimate layer; rate from Godin's code
     freeze_embeddings: bool = False  # §5.2: the word vectors are trained parameters
-    conv_l2_scale: list[float] = field(default_factory=lambda: [0.3, 0.03])  # §5.1 L2 per conv layer / softmax L2 (Matlab code via Godin)
+    # §5.1 L2 of each conv layer as a fraction of the softmax layer's (authors' Matlab code via Godin)
+    conv_l2_scale: list[float] = field(default_factory=lambda: [0.3, 0.03])
 
     def __post_init__(self):
         if not self.widths or len(self.widths) != len(self.maps) or len(self.conv_l2_scale) != len(self.widths):
@@ -64,7 +67,8 @@ class DCNNConfig:
         if min(self.widths) < 1 or min(self.maps) < 1 or min(self.conv_l2_scale) < 0:
             raise ValueError(f"widths {self.widths} and maps {self.maps} must be >= 1, conv_l2_scale >= 0")
         if self.embed_dim % 2 ** len(self.widths):
-            raise ValueError(f"embed_dim {self.embed_dim} must be divisible by 2^{len(self.widths)}: each layer folds rows in pairs")
+            raise ValueError(f"embed_dim {self.embed_dim} must be divisible by 2^{len(self.widths)} "
+                             "(each layer folds its rows in pairs)")
         if not 1 <= self.k_top <= self.widths[0]:
             # a one-word sentence gives widths[0] columns at layer 1, and k_top of them must exist
             raise ValueError(f"k_top {self.k_top} must be in [1, widths[0] = {self.widths[0]}]")
@@ -74,11 +78,13 @@ class DCNNConfig:
 
 @dataclass
 class DCNNOutput(ModelOutput):
-    # Level 0 is the words, level l = 1..L the nodes kept by layer l's k-max pooling.
-    positions: list[Tensor] = field(default_factory=list)  # level l: (B, r_l, n_l, K_l) long, kept positions in layer l's conv output (level 0: word index, r_0 = d, n_0 = 1), ascending; -1 past k
-    activations: list[Tensor] = field(default_factory=list)  # level l: (B, r_l, n_l, K_l) tanh(pooled + bias) (level 0: the sentence matrix), 0 past k
+    # Per level: 0 is the words (r_0 = d rows, n_0 = 1 map), l = 1..L the nodes kept by layer l's k-max.
+    # positions: kept positions in layer l's convolution output (level 0: word index), ascending, -1 past k.
+    positions: list[Tensor] = field(default_factory=list)  # level l: (B, r_l, n_l, K_l) long
+    # activations: tanh(pooled + bias) of those nodes (level 0: the sentence matrix), 0 past k.
+    activations: list[Tensor] = field(default_factory=list)  # level l: (B, r_l, n_l, K_l)
     k: Tensor | None = None  # (B, L + 1) long: valid nodes per level; k[:, 0] = s
-    conv1: Tensor | None = None  # (B, d, n_1, T + m_1 - 1): first wide convolution before folding, the Fig. 4 feature detectors
+    conv1: Tensor | None = None  # (B, d, n_1, T + m_1 - 1): layer 1's convolution before folding (Fig. 4)
 
 
 def dynamic_k(s: Tensor, layer: int, num_layers: int, k_top: int) -> Tensor:
@@ -103,7 +109,7 @@ def kmax_pooling(x: Tensor, k: Tensor, width: Tensor) -> tuple[Tensor, Tensor]:
     ranked = scores.sort(dim=-1, descending=True, stable=True).indices[..., :K]  # (B, r, n, K) largest first
     keep = torch.arange(K, device=x.device) < k[:, None, None, None]  # (B, 1, 1, K)
     positions = ranked.masked_fill(~keep, W).sort(-1).values  # (B, r, n, K) original order; dropped ranks last
-    values = x.gather(-1, positions.clamp_max(W - 1)) * keep  # (B, r, n, K)
+    values = x.gather(-1, positions.clamp_max(W - 1)).masked_fill(~keep, 0.0)  # (B, r, n, K)
     return values, positions.masked_fill(~keep, -1)
 
 
@@ -113,30 +119,31 @@ class DCNNLayer(nn.Module):
     def __init__(self, rows: int, in_maps: int, out_maps: int, width: int):
         super().__init__()
         self.width = width
-        # groups=rows: row p's out_maps filters read row p of every input map only (Eq. 5's diagonal M)
+        # groups=rows: the out_maps filters of row ρ read row ρ of every input map only (Eq. 5's diagonal M)
         self.conv = nn.Conv1d(rows * in_maps, rows * out_maps, width, padding=width - 1, groups=rows, bias=False)
         self.bias = nn.Parameter(torch.zeros(rows // 2, out_maps))  # §3.4: one per row of each pooled map
 
     def forward(self, x: Tensor, width: Tensor, k: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         B, r, n_in, T = x.shape
-        # Eq. 7 with wide Eq. 1: F_j[p] = sum_k m_{j,k}[p] * F_k[p], zero margins of m - 1 on both sides
+        # Eq. 7 with wide Eq. 1, per row ρ: F_j[ρ] = sum_k m_{j,k}[ρ] * F_k[ρ], zero margins of m - 1 each side
         conv = self.conv(x.reshape(B, r * n_in, T)).view(B, r, -1, T + self.width - 1)  # (B, r, n, W)
         # §3.6 folding
         folded = fold(conv)  # (B, r/2, n, W)
         # §3.2-3.3: keep k of the s + m - 1 valid columns (past them the input was all zero padding)
         pooled, kept = kmax_pooling(folded, k, width + self.width - 1)  # (B, r/2, n, K) each
         # §3.4 bias and tanh; ranks past k are zeroed: they are the next wide convolution's zero margin
-        out = torch.tanh(pooled + self.bias[:, :, None]) * (kept >= 0)  # (B, r/2, n, K)
+        out = torch.tanh(pooled + self.bias[:, :, None]).masked_fill(kept < 0, 0.0)  # (B, r/2, n, K)
         return out, kept, conv
 
 
 class DCNN(SentenceClassifier):
     key = "dcnn"
     config_class = DCNNConfig
-    # §5.1 AdaGrad; lr 0.1 and batch 4 from Godin/mwilliammyers (the authors' Matlab code); the paper
-    # gives neither. l2 is the softmax layer's weight decay: Godin's penalty 5e-5 * sum w^2 has gradient
-    # 1e-4 * w; param_groups scales it per conv layer. No clipping in any source; epochs: our cap.
-    default_training = {"optimizer": "adagrad", "lr": 0.1, "l2": 1e-4, "batch_size": 4, "clip": 0, "epochs": 20}
+    # §5.1 AdaGrad; lr 0.1 from Godin/mwilliammyers (the authors' Matlab code); the paper gives no lr or
+    # batch size. Batch 32, not their 4: an epoch with phrases is about 4x cheaper on one CPU core. l2 is
+    # the softmax layer's weight decay: Godin's penalty 5e-5 * sum w^2 has gradient 1e-4 * w, and
+    # param_groups scales it per conv layer. No clipping in any source; epochs: our cap.
+    default_training = {"optimizer": "adagrad", "lr": 0.1, "l2": 1e-4, "batch_size": 32, "clip": 0, "epochs": 20}
     presets = {
         "sst5": {"widths": [10, 7], "maps": [6, 12], "k_top": 5},  # §5.2 fine-grained
         "sst2": {"widths": [7, 5], "maps": [6, 14], "k_top": 4},  # §5.2 binary
@@ -158,7 +165,7 @@ class DCNN(SentenceClassifier):
         B, T = ids.shape
         mask = length_mask(lengths, T)  # (B, T)
         # Eq. 2: sentence matrix, rows = embedding dimensions, one input map; pads are zero columns
-        x = (self.embedding(ids) * mask[..., None]).transpose(1, 2).unsqueeze(2)  # (B, d, 1, T)
+        x = self.embedding(ids).masked_fill(~mask[..., None], 0.0).transpose(1, 2).unsqueeze(2)  # (B, d, 1, T)
         words = torch.where(mask, torch.arange(T, device=ids.device), -1)  # (B, T)
         positions, activations, ks = [words[:, None, None, :].expand_as(x)], [x.detach()], [lengths]
         width, conv1 = lengths, None  # width: valid columns of each sentence at the current level
@@ -166,7 +173,8 @@ class DCNN(SentenceClassifier):
             # Eq. 4: k from the sentence length s; the top layer gets k_top
             k = dynamic_k(lengths, layer_index, len(self.layers), self.config.k_top)  # (B,)
             x, kept, conv = layer(x, width, k)  # (B, r/2, n, K), (B, r/2, n, K), (B, r, n, W)
-            conv1 = conv.detach() if conv1 is None else conv1
+            if layer_index == 1:
+                conv1 = conv.detach()
             positions.append(kept)
             activations.append(x.detach())
             ks.append(k)
@@ -178,8 +186,9 @@ class DCNN(SentenceClassifier):
 
     def param_groups(self, weight_decay: float) -> list[dict]:
         """§5.1 L2 per layer, as in the authors' Matlab code (via Godin): conv layer l gets
-        conv_l2_scale[l] * weight_decay (1.5e-5 and 1.5e-6 against 5e-5), the softmax weights
-        weight_decay; biases none. The sparse embedding gets none: sparse AdaGrad cannot apply it."""
+        conv_l2_scale[l] * weight_decay (Godin's penalties 1.5e-5 and 1.5e-6 against 5e-5), the
+        softmax weights weight_decay; biases none. The sparse embedding gets none (a deviation):
+        sparse AdaGrad cannot apply weight decay."""
         groups = [{"params": [layer.conv.weight], "weight_decay": weight_decay * scale}
                   for layer, scale in zip(self.layers, self.config.conv_l2_scale)]
         groups.append({"params": [self.out.weight], "weight_decay": weight_decay})
@@ -199,44 +208,46 @@ class DCNN(SentenceClassifier):
         return [self.feature_graph(output, index, words),
                 self.feature_graph(output, index, words, top_map=best_map)]
 
-    @torch.no_grad()
     def feature_graph(self, output: DCNNOutput, index: int, words: list[str], top_map: int | None = None) -> KMaxGraph:
         """§4.2 induced feature graph of sentence `index`, from the top kept nodes (of all maps, or of
-        `top_map` only) down to the words. A kept node at position p of layer l joins every node of
-        level l-1 at pooled index p-m+1..p (Eq. 1), in rows 2p', 2p'+1 for its row p' (folding) and in
-        every map (Eq. 7). Kept nodes that no node above reaches are dropped; level 0 lists every
+        `top_map` only) down to the words. A kept node at position p in row ρ of layer l joins every
+        node of level l-1 at pooled index p-m+1..p (Eq. 1), in rows 2ρ and 2ρ+1 (folding) and in every
+        map (Eq. 7). Kept nodes that no node above reaches are dropped; level 0 lists every
         word. Edge weight = number of (row, map) pairs of level l whose node at the parent position
         reaches the child position."""
         num_layers = len(self.layers)
+        positions = [p[index].cpu() for p in output.positions]  # level l: (r_l, n_l, K_l)
+        activations = [a[index].cpu() for a in output.activations]  # level l: (r_l, n_l, K_l)
+        k = output.k[index].tolist()  # valid nodes per level
         levels: list[list[int]] = [[] for _ in range(num_layers + 1)]
         values: list[list[float]] = [[] for _ in range(num_layers + 1)]
         edges: list[tuple[int, int, int, float]] = []
-        active = output.positions[num_layers][index] >= 0  # (r_L, n_L, k_top)
+        active = positions[num_layers] >= 0  # (r_L, n_L, k_top)
         if top_map is not None:
             active[:, torch.arange(active.shape[1]) != top_map] = False
         for level in range(num_layers, 0, -1):
-            pos = output.positions[level][index]  # (r, n, K)
-            below = output.positions[level - 1][index]  # (2r, n_below, K_below)
-            levels[level], values[level] = _mean_by_position(pos[active], output.activations[level][index][active])
+            pos, below = positions[level], positions[level - 1]  # (r, n, K), (2r, n_below, K_below)
+            levels[level], values[level] = _mean_by_position(pos[active], activations[level][active])
             # Eq. 1: the node at position p reads pooled indices p-m+1..p of the level below
             window = pos[..., None] - torch.arange(self.layers[level - 1].width)  # (r, n, K, m)
-            used = active[..., None] & (window >= 0) & (window < output.k[index, level - 1])  # (r, n, K, m)
+            used = active[..., None] & (window >= 0) & (window < k[level - 1])  # (r, n, K, m)
             row, fmap, rank, offset = used.nonzero(as_tuple=True)  # (E,) each
             child_row = 2 * row[:, None, None] + torch.arange(2)[None, :, None]  # (E, 2, 1) folding
             child_map = torch.arange(below.shape[1])[None, None, :]  # (1, 1, n_below) Eq. 7
             child_index = window[row, fmap, rank, offset][:, None, None]  # (E, 1, 1)
             child = below[child_row, child_map, child_index]  # (E, 2, n_below)
-            # count each edge once per parent (row, map) pair, then count those pairs per edge
-            parent = torch.stack([row, fmap, pos[row, fmap, rank]], 1)[:, None, None, :].expand(*child.shape, 3)
-            pairs = torch.cat([parent, child[..., None]], -1).reshape(-1, 4).unique(dim=0)  # (P, 4)
-            edge, count = pairs[:, 2:].unique(dim=0, return_counts=True)  # (E', 2), (E',)
-            edges += [(level, p, c, float(w)) for (p, c), w in zip(edge.tolist(), count.tolist())]
+            # one integer per (row, map, parent, child): count each edge once per parent (row, map)
+            # pair, then count those pairs per (parent, child) edge
+            span = max(int(pos.max()), int(below.max())) + 1  # every position at both levels is < span
+            parent = (row * pos.shape[1] + fmap) * span + pos[row, fmap, rank]  # (E,)
+            pairs = (parent[:, None, None] * span + child).unique()  # (P,)
+            edge, count = (pairs % (span * span)).unique(return_counts=True)  # (E',), (E',)
+            edges += [(level, e // span, e % span, float(w)) for e, w in zip(edge.tolist(), count.tolist())]
             active = torch.zeros(below.shape, dtype=torch.bool)
             active[child_row, child_map, child_index] = True
-        n_words = int(output.k[index, 0])
-        levels[0] = list(range(n_words))
-        values[0] = output.activations[0][index, :, 0, :n_words].mean(0).tolist()  # mean over the d rows
-        title = "Induced feature graph (§4.2), all maps" if top_map is None else f"Induced feature graph (§4.2), top map {top_map}"
+        levels[0] = list(range(k[0]))
+        values[0] = activations[0][:, 0, : k[0]].mean(0).tolist()  # mean over the d rows
+        title = "Induced feature graph (§4.2), " + ("all maps" if top_map is None else f"top-layer map {top_map}")
         return KMaxGraph(title=title, words=list(words), levels=levels, values=values, edges=sorted(edges))
 
 
