@@ -94,6 +94,19 @@ class Lab:
             checkpoints[key], sources[key] = ckpt, f"bundled: {config.parent}"
         return cls(checkpoints, sources, errors)
 
+    @classmethod
+    def load(cls, root: str | Path | None = None, prefer: str = "auto", config: str | Path | None = None,
+             bundled: str | Path | None = None) -> "Lab":
+        """Resolve every checkpoint through core.hub: the explicit `root` directory if given, else the
+        pinned Hub repo of configs/hub.toml (cache first; offline or unreachable falls back within 3 s),
+        else the bundled checkpoints/. `prefer`: "auto", "hub" (no fallback) or "bundled" (no network).
+        `sources` says where each came from ("hub: repo@rev", "bundled: path", "directory: path");
+        a broken checkpoint lands in `errors` (message naming the file) and the others still load."""
+        from core.hub import load_all
+
+        checkpoints, sources, errors, _ = load_all(root, prefer, config, bundled)
+        return cls(checkpoints, sources, errors)
+
     def tasks(self, lang: str | None = None) -> list[str]:
         return sorted({t for t, _ in self.checkpoints if lang is None or self.checkpoints[(t, _)].meta.get("lang") == lang})
 

@@ -1,0 +1,601 @@
+"""The bundled checkpoints: train the set in configs/bundled.toml, compact it into checkpoints/, measure it.
+
+    python -m core.bundle train               # = make train: train every entry, then bundle it
+    python -m core.bundle train --from-runs   # only re-bundle the existing runs/ (no training)
+    python -m core.bundle train --only sst5/dcnn --from-runs
+    python -m core.bundle check               # manifest, size budget and every checkpoint loads
+
+For each entry {model, task, phrases, seed, args} the run `runs/<task>[-phrases]/<model>-s<seed>/` is
+trained with core.train (its best-on-dev checkpoint), then copied into `checkpoints/<task>/<model>/`
+compactly: float16 weights and the vocabulary pruned to the most frequent training words. One word
+budget for all checkpoints is chosen so that the whole folder stays within `max_total_mb`. The pruned
+float16 checkpoint is loaded back exactly as the app loads it and RE-EVALUATED on the task's test set:
+that measured accuracy goes into its metrics.json and its model card (the full-precision run's number
+is shown beside it, labelled as such, never in its place). Finally `checkpoints/manifest.json`
+records every file's sha256 and Gradio's cached examples are cleared (they were computed with the
+old checkpoints).
+"""
+
+import argparse
+import dataclasses
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from core.checkpoint import CONFIG, CheckpointError, atomic_write_text, load_checkpoint, save_checkpoint
+from core.data import PROJECT_ROOT, TASKS, DataError, load_task
+from core.hub import (BUNDLED, CARD, MANIFEST, check_name, manifest_pairs, read_manifest, verify_against_manifest,
+                      write_manifest)
+from core.metrics import evaluate
+from core.models import model_class
+from core.vocab import PAD, UNK, Vocab
+
+log = logging.getLogger("core.bundle")
+
+BUNDLE_CONFIG = PROJECT_ROOT / "configs" / "bundled.toml"
+EXAMPLES_CACHE = PROJECT_ROOT / ".gradio" / "cached_examples"
+CARD_OVERHEAD = 48_000  # bytes per checkpoint planned for config.json, metrics.json, README.md, headers
+RESERVED_ARGS = ("--model", "--task", "--seed", "--phrases", "--no-phrases", "--resume", "--no-resume")
+
+# The papers' own numbers (test accuracy, %), from docs/notes on the five papers. None: no such number.
+PAPERS = {
+    "tensor_cnn": "Tao Lei, Regina Barzilay, Tommi Jaakkola (2015), \"Molding CNNs for text: non-linear, "
+                  "non-consecutive convolutions\", EMNLP",
+    "mrnn": "Ozan Irsoy, Claire Cardie (2015), \"Modeling Compositionality with Multiplicative Recurrent Neural "
+            "Networks\", ICLR",
+    "dcnn": "Nal Kalchbrenner, Edward Grefenstette, Phil Blunsom (2014), \"A Convolutional Neural Network for "
+            "Modelling Sentences\", ACL",
+    "adasent": "Han Zhao, Zhengdong Lu, Pascal Poupart (2015), \"Self-Adaptive Hierarchical Sentence Model\", IJCAI",
+    "agt": "Hongyu Guo (2017), \"A Deep Network with Visual Text Composition Behavior\", ACL",
+    "nbow": "neural bag-of-words baseline (as in the tables of Kalchbrenner et al. 2014 and Lei et al. 2015)",
+}
+PAPER_RESULTS = {  # (task, model) -> (accuracy %, where)
+    ("sst5", "tensor_cnn"): (51.2, "Lei et al. 2015, Table 1 (with phrase labels)"),
+    ("sst5", "mrnn"): (43.5, "Irsoy & Cardie 2015, Table 1 (mRNN+vec, dh = 20)"),
+    ("sst5", "dcnn"): (48.5, "Kalchbrenner et al. 2014, Table 1"),
+    ("sst5", "agt"): (50.5, "Guo 2017, Table 1"),
+    ("sst2", "tensor_cnn"): (88.6, "Lei et al. 2015, Table 1 (with phrase labels)"),
+    ("sst2", "dcnn"): (86.8, "Kalchbrenner et al. 2014, Table 1"),
+    ("mr", "adasent"): (83.1, "Zhao et al. 2015"),
+    ("cr", "adasent"): (86.3, "Zhao et al. 2015"),
+    ("subj", "adasent"): (95.5, "Zhao et al. 2015"),
+    ("mpqa", "adasent"): (93.3, "Zhao et al. 2015"),
+    ("trec", "adasent"): (92.4, "Zhao et al. 2015"),
+}
+NO_PAPER_RESULT = {
+    "adasent": "AdaSent reports no SST result (MR, CR, SUBJ, MPQA and TREC only)",
+    "mrnn": "the mRNN paper reports SST-5 and MPQA only",
+    "agt": "the AGT paper reports SST-5 only",
+}
+# task -> (Hub dataset id or a plain identifier when the data is not on the Hub, readable name, task name)
+DATASETS = {
+    "sst5": ("stanfordnlp/sst", "SST-5 (Stanford Sentiment Treebank, fine-grained)", "Sentiment classification, 5 classes"),
+    "sst2": ("stanfordnlp/sst2", "SST-2 (Stanford Sentiment Treebank, binary)", "Sentiment classification, 2 classes"),
+    "zh_sentiment": ("online_shopping_10_cats", "online_shopping_10_cats (SophonPlus ChineseNlpCorpus)",
+                     "Chinese sentiment classification, 2 classes"),
+    "trec": ("trec", "TREC question classification", "Question type classification, 6 classes"),
+}
+
+
+# -- the configuration ------------------------------------------------------------------------------
+
+@dataclass
+class Entry:
+    model: str
+    task: str
+    phrases: bool = False
+    seed: int = 1
+    args: list[str] = field(default_factory=list)  # extra `python -m core.train` arguments
+    max_vocab: int = 0  # 0: the [bundle] max_vocab
+
+    @property
+    def key(self) -> str:
+        return f"{self.task}/{self.model}"
+
+    def train_argv(self, data_dir: str | None = None) -> list[str]:
+        argv = ["--model", self.model, "--task", self.task, "--seed", str(self.seed)]
+        argv += ["--phrases"] if self.phrases else []
+        return argv + list(self.args) + (["--data-dir", data_dir] if data_dir else [])
+
+    def train_config(self, data_dir: str | None = None, runs: Path | None = None):
+        """The run's TrainConfig; `runs` replaces the default runs/ folder (same sub-folders)."""
+        from core.train import parse_args
+
+        try:
+            cfg = parse_args(self.train_argv(data_dir))
+        except SystemExit:  # argparse already printed what is wrong
+            raise ValueError(f"{self.key}: invalid args {self.args}") from None
+        if runs is not None:
+            default = cfg.output_dir()
+            cfg.out = str(Path(runs) / default.parent.name / default.name)
+        return cfg
+
+
+@dataclass
+class BundleConfig:
+    entries: list[Entry]
+    max_total_mb: float = 40.0
+    max_vocab: int = 30000
+    min_vocab: int = 1000
+    library_name: str = "pytorch"
+    license: str = ""
+    path: Path = BUNDLE_CONFIG
+
+
+def read_bundle_config(path: str | Path = BUNDLE_CONFIG) -> BundleConfig:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{path} does not exist") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"{path}: {err}") from None
+    settings = data.get("bundle", {})
+    known = {"max_total_mb", "max_vocab", "min_vocab", "library_name", "license"}
+    if unknown := sorted(set(settings) - known) or sorted(set(data) - {"bundle", "checkpoint"}):
+        raise ValueError(f"{path}: unknown keys {unknown}")
+    entries, seen = [], set()
+    entry_fields = {f.name: f.type for f in dataclasses.fields(Entry)}
+    for i, raw in enumerate(data.get("checkpoint", [])):
+        where = f"{path}: [[checkpoint]] #{i + 1}"
+        if unknown := sorted(set(raw) - set(entry_fields)):
+            raise ValueError(f"{where}: unknown keys {unknown}")
+        try:
+            entry = Entry(**raw)
+            check_name("model", entry.model)
+            check_name("task", entry.task)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{where}: {err}") from None
+        if (not isinstance(entry.phrases, bool) or not isinstance(entry.seed, int) or not isinstance(entry.max_vocab, int)
+                or not isinstance(entry.args, list) or not all(isinstance(a, str) for a in entry.args)):
+            raise ValueError(f"{where}: phrases is true/false, seed and max_vocab integers, args a list of strings")
+        if bad := [a for a in entry.args if a.split("=")[0] in RESERVED_ARGS or a == "--out" or a.startswith("--out=")]:
+            raise ValueError(f"{where}: {bad} cannot be in args (model, task, seed and phrases are fields; "
+                             "runs go to their default folder)")
+        if entry.key in seen:
+            raise ValueError(f"{where}: {entry.key} is listed twice")
+        seen.add(entry.key)
+        entries.append(entry)
+    if not entries:
+        raise ValueError(f"{path}: no [[checkpoint]] entries")
+    try:
+        config = BundleConfig(entries, path=path, **settings)
+    except TypeError as err:
+        raise ValueError(f"{path}: {err}") from None
+    if not 0 < config.min_vocab <= config.max_vocab or config.max_total_mb <= 0:
+        raise ValueError(f"{path}: need 0 < min_vocab <= max_vocab and max_total_mb > 0")
+    return config
+
+
+# -- compaction -------------------------------------------------------------------------------------
+
+def _training_examples(train_config: dict, data_dir: str | None):
+    task = load_task(train_config["task"], data_dir or train_config.get("data_dir") or None,
+                     phrases=train_config.get("phrases", False), fold=train_config.get("fold", 0))
+    train = task.train[: train_config["max_train"]] if train_config.get("max_train") else task.train
+    if train_config.get("max_words"):
+        train = [dataclasses.replace(e, words=e.words[: train_config["max_words"]]) for e in train]
+    return task, train
+
+
+def ranked_words(train, vocab: Vocab) -> list[str]:
+    """Vocabulary words by training frequency (sentences only when phrases were added: a phrase repeats
+    words of its sentence), ties alphabetically, as Vocab.build orders them. Words the training data
+    never had (extra words from the vectors) are left out."""
+    sentences = [e for e in train if not e.is_phrase] or train
+    counts = Counter(w for e in sentences for w in e.words)
+    counts.update({w: 0 for e in train for w in e.words if w not in counts})  # words only in phrases: last
+    words = [w for w in counts if w in vocab.stoi and w not in (PAD, UNK)]
+    return sorted(words, key=lambda w: (-counts[w], w))
+
+
+def _json_bytes(word: str) -> int:
+    return len(json.dumps(word, ensure_ascii=False).encode("utf-8")) + 2  # the word, ", "
+
+
+@dataclass
+class Plan:
+    """What one run becomes: sizes to choose the word budget, the words in frequency order."""
+    entry: Entry
+    run_dir: Path
+    ckpt: object  # core.checkpoint.Checkpoint of the run's best epoch
+    task: object  # core.data.TaskData
+    words: list[str]
+    fixed_bytes: int  # float16 weights without the embedding, plus the planned card/config overhead
+    bytes_per_row: int  # float16 embedding row
+
+    def size(self, n_words: int) -> int:
+        n = min(n_words, len(self.words))
+        return self.fixed_bytes + (n + 2) * self.bytes_per_row + sum(_json_bytes(w) for w in self.words[:n])
+
+
+def plan_run(entry: Entry, data_dir: str | None = None, runs: Path | None = None) -> Plan:
+    cfg = entry.train_config(data_dir, runs)
+    run_dir = cfg.output_dir()
+    if not (run_dir / "best" / CONFIG).is_file():
+        raise CheckpointError(f"{entry.key}: no trained run in {run_dir / 'best'} (train it, or drop --from-runs)")
+    ckpt = load_checkpoint(run_dir / "best")
+    if (ckpt.meta.get("task"), ckpt.meta.get("model")) != (entry.task, entry.model):
+        raise CheckpointError(f"{run_dir / 'best' / CONFIG} holds {ckpt.meta.get('task')}/{ckpt.meta.get('model')}, not {entry.key}")
+    task, train = _training_examples(ckpt.meta.get("train_config", {"task": entry.task}), data_dir)
+    embedding = ckpt.model.embedding.weight
+    fixed = sum(t.numel() * (2 if t.is_floating_point() else t.element_size())
+                for t in ckpt.model.state_dict().values() if t.data_ptr() != embedding.data_ptr())
+    return Plan(entry, run_dir, ckpt, task, ranked_words(train, ckpt.vocab), fixed + CARD_OVERHEAD, embedding.shape[1] * 2)
+
+
+def choose_vocab(plans: list[Plan], budget_bytes: int, config: BundleConfig) -> int:
+    """The largest word budget (the same for every checkpoint) that keeps the total within budget_bytes."""
+    def total(n: int) -> int:
+        return sum(p.size(min(n, p.entry.max_vocab or n)) for p in plans)
+
+    if total(config.min_vocab) > budget_bytes:
+        raise ValueError(f"even {config.min_vocab} words per checkpoint need {total(config.min_vocab) / 1e6:.1f} MB, "
+                         f"over the {budget_bytes / 1e6:.1f} MB left of max_total_mb in {config.path}")
+    lo, hi = config.min_vocab, config.max_vocab
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if total(mid) <= budget_bytes else (lo, mid - 1)
+    return lo
+
+
+def prune(ckpt, keep: list[str]):
+    """A copy of the model whose vocabulary is [PAD, UNK] + keep (rows gathered from the old embedding)."""
+    itos = [PAD, UNK] + keep
+    index = [ckpt.vocab.stoi[w] for w in itos]
+    model = ckpt.model
+    embedding_key = next(k for k, v in model.state_dict().items() if v.data_ptr() == model.embedding.weight.data_ptr())
+    state = dict(model.state_dict())
+    state[embedding_key] = state[embedding_key][index].clone()
+    config = dataclasses.replace(model.config, vocab_size=len(itos))
+    pruned = model_class(model.key)(config)
+    pruned.load_state_dict(state, strict=True)
+    return pruned.eval(), Vocab(itos)
+
+
+def _coverage(examples, vocab: Vocab) -> float:
+    tokens = [w for e in examples for w in e.words]
+    return sum(w in vocab.stoi for w in tokens) / max(1, len(tokens))
+
+
+def _git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT_ROOT, capture_output=True,
+                              text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(PROJECT_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> dict:
+    """Write checkpoints/<task>/<model>/ from the run, re-evaluate it there, write metrics and card."""
+    entry, ckpt, task = plan.entry, plan.ckpt, plan.task
+    keep = plan.words[: min(n_words, entry.max_vocab or n_words)]
+    model, vocab = prune(ckpt, keep)
+    staging = out_root / f".staging-{entry.task}-{entry.model}"
+    shutil.rmtree(staging, ignore_errors=True)
+    meta = {k: v for k, v in ckpt.meta.items() if k not in ("model", "config", "files")}
+    meta["bundle"] = {"dtype": "float16", "vocab_size": len(vocab), "source_vocab_size": len(ckpt.vocab),
+                      "source_run": _display(plan.run_dir)}
+    save_checkpoint(staging, model, vocab, meta, half=True)
+
+    bundled = load_checkpoint(staging)  # exactly what the app will load: float16 -> float32, pruned words
+    run_metrics_path = plan.run_dir / "metrics.json"
+    run_metrics = json.loads(run_metrics_path.read_text(encoding="utf-8")) if run_metrics_path.is_file() else {}
+    paper = PAPER_RESULTS.get((entry.task, entry.model))
+    metrics = {
+        "model": entry.model, "task": entry.task, "lang": task.lang, "labels": task.labels, "seed": entry.seed,
+        "phrases": entry.phrases,
+        "test": evaluate(bundled.model, task.test, bundled.vocab, task.labels),
+        "extra_tests": {name: evaluate(bundled.model, ex, bundled.vocab, task.labels) for name, ex in task.extra_tests.items()},
+        "measured_on": "this checkpoint (float16 weights, pruned vocabulary), re-evaluated after compaction",
+        "checkpoint": {
+            "dtype": "float16", "vocab_size": len(vocab), "source_vocab_size": len(ckpt.vocab),
+            "test_token_coverage": _coverage(task.test, vocab),
+            "source_test_token_coverage": _coverage(task.test, ckpt.vocab),
+        },
+        "source_run": {
+            "path": _display(plan.run_dir), "command": "python -m core.train " + " ".join(entry.train_argv()),
+            "test_accuracy_full_precision": run_metrics.get("test", {}).get("accuracy"),
+            "dev_accuracy": run_metrics.get("dev_accuracy"), "best_epoch": run_metrics.get("best_epoch"),
+            "epochs_run": run_metrics.get("epochs_run"), "train_examples": run_metrics.get("train_examples"),
+            "split": run_metrics.get("split", task.split_note), "vectors": run_metrics.get("vectors"),
+            "commit": run_metrics.get("commit", ""),
+        },
+        "paper": {"accuracy": paper[0], "source": paper[1]} if paper else None,
+        "train_config": ckpt.meta.get("train_config", {}),
+        "model_config": dataclasses.asdict(bundled.model.config),
+        "parameters": sum(p.numel() for p in bundled.model.parameters()),
+        "bundle_commit": _git_commit(),
+    }
+    atomic_write_text(staging / "metrics.json", json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
+    (staging / CARD).write_text(render_card(metrics, config), encoding="utf-8")
+    for path in staging.iterdir():  # atomic writes leave 0600 temp-file modes; the folder is shared and served
+        path.chmod(0o644)
+    final = out_root / entry.task / entry.model
+    final.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(staging, final)
+    log.info("%s: test accuracy %.4f after compaction (%d words, float16; the run had %s)", entry.key,
+             metrics["test"]["accuracy"], len(vocab), metrics["source_run"]["test_accuracy_full_precision"])
+    return metrics
+
+
+# -- model cards ------------------------------------------------------------------------------------
+
+def _pct(x) -> str:
+    return "—" if x is None else f"{100 * x:.1f}%"
+
+
+def _paper_pct(metrics: dict) -> str:
+    return f"{metrics['paper']['accuracy']:.1f}%" if metrics.get("paper") else "—"
+
+
+def _dataset(task: str) -> tuple[str, str, str]:
+    return DATASETS.get(task, (task, TASKS.get(task, ("", "", task))[2], "Text classification"))
+
+
+def _eval_result(metrics: dict) -> dict:
+    dataset_id, dataset_name, task_name = _dataset(metrics["task"])
+    return {
+        "task": {"type": "text-classification", "name": task_name},
+        "dataset": {"type": dataset_id, "name": dataset_name, "split": "test"},
+        "metrics": [{"type": "accuracy", "value": round(metrics["test"]["accuracy"], 4),
+                     "name": "Test accuracy (this float16, pruned-vocabulary checkpoint)"}],
+    }
+
+
+def _front_matter(meta: dict) -> str:
+    return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000) + "---\n"
+
+
+def card_metadata(metrics_list: list[dict], config: BundleConfig, name: str) -> dict:
+    languages = sorted({m["lang"] for m in metrics_list})
+    datasets = sorted({_dataset(m["task"])[0] for m in metrics_list})
+    meta = {
+        "library_name": config.library_name,
+        "pipeline_tag": "text-classification",
+        "language": languages,
+        **({"license": config.license} if config.license else {}),
+        "datasets": datasets,
+        "metrics": ["accuracy"],
+        "tags": ["sentence-classification", "sentiment-analysis", "compositional-models", "safetensors"]
+                + sorted({m["model"].replace("_", "-") for m in metrics_list}),
+        "model-index": [{"name": f"{m['model']}-{m['task']}" if len(metrics_list) > 1 else name,
+                         "results": [_eval_result(m)]} for m in metrics_list],
+    }
+    return meta
+
+
+def render_card(metrics: dict, config: BundleConfig) -> str:
+    model, task = metrics["model"], metrics["task"]
+    run, ck, tc = metrics["source_run"], metrics["checkpoint"], metrics["train_config"]
+    _, dataset_name, task_name = _dataset(task)
+    paper = metrics["paper"]
+    paper_row = (f"| paper ({paper['source']}) | {paper['accuracy']:.1f}% |" if paper else
+                 f"| paper | — ({NO_PAPER_RESULT.get(model, 'no published number for this task')}) |")
+    extra = "".join(f"| {name} (extra test set, this checkpoint) | {_pct(r['accuracy'])} (n = {r['n']}) |\n"
+                    for name, r in metrics["extra_tests"].items())
+    vectors = run.get("vectors") or {}
+    vectors_text = (f"pretrained vectors `{vectors.get('file')}`" if vectors.get("file") else
+                    "randomly initialised word vectors (no pretrained vectors)")
+    settings = ", ".join(f"{k} = {tc.get(k)}" for k in ("optimizer", "lr", "l2", "batch_size", "clip", "epochs", "patience")
+                         if tc.get(k) is not None)
+    model_config = ", ".join(f"{k} = {v}" for k, v in metrics["model_config"].items())
+    name = f"{model}-{task}"
+    ours = f"**{_pct(metrics['test']['accuracy'])}** (n = {metrics['test']['n']})"
+    body = f"""
+# {name}: {task_name}
+
+The `{model}` sentence classifier trained on {dataset_name}, as bundled with the compositional sentence
+models lab (an interactive Gradio lab for five classic neural sentence classifiers).
+Model: {PAPERS.get(model, model)}.
+Classes: {", ".join(metrics["labels"])}.
+
+## Results (test set accuracy)
+
+| | accuracy |
+|---|---|
+| **this checkpoint** (float16 weights, {ck["vocab_size"]:,}-word vocabulary), measured after compaction | {ours} |
+{extra}| the same run before compaction (float32, {ck["source_vocab_size"]:,} words) | {_pct(run["test_accuracy_full_precision"])} |
+{paper_row}
+
+One seed ({metrics["seed"]}); the paper numbers come from their own setups (pretrained vectors, tuning), so a gap
+is expected. Test-token coverage of the vocabulary: {_pct(ck["test_token_coverage"])} (before pruning
+{_pct(ck["source_test_token_coverage"])}); other words read as `<unk>`.
+
+## How it was trained
+
+- Command: `{run["command"]}` (`make train` runs every entry of `configs/bundled.toml`, then
+  `python -m core.bundle` compacts and re-evaluates it).
+- Data: {run.get("split") or "see the task"}; {run.get("train_examples") or "?"} training examples.
+- {settings}; best dev accuracy {_pct(run.get("dev_accuracy"))} at epoch {run.get("best_epoch")} of {run.get("epochs_run")}.
+- Embeddings: {vectors_text}.
+- Model configuration: {model_config}; {metrics["parameters"]:,} parameters.
+- Code: commit `{run.get("commit") or "?"}` (training), `{metrics.get("bundle_commit") or "?"}` (bundling).
+
+## Files
+
+`model.safetensors` (float16; loads as float32), `config.json` (model configuration, labels, the sha256
+of the weights and the vocabulary), `vocab.json` (index = id), `metrics.json` (the full report: per-class
+precision/recall/F1 and the confusion matrix). Every file's sha256 is in `manifest.json` at the root.
+No pickle anywhere: `core.checkpoint.load_checkpoint("{task}/{model}")` reads them, and the lab's
+`Lab.load()` finds them in the bundled folder or in a pinned Hub repo.
+"""
+    return _front_matter(card_metadata([metrics], config, name)) + body
+
+
+def render_repo_card(checkpoints: Path, repo_id: str, config: BundleConfig | None = None) -> str:
+    """The README.md of the Hub repo: every checkpoint's measured accuracy next to the paper's."""
+    config = config or (read_bundle_config() if BUNDLE_CONFIG.is_file() else BundleConfig([]))
+    metrics_list = []
+    for task, model in manifest_pairs(read_manifest(checkpoints)):
+        path = checkpoints / task / model / "metrics.json"
+        try:
+            metrics_list.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, json.JSONDecodeError) as err:
+            raise CheckpointError(f"{path}: cannot read the metrics for the card ({err})") from None
+    rows = "".join(
+        f"| `{m['task']}/{m['model']}` | {_pct(m['test']['accuracy'])} | {_pct(m['source_run']['test_accuracy_full_precision'])} "
+        f"| {_paper_pct(m)} | {m['checkpoint']['vocab_size']:,} |\n"
+        for m in metrics_list)
+    body = f"""
+# {repo_id.split("/")[1]}: checkpoints of the compositional sentence models lab
+
+Five classic neural sentence classifiers (Lei et al. 2015 tensor CNN, Irsoy & Cardie 2015 multiplicative
+RNN, Kalchbrenner et al. 2014 DCNN, Zhao et al. 2015 AdaSent, Guo 2017 AGT) trained by the lab's own PyTorch
+trainer. Each `<task>/<model>/` folder is one checkpoint with its own model card.
+
+| checkpoint | test accuracy (this checkpoint) | before compaction | paper | words |
+|---|---|---|---|---|
+{rows}
+"This checkpoint" is measured on the float16, pruned-vocabulary files in this repo. `manifest.json` lists
+every file's sha256; the lab refuses a file that does not match. Pin a commit of this repo in the lab's
+`configs/hub.toml` to load these checkpoints instead of the bundled copies.
+"""
+    return _front_matter(card_metadata(metrics_list, config, repo_id.split("/")[1])) + body
+
+
+# -- the whole set ----------------------------------------------------------------------------------
+
+def folder_bytes(root: Path) -> int:
+    """Bytes of the files under root, hidden ones (staging folders) left out."""
+    return sum(p.stat().st_size for p in root.rglob("*")
+               if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts))
+
+
+def clear_examples_cache(paths: list[Path] | None = None) -> list[Path]:
+    """Remove Gradio's cached example outputs, which were computed with the old checkpoints."""
+    if paths is None:
+        paths = [EXAMPLES_CACHE] + ([Path(os.environ["GRADIO_EXAMPLES_CACHE"])] if os.environ.get("GRADIO_EXAMPLES_CACHE") else [])
+    cleared = []
+    for path in paths:
+        if path.is_dir():
+            shutil.rmtree(path)
+            cleared.append(path)
+    return cleared
+
+
+def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, only: list[str] | None = None,
+           data_dir: str | None = None, examples_cache: list[Path] | None = None, resume: bool = False,
+           runs: Path | None = None) -> dict:
+    """Train (unless from_runs) and compact the configured set; returns {task/model: metrics}."""
+    entries = config.entries
+    if only:
+        unknown = sorted(set(only) - {e.key for e in entries})
+        if unknown:
+            raise ValueError(f"--only {unknown}: not in {config.path} ({', '.join(e.key for e in entries)})")
+        entries = [e for e in entries if e.key in only]
+    for entry in entries:  # validate every entry's arguments before hours of training
+        entry.train_config(data_dir, runs)
+    if not from_runs:
+        from core.train import Trainer
+
+        for entry in entries:
+            cfg = entry.train_config(data_dir, runs)
+            cfg.resume = resume
+            log.info("training %s -> %s", entry.key, cfg.output_dir())
+            Trainer(cfg).fit()
+
+    out.mkdir(parents=True, exist_ok=True)
+    keys = {e.key for e in config.entries}
+    for stale in sorted(out.glob("*/*")):  # make the folder exactly the configured set
+        if stale.is_dir() and f"{stale.parent.name}/{stale.name}" not in keys:
+            log.warning("removing %s: not in %s", stale, config.path)
+            shutil.rmtree(stale)
+    for leftover in out.glob(".staging-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+    plans = [plan_run(e, data_dir, runs) for e in entries]
+    kept = sum(folder_bytes(out / e.task / e.model) for e in config.entries if e not in entries and (out / e.task / e.model).is_dir())
+    n_words = choose_vocab(plans, int(config.max_total_mb * 1e6) - kept, config)
+    log.info("vocabulary budget: %d words per checkpoint (max_total_mb = %g)", n_words, config.max_total_mb)
+    results = {p.entry.key: compact(p, n_words, out, config) for p in plans}
+    for directory in out.glob("*"):  # empty task folders left by removed entries
+        if directory.is_dir() and not any(directory.iterdir()):
+            directory.rmdir()
+    write_manifest(out)
+    (out / MANIFEST).chmod(0o644)
+    total = folder_bytes(out)
+    if total > config.max_total_mb * 1e6:
+        raise ValueError(f"{out} holds {total / 1e6:.1f} MB, over max_total_mb = {config.max_total_mb} in {config.path}")
+    for path in clear_examples_cache(examples_cache):
+        log.info("cleared %s", path)
+    log.info("%s: %d checkpoints, %.1f MB, manifest written", out, len(list(out.glob("*/*/config.json"))), total / 1e6)
+    return results
+
+
+def check(out: Path = BUNDLED, max_total_mb: float | None = None) -> list[str]:
+    """Problems with the bundled folder (empty when it is fine): manifest, size, every checkpoint loads."""
+    problems = []
+    try:
+        files = read_manifest(out)
+    except CheckpointError as err:
+        return [str(err)]
+    listed = set(files) | {MANIFEST}
+    for path in sorted(out.rglob("*")):
+        rel = path.relative_to(out).as_posix()
+        if path.is_file() and rel not in listed and not rel.startswith("."):
+            problems.append(f"{path} is not recorded in {out / MANIFEST}")
+    for task, model in manifest_pairs(files):
+        try:
+            verify_against_manifest(out, task, model, files)
+            load_checkpoint(out / task / model)
+        except CheckpointError as err:
+            problems.append(str(err))
+    limit = max_total_mb if max_total_mb is not None else (read_bundle_config().max_total_mb if BUNDLE_CONFIG.is_file() else 40.0)
+    if (total := folder_bytes(out)) > limit * 1e6:
+        problems.append(f"{out} holds {total / 1e6:.1f} MB, over {limit} MB")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
+    parser = argparse.ArgumentParser(prog="python -m core.bundle", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    train = sub.add_parser("train", help="train and bundle the checkpoints of configs/bundled.toml")
+    train.add_argument("--config", default=str(BUNDLE_CONFIG))
+    train.add_argument("--from-runs", action="store_true", help="skip training: bundle the existing runs")
+    train.add_argument("--only", action="append", default=[], metavar="TASK/MODEL", help="only this entry (repeatable)")
+    train.add_argument("--resume", action="store_true", help="continue killed runs instead of starting fresh")
+    train.add_argument("--data-dir", default=None)
+    train.add_argument("--out", default=str(BUNDLED))
+    train.add_argument("--runs", default=None, help="the runs folder (default runs/)")
+    verify = sub.add_parser("check", help="verify checkpoints/: manifest, size, every checkpoint loads")
+    verify.add_argument("--out", default=str(BUNDLED))
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            problems = check(Path(args.out))
+            for problem in problems:
+                print(f"error: {problem}", file=sys.stderr)
+            print(f"{args.out}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
+            return 0 if not problems else 1
+        results = bundle(read_bundle_config(args.config), Path(args.out), args.from_runs, args.only, args.data_dir,
+                         resume=args.resume, runs=Path(args.runs) if args.runs else None)
+    except (CheckpointError, DataError, ValueError, FileNotFoundError, FloatingPointError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for key, metrics in results.items():
+        print(f"{key:>24}  test {metrics['test']['accuracy']:.4f}  (before compaction "
+              f"{metrics['source_run']['test_accuracy_full_precision']})  {metrics['checkpoint']['vocab_size']} words")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+"""core.bundle: train the configured set, compact it (float16, pruned vocabulary), re-evaluate the
+compact copy, and write metrics, model cards and the manifest. Tiny nbow runs on the synthetic data."""
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from safetensors import safe_open
+
+import core.bundle as bundle_module
+from core.bundle import bundle, check, choose_vocab, main, plan_run, read_bundle_config
+from core.checkpoint import CheckpointError, load_checkpoint, sha256
+from core.data import load_task
+from core.hub import read_manifest
+from core.metrics import evaluate
+
+TINY_ARGS = ["--set", "embed_dim=16", "--set", "hidden=12", "--vectors", "none", "--epochs", "1",
+             "--batch-size", "8", "--no-progress"]
+ENTRIES = [("nbow", "sst5", True), ("nbow", "sst2", False)]
+
+
+def write_config(path: Path, entries=ENTRIES, **settings) -> Path:
+    settings = {"max_total_mb": 1.0, "max_vocab": 12, "min_vocab": 5, **settings}
+    lines = ["[bundle]"] + [f"{k} = {json.dumps(v)}" for k, v in settings.items()]
+    for model, task, phrases in entries:
+        lines += ["", "[[checkpoint]]", f'model = "{model}"', f'task = "{task}"', f"phrases = {json.dumps(phrases)}",
+                  "seed = 1", f"args = {json.dumps(TINY_ARGS)}"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def front_matter(card: str) -> dict:
+    assert card.startswith("---\n")
+    return yaml.safe_load(card.split("---\n", 2)[1])
+
+
+@pytest.fixture(scope="module")
+def bundled(tiny_data, tmp_path_factory):
+    """Train both entries and bundle them (with a stale folder and a cached-examples folder to clear)."""
+    root = tmp_path_factory.mktemp("bundle")
+    config = read_bundle_config(write_config(root / "bundled.toml"))
+    out = root / "checkpoints"
+    (out / "sst5" / "dcnn").mkdir(parents=True)  # not in the config: must go
+    (out / "sst5" / "dcnn" / "config.json").write_text("{}")
+    cache = root / "cached_examples"
+    (cache / "0").mkdir(parents=True)
+    results = bundle(config, out, data_dir=str(tiny_data), examples_cache=[cache], runs=root / "runs")
+    return {"root": root, "out": out, "config": config, "results": results, "cache": cache, "data": tiny_data}
+
+
+def test_every_checkpoint_has_its_files_and_the_manifest_matches(bundled):
+    out = bundled["out"]
+    assert sorted(p.relative_to(out).as_posix() for p in out.glob("*/*")) == ["sst2/nbow", "sst5/nbow"]
+    files = read_manifest(out)
+    for key in ("sst5/nbow", "sst2/nbow"):
+        for name in ("model.safetensors", "config.json", "vocab.json", "metrics.json", "README.md"):
+            assert files[f"{key}/{name}"]["sha256"] == sha256(out / key / name)
+    on_disk = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert on_disk == set(files) | {"manifest.json"}
+    assert not bundled["cache"].exists()  # Gradio's cached examples were cleared
+    assert check(out, max_total_mb=1.0) == []
+
+
+def test_weights_are_float16_and_the_vocabulary_keeps_the_most_frequent_training_words(bundled):
+    path = bundled["out"] / "sst5" / "nbow"
+    with safe_open(str(path / "model.safetensors"), "pt") as f:
+        assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.float16}
+    vocab = json.loads((path / "vocab.json").read_text())
+    task = load_task("sst5", bundled["data"], phrases=True)
+    counts = Counter(w for e in task.train if not e.is_phrase for w in e.words)
+    top = sorted(counts, key=lambda w: (-counts[w], w))[:12]
+    assert vocab == ["<pad>", "<unk>"] + top
+    ckpt = load_checkpoint(path)
+    assert ckpt.model.embedding.weight.dtype == torch.float32 and ckpt.model.config.vocab_size == 14
+    # the kept rows are the run's rows, rounded to float16
+    run = load_checkpoint(bundled["root"] / "runs" / "sst5-phrases" / "nbow-s1" / "best")
+    rows = run.model.embedding.weight[[run.vocab.stoi[w] for w in top]]
+    assert torch.equal(ckpt.model.embedding.weight[2:], rows.half().float())
+
+
+def test_recorded_accuracy_is_measured_on_the_compact_checkpoint(bundled):
+    for key, metrics in bundled["results"].items():
+        path = bundled["out"] / key
+        saved = json.loads((path / "metrics.json").read_text())
+        ckpt = load_checkpoint(path)
+        task = load_task(ckpt.meta["task"], bundled["data"])
+        assert saved["test"] == evaluate(ckpt.model, task.test, ckpt.vocab, task.labels) == metrics["test"]
+        run_metrics = json.loads((Path(saved["source_run"]["path"]) / "metrics.json").read_text())  # absolute: tmp
+        assert saved["source_run"]["test_accuracy_full_precision"] == run_metrics["test"]["accuracy"]
+        assert saved["checkpoint"]["vocab_size"] == 14 and saved["checkpoint"]["dtype"] == "float16"
+        assert 0 < saved["checkpoint"]["test_token_coverage"] <= saved["checkpoint"]["source_test_token_coverage"] <= 1
+
+
+def test_model_card_front_matter_and_body(bundled):
+    for key in ("sst5/nbow", "sst2/nbow"):
+        card = (bundled["out"] / key / "README.md").read_text()
+        meta = front_matter(card)
+        metrics = json.loads((bundled["out"] / key / "metrics.json").read_text())
+        assert meta["library_name"] == "pytorch" and meta["pipeline_tag"] == "text-classification"
+        assert meta["language"] == ["en"] and meta["metrics"] == ["accuracy"] and meta["datasets"]
+        (entry,) = meta["model-index"]
+        (result,) = entry["results"]
+        assert result["task"]["type"] == "text-classification" and result["dataset"]["split"] == "test"
+        assert result["metrics"][0] == {"type": "accuracy", "value": round(metrics["test"]["accuracy"], 4),
+                                        "name": "Test accuracy (this float16, pruned-vocabulary checkpoint)"}
+        assert f"**{100 * metrics['test']['accuracy']:.1f}%**" in card
+        assert "python -m core.train --model nbow" in card and "| paper |" in card
+    from huggingface_hub import ModelCard
+
+    parsed = ModelCard((bundled["out"] / "sst5" / "nbow" / "README.md").read_text())
+    assert parsed.data.eval_results[0].metric_type == "accuracy"
+
+
+def test_paper_number_sits_beside_ours(bundled):
+    metrics = json.loads((bundled["out"] / "sst5" / "nbow" / "metrics.json").read_text())
+    metrics.update(model="dcnn", paper={"accuracy": 48.5, "source": "Kalchbrenner et al. 2014, Table 1"})
+    card = bundle_module.render_card(metrics, bundled["config"])
+    assert "| paper (Kalchbrenner et al. 2014, Table 1) | 48.5% |" in card
+
+
+def test_from_runs_rebundles_without_training(bundled, tmp_path, monkeypatch):
+    import core.train
+
+    monkeypatch.setattr(core.train, "Trainer", lambda *a, **k: pytest.fail("--from-runs must not train"))
+    config = bundled["config"]
+    rc = main(["train", "--from-runs", "--config", str(config.path), "--out", str(tmp_path / "c"),
+               "--runs", str(bundled["root"] / "runs"), "--data-dir", str(bundled["data"])])
+    assert rc == 0
+    for key in ("sst5/nbow", "sst2/nbow"):
+        assert (tmp_path / "c" / key / "model.safetensors").read_bytes() == (bundled["out"] / key / "model.safetensors").read_bytes()
+    # --only re-bundles one entry and keeps the other
+    before = (tmp_path / "c" / "sst2" / "nbow" / "metrics.json").stat().st_mtime_ns
+    assert main(["train", "--from-runs", "--only", "sst5/nbow", "--config", str(config.path), "--out", str(tmp_path / "c"),
+                 "--runs", str(bundled["root"] / "runs"), "--data-dir", str(bundled["data"])]) == 0
+    assert (tmp_path / "c" / "sst2" / "nbow" / "metrics.json").stat().st_mtime_ns == before
+    assert check(tmp_path / "c", max_total_mb=1.0) == []
+
+
+def test_word_budget_follows_the_size_limit(bundled, tmp_path):
+    plans = [plan_run(e, str(bundled["data"]), bundled["root"] / "runs") for e in bundled["config"].entries]
+    config = read_bundle_config(write_config(tmp_path / "b.toml", max_vocab=1000, min_vocab=1))
+    roomy = choose_vocab(plans, 10**6, config)
+    tight = choose_vocab(plans, sum(p.size(5) for p in plans), config)
+    assert tight == 5 < roomy
+    with pytest.raises(ValueError, match="max_total_mb"):
+        choose_vocab(plans, 1000, config)
+
+
+def test_missing_run_is_named(bundled, tmp_path):
+    config = read_bundle_config(write_config(tmp_path / "b.toml"))
+    with pytest.raises(CheckpointError, match="no trained run in .*nbow-s1"):
+        bundle(config, tmp_path / "out", from_runs=True, data_dir=str(bundled["data"]), runs=tmp_path / "none",
+               examples_cache=[])
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[[checkpoint]]\nmodel = "../nbow"\ntask = "sst5"\n', "invalid model name"),
+    ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5/../../x"\n', "invalid task name"),
+    ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\ncolour = 1\n', "unknown keys"),
+    ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\nargs = ["--task", "sst2"]\n', "cannot be in args"),
+    ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\n[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\n', "listed twice"),
+    ('[bundle]\nmax_total_mb = 40\n', "no \\[\\[checkpoint\\]\\] entries"),
+    ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\nseed = "one"\n', "integers"),
+])
+def test_config_errors_name_the_file(tmp_path, text, message):
+    path = tmp_path / "bundled.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message) as info:
+        read_bundle_config(path)
+    assert str(path) in str(info.value)
+
+
+def test_project_config_lists_the_ten_checkpoints():
+    config = read_bundle_config()
+    assert {(e.task, e.model) for e in config.entries} == {
+        (t, m) for t in ("sst5", "zh_sentiment") for m in ("tensor_cnn", "mrnn", "dcnn", "adasent", "agt")}
+    assert config.max_total_mb <= 40
+    for entry in config.entries:
+        entry.train_config()  # every entry's arguments parse
+
+
+def test_check_reports_a_corrupt_or_unlisted_file(bundled, tmp_path):
+    import shutil
+
+    out = tmp_path / "c"
+    shutil.copytree(bundled["out"], out)
+    (out / "sst5" / "nbow" / "notes.txt").write_text("hello")
+    data = bytearray((out / "sst2" / "nbow" / "vocab.json").read_bytes())
+    data[5] ^= 1
+    (out / "sst2" / "nbow" / "vocab.json").write_bytes(bytes(data))
+    problems = "\n".join(check(out, max_total_mb=1.0))
+    assert "sst5/nbow/notes.txt is not recorded" in problems
+    assert "sst2/nbow/vocab.json does not match its sha256" in problems
+    assert "over 0.0001 MB" in "\n".join(check(bundled["out"], max_total_mb=0.0001))
