@@ -10,7 +10,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-e2e demo train train-one vectors bench bench-smoke loadtest tokenizer-agreement push clean
+.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke loadtest tokenizer-agreement push clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "} {printf "  make %-20s %s\n", $$1, $$2}'
@@ -36,8 +36,11 @@ vectors: install ## train our English and Chinese word2vec vectors into .cache/v
 	$(PY) -m core.word2vec --lang en
 	$(PY) -m core.word2vec --lang zh
 
-train: install ## retrain the bundled checkpoints listed in configs/bundled.toml
-	$(PY) -m core.bundle train
+train: install ## retrain the bundled checkpoints listed in configs/bundled.toml (BUNDLE_ARGS=--from-runs to re-bundle)
+	$(PY) -m core.bundle train $(BUNDLE_ARGS)
+
+check-checkpoints: install ## verify checkpoints/ (manifest, size budget, every checkpoint loads)
+	$(PY) -m core.bundle check
 
 train-one: install ## train one model: make train-one MODEL=dcnn TASK=sst2 SEED=2
 	$(PY) -m core.train --model $(MODEL) --task $(TASK) --phrases --seed $(SEED)
@@ -52,6 +55,7 @@ bench-smoke: install ## a seconds-long version of the benchmarks (CI)
 	$(PY) -m core.bench --smoke
 
 push: install ## upload checkpoints to the Hub: make push HUB_REPO=user/name [DRY_RUN=1]
+	$(if $(HUB_REPO),,$(error set HUB_REPO=user/name))
 	$(PY) -m core.hub push --repo $(HUB_REPO) $(if $(DRY_RUN),--dry-run)
 
 clean: ## remove caches, runs and Gradio's cached examples

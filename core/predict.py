@@ -198,10 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="all", help="a model key, or 'all'")
     parser.add_argument("--task", default=None, help="default: sst5 for English, zh_sentiment for Chinese")
     parser.add_argument("--lang", default=None, choices=["en", "zh"])
-    parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))
+    parser.add_argument("--checkpoints", default=None, help="a checkpoint directory (default: Hub, else bundled)")
     parser.add_argument("--json", action="store_true", help="print the full prediction with explanations as JSON")
     args = parser.parse_args(argv)
-    lab = Lab.from_directory(args.checkpoints)
+    lab = Lab.load(args.checkpoints)
     try:
         predictions = (lab.compare(args.text, args.task, args.lang) if args.model == "all"
                        else [lab.predict(args.text, args.model, args.task, args.lang)])

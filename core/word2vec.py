@@ -5,9 +5,9 @@ as Maas et al. (2011) did, with word2vec (Mikolov et al. 2013a, "Efficient Estim
 Representations in Vector Space"; 2013b, NIPS, "Distributed Representations of Words and Phrases and
 their Compositionality": negative sampling and frequent-word down-sampling):
 
-    python -m core.word2vec --lang en           # ~60 M tokens -> .cache/vectors/en.{safetensors,words.txt,stats.json,log}
+    python -m core.word2vec --lang en           # ~60 M tokens -> .cache/vectors/en.{safetensors,words.txt,stats.json}
     python -m core.word2vec --lang zh           # Chinese reviews and news titles -> .cache/vectors/zh.*
-    python -m core.word2vec --lang en --tiny    # 2,000 lines per source, 50-d: the same path in seconds
+    python -m core.word2vec --lang en --tiny    # 300 lines per source, 50-d: the same path in seconds
 
 Pipeline: raw lines -> HTML tags stripped (English) -> our tokenizer (core.text, in `workers` processes)
 -> lines holding a dev/test text of our tasks dropped, exact duplicates dropped -> one corpus file, a
@@ -29,13 +29,13 @@ import csv
 import dataclasses
 import gzip
 import hashlib
-import io
 import json
 import logging
 import multiprocessing
 import os
 import platform
 import re
+import resource
 import sys
 import time
 import unicodedata
@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.data import PROJECT_ROOT, DataError, TASKS, data_dir, load_task
+from core.data import PROJECT_ROOT, TASKS, DataError, TaskData, data_dir, load_task
 from core.data.chinese import MAX_CHARS as ZH_MAX_CHARS
 from core.data.classic import CLASSIC
 from core.text import _english_surface, _english_tokenizer, normalize_sst_token, tokenize_chinese
@@ -73,7 +73,7 @@ class Word2VecConfig:
     epochs: int = 5
     workers: int = 2  # tokenizer processes and gensim threads; the machine has 2 cores
     seed: int = 13
-    max_lines: int = 0  # read at most this many lines per source; 0 = all (--tiny: 2000)
+    max_lines: int = 0  # read at most this many lines per source; 0 = all (--tiny: 300)
     max_tokens: int = 0  # stop reading sources (in order) past this many corpus tokens; 0 = all
 
 
@@ -83,7 +83,7 @@ DEFAULTS = {
     "en": Word2VecConfig(),
     "zh": Word2VecConfig(sg=True, alpha=0.025, min_count=3, sample=1e-3, epochs=10),
 }
-TINY = {"dim": 50, "epochs": 3, "min_count": 2, "max_lines": 2000, "max_tokens": 0}
+TINY = {"dim": 50, "epochs": 3, "min_count": 2, "max_lines": 300, "max_tokens": 0}
 
 
 # -- Sources ------------------------------------------------------------------------------------------
@@ -131,14 +131,15 @@ def _task_train(task: str, root: Path) -> Iterator[tuple[str, ...]]:
 
 
 def chinese_sources(root: Path) -> list[Source]:
-    """Our Chinese text that is no dev/test split of ours (ChnSentiCorp dev, our out-of-domain test, is not read)."""
+    """Our Chinese text outside our dev/test splits (ChnSentiCorp dev, the out-of-domain test, is never read)."""
     cs = root / "chinese_sentiment"
     candidates = [
         Source("zh_sentiment train (chinese_sentiment/online_shopping_10_cats.zip)",
                [cs / "online_shopping_10_cats.zip"], lambda: _task_train("zh_sentiment", root)),
         Source("zh_news train (thucnews/partial_train/train.txt)",
                [root / "thucnews" / "partial_train" / "train.txt"], lambda: _task_train("zh_news", root)),
-        Source("chinese_sentiment/waimai_10k.csv", [cs / "waimai_10k.csv"], lambda: _csv_column(cs / "waimai_10k.csv", "review")),
+        Source("chinese_sentiment/waimai_10k.csv", [cs / "waimai_10k.csv"],
+               lambda: _csv_column(cs / "waimai_10k.csv", "review")),
         Source("chinese_sentiment/ChnSentiCorp_htl_all.csv", [cs / "ChnSentiCorp_htl_all.csv"],
                lambda: _csv_column(cs / "ChnSentiCorp_htl_all.csv", "review")),
         Source("chinese_sentiment/ChnSentiCorp/train.tsv", [cs / "ChnSentiCorp" / "train.tsv"],
@@ -169,20 +170,46 @@ def chinese_key(text: str) -> str:
     return "".join(unicodedata.normalize("NFKC", text.strip()[:ZH_MAX_CHARS]).lower().split())
 
 
-def held_out_texts(lang: str, root: Path) -> dict[str, list[str]]:
-    """Per task, the texts a model is evaluated on: dev, test and extra test sets (all of a CV task)."""
-    texts: dict[str, list[str]] = {}
+def load_tasks(lang: str, root: Path) -> dict[str, TaskData]:
+    """Every task of `lang` whose data is present (a missing one is reported and left out)."""
+    tasks = {}
     for task, (task_lang, *_) in TASKS.items():
         if task_lang != lang:
             continue
         try:
-            data = load_task(task, root)
+            tasks[task] = load_task(task, root)
         except DataError as err:
-            log.warning("held-out texts of %s not checked: %s", task, err)
-            continue
-        splits = [data.dev, data.test, *data.extra_tests.values()] + ([data.train] if task in CLASSIC else [])
-        texts[task] = [" ".join(e.words) if lang == "en" else "".join(e.words) for split in splits for e in split]
+            log.warning("%s is not checked for held-out texts: %s", task, err)
+    return tasks
+
+
+def held_out_texts(tasks: dict[str, TaskData]) -> dict[str, list[str]]:
+    """Per task, the texts a model is evaluated on: dev, test and extra test sets (all of a CV task)."""
+    texts = {}
+    for name, data in tasks.items():
+        splits = [data.dev, data.test, *data.extra_tests.values()] + ([data.train] if name in CLASSIC else [])
+        sep = " " if data.lang == "en" else ""
+        texts[name] = [sep.join(e.words) for split in splits for e in split]
     return texts
+
+
+def coverage(data: TaskData, words: set[str]) -> dict:
+    """Share of each split's tokens and types that have a vector; and of the dev/test types that the
+    training split never saw (where pretrained vectors help most)."""
+    report: dict = {}
+    types = {}
+    splits = [("train", data.train), ("dev", data.dev), ("test", data.test), *data.extra_tests.items()]
+    for split, examples in splits:
+        tokens = [w for e in examples for w in e.words]
+        types[split] = set(tokens)
+        kinds = types[split]
+        report[split] = {
+            "tokens": len(tokens), "tokens_covered": round(sum(w in words for w in tokens) / max(1, len(tokens)), 4),
+            "types": len(kinds), "types_covered": round(len(kinds & words) / max(1, len(kinds)), 4),
+        }
+    unseen = (types["dev"] | types["test"]) - types["train"]
+    report["dev_test_types_not_in_train"] = {"types": len(unseen), "covered": len(unseen & words)}
+    return report
 
 
 class HeldOut:
@@ -310,8 +337,9 @@ class Corpus:
     sources: list[SourceStats] = field(default_factory=list)
     held_out: dict = field(default_factory=dict)  # how many texts of which tasks were checked
     reused: bool = False
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall time of the build (of the earlier run when reused)
     capped: bool = False  # stopped at max_tokens
+    cpu_seconds: float = 0.0  # CPU time of the build, all processes
 
     @property
     def tokens(self) -> int:
@@ -320,6 +348,12 @@ class Corpus:
     @property
     def lines(self) -> int:
         return sum(s.kept for s in self.sources)
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process (all threads) and of its finished children (the tokenizer pool)."""
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return sum(u.ru_utime + u.ru_stime for u in usage)
 
 
 def _chunks(lang: str, texts: Iterable, size: int) -> Iterator[tuple[str, list]]:
@@ -338,13 +372,13 @@ def build_corpus(lang: str, sources: list[Source], held_out: HeldOut, cfg: Word2
     if path.is_file() and meta.is_file():
         saved = json.loads(meta.read_text(encoding="utf-8"))
         corpus = Corpus(path, [SourceStats(**s) for s in saved["sources"]], saved["held_out"], True, saved["seconds"],
-                        saved["capped"])
+                        saved["capped"], saved.get("cpu_seconds", 0.0))
         log.info("reusing the tokenized corpus %s (%d lines, %d tokens)", path, corpus.lines, corpus.tokens)
         return corpus
 
     cache_dir.mkdir(parents=True, exist_ok=True)
     corpus = Corpus(path, held_out=held_out_counts or {})
-    start, seen = time.time(), set()
+    start, cpu_start, seen = time.time(), _cpu_seconds(), set()
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     ctx = multiprocessing.get_context("spawn")  # no fork of a parent that may hold torch/OpenMP threads
     with open(tmp, "w", encoding="utf-8") as out, ctx.Pool(cfg.workers, _init_worker, (held_out,)) as pool:
@@ -369,7 +403,8 @@ def build_corpus(lang: str, sources: list[Source], held_out: HeldOut, cfg: Word2
                     stats.tokens += line.count(" ") + 1
                 if time.time() - last_log > 30:
                     rate = (corpus.tokens + stats.tokens) / (time.time() - start)
-                    log.info("  %s: %d lines, %d tokens (%.0f tokens/s overall)", source.name, stats.lines, stats.tokens, rate)
+                    log.info("  %s: %d lines, %d tokens (%.0f tokens/s overall)",
+                             source.name, stats.lines, stats.tokens, rate)
                     last_log = time.time()
                 if cfg.max_tokens and corpus.tokens + stats.tokens >= cfg.max_tokens:
                     corpus.capped = True
@@ -385,14 +420,32 @@ def build_corpus(lang: str, sources: list[Source], held_out: HeldOut, cfg: Word2
             pool.terminate()
     os.replace(tmp, path)
     corpus.seconds = round(time.time() - start, 1)
+    corpus.cpu_seconds = round(_cpu_seconds() - cpu_start, 1)
     blob = {"sources": [dataclasses.asdict(s) for s in corpus.sources], "held_out": corpus.held_out,
-            "seconds": corpus.seconds, "capped": corpus.capped}
+            "seconds": corpus.seconds, "cpu_seconds": corpus.cpu_seconds, "capped": corpus.capped}
     meta.write_text(json.dumps(blob, indent=2, ensure_ascii=False), encoding="utf-8")
     log.info("corpus %s: %d lines, %d tokens in %.0f s", path, corpus.lines, corpus.tokens, corpus.seconds)
     return corpus
 
 
 # -- Training -----------------------------------------------------------------------------------------
+
+
+def _epoch_logger(epochs: int):
+    """Progress for corpus_file training, whose workers report only at the end of an epoch."""
+    from gensim.models.callbacks import CallbackAny2Vec
+
+    class EpochLogger(CallbackAny2Vec):
+        def __init__(self):
+            self.start, self.done = time.time(), 0
+
+        def on_epoch_end(self, model):
+            self.done += 1
+            elapsed = time.time() - self.start
+            log.info("epoch %d/%d done: %.0f s elapsed, about %.0f s to go",
+                     self.done, epochs, elapsed, elapsed / self.done * (epochs - self.done))
+
+    return EpochLogger()
 
 
 def train_word2vec(corpus: Corpus, cfg: Word2VecConfig):
@@ -408,10 +461,11 @@ def train_word2vec(corpus: Corpus, cfg: Word2VecConfig):
     model.raw_vocab.clear()
     vocab_seconds = time.time() - start
     log.info("vocabulary: %d of %d types occur >= %d times", len(model.wv), types, cfg.min_count)
-    start = time.time()
-    effective, raw = model.train(corpus_file=str(corpus.path), total_examples=model.corpus_count,
-                                 total_words=model.corpus_total_words, epochs=cfg.epochs, report_delay=30.0)
-    train_seconds = time.time() - start
+    start, cpu_start = time.time(), time.process_time()  # process time covers gensim's worker threads
+    effective, _ = model.train(corpus_file=str(corpus.path), total_examples=model.corpus_count,
+                               total_words=model.corpus_total_words, epochs=cfg.epochs,
+                               callbacks=[_epoch_logger(cfg.epochs)])
+    train_seconds, train_cpu = time.time() - start, time.process_time() - cpu_start
     counts = np.array([model.wv.get_vecattr(w, "count") for w in model.wv.index_to_key], dtype=np.int64)
     stats = {
         "types": types,
@@ -421,6 +475,7 @@ def train_word2vec(corpus: Corpus, cfg: Word2VecConfig):
         "effective_words_per_second": round(effective / max(train_seconds, 1e-9)),
         "vocab_seconds": round(vocab_seconds, 1),
         "train_seconds": round(train_seconds, 1),
+        "train_cpu_seconds": round(train_cpu, 1),
     }
     return model, stats
 
@@ -470,18 +525,20 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Word2
 
 def run(args: argparse.Namespace, cfg: Word2VecConfig) -> dict:
     """Build (or reuse) the corpus, train, save `<out>.safetensors/.words.txt/.stats.json`; return the stats."""
-    started = time.time()
+    started, cpu_start = time.time(), _cpu_seconds()
     root = data_dir(args.data_dir)
     sources = english_sources(root) if args.lang == "en" else chinese_sources(root)
     if not sources:
         raise DataError(f"no {args.lang} training text found under {root} (see ../shared/data/SOURCES.md)")
-    texts = held_out_texts(args.lang, root)
+    tasks = load_tasks(args.lang, root)
+    texts = held_out_texts(tasks)
     held_out = HeldOut(args.lang, (t for task in texts.values() for t in task))
     log.info("held-out index: %d distinct texts of %s", len(held_out), ", ".join(texts) or "no task")
     corpus = build_corpus(args.lang, sources, held_out, cfg, Path(args.cache_dir),
                           {task: len(t) for task, t in texts.items()})
     model, train_stats = train_word2vec(corpus, cfg)
     vectors = Vectors(list(model.wv.index_to_key), np.asarray(model.wv.vectors, dtype=np.float32))
+    known = set(vectors.words)
     import gensim
 
     stats = {
@@ -500,11 +557,14 @@ def run(args: argparse.Namespace, cfg: Word2VecConfig) -> dict:
         },
         "vectors": {"rows": len(vectors.words), "dim": vectors.dim},
         "training": train_stats,
-        "seconds": {"corpus": 0.0 if corpus.reused else corpus.seconds, "corpus_when_built": corpus.seconds,
-                    "total": 0.0},
+        "seconds": {"corpus_build": corpus.seconds, "corpus_build_cpu": corpus.cpu_seconds,
+                    "vocab": train_stats.pop("vocab_seconds"), "train": train_stats.pop("train_seconds"),
+                    "train_cpu": train_stats.pop("train_cpu_seconds")},
         "neighbours": {w: neighbours(vectors, w) for w in PROBES[args.lang]},
+        "coverage": {name: coverage(data, known) for name, data in tasks.items()},
     }
-    stats["seconds"]["total"] = round(time.time() - started, 1)
+    # this run: with a reused corpus that excludes the corpus build
+    stats["seconds"] |= {"total": round(time.time() - started, 1), "total_cpu": round(_cpu_seconds() - cpu_start, 1)}
     save_vectors(vectors, args.out, stats)
     log.info("wrote %s.{safetensors,words.txt,stats.json}: %d x %d in %.0f s", args.out, len(vectors.words),
              vectors.dim, stats["seconds"]["total"])
