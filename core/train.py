@@ -173,6 +173,9 @@ class Trainer:
         config_fields = {"vocab_size": len(self.vocab), "num_classes": len(self.task.labels)}
         config_fields.update(getattr(cls, "presets", {}).get(cfg.task, {}))
         overrides = model_overrides(cls.config_class, cfg.set)
+        defaults = {**{f.name: f.default for f in dataclasses.fields(cls.config_class)}, **config_fields, **overrides}
+        if vectors is not None and defaults.get("freeze_embeddings") and "embed_dim" not in overrides:
+            config_fields["embed_dim"] = vectors.dim  # a model built for fixed pretrained vectors takes their size
         if vectors is None and "freeze_embeddings" not in overrides and cfg.optimizer != "adadelta":
             # frozen random vectors carry no information: without pretrained vectors, train them
             config_fields["freeze_embeddings"] = False
