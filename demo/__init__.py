@@ -1,0 +1,8 @@
+"""The Gradio front end. It only calls core.predict (Lab, Prediction) and draws core.views; it holds
+no model logic and never imports torch (tests/test_app.py checks)."""
+
+from demo.i18n import I18N
+from demo.runner import warm_up
+from demo.ui import CSS, THEME, build_demo
+
+__all__ = ["CSS", "I18N", "THEME", "build_demo", "warm_up"]

@@ -1,0 +1,188 @@
+"""UI text in English and Chinese.
+
+Static labels (component labels, headings) go through `gr.I18n` and follow the browser's language.
+Text the callbacks write (the result summary, notices, legends, table headers) is translated here, in
+the language of the request's Accept-Language header, so both halves of the page agree.
+"""
+
+import re
+
+import gradio as gr
+
+EN = {
+    "title": "# Compositional sentence-model lab",
+    "intro": ("Type a sentence and see how five classic neural sentence models compose it: the prediction, "
+              "a per-word sentiment curve, which words the prediction rests on, and each model's own view "
+              "of the sentence. English and Chinese are detected automatically."),
+    "sentence": "Sentence",
+    "placeholder": "e.g. The acting is great, but the plot is dull.",
+    "model": "Model",
+    "model_info": "One model, or all of them side by side",
+    "all_models": "All five",
+    "task": "Task",
+    "task_info": "Auto: the default task of the detected language",
+    "language": "Language",
+    "auto": "Auto",
+    "english": "English",
+    "chinese": "Chinese",
+    "run": "Analyse",
+    "examples": "Examples: negation, contrast, intensifiers, the papers' sentences, Chinese",
+    "probabilities": "Class probabilities",
+    "curve": "Per-word sentiment",
+    "comparison": "The five predictions",
+    "panels": "## What each model composed",
+    "tab_lab": "Lab",
+    "tab_models": "Checkpoints",
+    "tab_api": "API",
+    "models_md": "The checkpoints this app loaded, and where each came from.",
+    "api_md": "Every analysis is also a JSON endpoint.",
+}
+
+ZH = {
+    "title": "# 组合式句子模型实验室",
+    "intro": "输入一句话，看五个经典神经网络句子模型如何组合它：预测结果、逐词情感曲线、预测依赖哪些词，以及每个模型自己的视图。自动识别英文或中文。",
+    "sentence": "句子",
+    "placeholder": "例如：这部电影不怎么好看，但是演员很棒",
+    "model": "模型",
+    "model_info": "单个模型，或全部模型并排比较",
+    "all_models": "全部五个",
+    "task": "任务",
+    "task_info": "自动：按识别出的语言选择默认任务",
+    "language": "语言",
+    "auto": "自动",
+    "english": "英文",
+    "chinese": "中文",
+    "run": "分析",
+    "examples": "示例：否定、转折、程度副词、论文中的句子、中文",
+    "probabilities": "各类别概率",
+    "curve": "逐词情感",
+    "comparison": "五个模型的预测",
+    "panels": "## 每个模型组合出了什么",
+    "tab_lab": "实验室",
+    "tab_models": "模型文件",
+    "tab_api": "接口",
+    "models_md": "本应用加载的模型文件及其来源。",
+    "api_md": "每次分析也可以通过 JSON 接口调用。",
+}
+
+TASK_NAMES = {
+    "en": {"sst5": "SST fine-grained (5 classes)", "sst2": "SST binary", "zh_sentiment": "Chinese sentiment (binary)",
+           "zh_news": "Chinese news titles (10 topics)", "trec": "TREC question type", "mr": "MR polarity"},
+    "zh": {"sst5": "SST 细粒度（5 类）", "sst2": "SST 二分类", "zh_sentiment": "中文情感（二分类）",
+           "zh_news": "中文新闻标题（10 类）", "trec": "TREC 问题类型", "mr": "MR 影评极性"},
+}
+
+EN.update({f"task_{k}": v for k, v in TASK_NAMES["en"].items()})
+ZH.update({f"task_{k}": v for k, v in TASK_NAMES["zh"].items()})
+I18N = gr.I18n(en=EN, zh=ZH, **{"zh-CN": ZH, "zh-TW": ZH})
+L = I18N  # L("key") in component constructors
+
+# -- text written by callbacks -----------------------------------------------------------------------
+
+MESSAGES = {
+    "en": {
+        "empty": "Please type a sentence: the text is empty.",
+        "no_models": "No checkpoints are loaded. Put trained checkpoints in `{root}/<task>/<model>/` (or point LAB_CHECKPOINTS there) and restart.",
+        "load_errors": "Some checkpoints could not be loaded; the other models keep serving:",
+        "failed": "Model {model} failed on this input ({error}); the other models still answered.",
+        "internal": "Something went wrong inside model {model} ({error}). The input was not the problem; please report it.",
+        "prediction": "Prediction",
+        "model": "model", "task": "task", "language": "language", "source": "checkpoint",
+        "lang_en": "English", "lang_zh": "Chinese", "detected": "detected",
+        "curve_native": "native: the model's own per-word output",
+        "curve_prefix": "prefix: the prediction on words 1..i",
+        "occlusion": "Leave-one-word-out: which words the prediction '{label}' rests on",
+        "occlusion_note": "Colour = change in P({label}) when the word is removed, scaled to the largest change ({scale:.3g}).",
+        "strong_for": "strongly supports", "for": "supports", "against": "speaks against",
+        "strong_against": "strongly against", "unknown": "unknown word",
+        "col_model": "model", "col_label": "label", "col_confidence": "probability", "col_curve": "curve",
+        "col_source": "checkpoint", "col_task": "task", "col_lang": "language", "col_classes": "classes",
+        "col_accuracy": "test accuracy", "col_path": "checkpoint", "col_error": "error",
+        "majority": "Majority label: **{label}** ({votes} of {n} models)",
+        "words_unknown": "unknown words",
+    },
+    "zh": {
+        "empty": "请输入一句话：文本为空。",
+        "no_models": "没有加载任何模型。请把训练好的模型放在 `{root}/<任务>/<模型>/`（或用 LAB_CHECKPOINTS 指定）后重启。",
+        "load_errors": "部分模型文件无法加载，其余模型照常服务：",
+        "failed": "模型 {model} 处理这段输入时出错（{error}），其余模型已给出结果。",
+        "internal": "模型 {model} 内部出错（{error}）。这不是输入的问题，请报告给我们。",
+        "prediction": "预测",
+        "model": "模型", "task": "任务", "language": "语言", "source": "模型文件",
+        "lang_en": "英文", "lang_zh": "中文", "detected": "自动识别",
+        "curve_native": "原生：模型自己在每个词上的输出",
+        "curve_prefix": "前缀：对第 1..i 个词的预测",
+        "occlusion": "逐词删除：预测“{label}”依赖哪些词",
+        "occlusion_note": "颜色 = 删除该词后 P({label}) 的变化，按最大变化（{scale:.3g}）缩放。",
+        "strong_for": "强烈支持", "for": "支持", "against": "反对",
+        "strong_against": "强烈反对", "unknown": "未登录词",
+        "col_model": "模型", "col_label": "标签", "col_confidence": "概率", "col_curve": "曲线",
+        "col_source": "模型文件", "col_task": "任务", "col_lang": "语言", "col_classes": "类别",
+        "col_accuracy": "测试准确率", "col_path": "模型文件", "col_error": "错误",
+        "majority": "多数标签：**{label}**（{n} 个模型中 {votes} 个）",
+        "words_unknown": "未登录词",
+    },
+}
+
+MODEL_NAMES = {
+    "tensor_cnn": "Tensor CNN (Lei et al. 2015)",
+    "mrnn": "mRNN (Irsoy & Cardie 2015)",
+    "dcnn": "DCNN (Kalchbrenner et al. 2014)",
+    "adasent": "AdaSent (Zhao et al. 2015)",
+    "agt": "AGT (Guo 2017)",
+    "nbow": "NBoW baseline",
+}
+
+LABELS_ZH = {"very negative": "非常负面", "negative": "负面", "neutral": "中性", "positive": "正面",
+             "very positive": "非常正面"}
+
+# core's messages (core.predict), matched by pattern, with their Chinese form
+_CORE_ZH = [
+    (r"Please type a sentence: the text is empty\.", "请输入一句话：文本为空。"),
+    (r"No words found in the text\.", "文本中没有找到任何词（只有标点或表情？）。"),
+    (r"The text was cut to its first (\d+) characters\.", r"文本过长，只保留了前 \1 个字符。"),
+    (r"Only the first (\d+) words were analysed\.", r"只分析了前 \1 个词。"),
+    (r"None of these words is in the model's vocabulary: the prediction is the model's prior\.",
+     "这些词都不在模型的词表中：预测只是模型的先验。"),
+    (r"(\d+) of (\d+) words are unknown to this model \(marked in the highlight\)\.",
+     r"\2 个词中有 \1 个不在模型词表中（在高亮中标出）。"),
+    (r"The text looks (\w+) but task (\S+) is (\w+); most words will be unknown to its models\.",
+     r"文本看起来是\1，但任务 \2 是\3的；大部分词对这些模型来说都是未登录词。"),
+    (r"no model is loaded for task '(\S+)'; available: (.*)", r"任务 \1 没有加载模型；可用任务：\2"),
+    (r"model '(\S+)' is not available for task '(\S+)'; available: (.*)", r"模型 \1 不支持任务 \2；可用模型：\3"),
+]
+
+
+def request_lang(request) -> str:
+    """'zh' when the browser prefers Chinese (Accept-Language), else 'en'."""
+    headers = getattr(request, "headers", None) or {}
+    accept = headers.get("accept-language", "") if hasattr(headers, "get") else ""
+    first = accept.split(",")[0].strip().lower()
+    return "zh" if first.startswith("zh") else "en"
+
+
+def msg(key: str, lang: str, **values) -> str:
+    return MESSAGES.get(lang, MESSAGES["en"]).get(key, MESSAGES["en"][key]).format(**values)
+
+
+def core_message(text: str, lang: str) -> str:
+    """A message from core in the UI language (unchanged when English or not recognised)."""
+    if lang != "zh":
+        return text
+    text = text.replace("Chinese", "中文").replace("English", "英文") if text.startswith("The text looks") else text
+    for pattern, replacement in _CORE_ZH:
+        if re.fullmatch(pattern, text):
+            return re.sub(pattern, replacement, text)
+    return text
+
+
+def label_name(label: str, lang: str) -> str:
+    return LABELS_ZH.get(label, label) if lang == "zh" else label
+
+
+def model_name(key: str) -> str:
+    return MODEL_NAMES.get(key, key)
+
+
+def task_name(task: str, lang: str) -> str:
+    return TASK_NAMES.get(lang, TASK_NAMES["en"]).get(task, task)

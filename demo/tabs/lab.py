@@ -1,0 +1,175 @@
+"""The Lab tab: type a sentence, see each model's prediction, curve, attribution and own views.
+
+Callbacks first (they only call core through demo.runner), then the layout, then the wiring.
+"""
+
+import logging
+import re
+from collections import Counter
+
+import gradio as gr
+import pandas as pd
+
+from core.models import PAPER_MODELS
+from core.predict import InputError, Lab, Prediction
+from core.text import detect_language
+from core.views import Table
+from demo.examples import EXAMPLES
+from demo.i18n import TASK_NAMES, L, core_message, label_name, model_name, msg, request_lang, task_name
+from demo.plots import esc, grouped_probability_bars, probability_bars, to_figure, word_curves
+from demo.runner import ALL, AUTO, run_models
+
+log = logging.getLogger(__name__)
+
+MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|~-])")
+
+
+def md(text: str) -> str:
+    """Text shown in Markdown as typed: HTML escaped, Markdown punctuation backslash-escaped."""
+    return MARKDOWN.sub(r"\\\1", esc(text))
+
+
+OCCLUSION_COLOURS = {"strong_for": "#1a9850", "for": "#a6d96a", "against": "#fdae61", "strong_against": "#d73027",
+                     "unknown": "#c8c8c8"}
+
+
+def occlusion_spans(p: Prediction, ui: str) -> tuple[list[tuple[str, str | None]], dict[str, str], float]:
+    """The analysed text cut into (piece, category): each word binned by how much removing it lowers
+    the predicted class's probability (relative to the largest change); unknown words as such."""
+    scale = max((abs(s) for s in p.occlusion), default=0.0)
+    spans, pos = [], 0
+    for token, score in zip(p.tokens, p.occlusion):
+        if token.start > pos:
+            spans.append((p.text[pos:token.start], None))
+        s = score / scale if scale > 1e-9 else 0.0
+        key = ("unknown" if not token.known else "strong_for" if s > 0.6 else "for" if s > 0.2
+               else "strong_against" if s < -0.6 else "against" if s < -0.2 else None)
+        spans.append((p.text[max(pos, token.start):token.end], msg(key, ui) if key else None))
+        pos = max(pos, token.end)
+    if pos < len(p.text):
+        spans.append((p.text[pos:], None))
+    return spans, {msg(k, ui): c for k, c in OCCLUSION_COLOURS.items()}, scale
+
+
+def _summary(predictions: list[Prediction], ui: str, lang_option: str) -> str:
+    first = predictions[0]
+    auto = lang_option in (None, "", AUTO)
+    lang = detect_language(first.text) if auto else lang_option
+    facts = [f"{msg('language', ui)}: {msg('lang_' + lang, ui)}" + (f" ({msg('detected', ui)})" if auto else ""),
+             f"{msg('task', ui)}: {esc(task_name(first.task, ui))}"]
+    if len(predictions) == 1:
+        p = predictions[0]
+        head = f"### {msg('prediction', ui)}: **{esc(label_name(p.label, ui))}** ({max(p.probs):.2f})"
+        facts = [f"{msg('model', ui)}: {esc(model_name(p.model))}"] + facts + [f"{msg('source', ui)}: `{p.source}`"]
+    else:
+        votes = Counter(p.label for p in predictions)
+        label, count = votes.most_common(1)[0]
+        head = "### " + msg("majority", ui, label=esc(label_name(label, ui)), votes=count, n=len(predictions))
+    return head + "\n\n" + " · ".join(facts)
+
+
+def _notices(predictions: list[Prediction], failures: list[tuple[str, str]], ui: str) -> str:
+    by_notice: dict[str, list[str]] = {}
+    for p in predictions:
+        for notice in p.notices:
+            by_notice.setdefault(core_message(notice, ui), []).append(model_name(p.model))
+    lines = [f"- ⚠️ {md(n)}" if len(models) == len(predictions) else f"- ⚠️ {md(', '.join(models))}: {md(n)}"
+             for n, models in by_notice.items()]
+    lines += [f"- ❌ {md(msg('failed', ui, model=model_name(m), error=e))}" for m, e in failures]
+    return "\n".join(lines)
+
+
+def _table(predictions: list[Prediction], ui: str) -> pd.DataFrame:
+    kinds = {"native": msg("curve_native", ui), "prefix": msg("curve_prefix", ui)}
+    rows = [[model_name(p.model), label_name(p.label, ui), round(max(p.probs), 3), kinds.get(p.curve.kind, p.curve.kind),
+             p.source] for p in predictions]
+    columns = [msg(k, ui) for k in ("col_model", "col_label", "col_confidence", "col_curve", "col_source")]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def analyse(lab: Lab, text: str, model: str, task: str, lang: str, ui: str) -> tuple:
+    """All outputs of one click: summary, notices, probabilities, curve, comparison table, state."""
+    try:
+        predictions, failures = run_models(lab, text, model, task, lang)
+    except InputError as err:
+        message = core_message(str(err), ui)
+        gr.Warning(esc(message))
+        return f"### {md(message)}", gr.update(value="", visible=False), None, None, gr.update(visible=False), None
+    except Exception as err:  # a bug, not the input: log the trace, show one line
+        log.exception("analysis failed for model %s", model)
+        message = msg("internal", ui, model=model_name(model), error=type(err).__name__)
+        gr.Warning(esc(message))
+        return f"### {md(message)}", gr.update(value="", visible=False), None, None, gr.update(visible=False), None
+    kinds = {"native": msg("curve_native", ui), "prefix": msg("curve_prefix", ui)}
+    first = predictions[0]
+    labels = [label_name(l, ui) for l in first.labels]
+    if len(predictions) == 1:
+        probs = probability_bars(labels, first.probs, label_name(first.label, ui))
+        curve = word_curves([first.curve], kind_labels=kinds, class_labels=labels)
+    else:
+        probs = grouped_probability_bars(labels, {model_name(p.model): p.probs for p in predictions})
+        curve = word_curves([p.curve for p in predictions], [model_name(p.model) for p in predictions],
+                            title=first.curve.score_label, kind_labels=kinds, class_labels=labels)
+    notices = _notices(predictions, failures, ui)
+    table = gr.update(value=_table(predictions, ui), visible=len(predictions) > 1)
+    return (_summary(predictions, ui, lang), gr.update(value=notices, visible=bool(notices)), probs, curve, table,
+            {"ui": ui, "predictions": predictions})
+
+
+def model_panel(p: Prediction, ui: str) -> None:
+    """One model's panel: its occlusion highlight, then every view it returned."""
+    with gr.Accordion(f"{model_name(p.model)}: {label_name(p.label, ui)}", open=True, elem_classes="model-panel"):
+        spans, colours, scale = occlusion_spans(p, ui)
+        gr.HighlightedText(spans, color_map=colours, show_legend=True, show_inline_category=False,
+                           label=msg("occlusion", ui, label=label_name(p.label, ui)), elem_classes="occlusion")
+        gr.Markdown(f"<small>{esc(msg('occlusion_note', ui, label=label_name(p.label, ui), scale=scale))} "
+                    f"{msg('source', ui)}: `{p.source}`</small>")
+        for view in p.views:
+            try:
+                if isinstance(view, Table):
+                    gr.Dataframe(pd.DataFrame(view.rows, columns=view.columns), label=view.title, wrap=True)
+                else:
+                    gr.Plot(to_figure(view), show_label=False, elem_classes="view-plot")
+            except Exception:  # one view that cannot be drawn must not hide the others
+                log.exception("cannot draw %s of %s", type(view).__name__, p.model)
+                gr.Markdown(f"⚠️ {esc(type(view).__name__)}: {esc(getattr(view, 'title', ''))} (not drawable)")
+
+
+def build(lab: Lab) -> None:
+    found = {m for t in lab.tasks() for m in lab.models(t)}
+    models = [m for m in PAPER_MODELS if m in found] + sorted(found - set(PAPER_MODELS))
+    with gr.Row():
+        with gr.Column(scale=3):
+            text = gr.Textbox(label=L("sentence"), placeholder=L("placeholder"), lines=3, elem_id="sentence")
+            run = gr.Button(L("run"), variant="primary", elem_id="run")
+        with gr.Column(scale=2):
+            model = gr.Dropdown([(L("all_models"), ALL)] + [(model_name(m), m) for m in models], value=ALL,
+                                label=L("model"), info=L("model_info"), elem_id="model")
+            with gr.Row():
+                task = gr.Dropdown([(L("auto"), AUTO)] + [(L(f"task_{t}") if t in TASK_NAMES["en"] else t, t) for t in lab.tasks()],
+                                   value=AUTO, label=L("task"), info=L("task_info"), elem_id="task",
+                                   visible=len(lab.tasks()) > 1)
+                lang = gr.Radio([(L("auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")], value=AUTO,
+                                label=L("language"), elem_id="lang")
+    gr.Examples([[s] for _, s in EXAMPLES], inputs=[text], label=L("examples"), examples_per_page=len(EXAMPLES),
+                example_labels=[f"{what}: {s}" for what, s in EXAMPLES])
+    summary = gr.Markdown(elem_id="summary")
+    notices = gr.Markdown(visible=False, elem_id="notices")
+    table = gr.Dataframe(visible=False, label=L("comparison"), interactive=False, elem_id="comparison")
+    with gr.Row():
+        probs = gr.Plot(label=L("probabilities"), elem_id="probs")
+        curve = gr.Plot(label=L("curve"), elem_id="curve")
+    state = gr.State(None)
+    gr.Markdown(L("panels"))
+
+    @gr.render(inputs=[state])
+    def panels(result):
+        for p in (result or {}).get("predictions", []):
+            model_panel(p, result["ui"])
+
+    def on_run(text_value, model_value, task_value, lang_value, request: gr.Request):
+        return analyse(lab, text_value, model_value, task_value, lang_value, request_lang(request))
+
+    for trigger in (run.click, text.submit):
+        trigger(on_run, [text, model, task, lang], [summary, notices, probs, curve, table, state],
+                api_visibility="private", concurrency_id="model")

@@ -1,0 +1,49 @@
+"""The whole app: a banner for load problems, then the Lab, Checkpoints and API tabs."""
+
+import gradio as gr
+
+from core.predict import Lab
+from demo.i18n import L, msg, request_lang
+from demo.plots import esc
+from demo.tabs import api, checkpoints
+from demo.tabs import lab as lab_tab
+
+THEME = gr.themes.Soft(primary_hue="indigo")
+CSS = """
+#summary h3 { margin: 0.2em 0; }
+#notices { border-left: 4px solid #f59e0b; background: #fffbeb; padding: 0.4em 0.8em; border-radius: 6px; }
+#notices, #notices * { color: #78350f !important; }
+#load-warning { border-left: 4px solid #dc2626; background: #fef2f2; padding: 0.4em 0.8em; border-radius: 6px; }
+#load-warning, #load-warning * { color: #7f1d1d !important; }
+"""
+
+
+def banner(lab: Lab, root: str, ui: str) -> str:
+    """Markdown warning when nothing loaded, or when some checkpoints failed (the others still serve)."""
+    if not lab.checkpoints:
+        return "⚠️ " + msg("no_models", ui, root=root.replace("`", ""))
+    if lab.errors:
+        return "⚠️ " + msg("load_errors", ui) + "\n" + "\n".join(f"- `{p}`: {esc(e)}" for p, e in sorted(lab.errors.items()))
+    return ""
+
+
+def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
+    with gr.Blocks(title="Compositional sentence-model lab") as demo:
+        gr.Markdown(L("title"))
+        gr.Markdown(L("intro"))
+        warning = gr.Markdown(banner(lab, root, "en"), visible=bool(banner(lab, root, "en")), elem_id="load-warning")
+        with gr.Tabs():
+            with gr.Tab(L("tab_lab"), id="lab"):
+                lab_tab.build(lab)
+            with gr.Tab(L("tab_models"), id="checkpoints"):
+                loaded, failed = checkpoints.build(lab)
+            with gr.Tab(L("tab_api"), id="api"):
+                api.build(lab)
+
+        def on_load(request: gr.Request):
+            ui = request_lang(request)
+            text = banner(lab, root, ui)
+            return (gr.update(value=text, visible=bool(text)), *checkpoints.tables(lab, ui))
+
+        demo.load(on_load, None, [warning, loaded, failed], api_visibility="private")
+    return demo

@@ -1,0 +1,216 @@
+"""The Gradio lab through its API (gradio_client against a launched app) and its callbacks.
+
+Checkpoints are tiny models trained here for one epoch (tests/lab_fixture.py): sst5 and zh_sentiment
+with every paper model, sst2 with two.
+"""
+
+import ast
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from gradio_client import Client
+from gradio_client.exceptions import AppError
+from lab_fixture import build_checkpoints, importable_models
+
+from core.predict import Lab
+from demo import CSS, I18N, THEME, build_demo
+from demo.i18n import core_message, request_lang
+from demo.tabs.lab import analyse, occlusion_spans
+from demo.ui import banner
+
+ROOT = Path(__file__).resolve().parents[1]
+EN, ZH = "It is not a bad film, but the plot is dull.", "这部电影不怎么好看，但是演员很棒"
+
+
+@pytest.fixture(scope="session")
+def lab_root(tiny_data, tmp_path_factory) -> Path:
+    return build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
+
+
+@pytest.fixture(scope="module")
+def lab(lab_root) -> Lab:
+    return Lab.from_directory(lab_root)
+
+
+@pytest.fixture(scope="module")
+def client(lab, tmp_path_factory, monkeypatch_module):
+    monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
+    demo = build_demo(lab)
+    demo.queue(default_concurrency_limit=2)
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N)
+    client = Client(url, verbose=False)
+    yield client
+    client.close()
+    demo.close()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+def _error(client, *args, api_name) -> str:
+    with pytest.raises(AppError) as info:
+        client.predict(*args, api_name=api_name)
+    message = str(info.value)
+    assert "Traceback" not in message and 'File "' not in message
+    return message
+
+
+# -- the front end holds no model logic -----------------------------------------------------------------
+
+def test_front_end_never_imports_torch():
+    files = sorted((ROOT / "demo").rglob("*.py")) + [ROOT / "app.py"]
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n == "torch" or n.startswith("torch.") for n in names), f"{path} imports torch"
+
+
+def test_app_py_is_small_and_honours_lab_checkpoints(lab_root, monkeypatch):
+    assert len((ROOT / "app.py").read_text().splitlines()) <= 40
+    monkeypatch.setenv("LAB_CHECKPOINTS", str(lab_root))
+    monkeypatch.syspath_prepend(str(ROOT))
+    import importlib
+
+    import app
+
+    app = importlib.reload(app)
+    assert app.ROOT == str(lab_root) and set(app.lab.tasks()) == {"sst2", "sst5", "zh_sentiment"}
+
+
+# -- the API ------------------------------------------------------------------------------------------
+
+def test_named_endpoints(client):
+    endpoints = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    assert set(endpoints) == {"/predict", "/compare"}  # UI events are private
+
+
+def test_predict_english(client, lab):
+    result = client.predict(EN, "tensor_cnn", "auto", "auto", api_name="/predict")
+    assert result["model"] == "tensor_cnn" and result["task"] == "sst5" and result["lang"] == "en"
+    assert result["label"] in result["labels"] and len(result["probs"]) == 5
+    assert abs(sum(result["probs"]) - 1) < 1e-4
+    words = [t["text"] for t in result["tokens"]]
+    assert result["curve"]["words"] == words and result["curve"]["kind"] == "native"
+    assert len(result["occlusion"]) == len(words) and result["source"]
+    assert [v["type"] for v in result["views"]] == ["LineCurves"]
+    json.dumps(result)
+
+
+@pytest.mark.parametrize("model", importable_models())
+def test_predict_every_model(client, model):
+    result = client.predict("the film is not good", model, api_name="/predict")
+    assert result["model"] == model and result["views"], f"{model} returned no views"
+    assert result["curve"]["kind"] in ("native", "prefix")
+
+
+def test_compare_english_and_chinese(client, lab):
+    english = client.predict(EN, "auto", "auto", api_name="/compare")
+    assert [p["model"] for p in english] == lab.models("sst5") and len(english) == len(importable_models())
+    chinese = client.predict(ZH, "auto", "auto", api_name="/compare")
+    assert {p["task"] for p in chinese} == {"zh_sentiment"} and {p["lang"] for p in chinese} == {"zh"}
+    assert chinese[0]["labels"] == ["negative", "positive"]
+    assert "".join(t["surface"] for t in chinese[0]["tokens"]) == ZH  # jieba words cover the text
+
+
+def test_task_and_language_choice(client):
+    binary = client.predict("a good film", "sst2", "auto", api_name="/compare")
+    assert [p["model"] for p in binary] == ["tensor_cnn", "dcnn"] and len(binary[0]["labels"]) == 2
+    forced = client.predict(ZH, "tensor_cnn", "auto", "en", api_name="/predict")  # override: analyse as English
+    assert forced["task"] == "sst5"
+    mismatch = client.predict("a good film", "dcnn", "zh_sentiment", "auto", api_name="/predict")
+    assert any("looks English" in n for n in mismatch["notices"])
+
+
+def test_bad_input_gives_clear_messages(client):
+    for empty in ("", "   \n\t "):
+        assert "empty" in _error(client, empty, "dcnn", api_name="/predict")
+        assert "empty" in _error(client, empty, api_name="/compare")
+    assert "not available" in _error(client, EN, "no_such_model", api_name="/predict")
+    assert "/compare" in _error(client, EN, "all", api_name="/predict")
+    assert "no model is loaded for task" in _error(client, EN, "no_such_task", "auto", api_name="/compare")
+    assert "unknown language" in _error(client, EN, "auto", "fr", api_name="/compare")
+    assert "unknown language" in _error(client, EN, "dcnn", "auto", "fr", api_name="/predict")
+
+
+def test_odd_input_is_answered_with_notices(client):
+    for odd in ("?!...", "😀😀😀", "zzqx blorf"):
+        result = client.predict(odd, "dcnn", api_name="/predict")
+        assert any("vocabulary" in n or "unknown" in n for n in result["notices"]), odd
+    huge = client.predict("good " * 3000, "agt", api_name="/predict")
+    assert any("cut" in n for n in huge["notices"]) and len(huge["text"]) <= 5000
+
+
+def test_html_is_data_not_markup(client, lab):
+    text = '<script>alert("x")</script> <b>good</b> film'
+    result = client.predict(text, "mrnn", api_name="/predict")
+    assert result["text"] == text  # returned as the text typed, nothing stripped or run
+    summary, *_ , state = analyse(lab, text, "mrnn", "auto", "auto", "en")
+    spans, _, _ = occlusion_spans(state["predictions"][0], "en")
+    assert "".join(piece for piece, _ in spans) == text  # the highlight shows the text as text
+    assert "<script" not in summary and "<b>" not in summary
+
+
+# -- the UI callbacks (English and Chinese) ---------------------------------------------------------
+
+def test_ui_all_five_english(lab):
+    summary, notices, probs, curve, table, state = analyse(lab, EN, "all", "auto", "auto", "en")
+    assert summary.startswith("### Majority label") and "English (detected)" in summary
+    assert table["visible"] and list(table["value"].columns)[:2] == ["model", "label"] and len(table["value"]) == 5
+    assert len(curve.data) == 5 and {t.name.split(" (")[-1].rstrip(")").split(":")[0] for t in curve.data} <= {"native", "prefix"}
+    assert len(probs.data) == 5 and probs.layout.height
+    assert len(state["predictions"]) == 5 and state["ui"] == "en"
+    assert notices["visible"] and "unknown" in notices["value"]
+
+
+def test_ui_single_model_chinese(lab):
+    summary, _, probs, curve, table, state = analyse(lab, ZH, "adasent", "auto", "auto", "zh")
+    assert summary.startswith("### 预测") and "中文情感（二分类）" in summary and "自动识别" in summary
+    assert not table["visible"] and len(probs.data) == 1 and list(probs.data[0].x) == ["负面", "正面"]
+    assert "原生" in curve.layout.title.text  # AdaSent's curve is its own level-1 output
+    spans, colours, _ = occlusion_spans(state["predictions"][0], "zh")
+    assert "未登录词" in colours and all(c is None or c in colours for _, c in spans)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # gr.Warning outside a request warns
+def test_ui_bad_input_is_a_message_not_a_trace(lab):
+    for text, ui, expected in (("  ", "en", "empty"), ("", "zh", "文本为空"), (EN, "en", "not available")):
+        summary, notices, probs, curve, _, state = analyse(lab, text, "nope" if expected == "not available" else "all",
+                                                           "auto", "auto", ui)
+        assert expected in summary and "Traceback" not in summary
+        assert probs is None and curve is None and state is None and not notices["visible"]
+
+
+def test_unknown_words_are_marked_unknown(lab):
+    *_, state = analyse(lab, "the film is zzqx", "dcnn", "auto", "auto", "en")
+    spans, colours, _ = occlusion_spans(state["predictions"][0], "en")
+    assert ("zzqx", "unknown word") in spans and "unknown word" in colours
+
+
+def test_messages_follow_the_browser_language():
+    class Request:
+        def __init__(self):
+            self.headers = {"accept-language": "zh-CN,zh;q=0.9,en;q=0.8"}
+
+    assert request_lang(Request()) == "zh" and request_lang(None) == "en"
+    assert core_message("Only the first 300 words were analysed.", "zh") == "只分析了前 300 个词。"
+    assert core_message("something new", "zh") == "something new"
+
+
+def test_broken_checkpoint_is_reported_and_others_serve(lab_root, tmp_path):
+    root = tmp_path / "checkpoints"
+    shutil.copytree(lab_root / "sst5", root / "sst5")
+    (root / "sst5" / "dcnn" / "model.safetensors").write_bytes(b"not weights")
+    lab = Lab.from_directory(root)
+    assert list(lab.errors) and "dcnn" not in lab.models("sst5")
+    text = banner(lab, str(root), "en")
+    assert "could not be loaded" in text and "dcnn" in text
+    *_, state = analyse(lab, EN, "all", "auto", "auto", "en")
+    assert len(state["predictions"]) == len(importable_models()) - 1
+    assert "No checkpoints" in banner(Lab.from_directory(tmp_path / "empty"), "x", "en")
+    build_demo(Lab.from_directory(tmp_path / "empty"))  # an empty lab still builds a page
