@@ -15,7 +15,7 @@ from core.predict import Lab  # noqa: E402
 from demo import CSS, I18N, THEME, build_demo, warm_up  # noqa: E402
 
 ROOT = os.environ.get("LAB_CHECKPOINTS") or str(Path(__file__).resolve().parent / "checkpoints")
-lab = Lab.from_directory(ROOT)
+lab = Lab.load(os.environ.get("LAB_CHECKPOINTS") or None)  # explicit dir > Hub (configs/hub.toml) > bundled
 demo = build_demo(lab, ROOT)
 
 if __name__ == "__main__":

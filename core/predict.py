@@ -28,6 +28,7 @@ from core.views import WordCurve, sentiment_scores, view_to_dict
 
 log = logging.getLogger(__name__)
 MAX_WORDS = 300  # longer input is cut (with a notice): AdaSent's pyramid grows with the square of the length
+OCCLUSION_MAX_WORDS = 120  # occlusion runs n sentences of n-1 words: cubic for AdaSent, so capped
 DEFAULT_TASK = {"en": "sst5", "zh": "zh_sentiment"}
 
 
@@ -55,7 +56,7 @@ class Prediction:
     label: str
     tokens: list[TokenInfo]
     curve: WordCurve
-    occlusion: list[float]  # per token: P(label | sentence) - P(label | sentence without the token)
+    occlusion: list[float]  # per token: P(label | sentence) - P(label | sentence without it); [] past OCCLUSION_MAX_WORDS
     views: list = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     source: str = ""  # where the checkpoint came from
@@ -175,7 +176,10 @@ class Lab:
         title = "the model's own per-word output" if kind == "native" else "prediction on each prefix"
         curve = WordCurve(kind, words, scores, rows, score_label, score_range, title)
 
-        if len(ids) > 1:  # leave-one-word-out: how much each word supports the predicted class
+        if len(ids) > OCCLUSION_MAX_WORDS:
+            occlusion = []
+            notices.append(f"Word attributions (leave-one-word-out) are computed for texts of up to {OCCLUSION_MAX_WORDS} words.")
+        elif len(ids) > 1:  # leave-one-word-out: how much each word supports the predicted class
             without = _probs(net, [ids[:i] + ids[i + 1:] for i in range(len(ids))])[:, label_id]
             occlusion = (probs[label_id] - without).tolist()
         else:

@@ -23,6 +23,7 @@ import random
 import subprocess
 import sys
 import time
+import types
 import typing
 import warnings
 from dataclasses import dataclass, field
@@ -77,7 +78,8 @@ class TrainConfig:
 
 def _parse_value(text: str, annotation):
     """Convert `text` to the type of a dataclass field (int, float, bool, str, or X | None)."""
-    options = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+    is_union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    options = [a for a in typing.get_args(annotation) if a is not type(None)] if is_union else [annotation]
     target = options[0]
     if text.lower() == "none" and type(None) in typing.get_args(annotation):
         return None

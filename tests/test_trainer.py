@@ -155,6 +155,9 @@ def test_cli_parsing_and_clear_errors(tmp_path, capsys):
     cfg = parse_args(["--model", "dcnn", "--phrases", "--lr", "0.5", "--set", "embed_dim=8"])
     assert cfg.model == "dcnn" and cfg.phrases and cfg.lr == 0.5 and cfg.set == ["embed_dim=8"]
     assert model_overrides(NBoWConfig, ["hidden=7", "freeze_embeddings=false"]) == {"hidden": 7, "freeze_embeddings": False}
+    from core.models.dcnn import DCNNConfig
+
+    assert model_overrides(DCNNConfig, ["widths=3,2", "maps=4,5"]) == {"widths": [3, 2], "maps": [4, 5]}
     with pytest.raises(ValueError, match="expected key=value"):
         model_overrides(NBoWConfig, ["nonsense=1"])
     assert main(["--model", "nbow", "--data-dir", str(tmp_path / "missing")]) == 2
