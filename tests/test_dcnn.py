@@ -14,7 +14,7 @@ from core.data import load_task
 from core.detectors import main as detectors_main
 from core.detectors import markdown_table, top_ngrams
 from core.models.dcnn import DCNN, DCNNConfig, DCNNLayer, dynamic_k, fold, kmax_pooling
-from core.views import KMaxGraph, view_to_dict
+from core.views import KMaxGraph, Table, view_to_dict
 from core.vocab import Vocab
 
 VOCAB = 23  # conftest.py seeds torch before every test
@@ -253,8 +253,12 @@ def test_views_are_plain_python_graphs():
     ids, lengths = batch(SENTENCES)
     out = model(ids, lengths)
     views = model.views(out, 2, ["a", "b", "c"])
-    assert [type(v) for v in views] == [KMaxGraph, KMaxGraph]
-    everything, one_map = views
+    assert [type(v) for v in views] == [KMaxGraph, KMaxGraph, Table]
+    everything, one_map, detectors = views
+    # the strongest detector's activation is the largest first-layer value inside the sentence's columns
+    s, m = 3, model.layers[0].width
+    assert detectors.rows[0][2] == pytest.approx(float(out.conv1[2, :, :, : s + m - 1].max()), abs=1e-4)
+    assert all(set(row[3].split()) <= {"a", "b", "c"} and row[3] for row in detectors.rows)
     json.dumps([view_to_dict(v) for v in views])
     assert everything.words == ["a", "b", "c"] and len(everything.values[0]) == 3
     assert all(len(lv) == len(vv) for lv, vv in zip(everything.levels, everything.values))

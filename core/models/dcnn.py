@@ -44,7 +44,7 @@ import torch
 from torch import Tensor, nn
 
 from core.models.base import ModelOutput, SentenceClassifier, classification_loss, length_mask
-from core.views import KMaxGraph
+from core.views import KMaxGraph, Table
 
 
 @dataclass
@@ -206,7 +206,24 @@ class DCNN(SentenceClassifier):
         weight = self.out.weight.detach()[predicted].view_as(top)  # (r_L, n_L, k_top)
         best_map = int((weight * top).sum((0, 2)).argmax())
         return [self.feature_graph(output, index, words),
-                self.feature_graph(output, index, words, top_map=best_map)]
+                self.feature_graph(output, index, words, top_map=best_map),
+                self.strongest_detectors(output, index, words)]
+
+    def strongest_detectors(self, output: DCNNOutput, index: int, words: list[str], top: int = 8) -> Table:
+        """§5.5 / Fig. 4 for one sentence: the first-layer feature detectors (map, row) that respond most
+        strongly anywhere in it, each with the n-gram under its filter window at that position."""
+        s, m = int(output.k[index, 0]), self.layers[0].width
+        conv = output.conv1[index, :, :, : s + m - 1]  # (d, n_1, s+m-1): only the sentence's own columns
+        best, where = conv.max(-1)  # (d, n_1) each
+        order = best.flatten().argsort(descending=True)[:top]  # (top,)
+        rows = []
+        for flat in order.tolist():
+            row, fmap = divmod(flat, best.shape[1])
+            p = int(where[row, fmap])  # Eq. 1: column p covers words p-m+1..p
+            ngram = " ".join(words[max(0, p - m + 1): min(s, p + 1)])
+            rows.append([fmap, row, round(float(best[row, fmap]), 4), ngram])
+        return Table(title=f"Strongest first-layer feature detectors in this sentence (width {m}, §5.5)",
+                     columns=["map", "row", "activation", "n-gram"], rows=rows)
 
     def feature_graph(self, output: DCNNOutput, index: int, words: list[str], top_map: int | None = None) -> KMaxGraph:
         """§4.2 induced feature graph of sentence `index`, from the top kept nodes (of all maps, or of
