@@ -22,7 +22,6 @@ import json
 import logging
 import os
 import shutil
-import subprocess
 import sys
 import tomllib
 from collections import Counter
@@ -36,6 +35,7 @@ from core.data import PROJECT_ROOT, TASKS, DataError, load_task
 from core.hub import (BUNDLED, CARD, MANIFEST, check_name, manifest_pairs, read_manifest, verify_against_manifest,
                       write_manifest)
 from core.metrics import evaluate
+from core.train import git_commit
 from core.models import model_class
 from core.vocab import PAD, UNK, Vocab
 
@@ -267,14 +267,6 @@ def _coverage(examples, vocab: Vocab) -> float:
     return sum(w in vocab.stoi for w in tokens) / max(1, len(tokens))
 
 
-def _git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT_ROOT, capture_output=True,
-                              text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
 def _display(path: Path) -> str:
     try:
         return str(Path(path).resolve().relative_to(PROJECT_ROOT))
@@ -321,7 +313,7 @@ def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> d
         "train_config": ckpt.meta.get("train_config", {}),
         "model_config": dataclasses.asdict(bundled.model.config),
         "parameters": sum(p.numel() for p in bundled.model.parameters()),
-        "bundle_commit": _git_commit(),
+        "bundle_commit": git_commit(),
     }
     atomic_write_text(staging / "metrics.json", json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
     (staging / CARD).write_text(render_card(metrics, config), encoding="utf-8")

@@ -133,7 +133,7 @@ def build_optimizers(model, cfg: TrainConfig) -> list[torch.optim.Optimizer]:
     raise ValueError(f"unknown optimizer {name!r}; choose adagrad, adadelta or adam")
 
 
-def _git_commit() -> str:
+def git_commit() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT_ROOT, capture_output=True,
                               text=True, timeout=5).stdout.strip()
@@ -285,7 +285,7 @@ class Trainer:
                             for name, examples in self.task.extra_tests.items()},
             "parameters": sum(p.numel() for p in best.model.parameters() if p.requires_grad),
             "vectors": self.coverage, "train_config": dataclasses.asdict(self.cfg),
-            "model_config": dataclasses.asdict(best.model.config), "commit": _git_commit(),
+            "model_config": dataclasses.asdict(best.model.config), "commit": git_commit(),
             "command": "python -m core.train " + " ".join(sys.argv[1:]) if sys.argv[0].endswith("train.py") else "",
             "torch_threads": torch.get_num_threads(),
         }
