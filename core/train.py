@@ -253,6 +253,8 @@ class Trainer:
         if cfg.resume and (state := load_training_state(self.out / "state")) is not None:
             self.load_state_dict(state)
             log.info("resumed %s after epoch %d (best dev %.4f)", self.out, self.epoch, self.best_dev)
+        else:  # a fresh run: an earlier run's log in the same directory must not mix with this one
+            (self.out / "log.jsonl").unlink(missing_ok=True)
         while self.epoch < cfg.epochs and self.bad_epochs < cfg.patience:
             start = time.perf_counter()
             train_loss = self.train_epoch()
