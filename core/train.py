@@ -253,8 +253,6 @@ class Trainer:
         if cfg.resume and (state := load_training_state(self.out / "state")) is not None:
             self.load_state_dict(state)
             log.info("resumed %s after epoch %d (best dev %.4f)", self.out, self.epoch, self.best_dev)
-        else:  # a fresh run: an earlier run's log in the same directory must not mix with this one
-            (self.out / "log.jsonl").unlink(missing_ok=True)
         while self.epoch < cfg.epochs and self.bad_epochs < cfg.patience:
             start = time.perf_counter()
             train_loss = self.train_epoch()
@@ -270,9 +268,9 @@ class Trainer:
             self.history.append(record)
             log.info("epoch %d  loss %.4f  dev %.4f  (best %.4f @%d)  %.1fs", self.epoch, train_loss, dev,
                      self.best_dev, self.best_epoch, seconds)
-            with open(self.out / "log.jsonl", "a", encoding="utf-8") as f:
-                f.write(json.dumps(record) + "\n")
             save_training_state(self.out / "state", self.state_dict())
+            # the log is rewritten from the saved history, so a killed and resumed run never repeats a line
+            atomic_write_text(self.out / "log.jsonl", "".join(json.dumps(r) + "\n" for r in self.history))
         return self.finish()
 
     def finish(self) -> dict:
