@@ -1,0 +1,167 @@
+"""core.bench: the smoke mode end to end on tiny runs and checkpoints trained here, and the pieces that
+turn stored runs into the accuracy table (variant labels, reproduce commands, statistics)."""
+
+import dataclasses
+import json
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from core import bench
+from core.models import model_class
+from core.models.dcnn import DCNNConfig
+from core.train import Trainer, TrainConfig, parse_args
+
+# (model, seed, phrases, extra train settings): 3 seeds of one model for mean ± std, a root-label run
+# for Lei's 28 s/epoch ratio, and a non-default lr that must show up as a variant
+PLAN = [("tensor_cnn", 1, True, {}), ("tensor_cnn", 2, True, {}), ("tensor_cnn", 3, True, {}),
+        ("tensor_cnn", 1, False, {}), ("dcnn", 1, True, {}), ("adasent", 1, True, {}), ("nbow", 1, True, {"lr": 0.05})]
+
+
+@pytest.fixture(scope="module")
+def tiny_runs(tiny_data, tmp_path_factory):
+    """runs/ and checkpoints/sst5/<model>/ of tiny models trained for one epoch with core.train.Trainer."""
+    root = tmp_path_factory.mktemp("bench")
+    for model, seed, phrases, extra in PLAN:
+        out = root / "runs" / ("sst5-phrases" if phrases else "sst5") / f"{model}-s{seed}"
+        cfg = TrainConfig(model=model, task="sst5", phrases=phrases, seed=seed, epochs=1, vectors="none", out=str(out),
+                          data_dir=str(tiny_data), set=bench.SMOKE_MODELS[model], progress=False, max_train=64, **extra)
+        Trainer(cfg).fit()
+        if not (root / "checkpoints" / "sst5" / model).exists():
+            shutil.copytree(out / "best", root / "checkpoints" / "sst5" / model)
+    return root / "runs", root / "checkpoints"
+
+
+def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
+    runs, checkpoints = tiny_runs
+    out = tmp_path / "docs"
+    assert bench.main(["--smoke", "--runs", str(runs), "--checkpoints", str(checkpoints), "--data-dir", str(tiny_data),
+                       "--out", str(out), "--threads", "1"]) == 0
+    report = json.loads((out / "benchmarks.json").read_text())
+    models = sorted({m for m, *_ in PLAN})
+
+    rows = {(r["model"], r["phrases"]): r for r in report["accuracy"]["rows"]}
+    three = rows[("tensor_cnn", True)]
+    assert three["n"] == 3 and three["seeds"] == [1, 2, 3] and three["std"] is not None
+    assert three["paper"] == 51.2 and three["delta"] == pytest.approx(three["mean"] - 51.2)
+    assert rows[("tensor_cnn", False)]["paper"] == 50.6  # root labels: Lei's other row
+    assert "lr=0.05" in rows[("nbow", True)]["variant"] and "lr=" not in three["variant"]
+    assert all(0 <= a <= 100 for r in rows.values() for a in r["accuracies"])
+    assert all(c.startswith("python -m core.train") for r in rows.values() for c in r["commands"])
+    missing = {(x["model"], x["task"]) for x in report["accuracy"]["missing"]}
+    assert ("mrnn", "sst5") in missing and ("agt", "trec") in missing  # never trained: listed with a command
+
+    speed = {(r["model"], r["phrases"]): r for r in report["speed"]}
+    assert speed[("tensor_cnn", True)]["paper_s"] == 445 and speed[("tensor_cnn", False)]["paper_s"] == 28
+    assert speed[("tensor_cnn", True)]["epochs_timed"] == 3
+    assert speed[("tensor_cnn", True)]["ratio"] == pytest.approx(speed[("tensor_cnn", True)]["median_s"] / 445)
+
+    assert sorted(report["inference"]) == models
+    for x in report["inference"].values():
+        assert 0 < x["forward"]["p50_ms"] <= x["forward"]["p95_ms"] and 0 < x["predict"]["p50_ms"] <= x["predict"]["p95_ms"]
+        assert x["batch64"]["sentences_per_s"] > 0
+    for x in report["scaling"].values():
+        assert x["forward"]["lengths"] == bench.SMOKE["lengths"] and all(t > 0 for t in x["forward"]["p50_ms"])
+    measured = [m for m, x in report["memory"].items() if "not_run" not in x]
+    assert len(measured) == 1
+    stages = list(report["memory"][measured[0]]["stages_mib"].values())
+    assert stages == sorted(stages) and stages[0] > 0  # peaks only grow
+    app = report["app"]
+    assert app["status"] in ("measured", "skipped", "failed") and (app["status"] == "measured" or app["note"])
+
+    text = (out / "benchmarks.md").read_text()
+    for heading in ("## Machine", "## Accuracy", "### Not run", "## Training speed", "## Inference", "## Scaling", "## Memory"):
+        assert heading in text
+    assert "1†‡" in text and "`for s in 1 2 3; do python -m core.train --model mrnn --task sst5 --phrases --seed $s; done`" in text
+    svg = ET.fromstring((out / "scaling.svg").read_text())
+    assert len([e for e in svg.iter() if e.tag.endswith("polyline")]) == 2 * len(models)  # both panels, every model
+
+
+def test_without_checkpoints_every_measurement_says_not_run(tiny_runs, tmp_path):
+    runs, _ = tiny_runs
+    out = tmp_path / "docs"
+    bench.main(["--runs", str(runs), "--checkpoints", str(tmp_path / "none"), "--out", str(out), "--threads", "1",
+                "--sections", "accuracy,inference,scaling,memory"])
+    report = json.loads((out / "benchmarks.json").read_text())
+    assert "inference" not in report and "make train" in report["checkpoints_note"]
+    text = (out / "benchmarks.md").read_text()
+    assert text.count("Not run: no checkpoints for task `sst5`") == 3  # inference, scaling, memory
+    assert "## Training speed\n\nNot run (section not selected)." in text
+
+
+def test_reconstructed_command_reproduces_the_config(tiny_runs):
+    runs, _ = tiny_runs
+    metrics, _ = bench.load_runs(runs)
+    assert len(metrics) == len(PLAN)  # the copies in best/ are not counted twice
+    for m in metrics:
+        command = bench.train_command(m["train_config"])
+        parsed = dataclasses.asdict(parse_args(command.split()[3:]))
+        for name in ("out", "resume", "progress"):
+            parsed.pop(name), m["train_config"].pop(name)
+        assert parsed == m["train_config"], command
+
+
+def _default_metrics(model: str, task: str) -> dict:
+    """metrics.json fields of a run with the model's own recipe, its task preset and pretrained vectors."""
+    cls = model_class(model)
+    train = dataclasses.asdict(TrainConfig(model=model, task=task)) | cls.default_training
+    config = bench._field_defaults(cls.config_class) | getattr(cls, "presets", {}).get(task, {}) | {"vocab_size": 50, "num_classes": 2}
+    return {"model": model, "task": task, "vectors": {"file": ".cache/vectors/en.safetensors"},
+            "train_config": train, "model_config": config}
+
+
+def test_variant_labels():
+    base = _default_metrics("tensor_cnn", "sst2")
+    assert bench.variant_label(base) == ""  # the paper's recipe and the task preset
+    assert bench.vectors_used(dict(base, vectors={"file": "x/en.safetensors", "fraction": 0.91})) == "en (91% of vocab)"
+    # --vectors auto that found nothing: the trainer then trains the random vectors; a fact, not a variant
+    auto_none = dict(base, vectors=None, model_config=dict(base["model_config"], freeze_embeddings=False))
+    assert bench.variant_label(auto_none) == "" and bench.vectors_used(auto_none) == "random"
+    explicit_none = dict(auto_none, train_config=dict(base["train_config"], vectors="none"))
+    assert bench.variant_label(explicit_none) == "vectors=none"
+    lr = base["train_config"]["lr"] * 3
+    changed = dict(base, model_config=dict(base["model_config"], decay=0.123),
+                   train_config=dict(base["train_config"], lr=lr, set=["decay=0.123"]))
+    assert bench.variant_label(changed) == f"lr={lr!r} · decay=0.123"
+    dcnn = dict(_default_metrics("dcnn", "trec"), vectors=None)
+    assert dcnn["model_config"]["widths"] != bench._field_defaults(DCNNConfig)["widths"]  # the TREC preset applies
+    assert bench.variant_label(dcnn) == ""
+
+
+def test_runs_differing_only_in_vectors_are_not_averaged():
+    base = dict(_default_metrics("nbow", "sst5"), phrases=True, seed=1, test={"accuracy": 0.4}, dev_accuracy=0.4, path="a")
+    random_init = dict(base, vectors=None, seed=2, test={"accuracy": 0.3}, path="b")
+    rows = bench.accuracy_table([base, random_init])
+    assert [(r["vectors"], r["n"]) for r in rows] == [("en (0% of vocab)", 1), ("random", 1)]
+    assert not any(x["model"] == "nbow" and x["task"] == "sst5" and x["missing_seeds"] == [1, 2, 3]
+                   for x in bench.missing_runs(rows))  # both count as the default variant: seed 3 is what is missing
+
+
+def test_statistics_helpers():
+    assert bench.percentile(list(range(1, 101)), 50) == pytest.approx(50.5)
+    assert bench.percentile([3.0], 95) == 3.0
+    lengths = [5, 10, 20, 50, 100, 200, 400]
+    assert bench.growth_exponent(lengths, [0.01 * n for n in lengths]) == pytest.approx(1.0)
+    assert bench.growth_exponent(lengths, [1e-4 * n * n for n in lengths]) == pytest.approx(2.0)
+    assert bench.growth_exponent([5, 10], [1.0, 2.0]) is None  # nothing at L >= 50 to fit
+
+
+def test_synthetic_data_and_smoke_training(tmp_path):
+    """The self-contained path of `make bench-smoke`: synthetic SST trees, one tiny run, its checkpoint."""
+    data = bench.write_synthetic_sst(tmp_path / "data")
+    runs, checkpoints = bench.train_smoke_runs(data, tmp_path, plan=[("nbow", 1, True)])
+    assert (checkpoints / "sst5" / "nbow" / "config.json").is_file()
+    assert bench.load_runs(runs)[0][0]["train_examples"] == 64
+
+
+def test_a_broken_app_is_reported_not_fatal(monkeypatch, tmp_path):
+    def build_demo(lab):
+        raise RuntimeError("the app is half-written")
+
+    monkeypatch.setattr(bench, "find_app_builder", lambda: (build_demo, "demo.build_demo()"))
+    result = bench.measure_app(lab=None, checkpoints=tmp_path, task="sst5", sentences=["a"], reps=1, smoke=True)
+    assert result["status"] == "failed" and "half-written" in result["note"]
+    monkeypatch.setattr(bench, "find_app_builder", lambda: (None, "app.py does not exist"))
+    assert bench.measure_app(None, tmp_path, "sst5", ["a"], 1, True) == {
+        "status": "skipped", "note": "no way to build the app's Blocks: app.py does not exist"}
