@@ -30,7 +30,7 @@ test-e2e: install ## browser tests with Debian chromium (apt-get install chromiu
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m e2e
 
 demo: install ## serve the Gradio lab on http://127.0.0.1:7860
-	$(PY) app.py
+	MALLOC_ARENA_MAX=2 $(PY) app.py
 
 vectors: install ## train our English and Chinese word2vec vectors into .cache/vectors (about 20 min)
 	$(PY) -m core.word2vec --lang en
@@ -53,6 +53,9 @@ bench: install ## accuracy/speed/scale benchmarks -> docs/benchmarks.md
 
 bench-smoke: install ## a seconds-long version of the benchmarks (CI)
 	$(PY) -m core.bench --smoke
+
+loadtest: install ## 32 clients x 20 requests against the app -> docs/loadtest.json
+	MALLOC_ARENA_MAX=2 $(PY) -m core.loadtest
 
 push: install ## upload checkpoints to the Hub: make push HUB_REPO=user/name [DRY_RUN=1]
 	$(if $(HUB_REPO),,$(error set HUB_REPO=user/name))

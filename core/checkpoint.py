@@ -111,7 +111,10 @@ def load_checkpoint(directory: str | Path, verify: bool = True) -> Checkpoint:
         model_config = cls.config_class(**config["config"])
     except (ValueError, TypeError) as err:
         raise CheckpointError(f"{directory / CONFIG}: invalid model configuration ({err})") from None
-    for name, digest in config.get("files", {}).items():
+    files = config.get("files", {})
+    if not isinstance(files, dict) or not set(files) <= {WEIGHTS, VOCAB}:
+        raise CheckpointError(f"{directory / CONFIG}: 'files' may only list {WEIGHTS} and {VOCAB}")
+    for name, digest in files.items():
         path = directory / name
         if not path.is_file():
             raise CheckpointError(f"checkpoint file {path} is missing")

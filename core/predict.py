@@ -13,6 +13,7 @@ occlusion score per word (the same method for every model), and the model's own 
 import argparse
 import json
 import logging
+import re
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 MAX_WORDS = 300  # longer input is cut (with a notice): AdaSent's pyramid grows with the square of the length
 OCCLUSION_MAX_WORDS = 120  # occlusion runs n sentences of n-1 words: cubic for AdaSent, so capped
 DEFAULT_TASK = {"en": "sst5", "zh": "zh_sentiment"}
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 class InputError(ValueError):
@@ -132,10 +134,14 @@ class Lab:
     @torch.inference_mode()
     def predict(self, text: str, model: str, task: str | None = None, lang: str | None = None,
                 max_words: int = MAX_WORDS) -> Prediction:
-        if not isinstance(text, str):
-            raise InputError(f"text must be a string, got {type(text).__name__}")
+        for name, value in (("text", text), ("model", model), ("task", task), ("lang", lang)):
+            if not isinstance(value, str) and not (value is None and name in ("task", "lang")):
+                raise InputError(f"{name} must be a string, got {type(value).__name__}")
         notices: list[str] = []
         text = text.replace("\x00", "")
+        if _SURROGATES.search(text):  # lone surrogates (possible through the JSON API) cannot be encoded
+            text = _SURROGATES.sub("\ufffd", text)  # one character for one: offsets stay valid
+            notices.append("Invalid characters (lone surrogates) were replaced with \ufffd.")
         if len(text) > MAX_CHARS:
             text = text[:MAX_CHARS]
             notices.append(f"The text was cut to its first {MAX_CHARS} characters.")

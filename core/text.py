@@ -67,6 +67,7 @@ def _english_tokenizer():
 
 
 def _english_surface(t: str) -> str:
+    t = unicodedata.normalize("NFKC", t) if not t.isascii() else t  # full-width "ｇｏｏｄ" -> "good"
     t = "".join(_QUOTES.get(c, c) for c in t)
     t = _DASHES.get(t, t)
     if t.lower() in {"n’t", "n‘t"}:

@@ -134,9 +134,13 @@ def build_optimizers(model, cfg: TrainConfig) -> list[torch.optim.Optimizer]:
 
 
 def git_commit() -> str:
+    """The short commit, with "+dirty" when tracked files have uncommitted changes."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=5).stdout.strip()
+
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT_ROOT, capture_output=True,
-                              text=True, timeout=5).stdout.strip()
+        commit = git("rev-parse", "--short", "HEAD")
+        return commit + ("+dirty" if commit and git("status", "--porcelain", "--untracked-files=no") else "")
     except (OSError, subprocess.SubprocessError):
         return ""
 

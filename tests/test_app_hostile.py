@@ -1,0 +1,185 @@
+"""The hostile-input table of test_hostile_input.py through the Gradio API of the launched app (issue 13).
+
+gradio_client for everything JSON can carry; raw HTTP for what gradio_client cannot send (lone surrogates,
+malformed requests). Every case gets a prediction or a one-line error, and the server keeps answering.
+The e2e test checks in a real browser that a payload typed into the page is shown as text, never run.
+"""
+
+import json
+import socket
+import time
+
+import httpx
+import pytest
+
+pytest.importorskip("demo", reason="the Gradio app (demo/) is not importable yet")
+
+from gradio_client import Client  # noqa: E402
+from gradio_client.exceptions import AppError  # noqa: E402
+
+from core.predict import Lab  # noqa: E402
+from core.text import MAX_CHARS  # noqa: E402
+from demo import CSS, I18N, THEME, build_demo  # noqa: E402
+from test_hostile_input import (BAD_NAMES, SECONDS, SURROGATE, check_message, check_prediction,  # noqa: E402
+                                lab_root, params)
+
+__all__ = ["lab_root"]  # the session fixture, shared with test_hostile_input.py
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app(lab_root, tmp_path_factory):
+    """(url, client) of the app built as app.py builds it, on a free port of 127.0.0.1."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
+        demo = build_demo(Lab.from_directory(lab_root), str(lab_root))
+        demo.queue(default_concurrency_limit=2)
+        _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
+                                theme=THEME, css=CSS, i18n=I18N)
+        client = Client(url, verbose=False)
+        yield url, client
+        client.close()
+        demo.close()
+
+
+def raw_call(url: str, endpoint: str, body: bytes) -> tuple[int, str, object]:
+    """POST a request body as is to /gradio_api/call/<endpoint>; (HTTP status, SSE event, its data)."""
+    posted = httpx.post(f"{url}gradio_api/call/{endpoint}", content=body, headers={"content-type": "application/json"},
+                        timeout=SECONDS)
+    if posted.status_code != 200:
+        return posted.status_code, "", posted.text
+    answer = httpx.get(f"{url}gradio_api/call/{endpoint}/{posted.json()['event_id']}", timeout=SECONDS)
+    event, data = "", None
+    for line in answer.text.splitlines():
+        if line.startswith("event:"):
+            event = line.split(":", 1)[1].strip()
+        elif line.startswith("data:") and event in ("complete", "error"):
+            data = json.loads(line.split(":", 1)[1])
+    return answer.status_code, event, data
+
+
+def call(url: str, client: Client, text, *args, api_name: str):
+    """The answer of the app: a list of prediction dicts, or AppError. Texts that JSON cannot carry as UTF-8
+    (lone surrogates) go as \\u escapes over raw HTTP, which is what a non-Python client would send."""
+    if isinstance(text, str) and SURROGATE.search(text):
+        body = json.dumps({"data": [text, *args]}, ensure_ascii=True).encode("ascii")
+        status, event, data = raw_call(url, api_name.strip("/"), body)
+        assert status == 200 and event in ("complete", "error"), (status, event, data)
+        if event == "error":
+            raise AppError((data or {}).get("error") or "")
+        result = data[0]
+    else:
+        result = client.predict(text, *args, api_name=api_name)
+    return result if isinstance(result, list) else [result]
+
+
+@pytest.mark.parametrize("case", params())
+def test_gradio_api(app, case):
+    url, client = app
+    start = time.perf_counter()
+    # /compare runs every model; errors and texts past the character cap go to one model (the Python API
+    # test runs those through every model)
+    one = case.error or len(case.text) > MAX_CHARS
+    args, api_name = ((case.text, "dcnn", "auto", "auto"), "/predict") if one else ((case.text, "auto", "auto"), "/compare")
+    try:
+        predictions = call(url, client, *args, api_name=api_name)
+    except AppError as err:
+        assert case.error or case.either, f"unexpected error: {err}"
+        check_message(str(err), case.error or ".")
+        assert "internal error" not in str(err)
+        return
+    assert not case.error, f"expected an error matching {case.error!r}"
+    for p in predictions:
+        check_prediction(p, case.text, case)
+    assert time.perf_counter() - start < SECONDS
+
+
+@pytest.mark.parametrize("value", [None, 42, 3.5, 1e308, True, ["good", "film"], {"text": "good"}],
+                         ids=lambda v: type(v).__name__)
+def test_non_string_json_values(app, value):
+    _, client = app
+    for args, api_name in (((value, "dcnn", "auto", "auto"), "/predict"), ((value, "auto", "auto"), "/compare")):
+        with pytest.raises(AppError) as info:
+            client.predict(*args, api_name=api_name)
+        check_message(str(info.value), "string|empty|text")
+
+
+@pytest.mark.parametrize("model,task,lang,error", BAD_NAMES + [(["dcnn"], None, None, "."), ({"m": 1}, None, None, ".")])
+def test_unknown_or_malicious_names(app, model, task, lang, error):
+    url, client = app
+    args = [model, "auto" if task is None else task, "auto" if lang is None else lang]
+    with pytest.raises(AppError) as info:
+        client.predict("a good film", *args, api_name="/predict")
+    check_message(str(info.value), error if isinstance(model, str) else ".")
+
+
+@pytest.mark.parametrize("body", [
+    b'{"data": ["good film", "dcnn"]}',  # too few values
+    b'{"data": ["good film", "dcnn", "auto", "auto", "extra"]}',  # too many
+    b'{"data": "good film"}',
+    b'{"data": null}',
+    b"{}",
+    b"not json",
+    b'{"data": ["good \xff\xfe film", "dcnn", "auto", "auto"]}',  # not UTF-8
+    b'{"data": [' + b"[" * 5000 + b"]" * 5000 + b', "dcnn", "auto", "auto"]}',  # deep nesting
+], ids=["too-few", "too-many", "not-a-list", "null", "empty-object", "not-json", "not-utf8", "deep-nesting"])
+def test_malformed_requests_are_refused_and_the_server_stays_up(app, body):
+    url, client = app
+    status, event, data = raw_call(url, "predict", body)
+    assert status in (200, 400, 413, 422), (status, data)
+    if status == 200 and event == "complete":  # gradio may fill in or drop values: then it is a real prediction
+        check_prediction(data[0], "good film")
+    assert client.predict("a good film", "dcnn", "auto", "auto", api_name="/predict")["label"]
+
+
+def test_unknown_endpoint(app):
+    url, client = app
+    status, _, _ = raw_call(url, "../../predict", b'{"data": ["good film"]}')
+    assert status in (404, 405, 422)
+    try:  # gradio 6.31 starts the event stream, then drops the connection: no answer, but no hang either
+        assert httpx.get(f"{url}gradio_api/call/no_such_endpoint/abc", timeout=SECONDS).status_code in (200, 404, 405, 422)
+    except httpx.RemoteProtocolError:
+        pass
+    assert client.predict("a good film", "dcnn", "auto", "auto", api_name="/predict")["label"]
+
+
+def test_the_server_still_answers_after_the_table(app):
+    url, client = app
+    for text in ("It is not a bad film.", "这部电影不怎么好看"):
+        for p in client.predict(text, "auto", "auto", api_name="/compare"):
+            check_prediction(p, text)
+
+
+# -- the page, in a real browser -------------------------------------------------------------------------
+
+PAYLOADS = ['<img src=x onerror="window.__pwned=1">good film',
+            "<script>window.__pwned=2</script> not bad",
+            '"><svg onload="window.__pwned=3"> **bold** [link](javascript:window.__pwned=4)']
+SHOWN = """() => [...document.querySelectorAll('.occlusion')].map(e => e.innerText.replaceAll('\\n', ''))"""
+
+
+@pytest.mark.e2e
+def test_payloads_in_the_page_are_text_never_run(app):
+    playwright = pytest.importorskip("playwright.sync_api")
+    url, _ = app
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox"])
+        page = browser.new_page()
+        dialogs = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(url)
+        for payload in PAYLOADS:
+            page.fill("#sentence textarea", payload)
+            page.click("#run")
+            # every model's highlight shows the payload, character for character, as text
+            page.wait_for_function(f"({SHOWN})().length > 0 && ({SHOWN})().every(t => t.endsWith({json.dumps(payload)}))",
+                                   timeout=60_000)
+            assert page.evaluate("window.__pwned") is None and not dialogs
+            injected = "#summary img, #summary svg, #summary script, #notices img, .occlusion img, .occlusion svg[onload]"
+            assert page.locator(injected).count() == 0
+        browser.close()
