@@ -42,6 +42,7 @@ def detect_language(text: str) -> str:
 # SST (PTB) writes brackets as -LRB-/-RRB-; the stsa files (and our vocabulary) use ( ) after un-escaping.
 _PTB_ESCAPES = {"-lrb-": "(", "-rrb-": ")", "-lsb-": "[", "-rsb-": "]", "-lcb-": "{", "-rcb-": "}"}
 _QUOTES = {"\u201c": "``", "\u201d": "''", "\u2018": "`", "\u2019": "'", "\u00ab": "``", "\u00bb": "''"}
+_FULL_WIDTH = re.compile("[\uff01-\uff5e]")
 _DASHES = {"\u2014": "--", "\u2013": "--"}
 
 
@@ -67,7 +68,8 @@ def _english_tokenizer():
 
 
 def _english_surface(t: str) -> str:
-    t = unicodedata.normalize("NFKC", t) if not t.isascii() else t  # full-width "ｇｏｏｄ" -> "good"
+    if _FULL_WIDTH.search(t):  # full-width "ｇｏｏｄ" -> "good" (NFKC, only there: it would also split "´")
+        t = unicodedata.normalize("NFKC", t)
     t = "".join(_QUOTES.get(c, c) for c in t)
     t = _DASHES.get(t, t)
     if t.lower() in {"n’t", "n‘t"}:

@@ -5,7 +5,7 @@ as Maas et al. (2011) did, with word2vec (Mikolov et al. 2013a, "Efficient Estim
 Representations in Vector Space"; 2013b, NIPS, "Distributed Representations of Words and Phrases and
 their Compositionality": negative sampling and frequent-word down-sampling):
 
-    python -m core.word2vec --lang en           # ~60 M tokens -> .cache/vectors/en.{safetensors,words.txt,stats.json}
+    python -m core.word2vec --lang en           # ~71 M tokens -> .cache/vectors/en.{safetensors,words.txt,stats.json}
     python -m core.word2vec --lang zh           # Chinese reviews and news titles -> .cache/vectors/zh.*
     python -m core.word2vec --lang en --tiny    # 300 lines per source, 50-d: the same path in seconds
 
@@ -29,6 +29,7 @@ import csv
 import dataclasses
 import gzip
 import hashlib
+import importlib
 import json
 import logging
 import multiprocessing
@@ -50,7 +51,7 @@ import numpy as np
 from core.data import PROJECT_ROOT, TASKS, DataError, TaskData, data_dir, load_task
 from core.data.chinese import MAX_CHARS as ZH_MAX_CHARS
 from core.data.classic import CLASSIC
-from core.text import _english_surface, _english_tokenizer, normalize_sst_token, tokenize_chinese
+from core.text import _english_surface, _english_tokenizer, normalize_sst_token, to_simplified, tokenize_chinese
 from core.vectors import Vectors, save_vectors
 
 log = logging.getLogger("core.word2vec")
@@ -64,7 +65,7 @@ _Q = MIN_HELD_OUT_CHARS // 2  # q-gram length of the held-out index; needs len >
 @dataclass
 class Word2VecConfig:
     dim: int = 300  # the papers' GloVe/word2vec vectors are 300-d
-    sg: bool = False  # CBOW: ~3x faster than skip-gram on 2 cores, and the corpus is large (docs/vectors.md)
+    sg: bool = False  # CBOW: 3.6x faster than skip-gram here, and the corpus is large (docs/vectors.md)
     window: int = 5  # largest context distance; word2vec samples 1..window per position
     min_count: int = 5  # rarer words get no vector: a handful of contexts gives a noisy one
     negative: int = 5  # negative samples per prediction (Mikolov 2013b: 5-20 for small data, 2-5 for large)
@@ -166,8 +167,9 @@ def english_key(text: str) -> str:
 
 
 def chinese_key(text: str) -> str:
-    """The first ZH_MAX_CHARS characters (as our readers keep), NFKC, lower case, no whitespace."""
-    return "".join(unicodedata.normalize("NFKC", text.strip()[:ZH_MAX_CHARS]).lower().split())
+    """The first ZH_MAX_CHARS characters (as our readers keep), simplified script (as tokenize_chinese reads
+    them), NFKC, lower case, no whitespace."""
+    return "".join(unicodedata.normalize("NFKC", to_simplified(text.strip()[:ZH_MAX_CHARS])).lower().split())
 
 
 def load_tasks(lang: str, root: Path) -> dict[str, TaskData]:
@@ -362,11 +364,53 @@ def _chunks(lang: str, texts: Iterable, size: int) -> Iterator[tuple[str, list]]
         yield lang, chunk
 
 
+def _tokenizer_fingerprint(lang: str) -> str:
+    """core/text.py and the tokenizer library's version: any change there rebuilds the corpus."""
+    library = importlib.import_module("spacy" if lang == "en" else "jieba")
+    text_py = Path(sys.modules[tokenize_chinese.__module__].__file__).read_bytes()
+    return hashlib.sha256(text_py).hexdigest()[:12] + f" {library.__name__} {library.__version__}"
+
+
+def _write_source(pool, lang: str, source: Source, cfg: Word2VecConfig, out, seen: set[bytes],
+                  tokens_before: int, start: float) -> tuple[SourceStats, bool]:
+    """Tokenize one source in the pool and append its new lines to `out`. -> (stats, max_tokens reached)"""
+    stats, last_log, capped = SourceStats(source.name), time.time(), False
+    texts = source.read()
+    if cfg.max_lines:
+        texts = islice(texts, cfg.max_lines)
+    for lines, leaked in pool.imap(_tokenize_chunk, _chunks(lang, texts, CHUNK_LINES)):
+        stats.lines += len(lines)
+        stats.held_out += leaked
+        for line in lines:
+            if line is None:
+                continue
+            digest = hashlib.blake2b(line.encode(), digest_size=8).digest()
+            if digest in seen:
+                stats.duplicate += 1
+                continue
+            seen.add(digest)
+            out.write(line + "\n")
+            stats.kept += 1
+            stats.tokens += line.count(" ") + 1
+        if time.time() - last_log > 30:
+            rate = (tokens_before + stats.tokens) / (time.time() - start)
+            log.info("  %s: %d lines, %d tokens (%.0f tokens/s overall)", source.name, stats.lines, stats.tokens, rate)
+            last_log = time.time()
+        if cfg.max_tokens and tokens_before + stats.tokens >= cfg.max_tokens:
+            capped = True
+            break
+    stats.empty = stats.lines - stats.kept - stats.held_out - stats.duplicate
+    log.info("%s: %d of %d lines kept (%d held-out, %d duplicate, %d empty), %d tokens",
+             source.name, stats.kept, stats.lines, stats.held_out, stats.duplicate, stats.empty, stats.tokens)
+    return stats, capped
+
+
 def build_corpus(lang: str, sources: list[Source], held_out: HeldOut, cfg: Word2VecConfig, cache_dir: Path,
                  held_out_counts: dict | None = None) -> Corpus:
     """Tokenize `sources` into one corpus file under `cache_dir`, or reuse the file of an identical earlier run."""
     stamp = [(str(p), p.stat().st_size, int(p.stat().st_mtime)) for s in sources for p in s.files]
-    key = json.dumps([CORPUS_VERSION, lang, stamp, cfg.max_lines, cfg.max_tokens, held_out.digest()])
+    key = json.dumps([CORPUS_VERSION, lang, _tokenizer_fingerprint(lang), stamp, cfg.max_lines, cfg.max_tokens,
+                      held_out.digest()])
     name = f"{lang}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
     path, meta = cache_dir / f"{name}.txt", cache_dir / f"{name}.json"
     if path.is_file() and meta.is_file():
@@ -381,43 +425,17 @@ def build_corpus(lang: str, sources: list[Source], held_out: HeldOut, cfg: Word2
     start, cpu_start, seen = time.time(), _cpu_seconds(), set()
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     ctx = multiprocessing.get_context("spawn")  # no fork of a parent that may hold torch/OpenMP threads
-    with open(tmp, "w", encoding="utf-8") as out, ctx.Pool(cfg.workers, _init_worker, (held_out,)) as pool:
-        for source in sources:
-            stats, last_log = SourceStats(source.name), time.time()
-            texts = source.read()
-            if cfg.max_lines:
-                texts = islice(texts, cfg.max_lines)
-            for lines, leaked in pool.imap(_tokenize_chunk, _chunks(lang, texts, CHUNK_LINES)):
-                stats.lines += len(lines)
-                stats.held_out += leaked
-                for line in lines:
-                    if line is None:
-                        continue
-                    digest = hashlib.blake2b(line.encode(), digest_size=8).digest()
-                    if digest in seen:
-                        stats.duplicate += 1
-                        continue
-                    seen.add(digest)
-                    out.write(line + "\n")
-                    stats.kept += 1
-                    stats.tokens += line.count(" ") + 1
-                if time.time() - last_log > 30:
-                    rate = (corpus.tokens + stats.tokens) / (time.time() - start)
-                    log.info("  %s: %d lines, %d tokens (%.0f tokens/s overall)",
-                             source.name, stats.lines, stats.tokens, rate)
-                    last_log = time.time()
-                if cfg.max_tokens and corpus.tokens + stats.tokens >= cfg.max_tokens:
-                    corpus.capped = True
+    try:
+        with open(tmp, "w", encoding="utf-8") as out, ctx.Pool(cfg.workers, _init_worker, (held_out,)) as pool:
+            for source in sources:
+                stats, corpus.capped = _write_source(pool, lang, source, cfg, out, seen, corpus.tokens, start)
+                corpus.sources.append(stats)
+                if corpus.capped:
+                    log.info("stopping at --max-tokens %d", cfg.max_tokens)
                     break
-            stats.empty = stats.lines - stats.kept - stats.held_out - stats.duplicate
-            corpus.sources.append(stats)
-            log.info("%s: %d of %d lines kept (%d held-out, %d duplicate, %d empty), %d tokens",
-                     source.name, stats.kept, stats.lines, stats.held_out, stats.duplicate, stats.empty, stats.tokens)
-            if corpus.capped:
-                log.info("stopping at --max-tokens %d", cfg.max_tokens)
-                break
-        if corpus.capped:
-            pool.terminate()
+    except BaseException:  # an interrupted build leaves no partial file behind
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, path)
     corpus.seconds = round(time.time() - start, 1)
     corpus.cpu_seconds = round(_cpu_seconds() - cpu_start, 1)
@@ -547,7 +565,8 @@ def run(args: argparse.Namespace, cfg: Word2VecConfig) -> dict:
         "command": args.command,
         "settings": dataclasses.asdict(cfg) | {"architecture": "skip-gram" if cfg.sg else "CBOW",
                                                "loss": f"negative sampling ({cfg.negative})"},
-        "software": {"gensim": gensim.__version__, "python": platform.python_version(), "cpus": os.cpu_count()},
+        "software": {"gensim": gensim.__version__, "python": platform.python_version(), "cpus": os.cpu_count(),
+                     "tokenizer": _tokenizer_fingerprint(args.lang)},
         "corpus": {
             "file": str(corpus.path), "reused": corpus.reused, "lines": corpus.lines, "tokens": corpus.tokens,
             "types": train_stats.pop("types"), "capped_at_max_tokens": corpus.capped,
@@ -566,6 +585,7 @@ def run(args: argparse.Namespace, cfg: Word2VecConfig) -> dict:
     # this run: with a reused corpus that excludes the corpus build
     stats["seconds"] |= {"total": round(time.time() - started, 1), "total_cpu": round(_cpu_seconds() - cpu_start, 1)}
     save_vectors(vectors, args.out, stats)
+    args.out.with_suffix(".safetensors").chmod(0o644)  # safetensors writes 0600; the app may run as another user
     log.info("wrote %s.{safetensors,words.txt,stats.json}: %d x %d in %.0f s", args.out, len(vectors.words),
              vectors.dim, stats["seconds"]["total"])
     for word, near in stats["neighbours"].items():
@@ -578,7 +598,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     # progress (ours and gensim's) to stderr and to <out>.log beside the vectors
     root = logging.getLogger()
-    handlers = [logging.StreamHandler(), logging.FileHandler(args.out.with_suffix(".log"), encoding="utf-8")]
+    handlers = [logging.StreamHandler(), logging.FileHandler(args.out.with_suffix(".log"), "w", encoding="utf-8")]
     for handler in handlers:
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S"))
         root.addHandler(handler)

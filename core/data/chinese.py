@@ -1,7 +1,8 @@
 """Chinese tasks, tokenized with jieba (see core.text).
 
 zh_sentiment: online_shopping_10_cats (SophonPlus/ChineseNlpCorpus), binary, a fixed seeded 80/10/10
-split; ChnSentiCorp dev (LUGE/PaddleNLP release) is a second, out-of-domain test set.
+split; ChnSentiCorp dev (LUGE/PaddleNLP release) is a second test set. Most ChnSentiCorp texts also
+occur in online_shopping_10_cats, so they are removed from our train split.
 zh_news: THUCNews titles, 10 classes (649453932/Chinese-Text-Classification-Pytorch); only a partial
 train split (33,590 titles) is available here, and titles that also occur in dev/test are removed.
 """
@@ -59,6 +60,10 @@ def load_zh_sentiment(root: Path):
         example = _example(text, SENTIMENT_LABELS.index(label))
         if example:
             chnsenti.append(example)
+    # ChnSentiCorp shares most of its reviews with online_shopping_10_cats: drop them from train so
+    # that it stays an unseen test set (measured: 911 of its 1,200 texts were in our train split)
+    held_out = {e.words for e in chnsenti}
+    train = [e for e in train if e.words not in held_out]
     return train, dev, test, {"chnsenticorp_dev": chnsenti}
 
 

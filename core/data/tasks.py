@@ -16,7 +16,7 @@ from core.data.chinese import SENTIMENT_LABELS, load_zh_news, load_zh_sentiment
 from core.data.classic import CLASSIC, TREC_LABELS, load_classic, load_trec
 from core.data.sst import BINARY_LABELS, FINE_LABELS, load_sst
 
-CACHE_VERSION = 2  # bump when a reader or the tokenizer changes what it produces
+CACHE_VERSION = 3  # bump when a reader or the tokenizer changes what it produces
 
 # task -> (language, data folder, description)
 TASKS = {
