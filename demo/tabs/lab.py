@@ -38,7 +38,8 @@ def occlusion_spans(p: Prediction, ui: str) -> tuple[list[tuple[str, str | None]
     the predicted class's probability (relative to the largest change); unknown words as such."""
     scale = max((abs(s) for s in p.occlusion), default=0.0)
     spans, pos = [], 0
-    for token, score in zip(p.tokens, p.occlusion):
+    scores = p.occlusion or [0.0] * len(p.tokens)  # none past core's occlusion cap: the text, uncoloured
+    for token, score in zip(p.tokens, scores):
         if token.start > pos:
             spans.append((p.text[pos:token.start], None))
         s = score / scale if scale > 1e-9 else 0.0
