@@ -65,6 +65,9 @@ class MRNNConfig:
     head: str = "softmax"  # §5.1: softmax on SST; "ordinal" = §4.2 cumulative sigmoids (MPQA)
     dropout: float = 0.3  # not in the paper: the same author's DRNN code (drsv.cpp, DROP = 0.3)
     freeze_embeddings: bool = True  # §5.1: pretrained vectors are not fine-tuned
+    # not in the paper: our CBOW vectors have norms near 13, which saturate tanh through x_tᵀ A h_{t-1}
+    # within a few words (measured pre-activation std 1.8); unit-norm rows (as Lei et al. do) keep it small
+    unit_norm_vectors: bool = True
 
     def __post_init__(self):
         if self.vocab_size < 1:
