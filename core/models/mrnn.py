@@ -17,6 +17,8 @@ Equations implemented (paper numbering):
 - Eq. 7 (bias units folded into A') is the same model; we keep W, V, b as separate named tensors.
 
 Deviations from the paper:
+- Pretrained vectors are scaled to unit norm (`unit_norm_vectors`): our CBOW vectors have norms near 13,
+  and the multiplicative term x_tᵀ A h_{t-1} then saturates tanh within a few words.
 - Phrase labels ("labels for partial sentences", §5.1): every labelled phrase is its own training
   sequence, read from h_0 with the loss at its last word (the data layer's phrase instances). A phrase
   inside a sentence is not a prefix of it, so supervising intermediate steps of the whole sentence
