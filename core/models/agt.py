@@ -62,6 +62,9 @@ class AGTConfig:
     gate_bias: float = 1.0  # §3.1: "transform gate bias of 1" (§3.2: it drives the compositional behaviour)
     dropout: float = 0.2  # §3.1
     freeze_embeddings: bool = True  # not stated in the paper; Adadelta cannot take sparse gradients
+    # not in the paper: scale pretrained rows to unit norm; our CBOW vectors' norms (about 13) saturate the
+    # tanh projection B = tanh(P x). Off by default until a run shows it helps (compare on SST-5 dev).
+    unit_norm_vectors: bool = False
 
     def __post_init__(self):
         for name in ("vocab_size", "num_classes", "embed_dim", "hidden", "attention_dim", "fc_hidden"):
