@@ -32,7 +32,7 @@ test-e2e: install ## browser tests with Debian chromium (apt-get install chromiu
 demo: install ## serve the Gradio lab on http://127.0.0.1:7860
 	MALLOC_ARENA_MAX=2 $(PY) app.py
 
-vectors: install ## train our English and Chinese word2vec vectors into .cache/vectors (about 20 min)
+vectors: install ## train our English and Chinese word2vec vectors into .cache/vectors (~16 CPU-min for English)
 	$(PY) -m core.word2vec --lang en
 	$(PY) -m core.word2vec --lang zh
 
@@ -61,5 +61,5 @@ push: install ## upload checkpoints to the Hub: make push HUB_REPO=user/name [DR
 	$(if $(HUB_REPO),,$(error set HUB_REPO=user/name))
 	$(PY) -m core.hub push --repo $(HUB_REPO) $(if $(DRY_RUN),--dry-run)
 
-clean: ## remove caches, runs and Gradio's cached examples
-	rm -rf .cache runs .gradio/cached_examples .pytest_cache
+clean: ## remove the tokenized-task cache and Gradio's cached examples (keeps runs/ and word vectors)
+	rm -rf .cache/tasks .gradio/cached_examples .pytest_cache
