@@ -779,7 +779,7 @@ def inference_markdown(r: dict) -> list[str]:
         lines += not_run("scaling")
     else:
         lengths = s["lengths"]
-        lines += [f"![latency versus sentence length](scaling.svg)", "",
+        lines += ["![latency versus sentence length](scaling.svg)", "",
                   "Bare forward of one sentence of L random in-vocabulary words: the best of N runs in ms (the "
                   "lengths take turns, and the minimum is the time least disturbed by other processes; p50 is in the "
                   "JSON). k = fitted exponent of latency ∝ L^k over L ≥ 50 (1 = linear, 2 = quadratic); at small L "
@@ -849,7 +849,7 @@ def render_svg(panels: list[tuple[str, dict[str, tuple[list[float], list[float]]
     """Log-log line charts side by side: panels = [(title, {series: (xs, ys_ms)})], with L and L² guides."""
     pw, ph, ml, mr, mt, mb = 470, 360, 62, 16, 34, 48
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{pw * len(panels)}" height="{ph + 24}" '
-           f'font-family="sans-serif" font-size="11">', f'<rect width="100%" height="100%" fill="white"/>']
+           f'font-family="sans-serif" font-size="11">', '<rect width="100%" height="100%" fill="white"/>']
     names = sorted({n for _, series in panels for n in series}, key=lambda n: MODEL_ORDER.index(n) if n in MODEL_ORDER else 99)
     colors = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)}
     for p, (title, series) in enumerate(panels):

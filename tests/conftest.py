@@ -63,3 +63,18 @@ def tiny_data(tmp_path_factory):
         lines = [_tree(_sentence(rng)) for _ in range(n)]
         (root / "sst" / "trees" / f"{split}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return root
+
+
+@pytest.fixture(scope="session")
+def lab_root(tiny_data, tmp_path_factory):
+    """Tiny checkpoints of every importable model (sst5, sst2, zh_sentiment), trained once per session."""
+    from lab_fixture import build_checkpoints
+
+    return build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
+
+
+@pytest.fixture(scope="module")
+def lab(lab_root):
+    from core.predict import Lab
+
+    return Lab.from_directory(lab_root)

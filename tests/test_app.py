@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
-from lab_fixture import build_checkpoints, importable_models
+from lab_fixture import importable_models
 
 from core.predict import Lab
 from demo import CSS, I18N, THEME, build_demo
@@ -22,16 +22,6 @@ from demo.ui import banner
 
 ROOT = Path(__file__).resolve().parents[1]
 EN, ZH = "It is not a bad film, but the plot is dull.", "这部电影不怎么好看，但是演员很棒"
-
-
-@pytest.fixture(scope="session")
-def lab_root(tiny_data, tmp_path_factory) -> Path:
-    return build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
-
-
-@pytest.fixture(scope="module")
-def lab(lab_root) -> Lab:
-    return Lab.from_directory(lab_root)
 
 
 @pytest.fixture(scope="module")

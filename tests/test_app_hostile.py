@@ -21,9 +21,8 @@ from core.predict import Lab  # noqa: E402
 from core.text import MAX_CHARS  # noqa: E402
 from demo import CSS, I18N, THEME, build_demo  # noqa: E402
 from test_hostile_input import (BAD_NAMES, SECONDS, SURROGATE, check_message, check_prediction,  # noqa: E402
-                                lab_root, params)
+                                params)
 
-__all__ = ["lab_root"]  # the session fixture, shared with test_hostile_input.py
 
 
 def _free_port() -> int:

@@ -23,7 +23,7 @@ import pytest
 import core.predict as predict_module
 from core.predict import MAX_WORDS, OCCLUSION_MAX_WORDS, InputError, Lab, main
 from core.text import MAX_CHARS
-from lab_fixture import build_checkpoints, importable_models
+from lab_fixture import importable_models
 
 ROOT = Path(__file__).resolve().parents[1]
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -155,16 +155,6 @@ def check_message(message: str, pattern: str) -> None:
 
 def params(cases=CASES) -> list:
     return [pytest.param(c, id=c.id) for c in cases]
-
-
-@pytest.fixture(scope="session")
-def lab_root(tiny_data, tmp_path_factory) -> Path:
-    return build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
-
-
-@pytest.fixture(scope="module")
-def lab(lab_root) -> Lab:
-    return Lab.from_directory(lab_root)
 
 
 # -- the Python API -----------------------------------------------------------------------------------

@@ -9,15 +9,13 @@ Lone surrogates are left to the hostile-input table (a known core bug, see test_
 import json
 import math
 
-import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from core.predict import InputError, Lab
+from core.predict import InputError
 from core.text import tokenize
-from test_hostile_input import check_prediction, lab_root
+from test_hostile_input import check_prediction
 
-__all__ = ["lab_root"]  # the session fixture, shared with test_hostile_input.py
 
 # any code point but lone surrogates; plus alphabets that reach the tricky paths more often than chance
 ANY = st.characters(exclude_categories=["Cs"])
@@ -29,11 +27,6 @@ TEXT = st.one_of(st.text(ANY, max_size=40), st.text(TRICKY, max_size=40),
                           max_size=12).map("".join))
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
-
-@pytest.fixture(scope="module")
-def lab(lab_root) -> Lab:
-    return Lab.from_directory(lab_root)
 
 
 @SETTINGS

@@ -20,9 +20,7 @@ import torch
 import core.predict as predict_module
 from core.checkpoint import UNSAFE_SUFFIXES, CheckpointError, load_checkpoint, sha256
 from core.predict import Lab
-from test_hostile_input import lab_root
 
-__all__ = ["lab_root"]  # the session fixture, shared with test_hostile_input.py
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((ROOT / "core").rglob("*.py")) + sorted((ROOT / "demo").rglob("*.py")) + [ROOT / "app.py"]

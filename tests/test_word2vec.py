@@ -7,7 +7,6 @@ import json
 import random
 
 import numpy as np
-import pytest
 
 from core import word2vec
 from core.text import tokenize_english
