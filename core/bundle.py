@@ -35,7 +35,7 @@ from core.data import PROJECT_ROOT, TASKS, DataError, load_task
 from core.hub import (BUNDLED, CARD, MANIFEST, check_name, manifest_pairs, read_manifest, verify_against_manifest,
                       write_manifest)
 from core.metrics import evaluate
-from core.train import git_commit
+from core.train import Trainer, git_commit, parse_args
 from core.models import model_class
 from core.vocab import PAD, UNK, Vocab
 
@@ -108,8 +108,6 @@ class Entry:
 
     def train_config(self, data_dir: str | None = None, runs: Path | None = None):
         """The run's TrainConfig; `runs` replaces the default runs/ folder (same sub-folders)."""
-        from core.train import parse_args
-
         try:
             cfg = parse_args(self.train_argv(data_dir))
         except SystemExit:  # argparse already printed what is wrong
@@ -317,8 +315,6 @@ def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> d
     }
     atomic_write_text(staging / "metrics.json", json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
     (staging / CARD).write_text(render_card(metrics, config), encoding="utf-8")
-    for path in staging.iterdir():  # atomic writes leave 0600 temp-file modes; the folder is shared and served
-        path.chmod(0o644)
     final = out_root / entry.task / entry.model
     final.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(final, ignore_errors=True)
@@ -496,8 +492,6 @@ def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, o
     for entry in entries:  # validate every entry's arguments before hours of training
         entry.train_config(data_dir, runs)
     if not from_runs:
-        from core.train import Trainer
-
         for entry in entries:
             cfg = entry.train_config(data_dir, runs)
             cfg.resume = resume
@@ -522,7 +516,6 @@ def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, o
         if directory.is_dir() and not any(directory.iterdir()):
             directory.rmdir()
     write_manifest(out)
-    (out / MANIFEST).chmod(0o644)
     total = folder_bytes(out)
     if total > config.max_total_mb * 1e6:
         raise ValueError(f"{out} holds {total / 1e6:.1f} MB, over max_total_mb = {config.max_total_mb} in {config.path}")

@@ -36,6 +36,7 @@ def save_vectors(vectors: Vectors, path: str | Path, stats: dict | None = None) 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     save_file({"vectors": np.ascontiguousarray(vectors.matrix, dtype=np.float32)}, str(path.with_suffix(".safetensors")))
+    path.with_suffix(".safetensors").chmod(0o644)  # safetensors writes 0600; the app may run as another user
     path.with_suffix(".words.txt").write_text("\n".join(vectors.words) + "\n", encoding="utf-8")
     if stats is not None:
         path.with_suffix(".stats.json").write_text(json.dumps(stats, indent=2, ensure_ascii=False), encoding="utf-8")

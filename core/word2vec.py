@@ -585,7 +585,6 @@ def run(args: argparse.Namespace, cfg: Word2VecConfig) -> dict:
     # this run: with a reused corpus that excludes the corpus build
     stats["seconds"] |= {"total": round(time.time() - started, 1), "total_cpu": round(_cpu_seconds() - cpu_start, 1)}
     save_vectors(vectors, args.out, stats)
-    args.out.with_suffix(".safetensors").chmod(0o644)  # safetensors writes 0600; the app may run as another user
     log.info("wrote %s.{safetensors,words.txt,stats.json}: %d x %d in %.0f s", args.out, len(vectors.words),
              vectors.dim, stats["seconds"]["total"])
     for word, near in stats["neighbours"].items():
