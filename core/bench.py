@@ -180,7 +180,8 @@ def vectors_used(metrics: dict) -> str:
     coverage = metrics.get("vectors")
     if not coverage:
         return "random"
-    return f"{Path(str(coverage.get('file', '?'))).stem} ({100 * coverage.get('fraction', 0):.0f}% of vocab)"
+    reduced = f", PCA {coverage['pca_from']}-d to {metrics.get('model_config', {}).get('embed_dim', '?')}-d" if coverage.get("pca_from") else ""
+    return f"{Path(str(coverage.get('file', '?'))).stem} ({100 * coverage.get('fraction', 0):.0f}% of vocab{reduced})"
 
 
 def variant_label(metrics: dict) -> str:

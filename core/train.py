@@ -38,7 +38,7 @@ from core.checkpoint import (CheckpointError, atomic_write_text, load_checkpoint
 from core.data import PROJECT_ROOT, DataError, load_task
 from core.metrics import evaluate
 from core.models import model_class
-from core.vectors import embedding_matrix, load_vectors
+from core.vectors import embedding_matrix, load_vectors, reduce_dim
 from core.vocab import Vocab
 
 log = logging.getLogger("core.train")
@@ -61,7 +61,7 @@ class TrainConfig:
     patience: int = 5  # stop after this many epochs without a better dev accuracy
     vectors: str = "auto"  # a vectors file, "auto" (.cache/vectors/<lang> when present) or "none"
     extra_vocab: int = 0  # add this many frequent words from the vectors beyond the training vocabulary
-    out: str = ""  # default runs/<task>[-phrases]/<model>-s<seed>
+    out: str = ""  # default runs/<task>[-phrases]/<model>-s<seed>[-f<fold>]
     resume: bool = False
     data_dir: str = ""
     fold: int = 0  # MR/CR/SUBJ/MPQA cross-validation fold
@@ -73,7 +73,8 @@ class TrainConfig:
 
     def output_dir(self) -> Path:
         task = self.task + ("-phrases" if self.phrases and self.task in ("sst5", "sst2") else "")
-        return Path(self.out) if self.out else PROJECT_ROOT / "runs" / task / f"{self.model}-s{self.seed}"
+        fold = f"-f{self.fold}" if self.fold else ""  # fold 0 keeps the plain name: it is every task's default split
+        return Path(self.out) if self.out else PROJECT_ROOT / "runs" / task / f"{self.model}-s{self.seed}{fold}"
 
 
 def _parse_value(text: str, annotation):
@@ -172,6 +173,9 @@ class Trainer:
         _seed_everything(cfg.seed)
 
         vectors_path = _resolve_vectors(cfg, self.task.lang)
+        if cfg.vectors == "auto" and cfg.task in cls.random_embeddings_for:
+            log.info("%s on %s: random embeddings, as in the paper (pass --vectors to override)", cfg.model, cfg.task)
+            vectors_path = None
         vectors = load_vectors(vectors_path) if vectors_path else None
         extra = vectors.words[: cfg.extra_vocab] if vectors and cfg.extra_vocab else []
         self.vocab = Vocab.build((e.words for e in self.task.train), extra=extra)
@@ -189,6 +193,9 @@ class Trainer:
         self.model = cls(cls.config_class(**config_fields))
         self.coverage = None
         if vectors is not None:
+            source_dim = vectors.dim
+            if vectors.dim > self.model.embedding.embedding_dim:
+                vectors = reduce_dim(vectors, self.model.embedding.embedding_dim)
             if vectors.dim != self.model.embedding.embedding_dim:
                 log.warning("vectors %s are %d-d but the model embeds in %d-d: random initialisation instead",
                             vectors_path, vectors.dim, self.model.embedding.embedding_dim)
@@ -197,6 +204,8 @@ class Trainer:
                 matrix, self.coverage = embedding_matrix(self.vocab, vectors, unit_norm=unit_norm, seed=cfg.seed)
                 self.model.load_pretrained_embeddings(torch.from_numpy(matrix))
                 self.coverage["file"] = str(vectors_path)
+                if vectors.dim != source_dim:
+                    self.coverage["pca_from"] = source_dim
         self.optimizers = build_optimizers(self.model, cfg)
         self.epoch, self.best_dev, self.best_epoch, self.bad_epochs = 0, -1.0, 0, 0
         self.history: list[dict] = []

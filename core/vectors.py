@@ -92,6 +92,21 @@ def load_vectors(path: str | Path, limit: int | None = None) -> Vectors:
     return _read_text(path, limit)
 
 
+def reduce_dim(vectors: Vectors, dim: int) -> Vectors:
+    """Project vectors onto their top `dim` principal components, for a model whose paper used smaller
+    pretrained vectors than ours (AdaSent's 50-d word2vec, the DCNN's 32-d TREC vectors): it keeps the
+    largest directions of variation instead of throwing the pretrained information away."""
+    if not 0 < dim <= vectors.dim:
+        raise ValueError(f"cannot reduce {vectors.dim}-d vectors to {dim}-d")
+    centred = vectors.matrix - vectors.matrix.mean(0)
+    eigenvalues, eigenvectors = np.linalg.eigh(centred.T @ centred)  # ascending
+    top = eigenvectors[:, ::-1][:, :dim]
+    top *= np.sign(top[np.abs(top).argmax(0), np.arange(dim)])  # fix each component's sign: same file, same result
+    kept = float(eigenvalues[::-1][:dim].sum() / max(eigenvalues.sum(), 1e-12))
+    log.info("vectors reduced from %d-d to %d-d by PCA (%.0f%% of the variance kept)", vectors.dim, dim, 100 * kept)
+    return Vectors(vectors.words, (centred @ top).astype(np.float32))
+
+
 def embedding_matrix(vocab: Vocab, vectors: Vectors, unit_norm: bool = False, seed: int = 0):
     """(len(vocab), d) float32 rows from `vectors`; words not found get small random vectors
     (scaled like the found ones), <pad> gets zeros. Returns (matrix, coverage report)."""

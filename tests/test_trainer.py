@@ -7,14 +7,17 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 import core.checkpoint as checkpoint_module
+import core.train as train_module
 from core.batching import bucket_batches, pad_batch
 from core.checkpoint import CheckpointError, load_checkpoint
 from core.train import Trainer, TrainConfig, main, model_overrides, parse_args
 from core.models.nbow import NBoWConfig
+from core.vectors import Vectors, save_vectors
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -162,3 +165,29 @@ def test_cli_parsing_and_clear_errors(tmp_path, capsys):
         model_overrides(NBoWConfig, ["nonsense=1"])
     assert main(["--model", "nbow", "--data-dir", str(tmp_path / "missing")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_default_output_dir_names_task_seed_and_fold():
+    assert parse_args(["--model", "dcnn", "--task", "sst5", "--phrases", "--seed", "2"]).output_dir().parts[-2:] == ("sst5-phrases", "dcnn-s2")
+    assert parse_args(["--model", "adasent", "--task", "mr"]).output_dir().parts[-2:] == ("mr", "adasent-s1")
+    # cross-validation folds of one seed must not overwrite each other
+    assert parse_args(["--model", "adasent", "--task", "mr", "--fold", "3"]).output_dir().name == "adasent-s1-f3"
+
+
+def test_smaller_models_get_pca_reduced_vectors_unless_the_paper_used_random(tiny_data, tmp_path, monkeypatch):
+    words = ["good", "bad", "not", "movie", "the", "dull", "great", "plot"]
+    rng = np.random.default_rng(1)
+    save_vectors(Vectors(words, rng.normal(size=(len(words), 12)).astype(np.float32)), tmp_path / "vec")
+    vec = str(tmp_path / "vec.safetensors")
+    adasent = Trainer(_config(tiny_data, tmp_path / "a", model="adasent", vectors=vec, set=["embed_dim=4", "hidden_dim=4"]))
+    assert adasent.coverage["pca_from"] == 12 and adasent.model.embedding.weight.shape[1] == 4
+    good = adasent.vocab.stoi["good"]
+    assert adasent.model.embedding.weight[good].abs().sum() > 0
+    # the DCNN's SST runs start from random vectors (§5.2) when vectors are chosen automatically
+    vectors_dir = tmp_path / "auto" / ".cache" / "vectors"
+    save_vectors(Vectors(words, rng.normal(size=(len(words), 12)).astype(np.float32)), vectors_dir / "en")
+    monkeypatch.setattr(train_module, "PROJECT_ROOT", tmp_path / "auto")
+    dcnn = Trainer(_config(tiny_data, tmp_path / "d", model="dcnn", vectors="auto", set=["embed_dim=4"]))
+    assert dcnn.coverage is None
+    nbow = Trainer(_config(tiny_data, tmp_path / "n", vectors="auto", set=["embed_dim=4", "hidden=4"]))
+    assert nbow.coverage["pca_from"] == 12

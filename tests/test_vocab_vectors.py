@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from core.vectors import Vectors, embedding_matrix, load_vectors, save_vectors
+from core.vectors import Vectors, embedding_matrix, load_vectors, reduce_dim, save_vectors
 from core.vocab import Vocab
 
 
@@ -51,3 +51,21 @@ def test_embedding_matrix_coverage_and_unit_norm():
 def test_missing_vectors_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="make vectors"):
         load_vectors(tmp_path / "none.txt")
+
+
+def test_pca_reduction_keeps_the_main_directions():
+    rng = np.random.default_rng(0)
+    # 3 strong directions hidden in 10-d, plus small noise
+    basis = np.linalg.qr(rng.normal(size=(10, 3)))[0]
+    matrix = (rng.normal(size=(400, 3)) * [9.0, 5.0, 3.0]) @ basis.T + 0.01 * rng.normal(size=(400, 10))
+    vectors = Vectors([f"w{i}" for i in range(400)], matrix.astype(np.float32))
+    reduced = reduce_dim(vectors, 3)
+    assert reduced.matrix.shape == (400, 3) and reduced.words == vectors.words
+    # distances between words survive the projection (the dropped 7 dimensions were only noise)
+    original = np.linalg.norm(matrix[:50, None] - matrix[None, :50], axis=-1)
+    projected = np.linalg.norm(reduced.matrix[:50, None] - reduced.matrix[None, :50], axis=-1)
+    assert np.abs(original - projected).max() < 0.1
+    assert np.var(reduced.matrix, axis=0)[0] > np.var(reduced.matrix, axis=0)[2]  # ordered by variance
+    assert np.array_equal(reduce_dim(vectors, 3).matrix, reduced.matrix)  # deterministic, signs included
+    with pytest.raises(ValueError, match="cannot reduce"):
+        reduce_dim(vectors, 11)

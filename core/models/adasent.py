@@ -54,7 +54,7 @@ from core.views import Pyramid, sentiment_scores
 class AdaSentConfig:
     vocab_size: int
     num_classes: int = 5
-    embed_dim: int = 50  # §Implementation Details: 50-d word2vec (Wikipedia)
+    embed_dim: int = 50  # §Implementation Details: 50-d word2vec (Wikipedia); the trainer PCA-reduces ours
     hidden_dim: int = 100  # §Structure: D >= d (size not given; 10K-100K parameters in all, §Results)
     classifier_hidden: int = 100  # §Implementation Details: the classifier g is an MLP (size not given)
     pooling: str = "mean"  # §Local Composition and Level Pooling: "average pooling or max pooling"

@@ -24,6 +24,9 @@ class SentenceClassifier(nn.Module):
 
     key: str = ""
     config_class: type = object
+    # tasks on which the paper trained randomly initialised embeddings although it had vectors elsewhere;
+    # `--vectors auto` then uses none
+    random_embeddings_for: frozenset[str] = frozenset()
 
     def __init__(self, config):
         super().__init__()

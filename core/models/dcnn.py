@@ -28,7 +28,8 @@ Deviations from the paper:
   paper does not discuss ties.
 - The bias is per (row, map): §3.4 gives one bias per row of a pooled matrix, and each map is its own matrix.
 - TREC (§5.3): the paper gives no k_top ("mostly the same hyper-parameters as ... binary"), so we use
-  the binary 4. Its 32-d vectors were pretrained (Turian et al.); ours are random unless the trainer copies vectors in.
+  the binary 4. Its 32-d vectors were pretrained (Turian et al.); the trainer gives ours, PCA-reduced to 32-d.
+  On SST (§5.2) the paper's vectors are random, and so are ours (`random_embeddings_for`).
 - Filters and FC layer use PyTorch's default initialisation; the paper does not give one.
 - There is no native per-word curve (`word_curve` stays None): the predictor computes prefix predictions.
 
@@ -144,10 +145,12 @@ class DCNN(SentenceClassifier):
     # the softmax layer's weight decay: Godin's penalty 5e-5 * sum w^2 has gradient 1e-4 * w, and
     # param_groups scales it per conv layer. No clipping in any source; epochs: our cap.
     default_training = {"optimizer": "adagrad", "lr": 0.1, "l2": 1e-4, "batch_size": 32, "clip": 0, "epochs": 20}
+    random_embeddings_for = frozenset({"sst5", "sst2"})  # §5.2 random 48-d; §5.3 TREC: pretrained 32-d
     presets = {
         "sst5": {"widths": [10, 7], "maps": [6, 12], "k_top": 5},  # §5.2 fine-grained
         "sst2": {"widths": [7, 5], "maps": [6, 14], "k_top": 4},  # §5.2 binary
-        "trec": {"embed_dim": 32, "widths": [8], "maps": [5], "k_top": 4, "conv_l2_scale": [0.3]},  # §5.3
+        # §5.3; its 32-d pretrained vectors are ours PCA-reduced by the trainer
+        "trec": {"embed_dim": 32, "widths": [8], "maps": [5], "k_top": 4, "conv_l2_scale": [0.3]},
     }
 
     def __init__(self, config: DCNNConfig):
