@@ -15,7 +15,7 @@ import json
 import logging
 import re
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import torch
@@ -25,7 +25,7 @@ from core.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from core.data import PROJECT_ROOT
 from core.models import PAPER_MODELS
 from core.text import MAX_CHARS, detect_language, tokenize
-from core.views import WordCurve, sentiment_scores, view_to_dict
+from core.views import WordCurve, plain, sentiment_scores, view_to_dict
 
 log = logging.getLogger(__name__)
 MAX_WORDS = 300  # longer input is cut (with a notice): AdaSent's pyramid grows with the square of the length
@@ -64,7 +64,7 @@ class Prediction:
     source: str = ""  # where the checkpoint came from
 
     def to_dict(self) -> dict:
-        data = {k: v for k, v in asdict(self).items() if k not in ("views", "curve")}
+        data = {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name not in ("views", "curve")}
         data["curve"] = view_to_dict(self.curve)
         data["views"] = [view_to_dict(v) for v in self.views]
         return data

@@ -2,7 +2,7 @@
 fills and the front end draws. A view knows nothing about plotting; demo/plots.py maps each view
 type to a figure. A new kind of panel means one dataclass here and one plot function there."""
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields, is_dataclass
 
 
 @dataclass
@@ -91,8 +91,21 @@ class Table:
     rows: list[list]
 
 
+def plain(value):
+    """A dataclass (a view, a token) as JSON-ready dicts and lists. Unlike dataclasses.asdict it does not
+    deep-copy: a list of numbers or strings is passed on as it is, which makes serialising a
+    prediction several times faster. Lists are homogeneous here, so the first item decides."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and value and (isinstance(value[0], (list, tuple, dict)) or is_dataclass(value[0])):
+        return [plain(v) for v in value]
+    return value
+
+
 def view_to_dict(view) -> dict:
-    return {"type": type(view).__name__, **asdict(view)}
+    return {"type": type(view).__name__, **plain(view)}
 
 
 def sentiment_scores(probs: list[list[float]]) -> tuple[list[float], str, tuple[float, float]]:
