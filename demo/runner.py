@@ -1,11 +1,16 @@
 """Calls into core for the UI and the API: one model or all of them, failures isolated per model."""
 
 import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 from core.predict import InputError, Lab, Prediction
 
 log = logging.getLogger(__name__)
 AUTO, ALL = "auto", "all"
+# "all five" runs the models side by side: torch releases the GIL, and one request's small tensors
+# rarely use both cores on their own
+_MODEL_POOL = ThreadPoolExecutor(max_workers=min(5, os.cpu_count() or 1), thread_name_prefix="model")
 
 
 def _option(value: str | None) -> str | None:
@@ -25,9 +30,10 @@ def run_models(lab: Lab, text: str, model: str, task: str | None = None, lang: s
         return [lab.predict(text, model, task, lang)], []
     task, _ = lab.resolve_task(text, task, lang, [])
     predictions, failures = [], []
-    for key in lab.models(task):
+    running = [(key, _MODEL_POOL.submit(lab.predict, text, key, task, lang)) for key in lab.models(task)]
+    for key, future in running:
         try:
-            predictions.append(lab.predict(text, key, task, lang))
+            predictions.append(future.result())
         except InputError:
             raise
         except Exception as err:  # one broken model must not take the others down

@@ -155,13 +155,16 @@ def test_synthetic_data_and_smoke_training(tmp_path):
     assert bench.load_runs(runs)[0][0]["train_examples"] == 64
 
 
-def test_a_broken_app_is_reported_not_fatal(monkeypatch, tmp_path):
-    def build_demo(lab):
-        raise RuntimeError("the app is half-written")
+def test_an_app_that_does_not_start_is_reported_not_fatal(monkeypatch, tmp_path):
+    import subprocess
+    import sys
 
-    monkeypatch.setattr(bench, "find_app_builder", lambda: (build_demo, "demo.build_demo()"))
-    result = bench.measure_app(lab=None, checkpoints=tmp_path, task="sst5", sentences=["a"], reps=1, smoke=True)
-    assert result["status"] == "failed" and "half-written" in result["note"]
-    monkeypatch.setattr(bench, "find_app_builder", lambda: (None, "app.py does not exist"))
-    assert bench.measure_app(None, tmp_path, "sst5", ["a"], 1, True) == {
-        "status": "skipped", "note": "no way to build the app's Blocks: app.py does not exist"}
+    import core.loadtest
+
+    def start_app(checkpoints, port, log_file):
+        return subprocess.Popen([sys.executable, "-c", "print('the app is half-written'); raise SystemExit(3)"],
+                                stdout=log_file, stderr=subprocess.STDOUT)
+
+    monkeypatch.setattr(core.loadtest, "start_app", start_app)
+    result = bench.measure_app(tmp_path, "sst5", ["nbow"], ["a good film"], reps=1)
+    assert result["status"] == "failed" and "exited with status 3" in result["note"] and "half-written" in result["note"]
