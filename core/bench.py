@@ -238,7 +238,7 @@ def load_runs(root: Path) -> tuple[list[dict], list[str]]:
         except (OSError, ValueError, KeyError, TypeError) as err:
             log.warning("skipping %s: %s", path, err)
             continue
-        metrics["path"] = str(path.parent)
+        metrics["path"], metrics["mtime"] = str(path.parent), path.stat().st_mtime
         runs.append(metrics)
     for log_file in sorted(root.rglob("log.jsonl")):
         if not (log_file.parent / "metrics.json").is_file():
@@ -274,9 +274,19 @@ def _groups(runs: list[dict]) -> list[tuple[tuple, list[dict]]]:
     return sorted(groups.items(), key=lambda kv: order(kv[0]))
 
 
+def _latest_per_seed(members: list[dict]) -> list[dict]:
+    """A rerun of the same seed and fold in another directory (say, with a longer epoch budget)
+    replaces the earlier one: the newest metrics.json counts, so no seed is counted twice."""
+    latest: dict[tuple, dict] = {}
+    for m in sorted(members, key=lambda m: m.get("mtime", 0.0)):
+        latest[(m.get("seed"), m.get("train_config", {}).get("fold", 0))] = m
+    return list(latest.values())
+
+
 def accuracy_table(runs: list[dict]) -> list[dict]:
     rows = []
     for (task, phrases, model, variant, vectors), members in _groups(runs):
+        members = _latest_per_seed(members)
         members.sort(key=lambda m: (m.get("seed", 0), m.get("train_config", {}).get("fold", 0)))
         accs = [100 * m["test"]["accuracy"] for m in members]
         row = {"task": task, "phrases": phrases, "model": model, "variant": variant, "vectors": vectors, "n": len(accs),
