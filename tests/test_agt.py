@@ -52,7 +52,7 @@ def _reference(model: AGT, sentence: list[int]):
         selections.append(sum(w * b for w, b in zip(d, B)))  # Eq. 4
     y, states, gates = selections[0], [selections[0]], []
     for l in range(1, cfg.num_layers):
-        s = selections[l] if l < len(selections) else y
+        s = selections[min(l, len(selections) - 1)]  # ablation: later layers reuse the last selection vector
         t = torch.sigmoid(model.gate[l - 1].weight @ s + model.gate[l - 1].bias)  # Eq. 7
         f = torch.tanh(model.transform[l - 1].weight @ torch.cat([y, s]) + model.transform[l - 1].bias)
         y = f * t + y * (1 - t)  # Eq. 8

@@ -24,10 +24,12 @@ Deviations from the paper (and why):
   fine-tunes; trained embeddings get sparse gradients here, which PyTorch's Adadelta rejects.
 - Adadelta with lr 1.0 (Zeiler's original rule; PyTorch's default) instead of the stated 0.0005,
   which would shrink Adadelta's unit-free step about 2000x; L2, clipping and epochs are not stated.
-- Ablation (§3.2: "only s+_0", 48.5; "s+_0..s+_2", 49.0): with attention_layers = k > 0, layers
-  l >= k have no selection vector and are plain highway layers (Eq. 2-3): T_l = sigmoid(W^t_l y_{l-1}
-  + b^t_l) and f(y_{l-1}). We get this by feeding y_{l-1} in place of s+_l; f([y; y]) = tanh((W1 + W2) y
-  + b) spans the same functions as f(y), with the same initial variance.
+- Ablation (§3.2: "only s+_0", 48.5; "s+_0..s+_2", 49.0, "removing s+_i for i > k-1"): with
+  attention_layers = k > 0 only k attention vectors exist, and layers l >= k reuse the last one,
+  s+_{k-1}, in Eq. 7-8; for k = 1 every layer sees the same linear combination of word vectors, which is
+  what §3.2 says this ablation transforms. The paper does not say what replaces s+_l. We first read it as
+  plain highway layers on y_{l-1} (s+_l := y_{l-1}), but that network did not train on SST-5 here: after
+  2 epochs its loss stayed at the label prior's (1.29) and dev accuracy at 20.8%, far from the paper's 48.5.
 - Outputs: layer 0 has no gate (y_0 = s+_0), so `gates` holds layers 1..14 (L2..L15) only.
 
 Glossary: B batch, N words (padded length), U distinct word ids in the batch, E word-vector size
@@ -56,7 +58,7 @@ class AGTConfig:
     embed_dim: int = 300  # §3.1: 300-d GloVe vectors
     hidden: int = 200  # §3.1: "15 layers with 200 dimensions each"; words are projected to this size
     num_layers: int = 15  # §3.1
-    attention_layers: int = 0  # layers 0..k-1 get their own s+_l; 0 = all. §3.2 ablations: 1 (48.5), 3 (49.0)
+    attention_layers: int = 0  # layers 0..k-1 get their own s+_l, later ones reuse s+_{k-1}; 0 = all. §3.2: 1, 3
     attention_dim: int = 200  # rows of W^m_l (Eq. 6): not stated, we use the layer width
     fc_hidden: int = 200  # first of the two FC layers (§2.2): width not stated
     gate_bias: float = 1.0  # §3.1: "transform gate bias of 1" (§3.2: it drives the compositional behaviour)
@@ -130,8 +132,8 @@ class AGT(SentenceClassifier):
         y = selections[:, 0]  # (B, h)
         states, gates = [y], []
         for l in range(1, self.config.num_layers):
-            # the ablation's layers without s+_l are plain highway layers (Eq. 2-3): s+_l := y_{l-1}
-            s = selections[:, l] if l < self.attention_layers else y  # (B, h)
+            # the ablation's layers without their own s+_l reuse the last one (see the docstring)
+            s = selections[:, min(l, self.attention_layers - 1)]  # (B, h)
             # Eq. 7: T_l = sigmoid(W^t_l s+_l + b^t_l)
             gate = torch.sigmoid(self.gate[l - 1](s))  # (B, h)
             # Eq. 8: y_l = f([y_{l-1}; s+_l]) T_l + y_{l-1} (1 - T_l), f = tanh(W^f_l . + b^f_l)
