@@ -239,6 +239,8 @@ def load_runs(root: Path) -> tuple[list[dict], list[str]]:
             log.warning("skipping %s: %s", path, err)
             continue
         metrics["path"], metrics["mtime"] = str(path.parent), path.stat().st_mtime
+        # runs/timing/: epochs run only to time them on a quiet machine; they count for speed, not accuracy
+        metrics["timing_only"] = "timing" in path.relative_to(root).parts
         runs.append(metrics)
     for log_file in sorted(root.rglob("log.jsonl")):
         if not (log_file.parent / "metrics.json").is_file():
@@ -999,7 +1001,7 @@ def run(args) -> dict:
     if sections & {"accuracy", "speed"}:
         runs, unfinished = load_runs(runs_dir)
         if "accuracy" in sections:
-            rows = accuracy_table(runs)
+            rows = accuracy_table([m for m in runs if not m.get("timing_only")])
             report["accuracy"] = {"rows": rows, "missing": missing_runs(rows), "unfinished": unfinished}
         if "speed" in sections:
             report["speed"] = speed_table(runs)

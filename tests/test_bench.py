@@ -177,3 +177,19 @@ def test_a_rerun_of_a_seed_replaces_the_earlier_run():
             for directory, accuracy, mtime in (("dcnn-long-s1", 0.45, 2.0), ("dcnn-s1", 0.40, 1.0), ("dcnn-s2", 0.42, 3.0))]
     (row,) = bench.accuracy_table(runs)
     assert row["seeds"] == [1, 2] and row["accuracies"] == pytest.approx([45.0, 42.0])
+
+
+def test_timing_runs_count_for_speed_only(tmp_path):
+    for folder, accuracy in (("sst5-phrases/nbow-s1", 0.44), ("timing/nbow-s1", 0.30)):
+        (tmp_path / folder).mkdir(parents=True)
+        metrics = {"task": "sst5", "phrases": True, "model": "nbow", "seed": 1, "dev_accuracy": accuracy,
+                   "test": {"accuracy": accuracy}, "epoch_seconds": [10.0], "train_examples": 100,
+                   "train_config": {"model": "nbow", "task": "sst5", "phrases": True}}
+        (tmp_path / folder / "metrics.json").write_text(json.dumps(metrics))
+    runs, _ = bench.load_runs(tmp_path)
+    assert sorted(m["timing_only"] for m in runs) == [False, True]
+    out = tmp_path / "docs"
+    assert bench.main(["--runs", str(tmp_path), "--sections", "accuracy,speed", "--out", str(out)]) == 0
+    report = json.loads((out / "benchmarks.json").read_text())
+    assert [r["accuracies"] for r in report["accuracy"]["rows"]] == [[44.0]]
+    assert report["speed"][0]["runs"] == 2
