@@ -173,14 +173,25 @@ def _short(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)  # repr: the shortest exact float
 
 
-def vectors_used(metrics: dict) -> str:
-    """Which word vectors a run started from: a vectors file's name and coverage, or 'random'. With
-    --vectors auto this depends on what existed at training time (and on the model's embedding size)."""
+def vectors_source(metrics: dict) -> str:
+    """Which word vectors a run started from: a vectors file's name (and the PCA reduction), or 'random'.
+    With --vectors auto this depends on what existed at training time (and on the model's embedding size)."""
     coverage = metrics.get("vectors")
     if not coverage:
         return "random"
     reduced = f", PCA {coverage['pca_from']}-d to {metrics.get('model_config', {}).get('embed_dim', '?')}-d" if coverage.get("pca_from") else ""
-    return f"{Path(str(coverage.get('file', '?'))).stem} ({100 * coverage.get('fraction', 0):.0f}% of vocab{reduced})"
+    return f"{Path(str(coverage.get('file', '?'))).stem}{reduced}"
+
+
+def vectors_used(members: list[dict]) -> str:
+    """The runs' vectors with their vocabulary coverage (a range when folds or seeds differ)."""
+    source = vectors_source(members[0])
+    if source == "random":
+        return source
+    fractions = sorted({round(100 * m["vectors"].get("fraction", 0)) for m in members})
+    covered = f"{fractions[0]}" + (f"–{fractions[-1]}" if len(fractions) > 1 else "")
+    name, _, reduced = source.partition(", ")
+    return f"{name} ({covered}% of vocab{', ' + reduced if reduced else ''})"
 
 
 def variant_label(metrics: dict) -> str:
@@ -265,7 +276,7 @@ def _groups(runs: list[dict]) -> list[tuple[tuple, list[dict]]]:
     """Runs grouped by (task, phrases, model, variant, vectors used), in table order."""
     groups: dict[tuple, list[dict]] = {}
     for m in runs:
-        groups.setdefault((m["task"], _phrases(m), m["model"], variant_label(m), vectors_used(m)), []).append(m)
+        groups.setdefault((m["task"], _phrases(m), m["model"], variant_label(m), vectors_source(m)), []).append(m)
     tasks = list(TASKS)
 
     def order(key):
@@ -287,11 +298,11 @@ def _latest_per_seed(members: list[dict]) -> list[dict]:
 
 def accuracy_table(runs: list[dict]) -> list[dict]:
     rows = []
-    for (task, phrases, model, variant, vectors), members in _groups(runs):
+    for (task, phrases, model, variant, _), members in _groups(runs):
         members = _latest_per_seed(members)
         members.sort(key=lambda m: (m.get("seed", 0), m.get("train_config", {}).get("fold", 0)))
         accs = [100 * m["test"]["accuracy"] for m in members]
-        row = {"task": task, "phrases": phrases, "model": model, "variant": variant, "vectors": vectors, "n": len(accs),
+        row = {"task": task, "phrases": phrases, "model": model, "variant": variant, "vectors": vectors_used(members), "n": len(accs),
                "seeds": [m.get("seed") for m in members],
                "folds": sorted({m.get("train_config", {}).get("fold", 0) for m in members}),
                "accuracies": accs, "mean": statistics.fmean(accs), "std": statistics.stdev(accs) if len(accs) > 1 else None,
@@ -299,6 +310,10 @@ def accuracy_table(runs: list[dict]) -> list[dict]:
                "commits": sorted({m.get("commit") or "unknown" for m in members}),
                "commands": [m.get("command") or train_command(m.get("train_config", {})) + "  (reconstructed)" for m in members],
                "paths": [_rel(m["path"]) for m in members], "split": members[0].get("split", "")}
+        ranking = [m["test"]["ranking_loss"] for m in members
+                   if "ranking_loss" in m["test"] and m.get("model_config", {}).get("head") == "ordinal"]
+        if len(ranking) == len(members):  # the ordinal head's metric (mRNN §4.2): mean |predicted - gold| class
+            row["ranking_loss"] = statistics.fmean(ranking)
         paper = _paper(model, task, phrases)
         if paper:
             row["paper"], row["paper_source"], comparable = paper
@@ -327,11 +342,11 @@ def missing_runs(rows: list[dict]) -> list[dict]:
 
 def speed_table(runs: list[dict]) -> list[dict]:
     rows = []
-    for (task, phrases, model, variant, vectors), members in _groups([m for m in runs if m.get("epoch_seconds")]):
+    for (task, phrases, model, variant, _), members in _groups([m for m in runs if m.get("epoch_seconds")]):
         seconds = [s for m in members for s in m["epoch_seconds"]]
         examples = statistics.median(m.get("train_examples", 0) for m in members)
         median = statistics.median(seconds)
-        row = {"task": task, "phrases": phrases, "model": model, "variant": variant, "vectors": vectors, "runs": len(members),
+        row = {"task": task, "phrases": phrases, "model": model, "variant": variant, "vectors": vectors_used(members), "runs": len(members),
                "epochs_timed": len(seconds), "median_s": median, "min_s": min(seconds), "max_s": max(seconds),
                "train_examples": examples, "s_per_10k": 1e4 * median / examples if examples else None,
                "threads": sorted({m.get("torch_threads") or m.get("train_config", {}).get("threads") or 0 for m in members})}
@@ -687,26 +702,32 @@ def render_markdown(r: dict) -> str:
                   "by task, training regime (SST: sentences only or all labelled phrases), model and variant (every setting "
                   "that differs from the model's defaults and task preset, e.g. `--vectors none`; empty = defaults). *vectors* = "
                   "the word vectors the run actually started from (with `--vectors auto` that depends on what existed). "
-                  "Mean ± sample std over seeds; † = one seed; ‡ = fewer seeds than the 3 the issue asks for on SST. "
+                  "Mean ± sample std over seeds, or over the test folds of a 10-fold split (MR, CR, SUBJ, MPQA; *runs* says "
+                  "which); † = one run; ‡ = fewer seeds than the 3 the issue asks for on SST. "
                   "Δ = ours − paper, shown only when the paper used the same regime. Re-running an entry's command "
                   "should land within its std.", ""]
         rows = []
         for i, row in enumerate(acc["rows"], 1):
-            mark = ("†" if row["n"] == 1 else "") + ("‡" if row["n"] < row["seeds_wanted"] else "")
+            seeds, folds = len(set(row["seeds"])), len(row["folds"])
+            mark = ("†" if row["n"] == 1 else "") + ("‡" if seeds < row["seeds_wanted"] else "")
+            runs = f"{folds} folds" + (f" × {seeds} seeds" if seeds > 1 else "") if folds > 1 else f"{row['n']}"
             value = f"{row['mean']:.1f}" + (f" ± {row['std']:.1f}" if row["std"] is not None else "")
             paper = f"{row['paper']:.1f}" if "paper" in row else "—"
             if "paper" in row and row.get("delta") is None:
                 paper += " (other regime)"
             delta = f"{row['delta']:+.1f}" if row.get("delta") is not None else "—"
             rows.append([f"A{i}", row["task"], _regime(row["task"], row["phrases"]), row["model"], row["variant"] or "defaults",
-                         row["vectors"], value, f"{row['n']}{mark}", paper, delta, ", ".join(row["commits"])])
+                         row["vectors"], value, f"{runs}{mark}", paper, delta, ", ".join(row["commits"])])
         header = ["id", "task", "regime", "model", "variant", "vectors", "test %", "seeds", "paper", "Δ", "commit"]
         lines += _table(header, rows) if rows else ["No finished runs found."]
         if rows:
             lines += ["", "<details><summary>Commands, seeds and paper sources</summary>", ""]
             for i, row in enumerate(acc["rows"], 1):
                 source = f"; paper: {row['paper_source']}" if "paper_source" in row else ""
-                lines.append(f"- **A{i}** seeds {row['seeds']}, accuracies {[round(a, 2) for a in row['accuracies']]}{source}")
+                folds = f", folds {row['folds']}" if len(row["folds"]) > 1 else ""
+                ranking = f", ranking loss {row['ranking_loss']:.4f}" if "ranking_loss" in row else ""
+                lines.append(f"- **A{i}** seeds {row['seeds']}{folds}, accuracies {[round(a, 2) for a in row['accuracies']]}"
+                             f"{ranking}{source}")
                 lines += [f"  - `{c}`" for c in row["commands"]]
             lines += ["", "</details>"]
         lines += ["", "### Not run", ""]

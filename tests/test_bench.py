@@ -115,10 +115,13 @@ def _default_metrics(model: str, task: str) -> dict:
 def test_variant_labels():
     base = _default_metrics("tensor_cnn", "sst2")
     assert bench.variant_label(base) == ""  # the paper's recipe and the task preset
-    assert bench.vectors_used(dict(base, vectors={"file": "x/en.safetensors", "fraction": 0.91})) == "en (91% of vocab)"
+    assert bench.vectors_used([dict(base, vectors={"file": "x/en.safetensors", "fraction": 0.91})]) == "en (91% of vocab)"
+    folds = [dict(base, vectors={"file": "x/en.safetensors", "fraction": f, "pca_from": 300}) for f in (0.91, 0.924)]
+    assert len({bench.vectors_source(m) for m in folds}) == 1  # coverage differs by fold, the source does not
+    assert bench.vectors_used(folds) == "en (91–92% of vocab, PCA 300-d to 300-d)"
     # --vectors auto that found nothing: the trainer then trains the random vectors; a fact, not a variant
     auto_none = dict(base, vectors=None, model_config=dict(base["model_config"], freeze_embeddings=False))
-    assert bench.variant_label(auto_none) == "" and bench.vectors_used(auto_none) == "random"
+    assert bench.variant_label(auto_none) == "" and bench.vectors_used([auto_none]) == "random"
     explicit_none = dict(auto_none, train_config=dict(base["train_config"], vectors="none"))
     assert bench.variant_label(explicit_none) == "vectors=none"
     lr = base["train_config"]["lr"] * 3
