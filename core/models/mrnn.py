@@ -116,11 +116,12 @@ def ordinal_probs(cumulative: Tensor) -> Tensor:
 class MRNN(SentenceClassifier):
     key = "mrnn"
     config_class = MRNNConfig
-    # The paper gives no training recipe; this is the same author's DRNN code (oir/deep-recursive
-    # drsv.cpp): AdaGrad lr 0.01, L2 1e-4, global grad-norm clip 1. Its minibatch is 20 trees; we use 32
-    # (our per-step loop costs about the same for 20 or 32 rows). DRNN runs 200 epochs; we cap at 30 and
-    # the trainer keeps the best dev epoch.
-    default_training = {"optimizer": "adagrad", "lr": 0.01, "l2": 1e-4, "batch_size": 32, "clip": 1.0, "epochs": 30}
+    # The paper gives no training recipe. The same author's DRNN code (oir/deep-recursive drsv.cpp) uses
+    # AdaGrad lr 0.01, L2 1e-4, global grad-norm clip 1 and minibatches of 20 trees; with that recipe our
+    # first SST-5 epoch reached only 29% dev accuracy, so we train with Adam (lr 1e-3, clip 5) and keep
+    # its L2 1e-4. Batches of 32 (our per-step loop costs about the same for 20 or 32 rows); DRNN runs
+    # 200 epochs, we cap at 30 and the trainer keeps the best dev epoch.
+    default_training = {"optimizer": "adam", "lr": 0.001, "l2": 1e-4, "batch_size": 32, "clip": 5.0, "epochs": 30}
     # §5.1 MPQA: dh = 25, tanh, ordinal head (Table 1). Our mpqa task is binary, where the ordinal head
     # is one logistic output.
     presets = {"mpqa": {"hidden": 25, "activation": "tanh", "head": "ordinal"}}
