@@ -761,7 +761,31 @@ def render_markdown(r: dict) -> str:
         lines.append("")
 
     lines += inference_markdown(r)
+    lines += loadtest_markdown(r.get("loadtest"))
     return "\n".join(lines) + "\n"
+
+
+def loadtest_markdown(lt: dict | None) -> list[str]:
+    """The stored figures of the last `make loadtest` (docs/loadtest.json), quoted with their date."""
+    if not lt:
+        return ["## Load test", "", "Not run: `make loadtest` writes docs/loadtest.json, which this section quotes.", ""]
+    cfg, lat, rss, burst = lt["config"], lt["latency_s"], lt["rss_mb"], lt["burst"]
+    yes = {True: "✓", False: "✗ (missed)"}
+    rows = [["clients × requests", f"{cfg['clients']} × {cfg['requests']} = {lt['requests']} (/compare share {cfg['compare_share']})"],
+            ["failed requests", f"{lt['failed']} {yes[lt['targets']['no_failed_requests']]}"],
+            ["throughput", f"{lt['throughput_rps']:.1f} req/s; CPU per request: server {lt['cpu_ms_per_request']['server']:.1f} ms, "
+                           f"clients {lt['cpu_ms_per_request']['clients']:.1f} ms"],
+            ["latency p50 / p95 / max", f"{lat['p50']:.2f} / {lat['p95']:.2f} / {lat['max']:.2f} s; p95 ≤ {cfg['max_p95']:g} s "
+                                        f"{yes[lt['targets']['p95_le_1s']]}"],
+            ["resident memory after warm-up / run / burst", f"{rss['after_warmup']:.0f} / {rss['after_run']:.0f} / "
+             f"{rss['after_burst']:.0f} MB; growth over the run {lt['rss_growth_pct']:.1f}% "
+             f"{yes[lt['targets']['rss_growth_le_10pct']]}"],
+            ["burst beyond the queue", f"{burst['submitted']} /compare at once: {burst['answered']} answered, {burst['busy']} "
+             f"'Queue is full' (within {burst['busy_answer_max_s']:.1f} s), {burst['other_errors']} other errors "
+             f"{yes[lt['targets']['busy_is_clear_never_a_hang']]}"]]
+    return (["## Load test", "", f"`make loadtest` of {lt['date']} (UTC), app.py on 127.0.0.1 with the bundled checkpoints, "
+             f"{lt['cpus']} cores shared by the server and the gradio_client clients; raw figures in `loadtest.json`.", ""]
+            + _table(["measure", "value"], rows) + [""])
 
 
 def inference_markdown(r: dict) -> list[str]:
@@ -1046,6 +1070,9 @@ def run(args) -> dict:
                 timed("memory", measure_memory, lab, args.task, args.threads, 1 if args.smoke else None, report.get("scaling"))
             if "app" in sections:
                 timed("app", measure_app, checkpoints_dir, args.task, lab.models(args.task), sentences, settings["app_reps"])
+    stored_load = PROJECT_ROOT / "docs" / "loadtest.json"  # written by `make loadtest` (core.loadtest)
+    if not args.smoke and stored_load.is_file():
+        report["loadtest"] = json.loads(stored_load.read_text(encoding="utf-8"))
     report["load_average_end"] = list(os.getloadavg())
     report["bench_seconds"] = time.perf_counter() - started
     return report

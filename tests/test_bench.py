@@ -72,7 +72,8 @@ def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
     assert sorted(app["models"]) == models and 0 < app["rest"]["p50_ms"] and 0 < app["gradio_client"]["p50_ms"]
 
     text = (out / "benchmarks.md").read_text()
-    for heading in ("## Machine", "## Accuracy", "### Not run", "## Training speed", "## Inference", "## Scaling", "## Memory"):
+    for heading in ("## Machine", "## Accuracy", "### Not run", "## Training speed", "## Inference", "## Scaling", "## Memory",
+                    "## Load test"):
         assert heading in text
     assert "1†‡" in text and "`for s in 1 2 3; do python -m core.train --model mrnn --task sst5 --phrases --seed $s; done`" in text
     svg = ET.fromstring((out / "scaling.svg").read_text())
