@@ -173,24 +173,28 @@ def _short(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)  # repr: the shortest exact float
 
 
+def _vectors_parts(metrics: dict) -> tuple[str, str]:
+    """(vectors file name or 'random', its PCA reduction or '') of the vectors a run started from."""
+    coverage = metrics.get("vectors")
+    if not coverage:
+        return "random", ""
+    reduced = f"PCA {coverage['pca_from']}-d to {metrics.get('model_config', {}).get('embed_dim', '?')}-d" if coverage.get("pca_from") else ""
+    return Path(str(coverage.get("file", "?"))).stem, reduced
+
+
 def vectors_source(metrics: dict) -> str:
     """Which word vectors a run started from: a vectors file's name (and the PCA reduction), or 'random'.
     With --vectors auto this depends on what existed at training time (and on the model's embedding size)."""
-    coverage = metrics.get("vectors")
-    if not coverage:
-        return "random"
-    reduced = f", PCA {coverage['pca_from']}-d to {metrics.get('model_config', {}).get('embed_dim', '?')}-d" if coverage.get("pca_from") else ""
-    return f"{Path(str(coverage.get('file', '?'))).stem}{reduced}"
+    return ", ".join(part for part in _vectors_parts(metrics) if part)
 
 
 def vectors_used(members: list[dict]) -> str:
     """The runs' vectors with their vocabulary coverage (a range when folds or seeds differ)."""
-    source = vectors_source(members[0])
-    if source == "random":
-        return source
+    name, reduced = _vectors_parts(members[0])
+    if name == "random":
+        return name
     fractions = sorted({round(100 * m["vectors"].get("fraction", 0)) for m in members})
     covered = f"{fractions[0]}" + (f"–{fractions[-1]}" if len(fractions) > 1 else "")
-    name, _, reduced = source.partition(", ")
     return f"{name} ({covered}% of vocab{', ' + reduced if reduced else ''})"
 
 
@@ -580,8 +584,6 @@ def measure_memory(lab: Lab, task: str, threads: int, limit: int | None, scaling
 def rest_compare(http, text: str, task: str) -> list:
     """One `/compare` call through Gradio's REST API, as curl or any HTTP client makes it: POST
     /gradio_api/call/compare, then read the event stream until `complete` (an `error` event raises)."""
-    import json as json_module
-
     posted = http.post("/gradio_api/call/compare", json={"data": [text, task, "auto"]})
     posted.raise_for_status()
     event = None
@@ -590,7 +592,7 @@ def rest_compare(http, text: str, task: str) -> list:
             if line.startswith("event:"):
                 event = line[len("event:"):].strip()
             elif line.startswith("data:") and event in ("complete", "error"):
-                data = json_module.loads(line[len("data:"):])
+                data = json.loads(line[len("data:"):])
                 if event == "error":
                     raise RuntimeError(f"the app answered with an error: {data}")
                 return data[0]
@@ -616,23 +618,23 @@ def measure_app(checkpoints: Path, task: str, models: list[str], sentences: list
             wait_until_up(url, proc, 180.0, log_path)
             ready_s = time.perf_counter() - started
             one_word = "good" if sentences and sentences[0].isascii() else "好"
+            result = {"status": "measured", "endpoint": "/compare", "models": models, "ready_s": ready_s, "one_word": one_word}
+
+            def timings(name: str, call) -> None:  # the task's sentences, then the one word
+                result[name] = _summary(time_calls(lambda i: call(sentences[i % len(sentences)]), reps, 60.0, warmup=2, min_reps=1))
+                result[f"{name}_one_word"] = _summary(time_calls(lambda i: call(one_word), reps, 30.0, warmup=1, min_reps=1))
+
             with httpx.Client(base_url=url, timeout=60.0) as http:
                 answer = rest_compare(http, sentences[0], task)
                 if [p.get("model") for p in answer] != models:
                     raise RuntimeError(f"/compare answered for {[p.get('model') for p in answer]}, expected {models}")
-                rest = time_calls(lambda i: rest_compare(http, sentences[i % len(sentences)], task), reps, 60.0, warmup=2, min_reps=1)
-                rest_floor = time_calls(lambda i: rest_compare(http, one_word, task), reps, 30.0, warmup=1, min_reps=1)
+                timings("rest", lambda text: rest_compare(http, text, task))
             client = Client(url, verbose=False, analytics_enabled=False)
             try:
-                via_client = time_calls(lambda i: client.predict(sentences[i % len(sentences)], task, "auto", api_name="/compare"),
-                                        reps, 60.0, warmup=2, min_reps=1)
-                client_floor = time_calls(lambda i: client.predict(one_word, task, "auto", api_name="/compare"), reps, 30.0,
-                                          warmup=1, min_reps=1)
+                timings("gradio_client", lambda text: client.predict(text, task, "auto", api_name="/compare"))
             finally:
                 client.close()
-            return {"status": "measured", "endpoint": "/compare", "models": models, "ready_s": ready_s, "one_word": one_word,
-                    "rest": _summary(rest), "rest_one_word": _summary(rest_floor),
-                    "gradio_client": _summary(via_client), "gradio_client_one_word": _summary(client_floor)}
+            return result
         except (LoadTestError, RuntimeError, httpx.HTTPError) as err:
             message = " ".join(str(err).split())[-600:]  # one line, ending with the app log's last words
             return {"status": "failed", "note": f"{type(err).__name__}: {message} (app log: {log_path})"}

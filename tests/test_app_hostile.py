@@ -6,7 +6,6 @@ The e2e test checks in a real browser that a payload typed into the page is show
 """
 
 import json
-import socket
 import time
 
 import httpx
@@ -17,18 +16,13 @@ pytest.importorskip("demo", reason="the Gradio app (demo/) is not importable yet
 from gradio_client import Client  # noqa: E402
 from gradio_client.exceptions import AppError  # noqa: E402
 
+from core.loadtest import free_port  # noqa: E402
 from core.predict import Lab  # noqa: E402
 from core.text import MAX_CHARS  # noqa: E402
 from demo import CSS, I18N, THEME, build_demo  # noqa: E402
 from test_hostile_input import (BAD_NAMES, SECONDS, SURROGATE, check_message, check_prediction,  # noqa: E402
                                 params)
 
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +32,7 @@ def app(lab_root, tmp_path_factory):
         mp.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
         demo = build_demo(Lab.from_directory(lab_root), str(lab_root))
         demo.queue(default_concurrency_limit=2)
-        _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=_free_port(), quiet=True,
+        _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
                                 theme=THEME, css=CSS, i18n=I18N)
         client = Client(url, verbose=False)
         yield url, client

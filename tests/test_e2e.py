@@ -6,7 +6,6 @@ Needs `apt-get install chromium fonts-wqy-microhei` (never `playwright install`:
 
 import os
 import tempfile
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from lab_fixture import build_checkpoints, importable_models
+
+from core.loadtest import free_port
 
 pytestmark = pytest.mark.e2e
 playwright = pytest.importorskip("playwright.sync_api")
@@ -28,19 +29,13 @@ EN, ZH = "It is not a bad film, but the plot is dull.", "这部电影不怎么�
 TIMEOUT = 30_000  # ms, per expectation (a shared 2-core machine can be slow)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def url(tiny_data, tmp_path_factory):
     """`python app.py` on tiny checkpoints, as a user starts it; the time until it answers is printed."""
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian chromium is not installed (apt-get install chromium fonts-wqy-microhei)")
     root = build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "LAB_CHECKPOINTS": str(root), "GRADIO_SERVER_PORT": str(port),
            "GRADIO_SERVER_NAME": "127.0.0.1", "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
     address, log_path = f"http://127.0.0.1:{port}/", tmp_path_factory.mktemp("app") / "app.log"
