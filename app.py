@@ -10,6 +10,13 @@ import threading
 from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no version check over the network
+# one torch thread per op: the models of "all five" already run side by side (demo/runner.py), and on one
+# sentence's small tensors more threads only contend (/compare p50 47 ms with 1, 71 ms with 2)
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Gradio's queue re-summarises its last GRADIO_ANALYTICS_MAX_EVENTS (10,000) events with pandas after every
+# request, for a monitoring page we do not serve: a cost that grows with uptime; summarise every 1,000 instead
+os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
+os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
 from core.predict import Lab  # noqa: E402
 from demo import CSS, I18N, THEME, build_demo, warm_up  # noqa: E402
@@ -22,7 +29,10 @@ if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # Gradio's own startup probes
     threading.Thread(target=warm_up, args=(lab,), daemon=True).start()
-    demo.queue(default_concurrency_limit=2, max_size=64).launch(
+    # one request at a time (the models of "all five" still run side by side): Python holds the GIL for most
+    # of a request, and two at once served 45 req/s in `make loadtest` against 55 for one. Waiting clients
+    # get their queue position once a second, not on every job start (30 waiting: 30 messages per request)
+    demo.queue(default_concurrency_limit=1, max_size=64, status_update_rate=1).launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
         theme=THEME, css=CSS, i18n=I18N)

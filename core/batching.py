@@ -20,10 +20,9 @@ class Batch:
 
 
 def pad_batch(sequences: list[list[int]], labels: list[int] | None = None) -> Batch:
+    longest = max(len(s) for s in sequences)
+    ids = torch.tensor([[*s, *[0] * (longest - len(s))] for s in sequences], dtype=torch.long)  # one copy, not one per row
     lengths = torch.tensor([len(s) for s in sequences], dtype=torch.long)
-    ids = torch.zeros(len(sequences), int(lengths.max()), dtype=torch.long)
-    for row, seq in enumerate(sequences):
-        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
     return Batch(ids, lengths, torch.tensor(labels if labels is not None else [0] * len(sequences)))
 
 

@@ -604,9 +604,8 @@ def measure_app(checkpoints: Path, task: str, models: list[str], sentences: list
     `/compare` ("all five") one call at a time, through the REST API and through gradio_client, on the
     task's sentences and on one word (the fixed cost of the round trip)."""
     import httpx
-    from gradio_client import Client
 
-    from core.loadtest import LoadTestError, free_port, start_app, wait_until_up
+    from core.loadtest import LoadTestError, app_client, free_port, start_app, wait_until_up
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
@@ -629,7 +628,7 @@ def measure_app(checkpoints: Path, task: str, models: list[str], sentences: list
                 if [p.get("model") for p in answer] != models:
                     raise RuntimeError(f"/compare answered for {[p.get('model') for p in answer]}, expected {models}")
                 timings("rest", lambda text: rest_compare(http, text, task))
-            client = Client(url, verbose=False, analytics_enabled=False)
+            client = app_client(url)
             try:
                 timings("gradio_client", lambda text: client.predict(text, task, "auto", api_name="/compare"))
             finally:
@@ -883,7 +882,9 @@ def inference_markdown(r: dict) -> list[str]:
             rows.append([client, _ms(m["p50_ms"]), _ms(m["p95_ms"]), m["reps"], _ms(floor["p50_ms"])])
         lines += _table(["client", "p50 ms", "p95 ms", "calls", "one word, p50 ms"], rows)
         lines += ["", "gradio_client waits for results by polling every 50 ms (`time.sleep(0.05)` in "
-                  "gradio_client/utils.py), which its one-word row shows; the HTTP row is what the app itself costs.", ""]
+                  "gradio_client/utils.py), which its one-word row shows; the HTTP row is what the app itself costs. "
+                  "The client is built by `core.loadtest.app_client`, with one SSL context for all its requests "
+                  "(gradio_client otherwise loads the CA bundle for every request, about 70 ms of CPU).", ""]
     else:
         lines += [f"Not run ({app['status']}): {app['note']}.", ""]
     return lines

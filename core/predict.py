@@ -70,11 +70,6 @@ class Prediction:
         return data
 
 
-def _probs(model, sequences: list[list[int]]) -> torch.Tensor:
-    batch = pad_batch(sequences)
-    return model(batch.ids, batch.lengths).logits.softmax(-1)  # (N, C)
-
-
 class Lab:
     def __init__(self, checkpoints: dict[tuple[str, str], Checkpoint], sources: dict[tuple[str, str], str] | None = None,
                  errors: dict[str, str] | None = None):
@@ -166,30 +161,32 @@ class Lab:
         elif not all(known):
             notices.append(f"{len(known) - sum(known)} of {len(known)} words are unknown to this model (marked in the highlight).")
 
+        # one batch: the sentence (explained), then each prefix w_1..w_i for a model without a per-word output
+        # of its own, and the sentence without each word (leave-one-word-out); one pass reads the weights once
         net = ckpt.model
-        batch = pad_batch([ids])
-        output = net(batch.ids, batch.lengths)
-        probs = output.logits.softmax(-1)[0]  # (C,)
+        prefixes = [] if net.native_word_curve else [ids[: i + 1] for i in range(len(ids))]
+        if len(ids) > OCCLUSION_MAX_WORDS:
+            leave_one_out = []
+            notices.append(f"Word attributions (leave-one-word-out) are computed for texts of up to {OCCLUSION_MAX_WORDS} words.")
+        else:
+            leave_one_out = [ids[:i] + ids[i + 1:] for i in range(len(ids))] if len(ids) > 1 else []
+        batch = pad_batch([ids] + prefixes + leave_one_out)
+        output = net(batch.ids, batch.lengths, explain=1)
+        all_probs = output.logits.softmax(-1)  # (1 + N, C)
+        probs = all_probs[0]  # (C,)
         label_id = int(net.predict_labels(output)[0])
 
-        native = net.word_curve(output, 0)
-        if native is not None:
-            curve_probs, kind = native, "native"
-        else:  # the prediction on each prefix w_1..w_i
-            curve_probs, kind = _probs(net, [ids[: i + 1] for i in range(len(ids))]), "prefix"
+        if net.native_word_curve:
+            curve_probs, kind = net.word_curve(output, 0), "native"
+        else:
+            curve_probs, kind = all_probs[1: 1 + len(prefixes)], "prefix"
         rows = curve_probs.tolist()
         scores, score_label, score_range = sentiment_scores(rows)
         title = "the model's own per-word output" if kind == "native" else "prediction on each prefix"
         curve = WordCurve(kind, words, scores, rows, score_label, score_range, title)
-
-        if len(ids) > OCCLUSION_MAX_WORDS:
-            occlusion = []
-            notices.append(f"Word attributions (leave-one-word-out) are computed for texts of up to {OCCLUSION_MAX_WORDS} words.")
-        elif len(ids) > 1:  # leave-one-word-out: how much each word supports the predicted class
-            without = _probs(net, [ids[:i] + ids[i + 1:] for i in range(len(ids))])[:, label_id]
-            occlusion = (probs[label_id] - without).tolist()
-        else:
-            occlusion = [0.0]
+        # how much each word supports the predicted class
+        occlusion = ((probs[label_id] - all_probs[1 + len(prefixes):, label_id]).tolist() if leave_one_out
+                     else [] if len(ids) > OCCLUSION_MAX_WORDS else [0.0])
         token_info = [TokenInfo(t.text, text[t.start:t.end], t.start, t.end, k) for t, k in zip(tokens, known)]
         labels = ckpt.meta["labels"]
         return Prediction(model, task, task_lang, text, labels, probs.tolist(), labels[label_id], token_info, curve,

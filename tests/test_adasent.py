@@ -78,7 +78,7 @@ def test_matches_unit_by_unit_reference(pooling):
     model = make_model(pooling)
     ids, lengths = batch(SENTENCES)
     labels = torch.tensor([0, 2, 1, 2])
-    out = model(ids, lengths, labels)
+    out = model(ids, lengths, labels, explain=len(SENTENCES))
     nll = []
     for b, words in enumerate(SENTENCES):
         n, ref = len(words), reference(model, words)
@@ -112,11 +112,11 @@ def test_unit_depends_only_on_its_span(pooling):
     model = make_model(pooling)
     words = SENTENCES[0]
     n = len(words)
-    base = model(*batch([words]))
+    base = model(*batch([words]), explain=1)
     for k in range(n):
         edited = list(words)
         edited[k] = 20 + k % 3  # tokens not in the sentence
-        out = model(*batch([edited]))
+        out = model(*batch([edited]), explain=1)
         for t in range(1, n + 1):
             for j in range(n - t + 1):
                 covers = j <= k <= j + t - 1
@@ -131,9 +131,9 @@ def test_unit_depends_only_on_its_span(pooling):
 def test_same_prediction_alone_and_in_a_batch(pooling):
     model = make_model(pooling)
     ids, lengths = batch(SENTENCES, pad=22)  # pads are a real, non-zero token: it must still never count
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=len(SENTENCES))
     for b, words in enumerate(SENTENCES):
-        alone = model(*batch([words]))
+        alone = model(*batch([words]), explain=1)
         n = len(words)
         torch.testing.assert_close(out.logits[b], alone.logits[0])
         torch.testing.assert_close(out.gamma[b, :n], alone.gamma[0])
@@ -176,7 +176,7 @@ def test_word_curve_and_pyramid_view():
     model = make_model(num_classes=5)
     words = SENTENCES[2]
     ids, lengths = batch(SENTENCES)
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=len(SENTENCES))
     curve = model.word_curve(out, 2)
     assert curve.shape == (len(words), 5)
     torch.testing.assert_close(curve, out.unit_probs[0][2, : len(words)])
@@ -192,14 +192,22 @@ def test_word_curve_and_pyramid_view():
     json.dumps(view_to_dict(view))  # plain Python only
 
 
-def test_long_sentence_and_training_mode():
+def test_long_sentence_explain_flag_and_training_mode():
     model = make_model()
     ids = torch.randint(1, V, (1, 300))
     with torch.no_grad():
-        out = model(ids, torch.tensor([300]))
+        out = model(ids, torch.tensor([300]), explain=1)
     assert len(out.unit_probs) == 300 and torch.isfinite(out.logits).all()
     torch.testing.assert_close(out.gamma.sum(), torch.tensor(1.0, dtype=out.gamma.dtype))
-    model.train()  # per-unit probabilities are an explanation: skipped while training
+    # per-unit probabilities are an explanation: skipped unless asked for, and the logits do not change
+    assert model(ids, torch.tensor([300])).unit_probs == []
+    torch.testing.assert_close(model(ids, torch.tensor([300])).logits, out.logits)
+    # and computed for the first `explain` sentences only, the same as for all of them
+    first, every = model(*batch(SENTENCES), explain=1), model(*batch(SENTENCES), explain=len(SENTENCES))
+    assert [level.shape[0] for level in first.unit_probs] == [1] * len(first.unit_probs)
+    for level_first, level_every in zip(first.unit_probs, every.unit_probs):
+        torch.testing.assert_close(level_first[0], level_every[0])
+    model.train()
     train_out = model(*batch(SENTENCES), torch.tensor([0, 1, 2, 0]))
     assert train_out.unit_probs == [] and train_out.loss.requires_grad
 

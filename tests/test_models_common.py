@@ -66,9 +66,10 @@ def test_native_curve_and_views(key):
     model = build(key)
     batch = pad_batch(SENTENCES)
     with torch.no_grad():
-        out = model(batch.ids, batch.lengths)
+        out = model(batch.ids, batch.lengths, explain=len(SENTENCES))
     for i, sentence in enumerate(SENTENCES):
         curve = model.word_curve(out, i)
+        assert (curve is not None) == model.native_word_curve  # the predictor trusts the flag
         if curve is not None:
             assert curve.shape == (len(sentence), CLASSES)
             torch.testing.assert_close(curve.sum(-1), torch.ones(len(sentence)))

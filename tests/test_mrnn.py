@@ -49,11 +49,12 @@ def reference_states(model: MRNN, ids: torch.Tensor, n: int) -> torch.Tensor:
     return torch.stack(states)  # (n, dh)
 
 
+@pytest.mark.parametrize("training", [False, True])  # eval: word operators per distinct word; train: per position
 @pytest.mark.parametrize("activation", ["tanh", "relu", "identity"])
 @pytest.mark.parametrize("head", ["softmax", "ordinal"])
 @torch.no_grad()
-def test_vectorised_steps_equal_slice_loop(head, activation):
-    model = make_model(head, activation)
+def test_vectorised_steps_equal_slice_loop(head, activation, training):
+    model = make_model(head, activation).train(training)  # dropout 0: both modes compute the same function
     ids, lengths = batch()
     out = model(ids, lengths)
     for b, n in enumerate(lengths.tolist()):

@@ -28,8 +28,9 @@ Deviations from the paper:
 - The paper does not say which level pooling it used (mean or max), the size D, the MLP's hidden
   size, the initialisation, the learning rate or the batch size; the defaults below are our choices.
 - Per-unit class probabilities (the classifier g applied to single units instead of a pooled level)
-  are an explanation only: they never enter the loss, and they are computed in eval mode only (they
-  would cost about a fifth of a training step). With mean pooling units and levels share one space.
+  are an explanation only: they never enter the loss, and they are computed for the first `explain`
+  sentences of a batch only (Lab.predict: its sentence, not the occlusion variants batched with it).
+  With mean pooling units and levels share one space.
 - `dropout` on the pooled level vectors before the classifier is not in the paper (default 0).
 
 Shapes: B batch, L padded length (= number of levels computed), n_t = L-t+1 units at level t,
@@ -76,7 +77,7 @@ class AdaSentConfig:
 @dataclass
 class AdaSentOutput(ModelOutput):
     lengths: Tensor | None = None  # (B,) words per sentence = real levels per sentence
-    unit_probs: list[Tensor] = field(default_factory=list)  # level t-1: (B, n_t, C) p(C | unit (t, j)); eval only
+    unit_probs: list[Tensor] = field(default_factory=list)  # level t-1: (explain, n_t, C) p(C | unit (t, j))
     gates: list[Tensor] = field(default_factory=list)  # level t-2 (t >= 2): (B, n_t, 3) (w_l, w_r, w_c)
     gamma: Tensor | None = None  # (B, T) level beliefs p(H=t | x), 0 on levels t > n
     level_probs: Tensor | None = None  # (B, T, C) p(C | H=t)
@@ -85,6 +86,7 @@ class AdaSentOutput(ModelOutput):
 class AdaSent(SentenceClassifier):
     key = "adasent"
     config_class = AdaSentConfig
+    native_word_curve = True  # level 1: the shared classifier on each word
     # §Regularization of Recurrent Matrix: mini-batch AdaGrad with norm clipping; lambda in [5e-5, 0.01],
     # here 1e-4, so l2 (weight decay on W_L, W_R) = 2 lambda. lr, batch size, clip and epochs are not
     # given in the paper: our choices.
@@ -110,7 +112,7 @@ class AdaSent(SentenceClassifier):
         self.level_gate = nn.Linear(D, 1, bias=False)  # w: one score per level (a bias cancels in the softmax)
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None) -> AdaSentOutput:
+    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> AdaSentOutput:
         L, D = ids.shape[1], self.config.hidden_dim
         position = torch.arange(L, device=ids.device)  # (L,)
 
@@ -136,9 +138,9 @@ class AdaSent(SentenceClassifier):
                 pooled.append((h * real).sum(1) / real.sum(1).clamp_min(1))  # (B, D)
             else:
                 pooled.append(h.masked_fill(~real, -math.inf).amax(1).where(real.any(1), 0.0))  # (B, D)
-            if not self.training:  # explanation only: g's opinion of every unit
+            if explain:  # explanation only: g's opinion of every unit of the first `explain` sentences
                 with torch.no_grad():
-                    unit_probs.append(self.classifier(h).softmax(-1))  # (B, n_t, C)
+                    unit_probs.append(self.classifier(h[:explain]).softmax(-1))  # (explain, n_t, C)
         h_bar = torch.stack(pooled, 1)  # (B, T, D)
         real_level = position[None, :] < lengths[:, None]  # (B, T): level t exists iff t <= n
 

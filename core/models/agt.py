@@ -112,7 +112,7 @@ class AGT(SentenceClassifier):
         self.fc2 = nn.Linear(config.fc_hidden, config.num_classes)
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None) -> AGTOutput:
+    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> AGTOutput:
         mask = length_mask(lengths, ids.shape[1])  # (B, N)
         # B_n and every layer's score m_{l,n} depend on the word alone, not on its context, so we compute
         # them once per distinct word of the batch (SST phrase batches: 0.6 distinct words per token)

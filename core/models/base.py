@@ -18,8 +18,12 @@ class SentenceClassifier(nn.Module):
     """Base class. A subclass sets `key` and `config_class`, builds `self.embedding` with
     `build_embedding`, and implements `forward`, `views` and (when it has one) `word_curve`.
 
-    forward(ids (B, L) long, lengths (B,) long, labels (B,) long | None) -> ModelOutput subclass.
-    Sentences are right-padded with id 0; a sentence's outputs never depend on its padding.
+    forward(ids (B, L) long, lengths (B,) long, labels (B,) long | None, explain: int) -> ModelOutput
+    subclass. Sentences are right-padded with id 0; a sentence's outputs never depend on its padding.
+    `explain` = how many leading sentences of the batch need every tensor `views` and `word_curve` read;
+    a model computes its costly ones (AdaSent's per-unit probabilities) for those only, the cheap ones
+    for all. Training and evaluation pass 0; the predictor runs a sentence, its prefixes and its
+    leave-one-word-out variants as one batch with explain=1.
     """
 
     key: str = ""
@@ -27,6 +31,8 @@ class SentenceClassifier(nn.Module):
     # tasks on which the paper trained randomly initialised embeddings although it had vectors elsewhere;
     # `--vectors auto` then uses none
     random_embeddings_for: frozenset[str] = frozenset()
+    # True when `word_curve` gives the model's own per-word output (else the predictor runs prefixes)
+    native_word_curve: bool = False
 
     def __init__(self, config):
         super().__init__()
@@ -70,8 +76,8 @@ class SentenceClassifier(nn.Module):
     # -- explanation ----------------------------------------------------------------------------
     def word_curve(self, output: ModelOutput, index: int):
         """The model's own per-position class probabilities for sentence `index`, as a tensor
-        (n_words, C), when the model has them natively (tensor CNN, mRNN, AdaSent level 1); else
-        None and the predictor falls back to prefix predictions."""
+        (n_words, C), when the model has them natively (`native_word_curve`: tensor CNN, mRNN, AdaSent
+        level 1); else None and the predictor falls back to prefix predictions."""
         return None
 
     def views(self, output: ModelOutput, index: int, words: list[str]) -> list:

@@ -164,7 +164,7 @@ class DCNN(SentenceClassifier):
         self.dropout = nn.Dropout(config.dropout)
         self.out = nn.Linear(rows * maps * config.k_top, config.num_classes)  # §5.1 fully connected softmax layer
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None) -> DCNNOutput:
+    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> DCNNOutput:
         B, T = ids.shape
         mask = length_mask(lengths, T)  # (B, T)
         # Eq. 2: sentence matrix, rows = embedding dimensions, one input map; pads are zero columns

@@ -116,6 +116,7 @@ def ordinal_probs(cumulative: Tensor) -> Tensor:
 class MRNN(SentenceClassifier):
     key = "mrnn"
     config_class = MRNNConfig
+    native_word_curve = True  # Eq. 6: y_t at every step
     # The paper gives no training recipe. The same author's DRNN code (oir/deep-recursive drsv.cpp) uses
     # AdaGrad lr 0.01, L2 1e-4, global grad-norm clip 1 and minibatches of 20 trees; with that recipe our
     # first SST-5 epoch reached only 29% dev accuracy, so we train with Adam (lr 1e-3, clip 5) and keep
@@ -139,14 +140,18 @@ class MRNN(SentenceClassifier):
         self.dropout = nn.Dropout(config.dropout)
         self.f = ACTIVATIONS[config.activation]
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None) -> MRNNOutput:
+    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> MRNNOutput:
         B, L = ids.shape
         mask = length_mask(lengths, L)  # (B, L)
         x = self.dropout(self.embedding(ids))  # (B, L, dx)
 
         # Eq. 5, the parts that do not depend on h, for every step at once: the word operator
         # M_t = x_tᵀA (Eq. 10: M_t[i, k] = x_tᵀ A^{[i]}[:, k]) and the input term W x_t + b
-        M = torch.einsum("blj,ijk->blik", x, self.A)  # (B, L, dh, dh)
+        if self.training:  # dropout gives every position its own x_t
+            M = torch.einsum("blj,ijk->blik", x, self.A)  # (B, L, dh, dh)
+        else:  # M(w) depends on the word alone: one operator per distinct word (occlusion batches repeat them all)
+            types, where = torch.unique(ids, return_inverse=True)  # (U,), (B, L)
+            M = torch.einsum("uj,ijk->uik", self.embedding(types), self.A)[where]  # (B, L, dh, dh)
         u = self.W(x)  # (B, L, dh)
 
         # Eq. 5: h_t = f(M_t h_{t-1} + V h_{t-1} + W x_t + b); after its last word a sentence keeps its

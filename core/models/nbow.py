@@ -43,7 +43,7 @@ class NBoW(SentenceClassifier):
         self.out = nn.Linear(config.hidden, config.num_classes)
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None) -> ModelOutput:
+    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> ModelOutput:
         mask = length_mask(lengths, ids.shape[1])  # (B, L)
         mean = masked_mean(self.embedding(ids), mask)  # (B, d)
         hidden = self.dropout(self.hidden(self.dropout(mean)).tanh())  # (B, h)

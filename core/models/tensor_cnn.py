@@ -124,6 +124,7 @@ class TensorLayer(nn.Module):
 class TensorCNN(SentenceClassifier):
     key = "tensor_cnn"
     config_class = TensorCNNConfig
+    native_word_curve = True  # Fig. 5: each position's softmax over its layers' states
     # §6 and the authors' README run: AdaGrad lr 0.01, L2 1e-5, no gradient clipping. The code's penalty
     # is 1e-5·Σ‖p‖² on every parameter but the embeddings: torch weight_decay 2e-5 matches it. Batch 32
     # instead of the authors' 15 (half the steps: an SST phrase epoch fits in about a minute on 2 cores);
@@ -143,7 +144,7 @@ class TensorCNN(SentenceClassifier):
         self.classifier = nn.Linear(config.num_layers * config.hidden, config.num_classes, bias=False)  # W
         nn.init.zeros_(self.classifier.weight)  # §5: "W ... initialized as zeros"
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None) -> TensorCNNOutput:
+    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> TensorCNNOutput:
         cfg = self.config
         mask = length_mask(lengths, ids.shape[1])  # (B, L)
 
