@@ -58,6 +58,9 @@ class TrainConfig:
     lr: float | None = None
     l2: float | None = None
     clip: float | None = None  # max gradient norm, 0 = off
+    # L2 on the trained embedding rows each batch looks up (sparse gradients take no weight decay): penalty
+    # embed_l2 * sum of their squared entries, added once per step a row appears; None: the model's default, else 0
+    embed_l2: float | None = None
     patience: int = 5  # stop after this many epochs without a better dev accuracy
     vectors: str = "auto"  # a vectors file, "auto" (.cache/vectors/<lang> when present) or "none"
     extra_vocab: int = 0  # add this many frequent words from the vectors beyond the training vocabulary
@@ -117,8 +120,10 @@ def build_optimizers(model, cfg: TrainConfig) -> list[torch.optim.Optimizer]:
     sparse_params = {id(model.embedding.weight)} if model.embedding.sparse and model.embedding.weight.requires_grad else set()
     dense = [dict(g, params=[p for p in g["params"] if id(p) not in sparse_params]) for g in groups]
     sparse = [dict(g, params=[p for p in g["params"] if id(p) in sparse_params]) for g in groups]
-    dense = [g for g in dense if g["params"]]
-    sparse = [g for g in sparse if g["params"]]
+    # dense groups update all their tensors in one call per operation (foreach: the same arithmetic, but
+    # Adadelta's per-tensor loop was a quarter of an AGT step); sparse updates have no foreach form
+    dense = [dict(g, foreach=True) for g in dense if g["params"]]
+    sparse = [dict(g, foreach=False) for g in sparse if g["params"]]
     name = cfg.optimizer
     if name == "adagrad":  # Adagrad takes sparse gradients itself (without weight decay)
         return [torch.optim.Adagrad(dense + sparse, lr=cfg.lr)]
@@ -161,6 +166,8 @@ class Trainer:
         for key, value in cls.default_training.items():  # the paper's recipe fills what the user left unset
             if getattr(cfg, key, None) is None:
                 setattr(cfg, key, value)
+        if cfg.embed_l2 is None:
+            cfg.embed_l2 = 0.0
         self.cfg = cfg
         self.out = cfg.output_dir()
         if cfg.threads:
@@ -250,7 +257,10 @@ class Trainer:
                 raise FloatingPointError(
                     f"loss became {loss.item()} in epoch {self.epoch + 1}; stopped. The last good state is in {self.out / 'state'}"
                     " (try a lower --lr or a --clip)")
-            loss.backward()
+            if cfg.embed_l2 and model.embedding.weight.requires_grad:
+                (loss + cfg.embed_l2 * model.embedding(batch.ids.unique()).pow(2).sum()).backward()
+            else:
+                loss.backward()
             if cfg.clip:
                 torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.grad is not None and not p.grad.is_sparse], cfg.clip)
             for optimizer in self.optimizers:

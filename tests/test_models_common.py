@@ -11,6 +11,7 @@ import torch
 from core.batching import pad_batch
 from core.checkpoint import load_checkpoint, save_checkpoint
 from core.models import MODELS, model_class
+from core.models.base import Dropout, dropout
 from core.views import view_to_dict
 from core.vocab import Vocab
 
@@ -108,3 +109,17 @@ def test_overfits_a_few_sentences(key):
         out = model(batch.ids, batch.lengths, batch.labels)
     assert out.loss.item() < 0.5 * first
     assert model.predict_labels(out).tolist() == [0, 1, 2, 1]
+
+
+@pytest.mark.parametrize("sqrt_scale", [False, True])
+def test_shared_dropout_is_inverted_dropout(sqrt_scale):
+    torch.manual_seed(0)
+    x, p = torch.ones(200_000), 0.3
+    dropped = dropout(x, p, training=True, sqrt_scale=sqrt_scale)
+    kept = dropped != 0
+    assert abs(kept.float().mean().item() - (1 - p)) < 0.01  # each entry kept with probability 1-p
+    scale = (1 - p) ** (-0.5 if sqrt_scale else -1)
+    torch.testing.assert_close(dropped[kept], torch.full_like(dropped[kept], scale))
+    assert dropout(x, p, training=False) is x and dropout(x, 0.0, training=True) is x
+    module = Dropout(p)
+    assert (module.train()(x) == 0).any() and module.eval()(x) is x

@@ -51,6 +51,20 @@ def test_training_learns_and_checkpoint_reloads_identically(tiny_data, tmp_path)
         assert torch.equal(first.model(batch.ids, batch.lengths).logits, second.model(batch.ids, batch.lengths).logits)
 
 
+def test_embed_l2_shrinks_the_embedding_rows_batches_use(tiny_data, tmp_path):
+    weights = {}
+    for l2 in (0.0, 0.05):
+        trainer = Trainer(_config(tiny_data, tmp_path / str(l2), embed_l2=l2))
+        assert trainer.model.embedding.weight.requires_grad and trainer.model.embedding.sparse
+        trainer.train_epoch()
+        weights[l2] = trainer.model.embedding.weight.detach()
+    used = torch.unique(torch.cat([b.ids.flatten() for b in bucket_batches(trainer.task.train, trainer.vocab, 8)]))
+    unused = torch.ones(len(weights[0.0]), dtype=torch.bool)
+    unused[used] = False
+    assert unused[0] and torch.equal(weights[0.05][unused], weights[0.0][unused])  # e.g. padding: never looked up
+    assert weights[0.05][used].norm() < weights[0.0][used].norm()
+
+
 def test_resume_equals_uninterrupted_run(tiny_data, tmp_path):
     full = Trainer(_config(tiny_data, tmp_path / "full")).fit()
     Trainer(_config(tiny_data, tmp_path / "cut", epochs=2)).fit()

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from core.models.base import ModelOutput, SentenceClassifier, classification_loss
+from core.models.base import Dropout, ModelOutput, SentenceClassifier, classification_loss
 from core.views import Pyramid, sentiment_scores
 
 
@@ -110,7 +110,7 @@ class AdaSent(SentenceClassifier):
             nn.Linear(D, config.classifier_hidden), nn.Tanh(), nn.Linear(config.classifier_hidden, config.num_classes)
         )
         self.level_gate = nn.Linear(D, 1, bias=False)  # w: one score per level (a bias cancels in the softmax)
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
 
     def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> AdaSentOutput:
         L, D = ids.shape[1], self.config.hidden_dim

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.models.base import ModelOutput, SentenceClassifier, classification_loss, length_mask
+from core.models.base import Dropout, ModelOutput, SentenceClassifier, classification_loss, length_mask
 from core.views import Heatmap, LineCurves, Table
 
 SELECTED = 0.95  # §3.1: a word is "selected" when its normalised attention is > 0.95
@@ -110,7 +110,7 @@ class AGT(SentenceClassifier):
             nn.init.constant_(gate.bias, config.gate_bias)
         self.fc1 = nn.Linear(h, config.fc_hidden)
         self.fc2 = nn.Linear(config.fc_hidden, config.num_classes)
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
 
     def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> AGTOutput:
         mask = length_mask(lengths, ids.shape[1])  # (B, N)

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from core.models.base import ModelOutput, SentenceClassifier, classification_loss, length_mask
+from core.models.base import Dropout, ModelOutput, SentenceClassifier, classification_loss, length_mask
 from core.views import KMaxGraph, Table
 
 
@@ -161,7 +161,7 @@ class DCNN(SentenceClassifier):
             layers.append(DCNNLayer(rows, maps, out_maps, width))
             rows, maps = rows // 2, out_maps
         self.layers = nn.ModuleList(layers)
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         self.out = nn.Linear(rows * maps * config.k_top, config.num_classes)  # §5.1 fully connected softmax layer
 
     def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> DCNNOutput:

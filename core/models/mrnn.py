@@ -46,7 +46,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from core.models.base import ModelOutput, SentenceClassifier, length_mask
+from core.models.base import Dropout, ModelOutput, SentenceClassifier, length_mask
 from core.views import LineCurves, Trajectory, sentiment_scores
 
 def _identity(z: Tensor) -> Tensor:
@@ -137,7 +137,7 @@ class MRNN(SentenceClassifier):
         self.h0 = nn.Parameter(torch.zeros(dh))
         outputs = config.num_classes if config.head == "softmax" else config.num_classes - 1
         self.out = nn.Linear(dh, outputs)  # U h_t + c
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         self.f = ACTIVATIONS[config.activation]
 
     def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> MRNNOutput:

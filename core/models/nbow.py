@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from torch import Tensor, nn
 
-from core.models.base import ModelOutput, SentenceClassifier, classification_loss, length_mask, masked_mean
+from core.models.base import Dropout, ModelOutput, SentenceClassifier, classification_loss, length_mask, masked_mean
 
 
 @dataclass
@@ -41,7 +41,7 @@ class NBoW(SentenceClassifier):
         self.embedding = self.build_embedding(config.vocab_size, config.embed_dim, config.freeze_embeddings)
         self.hidden = nn.Linear(config.embed_dim, config.hidden)
         self.out = nn.Linear(config.hidden, config.num_classes)
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
 
     def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> ModelOutput:
         mask = length_mask(lengths, ids.shape[1])  # (B, L)

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.models.base import ModelOutput, SentenceClassifier, classification_loss, length_mask, masked_mean
+from core.models.base import ModelOutput, SentenceClassifier, classification_loss, dropout, length_mask, masked_mean
 from core.views import LineCurves, sentiment_scores
 
 
@@ -85,14 +85,6 @@ def decay_matrix(length: int, decay: float, like: Tensor) -> Tensor:
     t = torch.arange(length, device=like.device)
     gap = t[:, None] - t[None, :] - 1  # (L, L): words strictly between s and t
     return torch.where(gap >= 0, decay ** gap.clamp_min(0).to(like.dtype), 0.0)  # 0^0 = 1: λ = 0 keeps s = t-1
-
-
-def _dropout(x: Tensor, p: float, training: bool, sqrt_scale: bool) -> Tensor:
-    """The authors' dropout: keep with probability 1-p, divide by √(1-p) or (1-p); identity at eval."""
-    if not training or p == 0:
-        return x
-    keep = torch.rand_like(x) >= p  # Bernoulli(1-p); 3x faster than bernoulli_ on CPU
-    return x * keep / ((1 - p) ** 0.5 if sqrt_scale else 1 - p)
 
 
 class TensorLayer(nn.Module):
@@ -149,17 +141,17 @@ class TensorCNN(SentenceClassifier):
         mask = length_mask(lengths, ids.shape[1])  # (B, L)
 
         # Stacked layers (§4): layer k+1 reads layer k's output; dropout placed as in the authors' code
-        x = _dropout(self.embedding(ids), cfg.dropout, self.training, sqrt_scale=True)  # (B, L, d)
+        x = dropout(self.embedding(ids), cfg.dropout, self.training, sqrt_scale=True)  # (B, L, d)
         decay = decay_matrix(ids.shape[1], cfg.decay, x)  # (L, L)
         states = []  # K x (B, L, h): z⁽ᵏ⁾, un-dropped
         for layer in self.layers:
             if states:
-                x = _dropout(states[-1], cfg.dropout, self.training, sqrt_scale=False)  # (B, L, h)
+                x = dropout(states[-1], cfg.dropout, self.training, sqrt_scale=False)  # (B, L, h)
             states.append(layer(x, decay))
 
         # §4: mean of each layer over the real positions, concatenated; ỹ = softmax(Wᵀ z̄)
         pooled = torch.cat([masked_mean(z, mask) for z in states], dim=-1)  # (B, K·h)
-        logits = self.classifier(_dropout(pooled, cfg.dropout, self.training, sqrt_scale=True))  # (B, C)
+        logits = self.classifier(dropout(pooled, cfg.dropout, self.training, sqrt_scale=True))  # (B, C)
 
         # Fig. 5: each layer's block of W applied at every position, without averaging
         with torch.no_grad():
