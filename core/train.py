@@ -59,8 +59,8 @@ class TrainConfig:
     l2: float | None = None
     clip: float | None = None  # max gradient norm, 0 = off
     # L2 on the trained embedding rows each batch looks up (sparse gradients take no weight decay): penalty
-    # embed_l2 * sum of their squared entries, added once per step a row appears; None: the model's default, else 0
-    embed_l2: float | None = None
+    # embed_l2 * sum of their squared entries, added once per step a row appears
+    embed_l2: float = 0.0
     patience: int = 5  # stop after this many epochs without a better dev accuracy
     vectors: str = "auto"  # a vectors file, "auto" (.cache/vectors/<lang> when present) or "none"
     extra_vocab: int = 0  # add this many frequent words from the vectors beyond the training vocabulary
@@ -166,8 +166,6 @@ class Trainer:
         for key, value in cls.default_training.items():  # the paper's recipe fills what the user left unset
             if getattr(cfg, key, None) is None:
                 setattr(cfg, key, value)
-        if cfg.embed_l2 is None:
-            cfg.embed_l2 = 0.0
         self.cfg = cfg
         self.out = cfg.output_dir()
         if cfg.threads:
