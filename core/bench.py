@@ -345,19 +345,26 @@ def missing_runs(rows: list[dict]) -> list[dict]:
 
 
 def speed_table(runs: list[dict]) -> list[dict]:
+    """One row per group and setting: the dedicated timing runs (runs/timing/: one epoch on an otherwise idle
+    machine) apart from the training runs, which often shared the cores with other jobs; and per torch threads."""
     rows = []
-    for (task, phrases, model, variant, _), members in _groups([m for m in runs if m.get("epoch_seconds")]):
-        seconds = [s for m in members for s in m["epoch_seconds"]]
-        examples = statistics.median(m.get("train_examples", 0) for m in members)
-        median = statistics.median(seconds)
-        row = {"task": task, "phrases": phrases, "model": model, "variant": variant, "vectors": vectors_used(members), "runs": len(members),
-               "epochs_timed": len(seconds), "median_s": median, "min_s": min(seconds), "max_s": max(seconds),
-               "train_examples": examples, "s_per_10k": 1e4 * median / examples if examples else None,
-               "threads": sorted({m.get("torch_threads") or m.get("train_config", {}).get("threads") or 0 for m in members})}
-        paper = PAPER_EPOCH_SECONDS.get((model, task, phrases))
-        if paper:
-            row["paper_s"], row["ratio"] = paper, median / paper
-        rows.append(row)
+    for (task, phrases, model, variant, _), group in _groups([m for m in runs if m.get("epoch_seconds")]):
+        settings: dict[tuple, list[dict]] = {}
+        for m in group:
+            threads = m.get("torch_threads") or m.get("train_config", {}).get("threads") or 0
+            settings.setdefault((not m.get("timing_only"), threads), []).append(m)
+        for (_, threads), members in sorted(settings.items()):
+            seconds = [s for m in members for s in m["epoch_seconds"]]
+            examples = statistics.median(m.get("train_examples", 0) for m in members)
+            median = statistics.median(seconds)
+            row = {"task": task, "phrases": phrases, "model": model, "variant": variant, "vectors": vectors_used(members),
+                   "runs": len(members), "timing_only": members[0].get("timing_only", False),
+                   "epochs_timed": len(seconds), "median_s": median, "min_s": min(seconds), "max_s": max(seconds),
+                   "train_examples": examples, "s_per_10k": 1e4 * median / examples if examples else None, "threads": [threads]}
+            paper = PAPER_EPOCH_SECONDS.get((model, task, phrases))
+            if paper:
+                row["paper_s"], row["ratio"] = paper, median / paper
+            rows.append(row)
     return rows
 
 
@@ -749,10 +756,12 @@ def render_markdown(r: dict) -> str:
         lines += ["Not run (section not selected).", ""]
     else:
         lines += ["Seconds per training epoch (`epoch_seconds` in metrics.json: the training pass only, no evaluation), "
-                  "median over all epochs of all seeds of a group, with the run's torch threads. Lei et al. (Table 1) "
-                  "report 28 s (root labels) and 445 s (all phrases) per SST-5 epoch on one 2.6 GHz i7 core; "
-                  "ratio = ours / theirs.", ""]
-        rows = [[x["task"], _regime(x["task"], x["phrases"]), x["model"], x["variant"] or "defaults", x["vectors"], _ms(x["median_s"]),
+                  "median over all epochs of all seeds of a group, per torch threads. *timing* rows are dedicated one-epoch "
+                  "runs (runs/timing/) on an otherwise idle machine; the other rows come from training runs, which often "
+                  "shared the 2 cores with other jobs. Lei et al. (Table 1) report 28 s (root labels) and 445 s (all "
+                  "phrases) per SST-5 epoch on one 2.6 GHz i7 core; ratio = ours / theirs.", ""]
+        rows = [[x["task"], _regime(x["task"], x["phrases"]), x["model"], (x["variant"] or "defaults") + (" (timing)" if x.get("timing_only") else ""),
+                 x["vectors"], _ms(x["median_s"]),
                  f"{_ms(x['min_s'])}–{_ms(x['max_s'])}", f"{x['epochs_timed']} ({x['runs']} runs)", f"{x['train_examples']:.0f}",
                  _ms(x["s_per_10k"]), ",".join(map(str, x["threads"])),
                  f"{x['paper_s']:.0f}" if "paper_s" in x else "—", f"{x['ratio']:.2f}" if "ratio" in x else "—"]

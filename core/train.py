@@ -120,10 +120,8 @@ def build_optimizers(model, cfg: TrainConfig) -> list[torch.optim.Optimizer]:
     sparse_params = {id(model.embedding.weight)} if model.embedding.sparse and model.embedding.weight.requires_grad else set()
     dense = [dict(g, params=[p for p in g["params"] if id(p) not in sparse_params]) for g in groups]
     sparse = [dict(g, params=[p for p in g["params"] if id(p) in sparse_params]) for g in groups]
-    # dense groups update all their tensors in one call per operation (foreach: the same arithmetic, but
-    # Adadelta's per-tensor loop was a quarter of an AGT step); sparse updates have no foreach form
-    dense = [dict(g, foreach=True) for g in dense if g["params"]]
-    sparse = [dict(g, foreach=False) for g in sparse if g["params"]]
+    dense = [g for g in dense if g["params"]]
+    sparse = [g for g in sparse if g["params"]]
     name = cfg.optimizer
     if name == "adagrad":  # Adagrad takes sparse gradients itself (without weight decay)
         return [torch.optim.Adagrad(dense + sparse, lr=cfg.lr)]

@@ -196,4 +196,5 @@ def test_timing_runs_count_for_speed_only(tmp_path):
     assert bench.main(["--runs", str(tmp_path), "--sections", "accuracy,speed", "--out", str(out)]) == 0
     report = json.loads((out / "benchmarks.json").read_text())
     assert [r["accuracies"] for r in report["accuracy"]["rows"]] == [[44.0]]
-    assert report["speed"][0]["runs"] == 2
+    # speed: the dedicated timing run gets its own row (first), apart from the training run
+    assert [(r["runs"], r["timing_only"]) for r in report["speed"]] == [(1, True), (1, False)]
