@@ -4,6 +4,7 @@ Checkpoints load once from $LAB_CHECKPOINTS (default: ./checkpoints/<task>/<mode
 served at once and the tokenizers warm up in the background.
 """
 
+import gc
 import logging
 import os
 import threading
@@ -24,6 +25,7 @@ from demo import CSS, I18N, THEME, build_demo, warm_up  # noqa: E402
 ROOT = os.environ.get("LAB_CHECKPOINTS") or str(Path(__file__).resolve().parent / "checkpoints")
 lab = Lab.load(os.environ.get("LAB_CHECKPOINTS") or None)  # explicit dir > Hub (configs/hub.toml) > bundled
 demo = build_demo(lab, ROOT)
+gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
