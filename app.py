@@ -25,11 +25,11 @@ from demo import CSS, I18N, THEME, build_demo, warm_up  # noqa: E402
 ROOT = os.environ.get("LAB_CHECKPOINTS") or str(Path(__file__).resolve().parent / "checkpoints")
 lab = Lab.load(os.environ.get("LAB_CHECKPOINTS") or None)  # explicit dir > Hub (configs/hub.toml) > bundled
 demo = build_demo(lab, ROOT)
-gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # Gradio's own startup probes
+    gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
     threading.Thread(target=warm_up, args=(lab,), daemon=True).start()
     # one request at a time (the models of "all five" still run side by side): Python holds the GIL for most
     # of a request, and two at once served 45 req/s in `make loadtest` against 55 for one. Waiting clients

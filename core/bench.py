@@ -353,14 +353,14 @@ def speed_table(runs: list[dict]) -> list[dict]:
         for m in group:
             threads = m.get("torch_threads") or m.get("train_config", {}).get("threads") or 0
             settings.setdefault((not m.get("timing_only"), threads), []).append(m)
-        for (_, threads), members in sorted(settings.items()):
+        for (training, threads), members in sorted(settings.items()):
             seconds = [s for m in members for s in m["epoch_seconds"]]
             examples = statistics.median(m.get("train_examples", 0) for m in members)
             median = statistics.median(seconds)
             row = {"task": task, "phrases": phrases, "model": model, "variant": variant, "vectors": vectors_used(members),
-                   "runs": len(members), "timing_only": members[0].get("timing_only", False),
+                   "runs": len(members), "timing_only": not training,
                    "epochs_timed": len(seconds), "median_s": median, "min_s": min(seconds), "max_s": max(seconds),
-                   "train_examples": examples, "s_per_10k": 1e4 * median / examples if examples else None, "threads": [threads]}
+                   "train_examples": examples, "s_per_10k": 1e4 * median / examples if examples else None, "threads": threads}
             paper = PAPER_EPOCH_SECONDS.get((model, task, phrases))
             if paper:
                 row["paper_s"], row["ratio"] = paper, median / paper
@@ -763,7 +763,7 @@ def render_markdown(r: dict) -> str:
         rows = [[x["task"], _regime(x["task"], x["phrases"]), x["model"], (x["variant"] or "defaults") + (" (timing)" if x.get("timing_only") else ""),
                  x["vectors"], _ms(x["median_s"]),
                  f"{_ms(x['min_s'])}–{_ms(x['max_s'])}", f"{x['epochs_timed']} ({x['runs']} runs)", f"{x['train_examples']:.0f}",
-                 _ms(x["s_per_10k"]), ",".join(map(str, x["threads"])),
+                 _ms(x["s_per_10k"]), x["threads"],
                  f"{x['paper_s']:.0f}" if "paper_s" in x else "—", f"{x['ratio']:.2f}" if "ratio" in x else "—"]
                 for x in r["speed"]]
         lines += _table(["task", "regime", "model", "variant", "vectors", "s/epoch", "range", "epochs", "examples", "s/10k ex.",

@@ -165,11 +165,10 @@ class Lab:
         # of its own, and the sentence without each word (leave-one-word-out); one pass reads the weights once
         net = ckpt.model
         prefixes = [] if net.native_word_curve else [ids[: i + 1] for i in range(len(ids))]
+        occlude = 1 < len(ids) <= OCCLUSION_MAX_WORDS  # one word has nothing to leave out of
         if len(ids) > OCCLUSION_MAX_WORDS:
-            leave_one_out = []
             notices.append(f"Word attributions (leave-one-word-out) are computed for texts of up to {OCCLUSION_MAX_WORDS} words.")
-        else:
-            leave_one_out = [ids[:i] + ids[i + 1:] for i in range(len(ids))] if len(ids) > 1 else []
+        leave_one_out = [ids[:i] + ids[i + 1:] for i in range(len(ids))] if occlude else []
         batch = pad_batch([ids] + prefixes + leave_one_out)
         output = net(batch.ids, batch.lengths, explain=1)
         all_probs = output.logits.softmax(-1)  # (1 + N, C)
@@ -184,9 +183,10 @@ class Lab:
         scores, score_label, score_range = sentiment_scores(rows)
         title = "the model's own per-word output" if kind == "native" else "prediction on each prefix"
         curve = WordCurve(kind, words, scores, rows, score_label, score_range, title)
-        # how much each word supports the predicted class
-        occlusion = ((probs[label_id] - all_probs[1 + len(prefixes):, label_id]).tolist() if leave_one_out
-                     else [] if len(ids) > OCCLUSION_MAX_WORDS else [0.0])
+        if occlude:  # how much each word supports the predicted class
+            occlusion = (probs[label_id] - all_probs[1 + len(prefixes):, label_id]).tolist()
+        else:
+            occlusion = [0.0] if len(ids) == 1 else []
         token_info = [TokenInfo(t.text, text[t.start:t.end], t.start, t.end, k) for t, k in zip(tokens, known)]
         labels = ckpt.meta["labels"]
         return Prediction(model, task, task_lang, text, labels, probs.tolist(), labels[label_id], token_info, curve,
