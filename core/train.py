@@ -115,7 +115,8 @@ def model_overrides(config_class, pairs: list[str]) -> dict:
 
 def build_optimizers(model, cfg: TrainConfig) -> list[torch.optim.Optimizer]:
     """The paper's optimizer over dense parameters; sparse (embedding) gradients need an optimizer
-    that accepts them: Adagrad does, Adam's sparse twin is SparseAdam, Adadelta has none."""
+    that accepts them: Adagrad does, Adam's sparse twin is SparseAdam, Adadelta has none (a trained
+    embedding then takes dense gradients: a (V, d) update per step, slower but correct)."""
     groups = model.param_groups(cfg.l2)
     sparse_params = {id(model.embedding.weight)} if model.embedding.sparse and model.embedding.weight.requires_grad else set()
     dense = [dict(g, params=[p for p in g["params"] if id(p) not in sparse_params]) for g in groups]
@@ -131,9 +132,8 @@ def build_optimizers(model, cfg: TrainConfig) -> list[torch.optim.Optimizer]:
             optimizers.append(torch.optim.SparseAdam([{"params": g["params"]} for g in sparse], lr=cfg.lr))
         return optimizers
     if name == "adadelta":
-        if sparse:
-            raise ValueError("adadelta cannot update sparse embedding gradients: freeze the embeddings (--set freeze_embeddings=true)")
-        return [torch.optim.Adadelta(dense, lr=cfg.lr)]
+        model.embedding.sparse = False
+        return [torch.optim.Adadelta(dense + sparse, lr=cfg.lr)]
     raise ValueError(f"unknown optimizer {name!r}; choose adagrad, adadelta or adam")
 
 
@@ -189,7 +189,7 @@ class Trainer:
         defaults = {**{f.name: f.default for f in dataclasses.fields(cls.config_class)}, **config_fields, **overrides}
         if vectors is not None and defaults.get("freeze_embeddings") and "embed_dim" not in overrides:
             config_fields["embed_dim"] = vectors.dim  # a model built for fixed pretrained vectors takes their size
-        if vectors is None and "freeze_embeddings" not in overrides and cfg.optimizer != "adadelta":
+        if vectors is None and "freeze_embeddings" not in overrides:
             # frozen random vectors carry no information: without pretrained vectors, train them
             config_fields["freeze_embeddings"] = False
         config_fields.update(overrides)

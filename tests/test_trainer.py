@@ -65,6 +65,16 @@ def test_embed_l2_shrinks_the_embedding_rows_batches_use(tiny_data, tmp_path):
     assert weights[0.05][used].norm() < weights[0.0][used].norm()
 
 
+def test_adadelta_trains_the_embedding_with_dense_gradients(tiny_data, tmp_path):
+    # Adadelta has no sparse variant: a trained embedding switches to dense gradients instead of failing
+    trainer = Trainer(_config(tiny_data, tmp_path, optimizer="adadelta", lr=1.0))
+    assert trainer.model.embedding.weight.requires_grad and not trainer.model.embedding.sparse
+    before = trainer.model.embedding.weight.detach().clone()
+    trainer.train_epoch()
+    used = torch.unique(torch.cat([b.ids.flatten() for b in bucket_batches(trainer.task.train, trainer.vocab, 8)]))
+    assert not torch.equal(trainer.model.embedding.weight.detach()[used], before[used])
+
+
 def test_resume_equals_uninterrupted_run(tiny_data, tmp_path):
     full = Trainer(_config(tiny_data, tmp_path / "full")).fit()
     Trainer(_config(tiny_data, tmp_path / "cut", epochs=2)).fit()
