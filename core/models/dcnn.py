@@ -247,24 +247,26 @@ class DCNN(SentenceClassifier):
             active[:, torch.arange(active.shape[1]) != top_map] = False
         for level in range(num_layers, 0, -1):
             pos, below = positions[level], positions[level - 1]  # (r, n, K), (2r, n_below, K_below)
+            r, n, K = pos.shape
             levels[level], values[level] = _mean_by_position(pos[active], activations[level][active])
             # Eq. 1: the node at position p reads pooled indices p-m+1..p of the level below
             window = pos[..., None] - torch.arange(self.layers[level - 1].width)  # (r, n, K, m)
             used = active[..., None] & (window >= 0) & (window < k[level - 1])  # (r, n, K, m)
-            row, fmap, rank, offset = used.nonzero(as_tuple=True)  # (E,) each
-            child_row = 2 * row[:, None, None] + torch.arange(2)[None, :, None]  # (E, 2, 1) folding
-            child_map = torch.arange(below.shape[1])[None, None, :]  # (1, 1, n_below) Eq. 7
-            child_index = window[row, fmap, rank, offset][:, None, None]  # (E, 1, 1)
-            child = below[child_row, child_map, child_index]  # (E, 2, n_below)
-            # one integer per (row, map, parent, child): count each edge once per parent (row, map)
-            # pair, then count those pairs per (parent, child) edge
+            # folding and Eq. 7: row ρ reads rows 2ρ and 2ρ+1 of every map below, S = 2 * n_below sources
+            sources = below.view(r, -1, below.shape[-1])  # (r, S, K_below)
+            index = window.clamp(0, below.shape[-1] - 1).view(r, 1, -1).expand(-1, sources.shape[1], -1)
+            child = sources.gather(2, index).view(r, -1, n, K, window.shape[-1])  # (r, S, n, K, m) positions
             span = max(int(pos.max()), int(below.max())) + 1  # every position at both levels is < span
-            parent = (row * pos.shape[1] + fmap) * span + pos[row, fmap, rank]  # (E,)
-            pairs = (parent[:, None, None] * span + child).unique()  # (P,)
-            edge, count = (pairs % (span * span)).unique(return_counts=True)  # (E',), (E',)
-            edges += [(level, e // span, e % span, float(w)) for e, w in zip(edge.tolist(), count.tolist())]
-            active = torch.zeros(below.shape, dtype=torch.bool)
-            active[child_row, child_map, child_index] = True
+            child = child.masked_fill(~used[:, None], span).permute(0, 2, 3, 1, 4).reshape(r, n, K, -1)
+            reaches = torch.zeros(r, n, K, span + 1).scatter_(-1, child, 1.0)[..., :span]  # (r, n, K, span)
+            parent = torch.zeros(r, n, K, span + 1).scatter_(-1, pos.masked_fill(~active, span)[..., None], 1.0)
+            # weight of edge (p, c): the (row, map) pairs whose node at p reaches c (one node per pair at p)
+            weight = torch.einsum("rnkp,rnkc->pc", parent[..., :span], reaches)  # (span, span)
+            pc = weight.nonzero()  # (E, 2)
+            edges += [(level, p, c, w) for (p, c), w in zip(pc.tolist(), weight[pc[:, 0], pc[:, 1]].tolist())]
+            marked = torch.zeros(r, below.shape[-1] + 1, dtype=torch.bool)  # (r, K_below + 1) read indices
+            marked.scatter_(1, window.masked_fill(~used, below.shape[-1]).view(r, -1), True)
+            active = marked[:, None, None, :-1].expand(r, 2, below.shape[1], -1).reshape(below.shape)
         levels[0] = list(range(k[0]))
         values[0] = activations[0][:, 0, : k[0]].mean(0).tolist()  # mean over the d rows
         title = "Induced feature graph (§4.2), " + ("all maps" if top_map is None else f"top-layer map {top_map}")
