@@ -59,15 +59,22 @@ class KMaxGraph:
     """DCNN's induced feature graph (Kalchbrenner et al. 2014 §4.2).
 
     Level 0 is the words; level l >= 1 are the positions kept by layer l's k-max pooling, indexed
-    in that layer's convolution output. An edge (l, parent, child, weight) joins a kept node at
-    level l to a node of level l-1 inside its convolution window; weight = how many (map, row)
-    pairs use that edge."""
+    in that layer's convolution output. links[l-1][i][j] joins node i of level l to node j of level
+    l-1 inside its convolution window: how many (map, row) pairs use that edge, 0 for none. (A dense
+    matrix per pair of levels: a third of the JSON nodes of an edge list for a typical sentence.)"""
 
     title: str
     words: list[str]
     levels: list[list[int]]  # level l: kept positions (for level 0, word indices)
     values: list[list[float]]  # level l: mean activation of each kept node over maps and rows
-    edges: list[tuple[int, int, int, float]]
+    links: list[list[list[int]]]  # links[l-1]: (len(levels[l]), len(levels[l-1])) edge weights
+
+    def edges(self) -> list[tuple[int, int, int, int]]:
+        """(level, parent position, child position, weight) of every edge."""
+        return [(level, parent, child, weight)
+                for level, matrix in enumerate(self.links, start=1)
+                for parent, row in zip(self.levels[level], matrix)
+                for child, weight in zip(self.levels[level - 1], row) if weight]
 
 
 @dataclass

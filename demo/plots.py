@@ -133,18 +133,19 @@ def _(view: Heatmap) -> go.Figure:
 def _(view: KMaxGraph) -> go.Figure:
     """Words at the bottom, each k-max layer above; a node sits over the mean position of its children."""
     x = {(0, p): float(i) for i, p in enumerate(view.levels[0])}
+    edges = view.edges()
     children: dict[tuple[int, int], list[int]] = {}
-    for level, parent, child, _ in view.edges:
+    for level, parent, child, _ in edges:
         children.setdefault((level, parent), []).append(child)
     for level in range(1, len(view.levels)):
         for p in view.levels[level]:
             below = [x[(level - 1, c)] for c in children.get((level, p), []) if (level - 1, c) in x]
             x[(level, p)] = sum(below) / len(below) if below else float(p)
     fig = go.Figure()
-    max_weight = max((w for *_, w in view.edges), default=1.0)
+    max_weight = max((w for *_, w in edges), default=1)
     for lo, hi, width in ((0.0, 0.34, 0.6), (0.34, 0.67, 1.4), (0.67, 1.01, 2.6)):  # three edge widths by weight
         ex, ey = [], []
-        for level, parent, child, weight in view.edges:
+        for level, parent, child, weight in edges:
             if lo <= weight / max_weight < hi and (level, parent) in x and (level - 1, child) in x:
                 ex += [x[(level - 1, child)], x[(level, parent)], None]
                 ey += [level - 1, level, None]

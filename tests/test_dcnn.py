@@ -227,7 +227,7 @@ def test_feature_graph_matches_loop_reference(top_map):
         words = [f"w{t}" for t in sentence]
         graph = model.feature_graph(out, index, words, top_map=top_map)
         edges, levels = ref_graph(model, out, index, top_map)
-        assert {(l, p, c): w for l, p, c, w in graph.edges} == edges
+        assert {(l, p, c): w for l, p, c, w in graph.edges()} == edges
         assert graph.levels[0] == list(range(len(sentence)))
         assert {l: graph.levels[l] for l in levels} == levels
 
@@ -238,8 +238,8 @@ def test_every_edge_lies_in_the_convolution_window_of_a_kept_node():
     out = model(ids, lengths)
     for index in range(len(SENTENCES)):
         graph = model.feature_graph(out, index, ["w"] * len(SENTENCES[index]))
-        assert graph.edges
-        for level, parent, child, weight in graph.edges:
+        assert graph.edges()
+        for level, parent, child, weight in graph.edges():
             m, kept, below = model.layers[level - 1].width, out.positions[level][index], out.positions[level - 1][index]
             assert parent in graph.levels[level] and child in graph.levels[level - 1] and weight >= 1
             rows, maps, _ = torch.nonzero(kept == parent, as_tuple=True)  # the kept nodes at `parent`
@@ -262,8 +262,10 @@ def test_views_are_plain_python_graphs():
     json.dumps([view_to_dict(v) for v in views])
     assert everything.words == ["a", "b", "c"] and len(everything.values[0]) == 3
     assert all(len(lv) == len(vv) for lv, vv in zip(everything.levels, everything.values))
-    weights = {(l, p, c): w for l, p, c, w in everything.edges}
-    assert all(w <= weights[(l, p, c)] for l, p, c, w in one_map.edges)
+    weights = {(l, p, c): w for l, p, c, w in everything.edges()}
+    assert all(w <= weights[(l, p, c)] for l, p, c, w in one_map.edges())
+    assert [len(m) for m in everything.links] == [len(level) for level in everything.levels[1:]]
+    assert all(len(row) == len(below) for m, below in zip(everything.links, everything.levels) for row in m)
     assert model.word_curve(out, 2) is None
 
 

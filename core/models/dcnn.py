@@ -241,7 +241,7 @@ class DCNN(SentenceClassifier):
         k = output.k[index].tolist()  # valid nodes per level
         levels: list[list[int]] = [[] for _ in range(num_layers + 1)]
         values: list[list[float]] = [[] for _ in range(num_layers + 1)]
-        edges: list[tuple[int, int, int, float]] = []
+        weights: dict[int, Tensor] = {}  # level l: (span, span) edge weights by (parent, child) position
         active = positions[num_layers] >= 0  # (r_L, n_L, k_top)
         if top_map is not None:
             active[:, torch.arange(active.shape[1]) != top_map] = False
@@ -261,16 +261,16 @@ class DCNN(SentenceClassifier):
             reaches = torch.zeros(r, n, K, span + 1).scatter_(-1, child, 1.0)[..., :span]  # (r, n, K, span)
             parent = torch.zeros(r, n, K, span + 1).scatter_(-1, pos.masked_fill(~active, span)[..., None], 1.0)
             # weight of edge (p, c): the (row, map) pairs whose node at p reaches c (one node per pair at p)
-            weight = torch.einsum("rnkp,rnkc->pc", parent[..., :span], reaches)  # (span, span)
-            pc = weight.nonzero()  # (E, 2)
-            edges += [(level, p, c, w) for (p, c), w in zip(pc.tolist(), weight[pc[:, 0], pc[:, 1]].tolist())]
+            weights[level] = torch.einsum("rnkp,rnkc->pc", parent[..., :span], reaches)  # (span, span)
             marked = torch.zeros(r, below.shape[-1] + 1, dtype=torch.bool)  # (r, K_below + 1) read indices
             marked.scatter_(1, window.masked_fill(~used, below.shape[-1]).view(r, -1), True)
             active = marked[:, None, None, :-1].expand(r, 2, below.shape[1], -1).reshape(below.shape)
         levels[0] = list(range(k[0]))
         values[0] = activations[0][:, 0, : k[0]].mean(0).tolist()  # mean over the d rows
+        # the nodes reached from level l are exactly level l-1's kept nodes
+        links = [weights[level][levels[level]][:, levels[level - 1]].int().tolist() for level in range(1, num_layers + 1)]
         title = "Induced feature graph (§4.2), " + ("all maps" if top_map is None else f"top-layer map {top_map}")
-        return KMaxGraph(title=title, words=list(words), levels=levels, values=values, edges=sorted(edges))
+        return KMaxGraph(title=title, words=list(words), levels=levels, values=values, links=links)
 
 
 def _mean_by_position(positions: Tensor, values: Tensor) -> tuple[list[int], list[float]]:

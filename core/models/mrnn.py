@@ -45,7 +45,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from core.models.base import Dropout, ModelOutput, SentenceClassifier, length_mask
+from core.models.base import TRAINED_EMBEDDINGS, Dropout, ModelOutput, SentenceClassifier, length_mask
 from core.views import LineCurves, Trajectory, sentiment_scores
 
 def _identity(z: Tensor) -> Tensor:
@@ -126,7 +126,8 @@ class MRNN(SentenceClassifier):
     default_training = {"optimizer": "adam", "lr": 0.001, "l2": 1e-4, "batch_size": 32, "clip": 5.0, "epochs": 30}
     # §5.1 MPQA: dh = 25, tanh, ordinal head (Table 1). Our mpqa task is binary, where the ordinal head
     # is one logistic output.
-    presets = {"mpqa": {"hidden": 25, "activation": "tanh", "head": "ordinal"}}
+    presets = {"mpqa": {"hidden": 25, "activation": "tanh", "head": "ordinal"},
+               "zh_news": TRAINED_EMBEDDINGS, "zh_sentiment": TRAINED_EMBEDDINGS}
 
     def __init__(self, config: MRNNConfig):
         super().__init__(config)

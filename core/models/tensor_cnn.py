@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.models.base import ModelOutput, SentenceClassifier, classification_loss, dropout, length_mask, masked_mean
+from core.models.base import TRAINED_EMBEDDINGS, ModelOutput, SentenceClassifier, classification_loss, dropout, length_mask, masked_mean
 from core.views import LineCurves, sentiment_scores
 
 
@@ -125,7 +125,8 @@ class TensorCNN(SentenceClassifier):
     presets = {
         "sst5": {"num_layers": 3, "ngram_order": 3, "hidden": 200, "decay": 0.5},  # Table 1 footnote
         "sst2": {"num_layers": 3, "ngram_order": 3, "hidden": 200, "decay": 0.5},  # Table 1 footnote
-        "zh_news": {"num_layers": 2, "ngram_order": 2},  # §7.1: news categorisation's best, 2 layers, n = 2
+        "zh_news": {"num_layers": 2, "ngram_order": 2, **TRAINED_EMBEDDINGS},  # §7.1: news categorisation's best, 2 layers, n = 2
+        "zh_sentiment": TRAINED_EMBEDDINGS,
     }
 
     def __init__(self, config: TensorCNNConfig):
