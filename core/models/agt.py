@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.models.base import Dropout, ModelOutput, SentenceClassifier, classification_loss, length_mask
+from core.models.base import TRAINED_EMBEDDINGS, Dropout, ModelOutput, SentenceClassifier, classification_loss, length_mask
 from core.views import Heatmap, LineCurves, Table
 
 SELECTED = 0.95  # §3.1: a word is "selected" when its normalised attention is > 0.95
@@ -63,7 +63,7 @@ class AGTConfig:
     fc_hidden: int = 200  # first of the two FC layers (§2.2): width not stated
     gate_bias: float = 1.0  # §3.1: "transform gate bias of 1" (§3.2: it drives the compositional behaviour)
     dropout: float = 0.2  # §3.1
-    freeze_embeddings: bool = True  # not stated in the paper; Adadelta cannot take sparse gradients
+    freeze_embeddings: bool = True  # not stated in the paper: GloVe kept fixed; trained on Chinese (presets)
     # not in the paper: scale pretrained rows to unit norm; our CBOW vectors' norms (about 13) saturate the
     # tanh projection B = tanh(P x). Off by default until a run shows it helps (compare on SST-5 dev).
     unit_norm_vectors: bool = False
@@ -93,6 +93,7 @@ class AGT(SentenceClassifier):
     # §3.1: Adadelta, mini-batch 50, dropout 0.2 (in the config). lr 1.0 instead of the paper's 0.0005
     # (see the docstring); no L2, no clipping and no epoch count are stated: 0, 0 and 25 with dev selection.
     default_training = {"optimizer": "adadelta", "lr": 1.0, "l2": 0.0, "batch_size": 50, "clip": 0, "epochs": 25}
+    presets = {"zh_news": TRAINED_EMBEDDINGS, "zh_sentiment": TRAINED_EMBEDDINGS}
 
     def __init__(self, config: AGTConfig):
         super().__init__(config)
