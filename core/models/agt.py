@@ -21,7 +21,8 @@ Deviations from the paper (and why):
   dropout goes are not stated: attention_dim = fc_hidden = 200, tanh, dropout 0.2 on the input and
   the output of the first FC layer (the penultimate features, as in Kim 2014). Eq. 6 has no bias.
 - Embeddings are frozen by default. The paper initialises from GloVe but does not say whether it
-  fine-tunes; trained embeddings get sparse gradients here, which PyTorch's Adadelta rejects.
+  fine-tunes. On the Chinese tasks, where our vectors cover little of the vocabulary, they are trained
+  (presets); PyTorch's Adadelta has no sparse form, so the trainer gives the embedding dense gradients.
 - Adadelta with lr 1.0 (Zeiler's original rule; PyTorch's default) instead of the stated 0.0005,
   which would shrink Adadelta's unit-free step about 2000x; L2, clipping and epochs are not stated.
 - Ablation (§3.2: "only s+_0", 48.5; "s+_0..s+_2", 49.0, "removing s+_i for i > k-1"): with

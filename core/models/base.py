@@ -11,7 +11,7 @@ from torch import Tensor, nn
 # Chinese tasks: our Chinese word2vec (3.1 M tokens, docs/vectors.md) covers only 54-58% of a Chinese
 # task's training vocabulary (our English vectors: 91% of SST's), and fixed vectors would leave the rest
 # as fixed random rows. Test accuracy, seed 1, fixed -> trained: tensor CNN zh_news 86.5 -> 87.5, zh_sentiment
-# 91.6 -> 93.1; mRNN zh_news 82.2 -> 83.5, zh_sentiment 89.6 -> 89.3; AGT zh_news 85.3 -> 87.0.
+# 91.6 -> 93.1; mRNN zh_news 82.2 -> 83.5, zh_sentiment 89.6 -> 89.3; AGT zh_news 85.3 -> 87.0, zh_sentiment 91.5 -> 92.2.
 TRAINED_EMBEDDINGS = {"freeze_embeddings": False}
 
 
