@@ -8,7 +8,8 @@
 For each entry {model, task, phrases, seed, args} the run `runs/<task>[-phrases]/<model>-s<seed>/` is
 trained with core.train (its best-on-dev checkpoint), then copied into `checkpoints/<task>/<model>/`
 compactly: float16 weights and the vocabulary pruned to the most frequent training words. One word
-budget for all checkpoints is chosen so that the whole folder stays within `max_total_mb`. The pruned
+budget for all checkpoints is chosen so that the whole folder stays within `max_total_mb`; a checkpoint
+whose weights file would exceed `max_file_mb` keeps fewer words. The pruned
 float16 checkpoint is loaded back exactly as the app loads it and RE-EVALUATED on the task's test set:
 that measured accuracy goes into its metrics.json and its model card (the full-precision run's number
 is shown beside it, labelled as such, never in its place). Finally `checkpoints/manifest.json`
@@ -44,6 +45,7 @@ log = logging.getLogger("core.bundle")
 BUNDLE_CONFIG = PROJECT_ROOT / "configs" / "bundled.toml"
 EXAMPLES_CACHE = PROJECT_ROOT / ".gradio" / "cached_examples"
 CARD_OVERHEAD = 48_000  # bytes per checkpoint planned for config.json, metrics.json, README.md, headers
+SAFETENSORS_HEADER = 16_384  # bytes planned for model.safetensors' JSON header (AGT's, the largest: 5.3 kB)
 RESERVED_ARGS = ("--model", "--task", "--seed", "--phrases", "--no-phrases", "--resume", "--no-resume")
 
 # The papers' own numbers (test accuracy, %), from docs/notes on the five papers. None: no such number.
@@ -122,6 +124,7 @@ class Entry:
 class BundleConfig:
     entries: list[Entry]
     max_total_mb: float = 40.0
+    max_file_mb: float = 8.0  # any one model.safetensors (the repository's limit on a tracked file)
     max_vocab: int = 30000
     min_vocab: int = 1000
     library_name: str = "pytorch"
@@ -138,7 +141,7 @@ def read_bundle_config(path: str | Path = BUNDLE_CONFIG) -> BundleConfig:
     except tomllib.TOMLDecodeError as err:
         raise ValueError(f"{path}: {err}") from None
     settings = data.get("bundle", {})
-    known = {"max_total_mb", "max_vocab", "min_vocab", "library_name", "license"}
+    known = {"max_total_mb", "max_file_mb", "max_vocab", "min_vocab", "library_name", "license"}
     if unknown := sorted(set(settings) - known) or sorted(set(data) - {"bundle", "checkpoint"}):
         raise ValueError(f"{path}: unknown keys {unknown}")
     entries, seen = [], set()
@@ -169,8 +172,8 @@ def read_bundle_config(path: str | Path = BUNDLE_CONFIG) -> BundleConfig:
         config = BundleConfig(entries, path=path, **settings)
     except TypeError as err:
         raise ValueError(f"{path}: {err}") from None
-    if not 0 < config.min_vocab <= config.max_vocab or config.max_total_mb <= 0:
-        raise ValueError(f"{path}: need 0 < min_vocab <= max_vocab and max_total_mb > 0")
+    if not 0 < config.min_vocab <= config.max_vocab or config.max_total_mb <= 0 or config.max_file_mb <= 0:
+        raise ValueError(f"{path}: need 0 < min_vocab <= max_vocab, max_total_mb > 0 and max_file_mb > 0")
     return config
 
 
@@ -208,15 +211,18 @@ class Plan:
     ckpt: object  # core.checkpoint.Checkpoint of the run's best epoch
     task: object  # core.data.TaskData
     words: list[str]
-    fixed_bytes: int  # float16 weights without the embedding, plus the planned card/config overhead
+    weight_bytes: int  # float16 weights without the embedding
     bytes_per_row: int  # float16 embedding row
+    max_words: int  # at most: the training words, the entry's max_vocab, what keeps the weights file within max_file_mb
 
     def size(self, n_words: int) -> int:
-        n = min(n_words, len(self.words))
-        return self.fixed_bytes + (n + 2) * self.bytes_per_row + sum(_json_bytes(w) for w in self.words[:n])
+        n = min(n_words, self.max_words)
+        return (self.weight_bytes + CARD_OVERHEAD + (n + 2) * self.bytes_per_row
+                + sum(_json_bytes(w) for w in self.words[:n]))
 
 
-def plan_run(entry: Entry, data_dir: str | None = None, runs: Path | None = None) -> Plan:
+def plan_run(entry: Entry, data_dir: str | None = None, runs: Path | None = None,
+             max_file_bytes: int | None = None) -> Plan:
     cfg = entry.train_config(data_dir, runs)
     run_dir = cfg.output_dir()
     if not (run_dir / "best" / CONFIG).is_file():
@@ -228,14 +234,21 @@ def plan_run(entry: Entry, data_dir: str | None = None, runs: Path | None = None
     embedding = ckpt.model.embedding.weight
     fixed = sum(t.numel() * (2 if t.is_floating_point() else t.element_size())
                 for t in ckpt.model.state_dict().values() if t.data_ptr() != embedding.data_ptr())
-    return Plan(entry, run_dir, ckpt, task, ranked_words(train, ckpt.vocab), fixed + CARD_OVERHEAD, embedding.shape[1] * 2)
+    words, row = ranked_words(train, ckpt.vocab), embedding.shape[1] * 2
+    max_words = min(len(words), entry.max_vocab or len(words))
+    if max_file_bytes is not None:  # the file holds the fixed weights, PAD and UNK, the kept rows and a header
+        max_words = min(max_words, (max_file_bytes - SAFETENSORS_HEADER - fixed) // row - 2)
+    return Plan(entry, run_dir, ckpt, task, words, fixed, row, max_words)
 
 
 def choose_vocab(plans: list[Plan], budget_bytes: int, config: BundleConfig) -> int:
     """The largest word budget (the same for every checkpoint) that keeps the total within budget_bytes."""
     def total(n: int) -> int:
-        return sum(p.size(min(n, p.entry.max_vocab or n)) for p in plans)
+        return sum(p.size(n) for p in plans)
 
+    if capped := [p.entry.key for p in plans if p.max_words < min(config.min_vocab, len(p.words))]:
+        raise ValueError(f"{', '.join(capped)}: max_file_mb = {config.max_file_mb} in {config.path} leaves room "
+                         f"for fewer than min_vocab = {config.min_vocab} words")
     if total(config.min_vocab) > budget_bytes:
         raise ValueError(f"even {config.min_vocab} words per checkpoint need {total(config.min_vocab) / 1e6:.1f} MB, "
                          f"over the {budget_bytes / 1e6:.1f} MB left of max_total_mb in {config.path}")
@@ -275,7 +288,7 @@ def _display(path: Path) -> str:
 def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> dict:
     """Write checkpoints/<task>/<model>/ from the run, re-evaluate it there, write metrics and card."""
     entry, ckpt, task = plan.entry, plan.ckpt, plan.task
-    keep = plan.words[: min(n_words, entry.max_vocab or n_words)]
+    keep = plan.words[: min(n_words, plan.max_words)]
     model, vocab = prune(ckpt, keep)
     staging = out_root / f".staging-{entry.task}-{entry.model}"
     shutil.rmtree(staging, ignore_errors=True)
@@ -507,7 +520,7 @@ def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, o
     for leftover in out.glob(".staging-*"):
         shutil.rmtree(leftover, ignore_errors=True)
 
-    plans = [plan_run(e, data_dir, runs) for e in entries]
+    plans = [plan_run(e, data_dir, runs, int(config.max_file_mb * 1e6)) for e in entries]
     kept = sum(folder_bytes(out / e.task / e.model) for e in config.entries if e not in entries and (out / e.task / e.model).is_dir())
     n_words = choose_vocab(plans, int(config.max_total_mb * 1e6) - kept, config)
     log.info("vocabulary budget: %d words per checkpoint (max_total_mb = %g)", n_words, config.max_total_mb)
@@ -525,8 +538,8 @@ def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, o
     return results
 
 
-def check(out: Path = BUNDLED, max_total_mb: float | None = None) -> list[str]:
-    """Problems with the bundled folder (empty when it is fine): manifest, size, every checkpoint loads."""
+def check(out: Path = BUNDLED, max_total_mb: float | None = None, max_file_mb: float | None = None) -> list[str]:
+    """Problems with the bundled folder (empty when it is fine): manifest, sizes, every checkpoint loads."""
     problems = []
     try:
         files = read_manifest(out)
@@ -543,9 +556,14 @@ def check(out: Path = BUNDLED, max_total_mb: float | None = None) -> list[str]:
             load_checkpoint(out / task / model)
         except CheckpointError as err:
             problems.append(str(err))
-    limit = max_total_mb if max_total_mb is not None else (read_bundle_config().max_total_mb if BUNDLE_CONFIG.is_file() else 40.0)
+    config = read_bundle_config() if BUNDLE_CONFIG.is_file() else None
+    limit = max_total_mb if max_total_mb is not None else (config.max_total_mb if config else BundleConfig.max_total_mb)
     if (total := folder_bytes(out)) > limit * 1e6:
         problems.append(f"{out} holds {total / 1e6:.1f} MB, over {limit} MB")
+    file_limit = max_file_mb if max_file_mb is not None else (config.max_file_mb if config else BundleConfig.max_file_mb)
+    for path in sorted(out.glob("*/*/*")):
+        if path.is_file() and path.stat().st_size > file_limit * 1e6:
+            problems.append(f"{path} holds {path.stat().st_size / 1e6:.2f} MB, over max_file_mb = {file_limit}")
     return problems
 
 

@@ -11,6 +11,7 @@ import yaml
 from safetensors import safe_open
 
 import core.bundle as bundle_module
+from core import bundle as bundle_module
 from core.bundle import bundle, check, choose_vocab, main, plan_run, read_bundle_config
 from core.checkpoint import CheckpointError, load_checkpoint, sha256
 from core.data import load_task
@@ -149,6 +150,18 @@ def test_word_budget_follows_the_size_limit(bundled, tmp_path):
         choose_vocab(plans, 1000, config)
 
 
+def test_file_size_limit_caps_a_checkpoints_words(bundled):
+    entry = bundled["config"].entries[0]
+    free = plan_run(entry, str(bundled["data"]), bundled["root"] / "runs")
+    limit = bundle_module.SAFETENSORS_HEADER + free.weight_bytes + (2 + 4) * free.bytes_per_row  # room for 4 words
+    capped = plan_run(entry, str(bundled["data"]), bundled["root"] / "runs", max_file_bytes=limit)
+    assert free.max_words > 4 and capped.max_words == 4 and capped.size(10**6) == capped.size(4)
+    with pytest.raises(ValueError, match="max_file_mb"):
+        choose_vocab([capped], 10**6, bundled["config"])  # min_vocab = 5
+    assert check(bundled["out"], max_total_mb=1.0) == []
+    assert "over max_file_mb = 0.0001" in "\n".join(check(bundled["out"], max_total_mb=1.0, max_file_mb=0.0001))
+
+
 def test_missing_run_is_named(bundled, tmp_path):
     config = read_bundle_config(write_config(tmp_path / "b.toml"))
     with pytest.raises(CheckpointError, match="no trained run in .*nbow-s1"):
@@ -177,7 +190,7 @@ def test_project_config_lists_the_ten_checkpoints():
     config = read_bundle_config()
     assert {(e.task, e.model) for e in config.entries} == {
         (t, m) for t in ("sst5", "zh_sentiment") for m in ("tensor_cnn", "mrnn", "dcnn", "adasent", "agt")}
-    assert config.max_total_mb <= 40
+    assert config.max_total_mb <= 40 and config.max_file_mb <= 8
     for entry in config.entries:
         entry.train_config()  # every entry's arguments parse
 
