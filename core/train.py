@@ -117,6 +117,8 @@ def build_optimizers(model, cfg: TrainConfig) -> list[torch.optim.Optimizer]:
     """The paper's optimizer over dense parameters; sparse (embedding) gradients need an optimizer
     that accepts them: Adagrad does, Adam's sparse twin is SparseAdam, Adadelta has none (a trained
     embedding then takes dense gradients: a (V, d) update per step, slower but correct)."""
+    if cfg.optimizer == "adadelta":
+        model.embedding.sparse = False
     groups = model.param_groups(cfg.l2)
     sparse_params = {id(model.embedding.weight)} if model.embedding.sparse and model.embedding.weight.requires_grad else set()
     dense = [dict(g, params=[p for p in g["params"] if id(p) not in sparse_params]) for g in groups]
@@ -132,8 +134,7 @@ def build_optimizers(model, cfg: TrainConfig) -> list[torch.optim.Optimizer]:
             optimizers.append(torch.optim.SparseAdam([{"params": g["params"]} for g in sparse], lr=cfg.lr))
         return optimizers
     if name == "adadelta":
-        model.embedding.sparse = False
-        return [torch.optim.Adadelta(dense + sparse, lr=cfg.lr)]
+        return [torch.optim.Adadelta(dense, lr=cfg.lr)]
     raise ValueError(f"unknown optimizer {name!r}; choose adagrad, adadelta or adam")
 
 
