@@ -62,6 +62,11 @@ class TrainConfig:
     # embed_l2 * sum of their squared entries, added once per step a row appears
     embed_l2: float = 0.0
     patience: int = 5  # stop after this many epochs without a better dev accuracy
+    # dev evaluations per epoch, the best one kept: the authors select their model this way (Godin's DCNN
+    # evaluates every 10 batches, Lei's --eval_period) and dev peaks early; None: the model's recipe, else 1
+    evals_per_epoch: int | None = None
+    # reset AdaGrad's accumulator every N epochs (the DCNN authors' Matlab trick, via Godin); None/0: never
+    adagrad_reset: int | None = None
     vectors: str = "auto"  # a vectors file, "auto" (.cache/vectors/<lang> when present) or "none"
     extra_vocab: int = 0  # add this many frequent words from the vectors beyond the training vocabulary
     out: str = ""  # default runs/<task>[-phrases]/<model>-s<seed>[-f<fold>]
@@ -162,9 +167,11 @@ def _resolve_vectors(cfg: TrainConfig, lang: str) -> Path | None:
 class Trainer:
     def __init__(self, cfg: TrainConfig):
         cls = model_class(cfg.model)
-        for key, value in cls.default_training.items():  # the paper's recipe fills what the user left unset
-            if getattr(cfg, key, None) is None:
+        for key, value in {"evals_per_epoch": 1, "adagrad_reset": 0, **cls.default_training}.items():
+            if getattr(cfg, key, None) is None:  # the paper's recipe fills what the user left unset
                 setattr(cfg, key, value)
+        if cfg.evals_per_epoch < 1:
+            raise ValueError(f"evals_per_epoch must be >= 1, got {cfg.evals_per_epoch}")
         self.cfg = cfg
         self.out = cfg.output_dir()
         if cfg.threads:
@@ -211,7 +218,7 @@ class Trainer:
                 if vectors.dim != source_dim:
                     self.coverage["pca_from"] = source_dim
         self.optimizers = build_optimizers(self.model, cfg)
-        self.epoch, self.best_dev, self.best_epoch, self.bad_epochs = 0, -1.0, 0, 0
+        self.epoch, self.best_dev, self.best_epoch, self.bad_epochs, self.eval_seconds = 0, -1.0, 0, 0, 0.0
         self.history: list[dict] = []
 
     # -- state for --resume ---------------------------------------------------------------------
@@ -241,13 +248,33 @@ class Trainer:
                 "phrases": self.cfg.phrases, "seed": self.cfg.seed, "train_config": dataclasses.asdict(self.cfg)}
 
     # -- the loop -------------------------------------------------------------------------------
-    def train_epoch(self) -> float:
+    def evaluate_dev(self) -> float:
+        """Dev accuracy now; a new best is saved as the best checkpoint."""
+        start = time.perf_counter()
+        dev = evaluate(self.model, self.task.dev, self.vocab, self.task.labels)["accuracy"]
+        if dev > self.best_dev:
+            self.best_dev, self.best_epoch = dev, self.epoch + 1
+            save_checkpoint(self.out / "best", self.model, self.vocab, self._meta())
+        self.eval_seconds += time.perf_counter() - start
+        return dev
+
+    def train_epoch(self) -> tuple[float, list[float]]:
+        """One pass over the training data with `evals_per_epoch` dev evaluations spread evenly over it
+        (the last at its end): (mean training loss, the dev accuracies)."""
         cfg, model = self.cfg, self.model
+        if cfg.adagrad_reset and self.epoch and self.epoch % cfg.adagrad_reset == 0:
+            for optimizer in self.optimizers:
+                if isinstance(optimizer, torch.optim.Adagrad):
+                    for group in optimizer.param_groups:
+                        for p in group["params"]:
+                            if "sum" in optimizer.state.get(p, {}):
+                                optimizer.state[p]["sum"].fill_(group["initial_accumulator_value"])
         model.train()
         batches = bucket_batches(self.task.train, self.vocab, cfg.batch_size, seed=cfg.seed * 1000 + self.epoch)
+        eval_after = {round(len(batches) * (i + 1) / cfg.evals_per_epoch) for i in range(cfg.evals_per_epoch)}
         show = cfg.progress and sys.stderr.isatty()
-        total, count = 0.0, 0
-        for batch in tqdm(batches, desc=f"epoch {self.epoch + 1}", disable=not show, leave=False):
+        total, count, devs = 0.0, 0, []
+        for step, batch in enumerate(tqdm(batches, desc=f"epoch {self.epoch + 1}", disable=not show, leave=False), 1):
             out = model(batch.ids, batch.lengths, batch.labels)
             loss = out.loss
             if not torch.isfinite(loss):
@@ -265,7 +292,10 @@ class Trainer:
                 optimizer.zero_grad(set_to_none=True)
             total += loss.item() * len(batch.labels)
             count += len(batch.labels)
-        return total / max(1, count)
+            if step in eval_after:
+                devs.append(self.evaluate_dev())
+                model.train()
+        return total / max(1, count), devs
 
     def fit(self) -> dict:
         cfg = self.cfg
@@ -274,17 +304,15 @@ class Trainer:
             self.load_state_dict(state)
             log.info("resumed %s after epoch %d (best dev %.4f)", self.out, self.epoch, self.best_dev)
         while self.epoch < cfg.epochs and self.bad_epochs < cfg.patience:
-            start = time.perf_counter()
-            train_loss = self.train_epoch()
-            seconds = time.perf_counter() - start
-            dev = evaluate(self.model, self.task.dev, self.vocab, self.task.labels)["accuracy"]
+            start, best_before, self.eval_seconds = time.perf_counter(), self.best_dev, 0.0
+            train_loss, devs = self.train_epoch()
+            seconds = time.perf_counter() - start - self.eval_seconds  # the training pass alone
             self.epoch += 1
+            dev = devs[-1]
             record = {"epoch": self.epoch, "train_loss": train_loss, "dev_accuracy": dev, "train_seconds": seconds}
-            if dev > self.best_dev:
-                self.best_dev, self.best_epoch, self.bad_epochs = dev, self.epoch, 0
-                save_checkpoint(self.out / "best", self.model, self.vocab, self._meta())
-            else:
-                self.bad_epochs += 1
+            if len(devs) > 1:
+                record["dev_evals"] = devs
+            self.bad_epochs = 0 if self.best_dev > best_before else self.bad_epochs + 1
             self.history.append(record)
             log.info("epoch %d  loss %.4f  dev %.4f  (best %.4f @%d)  %.1fs", self.epoch, train_loss, dev,
                      self.best_dev, self.best_epoch, seconds)

@@ -215,3 +215,29 @@ def test_smaller_models_get_pca_reduced_vectors_unless_the_paper_used_random(tin
     assert dcnn.coverage is None
     nbow = Trainer(_config(tiny_data, tmp_path / "n", vectors="auto", set=["embed_dim=4", "hidden=4"]))
     assert nbow.coverage["pca_from"] == 12
+
+
+def test_several_dev_evaluations_per_epoch_keep_the_best_one(tiny_data, tmp_path):
+    trainer = Trainer(_config(tiny_data, tmp_path, epochs=2, evals_per_epoch=3))
+    metrics = trainer.fit()
+    evals = [dev for record in trainer.history for dev in record["dev_evals"]]
+    assert len(evals) == 6 and metrics["dev_accuracy"] == max(evals)
+    assert [r["dev_accuracy"] for r in trainer.history] == [r["dev_evals"][-1] for r in trainer.history]
+    # the saved best checkpoint is the one that scored the best dev accuracy, wherever in the epoch it came
+    best = load_checkpoint(tmp_path / "best")
+    from core.metrics import evaluate
+    assert evaluate(best.model, trainer.task.dev, best.vocab, trainer.task.labels)["accuracy"] == max(evals)
+
+
+def test_adagrad_reset_restores_the_initial_accumulator(tiny_data, tmp_path):
+    trainer = Trainer(_config(tiny_data, tmp_path, optimizer="adagrad", lr=0.1, adagrad_reset=1))
+    trainer.train_epoch()
+    optimizer = trainer.optimizers[0]
+    sums = [s["sum"] for s in optimizer.state.values()]
+    assert any(s.abs().sum() > 0 for s in sums)
+    trainer.epoch = 1  # the next epoch starts with a reset, then trains on (so every accumulator is one epoch old)
+    before = {id(s): s.clone() for s in sums}
+    trainer.cfg.epochs, trainer.cfg.adagrad_reset = 2, 1
+    trainer.optimizers[0].step = lambda: None  # observe the reset alone: no update after it
+    trainer.train_epoch()
+    assert all(float(s.abs().sum()) == 0.0 for s in sums) and any(before[id(s)].abs().sum() > 0 for s in sums)
