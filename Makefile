@@ -10,10 +10,10 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke loadtest tokenizer-agreement push clean
+.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke loadtest tokenizer-agreement push import-graph clean
 
 help: ## list the targets
-	@grep -hE '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "} {printf "  make %-20s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "} {printf "  make %-20s %s\n", $$1, $$2}'
 
 $(VENV)/.installed: requirements.txt constraints.txt
 	$(PY_SYS) -m venv $(VENV)
@@ -33,33 +33,36 @@ demo: install ## serve the Gradio lab on http://127.0.0.1:7860
 	MALLOC_ARENA_MAX=2 $(PY) app.py
 
 vectors: install ## train our English and Chinese word2vec vectors into .cache/vectors (~16 CPU-min for English)
-	$(PY) -m core.word2vec --lang en
-	$(PY) -m core.word2vec --lang zh
+	$(PY) -m tools.vectors --lang en
+	$(PY) -m tools.vectors --lang zh
 
 train: install ## retrain the bundled checkpoints listed in configs/bundled.toml (BUNDLE_ARGS=--from-runs to re-bundle)
-	$(PY) -m core.bundle train $(BUNDLE_ARGS)
+	$(PY) -m tools.release.bundle train $(BUNDLE_ARGS)
 
 check-checkpoints: install ## verify checkpoints/ (manifest, size budget, every checkpoint loads)
-	$(PY) -m core.bundle check
+	$(PY) -m tools.release.bundle check
 
 train-one: install ## train one model: make train-one MODEL=dcnn TASK=sst2 SEED=2
 	$(PY) -m core.train --model $(MODEL) --task $(TASK) --phrases --seed $(SEED)
 
 tokenizer-agreement: install ## token agreement of our English tokenizer with the SST test trees
-	$(PY) -m core.tokenizer_agreement
+	$(PY) -m tools.tokenizer_agreement
 
 bench: install ## accuracy/speed/scale benchmarks -> docs/benchmarks.md
-	$(PY) -m core.bench
+	$(PY) -m tools.bench
 
 bench-smoke: install ## a seconds-long version of the benchmarks (CI)
-	$(PY) -m core.bench --smoke
+	$(PY) -m tools.bench --smoke
 
 loadtest: install ## 32 clients x 20 requests against the app -> docs/loadtest.json
-	MALLOC_ARENA_MAX=2 $(PY) -m core.loadtest
+	MALLOC_ARENA_MAX=2 $(PY) -m tools.loadtest
 
 push: install ## upload checkpoints to the Hub: make push HUB_REPO=user/name [DRY_RUN=1]
 	$(if $(HUB_REPO),,$(error set HUB_REPO=user/name))
-	$(PY) -m core.hub push --repo $(HUB_REPO) $(if $(DRY_RUN),--dry-run)
+	$(PY) -m tools.release.push --repo $(HUB_REPO) $(if $(DRY_RUN),--dry-run)
+
+import-graph: install ## the project's module import graph; fails on an import cycle
+	$(PY) -m tools.import_graph
 
 clean: ## remove the tokenized-task cache and Gradio's cached examples (keeps runs/ and word vectors)
 	rm -rf .cache/tasks .gradio/cached_examples .pytest_cache

@@ -54,7 +54,9 @@ def normalize_sst_token(token: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _english_tokenizer():
+def english_tokenizer():
+    """spaCy's blank English tokenizer with SST's infix rules, built once. Its raw tokens still need
+    `normalize_english_token`; `tokenize_english` does both (batch tools call `.pipe` on it directly)."""
     import spacy
 
     nlp = spacy.blank("en")
@@ -67,7 +69,10 @@ def _english_tokenizer():
     return nlp.tokenizer
 
 
-def _english_surface(t: str) -> str:
+def normalize_english_token(t: str) -> str:
+    """One raw English token in SST's form: full-width letters, curly quotes and dashes mapped to the
+    treebank's ASCII conventions, then `normalize_sst_token`. (Straight double quotes alternate between
+    `` and '' by position, which only `tokenize_english` can tell.)"""
     if _FULL_WIDTH.search(t):  # full-width "ｇｏｏｄ" -> "good" (NFKC, only there: it would also split "´")
         t = unicodedata.normalize("NFKC", t)
     t = "".join(_QUOTES.get(c, c) for c in t)
@@ -78,7 +83,7 @@ def _english_surface(t: str) -> str:
 
 
 def tokenize_english(text: str) -> list[Token]:
-    doc = _english_tokenizer()(text)
+    doc = english_tokenizer()(text)
     tokens: list[Token] = []
     quote_open = False
     for tok in doc:
@@ -89,7 +94,7 @@ def tokenize_english(text: str) -> list[Token]:
             quote_open = not quote_open
             norm = "``" if quote_open else "''"
         else:
-            norm = _english_surface(tok.text)
+            norm = normalize_english_token(tok.text)
         tokens.append(Token(norm, start, end))
     return tokens
 

@@ -1,7 +1,7 @@
 """Pretrained word vectors: read GloVe/word2vec (text or binary) and our own format; build an
 embedding matrix for a vocabulary with a coverage report.
 
-Our own format (written by `python -m core.word2vec`) is `<name>.safetensors` holding one tensor
+Our own format (written by `python -m tools.vectors`) is `<name>.safetensors` holding one tensor
 `vectors` (N, d) plus `<name>.words.txt` (one word per line, row order) and `<name>.stats.json`.
 """
 

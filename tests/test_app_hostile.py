@@ -16,7 +16,7 @@ pytest.importorskip("demo", reason="the Gradio app (demo/) is not importable yet
 from gradio_client import Client  # noqa: E402
 from gradio_client.exceptions import AppError  # noqa: E402
 
-from core.loadtest import free_port  # noqa: E402
+from tools.loadtest import free_port  # noqa: E402
 from core.predict import Lab  # noqa: E402
 from core.text import MAX_CHARS  # noqa: E402
 from demo import CSS, I18N, THEME, build_demo  # noqa: E402

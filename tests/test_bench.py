@@ -1,4 +1,4 @@
-"""core.bench: the smoke mode end to end on tiny runs and checkpoints trained here, and the pieces that
+"""tools.bench: the smoke mode end to end on tiny runs and checkpoints trained here, and the pieces that
 turn stored runs into the accuracy table (variant labels, reproduce commands, statistics)."""
 
 import dataclasses
@@ -8,10 +8,15 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from core import bench
 from core.models import model_class
 from core.models.dcnn import DCNNConfig
 from core.train import Trainer, TrainConfig, parse_args
+from tools.accuracy import (accuracy_table, field_defaults, load_runs, missing_runs, train_command, variant_label,
+                                  vectors_source, vectors_used)
+from tools.cli import SMOKE, main
+from tools.served import measure_app
+from tools.smoke import SMOKE_MODELS, train_smoke_runs, write_synthetic_sst
+from tools.timing import growth_exponent, percentile
 
 # (model, seed, phrases, extra train settings): 3 seeds of one model for mean ± std, a root-label run
 # for Lei's 28 s/epoch ratio, and a non-default lr that must show up as a variant
@@ -26,7 +31,7 @@ def tiny_runs(tiny_data, tmp_path_factory):
     for model, seed, phrases, extra in PLAN:
         out = root / "runs" / ("sst5-phrases" if phrases else "sst5") / f"{model}-s{seed}"
         cfg = TrainConfig(model=model, task="sst5", phrases=phrases, seed=seed, epochs=1, vectors="none", out=str(out),
-                          data_dir=str(tiny_data), set=bench.SMOKE_MODELS[model], progress=False, max_train=64, **extra)
+                          data_dir=str(tiny_data), set=SMOKE_MODELS[model], progress=False, max_train=64, **extra)
         Trainer(cfg).fit()
         if not (root / "checkpoints" / "sst5" / model).exists():
             shutil.copytree(out / "best", root / "checkpoints" / "sst5" / model)
@@ -36,7 +41,7 @@ def tiny_runs(tiny_data, tmp_path_factory):
 def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
     runs, checkpoints = tiny_runs
     out = tmp_path / "docs"
-    assert bench.main(["--smoke", "--runs", str(runs), "--checkpoints", str(checkpoints), "--data-dir", str(tiny_data),
+    assert main(["--smoke", "--runs", str(runs), "--checkpoints", str(checkpoints), "--data-dir", str(tiny_data),
                        "--out", str(out), "--threads", "1"]) == 0
     report = json.loads((out / "benchmarks.json").read_text())
     models = sorted({m for m, *_ in PLAN})
@@ -62,7 +67,7 @@ def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
         assert 0 < x["forward"]["p50_ms"] <= x["forward"]["p95_ms"] and 0 < x["predict"]["p50_ms"] <= x["predict"]["p95_ms"]
         assert x["batch64"]["sentences_per_s"] > 0
     for x in report["scaling"].values():
-        assert x["forward"]["lengths"] == bench.SMOKE["lengths"] and all(t > 0 for t in x["forward"]["p50_ms"])
+        assert x["forward"]["lengths"] == SMOKE["lengths"] and all(t > 0 for t in x["forward"]["p50_ms"])
     measured = [m for m, x in report["memory"].items() if "not_run" not in x]
     assert len(measured) == 1
     stages = list(report["memory"][measured[0]]["stages_mib"].values())
@@ -83,7 +88,7 @@ def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
 def test_without_checkpoints_every_measurement_says_not_run(tiny_runs, tmp_path):
     runs, _ = tiny_runs
     out = tmp_path / "docs"
-    bench.main(["--runs", str(runs), "--checkpoints", str(tmp_path / "none"), "--out", str(out), "--threads", "1",
+    main(["--runs", str(runs), "--checkpoints", str(tmp_path / "none"), "--out", str(out), "--threads", "1",
                 "--sections", "accuracy,inference,scaling,memory"])
     report = json.loads((out / "benchmarks.json").read_text())
     assert "inference" not in report and "make train" in report["checkpoints_note"]
@@ -94,10 +99,10 @@ def test_without_checkpoints_every_measurement_says_not_run(tiny_runs, tmp_path)
 
 def test_reconstructed_command_reproduces_the_config(tiny_runs):
     runs, _ = tiny_runs
-    metrics, _ = bench.load_runs(runs)
+    metrics, _ = load_runs(runs)
     assert len(metrics) == len(PLAN)  # the copies in best/ are not counted twice
     for m in metrics:
-        command = bench.train_command(m["train_config"])
+        command = train_command(m["train_config"])
         parsed = dataclasses.asdict(parse_args(command.split()[3:]))
         for name in ("out", "resume", "progress"):
             parsed.pop(name), m["train_config"].pop(name)
@@ -108,70 +113,70 @@ def _default_metrics(model: str, task: str) -> dict:
     """metrics.json fields of a run with the model's own recipe, its task preset and pretrained vectors."""
     cls = model_class(model)
     train = dataclasses.asdict(TrainConfig(model=model, task=task)) | cls.default_training
-    config = bench._field_defaults(cls.config_class) | getattr(cls, "presets", {}).get(task, {}) | {"vocab_size": 50, "num_classes": 2}
+    config = field_defaults(cls.config_class) | getattr(cls, "presets", {}).get(task, {}) | {"vocab_size": 50, "num_classes": 2}
     return {"model": model, "task": task, "vectors": {"file": ".cache/vectors/en.safetensors"},
             "train_config": train, "model_config": config}
 
 
 def test_variant_labels():
     base = _default_metrics("tensor_cnn", "sst2")
-    assert bench.variant_label(base) == ""  # the paper's recipe and the task preset
-    assert bench.vectors_used([dict(base, vectors={"file": "x/en.safetensors", "fraction": 0.91})]) == "en (91% of vocab)"
+    assert variant_label(base) == ""  # the paper's recipe and the task preset
+    assert vectors_used([dict(base, vectors={"file": "x/en.safetensors", "fraction": 0.91})]) == "en (91% of vocab)"
     folds = [dict(base, vectors={"file": "x/en.safetensors", "fraction": f, "pca_from": 300}) for f in (0.91, 0.924)]
-    assert len({bench.vectors_source(m) for m in folds}) == 1  # coverage differs by fold, the source does not
-    assert bench.vectors_used(folds) == "en (91–92% of vocab, PCA 300-d to 300-d)"
+    assert len({vectors_source(m) for m in folds}) == 1  # coverage differs by fold, the source does not
+    assert vectors_used(folds) == "en (91–92% of vocab, PCA 300-d to 300-d)"
     # --vectors auto that found nothing: the trainer then trains the random vectors; a fact, not a variant
     auto_none = dict(base, vectors=None, model_config=dict(base["model_config"], freeze_embeddings=False))
-    assert bench.variant_label(auto_none) == "" and bench.vectors_used([auto_none]) == "random"
+    assert variant_label(auto_none) == "" and vectors_used([auto_none]) == "random"
     explicit_none = dict(auto_none, train_config=dict(base["train_config"], vectors="none"))
-    assert bench.variant_label(explicit_none) == "vectors=none"
+    assert variant_label(explicit_none) == "vectors=none"
     lr = base["train_config"]["lr"] * 3
     changed = dict(base, model_config=dict(base["model_config"], decay=0.123),
                    train_config=dict(base["train_config"], lr=lr, set=["decay=0.123"]))
-    assert bench.variant_label(changed) == f"lr={lr!r} · decay=0.123"
+    assert variant_label(changed) == f"lr={lr!r} · decay=0.123"
     dcnn = dict(_default_metrics("dcnn", "trec"), vectors=None)
-    assert dcnn["model_config"]["widths"] != bench._field_defaults(DCNNConfig)["widths"]  # the TREC preset applies
-    assert bench.variant_label(dcnn) == ""
+    assert dcnn["model_config"]["widths"] != field_defaults(DCNNConfig)["widths"]  # the TREC preset applies
+    assert variant_label(dcnn) == ""
 
 
 def test_runs_differing_only_in_vectors_are_not_averaged():
     base = dict(_default_metrics("nbow", "sst5"), phrases=True, seed=1, test={"accuracy": 0.4}, dev_accuracy=0.4, path="a")
     random_init = dict(base, vectors=None, seed=2, test={"accuracy": 0.3}, path="b")
-    rows = bench.accuracy_table([base, random_init])
+    rows = accuracy_table([base, random_init])
     assert [(r["vectors"], r["n"]) for r in rows] == [("en (0% of vocab)", 1), ("random", 1)]
     assert not any(x["model"] == "nbow" and x["task"] == "sst5" and x["missing_seeds"] == [1, 2, 3]
-                   for x in bench.missing_runs(rows))  # both count as the default variant: seed 3 is what is missing
+                   for x in missing_runs(rows))  # both count as the default variant: seed 3 is what is missing
 
 
 def test_statistics_helpers():
-    assert bench.percentile(list(range(1, 101)), 50) == pytest.approx(50.5)
-    assert bench.percentile([3.0], 95) == 3.0
+    assert percentile(list(range(1, 101)), 50) == pytest.approx(50.5)
+    assert percentile([3.0], 95) == 3.0
     lengths = [5, 10, 20, 50, 100, 200, 400]
-    assert bench.growth_exponent(lengths, [0.01 * n for n in lengths]) == pytest.approx(1.0)
-    assert bench.growth_exponent(lengths, [1e-4 * n * n for n in lengths]) == pytest.approx(2.0)
-    assert bench.growth_exponent([5, 10], [1.0, 2.0]) is None  # nothing at L >= 50 to fit
+    assert growth_exponent(lengths, [0.01 * n for n in lengths]) == pytest.approx(1.0)
+    assert growth_exponent(lengths, [1e-4 * n * n for n in lengths]) == pytest.approx(2.0)
+    assert growth_exponent([5, 10], [1.0, 2.0]) is None  # nothing at L >= 50 to fit
 
 
 def test_synthetic_data_and_smoke_training(tmp_path):
     """The self-contained path of `make bench-smoke`: synthetic SST trees, one tiny run, its checkpoint."""
-    data = bench.write_synthetic_sst(tmp_path / "data")
-    runs, checkpoints = bench.train_smoke_runs(data, tmp_path, plan=[("nbow", 1, True)])
+    data = write_synthetic_sst(tmp_path / "data")
+    runs, checkpoints = train_smoke_runs(data, tmp_path, plan=[("nbow", 1, True)])
     assert (checkpoints / "sst5" / "nbow" / "config.json").is_file()
-    assert bench.load_runs(runs)[0][0]["train_examples"] == 64
+    assert load_runs(runs)[0][0]["train_examples"] == 64
 
 
 def test_an_app_that_does_not_start_is_reported_not_fatal(monkeypatch, tmp_path):
     import subprocess
     import sys
 
-    import core.loadtest
+    import tools.loadtest
 
     def start_app(checkpoints, port, log_file):
         return subprocess.Popen([sys.executable, "-c", "print('the app is half-written'); raise SystemExit(3)"],
                                 stdout=log_file, stderr=subprocess.STDOUT)
 
-    monkeypatch.setattr(core.loadtest, "start_app", start_app)
-    result = bench.measure_app(tmp_path, "sst5", ["nbow"], ["a good film"], reps=1)
+    monkeypatch.setattr(tools.loadtest, "start_app", start_app)
+    result = measure_app(tmp_path, "sst5", ["nbow"], ["a good film"], reps=1)
     assert result["status"] == "failed" and "exited with status 3" in result["note"] and "half-written" in result["note"]
 
 
@@ -179,7 +184,7 @@ def test_a_rerun_of_a_seed_replaces_the_earlier_run():
     runs = [{"task": "trec", "model": "dcnn", "seed": int(directory[-1]), "dev_accuracy": accuracy, "test": {"accuracy": accuracy},
              "train_config": {"model": "dcnn", "task": "trec"}, "path": directory, "mtime": mtime}
             for directory, accuracy, mtime in (("dcnn-long-s1", 0.45, 2.0), ("dcnn-s1", 0.40, 1.0), ("dcnn-s2", 0.42, 3.0))]
-    (row,) = bench.accuracy_table(runs)
+    (row,) = accuracy_table(runs)
     assert row["seeds"] == [1, 2] and row["accuracies"] == pytest.approx([45.0, 42.0])
 
 
@@ -190,10 +195,10 @@ def test_timing_runs_count_for_speed_only(tmp_path):
                    "test": {"accuracy": accuracy}, "epoch_seconds": [10.0], "train_examples": 100,
                    "train_config": {"model": "nbow", "task": "sst5", "phrases": True}}
         (tmp_path / folder / "metrics.json").write_text(json.dumps(metrics))
-    runs, _ = bench.load_runs(tmp_path)
+    runs, _ = load_runs(tmp_path)
     assert sorted(m["timing_only"] for m in runs) == [False, True]
     out = tmp_path / "docs"
-    assert bench.main(["--runs", str(tmp_path), "--sections", "accuracy,speed", "--out", str(out)]) == 0
+    assert main(["--runs", str(tmp_path), "--sections", "accuracy,speed", "--out", str(out)]) == 0
     report = json.loads((out / "benchmarks.json").read_text())
     assert [r["accuracies"] for r in report["accuracy"]["rows"]] == [[44.0]]
     # speed: the dedicated timing run gets its own row (first), apart from the training run

@@ -1,4 +1,4 @@
-"""core.bundle: train the configured set, compact it (float16, pruned vocabulary), re-evaluate the
+"""tools.release.bundle: train the configured set, compact it (float16, pruned vocabulary), re-evaluate the
 compact copy, and write metrics, model cards and the manifest. Tiny nbow runs on the synthetic data."""
 
 import json
@@ -10,13 +10,14 @@ import torch
 import yaml
 from safetensors import safe_open
 
-import core.bundle as bundle_module
-from core import bundle as bundle_module
-from core.bundle import bundle, check, choose_vocab, main, plan_run, read_bundle_config
+import tools.release.bundle as bundle_module
 from core.checkpoint import CheckpointError, load_checkpoint, sha256
 from core.data import load_task
-from core.hub import read_manifest
+from core.manifest import read_manifest
 from core.metrics import evaluate
+from tools.release.bundle import bundle, check, choose_vocab, main, plan_run
+from tools.release.cards import render_card
+from tools.release.config import read_bundle_config
 
 TINY_ARGS = ["--set", "embed_dim=16", "--set", "hidden=12", "--vectors", "none", "--epochs", "1",
              "--batch-size", "8", "--no-progress"]
@@ -118,14 +119,12 @@ def test_model_card_front_matter_and_body(bundled):
 def test_paper_number_sits_beside_ours(bundled):
     metrics = json.loads((bundled["out"] / "sst5" / "nbow" / "metrics.json").read_text())
     metrics.update(model="dcnn", paper={"accuracy": 48.5, "source": "Kalchbrenner et al. 2014, Table 1"})
-    card = bundle_module.render_card(metrics, bundled["config"])
+    card = render_card(metrics, bundled["config"])
     assert "| paper (Kalchbrenner et al. 2014, Table 1) | 48.5% |" in card
 
 
 def test_from_runs_rebundles_without_training(bundled, tmp_path, monkeypatch):
-    import core.train
-
-    monkeypatch.setattr(core.train, "Trainer", lambda *a, **k: pytest.fail("--from-runs must not train"))
+    monkeypatch.setattr(bundle_module, "Trainer", lambda *a, **k: pytest.fail("--from-runs must not train"))
     config = bundled["config"]
     rc = main(["train", "--from-runs", "--config", str(config.path), "--out", str(tmp_path / "c"),
                "--runs", str(bundled["root"] / "runs"), "--data-dir", str(bundled["data"])])

@@ -11,8 +11,8 @@ import torch
 
 from core.checkpoint import save_checkpoint
 from core.data import load_task
-from core.detectors import main as detectors_main
-from core.detectors import markdown_table, top_ngrams
+from tools.detectors import main as detectors_main
+from tools.detectors import markdown_table, top_ngrams
 from core.models.dcnn import DCNN, DCNNConfig, DCNNLayer, dynamic_k, fold, kmax_pooling
 from core.views import KMaxGraph, Table, view_to_dict
 from core.vocab import Vocab

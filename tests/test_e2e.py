@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from lab_fixture import build_checkpoints, importable_models
 
-from core.loadtest import free_port
+from tools.loadtest import free_port
 
 pytestmark = pytest.mark.e2e
 playwright = pytest.importorskip("playwright.sync_api")

@@ -1,4 +1,4 @@
-"""core.hub: explicit directory > pinned Hub repo (cache first) > bundled; offline and unreachable Hubs
+"""core.hub and tools.release.push: explicit directory > pinned Hub repo (cache first) > bundled; offline and unreachable Hubs
 fall back within 3 s; broken files are named; the dry-run push folder holds valid cards; names that
 could escape a path are refused. The Hub is never contacted: a hand-made cache, a closed local port
 (HF_ENDPOINT=http://127.0.0.1:9) and a local socket that never answers stand in for it."""
@@ -16,10 +16,13 @@ import pytest
 import yaml
 
 import core.hub as hub
-from core.bundle import bundle, read_bundle_config
+import tools.release.push as push
 from core.checkpoint import CheckpointError, sha256
-from core.hub import HubConfig, Resolver, check_name, check_repo_id, load_all, read_hub_config, read_manifest, write_manifest
+from core.hub import HubConfig, Resolver, load_all, read_hub_config
+from core.manifest import check_name, check_repo_id, read_manifest, write_manifest
 from core.predict import Lab
+from tools.release.bundle import bundle
+from tools.release.config import read_bundle_config
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO = "someone/sentence-lab"
@@ -45,7 +48,7 @@ def bundled(tiny_data, tmp_path_factory):
 def hub_folder(bundled: Path, tmp: Path) -> Path:
     """The exact folder `push` would upload (via the dry run)."""
     out = tmp / "upload"
-    assert hub.main(["push", "--repo", REPO, "--dry-run", "--checkpoints", str(bundled), "--out", str(out)]) == 0
+    assert push.main(["--repo", REPO, "--dry-run", "--checkpoints", str(bundled), "--out", str(out)]) == 0
     return out
 
 
@@ -303,20 +306,20 @@ def test_dry_run_push_writes_the_exact_folder_with_valid_cards(bundled, tmp_path
     assert len(ModelCard((out / "README.md").read_text()).data.eval_results) == 2
 
     # a second dry run replaces its own folder, but never a folder it did not write
-    assert hub.main(["push", "--repo", REPO, "--dry-run", "--checkpoints", str(bundled), "--out", str(out)]) == 0
+    assert push.main(["--repo", REPO, "--dry-run", "--checkpoints", str(bundled), "--out", str(out)]) == 0
     (tmp_path / "precious").mkdir()
     (tmp_path / "precious" / "thesis.tex").write_text("...")
-    assert hub.main(["push", "--repo", REPO, "--dry-run", "--checkpoints", str(bundled), "--out", str(tmp_path / "precious")]) == 2
+    assert push.main(["--repo", REPO, "--dry-run", "--checkpoints", str(bundled), "--out", str(tmp_path / "precious")]) == 2
     assert (tmp_path / "precious" / "thesis.tex").is_file()
 
 
 def test_push_refuses_broken_checkpoints_and_bad_repo_ids(bundled, tmp_path, capsys):
     copy = broken_copy(bundled, tmp_path)
     flip_byte(copy / "sst2/nbow/vocab.json", 2)
-    assert hub.main(["push", "--repo", REPO, "--dry-run", "--checkpoints", str(copy), "--out", str(tmp_path / "o")]) == 2
+    assert push.main(["--repo", REPO, "--dry-run", "--checkpoints", str(copy), "--out", str(tmp_path / "o")]) == 2
     assert "sst2/nbow/vocab.json does not match its sha256" in capsys.readouterr().err
     for repo in ("../../etc", "user/../../x", "user/name/extra"):
-        assert hub.main(["push", "--repo", repo, "--dry-run", "--checkpoints", str(bundled)]) == 2
+        assert push.main(["--repo", repo, "--dry-run", "--checkpoints", str(bundled)]) == 2
         assert "invalid Hub repo id" in capsys.readouterr().err
 
 
@@ -341,9 +344,9 @@ def test_push_uploads_the_staged_folder_and_pins_the_commit(bundled, tmp_path, m
     shutil.copyfile(hub.HUB_CONFIG, config)
     monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
     monkeypatch.setattr(huggingface_hub, "get_token", lambda: TOKEN)
-    monkeypatch.setattr(hub, "hub_offline", lambda: False)
-    monkeypatch.setattr(hub, "HUB_CONFIG", config)
-    assert hub.main(["push", "--repo", REPO, "--checkpoints", str(bundled), "--tag", "v1", "--pin"]) == 0
+    monkeypatch.setattr(push, "hub_offline", lambda: False)
+    monkeypatch.setattr(push, "HUB_CONFIG", config)
+    assert push.main(["--repo", REPO, "--checkpoints", str(bundled), "--tag", "v1", "--pin"]) == 0
     assert calls["create"] == (REPO, {"repo_type": "model", "private": False, "exist_ok": True})
     assert calls["files"] == sorted(set(read_manifest(bundled)) | {"manifest.json", "README.md"})
     assert calls["upload"][1]["delete_patterns"] == ["*/*/*", "manifest.json"] and calls["tag"] == ("v1", "f" * 40)
@@ -358,7 +361,7 @@ def test_push_without_a_token_says_so(bundled, monkeypatch, capsys):
     import huggingface_hub
 
     monkeypatch.setattr(huggingface_hub, "get_token", lambda: None)
-    assert hub.main(["push", "--repo", REPO, "--checkpoints", str(bundled)]) == 2
+    assert push.main(["--repo", REPO, "--checkpoints", str(bundled)]) == 2
     assert "set HF_TOKEN or run `hf auth login`" in capsys.readouterr().err
 
 

@@ -1,4 +1,4 @@
-"""core.word2vec: the tiny-corpus path end to end (toy sources -> corpus -> gensim -> our format ->
+"""tools.vectors: the tiny-corpus path end to end (toy sources -> corpus -> gensim -> our format ->
 core.vectors.load_vectors), and its pieces checked against their slow, obvious versions."""
 
 import csv
@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 
-from core import word2vec
+from tools import vectors as word2vec
 from core.text import tokenize_english
 from core.vectors import load_vectors
 

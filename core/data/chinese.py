@@ -13,7 +13,7 @@ import random
 import zipfile
 from pathlib import Path
 
-from core.data import DataError, Example, read_lines, require_file
+from core.data.base import DataError, Example, read_lines, require_file
 from core.text import tokenize_chinese
 
 SHOPPING_SOURCE = "https://github.com/SophonPlus/ChineseNlpCorpus (online_shopping_10_cats.zip)"

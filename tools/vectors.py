@@ -5,9 +5,9 @@ as Maas et al. (2011) did, with word2vec (Mikolov et al. 2013a, "Efficient Estim
 Representations in Vector Space"; 2013b, NIPS, "Distributed Representations of Words and Phrases and
 their Compositionality": negative sampling and frequent-word down-sampling):
 
-    python -m core.word2vec --lang en           # ~71 M tokens -> .cache/vectors/en.{safetensors,words.txt,stats.json}
-    python -m core.word2vec --lang zh           # Chinese reviews and news titles -> .cache/vectors/zh.*
-    python -m core.word2vec --lang en --tiny    # 300 lines per source, 50-d: the same path in seconds
+    python -m tools.vectors --lang en           # ~71 M tokens -> .cache/vectors/en.{safetensors,words.txt,stats.json}
+    python -m tools.vectors --lang zh           # Chinese reviews and news titles -> .cache/vectors/zh.*
+    python -m tools.vectors --lang en --tiny    # 300 lines per source, 50-d: the same path in seconds
 
 Pipeline: raw lines -> HTML tags stripped (English) -> our tokenizer (core.text, in `workers` processes)
 -> lines holding a dev/test text of our tasks dropped, exact duplicates dropped -> one corpus file, a
@@ -51,10 +51,10 @@ import numpy as np
 from core.data import PROJECT_ROOT, TASKS, DataError, TaskData, data_dir, load_task
 from core.data.chinese import MAX_CHARS as ZH_MAX_CHARS
 from core.data.classic import CLASSIC
-from core.text import _english_surface, _english_tokenizer, normalize_sst_token, to_simplified, tokenize_chinese
+from core.text import english_tokenizer, normalize_english_token, normalize_sst_token, to_simplified, tokenize_chinese
 from core.vectors import Vectors, save_vectors
 
-log = logging.getLogger("core.word2vec")
+log = logging.getLogger("tools.vectors")
 
 CORPUS_VERSION = 1  # bump when cleaning, tokenization or filtering changes what a corpus file holds
 CHUNK_LINES = 500  # lines per task sent to a tokenizer process
@@ -273,7 +273,7 @@ def english_words_many(texts: list[str]) -> list[list[str]]:
     """`core.text.tokenize_english` for many texts, via tokenizer.pipe and without Token objects.
     Mirrors its normalization (tests/test_word2vec.py checks identity); ASCII tokens skip the Unicode maps."""
     out = []
-    for doc in _english_tokenizer().pipe(texts):
+    for doc in english_tokenizer().pipe(texts):
         words, quote_open = [], False
         for tok in doc:
             if tok.is_space:
@@ -283,7 +283,7 @@ def english_words_many(texts: list[str]) -> list[list[str]]:
                 quote_open = not quote_open
                 words.append("``" if quote_open else "''")
             else:
-                words.append(normalize_sst_token(t) if t.isascii() else _english_surface(t))
+                words.append(normalize_sst_token(t) if t.isascii() else normalize_english_token(t))
         out.append(words)
     return out
 
@@ -518,7 +518,7 @@ PROBES = {"en": ["good", "bad", "not", "boring", "masterpiece"], "zh": ["好", "
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Word2VecConfig]:
-    parser = argparse.ArgumentParser(prog="python -m core.word2vec", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.vectors", description=__doc__.split("\n\n")[0])
     parser.add_argument("--lang", choices=sorted(DEFAULTS), required=True)
     parser.add_argument("--out", help="output path without suffix (default .cache/vectors/<lang>)")
     parser.add_argument("--data-dir", help="data directory (default $DATA_DIR or ../shared/data)")
@@ -537,7 +537,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Word2
     if cfg.workers < 1 or cfg.dim < 1 or cfg.epochs < 1 or cfg.min_count < 1:
         parser.error(f"workers, dim, epochs and min_count must be >= 1, got {cfg}")
     args.out = Path(args.out or PROJECT_ROOT / ".cache" / "vectors" / args.lang)
-    args.command = "python -m core.word2vec " + " ".join(sys.argv[1:] if argv is None else argv)
+    args.command = "python -m tools.vectors " + " ".join(sys.argv[1:] if argv is None else argv)
     return args, cfg
 
 

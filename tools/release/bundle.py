@@ -1,9 +1,9 @@
 """The bundled checkpoints: train the set in configs/bundled.toml, compact it into checkpoints/, measure it.
 
-    python -m core.bundle train               # = make train: train every entry, then bundle it
-    python -m core.bundle train --from-runs   # only re-bundle the existing runs/ (no training)
-    python -m core.bundle train --only sst5/dcnn --from-runs
-    python -m core.bundle check               # manifest, size budget and every checkpoint loads
+    python -m tools.release.bundle train               # = make train: train every entry, then bundle it
+    python -m tools.release.bundle train --from-runs   # only re-bundle the existing runs/ (no training)
+    python -m tools.release.bundle train --only sst5/dcnn --from-runs
+    python -m tools.release.bundle check               # manifest, size budget and every checkpoint loads
 
 For each entry {model, task, phrases, seed, args} the run `runs/<task>[-phrases]/<model>-s<seed>/` is
 trained with core.train (its best-on-dev checkpoint), then copied into `checkpoints/<task>/<model>/`
@@ -24,157 +24,27 @@ import logging
 import os
 import shutil
 import sys
-import tomllib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from core.checkpoint import CONFIG, CheckpointError, atomic_write_text, load_checkpoint, save_checkpoint
-from core.data import PROJECT_ROOT, TASKS, DataError, load_task
-from core.hub import (BUNDLED, CARD, MANIFEST, check_name, manifest_pairs, read_manifest, verify_against_manifest,
-                      write_manifest)
+from core.data import PROJECT_ROOT, DataError, load_task
+from core.hub import BUNDLED, display_path
+from core.manifest import CARD, MANIFEST, manifest_pairs, read_manifest, verify_against_manifest, write_manifest
 from core.metrics import evaluate
-from core.train import Trainer, git_commit, parse_args
+from core.train import Trainer
 from core.models import model_class
 from core.vocab import PAD, UNK, Vocab
+from tools.git import git_commit
+from tools.release.cards import PAPER_RESULTS, render_card
+from tools.release.config import BUNDLE_CONFIG, BundleConfig, Entry, read_bundle_config
 
-log = logging.getLogger("core.bundle")
+log = logging.getLogger("tools.release.bundle")
 
-BUNDLE_CONFIG = PROJECT_ROOT / "configs" / "bundled.toml"
 EXAMPLES_CACHE = PROJECT_ROOT / ".gradio" / "cached_examples"
 CARD_OVERHEAD = 48_000  # bytes per checkpoint planned for config.json, metrics.json, README.md, headers
 SAFETENSORS_HEADER = 16_384  # bytes planned for model.safetensors' JSON header (AGT's, the largest: 5.3 kB)
-RESERVED_ARGS = ("--model", "--task", "--seed", "--phrases", "--no-phrases", "--resume", "--no-resume")
-
-# The papers' own numbers (test accuracy, %), from docs/notes on the five papers. None: no such number.
-PAPERS = {
-    "tensor_cnn": "Tao Lei, Regina Barzilay, Tommi Jaakkola (2015), \"Molding CNNs for text: non-linear, "
-                  "non-consecutive convolutions\", EMNLP",
-    "mrnn": "Ozan Irsoy, Claire Cardie (2015), \"Modeling Compositionality with Multiplicative Recurrent Neural "
-            "Networks\", ICLR",
-    "dcnn": "Nal Kalchbrenner, Edward Grefenstette, Phil Blunsom (2014), \"A Convolutional Neural Network for "
-            "Modelling Sentences\", ACL",
-    "adasent": "Han Zhao, Zhengdong Lu, Pascal Poupart (2015), \"Self-Adaptive Hierarchical Sentence Model\", IJCAI",
-    "agt": "Hongyu Guo (2017), \"A Deep Network with Visual Text Composition Behavior\", ACL",
-    "nbow": "neural bag-of-words baseline (as in the tables of Kalchbrenner et al. 2014 and Lei et al. 2015)",
-}
-PAPER_RESULTS = {  # (task, model) -> (accuracy %, where)
-    ("sst5", "tensor_cnn"): (51.2, "Lei et al. 2015, Table 1 (with phrase labels)"),
-    ("sst5", "mrnn"): (43.5, "Irsoy & Cardie 2015, Table 1 (mRNN+vec, dh = 20)"),
-    ("sst5", "dcnn"): (48.5, "Kalchbrenner et al. 2014, Table 1"),
-    ("sst5", "agt"): (50.5, "Guo 2017, Table 1"),
-    ("sst2", "tensor_cnn"): (88.6, "Lei et al. 2015, Table 1 (with phrase labels)"),
-    ("sst2", "dcnn"): (86.8, "Kalchbrenner et al. 2014, Table 1"),
-    ("mr", "adasent"): (83.1, "Zhao et al. 2015"),
-    ("cr", "adasent"): (86.3, "Zhao et al. 2015"),
-    ("subj", "adasent"): (95.5, "Zhao et al. 2015"),
-    ("mpqa", "adasent"): (93.3, "Zhao et al. 2015"),
-    ("trec", "adasent"): (92.4, "Zhao et al. 2015"),
-}
-NO_PAPER_RESULT = {
-    "adasent": "AdaSent reports no SST result (MR, CR, SUBJ, MPQA and TREC only)",
-    "mrnn": "the mRNN paper reports SST-5 and MPQA only",
-    "agt": "the AGT paper reports SST-5 only",
-}
-# task -> (Hub dataset id or a plain identifier when the data is not on the Hub, readable name, task name)
-DATASETS = {
-    "sst5": ("stanfordnlp/sst", "SST-5 (Stanford Sentiment Treebank, fine-grained)", "Sentiment classification, 5 classes"),
-    "sst2": ("stanfordnlp/sst2", "SST-2 (Stanford Sentiment Treebank, binary)", "Sentiment classification, 2 classes"),
-    "zh_sentiment": ("online_shopping_10_cats", "online_shopping_10_cats (SophonPlus ChineseNlpCorpus)",
-                     "Chinese sentiment classification, 2 classes"),
-    "trec": ("trec", "TREC question classification", "Question type classification, 6 classes"),
-}
-
-
-# -- the configuration ------------------------------------------------------------------------------
-
-@dataclass
-class Entry:
-    model: str
-    task: str
-    phrases: bool = False
-    seed: int = 1
-    args: list[str] = field(default_factory=list)  # extra `python -m core.train` arguments
-    max_vocab: int = 0  # 0: the [bundle] max_vocab
-
-    @property
-    def key(self) -> str:
-        return f"{self.task}/{self.model}"
-
-    def train_argv(self, data_dir: str | None = None) -> list[str]:
-        argv = ["--model", self.model, "--task", self.task, "--seed", str(self.seed)]
-        argv += ["--phrases"] if self.phrases else []
-        return argv + list(self.args) + (["--data-dir", data_dir] if data_dir else [])
-
-    def train_config(self, data_dir: str | None = None, runs: Path | None = None):
-        """The run's TrainConfig; `runs` replaces the default runs/ folder (same sub-folders)."""
-        try:
-            cfg = parse_args(self.train_argv(data_dir))
-        except SystemExit:  # argparse already printed what is wrong
-            raise ValueError(f"{self.key}: invalid args {self.args}") from None
-        if runs is not None:
-            default = cfg.output_dir()
-            cfg.out = str(Path(runs) / default.parent.name / default.name)
-        return cfg
-
-
-@dataclass
-class BundleConfig:
-    entries: list[Entry]
-    max_total_mb: float = 40.0
-    max_file_mb: float = 8.0  # any one model.safetensors (the repository's limit on a tracked file)
-    max_vocab: int = 30000
-    min_vocab: int = 1000
-    library_name: str = "pytorch"
-    license: str = ""
-    path: Path = BUNDLE_CONFIG
-
-
-def read_bundle_config(path: str | Path = BUNDLE_CONFIG) -> BundleConfig:
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"{path} does not exist") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"{path}: {err}") from None
-    settings = data.get("bundle", {})
-    known = {"max_total_mb", "max_file_mb", "max_vocab", "min_vocab", "library_name", "license"}
-    if unknown := sorted(set(settings) - known) or sorted(set(data) - {"bundle", "checkpoint"}):
-        raise ValueError(f"{path}: unknown keys {unknown}")
-    entries, seen = [], set()
-    entry_fields = {f.name: f.type for f in dataclasses.fields(Entry)}
-    for i, raw in enumerate(data.get("checkpoint", [])):
-        where = f"{path}: [[checkpoint]] #{i + 1}"
-        if unknown := sorted(set(raw) - set(entry_fields)):
-            raise ValueError(f"{where}: unknown keys {unknown}")
-        try:
-            entry = Entry(**raw)
-            check_name("model", entry.model)
-            check_name("task", entry.task)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"{where}: {err}") from None
-        if (not isinstance(entry.phrases, bool) or not isinstance(entry.seed, int) or not isinstance(entry.max_vocab, int)
-                or not isinstance(entry.args, list) or not all(isinstance(a, str) for a in entry.args)):
-            raise ValueError(f"{where}: phrases is true/false, seed and max_vocab integers, args a list of strings")
-        if bad := [a for a in entry.args if a.split("=")[0] in RESERVED_ARGS or a == "--out" or a.startswith("--out=")]:
-            raise ValueError(f"{where}: {bad} cannot be in args (model, task, seed and phrases are fields; "
-                             "runs go to their default folder)")
-        if entry.key in seen:
-            raise ValueError(f"{where}: {entry.key} is listed twice")
-        seen.add(entry.key)
-        entries.append(entry)
-    if not entries:
-        raise ValueError(f"{path}: no [[checkpoint]] entries")
-    try:
-        config = BundleConfig(entries, path=path, **settings)
-    except TypeError as err:
-        raise ValueError(f"{path}: {err}") from None
-    if not 0 < config.min_vocab <= config.max_vocab or config.max_total_mb <= 0 or config.max_file_mb <= 0:
-        raise ValueError(f"{path}: need 0 < min_vocab <= max_vocab, max_total_mb > 0 and max_file_mb > 0")
-    return config
 
 
 # -- compaction -------------------------------------------------------------------------------------
@@ -278,13 +148,6 @@ def _coverage(examples, vocab: Vocab) -> float:
     return sum(w in vocab.stoi for w in tokens) / max(1, len(tokens))
 
 
-def _display(path: Path) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(PROJECT_ROOT))
-    except ValueError:
-        return str(path)
-
-
 def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> dict:
     """Write checkpoints/<task>/<model>/ from the run, re-evaluate it there, write metrics and card."""
     entry, ckpt, task = plan.entry, plan.ckpt, plan.task
@@ -294,7 +157,7 @@ def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> d
     shutil.rmtree(staging, ignore_errors=True)
     meta = {k: v for k, v in ckpt.meta.items() if k not in ("model", "config", "files")}
     meta["bundle"] = {"dtype": "float16", "vocab_size": len(vocab), "source_vocab_size": len(ckpt.vocab),
-                      "source_run": _display(plan.run_dir)}
+                      "source_run": display_path(plan.run_dir)}
     save_checkpoint(staging, model, vocab, meta, half=True)
 
     bundled = load_checkpoint(staging)  # exactly what the app will load: float16 -> float32, pruned words
@@ -313,7 +176,7 @@ def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> d
             "source_test_token_coverage": _coverage(task.test, ckpt.vocab),
         },
         "source_run": {
-            "path": _display(plan.run_dir), "command": "python -m core.train " + " ".join(entry.train_argv()),
+            "path": display_path(plan.run_dir), "command": "python -m core.train " + " ".join(entry.train_argv()),
             "test_accuracy_full_precision": run_metrics.get("test", {}).get("accuracy"),
             "dev_accuracy": run_metrics.get("dev_accuracy"), "best_epoch": run_metrics.get("best_epoch"),
             "epochs_run": run_metrics.get("epochs_run"), "train_examples": run_metrics.get("train_examples"),
@@ -335,141 +198,6 @@ def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> d
     log.info("%s: test accuracy %.4f after compaction (%d words, float16; the run had %s)", entry.key,
              metrics["test"]["accuracy"], len(vocab), metrics["source_run"]["test_accuracy_full_precision"])
     return metrics
-
-
-# -- model cards ------------------------------------------------------------------------------------
-
-def _pct(x) -> str:
-    return "—" if x is None else f"{100 * x:.1f}%"
-
-
-def _paper_pct(metrics: dict) -> str:
-    return f"{metrics['paper']['accuracy']:.1f}%" if metrics.get("paper") else "—"
-
-
-def _dataset(task: str) -> tuple[str, str, str]:
-    return DATASETS.get(task, (task, TASKS.get(task, ("", "", task))[2], "Text classification"))
-
-
-def _eval_result(metrics: dict) -> dict:
-    dataset_id, dataset_name, task_name = _dataset(metrics["task"])
-    return {
-        "task": {"type": "text-classification", "name": task_name},
-        "dataset": {"type": dataset_id, "name": dataset_name, "split": "test"},
-        "metrics": [{"type": "accuracy", "value": round(metrics["test"]["accuracy"], 4),
-                     "name": "Test accuracy (this float16, pruned-vocabulary checkpoint)"}],
-    }
-
-
-def _front_matter(meta: dict) -> str:
-    return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000) + "---\n"
-
-
-def card_metadata(metrics_list: list[dict], config: BundleConfig, name: str) -> dict:
-    languages = sorted({m["lang"] for m in metrics_list})
-    datasets = sorted({_dataset(m["task"])[0] for m in metrics_list})
-    meta = {
-        "library_name": config.library_name,
-        "pipeline_tag": "text-classification",
-        "language": languages,
-        **({"license": config.license} if config.license else {}),
-        "datasets": datasets,
-        "metrics": ["accuracy"],
-        "tags": ["sentence-classification", "sentiment-analysis", "compositional-models", "safetensors"]
-                + sorted({m["model"].replace("_", "-") for m in metrics_list}),
-        "model-index": [{"name": f"{m['model']}-{m['task']}" if len(metrics_list) > 1 else name,
-                         "results": [_eval_result(m)]} for m in metrics_list],
-    }
-    return meta
-
-
-def render_card(metrics: dict, config: BundleConfig) -> str:
-    model, task = metrics["model"], metrics["task"]
-    run, ck, tc = metrics["source_run"], metrics["checkpoint"], metrics["train_config"]
-    _, dataset_name, task_name = _dataset(task)
-    paper = metrics["paper"]
-    paper_row = (f"| paper ({paper['source']}) | {paper['accuracy']:.1f}% |" if paper else
-                 f"| paper | — ({NO_PAPER_RESULT.get(model, 'no published number for this task')}) |")
-    extra = "".join(f"| {name} (extra test set, this checkpoint) | {_pct(r['accuracy'])} (n = {r['n']}) |\n"
-                    for name, r in metrics["extra_tests"].items())
-    vectors = run.get("vectors") or {}
-    vectors_text = (f"pretrained vectors `{vectors.get('file')}`" if vectors.get("file") else
-                    "randomly initialised word vectors (no pretrained vectors)")
-    settings = ", ".join(f"{k} = {tc.get(k)}" for k in ("optimizer", "lr", "l2", "batch_size", "clip", "epochs", "patience")
-                         if tc.get(k) is not None)
-    model_config = ", ".join(f"{k} = {v}" for k, v in metrics["model_config"].items())
-    name = f"{model}-{task}"
-    ours = f"**{_pct(metrics['test']['accuracy'])}** (n = {metrics['test']['n']})"
-    body = f"""
-# {name}: {task_name}
-
-The `{model}` sentence classifier trained on {dataset_name}, as bundled with the compositional sentence
-models lab (an interactive Gradio lab for five classic neural sentence classifiers).
-Model: {PAPERS.get(model, model)}.
-Classes: {", ".join(metrics["labels"])}.
-
-## Results (test set accuracy)
-
-| | accuracy |
-|---|---|
-| **this checkpoint** (float16 weights, {ck["vocab_size"]:,}-word vocabulary), measured after compaction | {ours} |
-{extra}| the same run before compaction (float32, {ck["source_vocab_size"]:,} words) | {_pct(run["test_accuracy_full_precision"])} |
-{paper_row}
-
-One seed ({metrics["seed"]}); the paper numbers come from their own setups (pretrained vectors, tuning), so a gap
-is expected. Test-token coverage of the vocabulary: {_pct(ck["test_token_coverage"])} (before pruning
-{_pct(ck["source_test_token_coverage"])}); other words read as `<unk>`.
-
-## How it was trained
-
-- Command: `{run["command"]}` (`make train` runs every entry of `configs/bundled.toml`, then
-  `python -m core.bundle` compacts and re-evaluates it).
-- Data: {run.get("split") or "see the task"}; {run.get("train_examples") or "?"} training examples.
-- {settings}; best dev accuracy {_pct(run.get("dev_accuracy"))} at epoch {run.get("best_epoch")} of {run.get("epochs_run")}.
-- Embeddings: {vectors_text}.
-- Model configuration: {model_config}; {metrics["parameters"]:,} parameters.
-- Code: commit `{run.get("commit") or "?"}` (training), `{metrics.get("bundle_commit") or "?"}` (bundling).
-
-## Files
-
-`model.safetensors` (float16; loads as float32), `config.json` (model configuration, labels, the sha256
-of the weights and the vocabulary), `vocab.json` (index = id), `metrics.json` (the full report: per-class
-precision/recall/F1 and the confusion matrix). Every file's sha256 is in `manifest.json` at the root.
-No pickle anywhere: `core.checkpoint.load_checkpoint("{task}/{model}")` reads them, and the lab's
-`Lab.load()` finds them in the bundled folder or in a pinned Hub repo.
-"""
-    return _front_matter(card_metadata([metrics], config, name)) + body
-
-
-def render_repo_card(checkpoints: Path, repo_id: str, config: BundleConfig | None = None) -> str:
-    """The README.md of the Hub repo: every checkpoint's measured accuracy next to the paper's."""
-    config = config or (read_bundle_config() if BUNDLE_CONFIG.is_file() else BundleConfig([]))
-    metrics_list = []
-    for task, model in manifest_pairs(read_manifest(checkpoints)):
-        path = checkpoints / task / model / "metrics.json"
-        try:
-            metrics_list.append(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, json.JSONDecodeError) as err:
-            raise CheckpointError(f"{path}: cannot read the metrics for the card ({err})") from None
-    rows = "".join(
-        f"| `{m['task']}/{m['model']}` | {_pct(m['test']['accuracy'])} | {_pct(m['source_run']['test_accuracy_full_precision'])} "
-        f"| {_paper_pct(m)} | {m['checkpoint']['vocab_size']:,} |\n"
-        for m in metrics_list)
-    body = f"""
-# {repo_id.split("/")[1]}: checkpoints of the compositional sentence models lab
-
-Five classic neural sentence classifiers (Lei et al. 2015 tensor CNN, Irsoy & Cardie 2015 multiplicative
-RNN, Kalchbrenner et al. 2014 DCNN, Zhao et al. 2015 AdaSent, Guo 2017 AGT) trained by the lab's own PyTorch
-trainer. Each `<task>/<model>/` folder is one checkpoint with its own model card.
-
-| checkpoint | test accuracy (this checkpoint) | before compaction | paper | words |
-|---|---|---|---|---|
-{rows}
-"This checkpoint" is measured on the float16, pruned-vocabulary files in this repo. `manifest.json` lists
-every file's sha256; the lab refuses a file that does not match. Pin a commit of this repo in the lab's
-`configs/hub.toml` to load these checkpoints instead of the bundled copies.
-"""
-    return _front_matter(card_metadata(metrics_list, config, repo_id.split("/")[1])) + body
 
 
 # -- the whole set ----------------------------------------------------------------------------------
@@ -569,7 +297,7 @@ def check(out: Path = BUNDLED, max_total_mb: float | None = None, max_file_mb: f
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
-    parser = argparse.ArgumentParser(prog="python -m core.bundle", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.release.bundle", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train", help="train and bundle the checkpoints of configs/bundled.toml")
     train.add_argument("--config", default=str(BUNDLE_CONFIG))

@@ -1,7 +1,7 @@
 """Load test of the Gradio app: many gradio_client clients at once, then a burst beyond the queue's limit.
 
-    python -m core.loadtest                               # make loadtest: the bundled checkpoints/
-    python -m core.loadtest --checkpoints DIR --clients 8 --requests 5
+    python -m tools.loadtest                               # make loadtest: the bundled checkpoints/
+    python -m tools.loadtest --checkpoints DIR --clients 8 --requests 5
 
 It starts `app.py` as a separate process on 127.0.0.1 (LAB_CHECKPOINTS=DIR, a free port), then:
 1. warm-up: every (task, model) once through /predict, every task through /compare, then `--warmup`
@@ -40,7 +40,7 @@ from pathlib import Path
 
 from core.data import PROJECT_ROOT
 
-log = logging.getLogger("core.loadtest")
+log = logging.getLogger("tools.loadtest")
 SENTENCES = {
     "en": ["It is not a bad film at all.", "The acting is great, but the plot is dull.",
            "The movie is not nearly as good as the book.", "A moving, funny and beautifully made film.",
@@ -319,7 +319,7 @@ def load_test(args) -> tuple[dict, Report]:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per HTTP request otherwise
-    parser = argparse.ArgumentParser(prog="python -m core.loadtest", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.loadtest", description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoints", default=None, help="<task>/<model>/ folders (default $LAB_CHECKPOINTS, else checkpoints/)")
     parser.add_argument("--clients", type=int, default=32, help="concurrent gradio_client clients")
     parser.add_argument("--requests", type=int, default=20, help="requests per client, one after the other")

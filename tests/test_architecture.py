@@ -1,0 +1,50 @@
+"""The layering, read from the source (tools.import_graph, AST only): `core` is the library that the
+app, the trainer and the CLIs import; `demo` is the front end on top of it; `tools` measure and
+publish it and sit beside it. No import cycle anywhere, and no import that points the wrong way."""
+
+import pytest
+
+from tools.import_graph import PROJECT_ROOT, find_cycle, import_graph, imported_names, project_modules
+
+MODULES = project_modules()
+# core runs inside the app and the trainer: no front end, no tools, no child processes
+CORE_MUST_NOT_IMPORT = ("gradio", "gradio_client", "plotly", "demo", "tools", "subprocess")
+
+
+def _imports(prefix: str) -> dict[str, set[str]]:
+    """{module under `prefix`: the top-level names of everything it imports}."""
+    return {module: {name.split(".")[0] for name in imported_names(path, module)}
+            for module, path in MODULES.items() if module == prefix or module.startswith(prefix + ".")}
+
+
+def test_the_scan_sees_the_project():
+    assert {"core.predict", "core.hub", "core.manifest", "demo.ui", "tools.bench.cli", "tools.release.push", "app"} <= set(MODULES)
+    assert all(path.is_relative_to(PROJECT_ROOT) for path in MODULES.values())
+
+
+def test_no_import_cycle():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_find_cycle_reports_the_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+@pytest.mark.parametrize("forbidden", CORE_MUST_NOT_IMPORT)
+def test_core_does_not_import(forbidden):
+    found = sorted(module for module, names in _imports("core").items() if forbidden in names)
+    assert not found, f"{forbidden} imported by {', '.join(found)}"
+
+
+def test_demo_does_not_import_torch():
+    """The front end draws what core computed; torch stays behind core.predict."""
+    found = sorted(module for module, names in _imports("demo").items() if "torch" in names)
+    assert not found, f"torch imported by {', '.join(found)}"
+
+
+def test_only_tools_import_tools():
+    found = sorted(module for prefix in ("core", "demo", "app") for module, names in _imports(prefix).items()
+                   if "tools" in names)
+    assert not found, f"tools imported by {', '.join(found)}"

@@ -1,0 +1,260 @@
+"""Accuracy and training speed from stored runs: every runs/**/metrics.json that core.train wrote,
+grouped by task, phrase regime, model, variant and vectors, next to the papers' numbers. It trains nothing."""
+
+import dataclasses
+import json
+import logging
+import statistics
+from pathlib import Path
+
+from core.data.tasks import TASKS
+from core.hub import display_path
+from core.models import PAPER_MODELS, model_class
+from core.train import TrainConfig
+
+log = logging.getLogger("tools.bench")
+
+MODEL_ORDER = PAPER_MODELS + ["nbow"]
+SST = ("sst5", "sst2")
+SEEDS_WANTED = {"sst5": 3, "sst2": 3}  # the issue: 3 seeds on SST, 1 allowed elsewhere
+
+# (model, task, phrases) -> (test accuracy %, source); phrases None = the paper does not say
+PAPER_ACCURACY = {
+    ("tensor_cnn", "sst5", True): (51.2, "Lei et al. 2015, Table 1, + phrase labels"),
+    ("tensor_cnn", "sst5", False): (50.6, "Lei et al. 2015, Table 1, root labels"),
+    ("tensor_cnn", "sst2", True): (88.6, "Lei et al. 2015, Table 1, + phrase labels"),
+    ("tensor_cnn", "sst2", False): (87.0, "Lei et al. 2015, Table 1, root labels"),
+    ("mrnn", "sst5", True): (43.5, "Irsoy & Cardie 2015, Table 2, mRNN+vec dh=20"),
+    ("dcnn", "sst5", True): (48.5, "Kalchbrenner et al. 2014, Table 1"),
+    ("dcnn", "sst2", True): (86.8, "Kalchbrenner et al. 2014, Table 1"),
+    ("dcnn", "trec", False): (93.0, "Kalchbrenner et al. 2014, Table 2"),
+    ("agt", "sst5", True): (50.5, "Guo 2017, Table 1"),
+    ("adasent", "mr", False): (83.1, "Zhao et al. 2015 (10-fold CV; via aggregator, table lost in our copy)"),
+    ("adasent", "cr", False): (86.3, "Zhao et al. 2015 (10-fold CV; via aggregator)"),
+    ("adasent", "subj", False): (95.5, "Zhao et al. 2015 (10-fold CV; via aggregator)"),
+    ("adasent", "mpqa", False): (93.3, "Zhao et al. 2015 (10-fold CV; via aggregator)"),
+    ("adasent", "trec", False): (92.4, "Zhao et al. 2015 (via aggregator)"),
+    ("nbow", "sst5", None): (44.5, "Lei et al. 2015, Table 1, their NBoW"),
+    ("nbow", "sst2", None): (82.0, "Lei et al. 2015, Table 1, their NBoW"),
+}
+# Lei et al. 2015, Table 1 (one 2.6 GHz i7 core). The table does not name the task, but its 33 s per 10k samples
+# (root labels) matches 28 s for SST-5's 8,544 training sentences, so we compare SST-5 epochs only.
+PAPER_EPOCH_SECONDS = {("tensor_cnn", "sst5", False): 28.0, ("tensor_cnn", "sst5", True): 445.0}
+
+# train_config fields that name a run rather than change it
+# settings that do not make a variant: the run's identity, and the epoch budget (early stopping on dev
+# decides the epoch that counts; the command column shows the budget)
+RUN_IDENTITY = {"model", "task", "phrases", "seed", "fold", "out", "resume", "data_dir", "threads", "progress", "set",
+                "epochs", "patience"}
+
+def field_defaults(cls) -> dict:
+    out = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+    return out
+
+
+def _short(value) -> str:
+    if isinstance(value, list):
+        return ",".join(_short(v) for v in value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    return repr(value) if isinstance(value, float) else str(value)  # repr: the shortest exact float
+
+
+def _vectors_parts(metrics: dict) -> tuple[str, str]:
+    """(vectors file name or 'random', its PCA reduction or '') of the vectors a run started from."""
+    coverage = metrics.get("vectors")
+    if not coverage:
+        return "random", ""
+    reduced = f"PCA {coverage['pca_from']}-d to {metrics.get('model_config', {}).get('embed_dim', '?')}-d" if coverage.get("pca_from") else ""
+    return Path(str(coverage.get("file", "?"))).stem, reduced
+
+
+def vectors_source(metrics: dict) -> str:
+    """Which word vectors a run started from: a vectors file's name (and the PCA reduction), or 'random'.
+    With --vectors auto this depends on what existed at training time (and on the model's embedding size)."""
+    return ", ".join(part for part in _vectors_parts(metrics) if part)
+
+
+def vectors_used(members: list[dict]) -> str:
+    """The runs' vectors with their vocabulary coverage (a range when folds or seeds differ)."""
+    name, reduced = _vectors_parts(members[0])
+    if name == "random":
+        return name
+    fractions = sorted({round(100 * m["vectors"].get("fraction", 0)) for m in members})
+    covered = f"{fractions[0]}" + (f"–{fractions[-1]}" if len(fractions) > 1 else "")
+    return f"{name} ({covered}% of vocab{', ' + reduced if reduced else ''})"
+
+
+def variant_label(metrics: dict) -> str:
+    """'' for the model's defaults, else the settings that differ, e.g. 'vectors=none · lr=0.05'."""
+    train, model_cfg, key = metrics.get("train_config", {}), metrics.get("model_config", {}), metrics.get("model", "")
+    try:
+        cls = model_class(key)
+    except ValueError:
+        return "unknown model"
+    parts = []
+    used_vectors = metrics.get("vectors") is not None
+    defaults = field_defaults(TrainConfig) | cls.default_training
+    for name in (f.name for f in dataclasses.fields(TrainConfig)):
+        if name not in RUN_IDENTITY and name in train and train[name] != defaults.get(name):
+            parts.append(f"{name}={_short(train[name])}")
+    config_defaults = field_defaults(cls.config_class) | getattr(cls, "presets", {}).get(metrics.get("task"), {})
+    explicit = {pair.partition("=")[0] for pair in train.get("set", [])}
+    for name, value in model_cfg.items():
+        if name in ("vocab_size", "num_classes"):
+            continue
+        if name == "freeze_embeddings" and not used_vectors and name not in explicit:
+            continue  # the trainer trains random vectors itself when there are no pretrained ones
+        if config_defaults.get(name) != value:
+            parts.append(f"{name}={_short(value)}")
+    return " · ".join(parts)
+
+
+def train_command(train: dict) -> str:
+    """The core.train command line equivalent to a stored train_config."""
+    defaults = field_defaults(TrainConfig)
+    parts = ["python -m core.train", f"--model {train.get('model')}", f"--task {train.get('task')}"]
+    if train.get("phrases"):
+        parts.append("--phrases")
+    parts.append(f"--seed {train.get('seed')}")
+    for name, value in train.items():
+        if name in ("model", "task", "phrases", "seed", "out", "resume", "progress", "set") or value == defaults.get(name):
+            continue
+        flag = "--" + name.replace("_", "-")
+        parts.append((flag if value else "--no-" + flag[2:]) if isinstance(value, bool) else f"{flag} {_short(value)}")
+    parts += [f"--set {pair}" for pair in train.get("set", [])]
+    return " ".join(parts)
+
+
+def load_runs(root: Path) -> tuple[list[dict], list[str]]:
+    """Every finished run's metrics.json under `root` (not the copies in best/), and unfinished run dirs."""
+    runs, unfinished = [], []
+    if not root.is_dir():
+        return runs, unfinished
+    for path in sorted(root.rglob("metrics.json")):
+        if path.parent.name in ("best", "state"):
+            continue
+        try:
+            metrics = json.loads(path.read_text(encoding="utf-8"))
+            metrics["test"]["accuracy"]
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            log.warning("skipping %s: %s", path, err)
+            continue
+        metrics["path"], metrics["mtime"] = str(path.parent), path.stat().st_mtime
+        # runs/timing/: epochs run only to time them on a quiet machine; they count for speed, not accuracy
+        metrics["timing_only"] = "timing" in path.relative_to(root).parts
+        runs.append(metrics)
+    for log_file in sorted(root.rglob("log.jsonl")):
+        if not (log_file.parent / "metrics.json").is_file():
+            unfinished.append(str(log_file.parent))
+    return runs, unfinished
+
+
+def _phrases(metrics: dict) -> bool:
+    return bool(metrics.get("phrases")) and metrics.get("task") in SST
+
+
+def _paper(model: str, task: str, phrases: bool) -> tuple[float, str, bool] | None:
+    """(number, source, comparable): comparable is False when the paper used the other phrase regime."""
+    for regime in (phrases, None):
+        if (model, task, regime) in PAPER_ACCURACY:
+            return (*PAPER_ACCURACY[(model, task, regime)], True)
+    other = PAPER_ACCURACY.get((model, task, not phrases))
+    return (other[0], other[1] + (", with phrases" if not phrases else ", root labels"), False) if other else None
+
+
+def _groups(runs: list[dict]) -> list[tuple[tuple, list[dict]]]:
+    """Runs grouped by (task, phrases, model, variant, vectors used), in table order."""
+    groups: dict[tuple, list[dict]] = {}
+    for m in runs:
+        groups.setdefault((m["task"], _phrases(m), m["model"], variant_label(m), vectors_source(m)), []).append(m)
+    tasks = list(TASKS)
+
+    def order(key):
+        task, phrases, model, variant, vectors = key
+        return (tasks.index(task) if task in tasks else 99, not phrases, MODEL_ORDER.index(model) if model in MODEL_ORDER else 99,
+                variant != "", variant, vectors)
+
+    return sorted(groups.items(), key=lambda kv: order(kv[0]))
+
+
+def _latest_per_seed(members: list[dict]) -> list[dict]:
+    """A rerun of the same seed and fold in another directory (say, with a longer epoch budget)
+    replaces the earlier one: the newest metrics.json counts, so no seed is counted twice."""
+    latest: dict[tuple, dict] = {}
+    for m in sorted(members, key=lambda m: m.get("mtime", 0.0)):
+        latest[(m.get("seed"), m.get("train_config", {}).get("fold", 0))] = m
+    return list(latest.values())
+
+
+def accuracy_table(runs: list[dict]) -> list[dict]:
+    rows = []
+    for (task, phrases, model, variant, _), members in _groups(runs):
+        members = _latest_per_seed(members)
+        members.sort(key=lambda m: (m.get("seed", 0), m.get("train_config", {}).get("fold", 0)))
+        accs = [100 * m["test"]["accuracy"] for m in members]
+        row = {"task": task, "phrases": phrases, "model": model, "variant": variant, "vectors": vectors_used(members), "n": len(accs),
+               "seeds": [m.get("seed") for m in members],
+               "folds": sorted({m.get("train_config", {}).get("fold", 0) for m in members}),
+               "accuracies": accs, "mean": statistics.fmean(accs), "std": statistics.stdev(accs) if len(accs) > 1 else None,
+               "seeds_wanted": SEEDS_WANTED.get(task, 1), "dev_mean": statistics.fmean(100 * m["dev_accuracy"] for m in members),
+               "commits": sorted({m.get("commit") or "unknown" for m in members}),
+               "commands": [m.get("command") or train_command(m.get("train_config", {})) + "  (reconstructed)" for m in members],
+               "paths": [display_path(m["path"]) for m in members], "split": members[0].get("split", "")}
+        ranking = [m["test"]["ranking_loss"] for m in members
+                   if "ranking_loss" in m["test"] and m.get("model_config", {}).get("head") == "ordinal"]
+        if len(ranking) == len(members):  # the ordinal head's metric (mRNN §4.2): mean |predicted - gold| class
+            row["ranking_loss"] = statistics.fmean(ranking)
+        paper = _paper(model, task, phrases)
+        if paper:
+            row["paper"], row["paper_source"], comparable = paper
+            row["delta"] = row["mean"] - paper[0] if comparable else None
+        rows.append(row)
+    return rows
+
+
+def missing_runs(rows: list[dict]) -> list[dict]:
+    """The default-variant entries the issue asks for that have fewer runs than wanted."""
+    wanted = [(task, task in SST, model) for task in TASKS for model in MODEL_ORDER]
+    wanted += [("sst5", False, "tensor_cnn"), ("sst2", False, "tensor_cnn")]  # Lei's root-label numbers and 28 s/epoch
+    have: dict[tuple, set] = {}
+    for r in rows:
+        if r["variant"] == "":
+            have.setdefault((r["task"], r["phrases"], r["model"]), set()).update(r["seeds"])
+    out = []
+    for task, phrases, model in wanted:
+        seeds = [s for s in range(1, SEEDS_WANTED.get(task, 1) + 1) if s not in have.get((task, phrases, model), set())]
+        if seeds and len(have.get((task, phrases, model), ())) < SEEDS_WANTED.get(task, 1):
+            base = f"python -m core.train --model {model} --task {task}{' --phrases' if phrases else ''} --seed"
+            command = f"{base} {seeds[0]}" if len(seeds) == 1 else f"for s in {' '.join(map(str, seeds))}; do {base} $s; done"
+            out.append({"task": task, "phrases": phrases, "model": model, "missing_seeds": seeds, "command": command})
+    return out
+
+
+def speed_table(runs: list[dict]) -> list[dict]:
+    """One row per group and setting: the dedicated timing runs (runs/timing/: one epoch on an otherwise idle
+    machine) apart from the training runs, which often shared the cores with other jobs; and per torch threads."""
+    rows = []
+    for (task, phrases, model, variant, _), group in _groups([m for m in runs if m.get("epoch_seconds")]):
+        settings: dict[tuple, list[dict]] = {}
+        for m in group:
+            threads = m.get("torch_threads") or m.get("train_config", {}).get("threads") or 0
+            settings.setdefault((not m.get("timing_only"), threads), []).append(m)
+        for (training, threads), members in sorted(settings.items()):
+            seconds = [s for m in members for s in m["epoch_seconds"]]
+            examples = statistics.median(m.get("train_examples", 0) for m in members)
+            median = statistics.median(seconds)
+            row = {"task": task, "phrases": phrases, "model": model, "variant": variant, "vectors": vectors_used(members),
+                   "runs": len(members), "timing_only": not training,
+                   "epochs_timed": len(seconds), "median_s": median, "min_s": min(seconds), "max_s": max(seconds),
+                   "train_examples": examples, "s_per_10k": 1e4 * median / examples if examples else None, "threads": threads}
+            paper = PAPER_EPOCH_SECONDS.get((model, task, phrases))
+            if paper:
+                row["paper_s"], row["ratio"] = paper, median / paper
+            rows.append(row)
+    return rows

@@ -1,0 +1,241 @@
+"""docs/benchmarks.md from a benchmark report: every section's table with what it measures."""
+
+from core.predict import MAX_WORDS
+from tools.bench.accuracy import SST
+
+
+def _ms(x: float | None) -> str:
+    """3 significant digits or so, for milliseconds and seconds alike."""
+    if x is None:
+        return "—"
+    return f"{x:.2f}" if x < 10 else f"{x:.1f}" if x < 100 else f"{x:.0f}"
+
+
+def _regime(task: str, phrases: bool) -> str:
+    return ("phrases" if phrases else "sentences") if task in SST else "—"
+
+
+def _table(header: list[str], rows: list[list]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+
+
+def render_markdown(r: dict) -> str:
+    m, s = r["machine"], r["settings"]
+    lines = ["# Benchmarks", "",
+             f"Written by `{r['command']}` on {r['generated']} at commit `{m['commit'] or 'unknown'}`. "
+             "Do not edit by hand: re-run the command. Raw numbers: `benchmarks.json`.", ""]
+    if s["smoke"]:
+        lines += ["> **Smoke run**: tiny synthetic models and data; these numbers only show that the command works.", ""]
+
+    lines += ["## Machine", ""]
+    lines += _table(["", ""], [
+        ["CPU", m["cpu"]], ["cores (logical / usable)", f"{m['logical_cpus']} / {m['cpus_usable']}"],
+        ["memory", f"{m['memory_gib']} GiB"],
+        ["torch threads (set by --threads)", f"{m['torch_threads']} (interop {m['torch_interop_threads']})"],
+        ["load average at start / end (1 min)", f"{m['load_average'][0]:.2f} / {r['load_average_end'][0]:.2f}"],
+        ["platform", m["platform"]], ["versions", ", ".join(f"{k} {v}" for k, v in m["versions"].items())]])
+    lines += ["", "Latencies are wall-clock on this machine as it was (other processes included); the load average "
+              "says how busy it was.", ""]
+    timed = any(k in r for k in ("inference", "scaling", "memory", "app"))
+    if timed and max(m["load_average"][0], r["load_average_end"][0]) > (m["cpus_usable"] or 1):
+        lines += [f"> **The machine was busy** (load average above its {m['cpus_usable']} usable cores): latencies are "
+                  "inflated, and with more than one torch thread each small op can wait for a descheduled thread. "
+                  "For clean numbers re-run on an idle machine, or compare with `--threads 1`.", ""]
+
+    lines += ["## Accuracy", ""]
+    if "accuracy" not in r:
+        lines += ["Not run (section not selected).", ""]
+    else:
+        acc = r["accuracy"]
+        lines += [f"Test accuracy (%) read from `{r['runs_dir']}/**/metrics.json` (test at the best dev epoch). Runs are grouped "
+                  "by task, training regime (SST: sentences only or all labelled phrases), model and variant (every setting "
+                  "that differs from the model's defaults and task preset, e.g. `--vectors none`; empty = defaults). *vectors* = "
+                  "the word vectors the run actually started from (with `--vectors auto` that depends on what existed). "
+                  "Mean ± sample std over seeds, or over the test folds of a 10-fold split (MR, CR, SUBJ, MPQA; *runs* says "
+                  "which); † = one run; ‡ = fewer seeds than the 3 the issue asks for on SST. "
+                  "Δ = ours − paper, shown only when the paper used the same regime. Re-running an entry's command "
+                  "should land within its std.", ""]
+        rows = []
+        for i, row in enumerate(acc["rows"], 1):
+            seeds, folds = len(set(row["seeds"])), len(row["folds"])
+            mark = ("†" if row["n"] == 1 else "") + ("‡" if seeds < row["seeds_wanted"] else "")
+            runs = f"{folds} folds" + (f" × {seeds} seeds" if seeds > 1 else "") if folds > 1 else f"{row['n']}"
+            value = f"{row['mean']:.1f}" + (f" ± {row['std']:.1f}" if row["std"] is not None else "")
+            paper = f"{row['paper']:.1f}" if "paper" in row else "—"
+            if "paper" in row and row.get("delta") is None:
+                paper += " (other regime)"
+            delta = f"{row['delta']:+.1f}" if row.get("delta") is not None else "—"
+            rows.append([f"A{i}", row["task"], _regime(row["task"], row["phrases"]), row["model"], row["variant"] or "defaults",
+                         row["vectors"], value, f"{runs}{mark}", paper, delta, ", ".join(row["commits"])])
+        header = ["id", "task", "regime", "model", "variant", "vectors", "test %", "seeds", "paper", "Δ", "commit"]
+        lines += _table(header, rows) if rows else ["No finished runs found."]
+        if rows:
+            lines += ["", "<details><summary>Commands, seeds and paper sources</summary>", ""]
+            for i, row in enumerate(acc["rows"], 1):
+                source = f"; paper: {row['paper_source']}" if "paper_source" in row else ""
+                folds = f", folds {row['folds']}" if len(row["folds"]) > 1 else ""
+                ranking = f", ranking loss {row['ranking_loss']:.4f}" if "ranking_loss" in row else ""
+                lines.append(f"- **A{i}** seeds {row['seeds']}{folds}, accuracies {[round(a, 2) for a in row['accuracies']]}"
+                             f"{ranking}{source}")
+                lines += [f"  - `{c}`" for c in row["commands"]]
+            lines += ["", "</details>"]
+        lines += ["", "### Not run", ""]
+        if acc["missing"]:
+            lines += ["Default-variant entries the issue asks for that have no run (or fewer seeds than wanted):", ""]
+            lines += _table(["task", "regime", "model", "missing seeds", "command"],
+                            [[x["task"], _regime(x["task"], x["phrases"]), x["model"], ",".join(map(str, x["missing_seeds"])),
+                              f"`{x['command']}`"] for x in acc["missing"]])
+        else:
+            lines.append("Nothing: every wanted entry has its runs.")
+        if acc["unfinished"]:
+            lines += ["", "Unfinished runs (a log.jsonl but no metrics.json; running, or killed: add `--resume`): "
+                      + ", ".join(f"`{p}`" for p in acc["unfinished"])]
+        lines.append("")
+
+    lines += ["## Training speed", ""]
+    if "speed" not in r:
+        lines += ["Not run (section not selected).", ""]
+    else:
+        lines += ["Seconds per training epoch (`epoch_seconds` in metrics.json: the training pass only, no evaluation), "
+                  "median over all epochs of all seeds of a group, per torch threads. *timing* rows are dedicated one-epoch "
+                  "runs (runs/timing/) on an otherwise idle machine; the other rows come from training runs, which often "
+                  "shared the 2 cores with other jobs. Lei et al. (Table 1) report 28 s (root labels) and 445 s (all "
+                  "phrases) per SST-5 epoch on one 2.6 GHz i7 core; ratio = ours / theirs.", ""]
+        rows = [[x["task"], _regime(x["task"], x["phrases"]), x["model"], (x["variant"] or "defaults") + (" (timing)" if x.get("timing_only") else ""),
+                 x["vectors"], _ms(x["median_s"]),
+                 f"{_ms(x['min_s'])}–{_ms(x['max_s'])}", f"{x['epochs_timed']} ({x['runs']} runs)", f"{x['train_examples']:.0f}",
+                 _ms(x["s_per_10k"]), x["threads"],
+                 f"{x['paper_s']:.0f}" if "paper_s" in x else "—", f"{x['ratio']:.2f}" if "ratio" in x else "—"]
+                for x in r["speed"]]
+        lines += _table(["task", "regime", "model", "variant", "vectors", "s/epoch", "range", "epochs", "examples", "s/10k ex.",
+                         "threads", "Lei s/epoch", "ratio"], rows) if rows else ["No finished runs with epoch times found."]
+        lines.append("")
+
+    lines += inference_markdown(r)
+    lines += loadtest_markdown(r.get("loadtest"))
+    return "\n".join(lines) + "\n"
+
+
+def loadtest_markdown(lt: dict | None) -> list[str]:
+    """The stored figures of the last `make loadtest` (docs/loadtest.json), quoted with their date."""
+    if not lt:
+        return ["## Load test", "", "Not run: `make loadtest` writes docs/loadtest.json, which this section quotes.", ""]
+    cfg, lat, rss, burst = lt["config"], lt["latency_s"], lt["rss_mb"], lt["burst"]
+    yes = {True: "✓", False: "✗ (missed)"}
+    rows = [["clients × requests", f"{cfg['clients']} × {cfg['requests']} = {lt['requests']} (/compare share {cfg['compare_share']})"],
+            ["failed requests", f"{lt['failed']} {yes[lt['targets']['no_failed_requests']]}"],
+            ["throughput", f"{lt['throughput_rps']:.1f} req/s; CPU per request: server {lt['cpu_ms_per_request']['server']:.1f} ms, "
+                           f"clients {lt['cpu_ms_per_request']['clients']:.1f} ms"],
+            ["latency p50 / p95 / max", f"{lat['p50']:.2f} / {lat['p95']:.2f} / {lat['max']:.2f} s; p95 ≤ {cfg['max_p95']:g} s "
+                                        f"{yes[lt['targets']['p95_le_1s']]}"],
+            ["resident memory after warm-up / run / burst", f"{rss['after_warmup']:.0f} / {rss['after_run']:.0f} / "
+             f"{rss['after_burst']:.0f} MB; growth over the run {lt['rss_growth_pct']:.1f}% "
+             f"{yes[lt['targets']['rss_growth_le_10pct']]}"],
+            ["burst beyond the queue", f"{burst['submitted']} /compare at once: {burst['answered']} answered, {burst['busy']} "
+             f"'Queue is full' (within {burst['busy_answer_max_s']:.1f} s), {burst['other_errors']} other errors "
+             f"{yes[lt['targets']['busy_is_clear_never_a_hang']]}"]]
+    return (["## Load test", "", f"`make loadtest` of {lt['date']} (UTC), app.py on 127.0.0.1 with the bundled checkpoints, "
+             f"{lt['cpus']} cores shared by the server and the gradio_client clients; raw figures in `loadtest.json`.", ""]
+            + _table(["measure", "value"], rows) + [""])
+
+
+def inference_markdown(r: dict) -> list[str]:
+    s, lines = r["settings"], []
+
+    def not_run(section: str) -> list[str]:
+        if section in r["sections"] and r.get("checkpoints_note"):
+            return [r["checkpoints_note"], ""]
+        return ["Not run (section not selected).", ""]
+
+    lines += ["## Inference", ""]
+    if "inference" not in r:
+        lines += not_run("inference")
+    else:
+        lines += [f"Task `{r['task']}`, checkpoints from `{r['checkpoints_dir']}`, torch threads {r['machine']['torch_threads']}. "
+                  f"One sentence at a time, cycling over {r['sentences']} (mean "
+                  f"{next(iter(r['inference'].values()))['mean_words']:.1f} words). *forward* = pad + model forward under "
+                  "inference mode; *predict* = `Lab.predict` (tokenize, forward, word curve, leave-one-out occlusion, "
+                  "views). Batch: padded batches of 64 sentences, forward only.", ""]
+        rows = [[model, f"{x['parameters']:,}", _ms(x["forward"]["p50_ms"]), _ms(x["forward"]["p95_ms"]),
+                 _ms(x["predict"]["p50_ms"]), _ms(x["predict"]["p95_ms"]), f"{x['batch64']['sentences_per_s']:.0f}",
+                 f"{x['forward']['reps']}/{x['predict']['reps']}/{x['batch64']['batches']}"] for model, x in r["inference"].items()]
+        lines += _table(["model", "parameters", "forward p50 ms", "p95", "predict p50 ms", "p95", "batch-64 sent./s",
+                         "reps (fwd/pred/batches)"], rows)
+        lines.append("")
+
+    lines += ["## Scaling with sentence length", ""]
+    if "scaling" not in r:
+        lines += not_run("scaling")
+    else:
+        lengths = s["lengths"]
+        lines += ["![latency versus sentence length](scaling.svg)", "",
+                  "Bare forward of one sentence of L random in-vocabulary words: the best of N runs in ms (the "
+                  "lengths take turns, and the minimum is the time least disturbed by other processes; p50 is in the "
+                  "JSON). k = fitted exponent of latency ∝ L^k over L ≥ 50 (1 = linear, 2 = quadratic); at small L "
+                  "fixed per-call costs dominate, so k below 1 means the model's own growth is not visible yet.", ""]
+        rows = [[model] + [_ms(v) for v in x["forward"]["best_ms"]] + [x["forward"]["reps"]] +
+                [f"{x['forward']['exponent']:.2f}" if x["forward"]["exponent"] is not None else "—"]
+                for model, x in r["scaling"].items()]
+        lines += _table(["model"] + [f"L={n}" for n in lengths] + ["N", "k"], rows)
+        lines += ["", f"`Lab.predict` (with explanations) on L words, p50 in ms; the app cuts input at {MAX_WORDS} words. "
+                  f"Once a length takes over {s['predict_cap_s']:.0f} s the longer ones are not run.", ""]
+        rows = []
+        for model, x in r["scaling"].items():
+            p = x["predict"]
+            cells = {n: _ms(v) for n, v in zip(p["lengths"], p["p50_ms"])}
+            rows.append([model] + [cells.get(n, "not run" if n in p["not_run"] else "—") for n in s["predict_lengths"]])
+        lines += _table(["model"] + [f"L={n}" for n in s["predict_lengths"]], rows)
+        notes = {(length, n) for x in r["scaling"].values() for length, ns in x["predict"].get("notices", {}).items() for n in ns}
+        if notes:
+            lines += ["", "Notices `Lab.predict` gave on these inputs (they explain jumps in the curve):"]
+            for note in sorted({n for _, n in notes}):
+                lengths = sorted({int(length) for length, n in notes if n == note})
+                lines.append(f"- from L={lengths[0]}: {note}")
+        lines.append("")
+
+    lines += ["## Memory", ""]
+    if "memory" not in r:
+        lines += not_run("memory")
+    else:
+        lines += ["Peak resident memory (MiB) of a fresh process per model (`python -m tools.bench --memory-probe DIR`), read "
+                  "from VmHWM in /proc/self/status after each stage in order, so a peak includes every earlier stage. "
+                  "*baseline* = torch, core and the tokenizer loaded, no model yet; *weights* = the parameters' own size; "
+                  f"Lab.predict runs on {MAX_WORDS} words (the app's cap) unless the scaling section had to stop that model "
+                  "earlier, then on the longest length it measured. "
+                  "(`getrusage().ru_maxrss` is not used: a child process inherits its parent's peak through fork/exec.)", ""]
+        rows = []
+        for model, x in r["memory"].items():
+            if "not_run" in x:
+                rows.append([model, "—", f"not run: {x['not_run']}", "", "", "", ""])
+                continue
+            st = x["stages_mib"]
+            rows.append([model, f"{x['parameters_mib']:.1f}", f"{st['imports_and_tokenizer']:.0f}", f"{st['load']:.0f}",
+                         f"{st['forward_400_words']:.0f}", f"{st['batch_64x20_words']:.0f}",
+                         f"{st['predict']:.0f} ({x['predict_words']} words)"])
+        lines += _table(["model", "weights", "baseline", "+ load", "+ forward 400 words", "+ batch 64×20", "+ Lab.predict"], rows)
+        lines.append("")
+
+    lines += ["## The app end to end", ""]
+    app = r.get("app")
+    if app is None:
+        lines += not_run("app")
+    elif app["status"] == "measured":
+        lines += [f"`app.py` started as its own process on 127.0.0.1 with the checkpoints above (serving after "
+                  f"{app['ready_s']:.1f} s); `{app['endpoint']}` (\"all five\": {', '.join(app['models'])}, with every "
+                  f"explanation) called one at a time, cycling over {r['sentences']}, and on the one word "
+                  f"\"{app['one_word']}\", which shows the round trip's fixed cost. The issue's bar for one sentence "
+                  "through all five models: p50 ≤ 100 ms, p95 ≤ 250 ms.", ""]
+        rows = []
+        for key, client in (("rest", "HTTP: `POST /gradio_api/call/compare`, then its event stream (httpx)"),
+                            ("gradio_client", "`gradio_client.Client.predict(..., api_name=\"/compare\")`")):
+            m, floor = app[key], app[f"{key}_one_word"]
+            rows.append([client, _ms(m["p50_ms"]), _ms(m["p95_ms"]), m["reps"], _ms(floor["p50_ms"])])
+        lines += _table(["client", "p50 ms", "p95 ms", "calls", "one word, p50 ms"], rows)
+        lines += ["", "gradio_client waits for results by polling every 50 ms (`time.sleep(0.05)` in "
+                  "gradio_client/utils.py), which its one-word row shows; the HTTP row is what the app itself costs. "
+                  "The client is built by `tools.loadtest.app_client`, with one SSL context for all its requests "
+                  "(gradio_client otherwise loads the CA bundle for every request, about 70 ms of CPU).", ""]
+    else:
+        lines += [f"Not run ({app['status']}): {app['note']}.", ""]
+    return lines

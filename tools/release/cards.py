@@ -1,0 +1,189 @@
+"""Model cards: one README.md per bundled checkpoint and one for the Hub repo, with Hub metadata.
+
+A card states the accuracy measured on the compacted checkpoint itself (float16, pruned vocabulary)
+next to the full-precision run's and the paper's own number, each labelled as what it is, and how
+the checkpoint was trained (command, settings, commits).
+"""
+
+import json
+from pathlib import Path
+
+import yaml
+
+from core.checkpoint import CheckpointError
+from core.data import TASKS
+from core.manifest import manifest_pairs, read_manifest
+from tools.release.config import BUNDLE_CONFIG, BundleConfig, read_bundle_config
+
+# The papers' own numbers (test accuracy, %), from docs/notes on the five papers. None: no such number.
+PAPERS = {
+    "tensor_cnn": "Tao Lei, Regina Barzilay, Tommi Jaakkola (2015), \"Molding CNNs for text: non-linear, "
+                  "non-consecutive convolutions\", EMNLP",
+    "mrnn": "Ozan Irsoy, Claire Cardie (2015), \"Modeling Compositionality with Multiplicative Recurrent Neural "
+            "Networks\", ICLR",
+    "dcnn": "Nal Kalchbrenner, Edward Grefenstette, Phil Blunsom (2014), \"A Convolutional Neural Network for "
+            "Modelling Sentences\", ACL",
+    "adasent": "Han Zhao, Zhengdong Lu, Pascal Poupart (2015), \"Self-Adaptive Hierarchical Sentence Model\", IJCAI",
+    "agt": "Hongyu Guo (2017), \"A Deep Network with Visual Text Composition Behavior\", ACL",
+    "nbow": "neural bag-of-words baseline (as in the tables of Kalchbrenner et al. 2014 and Lei et al. 2015)",
+}
+PAPER_RESULTS = {  # (task, model) -> (accuracy %, where)
+    ("sst5", "tensor_cnn"): (51.2, "Lei et al. 2015, Table 1 (with phrase labels)"),
+    ("sst5", "mrnn"): (43.5, "Irsoy & Cardie 2015, Table 1 (mRNN+vec, dh = 20)"),
+    ("sst5", "dcnn"): (48.5, "Kalchbrenner et al. 2014, Table 1"),
+    ("sst5", "agt"): (50.5, "Guo 2017, Table 1"),
+    ("sst2", "tensor_cnn"): (88.6, "Lei et al. 2015, Table 1 (with phrase labels)"),
+    ("sst2", "dcnn"): (86.8, "Kalchbrenner et al. 2014, Table 1"),
+    ("mr", "adasent"): (83.1, "Zhao et al. 2015"),
+    ("cr", "adasent"): (86.3, "Zhao et al. 2015"),
+    ("subj", "adasent"): (95.5, "Zhao et al. 2015"),
+    ("mpqa", "adasent"): (93.3, "Zhao et al. 2015"),
+    ("trec", "adasent"): (92.4, "Zhao et al. 2015"),
+}
+NO_PAPER_RESULT = {
+    "adasent": "AdaSent reports no SST result (MR, CR, SUBJ, MPQA and TREC only)",
+    "mrnn": "the mRNN paper reports SST-5 and MPQA only",
+    "agt": "the AGT paper reports SST-5 only",
+}
+# task -> (Hub dataset id or a plain identifier when the data is not on the Hub, readable name, task name)
+DATASETS = {
+    "sst5": ("stanfordnlp/sst", "SST-5 (Stanford Sentiment Treebank, fine-grained)", "Sentiment classification, 5 classes"),
+    "sst2": ("stanfordnlp/sst2", "SST-2 (Stanford Sentiment Treebank, binary)", "Sentiment classification, 2 classes"),
+    "zh_sentiment": ("online_shopping_10_cats", "online_shopping_10_cats (SophonPlus ChineseNlpCorpus)",
+                     "Chinese sentiment classification, 2 classes"),
+    "trec": ("trec", "TREC question classification", "Question type classification, 6 classes"),
+}
+
+
+
+def _pct(x) -> str:
+    return "—" if x is None else f"{100 * x:.1f}%"
+
+
+def _paper_pct(metrics: dict) -> str:
+    return f"{metrics['paper']['accuracy']:.1f}%" if metrics.get("paper") else "—"
+
+
+def _dataset(task: str) -> tuple[str, str, str]:
+    return DATASETS.get(task, (task, TASKS.get(task, ("", "", task))[2], "Text classification"))
+
+
+def _eval_result(metrics: dict) -> dict:
+    dataset_id, dataset_name, task_name = _dataset(metrics["task"])
+    return {
+        "task": {"type": "text-classification", "name": task_name},
+        "dataset": {"type": dataset_id, "name": dataset_name, "split": "test"},
+        "metrics": [{"type": "accuracy", "value": round(metrics["test"]["accuracy"], 4),
+                     "name": "Test accuracy (this float16, pruned-vocabulary checkpoint)"}],
+    }
+
+
+def _front_matter(meta: dict) -> str:
+    return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000) + "---\n"
+
+
+def card_metadata(metrics_list: list[dict], config: BundleConfig, name: str) -> dict:
+    languages = sorted({m["lang"] for m in metrics_list})
+    datasets = sorted({_dataset(m["task"])[0] for m in metrics_list})
+    meta = {
+        "library_name": config.library_name,
+        "pipeline_tag": "text-classification",
+        "language": languages,
+        **({"license": config.license} if config.license else {}),
+        "datasets": datasets,
+        "metrics": ["accuracy"],
+        "tags": ["sentence-classification", "sentiment-analysis", "compositional-models", "safetensors"]
+                + sorted({m["model"].replace("_", "-") for m in metrics_list}),
+        "model-index": [{"name": f"{m['model']}-{m['task']}" if len(metrics_list) > 1 else name,
+                         "results": [_eval_result(m)]} for m in metrics_list],
+    }
+    return meta
+
+
+def render_card(metrics: dict, config: BundleConfig) -> str:
+    model, task = metrics["model"], metrics["task"]
+    run, ck, tc = metrics["source_run"], metrics["checkpoint"], metrics["train_config"]
+    _, dataset_name, task_name = _dataset(task)
+    paper = metrics["paper"]
+    paper_row = (f"| paper ({paper['source']}) | {paper['accuracy']:.1f}% |" if paper else
+                 f"| paper | — ({NO_PAPER_RESULT.get(model, 'no published number for this task')}) |")
+    extra = "".join(f"| {name} (extra test set, this checkpoint) | {_pct(r['accuracy'])} (n = {r['n']}) |\n"
+                    for name, r in metrics["extra_tests"].items())
+    vectors = run.get("vectors") or {}
+    vectors_text = (f"pretrained vectors `{vectors.get('file')}`" if vectors.get("file") else
+                    "randomly initialised word vectors (no pretrained vectors)")
+    settings = ", ".join(f"{k} = {tc.get(k)}" for k in ("optimizer", "lr", "l2", "batch_size", "clip", "epochs", "patience")
+                         if tc.get(k) is not None)
+    model_config = ", ".join(f"{k} = {v}" for k, v in metrics["model_config"].items())
+    name = f"{model}-{task}"
+    ours = f"**{_pct(metrics['test']['accuracy'])}** (n = {metrics['test']['n']})"
+    body = f"""
+# {name}: {task_name}
+
+The `{model}` sentence classifier trained on {dataset_name}, as bundled with the compositional sentence
+models lab (an interactive Gradio lab for five classic neural sentence classifiers).
+Model: {PAPERS.get(model, model)}.
+Classes: {", ".join(metrics["labels"])}.
+
+## Results (test set accuracy)
+
+| | accuracy |
+|---|---|
+| **this checkpoint** (float16 weights, {ck["vocab_size"]:,}-word vocabulary), measured after compaction | {ours} |
+{extra}| the same run before compaction (float32, {ck["source_vocab_size"]:,} words) | {_pct(run["test_accuracy_full_precision"])} |
+{paper_row}
+
+One seed ({metrics["seed"]}); the paper numbers come from their own setups (pretrained vectors, tuning), so a gap
+is expected. Test-token coverage of the vocabulary: {_pct(ck["test_token_coverage"])} (before pruning
+{_pct(ck["source_test_token_coverage"])}); other words read as `<unk>`.
+
+## How it was trained
+
+- Command: `{run["command"]}` (`make train` runs every entry of `configs/bundled.toml`, then
+  `python -m tools.release.bundle` compacts and re-evaluates it).
+- Data: {run.get("split") or "see the task"}; {run.get("train_examples") or "?"} training examples.
+- {settings}; best dev accuracy {_pct(run.get("dev_accuracy"))} at epoch {run.get("best_epoch")} of {run.get("epochs_run")}.
+- Embeddings: {vectors_text}.
+- Model configuration: {model_config}; {metrics["parameters"]:,} parameters.
+- Code: commit `{run.get("commit") or "?"}` (training), `{metrics.get("bundle_commit") or "?"}` (bundling).
+
+## Files
+
+`model.safetensors` (float16; loads as float32), `config.json` (model configuration, labels, the sha256
+of the weights and the vocabulary), `vocab.json` (index = id), `metrics.json` (the full report: per-class
+precision/recall/F1 and the confusion matrix). Every file's sha256 is in `manifest.json` at the root.
+No pickle anywhere: `core.checkpoint.load_checkpoint("{task}/{model}")` reads them, and the lab's
+`Lab.load()` finds them in the bundled folder or in a pinned Hub repo.
+"""
+    return _front_matter(card_metadata([metrics], config, name)) + body
+
+
+def render_repo_card(checkpoints: Path, repo_id: str, config: BundleConfig | None = None) -> str:
+    """The README.md of the Hub repo: every checkpoint's measured accuracy next to the paper's."""
+    config = config or (read_bundle_config() if BUNDLE_CONFIG.is_file() else BundleConfig([]))
+    metrics_list = []
+    for task, model in manifest_pairs(read_manifest(checkpoints)):
+        path = checkpoints / task / model / "metrics.json"
+        try:
+            metrics_list.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, json.JSONDecodeError) as err:
+            raise CheckpointError(f"{path}: cannot read the metrics for the card ({err})") from None
+    rows = "".join(
+        f"| `{m['task']}/{m['model']}` | {_pct(m['test']['accuracy'])} | {_pct(m['source_run']['test_accuracy_full_precision'])} "
+        f"| {_paper_pct(m)} | {m['checkpoint']['vocab_size']:,} |\n"
+        for m in metrics_list)
+    body = f"""
+# {repo_id.split("/")[1]}: checkpoints of the compositional sentence models lab
+
+Five classic neural sentence classifiers (Lei et al. 2015 tensor CNN, Irsoy & Cardie 2015 multiplicative
+RNN, Kalchbrenner et al. 2014 DCNN, Zhao et al. 2015 AdaSent, Guo 2017 AGT) trained by the lab's own PyTorch
+trainer. Each `<task>/<model>/` folder is one checkpoint with its own model card.
+
+| checkpoint | test accuracy (this checkpoint) | before compaction | paper | words |
+|---|---|---|---|---|
+{rows}
+"This checkpoint" is measured on the float16, pruned-vocabulary files in this repo. `manifest.json` lists
+every file's sha256; the lab refuses a file that does not match. Pin a commit of this repo in the lab's
+`configs/hub.toml` to load these checkpoints instead of the bundled copies.
+"""
+    return _front_matter(card_metadata(metrics_list, config, repo_id.split("/")[1])) + body
