@@ -4,7 +4,8 @@ publish it and sit beside it. No import cycle anywhere, and no import that point
 
 import pytest
 
-from tools.import_graph import PROJECT_ROOT, find_cycle, import_graph, imported_names, project_modules
+from core.data import PROJECT_ROOT
+from tools.import_graph import find_cycle, import_graph, imported_names, project_modules
 
 MODULES = project_modules()
 # core runs inside the app and the trainer: no front end, no tools, no child processes

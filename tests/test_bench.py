@@ -11,12 +11,12 @@ import pytest
 from core.models import model_class
 from core.models.dcnn import DCNNConfig
 from core.train import Trainer, TrainConfig, parse_args
-from tools.accuracy import (accuracy_table, field_defaults, load_runs, missing_runs, train_command, variant_label,
+from tools.bench.accuracy import (accuracy_table, field_defaults, load_runs, missing_runs, train_command, variant_label,
                                   vectors_source, vectors_used)
-from tools.cli import SMOKE, main
-from tools.served import measure_app
-from tools.smoke import SMOKE_MODELS, train_smoke_runs, write_synthetic_sst
-from tools.timing import growth_exponent, percentile
+from tools.bench.cli import SMOKE, main
+from tools.bench.served import measure_app
+from tools.bench.smoke import SMOKE_MODELS, train_smoke_runs, write_synthetic_sst
+from tools.bench.timing import growth_exponent, percentile
 
 # (model, seed, phrases, extra train settings): 3 seeds of one model for mean ± std, a root-label run
 # for Lei's 28 s/epoch ratio, and a non-default lr that must show up as a variant
