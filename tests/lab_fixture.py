@@ -78,7 +78,7 @@ def build_checkpoints(root: Path, sst_data: Path) -> Path:
             run = root.parent / "runs" / task / key
             cfg = TrainConfig(model=key, task=task, data_dir=str(data), epochs=1, vectors="none", set=SMALL.get(key, []),
                               out=str(run), progress=False, seed=1)
-            Trainer(cfg).fit()
+            Trainer.from_config(cfg).fit()
             shutil.copytree(run / "best", root / task / key, dirs_exist_ok=True)
     (root / ".complete").write_text("ok")
     return root

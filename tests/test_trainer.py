@@ -1,10 +1,12 @@
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +14,12 @@ import pytest
 import torch
 
 import core.checkpoint as checkpoint_module
-import core.train as train_module
+import core.run as run_module
 from core.batching import bucket_batches, pad_batch
 from core.checkpoint import CheckpointError, load_checkpoint
-from core.train import Trainer, TrainConfig, main, model_overrides, parse_args
+from core.gitinfo import git_commit
+from core.run import build_run, model_config, model_overrides
+from core.train import DenseGradientAdadelta, Trainer, TrainConfig, main, parse_args
 from core.models.nbow import NBoWConfig
 from core.vectors import Vectors, save_vectors
 
@@ -30,16 +34,16 @@ def _config(tiny_data, out, **kw):
 
 
 def test_buckets_have_one_length_and_cover_everything(tiny_data):
-    trainer = Trainer(_config(tiny_data, "/tmp/unused"))
-    batches = bucket_batches(trainer.task.train, trainer.vocab, 8, seed=3)
-    assert sum(len(b.labels) for b in batches) == len(trainer.task.train)
+    run = build_run(_config(tiny_data, "/tmp/unused"))
+    batches = bucket_batches(run.task.train, run.vocab, 8, seed=3)
+    assert sum(len(b.labels) for b in batches) == len(run.task.train)
     assert all((b.lengths == b.ids.shape[1]).all() for b in batches)
-    again = bucket_batches(trainer.task.train, trainer.vocab, 8, seed=3)
+    again = bucket_batches(run.task.train, run.vocab, 8, seed=3)
     assert all(torch.equal(a.ids, b.ids) for a, b in zip(batches, again))
 
 
 def test_training_learns_and_checkpoint_reloads_identically(tiny_data, tmp_path):
-    metrics = Trainer(_config(tiny_data, tmp_path, epochs=12, lr=0.3)).fit()
+    metrics = Trainer.from_config(_config(tiny_data, tmp_path, epochs=12, lr=0.3)).fit()
     assert metrics["test"]["accuracy"] > 0.5  # 5 classes: chance is about 0.2
     assert len(metrics["test"]["confusion"]) == 5 and set(metrics["test"]["per_class"]) == {
         "very negative", "negative", "neutral", "positive", "very positive"}
@@ -54,7 +58,7 @@ def test_training_learns_and_checkpoint_reloads_identically(tiny_data, tmp_path)
 def test_embed_l2_shrinks_the_embedding_rows_batches_use(tiny_data, tmp_path):
     weights = {}
     for l2 in (0.0, 0.05):
-        trainer = Trainer(_config(tiny_data, tmp_path / str(l2), embed_l2=l2))
+        trainer = Trainer.from_config(_config(tiny_data, tmp_path / str(l2), embed_l2=l2))
         assert trainer.model.embedding.weight.requires_grad and trainer.model.embedding.sparse
         trainer.train_epoch()
         weights[l2] = trainer.model.embedding.weight.detach()
@@ -65,10 +69,13 @@ def test_embed_l2_shrinks_the_embedding_rows_batches_use(tiny_data, tmp_path):
     assert weights[0.05][used].norm() < weights[0.0][used].norm()
 
 
-def test_adadelta_trains_the_embedding_with_dense_gradients(tiny_data, tmp_path):
-    # Adadelta has no sparse variant: a trained embedding switches to dense gradients instead of failing
-    trainer = Trainer(_config(tiny_data, tmp_path, optimizer="adadelta", lr=1.0))
-    assert trainer.model.embedding.weight.requires_grad and not trainer.model.embedding.sparse
+def test_adadelta_trains_the_embedding_by_densifying_its_sparse_gradients(tiny_data, tmp_path):
+    # Adadelta has no sparse variant: its optimizer densifies the embedding's gradients, the model stays as built
+    run = build_run(_config(tiny_data, tmp_path, optimizer="adadelta", lr=1.0))
+    built = repr(run.model)
+    trainer = Trainer(run)
+    assert repr(trainer.model) == built and "sparse=True" in built
+    assert [type(o) for o in trainer.optimizers] == [DenseGradientAdadelta]
     before = trainer.model.embedding.weight.detach().clone()
     trainer.train_epoch()
     used = torch.unique(torch.cat([b.ids.flatten() for b in bucket_batches(trainer.task.train, trainer.vocab, 8)]))
@@ -76,11 +83,78 @@ def test_adadelta_trains_the_embedding_with_dense_gradients(tiny_data, tmp_path)
 
 
 def test_resume_equals_uninterrupted_run(tiny_data, tmp_path):
-    full = Trainer(_config(tiny_data, tmp_path / "full")).fit()
-    Trainer(_config(tiny_data, tmp_path / "cut", epochs=2)).fit()
-    resumed = Trainer(_config(tiny_data, tmp_path / "cut", resume=True)).fit()
+    full = Trainer.from_config(_config(tiny_data, tmp_path / "full")).fit()
+    Trainer.from_config(_config(tiny_data, tmp_path / "cut", epochs=2)).fit()
+    resumed = Trainer.from_config(_config(tiny_data, tmp_path / "cut", resume=True)).fit()
     assert resumed["test"] == full["test"] and resumed["dev_accuracy"] == full["dev_accuracy"]
 
+
+
+def test_resume_refuses_changed_settings_and_allows_more_epochs(tiny_data, tmp_path, capsys):
+    Trainer.from_config(_config(tiny_data, tmp_path, epochs=2, lr=0.3)).fit()
+    saved = (tmp_path / "state" / "state.json").read_bytes()
+    args = ["--model", "nbow", "--task", "sst5", "--phrases", "--epochs", "2", "--vectors", "none", "--out", str(tmp_path),
+            "--data-dir", str(tiny_data), "--set", "embed_dim=16", "--set", "hidden=12", "--no-progress", "--resume"]
+    assert main(args + ["--lr", "5.0", "--batch-size", "7"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "lr: 0.3 -> 5.0" in err and "batch_size: 8 -> 7" in err
+    assert (tmp_path / "state" / "state.json").read_bytes() == saved  # nothing trained
+    # more epochs (and another patience) continue the same run, and metrics.json records them
+    metrics = Trainer.from_config(_config(tiny_data, tmp_path, epochs=4, lr=0.3, patience=9, resume=True)).fit()
+    assert metrics["epochs_run"] == 4 and metrics["train_config"]["epochs"] == 4 and metrics["train_config"]["lr"] == 0.3
+    assert len((tmp_path / "log.jsonl").read_text().splitlines()) == 4
+
+
+def test_build_run_resolves_a_copy_of_the_config(tiny_data, tmp_path):
+    cfg = _config(tiny_data, tmp_path)
+    run = build_run(cfg)
+    assert (cfg.optimizer, cfg.lr, cfg.evals_per_epoch) == (None, None, None)  # the caller's config is untouched
+    assert (run.config.optimizer, run.config.lr, run.config.evals_per_epoch, run.config.adagrad_reset) == ("adagrad", 0.1, 1, 0)
+    assert run.config.batch_size == 8 and run.config.epochs == 4  # what the caller set stays
+
+
+def test_model_config_sources_in_order():
+    """dataclass defaults < task preset < what the vectors imply < --set; vocab_size and num_classes from the data."""
+    task, vocab, vectors = types.SimpleNamespace(labels=["a", "b", "c"]), ["w"] * 23, types.SimpleNamespace(dim=6)
+
+    def config(task_name, vectors, *pairs):
+        return model_config(TrainConfig(model="tensor_cnn", task=task_name, set=list(pairs)), task, vocab, vectors)
+
+    fixed = config("sst5", vectors)  # the paper keeps its vectors fixed: the model takes their size
+    assert (fixed.embed_dim, fixed.freeze_embeddings, fixed.vocab_size, fixed.num_classes) == (6, True, 23, 3)
+    preset = config("zh_news", vectors)  # the preset trains the vectors: the model keeps its size (PCA)
+    assert (preset.embed_dim, preset.freeze_embeddings, preset.num_layers) == (300, False, 2)
+    untrained = config("sst5", None)  # no pretrained vectors: the random ones are trained
+    assert (untrained.embed_dim, untrained.freeze_embeddings) == (300, False)
+    overridden = config("zh_news", None, "embed_dim=4", "num_layers=1", "freeze_embeddings=true", "vocab_size=5")
+    assert (overridden.embed_dim, overridden.num_layers, overridden.freeze_embeddings, overridden.vocab_size) == (4, 1, True, 23)
+
+
+def test_git_commit_reads_loose_packed_detached_and_worktree_heads(tmp_path):
+    loose, packed, feature, detached = "1234567" + "a" * 33, "89abcde" + "b" * 33, "fedcba9" + "c" * 33, "7654321" + "d" * 33
+    repo, git = tmp_path / "repo", tmp_path / "repo" / ".git"
+    (git / "refs" / "heads").mkdir(parents=True)
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    (git / "refs" / "heads" / "main").write_text(loose + "\n")
+    (git / "packed-refs").write_text(f"# pack-refs with: peeled fully-peeled sorted\n{packed} refs/heads/main\n"
+                                     f"{feature} refs/heads/feature\n^{detached}\n")
+    assert git_commit(repo) == "1234567"  # a loose ref is newer than its packed line
+    (git / "refs" / "heads" / "main").unlink()
+    assert git_commit(repo) == "89abcde"
+    worktree, worktree_git = tmp_path / "wt", git / "worktrees" / "wt"
+    worktree_git.mkdir(parents=True)
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {worktree_git}\n")
+    (worktree_git / "HEAD").write_text("ref: refs/heads/feature\n")
+    (worktree_git / "commondir").write_text("../..\n")
+    assert git_commit(worktree) == "fedcba9"
+    (git / "HEAD").write_text(detached + "\n")
+    assert git_commit(repo) == "7654321"
+    assert git_commit(tmp_path / "not-a-checkout") == ""
+    if (ROOT / ".git").exists() and shutil.which("git"):  # and this checkout, as git itself reads it
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        assert git_commit(ROOT) == head[:7]
 
 def test_sigkill_at_random_points_then_resume(tiny_data, tmp_path):
     """Kill a real training process 5 times at random moments; the resumed run ends exactly where an
@@ -110,7 +184,7 @@ def test_sigkill_at_random_points_then_resume(tiny_data, tmp_path):
 
 
 def test_nan_loss_stops_with_message_and_keeps_last_state(tiny_data, tmp_path, monkeypatch):
-    trainer = Trainer(_config(tiny_data, tmp_path, epochs=3))
+    trainer = Trainer.from_config(_config(tiny_data, tmp_path, epochs=3))
     trainer.cfg.epochs = 1
     trainer.fit()
     saved = (tmp_path / "state" / "state.json").read_bytes()
@@ -130,7 +204,7 @@ def test_nan_loss_stops_with_message_and_keeps_last_state(tiny_data, tmp_path, m
 
 
 def test_failed_write_keeps_previous_checkpoint(tiny_data, tmp_path, monkeypatch):
-    Trainer(_config(tiny_data, tmp_path, epochs=1)).fit()
+    Trainer.from_config(_config(tiny_data, tmp_path, epochs=1)).fit()
     before = (tmp_path / "best" / "model.safetensors").read_bytes()
     ckpt = load_checkpoint(tmp_path / "best")
 
@@ -147,7 +221,7 @@ def test_failed_write_keeps_previous_checkpoint(tiny_data, tmp_path, monkeypatch
 
 
 def test_corrupt_missing_and_mismatched_checkpoints(tiny_data, tmp_path):
-    Trainer(_config(tiny_data, tmp_path, epochs=1)).fit()
+    Trainer.from_config(_config(tiny_data, tmp_path, epochs=1)).fit()
     best = tmp_path / "best"
     weights = best / "model.safetensors"
     good = weights.read_bytes()
@@ -203,22 +277,22 @@ def test_smaller_models_get_pca_reduced_vectors_unless_the_paper_used_random(tin
     rng = np.random.default_rng(1)
     save_vectors(Vectors(words, rng.normal(size=(len(words), 12)).astype(np.float32)), tmp_path / "vec")
     vec = str(tmp_path / "vec.safetensors")
-    adasent = Trainer(_config(tiny_data, tmp_path / "a", model="adasent", vectors=vec, set=["embed_dim=4", "hidden_dim=4"]))
+    adasent = build_run(_config(tiny_data, tmp_path / "a", model="adasent", vectors=vec, set=["embed_dim=4", "hidden_dim=4"]))
     assert adasent.coverage["pca_from"] == 12 and adasent.model.embedding.weight.shape[1] == 4
     good = adasent.vocab.stoi["good"]
     assert adasent.model.embedding.weight[good].abs().sum() > 0
     # the DCNN's SST runs start from random vectors (§5.2) when vectors are chosen automatically
     vectors_dir = tmp_path / "auto" / ".cache" / "vectors"
     save_vectors(Vectors(words, rng.normal(size=(len(words), 12)).astype(np.float32)), vectors_dir / "en")
-    monkeypatch.setattr(train_module, "PROJECT_ROOT", tmp_path / "auto")
-    dcnn = Trainer(_config(tiny_data, tmp_path / "d", model="dcnn", vectors="auto", set=["embed_dim=4"]))
+    monkeypatch.setattr(run_module, "PROJECT_ROOT", tmp_path / "auto")
+    dcnn = build_run(_config(tiny_data, tmp_path / "d", model="dcnn", vectors="auto", set=["embed_dim=4"]))
     assert dcnn.coverage is None
-    nbow = Trainer(_config(tiny_data, tmp_path / "n", vectors="auto", set=["embed_dim=4", "hidden=4"]))
+    nbow = build_run(_config(tiny_data, tmp_path / "n", vectors="auto", set=["embed_dim=4", "hidden=4"]))
     assert nbow.coverage["pca_from"] == 12
 
 
 def test_several_dev_evaluations_per_epoch_keep_the_best_one(tiny_data, tmp_path):
-    trainer = Trainer(_config(tiny_data, tmp_path, epochs=2, evals_per_epoch=3))
+    trainer = Trainer.from_config(_config(tiny_data, tmp_path, epochs=2, evals_per_epoch=3))
     metrics = trainer.fit()
     evals = [dev for record in trainer.history for dev in record["dev_evals"]]
     assert len(evals) == 6 and metrics["dev_accuracy"] == max(evals)
@@ -230,7 +304,7 @@ def test_several_dev_evaluations_per_epoch_keep_the_best_one(tiny_data, tmp_path
 
 
 def test_adagrad_reset_restores_the_initial_accumulator(tiny_data, tmp_path):
-    trainer = Trainer(_config(tiny_data, tmp_path, optimizer="adagrad", lr=0.1, adagrad_reset=1))
+    trainer = Trainer.from_config(_config(tiny_data, tmp_path, optimizer="adagrad", lr=0.1, adagrad_reset=1))
     trainer.train_epoch()
     optimizer = trainer.optimizers[0]
     sums = [s["sum"] for s in optimizer.state.values()]

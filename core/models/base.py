@@ -49,6 +49,7 @@ class SentenceClassifier(nn.Module):
     @staticmethod
     def build_embedding(vocab_size: int, dim: int, freeze: bool) -> nn.Embedding:
         # Trained embeddings get sparse gradients: a dense (V, d) update per step dominates a CPU epoch.
+        # Each optimizer takes them its own way (core.train.build_optimizers; Adadelta densifies them).
         embedding = nn.Embedding(vocab_size, dim, padding_idx=0, sparse=not freeze)
         nn.init.uniform_(embedding.weight, -0.25, 0.25)  # Kim (2014)'s range for random word vectors
         with torch.no_grad():
@@ -57,7 +58,7 @@ class SentenceClassifier(nn.Module):
         return embedding
 
     def load_pretrained_embeddings(self, matrix: Tensor) -> None:
-        """Copy pretrained rows (V, d) into `self.embedding` (trainer, before training)."""
+        """Copy pretrained rows (V, d) into `self.embedding` (core.run.build_run, as part of building)."""
         weight = self.embedding.weight
         if tuple(matrix.shape) != tuple(weight.shape):
             raise ValueError(f"pretrained matrix {tuple(matrix.shape)} does not match embedding {tuple(weight.shape)}")
