@@ -32,7 +32,7 @@ def tiny_runs(tiny_data, tmp_path_factory):
         out = root / "runs" / ("sst5-phrases" if phrases else "sst5") / f"{model}-s{seed}"
         cfg = TrainConfig(model=model, task="sst5", phrases=phrases, seed=seed, epochs=1, vectors="none", out=str(out),
                           data_dir=str(tiny_data), set=SMOKE_MODELS[model], progress=False, max_train=64, **extra)
-        Trainer(cfg).fit()
+        Trainer.from_config(cfg).fit()
         if not (root / "checkpoints" / "sst5" / model).exists():
             shutil.copytree(out / "best", root / "checkpoints" / "sst5" / model)
     return root / "runs", root / "checkpoints"

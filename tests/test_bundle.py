@@ -124,7 +124,7 @@ def test_paper_number_sits_beside_ours(bundled):
 
 
 def test_from_runs_rebundles_without_training(bundled, tmp_path, monkeypatch):
-    monkeypatch.setattr(bundle_module, "Trainer", lambda *a, **k: pytest.fail("--from-runs must not train"))
+    monkeypatch.setattr(bundle_module.Trainer, "from_config", lambda *a, **k: pytest.fail("--from-runs must not train"))
     config = bundled["config"]
     rc = main(["train", "--from-runs", "--config", str(config.path), "--out", str(tmp_path / "c"),
                "--runs", str(bundled["root"] / "runs"), "--data-dir", str(bundled["data"])])

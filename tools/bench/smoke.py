@@ -54,7 +54,7 @@ def train_smoke_runs(data_dir: Path, root: Path, plan: list[tuple[str, int, bool
         cfg = TrainConfig(model=model, task="sst5", phrases=phrases, seed=seed, epochs=1, vectors="none", data_dir=str(data_dir),
                           out=str(runs / ("sst5-phrases" if phrases else "sst5") / f"{model}-s{seed}"), set=SMOKE_MODELS[model],
                           progress=False, max_train=64)
-        Trainer(cfg).fit()
+        Trainer.from_config(cfg).fit()
         target = checkpoints / "sst5" / model
         if not target.exists():
             shutil.copytree(cfg.output_dir() / "best", target)

@@ -237,7 +237,7 @@ def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, o
             cfg = entry.train_config(data_dir, runs)
             cfg.resume = resume
             log.info("training %s -> %s", entry.key, cfg.output_dir())
-            Trainer(cfg).fit()
+            Trainer.from_config(cfg).fit()
 
     out.mkdir(parents=True, exist_ok=True)
     keys = {e.key for e in config.entries}
