@@ -3,11 +3,14 @@
     python -m core.predict "it is not a bad film" --model dcnn
     python -m core.predict "这部电影不怎么好看" --model all --json
 
-A `Lab` holds every loaded checkpoint (loaded once) keyed by (task, model). `Lab.predict` tokenizes,
-runs one model under inference mode and returns a `Prediction`: class probabilities, the tokens with
-their character spans and whether the model knows them, a per-word curve (the model's own
-per-position output where it has one, else the prediction on each prefix), a leave-one-word-out
-occlusion score per word (the same method for every model), and the model's own views.
+A `Lab` holds every checkpoint `Lab.load` resolved (loaded once) keyed by (task, model). `Lab.check_text`
+makes every check of the input; `Lab.predict` runs one model and `Lab.compare` several (all of the
+task by default), each under inference mode, and return `Prediction`s: class probabilities, the tokens
+with their character spans and whether the model knows them, a per-word curve (the model's own
+per-position output or a probe where it has one, else the prediction on each prefix), a
+leave-one-word-out occlusion score per word (the same method for every model), and the model's own
+views. Core returns data: what the user should know comes as `Notice`s (a code and its parameters),
+and bad input as an `InputError` carrying one; the front end words them (demo/i18n.py).
 """
 
 import argparse
@@ -15,27 +18,77 @@ import json
 import logging
 import re
 import sys
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import torch
 
 from core.batching import pad_batch
-from core.checkpoint import Checkpoint, CheckpointError, load_checkpoint
-from core.data import PROJECT_ROOT
+from core.checkpoint import Checkpoint
 from core.models import PAPER_MODELS
-from core.text import MAX_CHARS, detect_language, tokenize
+from core.text import MAX_CHARS, Token, detect_language, tokenize
 from core.views import WordCurve, plain, sentiment_scores, view_to_dict
 
 log = logging.getLogger(__name__)
 MAX_WORDS = 300  # longer input is cut (with a notice): AdaSent's pyramid grows with the square of the length
 OCCLUSION_MAX_WORDS = 120  # occlusion runs n sentences of n-1 words: cubic for AdaSent, so capped
 DEFAULT_TASK = {"en": "sst5", "zh": "zh_sentiment"}
+AUTO = "auto"  # task or language: chosen from the text
+ALL = "all"  # model: every model of the task (compare)
 _SURROGATES = re.compile("[\ud800-\udfff]")
+
+# What core tells the user, as codes with parameters; the English wording here serves the CLI, the JSON API
+# and the logs, and demo/i18n.py words the same codes for the page (English from here, Chinese its own).
+NOTICE_TEXT = {
+    # input that cannot be analysed (InputError)
+    "not_a_string": "{name} must be a string, got {type}",
+    "empty": "Please type a sentence: the text is empty.",
+    "no_words": "No words found in the text.",
+    "unknown_language": "unknown language '{lang}'; choose 'en' or 'zh'",
+    "unknown_task": "no model is loaded for task '{task}'; available: {available}",
+    "nothing_loaded": "no model is loaded for task '{task}': no checkpoint is loaded at all",
+    "unknown_model": "model '{model}' is not available for task '{task}'; available: {available}",
+    "one_model_expected": "'all' is every model, not one: use compare (the /compare endpoint, --model all)",
+    # notices on a prediction
+    "surrogates_replaced": "Invalid characters (lone surrogates) were replaced with \ufffd.",
+    "text_cut": "The text was cut to its first {max_chars} characters.",
+    "words_cut": "Only the first {max_words} words were analysed.",
+    "language_mismatch": ("The text looks {text_lang} but task {task} is {task_lang}; "
+                          "most words will be unknown to its models."),
+    "all_unknown": "None of these words is in the model's vocabulary: the prediction is the model's prior.",
+    "some_unknown": "{unknown} of {total} words are unknown to this model (marked in the highlight).",
+    "occlusion_skipped": "Word attributions (leave-one-word-out) are computed for texts of up to {max_words} words.",
+}
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+LANGUAGE_PARAMS = ("text_lang", "task_lang")  # parameters that hold a language code, worded as its name
+CURVE_TITLES = {  # WordCurve.kind -> what the curve is
+    "native": "the model's own per-word output",
+    "probe": "the model's classifier applied to each word alone (a probe: the model never does this)",
+    "prefix": "prediction on each prefix",
+}
+
+
+@dataclass
+class Notice:
+    """Something the user should know, as data: `code` (a key of NOTICE_TEXT) and its `params`."""
+
+    code: str
+    params: dict = field(default_factory=dict)
+
+    def format(self, templates: dict[str, str] = NOTICE_TEXT, language_names: dict[str, str] = LANGUAGE_NAMES) -> str:
+        """The notice in words: its template filled in, language codes as names, lists joined."""
+        values = {k: language_names.get(v, v) if k in LANGUAGE_PARAMS else ", ".join(v) if isinstance(v, list) else v
+                  for k, v in self.params.items()}
+        return templates[self.code].format(**values)
 
 
 class InputError(ValueError):
-    """Input we cannot analyse; the message is shown to the user as is."""
+    """Input we cannot analyse; `notice` says why (str(err) is its English wording)."""
+
+    def __init__(self, code: str, **params):
+        self.notice = Notice(code, params)
+        super().__init__(self.notice.format())
 
 
 @dataclass
@@ -51,7 +104,8 @@ class TokenInfo:
 class Prediction:
     model: str
     task: str
-    lang: str
+    lang: str  # the text's language, as detected
+    task_lang: str  # the task's language, which the tokenizer and the model use
     text: str  # the text analysed (after truncation)
     labels: list[str]
     probs: list[float]
@@ -60,14 +114,50 @@ class Prediction:
     curve: WordCurve
     occlusion: list[float]  # per token: P(label | sentence) - P(label | sentence without it); [] past OCCLUSION_MAX_WORDS
     views: list = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
     source: str = ""  # where the checkpoint came from
 
     def to_dict(self) -> dict:
-        data = {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name not in ("views", "curve")}
+        """JSON-ready; `notices` in English words, `notice_codes` as data for a client that words them itself."""
+        data = {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name not in ("views", "curve", "notices")}
         data["curve"] = view_to_dict(self.curve)
         data["views"] = [view_to_dict(v) for v in self.views]
+        data["notices"] = [n.format() for n in self.notices]
+        data["notice_codes"] = [plain(n) for n in self.notices]
         return data
+
+
+@dataclass
+class ModelFailure:
+    model: str
+    error: str  # "ExceptionType: message"; the trace is in the log
+
+
+@dataclass
+class Comparison:
+    predictions: list[Prediction]  # in the order of Lab.models(task)
+    failures: list[ModelFailure]  # models that broke on this input; the others still answered
+
+
+@dataclass
+class CheckedText:
+    """A text as every model of its task sees it: checked, cleaned, cut and tokenized once."""
+
+    text: str
+    task: str
+    lang: str  # detected from the text
+    task_lang: str
+    tokens: list[Token]
+    notices: list[Notice]
+
+
+def _auto(value: str | None) -> str | None:
+    return None if value in (None, "", AUTO) else value
+
+
+def _check_string(name: str, value, optional: bool = False) -> None:
+    if not isinstance(value, str) and not (optional and value is None):
+        raise InputError("not_a_string", name=name, type=type(value).__name__)
 
 
 class Lab:
@@ -78,131 +168,156 @@ class Lab:
         self.errors = errors or {}  # checkpoint path -> why it could not be loaded
 
     @classmethod
-    def from_directory(cls, root: str | Path = PROJECT_ROOT / "checkpoints") -> "Lab":
-        """Load every `<root>/<task>/<model>/` checkpoint; a broken one is reported, not fatal."""
-        checkpoints, sources, errors = {}, {}, {}
-        for config in sorted(Path(root).glob("*/*/config.json")):
-            try:
-                ckpt = load_checkpoint(config.parent)
-            except CheckpointError as err:
-                log.error("skipping checkpoint: %s", err)
-                errors[str(config.parent)] = str(err)
-                continue
-            key = (ckpt.meta.get("task", config.parent.parent.name), ckpt.meta.get("model", config.parent.name))
-            checkpoints[key], sources[key] = ckpt, f"bundled: {config.parent}"
-        return cls(checkpoints, sources, errors)
-
-    @classmethod
     def load(cls, root: str | Path | None = None, prefer: str = "auto", config: str | Path | None = None,
              bundled: str | Path | None = None) -> "Lab":
         """Resolve every checkpoint through core.hub: the explicit `root` directory if given, else the
         pinned Hub repo of configs/hub.toml (cache first; offline or unreachable falls back within 3 s),
         else the bundled checkpoints/. `prefer`: "auto", "hub" (no fallback) or "bundled" (no network).
-        `sources` says where each came from ("hub: repo@rev", "bundled: path", "directory: path");
-        a broken checkpoint lands in `errors` (message naming the file) and the others still load."""
+        Each checkpoint must sit in its own <task>/<model>/ folder and match the manifest.json of its
+        root where there is one. `sources` says where each came from ("hub: repo@rev", "bundled: path",
+        "directory: path"); a broken checkpoint lands in `errors` (message naming the file) and the
+        others still load."""
         from core.hub import load_all
 
         checkpoints, sources, errors, _ = load_all(root, prefer, config, bundled)
         return cls(checkpoints, sources, errors)
 
     def tasks(self, lang: str | None = None) -> list[str]:
-        return sorted({t for t, _ in self.checkpoints if lang is None or self.checkpoints[(t, _)].meta.get("lang") == lang})
+        return sorted({t for (t, _), c in self.checkpoints.items() if lang is None or c.meta.get("lang") == lang})
 
-    def models(self, task: str) -> list[str]:
-        found = {m for t, m in self.checkpoints if t == task}
-        return [m for m in PAPER_MODELS + sorted(found - set(PAPER_MODELS)) if m in found]
+    def models(self, task: str | None = None) -> list[str]:
+        """The models of `task` (of every task when None): the papers' order, then any others by name."""
+        found = {m for t, m in self.checkpoints if task is None or t == task}
+        return [m for m in PAPER_MODELS if m in found] + sorted(found - set(PAPER_MODELS))
 
-    def resolve_task(self, text: str, task: str | None, lang: str | None, notices: list[str]) -> tuple[str, str]:
-        lang = lang or detect_language(text)
-        if lang not in ("en", "zh"):
-            raise InputError(f"unknown language {lang!r}; choose 'en' or 'zh'")
-        if task is None:
-            task = DEFAULT_TASK[lang]
-        task_lang = next((c.meta.get("lang") for (t, _), c in self.checkpoints.items() if t == task), None)
-        if task_lang is None:
-            raise InputError(f"no model is loaded for task {task!r}; available: {', '.join(self.tasks()) or 'none'}")
-        if task_lang != lang:
-            notices.append(f"The text looks {'Chinese' if lang == 'zh' else 'English'} but task {task} is "
-                           f"{'Chinese' if task_lang == 'zh' else 'English'}; most words will be unknown to its models.")
-        return task, task_lang
-
-    @torch.inference_mode()
-    def predict(self, text: str, model: str, task: str | None = None, lang: str | None = None,
-                max_words: int = MAX_WORDS) -> Prediction:
-        for name, value in (("text", text), ("model", model), ("task", task), ("lang", lang)):
-            if not isinstance(value, str) and not (value is None and name in ("task", "lang")):
-                raise InputError(f"{name} must be a string, got {type(value).__name__}")
-        notices: list[str] = []
+    def check_text(self, text: str, task: str | None = None, lang: str | None = None,
+                   max_words: int = MAX_WORDS) -> CheckedText:
+        """Every check of the input, for one model or all: InputError for what cannot be analysed,
+        notices for what was changed. `task` and `lang` may be None or "auto" (from the text); `lang`
+        only chooses the default task, and the task's language decides the tokenizer."""
+        _check_string("text", text)
+        _check_string("task", task, optional=True)
+        _check_string("lang", lang, optional=True)
+        task, lang = _auto(task), _auto(lang)
+        notices: list[Notice] = []
         text = text.replace("\x00", "")
         if _SURROGATES.search(text):  # lone surrogates (possible through the JSON API) cannot be encoded
             text = _SURROGATES.sub("\ufffd", text)  # one character for one: offsets stay valid
-            notices.append("Invalid characters (lone surrogates) were replaced with \ufffd.")
+            notices.append(Notice("surrogates_replaced"))
         if len(text) > MAX_CHARS:
             text = text[:MAX_CHARS]
-            notices.append(f"The text was cut to its first {MAX_CHARS} characters.")
+            notices.append(Notice("text_cut", {"max_chars": MAX_CHARS}))
         if not text.strip():
-            raise InputError("Please type a sentence: the text is empty.")
-        task, task_lang = self.resolve_task(text, task, lang, notices)
-        if (task, model) not in self.checkpoints:
-            raise InputError(f"model {model!r} is not available for task {task!r}; available: {', '.join(self.models(task))}")
-        ckpt = self.checkpoints[(task, model)]
+            raise InputError("empty")
+        text_lang = detect_language(text)
+        if lang is not None and lang not in LANGUAGE_NAMES:
+            raise InputError("unknown_language", lang=lang)
+        task = task or DEFAULT_TASK[lang or text_lang]  # the language given chooses the task, not the tokenizer
+        task_lang = next((c.meta.get("lang") for (t, _), c in self.checkpoints.items() if t == task), None)
+        if task_lang is None:
+            if not self.checkpoints:
+                raise InputError("nothing_loaded", task=task)
+            raise InputError("unknown_task", task=task, available=self.tasks())
+        if task_lang != text_lang:
+            notices.append(Notice("language_mismatch", {"text_lang": text_lang, "task": task, "task_lang": task_lang}))
         tokens = tokenize(text, task_lang)
         if not tokens:
-            raise InputError("No words found in the text.")
+            raise InputError("no_words")
         if len(tokens) > max_words:
             tokens = tokens[:max_words]
             text = text[: tokens[-1].end]
-            notices.append(f"Only the first {max_words} words were analysed.")
-        words = [t.text for t in tokens]
+            notices.append(Notice("words_cut", {"max_words": max_words}))
+        return CheckedText(text, task, text_lang, task_lang, tokens, notices)
+
+    def _check_model(self, task: str, model: str) -> None:
+        _check_string("model", model)
+        if model == ALL:
+            raise InputError("one_model_expected")
+        if (task, model) not in self.checkpoints:
+            raise InputError("unknown_model", model=model, task=task, available=self.models(task))
+
+    def predict(self, text: str, model: str, task: str | None = None, lang: str | None = None,
+                max_words: int = MAX_WORDS) -> Prediction:
+        """One model on one text, explained. Bad input raises InputError."""
+        checked = self.check_text(text, task, lang, max_words)
+        self._check_model(checked.task, model)
+        return self._explain(checked, model)
+
+    def compare(self, text: str, task: str | None = None, lang: str | None = None, models: list[str] | None = None,
+                executor: Executor | None = None, max_words: int = MAX_WORDS) -> Comparison:
+        """`models` (default: every model of the task) on one text, the input checked once. A model that
+        breaks on good input is logged and listed in `failures`; the others still answer (RuntimeError
+        when none does). With an `executor` the models run side by side (torch releases the GIL)."""
+        checked = self.check_text(text, task, lang, max_words)
+        models = self.models(checked.task) if models is None else models
+        for model in models:
+            self._check_model(checked.task, model)
+        if executor is None:
+            outcomes = [self._attempt(checked, model) for model in models]
+        else:
+            outcomes = list(executor.map(lambda model: self._attempt(checked, model), models))
+        predictions = [o for o in outcomes if isinstance(o, Prediction)]
+        failures = [o for o in outcomes if isinstance(o, ModelFailure)]
+        if failures and not predictions:
+            raise RuntimeError("; ".join(f"{f.model}: {f.error}" for f in failures))
+        return Comparison(predictions, failures)
+
+    def _attempt(self, checked: CheckedText, model: str) -> Prediction | ModelFailure:
+        try:
+            return self._explain(checked, model)
+        except Exception as err:  # one broken model must not take the others down
+            log.exception("model %s failed on %r", model, checked.text[:200])
+            return ModelFailure(model, f"{type(err).__name__}: {err}")
+
+    @torch.inference_mode()
+    def _explain(self, checked: CheckedText, model: str) -> Prediction:
+        ckpt = self.checkpoints[(checked.task, model)]
+        notices = list(checked.notices)
+        words = [t.text for t in checked.tokens]
         ids = ckpt.vocab.encode(words)
         known = [i != ckpt.vocab.unk_id for i in ids]
         if not any(known):
-            notices.append("None of these words is in the model's vocabulary: the prediction is the model's prior.")
+            notices.append(Notice("all_unknown"))
         elif not all(known):
-            notices.append(f"{len(known) - sum(known)} of {len(known)} words are unknown to this model (marked in the highlight).")
+            notices.append(Notice("some_unknown", {"unknown": len(known) - sum(known), "total": len(known)}))
 
         # one batch: the sentence (explained), then each prefix w_1..w_i for a model without a per-word output
         # of its own, and the sentence without each word (leave-one-word-out); one pass reads the weights once
         net = ckpt.model
-        prefixes = [] if net.native_word_curve else [ids[: i + 1] for i in range(len(ids))]
+        prefixes = [ids[: i + 1] for i in range(len(ids))] if net.word_curve_kind is None else []
         occlude = 1 < len(ids) <= OCCLUSION_MAX_WORDS  # one word has nothing to leave out of
         if len(ids) > OCCLUSION_MAX_WORDS:
-            notices.append(f"Word attributions (leave-one-word-out) are computed for texts of up to {OCCLUSION_MAX_WORDS} words.")
+            notices.append(Notice("occlusion_skipped", {"max_words": OCCLUSION_MAX_WORDS}))
         leave_one_out = [ids[:i] + ids[i + 1:] for i in range(len(ids))] if occlude else []
         batch = pad_batch([ids] + prefixes + leave_one_out)
         output = net(batch.ids, batch.lengths, explain=1)
         all_probs = output.logits.softmax(-1)  # (1 + N, C)
         probs = all_probs[0]  # (C,)
         label_id = int(net.predict_labels(output)[0])
+        labels = ckpt.meta["labels"]
 
-        if net.native_word_curve:
-            curve_probs, kind = net.word_curve(output, 0), "native"
-        else:
+        if net.word_curve_kind is None:
             curve_probs, kind = all_probs[1: 1 + len(prefixes)], "prefix"
+        else:
+            curve_probs, kind = net.word_curve(output, 0), net.word_curve_kind
         rows = curve_probs.tolist()
-        scores, score_label, score_range = sentiment_scores(rows)
-        title = "the model's own per-word output" if kind == "native" else "prediction on each prefix"
-        curve = WordCurve(kind, words, scores, rows, score_label, score_range, title)
+        scores, score_label, score_range = sentiment_scores(rows, labels)
+        curve = WordCurve(kind, words, scores, rows, score_label, score_range, CURVE_TITLES[kind])
         if occlude:  # how much each word supports the predicted class
             occlusion = (probs[label_id] - all_probs[1 + len(prefixes):, label_id]).tolist()
         else:
             occlusion = [0.0] if len(ids) == 1 else []
-        token_info = [TokenInfo(t.text, text[t.start:t.end], t.start, t.end, k) for t, k in zip(tokens, known)]
-        labels = ckpt.meta["labels"]
-        return Prediction(model, task, task_lang, text, labels, probs.tolist(), labels[label_id], token_info, curve,
-                          occlusion, net.views(output, 0, words), notices, self.sources.get((task, model), ""))
-
-    def compare(self, text: str, task: str | None = None, lang: str | None = None) -> list[Prediction]:
-        """Every loaded paper model on one task."""
-        notices: list[str] = []
-        task, _ = self.resolve_task(text if isinstance(text, str) else "", task, lang, notices)
-        return [self.predict(text, m, task, lang) for m in self.models(task)]
+        text = checked.text
+        token_info = [TokenInfo(t.text, text[t.start:t.end], t.start, t.end, k) for t, k in zip(checked.tokens, known)]
+        return Prediction(model, checked.task, checked.lang, checked.task_lang, text, labels, probs.tolist(),
+                          labels[label_id], token_info, curve, occlusion, net.views(output, 0, words, labels), notices,
+                          self.sources.get((checked.task, model), ""))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core.predict", description="Classify a sentence and explain it.")
     parser.add_argument("text")
-    parser.add_argument("--model", default="all", help="a model key, or 'all'")
+    parser.add_argument("--model", default=ALL, help="a model key, or 'all'")
     parser.add_argument("--task", default=None, help="default: sst5 for English, zh_sentiment for Chinese")
     parser.add_argument("--lang", default=None, choices=["en", "zh"])
     parser.add_argument("--checkpoints", default=None, help="a checkpoint directory (default: Hub, else bundled)")
@@ -210,20 +325,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     lab = Lab.load(args.checkpoints)
     try:
-        predictions = (lab.compare(args.text, args.task, args.lang) if args.model == "all"
-                       else [lab.predict(args.text, args.model, args.task, args.lang)])
+        result = lab.compare(args.text, args.task, args.lang, models=None if args.model == ALL else [args.model])
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    for failure in result.failures:
+        print(f"error: model {failure.model} failed ({failure.error})", file=sys.stderr)
     if args.json:
-        print(json.dumps([p.to_dict() for p in predictions], ensure_ascii=False, indent=1))
-        return 0
-    for p in predictions:
+        print(json.dumps([p.to_dict() for p in result.predictions], ensure_ascii=False, indent=1))
+        return 1 if result.failures else 0
+    for p in result.predictions:
         top = ", ".join(f"{l} {q:.2f}" for l, q in sorted(zip(p.labels, p.probs), key=lambda x: -x[1])[:3])
         print(f"{p.model:>10}  {p.label:<14} ({top})")
         for notice in p.notices:
-            print(f"{'':>10}  note: {notice}")
-    return 0
+            print(f"{'':>10}  note: {notice.format()}")
+    return 1 if result.failures else 0
 
 
 if __name__ == "__main__":

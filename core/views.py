@@ -9,9 +9,10 @@ from dataclasses import dataclass, fields, is_dataclass
 class WordCurve:
     """Per-word sentiment: at each word, the class probabilities and one summary score."""
 
-    kind: str  # "native" (the model's own per-position output) or "prefix" (prediction on words 1..i)
+    kind: str  # "native" (the model's own per-position output), "probe" (the model's classifier on each word
+    # alone, which the model itself never does) or "prefix" (prediction on words 1..i)
     words: list[str]
-    scores: list[float]  # expected score sum_s s*p(s) in [-2, 2] (5-class), P(positive) (2-class), else max prob
+    scores: list[float]  # expected score sum_s s*p(s) in [-2, 2] (5-class), P(class 1) (2-class), else max prob
     probs: list[list[float]]  # (n_words, C)
     score_label: str  # what `scores` is, e.g. "expected sentiment (-2..2)"
     score_range: tuple[float, float] = (0.0, 1.0)
@@ -115,13 +116,14 @@ def view_to_dict(view) -> dict:
     return {"type": type(view).__name__, **plain(view)}
 
 
-def sentiment_scores(probs: list[list[float]]) -> tuple[list[float], str, tuple[float, float]]:
+def sentiment_scores(probs: list[list[float]], class_names: list[str] | None = None
+                     ) -> tuple[list[float], str, tuple[float, float]]:
     """One number per row of class probabilities, the same way for every model: the expected
     score sum_s (s-2) p(s) in [-2, 2] for 5 classes (Lei et al. 2015 Fig. 5), P(class 1) for
-    2 classes, else the top probability."""
+    2 classes (named by the task's own class, e.g. P(objective) on SUBJ), else the top probability."""
     num_classes = len(probs[0]) if probs else 0
     if num_classes == 5:
         return [sum((s - 2) * p for s, p in enumerate(row)) for row in probs], "expected sentiment (-2..2)", (-2.0, 2.0)
     if num_classes == 2:
-        return [row[1] for row in probs], "P(positive)", (0.0, 1.0)
+        return [row[1] for row in probs], f"P({class_names[1] if class_names else 'class 1'})", (0.0, 1.0)
     return [max(row) for row in probs], "top class probability", (0.0, 1.0)

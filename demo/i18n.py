@@ -1,13 +1,15 @@
 """UI text in English and Chinese.
 
 Static labels (component labels, headings) go through `gr.I18n` and follow the browser's language.
-Text the callbacks write (the result summary, notices, legends, table headers) is translated here, in
-the language of the request's Accept-Language header, so both halves of the page agree.
+Text the callbacks write (the result summary, notices, legends, table headers) is worded here, in
+the language of the request's Accept-Language header, so both halves of the page agree. Core's notices
+and input errors arrive as codes with parameters (core.predict.Notice): English from core's own
+wording, Chinese from NOTICES_ZH.
 """
 
-import re
-
 import gradio as gr
+
+from core.predict import Notice
 
 EN = {
     "title": "# Compositional sentence-model lab",
@@ -81,7 +83,6 @@ L = I18N  # L("key") in component constructors
 
 MESSAGES = {
     "en": {
-        "empty": "Please type a sentence: the text is empty.",
         "no_models": "No checkpoints are loaded. Put trained checkpoints in `{root}/<task>/<model>/` (or point LAB_CHECKPOINTS there) and restart.",
         "load_errors": "Some checkpoints could not be loaded; the other models keep serving:",
         "failed": "Model {model} failed on this input ({error}); the other models still answered.",
@@ -90,6 +91,7 @@ MESSAGES = {
         "model": "model", "task": "task", "language": "language", "source": "checkpoint",
         "lang_en": "English", "lang_zh": "Chinese", "detected": "detected",
         "curve_native": "native: the model's own per-word output",
+        "curve_probe": "probe: the model's classifier on each word alone, which the model itself never does",
         "curve_prefix": "prefix: the prediction on words 1..i",
         "occlusion": "Leave-one-word-out: which words the prediction '{label}' rests on",
         "occlusion_note": "Colour = change in P({label}) when the word is removed, scaled to the largest change ({scale:.3g}).",
@@ -102,7 +104,6 @@ MESSAGES = {
         "words_unknown": "unknown words",
     },
     "zh": {
-        "empty": "请输入一句话：文本为空。",
         "no_models": "没有加载任何模型。请把训练好的模型放在 `{root}/<任务>/<模型>/`（或用 LAB_CHECKPOINTS 指定）后重启。",
         "load_errors": "部分模型文件无法加载，其余模型照常服务：",
         "failed": "模型 {model} 处理这段输入时出错（{error}），其余模型已给出结果。",
@@ -111,6 +112,7 @@ MESSAGES = {
         "model": "模型", "task": "任务", "language": "语言", "source": "模型文件",
         "lang_en": "英文", "lang_zh": "中文", "detected": "自动识别",
         "curve_native": "原生：模型自己在每个词上的输出",
+        "curve_probe": "探针：模型的分类器单独作用于每个词，模型自身从不这样用它",
         "curve_prefix": "前缀：对第 1..i 个词的预测",
         "occlusion": "逐词删除：预测“{label}”依赖哪些词",
         "occlusion_note": "颜色 = 删除该词后 P({label}) 的变化，按最大变化（{scale:.3g}）缩放。",
@@ -134,23 +136,27 @@ MODEL_NAMES = {
 }
 
 LABELS_ZH = {"very negative": "非常负面", "negative": "负面", "neutral": "中性", "positive": "正面",
-             "very positive": "非常正面"}
+             "very positive": "非常正面", "subjective": "主观", "objective": "客观"}
 
-# core's messages (core.predict), matched by pattern, with their Chinese form
-_CORE_ZH = [
-    (r"Please type a sentence: the text is empty\.", "请输入一句话：文本为空。"),
-    (r"No words found in the text\.", "文本中没有找到任何词（只有标点或表情？）。"),
-    (r"The text was cut to its first (\d+) characters\.", r"文本过长，只保留了前 \1 个字符。"),
-    (r"Only the first (\d+) words were analysed\.", r"只分析了前 \1 个词。"),
-    (r"None of these words is in the model's vocabulary: the prediction is the model's prior\.",
-     "这些词都不在模型的词表中：预测只是模型的先验。"),
-    (r"(\d+) of (\d+) words are unknown to this model \(marked in the highlight\)\.",
-     r"\2 个词中有 \1 个不在模型词表中（在高亮中标出）。"),
-    (r"The text looks (\w+) but task (\S+) is (\w+); most words will be unknown to its models\.",
-     r"文本看起来是\1，但任务 \2 是\3的；大部分词对这些模型来说都是未登录词。"),
-    (r"no model is loaded for task '(\S+)'; available: (.*)", r"任务 \1 没有加载模型；可用任务：\2"),
-    (r"model '(\S+)' is not available for task '(\S+)'; available: (.*)", r"模型 \1 不支持任务 \2；可用模型：\3"),
-]
+# core's notices and input errors (core.predict.NOTICE_TEXT) in Chinese: the same codes and parameters
+NOTICES_ZH = {
+    "not_a_string": "{name} 必须是字符串，收到的是 {type}",
+    "empty": "请输入一句话：文本为空。",
+    "no_words": "文本中没有找到任何词（只有标点或表情？）。",
+    "unknown_language": "未知语言 '{lang}'；请选择 'en' 或 'zh'",
+    "unknown_task": "任务 {task} 没有加载模型；可用任务：{available}",
+    "nothing_loaded": "任务 {task} 没有加载模型：一个模型文件都没有加载。",
+    "unknown_model": "模型 {model} 不支持任务 {task}；可用模型：{available}",
+    "one_model_expected": "'all' 是全部模型，不是一个模型：请用 compare（/compare 接口，或命令行 --model all）",
+    "surrogates_replaced": "无效字符（孤立的代理码元）已替换为 \ufffd。",
+    "text_cut": "文本过长，只保留了前 {max_chars} 个字符。",
+    "words_cut": "只分析了前 {max_words} 个词。",
+    "language_mismatch": "文本看起来是{text_lang}，但任务 {task} 是{task_lang}的；大部分词对这些模型来说都是未登录词。",
+    "all_unknown": "这些词都不在模型的词表中：预测只是模型的先验。",
+    "some_unknown": "{total} 个词中有 {unknown} 个不在模型词表中（在高亮中标出）。",
+    "occlusion_skipped": "逐词删除的词归因只对不超过 {max_words} 个词的文本计算。",
+}
+LANGUAGE_NAMES_ZH = {"en": "英文", "zh": "中文"}
 
 
 def request_lang(request) -> str:
@@ -165,15 +171,9 @@ def msg(key: str, lang: str, **values) -> str:
     return MESSAGES.get(lang, MESSAGES["en"]).get(key, MESSAGES["en"][key]).format(**values)
 
 
-def core_message(text: str, lang: str) -> str:
-    """A message from core in the UI language (unchanged when English or not recognised)."""
-    if lang != "zh":
-        return text
-    text = text.replace("Chinese", "中文").replace("English", "英文") if text.startswith("The text looks") else text
-    for pattern, replacement in _CORE_ZH:
-        if re.fullmatch(pattern, text):
-            return re.sub(pattern, replacement, text)
-    return text
+def notice_text(notice: Notice, lang: str) -> str:
+    """A notice or input error from core in the UI language."""
+    return notice.format(NOTICES_ZH, LANGUAGE_NAMES_ZH) if lang == "zh" else notice.format()
 
 
 def label_name(label: str, lang: str) -> str:

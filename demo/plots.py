@@ -47,12 +47,13 @@ def _(view: WordCurve) -> go.Figure:
 def word_curves(curves: list[WordCurve], names: list[str] | None = None, title: str | None = None,
                 kind_labels: dict | None = None, class_labels: list[str] | None = None) -> go.Figure:
     """One or several per-word curves over the same words ("all five" overlays them). The legend
-    and title say which curves are native (the model's own per-word output) and which are prefix."""
+    and title say which curves are native (the model's own per-word output), which are a probe
+    (AdaSent's classifier on single words) and which are prefix predictions."""
     fig = go.Figure()
     first = curves[0]
     if title is None:  # the localised kind label says it all; else "native: the model's own per-word output"
         title = kind_labels[first.kind] if kind_labels and first.kind in kind_labels else f"{first.kind}: {first.title}"
-    kind_labels = kind_labels or {"native": "native", "prefix": "prefix"}
+    kind_labels = kind_labels or {}
     for i, curve in enumerate(curves):
         kind = kind_labels.get(curve.kind, curve.kind)
         name = f"{names[i]} ({kind})" if names else kind

@@ -67,7 +67,7 @@ def tiny_data(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def lab_root(tiny_data, tmp_path_factory):
-    """Tiny checkpoints of every importable model (sst5, sst2, zh_sentiment), trained once per session."""
+    """Tiny checkpoints of every paper model (sst5, sst2, zh_sentiment), trained once per session."""
     from lab_fixture import build_checkpoints
 
     return build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
@@ -77,4 +77,4 @@ def lab_root(tiny_data, tmp_path_factory):
 def lab(lab_root):
     from core.predict import Lab
 
-    return Lab.from_directory(lab_root)
+    return Lab.load(lab_root)

@@ -1,23 +1,21 @@
-"""Tiny trained checkpoints for the front-end tests (test_app, test_e2e): every paper model that imports,
-trained for one epoch on synthetic data, laid out as <root>/<task>/<model>/ for Lab.from_directory.
+"""Tiny trained checkpoints for the front-end tests (test_app, test_e2e): every paper model, trained for
+one epoch on synthetic data, laid out as <root>/<task>/<model>/ with a manifest.json, the way `make train`
+writes checkpoints/, so that Lab.load(root) makes the app's checks (sha256, task/model location).
 
 Tasks: sst5 (all models), sst2 (two models, so the task choice and per-task model lists are exercised)
 and zh_sentiment (all models) on a synthetic online_shopping_10_cats archive written here.
 """
 
 import csv
-import importlib
 import io
-import logging
 import random
 import shutil
 import zipfile
 from pathlib import Path
 
-from core.models import MODELS, PAPER_MODELS
+from core.manifest import write_manifest
+from core.models import PAPER_MODELS
 from core.train import TrainConfig, Trainer
-
-log = logging.getLogger(__name__)
 
 # tiny, pairwise-different sizes; widths/maps keep the task presets (--set cannot parse lists yet)
 SMALL = {
@@ -30,17 +28,6 @@ SMALL = {
 POSITIVE_ZH = ["很好", "喜欢", "满意", "漂亮", "好用", "很棒"]
 NEGATIVE_ZH = ["很差", "失望", "难看", "糟糕", "不好用", "退货"]
 NEUTRAL_ZH = ["这个", "手机", "衣服", "质量", "物流", "东西", "电影", "演员"]
-
-
-def importable_models() -> list[str]:
-    found = []
-    for key in PAPER_MODELS:
-        try:
-            importlib.import_module(f"core.models.{key}")
-            found.append(key)
-        except Exception as err:  # noqa: BLE001 - a model still being written is skipped
-            log.warning("skipping %s: %s", key, err)
-    return [k for k in found if k in MODELS]
 
 
 def write_zh_data(root: Path, n: int = 240) -> Path:
@@ -70,9 +57,8 @@ def build_checkpoints(root: Path, sst_data: Path) -> Path:
     if (root / ".complete").is_file():
         return root
     zh_data = write_zh_data(root.parent / "zh_data")
-    models = importable_models()
-    plan = [("sst5", sst_data, models), ("sst2", sst_data, [m for m in models if m in ("tensor_cnn", "dcnn")]),
-            ("zh_sentiment", zh_data, models)]
+    plan = [("sst5", sst_data, PAPER_MODELS), ("sst2", sst_data, ["tensor_cnn", "dcnn"]),
+            ("zh_sentiment", zh_data, PAPER_MODELS)]
     for task, data, keys in plan:
         for key in keys:
             run = root.parent / "runs" / task / key
@@ -80,5 +66,6 @@ def build_checkpoints(root: Path, sst_data: Path) -> Path:
                               out=str(run), progress=False, seed=1)
             Trainer.from_config(cfg).fit()
             shutil.copytree(run / "best", root / task / key, dirs_exist_ok=True)
+    write_manifest(root)
     (root / ".complete").write_text("ok")
     return root

@@ -6,17 +6,19 @@ with every paper model, sst2 with two.
 
 import ast
 import json
+import re
 import shutil
+import string
 from pathlib import Path
 
 import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
-from lab_fixture import importable_models
 
-from core.predict import Lab
+from core.models import PAPER_MODELS
+from core.predict import NOTICE_TEXT, InputError, Lab, Notice
 from demo import CSS, I18N, THEME, build_demo
-from demo.i18n import core_message, request_lang
+from demo.i18n import NOTICES_ZH, notice_text, request_lang
 from demo.tabs.lab import analyse, occlusion_spans
 from demo.ui import banner
 
@@ -52,13 +54,17 @@ def _error(client, *args, api_name) -> str:
 
 # -- the front end holds no model logic -----------------------------------------------------------------
 
-def test_front_end_never_imports_torch():
+def test_front_end_never_imports_torch_nor_checks_input():
+    """demo/ holds no model logic and no input checks of its own (core.predict makes them all)."""
     files = sorted((ROOT / "demo").rglob("*.py")) + [ROOT / "app.py"]
     for path in files:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(n == "torch" or n.startswith("torch.") for n in names), f"{path} imports torch"
+        source = path.read_text(encoding="utf-8")
+        for check in ("detect_language", "text.strip()", "isinstance(text", "InputError("):
+            assert check not in source, f"{path} checks the input itself ({check})"
 
 
 def test_app_py_is_small_and_honours_lab_checkpoints(lab_root, monkeypatch):
@@ -82,7 +88,7 @@ def test_named_endpoints(client):
 
 def test_predict_english(client, lab):
     result = client.predict(EN, "tensor_cnn", "auto", "auto", api_name="/predict")
-    assert result["model"] == "tensor_cnn" and result["task"] == "sst5" and result["lang"] == "en"
+    assert result["model"] == "tensor_cnn" and result["task"] == "sst5" and result["lang"] == result["task_lang"] == "en"
     assert result["label"] in result["labels"] and len(result["probs"]) == 5
     assert abs(sum(result["probs"]) - 1) < 1e-4
     words = [t["text"] for t in result["tokens"]]
@@ -92,16 +98,16 @@ def test_predict_english(client, lab):
     json.dumps(result)
 
 
-@pytest.mark.parametrize("model", importable_models())
+@pytest.mark.parametrize("model", PAPER_MODELS)
 def test_predict_every_model(client, model):
     result = client.predict("the film is not good", model, api_name="/predict")
     assert result["model"] == model and result["views"], f"{model} returned no views"
-    assert result["curve"]["kind"] in ("native", "prefix")
+    assert result["curve"]["kind"] == {"tensor_cnn": "native", "mrnn": "native", "adasent": "probe"}.get(model, "prefix")
 
 
 def test_compare_english_and_chinese(client, lab):
     english = client.predict(EN, "auto", "auto", api_name="/compare")
-    assert [p["model"] for p in english] == lab.models("sst5") and len(english) == len(importable_models())
+    assert [p["model"] for p in english] == lab.models("sst5") == PAPER_MODELS
     chinese = client.predict(ZH, "auto", "auto", api_name="/compare")
     assert {p["task"] for p in chinese} == {"zh_sentiment"} and {p["lang"] for p in chinese} == {"zh"}
     assert chinese[0]["labels"] == ["negative", "positive"]
@@ -112,9 +118,13 @@ def test_task_and_language_choice(client):
     binary = client.predict("a good film", "sst2", "auto", api_name="/compare")
     assert [p["model"] for p in binary] == ["tensor_cnn", "dcnn"] and len(binary[0]["labels"]) == 2
     forced = client.predict(ZH, "tensor_cnn", "auto", "en", api_name="/predict")  # override: analyse as English
-    assert forced["task"] == "sst5"
+    assert forced["task"] == "sst5" and forced["task_lang"] == "en" and forced["lang"] == "zh"
+    assert any("looks Chinese but task sst5 is English" in n for n in forced["notices"])
     mismatch = client.predict("a good film", "dcnn", "zh_sentiment", "auto", api_name="/predict")
-    assert any("looks English" in n for n in mismatch["notices"])
+    assert any("looks English" in n for n in mismatch["notices"])  # the English words, and the same as data:
+    assert {"code": "language_mismatch", "params": {"text_lang": "en", "task": "zh_sentiment", "task_lang": "zh"}} \
+        in mismatch["notice_codes"]
+    assert mismatch["lang"] == "en" and mismatch["task_lang"] == "zh"  # the text's language, and the task's
 
 
 def test_bad_input_gives_clear_messages(client):
@@ -123,7 +133,7 @@ def test_bad_input_gives_clear_messages(client):
         assert "empty" in _error(client, empty, api_name="/compare")
     assert "not available" in _error(client, EN, "no_such_model", api_name="/predict")
     assert "/compare" in _error(client, EN, "all", api_name="/predict")
-    assert "no model is loaded for task" in _error(client, EN, "no_such_task", "auto", api_name="/compare")
+    assert "no model is loaded for task 'no_such_task'" in _error(client, EN, "no_such_task", "auto", api_name="/compare")
     assert "unknown language" in _error(client, EN, "auto", "fr", api_name="/compare")
     assert "unknown language" in _error(client, EN, "dcnn", "auto", "fr", api_name="/predict")
 
@@ -152,9 +162,10 @@ def test_ui_all_five_english(lab):
     summary, notices, probs, curve, table, state = analyse(lab, EN, "all", "auto", "auto", "en")
     assert summary.startswith("### Majority label") and "English (detected)" in summary
     assert table["visible"] and list(table["value"].columns)[:2] == ["model", "label"] and len(table["value"]) == 5
-    assert len(curve.data) == 5 and {t.name.split(" (")[-1].rstrip(")").split(":")[0] for t in curve.data} <= {"native", "prefix"}
+    assert len(curve.data) == 5 and {t.name.split(" (")[-1].split(":")[0] for t in curve.data} == {"native", "probe", "prefix"}
     assert len(probs.data) == 5 and probs.layout.height
     assert len(state["predictions"]) == 5 and state["ui"] == "en"
+    assert [p.model for p in state["predictions"]] == PAPER_MODELS  # the order of /compare and the CLI
     assert notices["visible"] and "unknown" in notices["value"]
 
 
@@ -162,16 +173,19 @@ def test_ui_single_model_chinese(lab):
     summary, _, probs, curve, table, state = analyse(lab, ZH, "adasent", "auto", "auto", "zh")
     assert summary.startswith("### 预测") and "中文情感（二分类）" in summary and "自动识别" in summary
     assert not table["visible"] and len(probs.data) == 1 and list(probs.data[0].x) == ["负面", "正面"]
-    assert "原生" in curve.layout.title.text  # AdaSent's curve is its own level-1 output
+    assert "探针" in curve.layout.title.text  # AdaSent's curve is a probe: g on each word, which the model never does
     spans, colours, _ = occlusion_spans(state["predictions"][0], "zh")
     assert "未登录词" in colours and all(c is None or c in colours for _, c in spans)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # gr.Warning outside a request warns
 def test_ui_bad_input_is_a_message_not_a_trace(lab):
-    for text, ui, expected in (("  ", "en", "empty"), ("", "zh", "文本为空"), (EN, "en", "not available")):
-        summary, notices, probs, curve, _, state = analyse(lab, text, "nope" if expected == "not available" else "all",
-                                                           "auto", "auto", ui)
+    for text, model, lang, ui, expected in (("  ", "all", "auto", "en", "empty"), ("", "all", "auto", "zh", "文本为空"),
+                                            (EN, "nope", "auto", "en", "not available"),
+                                            (EN, "nope", "auto", "zh", "模型 nope 不支持任务 sst5"),
+                                            (None, "dcnn", "auto", "zh", "text 必须是字符串"),
+                                            (EN, "all", "fr", "zh", "未知语言 'fr'")):
+        summary, notices, probs, curve, _, state = analyse(lab, text, model, "auto", lang, ui)
         assert expected in summary and "Traceback" not in summary
         assert probs is None and curve is None and state is None and not notices["visible"]
 
@@ -188,19 +202,57 @@ def test_messages_follow_the_browser_language():
             self.headers = {"accept-language": "zh-CN,zh;q=0.9,en;q=0.8"}
 
     assert request_lang(Request()) == "zh" and request_lang(None) == "en"
-    assert core_message("Only the first 300 words were analysed.", "zh") == "只分析了前 300 个词。"
-    assert core_message("something new", "zh") == "something new"
+    cut = Notice("words_cut", {"max_words": 300})
+    assert notice_text(cut, "zh") == "只分析了前 300 个词。" and notice_text(cut, "en") == "Only the first 300 words were analysed."
+    mismatch = Notice("language_mismatch", {"text_lang": "en", "task": "zh_sentiment", "task_lang": "zh"})
+    assert notice_text(mismatch, "zh").startswith("文本看起来是英文，但任务 zh_sentiment 是中文的")
+    assert notice_text(mismatch, "en").startswith("The text looks English but task zh_sentiment is Chinese")
+    error = InputError("unknown_model", model="x", task="sst5", available=["dcnn", "agt"])
+    assert notice_text(error.notice, "zh") == "模型 x 不支持任务 sst5；可用模型：dcnn, agt" and "available: dcnn, agt" in str(error)
+
+
+def test_every_notice_has_its_chinese_words_with_the_same_parameters():
+    def fields(template: str) -> set[str]:
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+    assert set(NOTICES_ZH) == set(NOTICE_TEXT)
+    for code, english in NOTICE_TEXT.items():
+        assert fields(NOTICES_ZH[code]) == fields(english), code
+        assert not re.search("[\u4e00-\u9fff]", english) and re.search("[\u4e00-\u9fff]", NOTICES_ZH[code]), code
 
 
 def test_broken_checkpoint_is_reported_and_others_serve(lab_root, tmp_path):
-    root = tmp_path / "checkpoints"
-    shutil.copytree(lab_root / "sst5", root / "sst5")
+    """The app's loader checks each file against the manifest: a changed weights file is refused by its sha256."""
+    root = shutil.copytree(lab_root, tmp_path / "checkpoints")
     (root / "sst5" / "dcnn" / "model.safetensors").write_bytes(b"not weights")
-    lab = Lab.from_directory(root)
-    assert list(lab.errors) and "dcnn" not in lab.models("sst5")
+    lab = Lab.load(root)
+    assert list(lab.errors) == ["sst5/dcnn"] and "sha256" in lab.errors["sst5/dcnn"]
+    assert "dcnn" not in lab.models("sst5") and "dcnn" in lab.models("zh_sentiment")
     text = banner(lab, str(root), "en")
     assert "could not be loaded" in text and "dcnn" in text
     *_, state = analyse(lab, EN, "all", "auto", "auto", "en")
-    assert len(state["predictions"]) == len(importable_models()) - 1
-    assert "No checkpoints" in banner(Lab.from_directory(tmp_path / "empty"), "x", "en")
-    build_demo(Lab.from_directory(tmp_path / "empty"))  # an empty lab still builds a page
+    assert [p.model for p in state["predictions"]] == [m for m in PAPER_MODELS if m != "dcnn"]
+
+
+def test_a_checkpoint_in_the_wrong_folder_is_refused(lab_root, tmp_path):
+    root = tmp_path / "checkpoints"
+    shutil.copytree(lab_root / "sst5" / "dcnn", root / "sst5" / "agt")  # a DCNN where the AGT should be
+    lab = Lab.load(root)
+    assert not lab.checkpoints and "sits in sst5/agt" in lab.errors["sst5/agt"]
+
+
+def test_a_model_that_breaks_is_reported_and_the_others_answer(lab_root, monkeypatch):
+    lab = Lab.load(lab_root)
+    broken = lab.checkpoints[("sst5", "mrnn")].model
+    monkeypatch.setattr(broken, "forward", lambda *a, **k: 1 / 0)
+    summary, notices, *_, state = analyse(lab, EN, "all", "auto", "auto", "zh")
+    assert [p.model for p in state["predictions"]] == [m for m in PAPER_MODELS if m != "mrnn"]
+    assert "mRNN" in notices["value"] and "处理这段输入时出错" in notices["value"] and "ZeroDivisionError" in notices["value"]
+
+
+def test_an_empty_lab_still_builds_a_page(tmp_path):
+    empty = Lab.load(tmp_path / "empty")
+    assert "No checkpoints" in banner(empty, "x", "en")
+    build_demo(empty)
+    with pytest.raises(InputError, match="no checkpoint is loaded at all"):
+        empty.compare(EN)

@@ -10,19 +10,16 @@ import time
 
 import httpx
 import pytest
+from gradio_client import Client
+from gradio_client.exceptions import AppError
+from playwright.sync_api import sync_playwright
+from test_hostile_input import BAD_NAMES, SECONDS, SURROGATE, check_message, check_prediction, params
 
-pytest.importorskip("demo", reason="the Gradio app (demo/) is not importable yet")
-
-from gradio_client import Client  # noqa: E402
-from gradio_client.exceptions import AppError  # noqa: E402
-
-from tools.loadtest import free_port  # noqa: E402
-from core.predict import Lab  # noqa: E402
-from core.text import MAX_CHARS  # noqa: E402
-from demo import CSS, I18N, THEME, build_demo  # noqa: E402
-from test_hostile_input import (BAD_NAMES, SECONDS, SURROGATE, check_message, check_prediction,  # noqa: E402
-                                params)
-
+from core.models import PAPER_MODELS
+from core.predict import Lab
+from core.text import MAX_CHARS
+from demo import CSS, I18N, THEME, build_demo
+from tools.loadtest import free_port
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +27,7 @@ def app(lab_root, tmp_path_factory):
     """(url, client) of the app built as app.py builds it, on a free port of 127.0.0.1."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
-        demo = build_demo(Lab.from_directory(lab_root), str(lab_root))
+        demo = build_demo(Lab.load(lab_root), str(lab_root))
         demo.queue(default_concurrency_limit=2)
         _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
                                 theme=THEME, css=CSS, i18n=I18N)
@@ -87,6 +84,7 @@ def test_gradio_api(app, case):
         assert "internal error" not in str(err)
         return
     assert not case.error, f"expected an error matching {case.error!r}"
+    assert one or [p["model"] for p in predictions] == PAPER_MODELS
     for p in predictions:
         check_prediction(p, case.text, case)
     assert time.perf_counter() - start < SECONDS
@@ -158,9 +156,8 @@ SHOWN = """() => [...document.querySelectorAll('.occlusion')].map(e => e.innerTe
 
 @pytest.mark.e2e
 def test_payloads_in_the_page_are_text_never_run(app):
-    playwright = pytest.importorskip("playwright.sync_api")
     url, _ = app
-    with playwright.sync_playwright() as p:
+    with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox"])
         page = browser.new_page()
         dialogs = []

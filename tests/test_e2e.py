@@ -1,7 +1,8 @@
 """The lab in a real browser: Debian chromium driven by Playwright against `python app.py`.
 
-Needs `apt-get install chromium fonts-wqy-microhei` (never `playwright install`: no network). Run with
-`make test-e2e`. Saves its screenshots into $SCREENSHOT_DIR (default: a temporary folder).
+Needs `apt-get install chromium fonts-wqy-microhei` (never `playwright install`: no network); without
+it the tests fail, saying so, rather than skip. Run with `make test-e2e`. Saves its screenshots into
+$SCREENSHOT_DIR (default: a temporary folder).
 """
 
 import os
@@ -13,13 +14,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from lab_fixture import build_checkpoints, importable_models
+from lab_fixture import build_checkpoints
+from playwright.sync_api import expect, sync_playwright
 
 from tools.loadtest import free_port
+from core.models import PAPER_MODELS
 
 pytestmark = pytest.mark.e2e
-playwright = pytest.importorskip("playwright.sync_api")
-expect = playwright.expect
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -32,8 +33,7 @@ TIMEOUT = 30_000  # ms, per expectation (a shared 2-core machine can be slow)
 @pytest.fixture(scope="module")
 def url(tiny_data, tmp_path_factory):
     """`python app.py` on tiny checkpoints, as a user starts it; the time until it answers is printed."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian chromium is not installed (apt-get install chromium fonts-wqy-microhei)")
+    assert Path(CHROMIUM).exists(), "Debian chromium is not installed (apt-get install chromium fonts-wqy-microhei)"
     root = build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
     port = free_port()
     env = {**os.environ, "LAB_CHECKPOINTS": str(root), "GRADIO_SERVER_PORT": str(port),
@@ -60,7 +60,7 @@ def url(tiny_data, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    with playwright.sync_playwright() as p:
+    with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         yield browser
         browser.close()
@@ -107,7 +107,7 @@ def test_english_all_five(browser, url):
     expect(page.locator("#probs .js-plotly-plot")).to_be_visible(timeout=TIMEOUT)
     expect(page.locator("#curve .js-plotly-plot")).to_contain_text("native", timeout=TIMEOUT)
     expect(page.locator("#notices")).to_contain_text("unknown", timeout=TIMEOUT)
-    _expect_panels(page, len(importable_models()))
+    _expect_panels(page, len(PAPER_MODELS))
     expect(page.locator(".model-panel").first).to_contain_text("unknown word")  # the occlusion legend
     page.wait_for_timeout(500)  # let plotly finish laying out before the screenshot
     _screenshot(page, "screenshot.png")
@@ -145,7 +145,7 @@ def test_chinese(browser, url):
     expect(page.locator("#summary")).to_contain_text("多数标签", timeout=TIMEOUT)
     expect(page.locator("#summary")).to_contain_text("中文情感")
     expect(page.locator("#curve .js-plotly-plot")).to_contain_text("很棒", timeout=TIMEOUT)
-    _expect_panels(page, len(importable_models()))
+    _expect_panels(page, len(PAPER_MODELS))
     expect(page.locator(".model-panel").first).to_contain_text("未登录词")
     page.wait_for_timeout(500)
     _screenshot(page, "screenshot_zh.png")

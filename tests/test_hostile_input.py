@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 import core.predict as predict_module
-from core.predict import MAX_WORDS, OCCLUSION_MAX_WORDS, InputError, Lab, main
+from core.models import PAPER_MODELS
+from core.predict import MAX_WORDS, NOTICE_TEXT, OCCLUSION_MAX_WORDS, InputError, Lab, main
 from core.text import MAX_CHARS
-from lab_fixture import importable_models
 
 ROOT = Path(__file__).resolve().parents[1]
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -96,7 +96,7 @@ BAD_NAMES = [  # (model, task, lang, the InputError must match)
     ("../../etc/passwd", None, None, "etc/passwd.*not available"),
     ("DCNN", None, None, "not available"),
     ("", None, None, "not available"),
-    ("dcnn", "no_such_task", None, "no model is loaded for task 'no_such_task'"),
+    ("dcnn", "no_such_task", None, "no model is loaded for task 'no_such_task'; available: sst2, sst5, zh_sentiment"),
     ("dcnn", "../sst5", None, "no model is loaded for task '../sst5'"),
     ("dcnn", "sst5/../../zh_sentiment", None, "no model is loaded"),
     ("dcnn", None, "fr", "unknown language 'fr'"),
@@ -104,6 +104,7 @@ BAD_NAMES = [  # (model, task, lang, the InputError must match)
     ("dcnn", 5, None, "task must be a string"),
     ("dcnn", ["sst5"], None, "task must be a string"),
     ("dcnn", None, ["en"], "lang must be a string"),
+    ("all", None, None, "'all' is every model, not one: use compare"),
 ]
 
 
@@ -131,7 +132,7 @@ def check_prediction(p: dict, text: str, case: Case | None = None) -> None:
         previous_end = t["end"]
     words = [t["text"] for t in tokens]
     curve = p["curve"]
-    assert curve["words"] == words and curve["kind"] in ("native", "prefix")
+    assert curve["words"] == words and curve["kind"] in ("native", "probe", "prefix")
     assert len(curve["probs"]) == len(curve["scores"]) == len(words)
     assert all(abs(sum(row) - 1) < 1e-4 for row in curve["probs"])
     assert all(math.isfinite(s) for s in curve["scores"])
@@ -140,6 +141,7 @@ def check_prediction(p: dict, text: str, case: Case | None = None) -> None:
     else:
         assert len(p["occlusion"]) == len(words) and all(math.isfinite(s) for s in p["occlusion"])
     assert all(isinstance(v, dict) and v.get("type") for v in p["views"])
+    assert len(p["notice_codes"]) == len(p["notices"]) and all(n["code"] in NOTICE_TEXT for n in p["notice_codes"])
     if case is not None:
         if case.notice:
             assert any(re.search(case.notice, n) for n in p["notices"]), p["notices"]
@@ -174,13 +176,13 @@ def test_python_api(lab, case):
             lab.predict(case.text, "dcnn")
         return
     try:
-        predictions = lab.compare(case.text)
+        result = lab.compare(case.text)
     except InputError as err:
         assert case.either, f"unexpected InputError: {err}"
         check_message(str(err), ".")
         return
-    assert predictions and len({p.model for p in predictions}) == len(predictions)
-    for p in predictions:
+    assert [p.model for p in result.predictions] == PAPER_MODELS and not result.failures
+    for p in result.predictions:
         check_prediction(p.to_dict(), case.text, case)
     assert time.perf_counter() - start < SECONDS
 
@@ -198,22 +200,26 @@ def test_unknown_or_malicious_names_are_refused(lab, model, task, lang, error):
     with pytest.raises(InputError) as info:
         lab.predict("a good film", model, task, lang)
     check_message(str(info.value), error)
-    if model == "dcnn":  # compare() takes only the task and the language
-        with pytest.raises(InputError):
-            lab.compare("a good film", task, lang)
+    with pytest.raises(InputError) as info:
+        lab.compare("a good film", task, lang, models=[model])
+    check_message(str(info.value), error)
 
 
 @pytest.mark.parametrize("model", [["dcnn"], {"model": "dcnn"}], ids=["list", "dict"])
 def test_unhashable_model_name_is_refused(lab, model):
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match="model must be a string"):
         lab.predict("a good film", model)
 
 
 def test_language_and_task_mismatch_is_a_notice(lab):
     p = lab.predict("a good film", "dcnn", "zh_sentiment")
-    assert p.task == "zh_sentiment" and any("looks English" in n for n in p.notices)
+    assert p.task == "zh_sentiment" and p.lang == "en" and p.task_lang == "zh"
+    assert [n.code for n in p.notices][0] == "language_mismatch" and "looks English" in p.notices[0].format()
     p = lab.predict("这部电影很好", "dcnn", None, "en")  # the user forces English: analysed as English
-    assert p.task == "sst5" and p.lang == "en"
+    assert p.task == "sst5" and p.task_lang == "en" and p.lang == "zh"
+    assert [n.code for n in p.notices][0] == "language_mismatch" and "looks Chinese" in p.notices[0].format()
+    p = lab.predict("这部电影很好", "dcnn", "auto", "auto")  # "auto" is the same as None
+    assert p.task == "zh_sentiment" and p.lang == "zh"
 
 
 def test_5mb_is_truncated_before_any_other_work(lab, monkeypatch):
@@ -226,11 +232,11 @@ def test_5mb_is_truncated_before_any_other_work(lab, monkeypatch):
     start = time.perf_counter()
     p = lab.predict(text, "tensor_cnn")
     assert time.perf_counter() - start < SECONDS
-    assert seen and max(seen) <= MAX_CHARS and any(CUT in n for n in p.notices)
+    assert seen and max(seen) <= MAX_CHARS and any(CUT in n.format() for n in p.notices)
     check_prediction(p.to_dict(), text)
 
 
-@pytest.mark.parametrize("model", importable_models())
+@pytest.mark.parametrize("model", PAPER_MODELS)
 @pytest.mark.parametrize("words", [OCCLUSION_MAX_WORDS, 10_000])
 def test_long_input_is_bounded_for_every_model(lab, model, words):
     """The costliest requests: occlusion at its cap (AdaSent's pyramid is cubic in it), and the word cap."""
@@ -241,7 +247,7 @@ def test_long_input_is_bounded_for_every_model(lab, model, words):
 
 def test_the_lab_still_answers_after_the_table(lab):
     for text in ("It is not a bad film.", "这部电影不怎么好看"):
-        for p in lab.compare(text):
+        for p in lab.compare(text).predictions:
             check_prediction(p.to_dict(), text)
 
 
@@ -285,7 +291,7 @@ def test_cli(lab, lab_root, case, monkeypatch, capsys):
 def test_cli_names(lab, lab_root, monkeypatch, capsys):
     use_loaded_lab(monkeypatch, lab, lab_root)
     for args, error in ((["--model", "../../etc/passwd"], "not available"), (["--task", "../sst5"], "no model is loaded"),
-                        (["--checkpoints", "/nonexistent/../etc"], "no model is loaded .*available: none")):
+                        (["--checkpoints", "/nonexistent/../etc"], "no checkpoint is loaded at all")):
         argv = ["a good film", "--checkpoints", str(lab_root), *args]
         code, out, err = run_cli(argv, capsys)
         assert code == 2 and not out
@@ -293,6 +299,13 @@ def test_cli_names(lab, lab_root, monkeypatch, capsys):
     code, out, err = run_cli(["a good film", "--lang", "fr", "--checkpoints", str(lab_root)], capsys)
     assert code == 2 and "invalid choice" in err and "Traceback" not in err
 
+
+
+def test_cli_all_models_is_compare(lab, lab_root, monkeypatch, capsys):
+    use_loaded_lab(monkeypatch, lab, lab_root)
+    code, out, err = run_cli(["这部电影不怎么好看", "--model", "all", "--json", "--checkpoints", str(lab_root)], capsys)
+    assert code == 0 and not err
+    assert [p["model"] for p in json.loads(out)] == [p.model for p in lab.compare("这部电影不怎么好看").predictions] == PAPER_MODELS
 
 
 def test_cli_process_with_bytes_that_are_not_utf8(lab_root):

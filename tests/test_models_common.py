@@ -1,6 +1,8 @@
 """Checks every registered model must pass (the transformers 'ModelTester' idea, without the mixin):
 output shapes, padding invariance, batch-permutation equivariance, eval determinism, save/load
-round trip, a native curve that matches the model, views that serialise, and a smoke overfit."""
+round trip, a per-word curve that matches its declared kind, views that serialise and name the task's
+classes, and a smoke overfit. Then, on the trained tiny checkpoints (tests/lab_fixture.py), the
+predictor's batched explanations against separate forward calls: occlusion and prefix curves."""
 
 import dataclasses
 import json
@@ -10,7 +12,7 @@ import torch
 
 from core.batching import pad_batch
 from core.checkpoint import load_checkpoint, save_checkpoint
-from core.models import MODELS, model_class
+from core.models import MODELS, PAPER_MODELS, model_class
 from core.models.base import Dropout, dropout
 from core.views import view_to_dict
 from core.vocab import Vocab
@@ -28,9 +30,9 @@ TINY = {
 SENTENCES = [[3, 4, 5, 6, 7, 8, 9], [10, 11], [12, 13, 14, 15], [16]]
 
 
-def build(key: str):
+def build(key: str, num_classes: int = CLASSES):
     cls = model_class(key)
-    model = cls(cls.config_class(vocab_size=VOCAB, num_classes=CLASSES, **TINY[key]))
+    model = cls(cls.config_class(vocab_size=VOCAB, num_classes=num_classes, **TINY[key]))
     return model.eval()
 
 
@@ -70,7 +72,8 @@ def test_native_curve_and_views(key):
         out = model(batch.ids, batch.lengths, explain=len(SENTENCES))
     for i, sentence in enumerate(SENTENCES):
         curve = model.word_curve(out, i)
-        assert (curve is not None) == model.native_word_curve  # the predictor trusts the flag
+        assert (curve is not None) == (model.word_curve_kind is not None)  # the predictor trusts the kind
+        assert model.word_curve_kind in (None, "native", "probe")
         if curve is not None:
             assert curve.shape == (len(sentence), CLASSES)
             torch.testing.assert_close(curve.sum(-1), torch.ones(len(sentence)))
@@ -79,6 +82,18 @@ def test_native_curve_and_views(key):
             # plain data only, and the same as dataclasses.asdict would give (view_to_dict skips its copies)
             as_json = json.dumps(view_to_dict(view), sort_keys=True)
             assert as_json == json.dumps({"type": type(view).__name__, **dataclasses.asdict(view)}, sort_keys=True)
+
+
+def test_two_class_scores_name_the_task_class(key):
+    """A 2-class score is P(class 1) named by the task's own label: SUBJ's class 1 is 'objective'."""
+    model = build(key, num_classes=2)
+    batch = pad_batch(SENTENCES)
+    with torch.no_grad():
+        out = model(batch.ids, batch.lengths, explain=1)
+    words = [f"w{t}" for t in SENTENCES[0]]
+    shown = json.dumps([view_to_dict(v) for v in model.views(out, 0, words, ["subjective", "objective"])])
+    assert "P(positive)" not in shown and "P(class 1)" not in shown
+    assert ("P(objective)" in shown) == (key in ("tensor_cnn", "mrnn", "adasent"))  # the views with a score
 
 
 def test_save_load_roundtrip(key, tmp_path):
@@ -123,3 +138,30 @@ def test_shared_dropout_is_inverted_dropout(sqrt_scale):
     assert dropout(x, p, training=False) is x and dropout(x, 0.0, training=True) is x
     module = Dropout(p)
     assert (module.train()(x) == 0).any() and module.eval()(x) is x
+
+
+# -- the predictor's batched explanations, against one forward call each ---------------------------------
+
+@pytest.mark.parametrize("model", PAPER_MODELS)
+def test_occlusion_and_prefix_curve_equal_separate_forward_calls(lab, model):
+    """occlusion[i] = P(label | s) - P(label | s without word i), and row i of a prefix curve is
+    P(. | w_1..w_i), each from its own forward call (the predictor runs them all as one batch)."""
+    p = lab.predict("the film is not good , but the plot is dull", model)
+    ckpt = lab.checkpoints[("sst5", model)]
+    ids = ckpt.vocab.encode([t.text for t in p.tokens])
+
+    def probs(sentence: list[int]) -> list[float]:
+        batch = pad_batch([sentence])
+        with torch.no_grad():
+            return ckpt.model(batch.ids, batch.lengths).logits.softmax(-1)[0].tolist()
+
+    label = p.labels.index(p.label)
+    full = probs(ids)
+    assert p.probs == pytest.approx(full, abs=1e-5)
+    without = [probs(ids[:i] + ids[i + 1:]) for i in range(len(ids))]
+    assert len(p.occlusion) == len(ids) > 1
+    assert p.occlusion == pytest.approx([full[label] - w[label] for w in without], abs=1e-5)
+    if p.curve.kind == "prefix":
+        assert p.curve.probs == [pytest.approx(probs(ids[: i + 1]), abs=1e-5) for i in range(len(ids))]
+    else:
+        assert p.curve.kind == {"tensor_cnn": "native", "mrnn": "native", "adasent": "probe"}[model]

@@ -77,9 +77,9 @@ def test_table_cells_are_escaped():
     assert "&lt;script&gt;x&lt;/script&gt;" in _text(fig) and "<script>" not in _text(fig)
 
 
-def test_word_curve_title_says_native_or_prefix():
-    assert "native" in to_figure(_curve("native")).layout.title.text
-    assert "prefix" in to_figure(_curve("prefix")).layout.title.text
+def test_word_curve_title_says_what_kind_of_curve_it_is():
+    for kind in ("native", "probe", "prefix"):
+        assert to_figure(_curve(kind)).layout.title.text.startswith(f"{kind}: ")
     labels = {"native": "own output", "prefix": "prefix prediction"}
     fig = word_curves([_curve("native"), _curve("prefix")], ["A", "B"], title="overlay", kind_labels=labels)
     assert [t.name for t in fig.data] == ["A (own output)", "B (prefix prediction)"]

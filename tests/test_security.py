@@ -17,7 +17,11 @@ from pathlib import Path
 import pytest
 import torch
 
+import core.hub as hub
+import core.manifest as manifest
 import core.predict as predict_module
+import demo
+import tools.release.push as push
 from core.checkpoint import UNSAFE_SUFFIXES, CheckpointError, load_checkpoint, sha256
 from core.predict import Lab
 
@@ -95,7 +99,7 @@ def test_a_pickle_file_is_refused_where_a_checkpoint_is_expected(lab_root, tmp_p
             load_checkpoint(target)
     root = tmp_path / "root"  # where a Lab looks: the file sits where a checkpoint folder should
     _exploit(root / "sst5" / f"dcnn{suffix}", marker)
-    assert Lab.from_directory(root).checkpoints == {}
+    assert Lab.load(root).checkpoints == {}
     assert not marker.exists()
 
 
@@ -107,7 +111,7 @@ def test_pickle_weights_beside_a_config_are_never_loaded(lab_root, tmp_path, nam
     shutil.copytree(lab_root / "sst5", root / "sst5")
     (root / "sst5" / "dcnn" / "model.safetensors").unlink()
     _exploit(root / "sst5" / "dcnn" / name, marker)
-    lab = Lab.from_directory(root)
+    lab = Lab.load(root)
     (error,) = lab.errors.values()
     assert "model.safetensors is missing" in error and ("sst5", "dcnn") not in lab.checkpoints
     assert lab.predict("a good film", "tensor_cnn").label
@@ -134,10 +138,11 @@ def test_loading_and_predicting_never_unpickles(lab_root, monkeypatch):
     for owner, name in ((pickle, "load"), (pickle, "loads"), (pickle, "Unpickler"), (torch, "load"),
                         (torch.serialization, "load")):
         monkeypatch.setattr(owner, name, refuse)
-    lab = Lab.from_directory(lab_root)
-    assert not lab.errors and len(lab.checkpoints) >= 2
+    lab = Lab.load(lab_root)
+    assert not lab.errors and len(lab.checkpoints) == 12
     for text in ("It is not a bad film.", "这部电影不怎么好看"):
-        assert all(p.label for p in lab.compare(text))
+        result = lab.compare(text)
+        assert len(result.predictions) == 5 and not result.failures
 
 
 @pytest.mark.parametrize("entry", ["../outside.txt", "/etc/hostname", "sub/../../outside.txt"])
@@ -199,9 +204,6 @@ def _everything_said(caplog, capfd) -> str:
 
 
 def test_the_token_never_reaches_logs_output_or_the_page(lab_root, tmp_path, monkeypatch, caplog, capfd):
-    hub = pytest.importorskip("core.hub")
-    push = pytest.importorskip("tools.release.push")
-    manifest = pytest.importorskip("core.manifest")
     monkeypatch.setenv("HF_TOKEN", CANARY)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     caplog.set_level(logging.DEBUG)
@@ -220,6 +222,5 @@ def test_the_token_never_reaches_logs_output_or_the_page(lab_root, tmp_path, mon
     said = _everything_said(caplog, capfd)
     assert said.strip() and CANARY not in said and CANARY not in message
 
-    demo = pytest.importorskip("demo")
     page = json.dumps(demo.build_demo(lab, str(lab_root)).get_config_file(), default=str)
     assert CANARY not in page and CANARY not in _everything_said(caplog, capfd)

@@ -28,10 +28,15 @@ Deviations from the paper:
 - The paper does not say which level pooling it used (mean or max), the size D, the MLP's hidden
   size, the initialisation, the learning rate or the batch size; the defaults below are our choices.
 - Per-unit class probabilities (the classifier g applied to single units instead of a pooled level)
-  are an explanation only: they never enter the loss, and they are computed for the first `explain`
-  sentences of a batch only (Lab.predict: its sentence, not the occlusion variants batched with it).
-  With mean pooling units and levels share one space.
+  are a probe, not the model's own output (`word_curve_kind = "probe"`): they never enter the loss,
+  and they are computed for the first `explain` sentences of a batch only (the predictor's sentence, not
+  the occlusion variants batched with it). With mean pooling units and levels share one space.
 - `dropout` on the pooled level vectors before the classifier is not in the paper (default 0).
+- The classifier g is one tanh hidden layer (`classifier_hidden` units) and a linear layer to the classes;
+  the paper says only that g is an MLP, giving neither its depth nor its non-linearity.
+- Word vectors that start random (every row when no pretrained vectors are used, else the rows they
+  lack) are drawn from U(±0.25), Kim (2014)'s range, with the padding row at zero (`build_embedding`,
+  core/models/base.py); the paper does not give this initialisation.
 
 Shapes: B batch, L padded length (= number of levels computed), n_t = L-t+1 units at level t,
 T levels, d embedding, D hidden (pyramid), H classifier hidden, C classes, 3 local gates.
@@ -86,7 +91,7 @@ class AdaSentOutput(ModelOutput):
 class AdaSent(SentenceClassifier):
     key = "adasent"
     config_class = AdaSentConfig
-    native_word_curve = True  # level 1: the shared classifier on each word
+    word_curve_kind = "probe"  # level 1: g on each word alone; the model only ever applies g to pooled levels
     # §Regularization of Recurrent Matrix: mini-batch AdaGrad with norm clipping; lambda in [5e-5, 0.01],
     # here 1e-4, so l2 (weight decay on W_L, W_R) = 2 lambda. lr, batch size, clip and epochs are not
     # given in the paper: our choices.
@@ -176,18 +181,21 @@ class AdaSent(SentenceClassifier):
         return groups
 
     def word_curve(self, output: AdaSentOutput, index: int) -> Tensor:
-        """Level 1 natively: p(C | word j) from the shared classifier, (n, C)."""
+        """A probe, (n, C): the shared classifier g on each level-1 unit (word) alone. The model never does
+        this (g only sees pooled levels), so it shows what g makes of a word, not a step of the model."""
         return output.unit_probs[0][index, : int(output.lengths[index])]
 
-    def views(self, output: AdaSentOutput, index: int, words: list[str]) -> list:
+    def views(self, output: AdaSentOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
         n = int(output.lengths[index])
         scores, gates = [], []
         for t in range(1, n + 1):  # level t has n-t+1 real units
-            level_scores, label, score_range = sentiment_scores(output.unit_probs[t - 1][index, : n - t + 1].tolist())
+            level_scores, label, score_range = sentiment_scores(output.unit_probs[t - 1][index, : n - t + 1].tolist(),
+                                                             class_names)
             scores.append(level_scores)
             gates.append([] if t == 1 else [tuple(g) for g in output.gates[t - 2][index, : n - t + 1].tolist()])
         pyramid = Pyramid(
-            title="AdaSent pyramid: unit (t, j) covers words j..j+t-1",
+            title=("AdaSent pyramid: unit (t, j) covers words j..j+t-1; "
+                   "colour = the classifier g on the unit alone (a probe)"),
             words=list(words),
             scores=scores,
             gates=gates,

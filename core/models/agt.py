@@ -32,6 +32,9 @@ Deviations from the paper (and why):
   plain highway layers on y_{l-1} (s+_l := y_{l-1}), but that network did not train on SST-5 here: after
   2 epochs its loss stayed at the label prior's (1.29) and dev accuracy at 20.8%, far from the paper's 48.5.
 - Outputs: layer 0 has no gate (y_0 = s+_0), so `gates` holds layers 1..14 (L2..L15) only.
+- Word vectors that start random (every row when no pretrained vectors are used, else the rows they
+  lack) are drawn from U(±0.25), Kim (2014)'s range, with the padding row at zero (`build_embedding`,
+  core/models/base.py); the paper does not give this initialisation.
 
 Glossary: B batch, N words (padded length), U distinct word ids in the batch, E word-vector size
 (GloVe 300), h layer width (200, also the projected word size), a attention width, A attending layers,
@@ -155,7 +158,7 @@ class AGT(SentenceClassifier):
         )
 
     # -- explanation (word_curve stays None: the predictor computes prefix predictions) ----------
-    def views(self, output: AGTOutput, index: int, words: list[str]) -> list:
+    def views(self, output: AGTOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
         n = len(words)
         attention = output.attention[index, :, :n].double()  # (A, n)
         # Fig. 2/4: min-max normalise each layer's weights within the sentence (one word: weight 1)

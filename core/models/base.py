@@ -38,8 +38,10 @@ class SentenceClassifier(nn.Module):
     # tasks on which the paper trained randomly initialised embeddings although it had vectors elsewhere;
     # `--vectors auto` then uses none
     random_embeddings_for: frozenset[str] = frozenset()
-    # True when `word_curve` gives the model's own per-word output (else the predictor runs prefixes)
-    native_word_curve: bool = False
+    # what `word_curve` gives: "native" (the model's own per-word output, which it computes and uses), "probe"
+    # (a part of the model applied where the model itself never applies it), or None: no curve of its own,
+    # and the predictor runs prefixes
+    word_curve_kind: str | None = None
 
     def __init__(self, config):
         super().__init__()
@@ -83,13 +85,14 @@ class SentenceClassifier(nn.Module):
 
     # -- explanation ----------------------------------------------------------------------------
     def word_curve(self, output: ModelOutput, index: int):
-        """The model's own per-position class probabilities for sentence `index`, as a tensor
-        (n_words, C), when the model has them natively (`native_word_curve`: tensor CNN, mRNN, AdaSent
+        """Per-position class probabilities for sentence `index`, as a tensor (n_words, C), when the
+        model has them (`word_curve_kind`: native for the tensor CNN and the mRNN, a probe for AdaSent's
         level 1); else None and the predictor falls back to prefix predictions."""
         return None
 
-    def views(self, output: ModelOutput, index: int, words: list[str]) -> list:
-        """Model-specific explanation views (core.explain dataclasses) for sentence `index`."""
+    def views(self, output: ModelOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
+        """Model-specific explanation views (core.views dataclasses) for sentence `index`; `class_names`
+        (the task's labels) name the class a 2-class score is the probability of."""
         return []
 
 

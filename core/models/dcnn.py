@@ -32,6 +32,13 @@ Deviations from the paper:
   On SST (§5.2) the paper's vectors are random, and so are ours (`random_embeddings_for`).
 - Filters and FC layer use PyTorch's default initialisation; the paper does not give one.
 - There is no native per-word curve (`word_curve` stays None): the predictor computes prefix predictions.
+- The induced feature graph (§4.2, `feature_graph`) gets weighted edges: an edge's weight counts the
+  (row, map) pairs of the level above whose node at the parent position reaches the child position.
+  The paper draws the graph unweighted; the weights, and a second graph for the top-layer map that adds
+  most to the predicted class's logit, are ours.
+- Word vectors that start random (every row when no pretrained vectors are used, else the rows they
+  lack) are drawn from U(±0.25), Kim (2014)'s range, with the padding row at zero (`build_embedding`,
+  core/models/base.py); the paper does not give this initialisation.
 
 Glossary: B batch, T padded length, s sentence length (per sentence), d embedding size (rows of the
 sentence matrix), r rows of a layer's maps (d / 2^l after l foldings), n feature maps (n_in, n_out),
@@ -201,7 +208,7 @@ class DCNN(SentenceClassifier):
         return groups
 
     # -- explanation ----------------------------------------------------------------------------
-    def views(self, output: DCNNOutput, index: int, words: list[str]) -> list:
+    def views(self, output: DCNNOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
         """The feature graph over all maps, and the one of the top-layer map that adds most to the
         predicted class's logit."""
         top = output.activations[-1][index]  # (r_L, n_L, k_top)

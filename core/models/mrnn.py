@@ -32,6 +32,9 @@ Deviations from the paper:
   zeroes every later entry"), P(y = k) = P(y > k-1) - P(y > k). decode_ordinal(σ) is the median of
   that distribution. The paper does not name the ordinal loss; we use binary cross-entropy.
 - Initialisation (not given): uniform ±1/sqrt(fan-in) like nn.Linear; A[:, :, k] as a Linear(dx, dh).
+- Word vectors that start random (every row when no pretrained vectors are used, else the rows they
+  lack) are drawn from U(±0.25), Kim (2014)'s range, with the padding row at zero (`build_embedding`,
+  core/models/base.py); the paper does not give this initialisation.
 
 Glossary: B batch, L padded length, T one sentence's length, dx word-vector size (embed_dim),
 dh hidden size, C classes, K head outputs (C for softmax, C-1 for ordinal). A (dh, dx, dh);
@@ -117,7 +120,7 @@ def ordinal_probs(cumulative: Tensor) -> Tensor:
 class MRNN(SentenceClassifier):
     key = "mrnn"
     config_class = MRNNConfig
-    native_word_curve = True  # Eq. 6: y_t at every step
+    word_curve_kind = "native"  # Eq. 6: y_t at every step
     # The paper gives no training recipe. The same author's DRNN code (oir/deep-recursive drsv.cpp) uses
     # AdaGrad lr 0.01, L2 1e-4, global grad-norm clip 1 and minibatches of 20 trees; with that recipe our
     # first SST-5 epoch reached only 29% dev accuracy, so we train with Adam (lr 1e-3, clip 5) and keep
@@ -199,10 +202,10 @@ class MRNN(SentenceClassifier):
         """y_t of Eq. 6 for every word: the class distribution after reading words 1..t."""
         return output.step_probs[index, : int(output.lengths[index])]  # (T, C)
 
-    def views(self, output: MRNNOutput, index: int, words: list[str]) -> list:
+    def views(self, output: MRNNOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
         T = len(words)
         states = output.states[index, :T].double()  # (T, dh)
-        scores, score_label, _ = sentiment_scores(self.word_curve(output, index).tolist())
+        scores, score_label, _ = sentiment_scores(self.word_curve(output, index).tolist(), class_names)
 
         # Fig. 2 draws hidden states in 2-D; we project this sentence's h_1..h_T on their top two
         # principal axes (SVD of the centred states), signed so that the last word lies at x, y >= 0

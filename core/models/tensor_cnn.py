@@ -30,6 +30,9 @@ Deviations from the paper
   paper uses n <= 3.
 - Unit-norm word vectors (§6) are applied by the trainer (`unit_norm_vectors`); L2 and AdaGrad live
   in the optimizer (see `default_training`).
+- Word vectors that start random (every row when no pretrained vectors are used, else the rows they
+  lack) are drawn from U(±0.25), Kim (2014)'s range, with the padding row at zero (`build_embedding`,
+  core/models/base.py); the paper does not give this initialisation.
 
 Glossary
 B batch, L tokens, d word-vector size, h feature size (the paper's d in Table 1's footnote), n n-gram
@@ -116,7 +119,7 @@ class TensorLayer(nn.Module):
 class TensorCNN(SentenceClassifier):
     key = "tensor_cnn"
     config_class = TensorCNNConfig
-    native_word_curve = True  # Fig. 5: each position's softmax over its layers' states
+    word_curve_kind = "native"  # Fig. 5: each position's softmax over its layers' states
     # §6 and the authors' README run: AdaGrad lr 0.01, L2 1e-5, no gradient clipping. The code's penalty
     # is 1e-5·Σ‖p‖² on every parameter but the embeddings: torch weight_decay 2e-5 matches it. Batch 32
     # instead of the authors' 15 (half the steps: an SST phrase epoch fits in about a minute on 2 cores);
@@ -166,12 +169,12 @@ class TensorCNN(SentenceClassifier):
         n = int(output.lengths[index])
         return output.layer_logits[index, :, :n].sum(0).softmax(-1)  # (n, C)
 
-    def views(self, output: TensorCNNOutput, index: int, words: list[str]) -> list:
+    def views(self, output: TensorCNNOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
         """One local-sentiment curve per layer (its own block of W on its own states) plus the model's."""
         n = int(output.lengths[index])
         per_layer = output.layer_logits[index, :, :n].softmax(-1)  # (K, n, C)
         probs = {f"layer {k + 1}": p for k, p in enumerate(per_layer)} | {"all layers": self.word_curve(output, index)}
-        scored = {name: sentiment_scores(p.tolist()) for name, p in probs.items()}  # name -> (scores, label, range)
+        scored = {name: sentiment_scores(p.tolist(), class_names) for name, p in probs.items()}  # name -> (scores, label, range)
         _, label, score_range = scored["all layers"]
         return [LineCurves(title="Local sentiment at each word, per layer (Lei et al. 2015, Fig. 5)",
                            x_labels=list(words[:n]), curves={name: s[0] for name, s in scored.items()},

@@ -5,9 +5,9 @@ import logging
 
 import gradio as gr
 
-from core.predict import InputError, Lab
+from core.predict import AUTO, InputError, Lab
 from demo.i18n import L
-from demo.runner import ALL, AUTO, run_models
+from demo.runner import MODEL_POOL
 
 log = logging.getLogger(__name__)
 
@@ -22,24 +22,28 @@ every = client.predict("这部电影不怎么好看，但是演员很棒", "auto
 print([(p["model"], p["label"]) for p in every])
 ```
 `predict(text, model, task, lang)` and `compare(text, task, lang)`: `task` is `auto` or a task key
-(`sst5`, `sst2`, `zh_sentiment`, ...), `lang` is `auto`, `en` or `zh`. Each prediction holds the label, the
-class probabilities, the tokens (with `known`), the per-word `curve` (`kind`: `native` or `prefix`), the
-leave-one-word-out `occlusion`, the model's `views`, `notices` and the checkpoint `source`.
-Bad input answers with an error message, never a stack trace. The same from Python or a shell:
-`core.predict.Lab.from_directory("checkpoints").predict(text, "dcnn")`, `python -m core.predict "text" --model dcnn --json`.
+(`sst5`, `sst2`, `zh_sentiment`, ...), `lang` is `auto`, `en` or `zh` (it chooses the default task). Each
+prediction holds the label, the class probabilities, the tokens (with `known`), the per-word `curve`
+(`kind`: `native`, `probe` or `prefix`), the leave-one-word-out `occlusion`, the model's `views`, the
+checkpoint `source`, the text's detected language `lang` and the task's `task_lang` (which the tokenizer
+and the model use), and `notices` in English, with the same as data in `notice_codes` (`code`, `params`).
+A model that fails is left out of `/compare`'s list (and logged). Bad input answers with an error
+message, never a stack trace. The same from Python or a shell:
+`core.predict.Lab.load("checkpoints").predict(text, "dcnn")` (`.compare(text)` for every model),
+`python -m core.predict "text" --model dcnn --json` (`--model all` for every model).
 """
 
 
-def _call(lab: Lab, text, model: str, task: str, lang: str) -> list[dict]:
+def _answer(run) -> dict | list[dict]:
+    """`run()`'s predictions as JSON; bad input and bugs as one line for the caller, never a trace."""
     try:
-        predictions, _ = run_models(lab, text, model, task, lang)  # failed models are logged
+        return run()
     except InputError as err:
         raise gr.Error(html.escape(str(err), quote=False), print_exception=False) from None
     except Exception as err:  # a bug, not the input: the trace goes to the log, one line to the caller
         log.exception("API call failed")
         raise gr.Error(f"internal error ({type(err).__name__}); the server log has the details",
                        print_exception=False) from None
-    return [p.to_dict() for p in predictions]
 
 
 def build(lab: Lab) -> None:
@@ -48,13 +52,11 @@ def build(lab: Lab) -> None:
 
     def predict(text: str, model: str = "tensor_cnn", task: str = AUTO, lang: str = AUTO) -> dict:
         """One model on one sentence: prediction, per-word curve, occlusion and the model's views."""
-        if model == ALL:
-            raise gr.Error("use /compare for all models", print_exception=False)
-        return _call(lab, text, model, task, lang)[0]
+        return _answer(lambda: lab.predict(text, model, task, lang).to_dict())
 
     def compare(text: str, task: str = AUTO, lang: str = AUTO) -> list[dict]:
-        """Every model of the task on one sentence (a list of predictions)."""
-        return _call(lab, text, ALL, task, lang)
+        """Every model of the task on one sentence (a list of predictions; a model that fails is left out)."""
+        return _answer(lambda: [p.to_dict() for p in lab.compare(text, task, lang, executor=MODEL_POOL).predictions])
 
     gr.api(predict, api_name="predict", concurrency_id="model")
     gr.api(compare, api_name="compare", concurrency_id="model")

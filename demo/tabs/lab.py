@@ -1,6 +1,6 @@
 """The Lab tab: type a sentence, see each model's prediction, curve, attribution and own views.
 
-Callbacks first (they only call core through demo.runner), then the layout, then the wiring.
+Callbacks first (they only call core's Lab.compare), then the layout, then the wiring.
 """
 
 import logging
@@ -10,14 +10,12 @@ from collections import Counter
 import gradio as gr
 import pandas as pd
 
-from core.models import PAPER_MODELS
-from core.predict import InputError, Lab, Prediction
-from core.text import detect_language
+from core.predict import ALL, AUTO, InputError, Lab, ModelFailure, Prediction
 from core.views import Table
 from demo.examples import EXAMPLES
-from demo.i18n import TASK_NAMES, L, core_message, label_name, model_name, msg, request_lang, task_name
+from demo.i18n import TASK_NAMES, L, label_name, model_name, msg, notice_text, request_lang, task_name
 from demo.plots import esc, grouped_probability_bars, probability_bars, to_figure, word_curves
-from demo.runner import ALL, AUTO, run_models
+from demo.runner import MODEL_POOL
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +50,9 @@ def occlusion_spans(p: Prediction, ui: str) -> tuple[list[tuple[str, str | None]
     return spans, {msg(k, ui): c for k, c in OCCLUSION_COLOURS.items()}, scale
 
 
-def _summary(predictions: list[Prediction], ui: str, lang_option: str) -> str:
+def _summary(predictions: list[Prediction], ui: str) -> str:
     first = predictions[0]
-    auto = lang_option in (None, "", AUTO)
-    lang = detect_language(first.text) if auto else lang_option
-    facts = [f"{msg('language', ui)}: {msg('lang_' + lang, ui)}" + (f" ({msg('detected', ui)})" if auto else ""),
+    facts = [f"{msg('language', ui)}: {msg('lang_' + first.lang, ui)} ({msg('detected', ui)})",
              f"{msg('task', ui)}: {esc(task_name(first.task, ui))}"]
     if len(predictions) == 1:
         p = predictions[0]
@@ -69,19 +65,23 @@ def _summary(predictions: list[Prediction], ui: str, lang_option: str) -> str:
     return head + "\n\n" + " · ".join(facts)
 
 
-def _notices(predictions: list[Prediction], failures: list[tuple[str, str]], ui: str) -> str:
+def _notices(predictions: list[Prediction], failures: list[ModelFailure], ui: str) -> str:
     by_notice: dict[str, list[str]] = {}
     for p in predictions:
         for notice in p.notices:
-            by_notice.setdefault(core_message(notice, ui), []).append(model_name(p.model))
+            by_notice.setdefault(notice_text(notice, ui), []).append(model_name(p.model))
     lines = [f"- ⚠️ {md(n)}" if len(models) == len(predictions) else f"- ⚠️ {md(', '.join(models))}: {md(n)}"
              for n, models in by_notice.items()]
-    lines += [f"- ❌ {md(msg('failed', ui, model=model_name(m), error=e))}" for m, e in failures]
+    lines += [f"- ❌ {md(msg('failed', ui, model=model_name(f.model), error=f.error))}" for f in failures]
     return "\n".join(lines)
 
 
+def _curve_kinds(ui: str) -> dict[str, str]:
+    return {kind: msg(f"curve_{kind}", ui) for kind in ("native", "probe", "prefix")}
+
+
 def _table(predictions: list[Prediction], ui: str) -> pd.DataFrame:
-    kinds = {"native": msg("curve_native", ui), "prefix": msg("curve_prefix", ui)}
+    kinds = _curve_kinds(ui)
     rows = [[model_name(p.model), label_name(p.label, ui), round(max(p.probs), 3), kinds.get(p.curve.kind, p.curve.kind),
              p.source] for p in predictions]
     columns = [msg(k, ui) for k in ("col_model", "col_label", "col_confidence", "col_curve", "col_source")]
@@ -91,9 +91,9 @@ def _table(predictions: list[Prediction], ui: str) -> pd.DataFrame:
 def analyse(lab: Lab, text: str, model: str, task: str, lang: str, ui: str) -> tuple:
     """All outputs of one click: summary, notices, probabilities, curve, comparison table, state."""
     try:
-        predictions, failures = run_models(lab, text, model, task, lang)
+        result = lab.compare(text, task, lang, models=None if model == ALL else [model], executor=MODEL_POOL)
     except InputError as err:
-        message = core_message(str(err), ui)
+        message = notice_text(err.notice, ui)
         gr.Warning(esc(message))
         return f"### {md(message)}", gr.update(value="", visible=False), None, None, gr.update(visible=False), None
     except Exception as err:  # a bug, not the input: log the trace, show one line
@@ -101,7 +101,7 @@ def analyse(lab: Lab, text: str, model: str, task: str, lang: str, ui: str) -> t
         message = msg("internal", ui, model=model_name(model), error=type(err).__name__)
         gr.Warning(esc(message))
         return f"### {md(message)}", gr.update(value="", visible=False), None, None, gr.update(visible=False), None
-    kinds = {"native": msg("curve_native", ui), "prefix": msg("curve_prefix", ui)}
+    predictions, kinds = result.predictions, _curve_kinds(ui)
     first = predictions[0]
     labels = [label_name(l, ui) for l in first.labels]
     if len(predictions) == 1:
@@ -111,9 +111,9 @@ def analyse(lab: Lab, text: str, model: str, task: str, lang: str, ui: str) -> t
         probs = grouped_probability_bars(labels, {model_name(p.model): p.probs for p in predictions})
         curve = word_curves([p.curve for p in predictions], [model_name(p.model) for p in predictions],
                             title=first.curve.score_label, kind_labels=kinds, class_labels=labels)
-    notices = _notices(predictions, failures, ui)
+    notices = _notices(predictions, result.failures, ui)
     table = gr.update(value=_table(predictions, ui), visible=len(predictions) > 1)
-    return (_summary(predictions, ui, lang), gr.update(value=notices, visible=bool(notices)), probs, curve, table,
+    return (_summary(predictions, ui), gr.update(value=notices, visible=bool(notices)), probs, curve, table,
             {"ui": ui, "predictions": predictions})
 
 
@@ -137,14 +137,12 @@ def model_panel(p: Prediction, ui: str) -> None:
 
 
 def build(lab: Lab) -> None:
-    found = {m for t in lab.tasks() for m in lab.models(t)}
-    models = [m for m in PAPER_MODELS if m in found] + sorted(found - set(PAPER_MODELS))
     with gr.Row():
         with gr.Column(scale=3):
             text = gr.Textbox(label=L("sentence"), placeholder=L("placeholder"), lines=3, elem_id="sentence")
             run = gr.Button(L("run"), variant="primary", elem_id="run")
         with gr.Column(scale=2):
-            model = gr.Dropdown([(L("all_models"), ALL)] + [(model_name(m), m) for m in models], value=ALL,
+            model = gr.Dropdown([(L("all_models"), ALL)] + [(model_name(m), m) for m in lab.models()], value=ALL,
                                 label=L("model"), info=L("model_info"), elem_id="model")
             with gr.Row():
                 task = gr.Dropdown([(L("auto"), AUTO)] + [(L(f"task_{t}") if t in TASK_NAMES["en"] else t, t) for t in lab.tasks()],

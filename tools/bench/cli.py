@@ -104,7 +104,7 @@ def run(args) -> dict:
             report["speed"] = speed_table(runs)
 
     if sections & {"inference", "scaling", "memory", "app"}:
-        lab = Lab.from_directory(checkpoints_dir)
+        lab = Lab.load(checkpoints_dir)
         if not lab.models(args.task):
             where = display_path(checkpoints_dir)
             report["checkpoints_note"] = (f"Not run: no checkpoints for task `{args.task}` under `{where}` "

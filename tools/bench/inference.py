@@ -129,7 +129,7 @@ def _predict_scaling(lab: Lab, task: str, model: str, s: dict) -> dict:
         notices: list[str] = []
 
         def call(_):
-            notices[:] = lab.predict(text, model, task).notices
+            notices[:] = [n.format() for n in lab.predict(text, model, task).notices]
 
         times = [1000 * t for t in time_calls(call, s["scale_reps"], s["scale_budget_s"], warmup=0, min_reps=3)]
         words = min(len(tokenize_words(text, lang)), MAX_WORDS)
