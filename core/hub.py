@@ -119,6 +119,14 @@ def describe_hub_error(err: BaseException) -> str:
     return redact_token(f"{type(err).__name__}: {text}"[:300])
 
 
+def error_line(err: Exception) -> str:
+    """A failure as one line for a CLI, the token redacted: our own errors as they are, others (HTTP,
+    auth) described by `describe_hub_error`."""
+    if isinstance(err, (CheckpointError, ValueError, OSError)):
+        return redact_token(str(err))
+    return describe_hub_error(err)
+
+
 def _missing(snapshot: Path, pairs: list[tuple[str, str]] | None) -> list[str]:
     """Files the snapshot's manifest lists (for `pairs`) that are not there; ['manifest.json'] without one."""
     try:
@@ -345,11 +353,8 @@ def main(argv: list[str] | None = None) -> int:
         for where, message in errors.items():
             print(f"  error {where}: {message}")
         return 0 if not errors else 1
-    except (CheckpointError, ValueError, OSError) as err:
-        print(f"error: {redact_token(str(err))}", file=sys.stderr)
-        return 2
-    except Exception as err:  # noqa: BLE001 - Hub errors (HTTP, auth) as one line, token redacted
-        print(f"error: {describe_hub_error(err)}", file=sys.stderr)
+    except Exception as err:  # noqa: BLE001 - every failure, Hub errors (HTTP, auth) included, as one line
+        print(f"error: {error_line(err)}", file=sys.stderr)
         return 2
 
 

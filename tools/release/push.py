@@ -20,7 +20,7 @@ from pathlib import Path
 
 from core.checkpoint import CheckpointError, atomic_write_text, load_checkpoint
 from core.data import PROJECT_ROOT
-from core.hub import BUNDLED, HUB_CONFIG, HubConfig, describe_hub_error, display_path, hub_offline, redact_token
+from core.hub import BUNDLED, HUB_CONFIG, HubConfig, display_path, error_line, hub_offline
 from core.manifest import (CARD, MANIFEST, check_repo_id, check_revision, manifest_pairs, read_manifest,
                            verify_against_manifest)
 from tools.release.cards import render_repo_card
@@ -119,11 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return push(check_repo_id(args.repo), Path(args.checkpoints), Path(args.out) if args.out else None,
                     args.dry_run, args.private, args.tag and check_revision(args.tag), args.pin, args.message)
-    except (CheckpointError, ValueError, OSError) as err:
-        print(f"error: {redact_token(str(err))}", file=sys.stderr)
-        return 2
-    except Exception as err:  # noqa: BLE001 - Hub errors (HTTP, auth) as one line, token redacted
-        print(f"error: {describe_hub_error(err)}", file=sys.stderr)
+    except Exception as err:  # noqa: BLE001 - every failure, Hub errors (HTTP, auth) included, as one line
+        print(f"error: {error_line(err)}", file=sys.stderr)
         return 2
 
 
