@@ -26,6 +26,7 @@ import torch
 
 from core.batching import pad_batch
 from core.checkpoint import Checkpoint
+from core.hub import load_all
 from core.models import PAPER_MODELS
 from core.text import MAX_CHARS, Token, detect_language, tokenize
 from core.views import WordCurve, plain, sentiment_scores, view_to_dict
@@ -177,8 +178,6 @@ class Lab:
         root where there is one. `sources` says where each came from ("hub: repo@rev", "bundled: path",
         "directory: path"); a broken checkpoint lands in `errors` (message naming the file) and the
         others still load."""
-        from core.hub import load_all
-
         checkpoints, sources, errors, _ = load_all(root, prefer, config, bundled)
         return cls(checkpoints, sources, errors)
 
