@@ -4,24 +4,26 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 MODELS := tensor_cnn mrnn dcnn adasent agt
 MODEL  ?= tensor_cnn
+SAMPLES ?= 16
+EPOCHS ?= 8
 TASK   ?= sst5
 SEED   ?= 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke loadtest tokenizer-agreement push import-graph clean
+.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke loadtest tokenizer-agreement push import-graph sweep clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "} {printf "  make %-20s %s\n", $$1, $$2}'
 
-$(VENV)/.installed: requirements.txt constraints.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
 	$(PY_SYS) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -c constraints.txt -r requirements.txt
+	$(PY) -m pip install -q -c constraints.txt -r requirements-dev.txt
 	touch $@
 
-install: $(VENV)/.installed ## create .venv and install the pinned requirements
+install: $(VENV)/.installed ## create .venv with the app's requirements and the tools' and tests' (requirements-dev.txt)
 
 test: install ## run the test suite (offline, no GPU, a few minutes on 2 cores)
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m "not e2e"
@@ -47,6 +49,9 @@ train-one: install ## train one model: make train-one MODEL=dcnn TASK=sst2 SEED=
 
 tokenizer-agreement: install ## token agreement of our English tokenizer with the SST test trees
 	$(PY) -m tools.tokenizer_agreement
+
+sweep: install ## Ray Tune search (random + ASHA): make sweep MODEL=dcnn TASK=sst5 [SAMPLES=16 EPOCHS=8]; resumes when re-run
+	$(PY) -m tools.sweep --model $(MODEL) --task $(TASK) $(if $(filter sst5 sst2,$(TASK)),--phrases) --samples $(SAMPLES) --max-epochs $(EPOCHS)
 
 bench: install ## accuracy/speed/scale benchmarks -> docs/benchmarks.md
 	$(PY) -m tools.bench

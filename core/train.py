@@ -30,6 +30,7 @@ import sys
 import time
 import typing
 import warnings
+from collections.abc import Callable
 
 import torch
 from tqdm import tqdm
@@ -199,7 +200,9 @@ class Trainer:
                 model.train()
         return total / max(1, count), devs
 
-    def fit(self) -> dict:
+    def fit(self, on_epoch: Callable[[dict], None] | None = None) -> dict:
+        """Train until `epochs` or `patience` runs out; `on_epoch(record)` after each epoch's state is saved
+        (a hyper-parameter search reports it and may stop the run there: it resumes from that state)."""
         cfg = self.cfg
         self.out.mkdir(parents=True, exist_ok=True)
         if cfg.resume and (state := load_training_state(self.out / "state")) is not None:
@@ -221,6 +224,8 @@ class Trainer:
             save_training_state(self.out / "state", self.state_dict())
             # the log is rewritten from the saved history, so a killed and resumed run never repeats a line
             atomic_write_text(self.out / "log.jsonl", "".join(json.dumps(r) + "\n" for r in self.history))
+            if on_epoch is not None:
+                on_epoch({**record, "best_dev": self.best_dev, "best_epoch": self.best_epoch})
         return self.finish()
 
     def finish(self) -> dict:

@@ -35,6 +35,9 @@ class SentenceClassifier(nn.Module):
 
     key: str = ""
     config_class: type = object
+    # what `make sweep` (tools/sweep.py) searches: {name: ("choice", [values]) | ("uniform" | "loguniform",
+    # low, high)}, a name being a training setting (core.run.TrainConfig) or a field of `config_class`
+    search_space: dict = {}
     # tasks on which the paper trained randomly initialised embeddings although it had vectors elsewhere;
     # `--vectors auto` then uses none
     random_embeddings_for: frozenset[str] = frozenset()

@@ -152,6 +152,10 @@ class DCNN(SentenceClassifier):
     # the softmax layer's weight decay: Godin's penalty 5e-5 * sum w^2 has gradient 1e-4 * w, and
     # param_groups scales it per conv layer. No clipping in any source; epochs: our cap.
     default_training = {"optimizer": "adagrad", "lr": 0.1, "l2": 1e-4, "batch_size": 32, "clip": 0, "epochs": 20}
+    # the paper gives no search: the optimizer settings its re-implementations disagree on, and the dropout
+    search_space = {"lr": ("loguniform", 0.02, 0.3), "batch_size": ("choice", [4, 8, 16, 32]),
+                    "l2": ("loguniform", 1e-5, 3e-4), "embed_l2": ("choice", [0.0, 5e-5, 5e-4, 2e-3]),
+                    "dropout": ("uniform", 0.3, 0.6)}
     random_embeddings_for = frozenset({"sst5", "sst2"})  # §5.2 random 48-d; §5.3 TREC: pretrained 32-d
     presets = {
         "sst5": {"widths": [10, 7], "maps": [6, 12], "k_top": 5},  # §5.2 fine-grained

@@ -127,6 +127,9 @@ class MRNN(SentenceClassifier):
     # its L2 1e-4. Batches of 32 (our per-step loop costs about the same for 20 or 32 rows); DRNN runs
     # 200 epochs, we cap at 30 and the trainer keeps the best dev epoch.
     default_training = {"optimizer": "adam", "lr": 0.001, "l2": 1e-4, "batch_size": 32, "clip": 5.0, "epochs": 30}
+    # §5.1 tunes the hidden size on dev; the rest are our recipe's settings
+    search_space = {"hidden": ("choice", [10, 20, 30, 50]), "lr": ("loguniform", 3e-4, 3e-3),
+                    "l2": ("loguniform", 1e-5, 1e-3), "dropout": ("choice", [0.1, 0.3, 0.5])}
     # §5.1 MPQA: dh = 25, tanh, ordinal head (Table 1). Our mpqa task is binary, where the ordinal head
     # is one logistic output.
     presets = {"mpqa": {"hidden": 25, "activation": "tanh", "head": "ordinal"},

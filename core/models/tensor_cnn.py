@@ -125,6 +125,10 @@ class TensorCNN(SentenceClassifier):
     # instead of the authors' 15 (half the steps: an SST phrase epoch fits in about a minute on 2 cores);
     # 20 epochs at most (the authors allow 100 with early stopping; our budget is CPU minutes).
     default_training = {"optimizer": "adagrad", "lr": 0.01, "l2": 2e-5, "batch_size": 32, "clip": 0, "epochs": 20}
+    # §6: the paper's own grid (AdaGrad lr 0.01 and L2 1e-5 fixed), sampled at random by `make sweep`
+    search_space = {"num_layers": ("choice", [1, 2, 3]), "ngram_order": ("choice", [2, 3]),
+                    "hidden": ("choice", [50, 100, 200]), "dropout": ("choice", [0.0, 0.1, 0.3, 0.5]),
+                    "decay": ("choice", [0.0, 0.3, 0.5])}
     presets = {
         "sst5": {"num_layers": 3, "ngram_order": 3, "hidden": 200, "decay": 0.5},  # Table 1 footnote
         "sst2": {"num_layers": 3, "ngram_order": 3, "hidden": 200, "decay": 0.5},  # Table 1 footnote

@@ -55,6 +55,7 @@ def field_defaults(cls) -> dict:
         elif f.default_factory is not dataclasses.MISSING:
             out[f.name] = f.default_factory()
     return out
+SWEEPS = "sweeps"  # runs/sweeps/<name>/: tools.sweep's trials and best.json
 
 
 def _short(value) -> str:
@@ -131,13 +132,25 @@ def train_command(train: dict) -> str:
     return " ".join(parts)
 
 
+def load_sweeps(root: Path) -> list[dict]:
+    """The best trial of every hyper-parameter sweep under `root`/sweeps (tools.sweep's best.json)."""
+    records = []
+    for path in sorted((root / SWEEPS).glob("*/best.json")):
+        try:
+            records.append(json.loads(path.read_text(encoding="utf-8")) | {"path": str(path)})
+        except (OSError, ValueError) as err:
+            log.warning("skipping %s: %s", path, err)
+    return records
+
+
 def load_runs(root: Path) -> tuple[list[dict], list[str]]:
-    """Every finished run's metrics.json under `root` (not the copies in best/), and unfinished run dirs."""
+    """Every finished run's metrics.json under `root` (not the copies in best/), and unfinished run dirs.
+    A sweep's trials (runs/sweeps/) are a search, not results: `load_sweeps` reads each sweep's best."""
     runs, unfinished = [], []
     if not root.is_dir():
         return runs, unfinished
     for path in sorted(root.rglob("metrics.json")):
-        if path.parent.name in ("best", "state"):
+        if path.parent.name in ("best", "state") or SWEEPS in path.relative_to(root).parts:
             continue
         try:
             metrics = json.loads(path.read_text(encoding="utf-8"))
@@ -150,7 +163,7 @@ def load_runs(root: Path) -> tuple[list[dict], list[str]]:
         metrics["timing_only"] = "timing" in path.relative_to(root).parts
         runs.append(metrics)
     for log_file in sorted(root.rglob("log.jsonl")):
-        if not (log_file.parent / "metrics.json").is_file():
+        if SWEEPS not in log_file.relative_to(root).parts and not (log_file.parent / "metrics.json").is_file():
             unfinished.append(str(log_file.parent))
     return runs, unfinished
 

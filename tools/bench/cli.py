@@ -43,7 +43,7 @@ import torch
 from core.data import PROJECT_ROOT
 from core.hub import display_path
 from core.predict import MAX_WORDS, Lab
-from tools.bench.accuracy import accuracy_table, load_runs, missing_runs, speed_table
+from tools.bench.accuracy import accuracy_table, load_runs, load_sweeps, missing_runs, speed_table
 from tools.bench.inference import bench_sentences, measure_inference, measure_scaling
 from tools.bench.machine import machine_info
 from tools.bench.markdown import render_markdown
@@ -99,7 +99,8 @@ def run(args) -> dict:
         runs, unfinished = load_runs(runs_dir)
         if "accuracy" in sections:
             rows = accuracy_table([m for m in runs if not m.get("timing_only")])
-            report["accuracy"] = {"rows": rows, "missing": missing_runs(rows), "unfinished": unfinished}
+            report["accuracy"] = {"rows": rows, "missing": missing_runs(rows), "unfinished": unfinished,
+                                  "sweeps": load_sweeps(runs_dir)}
         if "speed" in sections:
             report["speed"] = speed_table(runs)
 

@@ -92,6 +92,15 @@ def render_markdown(r: dict) -> str:
             lines += ["", "Unfinished runs (a log.jsonl but no metrics.json; running, or killed: add `--resume`): "
                       + ", ".join(f"`{p}`" for p in acc["unfinished"])]
         lines.append("")
+        if acc.get("sweeps"):
+            lines += ["### Hyper-parameter sweeps", "", "The best trial of each `make sweep` (Ray Tune, random search with "
+                      "ASHA; dev accuracy, the trial's test is not used to choose): repeat it with its command for seeds.", ""]
+            lines += _table(["task", "regime", "model", "trials", "max epochs", "best dev", "settings", "command"],
+                            [[x["task"], _regime(x["task"], x["phrases"]), x["model"], len(x["trials"]), x["max_epochs"],
+                              f"{100 * x['best']['dev_accuracy']:.1f}",
+                              ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in x["best"]["config"].items()),
+                              f"`{x['best']['command']}`"] for x in acc["sweeps"]])
+            lines.append("")
 
     lines += ["## Training speed", ""]
     if "speed" not in r:
