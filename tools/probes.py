@@ -69,7 +69,7 @@ def render(reports: list[ProbeReport], root: str, commit: str) -> str:
         lines += [f"## {report.suite}: task {report.task}", "",
                   f"{report.cases} cases ({report.sentences} distinct sentences) x {len(report.models)} models in "
                   f"**{report.seconds:.2f} s** (warm, batched; tokenization included). Directional tests compare "
-                  f"the {report.score_label}.", ""]
+                  f"{report.score_label}.", ""]
         lines += markdown_table(report) + ["", "<details><summary>Per test</summary>", ""] + test_table(report)
         lines += ["", "</details>", ""]
     return "\n".join(lines)
