@@ -12,7 +12,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke loadtest tokenizer-agreement push import-graph sweep clean
+.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke probes loadtest tokenizer-agreement push import-graph sweep clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "} {printf "  make %-20s %s\n", $$1, $$2}'
@@ -58,6 +58,9 @@ bench: install ## accuracy/speed/scale benchmarks -> docs/benchmarks.md
 
 bench-smoke: install ## a seconds-long version of the benchmarks (CI)
 	$(PY) -m tools.bench --smoke
+
+probes: install ## behavioural probe pass rates of the shipped checkpoints -> docs/probes.md
+	$(PY) -m tools.probes
 
 loadtest: install ## 32 clients x 20 requests against the app -> docs/loadtest.json
 	MALLOC_ARENA_MAX=2 $(PY) -m tools.loadtest

@@ -10,6 +10,7 @@ wording, Chinese from NOTICES_ZH.
 import gradio as gr
 
 from core.predict import Notice
+from core.probes import PROBE_NOTICE_TEXT
 
 EN = {
     "title": "# Compositional sentence-model lab",
@@ -38,6 +39,21 @@ EN = {
     "tab_api": "API",
     "models_md": "The checkpoints this app loaded, and where each came from.",
     "api_md": "Every analysis is also a JSON endpoint.",
+    "tab_probes": "Probes",
+    "probes_md": ("Behavioural probes (CheckList's three test types): does a model know polar words, does *not* flip "
+                  "them, does *but* shift the weight to the second clause, does *extremely* push further than "
+                  "*slightly*, and does the prediction ignore names, fillers and punctuation? Each cell is the "
+                  "pass rate of one capability for one model; choose a cell to see its failures."),
+    "probe_suite": "Suite",
+    "probe_run": "Run the suite",
+    "probe_table": "Pass rate per capability and model (%)",
+    "probe_capability": "Capability",
+    "probe_failures": "Failures of the chosen cell",
+    "probe_failure": "Failure",
+    "probe_open": "Open this failure in the Lab",
+    "probe_user": "Your own cases: one per line, sentence<TAB>expectation (positive, negative, not_positive, a label) or sentence<TAB>variant<TAB>up|down|same",
+    "probe_upload": "…or upload a CSV/TSV file with the same columns",
+    "probe_run_user": "Run my cases",
 }
 
 ZH = {
@@ -65,6 +81,19 @@ ZH = {
     "tab_api": "接口",
     "models_md": "本应用加载的模型文件及其来源。",
     "api_md": "每次分析也可以通过 JSON 接口调用。",
+    "tab_probes": "行为探针",
+    "probes_md": ("行为探针（CheckList 的三类测试）：模型是否认识褒贬词，“不”能否翻转它们，“但是”能否把重心移到后一分句，"
+                  "“非常”是否比“有点”更强，预测是否不受人名、插入语和标点影响？每格是一个模型在一项能力上的通过率；选择一格查看失败用例。"),
+    "probe_suite": "测试集",
+    "probe_run": "运行测试集",
+    "probe_table": "各能力、各模型的通过率（%）",
+    "probe_capability": "能力",
+    "probe_failures": "所选格子的失败用例",
+    "probe_failure": "失败用例",
+    "probe_open": "在实验室中打开这个失败用例",
+    "probe_user": "自己的用例：每行一个，句子<TAB>预期（positive、negative、not_positive 或标签名）或 句子<TAB>变体<TAB>up|down|same",
+    "probe_upload": "……或上传相同列的 CSV/TSV 文件",
+    "probe_run_user": "运行我的用例",
 }
 
 TASK_NAMES = {
@@ -102,6 +131,14 @@ MESSAGES = {
         "col_accuracy": "test accuracy", "col_path": "checkpoint", "col_error": "error",
         "majority": "Majority label: **{label}** ({votes} of {n} models)",
         "words_unknown": "unknown words",
+        "probe_summary": "{suite} on task {task}: {cases} cases, {models} models, {seconds:.2f} s.",
+        "probe_cell": "{capability} · {model}: {passed} of {total} passed",
+        "probe_none": "No failures in this cell.",
+        "col_capability": "capability", "col_test": "test", "col_type": "type", "col_sentence": "sentence", "col_variant": "variant",
+        "col_expected": "expected", "col_predicted": "predicted", "col_score_change": "change of {score}",
+        "type_mft": "minimum functionality", "type_inv": "invariance", "type_dir": "directional",
+        "expect_up": "rises", "expect_down": "falls", "expect_same": "same label",
+        "user_cases": "your cases",
     },
     "zh": {
         "no_models": "没有加载任何模型。请把训练好的模型放在 `{root}/<任务>/<模型>/`（或用 LAB_CHECKPOINTS 指定）后重启。",
@@ -123,6 +160,14 @@ MESSAGES = {
         "col_accuracy": "测试准确率", "col_path": "模型文件", "col_error": "错误",
         "majority": "多数标签：**{label}**（{n} 个模型中 {votes} 个）",
         "words_unknown": "未登录词",
+        "probe_summary": "测试集 {suite}，任务 {task}：{cases} 个用例，{models} 个模型，用时 {seconds:.2f} 秒。",
+        "probe_cell": "{capability} · {model}：{total} 个中通过 {passed} 个",
+        "probe_none": "这一格没有失败用例。",
+        "col_capability": "能力", "col_test": "测试", "col_type": "类型", "col_sentence": "句子", "col_variant": "变体",
+        "col_expected": "预期", "col_predicted": "预测", "col_score_change": "{score} 的变化",
+        "type_mft": "最低功能", "type_inv": "不变性", "type_dir": "方向性",
+        "expect_up": "上升", "expect_down": "下降", "expect_same": "标签不变",
+        "user_cases": "你的用例",
     },
 }
 
@@ -158,6 +203,19 @@ NOTICES_ZH = {
 }
 LANGUAGE_NAMES_ZH = {"en": "英文", "zh": "中文"}
 
+# core.probes' problems with user cases (PROBE_NOTICE_TEXT) in Chinese: the same codes and parameters
+PROBE_NOTICES_ZH = {
+    "no_cases": "没有用例：每行写一个，`句子<TAB>预期` 或 `句子<TAB>变体<TAB>up|down|same`。",
+    "bad_columns": "第 {line} 行：应有 2 或 3 列（以制表符分隔），实际为 {found} 列。",
+    "bad_expectation": "第 {line} 行：'{value}' 不是任务 {task} 的预期；可用：{allowed}。",
+    "bad_direction": "第 {line} 行：'{value}' 不是方向；请用 up、down 或 same。",
+    "too_many_cases": "一次最多 {max_cases} 个用例；收到 {found} 个。",
+    "no_sentiment": "任务 {task} 没有正面/负面类别（{labels}）：探针需要情感任务。",
+    "unknown_task": "任务 {task} 没有加载模型；可用任务：{available}。",
+    "unknown_model": "模型 {model} 没有为任务 {task} 加载；可用模型：{available}。",
+    "unknown_expectation": "测试 {test}：'{value}' 不是任务 {task} 的预期；可用：{allowed}。",
+}
+
 
 def request_lang(request) -> str:
     """'zh' when the browser prefers Chinese (Accept-Language), else 'en'."""
@@ -174,6 +232,11 @@ def msg(key: str, lang: str, **values) -> str:
 def notice_text(notice: Notice, lang: str) -> str:
     """A notice or input error from core in the UI language."""
     return notice.format(NOTICES_ZH, LANGUAGE_NAMES_ZH) if lang == "zh" else notice.format()
+
+
+def probe_notice_text(notice: Notice, lang: str) -> str:
+    """A problem with probe cases from core.probes in the UI language."""
+    return notice.format(PROBE_NOTICES_ZH, LANGUAGE_NAMES_ZH) if lang == "zh" else notice.format(PROBE_NOTICE_TEXT)
 
 
 def label_name(label: str, lang: str) -> str:

@@ -1,11 +1,11 @@
-"""The whole app: a banner for load problems, then the Lab, Checkpoints and API tabs."""
+"""The whole app: a banner for load problems, then the Lab, Probes, Checkpoints and API tabs."""
 
 import gradio as gr
 
 from core.predict import Lab
 from demo.i18n import L, msg, request_lang
 from demo.plots import esc
-from demo.tabs import api, checkpoints
+from demo.tabs import api, checkpoints, probes
 from demo.tabs import lab as lab_tab
 
 THEME = gr.themes.Soft(primary_hue="indigo")
@@ -35,6 +35,8 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
         with gr.Tabs():
             with gr.Tab(L("tab_lab"), id="lab"):
                 lab_tab.build(lab)
+            with gr.Tab(L("tab_probes"), id="probes"):
+                probes.build(lab)
             with gr.Tab(L("tab_models"), id="checkpoints"):
                 loaded, failed = checkpoints.build(lab)
             with gr.Tab(L("tab_api"), id="api"):

@@ -1,4 +1,5 @@
-"""The API tab and the named JSON endpoints `/predict` and `/compare` (Prediction.to_dict())."""
+"""The API tab and the named JSON endpoints `/predict`, `/compare` (Prediction.to_dict()) and `/probes`
+(ProbeReport.to_dict())."""
 
 import html
 import logging
@@ -6,6 +7,7 @@ import logging
 import gradio as gr
 
 from core.predict import AUTO, InputError, Lab
+from core.probes import ProbeInputError, SuiteError, run_suite
 from demo.i18n import L
 from demo.runner import MODEL_POOL
 
@@ -20,6 +22,8 @@ one = client.predict("It is not a bad film.", "dcnn", "auto", "auto", api_name="
 print(one["label"], one["probs"], one["curve"]["kind"])
 every = client.predict("这部电影不怎么好看，但是演员很棒", "auto", "auto", api_name="/compare")
 print([(p["model"], p["label"]) for p in every])
+table = client.predict("en", "auto", api_name="/probes")
+print(table["pass_rates"]["negation"])
 ```
 `predict(text, model, task, lang)` and `compare(text, task, lang)`: `task` is `auto` or a task key
 (`sst5`, `sst2`, `zh_sentiment`, ...), `lang` is `auto`, `en` or `zh` (it chooses the default task). Each
@@ -27,6 +31,10 @@ prediction holds the label, the class probabilities, the tokens (with `known`), 
 (`kind`: `native`, `probe` or `prefix`), the leave-one-word-out `occlusion`, the model's `views`, the
 checkpoint `source`, the text's detected language `lang` and the task's `task_lang` (which the tokenizer
 and the model use), and `notices` in English, with the same as data in `notice_codes` (`code`, `params`).
+`probes(suite, task)` runs a behavioural probe suite (`en` or `zh`, the files in `probes/`) against every
+model of `task` (`auto`: the suite's own task) and returns the pass rate per capability and model
+(`pass_rates[capability][model]`), the counts per capability (`cells`) and per test (`test_cells`), the
+cases, and the seconds it took: the numbers of `make probes` (docs/probes.md).
 A model that fails is left out of `/compare`'s list (and logged). Bad input answers with an error
 message, never a stack trace. The same from Python or a shell:
 `core.predict.Lab.load("checkpoints").predict(text, "dcnn")` (`.compare(text)` for every model),
@@ -38,7 +46,7 @@ def _answer(run) -> dict | list[dict]:
     """`run()`'s predictions as JSON; bad input and bugs as one line for the caller, never a trace."""
     try:
         return run()
-    except InputError as err:
+    except (InputError, ProbeInputError, SuiteError) as err:
         raise gr.Error(html.escape(str(err), quote=False), print_exception=False) from None
     except Exception as err:  # a bug, not the input: the trace goes to the log, one line to the caller
         log.exception("API call failed")
@@ -58,5 +66,10 @@ def build(lab: Lab) -> None:
         """Every model of the task on one sentence (a list of predictions; a model that fails is left out)."""
         return _answer(lambda: [p.to_dict() for p in lab.compare(text, task, lang, executor=MODEL_POOL).predictions])
 
+    def probes(suite: str = "en", task: str = AUTO) -> dict:
+        """A probe suite against every model of the task: pass rates per capability and model, with counts."""
+        return _answer(lambda: run_suite(lab, suite, None if task in (None, "", AUTO) else task).to_dict(failures=False))
+
     gr.api(predict, api_name="predict", concurrency_id="model")
     gr.api(compare, api_name="compare", concurrency_id="model")
+    gr.api(probes, api_name="probes", concurrency_id="model")

@@ -1,0 +1,136 @@
+"""The Probes tab: a suite's pass rates per capability and model, the failures of one cell, and the
+user's own cases (typed or uploaded) against every loaded model.
+
+Callbacks first (they only call core.probes), then the layout, then the wiring.
+"""
+
+import csv
+import io
+from pathlib import Path
+
+import gradio as gr
+import pandas as pd
+
+from core.predict import AUTO, Lab
+from core.probes import ProbeInputError, ProbeReport, SuiteError, load_suite, parse_user_cases, run_cases, run_suite, suite_names
+from demo.i18n import L, label_name, model_name, msg, probe_notice_text, request_lang, task_name
+from demo.plots import esc
+
+
+def pass_rate_table(report: ProbeReport, ui: str) -> pd.DataFrame:
+    """Rows: capabilities in the suite's words; columns: models; cells: pass rate in %."""
+    rows = [[report.capabilities[cap].get(ui, cap), *(round(100 * row[m].rate, 1) for m in report.models)]
+            for cap, row in report.cells.items()]
+    return pd.DataFrame(rows, columns=[msg("col_capability", ui)] + [model_name(m) for m in report.models])
+
+
+def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> tuple[str, pd.DataFrame]:
+    """The failures of one cell: a headline and one row per failed case."""
+    cell = report.cells[capability][model]
+    head = msg("probe_cell", ui, capability=report.capabilities[capability].get(ui, capability), model=model_name(model),
+               passed=cell.passed, total=cell.total)
+    rows = []
+    for f in cell.failures:
+        case = f.case
+        expected = (label_name(case.expect, ui) if case.type == "mft" else msg(f"expect_{case.expect or 'same'}", ui))
+        predicted = label_name(f.label, ui) + (f" → {label_name(f.variant_label, ui)}" if case.variant else "")
+        change = round(f.variant_score - f.score, 3) if case.variant else None
+        rows.append([case.test, msg(f"type_{case.type}", ui), case.text, case.variant, expected, predicted, change])
+    columns = [msg(k, ui) for k in ("col_test", "col_type", "col_sentence", "col_variant", "col_expected", "col_predicted")]
+    columns.append(msg("col_score_change", ui, score=report.score_label))
+    return head + ("" if rows else "\n\n" + msg("probe_none", ui)), pd.DataFrame(rows, columns=columns)
+
+
+def _choices(report: ProbeReport, ui: str) -> tuple[dict, dict]:
+    capabilities = [(report.capabilities[c].get(ui, c), c) for c in report.cells]
+    models = [(model_name(m), m) for m in report.models]
+    return (gr.update(choices=capabilities, value=capabilities[0][1]), gr.update(choices=models, value=models[0][1]))
+
+
+def show(report: ProbeReport, ui: str) -> tuple:
+    """Every output of a run: summary, table, the cell choices, the first cell's failures, the state."""
+    summary = msg("probe_summary", ui, suite=report.suite if report.suite != "user" else msg("user_cases", ui),
+                  task=task_name(report.task, ui), cases=report.cases, models=len(report.models), seconds=report.seconds)
+    capability, model = _choices(report, ui)
+    head, failures = failure_table(report, next(iter(report.cells)), report.models[0], ui)
+    return summary, pass_rate_table(report, ui), capability, model, head, failures, report
+
+
+def _error(message: str) -> tuple:
+    gr.Warning(esc(message))
+    return f"⚠️ {esc(message)}", None, gr.update(), gr.update(), "", None, None
+
+
+def run_probe_suite(lab: Lab, suite: str, task: str, ui: str) -> tuple:
+    try:
+        return show(run_suite(lab, suite, None if task == AUTO else task), ui)
+    except ProbeInputError as err:
+        return _error(probe_notice_text(err.notice, ui))
+    except SuiteError as err:  # a shipped file that does not validate: the maintainer's English message
+        return _error(str(err))
+
+
+def read_upload(path: str | None) -> str:
+    """A CSV or TSV upload as tab-separated lines (what parse_user_cases reads)."""
+    if not path:
+        return ""
+    text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+    if Path(path).suffix.lower() == ".csv":
+        return "\n".join("\t".join(row) for row in csv.reader(io.StringIO(text)))
+    return text
+
+
+def run_user_cases(lab: Lab, text: str, upload: str | None, suite: str, task: str, ui: str) -> tuple:
+    """The user's cases on the chosen task (AUTO: the chosen suite's task) against every loaded model."""
+    try:
+        task = load_suite(suite).task if task == AUTO else task
+        labels = lab.checkpoints[(task, lab.models(task)[0])].meta["labels"] if lab.models(task) else []
+        if not labels:
+            raise ProbeInputError("unknown_task", task=task, available=lab.tasks())
+        cases = parse_user_cases("\n".join(t for t in (text or "", read_upload(upload)) if t.strip()), labels, task)
+        report = run_cases(lab, cases, task, capabilities={"user": {"en": msg("user_cases", "en"),
+                                                                     "zh": msg("user_cases", "zh")}})
+        return show(report, ui)
+    except ProbeInputError as err:
+        return _error(probe_notice_text(err.notice, ui))
+    except SuiteError as err:
+        return _error(str(err))
+
+
+def build(lab: Lab) -> None:
+    gr.Markdown(L("probes_md"))
+    with gr.Row():
+        suite = gr.Dropdown(suite_names(), value=suite_names()[0] if suite_names() else None, label=L("probe_suite"),
+                            elem_id="probe-suite")
+        task = gr.Dropdown([(L("auto"), AUTO)] + [(t, t) for t in lab.tasks()], value=AUTO, label=L("task"),
+                           elem_id="probe-task")
+        run = gr.Button(L("probe_run"), variant="primary", elem_id="probe-run")
+    summary = gr.Markdown(elem_id="probe-summary")
+    table = gr.Dataframe(label=L("probe_table"), interactive=False, elem_id="probe-table")
+    with gr.Row():
+        capability = gr.Dropdown([], label=L("probe_capability"), elem_id="probe-capability")
+        model = gr.Dropdown([], label=L("model"), elem_id="probe-model")
+    cell_head = gr.Markdown(elem_id="probe-cell")
+    failures = gr.Dataframe(label=L("probe_failures"), interactive=False, wrap=True, elem_id="probe-failures")
+    with gr.Accordion(L("probe_run_user"), open=False):
+        user_text = gr.Textbox(label=L("probe_user"), lines=5, elem_id="probe-user-text")
+        upload = gr.File(label=L("probe_upload"), file_types=[".csv", ".tsv", ".txt"], type="filepath")
+        run_user = gr.Button(L("probe_run_user"), elem_id="probe-run-user")
+    state = gr.State(None)
+    outputs = [summary, table, capability, model, cell_head, failures, state]
+
+    def on_run(suite_value, task_value, request: gr.Request):
+        return run_probe_suite(lab, suite_value, task_value, request_lang(request))
+
+    def on_user(text_value, upload_value, suite_value, task_value, request: gr.Request):
+        return run_user_cases(lab, text_value, upload_value, suite_value, task_value, request_lang(request))
+
+    def on_cell(report, capability_value, model_value, request: gr.Request):
+        if report is None or capability_value not in report.cells or model_value not in report.models:
+            return gr.update(), gr.update()
+        return failure_table(report, capability_value, model_value, request_lang(request))
+
+    run.click(on_run, [suite, task], outputs, api_visibility="private", concurrency_id="model")
+    run_user.click(on_user, [user_text, upload, suite, task], outputs, api_visibility="private", concurrency_id="model")
+    for chooser in (capability, model):
+        chooser.change(on_cell, [state, capability, model], [cell_head, failures], api_visibility="private")
