@@ -376,6 +376,15 @@ def run_cases(lab: Lab, cases: list[Case], task: str, models: list[str] | None =
                        len(sentences), time.perf_counter() - started)
 
 
+def run_text_cases(lab: Lab, text: str, task: str, capabilities: dict[str, dict[str, str]] | None = None) -> ProbeReport:
+    """A user's own cases (`sentence<TAB>expectation` lines, see parse_user_cases) on `task` against every
+    model loaded for it."""
+    if not lab.models(task):
+        raise ProbeInputError("unknown_task", task=task, available=lab.tasks())
+    labels = lab.checkpoints[(task, lab.models(task)[0])].meta["labels"]
+    return run_cases(lab, parse_user_cases(text, labels, task), task, capabilities=capabilities)
+
+
 def run_suite(lab: Lab, suite: Suite | str, task: str | None = None, models: list[str] | None = None) -> ProbeReport:
     """A suite (or its name) on `task` (default: the suite's own task)."""
     suite = suite if isinstance(suite, Suite) else load_suite(suite)  # a name: read_suite(path) for a file

@@ -12,7 +12,7 @@ import gradio as gr
 import pandas as pd
 
 from core.predict import AUTO, Lab
-from core.probes import ProbeInputError, ProbeReport, SuiteError, load_suite, parse_user_cases, run_cases, run_suite, suite_names
+from core.probes import ProbeInputError, ProbeReport, SuiteError, load_suite, run_suite, run_text_cases, suite_names
 from demo.i18n import L, label_name, model_name, msg, probe_notice_text, request_lang, task_name
 from demo.plots import esc
 
@@ -84,13 +84,9 @@ def run_user_cases(lab: Lab, text: str, upload: str | None, suite: str, task: st
     """The user's cases on the chosen task (AUTO: the chosen suite's task) against every loaded model."""
     try:
         task = load_suite(suite).task if task == AUTO else task
-        labels = lab.checkpoints[(task, lab.models(task)[0])].meta["labels"] if lab.models(task) else []
-        if not labels:
-            raise ProbeInputError("unknown_task", task=task, available=lab.tasks())
-        cases = parse_user_cases("\n".join(t for t in (text or "", read_upload(upload)) if t.strip()), labels, task)
-        report = run_cases(lab, cases, task, capabilities={"user": {"en": msg("user_cases", "en"),
-                                                                     "zh": msg("user_cases", "zh")}})
-        return show(report, ui)
+        lines = "\n".join(t for t in (text or "", read_upload(upload)) if t.strip())
+        names = {"user": {"en": msg("user_cases", "en"), "zh": msg("user_cases", "zh")}}
+        return show(run_text_cases(lab, lines, task, names), ui)
     except ProbeInputError as err:
         return _error(probe_notice_text(err.notice, ui))
     except SuiteError as err:
