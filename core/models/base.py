@@ -23,7 +23,7 @@ VOCAB_SIZE = (1, 2_000_000)
 NUM_CLASSES = (2, 1000)
 DIM = (1, 4096)
 LAYERS = (1, 64)
-# a model above this many parameters (400 MB of float32) is refused before it is built (core.checkpoint)
+# a weights file declaring more parameters (400 MB of float32) is refused before it is read (core.checkpoint)
 MAX_PARAMETERS = 100_000_000
 
 
