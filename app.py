@@ -20,7 +20,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
 from core.predict import Lab  # noqa: E402
-from demo import CSS, I18N, THEME, build_demo, warm_up  # noqa: E402
+from demo import APP_KWARGS, CSS, I18N, THEME, build_demo, warm_up  # noqa: E402
 
 ROOT = os.environ.get("LAB_CHECKPOINTS") or str(Path(__file__).resolve().parent / "checkpoints")
 lab = Lab.load(os.environ.get("LAB_CHECKPOINTS") or None)  # explicit dir > Hub (configs/hub.toml) > bundled
@@ -37,4 +37,4 @@ if __name__ == "__main__":
     demo.queue(default_concurrency_limit=1, max_size=64, status_update_rate=1).launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        theme=THEME, css=CSS, i18n=I18N)
+        theme=THEME, css=CSS, i18n=I18N, app_kwargs=APP_KWARGS)  # APP_KWARGS: the request body limit

@@ -14,17 +14,18 @@ a file that does not match its recorded hash is reported by name.
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from core.models import model_class
-from core.models.base import SentenceClassifier
+from core.models.base import MAX_PARAMETERS, SentenceClassifier
 from core.vocab import Vocab
 
 WEIGHTS, CONFIG, VOCAB, METRICS = "model.safetensors", "config.json", "vocab.json", "metrics.json"
@@ -111,6 +112,11 @@ def load_checkpoint(directory: str | Path, verify: bool = True) -> Checkpoint:
         model_config = cls.config_class(**config["config"])
     except (ValueError, TypeError) as err:
         raise CheckpointError(f"{directory / CONFIG}: invalid model configuration ({err})") from None
+    labels = config.get("labels")
+    if (not isinstance(labels, list) or len(labels) != model_config.num_classes
+            or not all(isinstance(label, str) for label in labels)):
+        raise CheckpointError(f"{directory / CONFIG}: 'labels' must list one name per class "
+                              f"(num_classes={model_config.num_classes}), got {str(labels)[:100]}")
     files = config.get("files", {})
     if not isinstance(files, dict) or not set(files) <= {WEIGHTS, VOCAB}:
         raise CheckpointError(f"{directory / CONFIG}: 'files' may only list {WEIGHTS} and {VOCAB}")
@@ -130,17 +136,29 @@ def load_checkpoint(directory: str | Path, verify: bool = True) -> Checkpoint:
     if not weights_path.is_file():
         raise CheckpointError(f"checkpoint file {weights_path} is missing")
     try:
+        with safe_open(str(weights_path), framework="pt") as header:  # reads the header only
+            shapes = {name: tuple(header.get_slice(name).get_shape()) for name in header.keys()}
+    except (SafetensorError, OSError, ValueError) as err:
+        raise CheckpointError(f"checkpoint file {weights_path} is not a valid safetensors file ({err})") from None
+    # the header's sizes before the tensors are read; the model built from the config is bounded by its
+    # per-field limits (a skeleton on the meta device would cost 2.4 s of torch._dynamo import at start)
+    parameters = sum(math.prod(shape) for shape in shapes.values())
+    if parameters > MAX_PARAMETERS:
+        raise CheckpointError(f"{weights_path} holds {parameters:,} parameters, more than the {MAX_PARAMETERS:,} "
+                              "a checkpoint may hold")
+    model = cls(model_config)
+    expected = model.state_dict()
+    if set(shapes) != set(expected):
+        missing, extra = sorted(set(expected) - set(shapes)), sorted(set(shapes) - set(expected))
+        raise CheckpointError(f"{weights_path} does not match its config (missing {missing[:3]}, unexpected {extra[:3]})")
+    for name, shape in shapes.items():
+        if shape != tuple(expected[name].shape):
+            raise CheckpointError(f"{weights_path}: {name} has shape {shape}, config implies {tuple(expected[name].shape)}")
+    try:
         weights = load_file(str(weights_path))
     except (SafetensorError, OSError, ValueError) as err:
         raise CheckpointError(f"checkpoint file {weights_path} is not a valid safetensors file ({err})") from None
-    model = cls(model_config)
-    expected = model.state_dict()
-    if set(weights) != set(expected):
-        missing, extra = sorted(set(expected) - set(weights)), sorted(set(weights) - set(expected))
-        raise CheckpointError(f"{weights_path} does not match its config (missing {missing[:3]}, unexpected {extra[:3]})")
     for name, tensor in weights.items():
-        if tensor.shape != expected[name].shape:
-            raise CheckpointError(f"{weights_path}: {name} has shape {tuple(tensor.shape)}, config implies {tuple(expected[name].shape)}")
         if tensor.is_floating_point() and not torch.isfinite(tensor).all():
             raise CheckpointError(f"{weights_path}: {name} holds NaN or infinite values")
     model.load_state_dict({k: v.to(expected[k].dtype) for k, v in weights.items()}, strict=True)

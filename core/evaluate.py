@@ -22,13 +22,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         ckpt = load_checkpoint(args.checkpoint)
-        task = load_task(args.task or ckpt.meta["task"], args.data_dir, fold=args.fold)
+        task = load_task(args.task or ckpt.meta.get("task", ""), args.data_dir, fold=args.fold)
         if task.labels != ckpt.meta.get("labels"):
             raise DataError(f"task {task.name} has labels {task.labels}, the checkpoint predicts {ckpt.meta.get('labels')}")
         report = {args.split: evaluate(ckpt.model, getattr(task, args.split), ckpt.vocab, task.labels)}
         if args.split == "test":
             report.update({name: evaluate(ckpt.model, ex, ckpt.vocab, task.labels) for name, ex in task.extra_tests.items()})
-    except (CheckpointError, DataError, ValueError) as err:
+    except (CheckpointError, DataError, ValueError, KeyError, OSError, RuntimeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(json.dumps({"checkpoint": args.checkpoint, "task": task.name, **report}, indent=2))

@@ -214,6 +214,14 @@ def display_path(path: str | Path) -> str:
         return str(path)
 
 
+def within(path: Path, root: Path) -> Path:
+    """`path`, or CheckpointError when it leads out of `root` (a symlinked folder): the checkpoints a root
+    serves are the ones its owner put there, and its manifest only vouches for those."""
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise CheckpointError(f"checkpoint directory {path} is a link out of {root} (to {path.resolve()}); refused")
+    return path
+
+
 @dataclass
 class Resolver:
     """Resolves (task, model) pairs; the Hub is tried at most once per resolver."""
@@ -277,19 +285,20 @@ class Resolver:
             path = self.directory / task / model
             if not path.is_dir():
                 raise CheckpointError(f"checkpoint directory {path} does not exist")
+            within(path, self.directory)
             root = self.directory if (self.directory / MANIFEST).is_file() else None
             return Resolved(task, model, path, "directory", f"directory: {display_path(path)}", root)
         tried = []
         if self.prefer != "bundled":
             snapshot = self.snapshot()
             if snapshot is not None and (snapshot / task / model).is_dir():
-                return Resolved(task, model, snapshot / task / model, "hub", f"hub: {self.hub.label}", snapshot)
+                return Resolved(task, model, within(snapshot / task / model, snapshot), "hub", f"hub: {self.hub.label}", snapshot)
             if self.hub.repo_id:
                 tried.append(f"Hub {self.hub.label} ({self.hub_status.get('reason') or 'not in the repo'})")
         if self.prefer != "hub":
             path = self.bundled / task / model
             if path.is_dir():
-                return Resolved(task, model, path, "bundled", f"bundled: {display_path(path)}", self.bundled)
+                return Resolved(task, model, within(path, self.bundled), "bundled", f"bundled: {display_path(path)}", self.bundled)
             tried.append(f"bundled {path} (missing)")
         raise CheckpointError(f"no checkpoint for {task}/{model}: tried {'; '.join(tried)}")
 
@@ -305,6 +314,16 @@ class Resolver:
         return ckpt, resolved
 
 
+def _load_failure(where, err: Exception) -> str:
+    """The message for a checkpoint that did not load; a failure other than CheckpointError or ValueError (a
+    torch error while building, MemoryError) is a surprise, so its trace goes to the log."""
+    if isinstance(err, (CheckpointError, ValueError)):
+        log.error("skipping checkpoint %s: %s", where, err)
+        return str(err)
+    log.error("skipping checkpoint %s", where, exc_info=err)
+    return f"{type(err).__name__}: {err}"[:300]
+
+
 def load_all(root: str | Path | None = None, prefer: str = "auto", config: str | Path | None = None,
              bundled: str | Path | None = None) -> tuple[dict, dict, dict, dict]:
     """Load every checkpoint the sources hold: (checkpoints, sources, errors, hub_status), keyed by
@@ -315,18 +334,20 @@ def load_all(root: str | Path | None = None, prefer: str = "auto", config: str |
     if resolver.directory is not None and (resolver.directory / CONFIG).is_file():  # a lone checkpoint folder
         try:
             ckpt = load_checkpoint(resolver.directory)
-        except CheckpointError as err:
-            log.error("skipping checkpoint %s: %s", resolver.directory, err)
-            return {}, {}, {str(resolver.directory): str(err)}, resolver.hub_status
+        except Exception as err:  # noqa: BLE001 - reported by name, like any broken checkpoint
+            return {}, {}, {str(resolver.directory): _load_failure(resolver.directory, err)}, resolver.hub_status
         key = (ckpt.meta.get("task", ""), ckpt.meta.get("model", ""))
         log.info("checkpoint %s/%s <- directory: %s", *key, display_path(resolver.directory))
         return {key: ckpt}, {key: f"directory: {display_path(resolver.directory)}"}, {}, resolver.hub_status
+    if resolver.directory is not None and not resolver.directory.is_dir():
+        message = f"checkpoint directory {resolver.directory} does not exist"
+        log.error("%s", message)
+        return {}, {}, {str(resolver.directory): message}, resolver.hub_status
     for task, model in resolver.pairs():
         try:
             ckpt, resolved = resolver.load(task, model)
-        except (CheckpointError, ValueError) as err:
-            log.error("skipping checkpoint %s/%s: %s", task, model, err)
-            errors[f"{task}/{model}"] = str(err)
+        except Exception as err:  # noqa: BLE001 - one broken checkpoint is named; the others still serve
+            errors[f"{task}/{model}"] = _load_failure(f"{task}/{model}", err)
             continue
         key = (ckpt.meta.get("task", task), ckpt.meta.get("model", model))
         checkpoints[key], sources[key] = ckpt, resolved.source

@@ -272,6 +272,11 @@ def main(argv: list[str] | None = None) -> int:
     except (DataError, CheckpointError, ValueError, FileNotFoundError, FloatingPointError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a full disk, a read-only folder: every file is written atomically, so nothing saved is lost
+        where = f" ({err.filename})" if err.filename else ""
+        print(f"error: {err.strerror or err}{where}; the last saved epoch is intact: free the space and continue "
+              "with --resume", file=sys.stderr)
+        return 2
     print(json.dumps({"test_accuracy": metrics["test"]["accuracy"], "dev_accuracy": metrics["dev_accuracy"],
                       "best_epoch": metrics["best_epoch"], "out": str(cfg.output_dir())}))
     return 0

@@ -90,6 +90,9 @@ class Pyramid:
     level_probs: list[list[float]]  # p(class | level t), (T, C)
     score_label: str = ""
     score_range: tuple[float, float] = (0.0, 1.0)
+    # 0: every unit with its gates; else the sentence has more words than this and the pyramid (n²/2 units)
+    # is sent at reduced resolution: gates left out (empty lists), scores rounded to 3 decimals
+    detail_words: int = 0
 
 
 @dataclass

@@ -200,6 +200,7 @@ NOTICES_ZH = {
     "all_unknown": "这些词都不在模型的词表中：预测只是模型的先验。",
     "some_unknown": "{total} 个词中有 {unknown} 个不在模型词表中（在高亮中标出）。",
     "occlusion_skipped": "逐词删除的词归因只对不超过 {max_words} 个词的文本计算。",
+    "pyramid_reduced": "文本超过 {max_words} 个词，AdaSent 金字塔以较低精度发送：不含门控值，分数保留三位小数。",
 }
 LANGUAGE_NAMES_ZH = {"en": "英文", "zh": "中文"}
 

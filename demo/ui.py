@@ -20,11 +20,11 @@ CSS = """
 
 def banner(lab: Lab, root: str, ui: str) -> str:
     """Markdown warning when nothing loaded, or when some checkpoints failed (the others still serve)."""
-    if not lab.checkpoints:
-        return "⚠️ " + msg("no_models", ui, root=root.replace("`", ""))
-    if lab.errors:
-        return "⚠️ " + msg("load_errors", ui) + "\n" + "\n".join(f"- `{p}`: {esc(e)}" for p, e in sorted(lab.errors.items()))
-    return ""
+    if lab.checkpoints and not lab.errors:
+        return ""
+    head = msg("load_errors", ui) if lab.checkpoints else msg("no_models", ui, root=root.replace("`", ""))
+    # each failure by name: a missing folder, a broken config
+    return "\n".join([f"⚠️ {head}"] + [f"- `{p.replace('`', '')}`: {esc(e)}" for p, e in sorted(lab.errors.items())])
 
 
 def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
@@ -48,4 +48,5 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
             return (gr.update(value=text, visible=bool(text)), *checkpoints.tables(lab, ui))
 
         demo.load(on_load, None, [warning, loaded, failed], api_visibility="private")
+        api.fill_advertised_defaults(demo)
     return demo

@@ -18,7 +18,8 @@ from test_hostile_input import BAD_NAMES, SECONDS, SURROGATE, check_message, che
 from core.models import PAPER_MODELS
 from core.predict import Lab
 from core.text import MAX_CHARS
-from demo import CSS, I18N, THEME, build_demo
+from demo import APP_KWARGS, CSS, I18N, THEME, build_demo
+from demo.limits import MAX_BODY_BYTES
 from tools.loadtest import free_port
 
 
@@ -30,7 +31,7 @@ def app(lab_root, tmp_path_factory):
         demo = build_demo(Lab.load(lab_root), str(lab_root))
         demo.queue(default_concurrency_limit=2)
         _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
-                                theme=THEME, css=CSS, i18n=I18N)
+                                theme=THEME, css=CSS, i18n=I18N, app_kwargs=APP_KWARGS)
         client = Client(url, verbose=False)
         yield url, client
         client.close()
@@ -72,6 +73,10 @@ def call(url: str, client: Client, text, *args, api_name: str):
 def test_gradio_api(app, case):
     url, client = app
     start = time.perf_counter()
+    if len(json.dumps(case.text)) > MAX_BODY_BYTES:  # the body limit answers before the app reads it
+        with pytest.raises(httpx.HTTPStatusError, match="413"):
+            client.predict(case.text, "dcnn", "auto", "auto", api_name="/predict")
+        return
     # /compare runs every model; errors and texts past the character cap go to one model (the Python API
     # test runs those through every model)
     one = case.error or len(case.text) > MAX_CHARS
@@ -173,3 +178,29 @@ def test_payloads_in_the_page_are_text_never_run(app):
             injected = "#summary img, #summary svg, #summary script, #notices img, .occlusion img, .occlusion svg[onload]"
             assert page.locator(injected).count() == 0
         browser.close()
+
+
+@pytest.mark.parametrize("endpoint", ["predict", "compare"])
+def test_rest_call_with_only_the_text_uses_the_advertised_defaults(app, endpoint):
+    url, _ = app
+    status, event, data = raw_call(url, endpoint, json.dumps({"data": ["a good film"]}).encode())
+    assert (status, event) == (200, "complete"), data
+    predictions = data[0] if isinstance(data[0], list) else [data[0]]
+    assert predictions[0]["task"] == "sst5" and predictions[0]["model"] == "tensor_cnn"
+
+
+def test_rest_call_without_the_text_is_still_refused(app):
+    url, _ = app
+    status, event, _ = raw_call(url, "compare", b'{"data": []}')
+    assert event != "complete"
+
+
+def test_a_request_body_over_the_limit_is_refused(app):
+    url, _ = app
+    big = httpx.post(f"{url}gradio_api/call/compare", content=b" " * (MAX_BODY_BYTES + 1),
+                     headers={"content-type": "application/json"}, timeout=SECONDS)
+    chunked = httpx.post(f"{url}gradio_api/call/compare", content=iter([b" " * (1 << 16)] * (MAX_BODY_BYTES // (1 << 16) + 2)),
+                         headers={"content-type": "application/json"}, timeout=SECONDS)
+    assert big.status_code == 413 and chunked.status_code == 413
+    status, event, _ = raw_call(url, "compare", json.dumps({"data": ["good " * 1000, "auto", "auto"]}).encode())
+    assert (status, event) == (200, "complete")

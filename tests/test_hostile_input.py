@@ -109,8 +109,8 @@ BAD_NAMES = [  # (model, task, lang, the InputError must match)
 
 
 def cleaned(text: str) -> str:
-    """What the predictor analyses: NULs dropped, then cut to MAX_CHARS (lone surrogates may become U+FFFD)."""
-    return text.replace("\x00", "")[:MAX_CHARS]
+    """What the predictor analyses: NULs read as spaces, then cut to MAX_CHARS (lone surrogates may become U+FFFD)."""
+    return text.replace("\x00", " ")[:MAX_CHARS]
 
 
 def check_prediction(p: dict, text: str, case: Case | None = None) -> None:
@@ -291,7 +291,7 @@ def test_cli(lab, lab_root, case, monkeypatch, capsys):
 def test_cli_names(lab, lab_root, monkeypatch, capsys):
     use_loaded_lab(monkeypatch, lab, lab_root)
     for args, error in ((["--model", "../../etc/passwd"], "not available"), (["--task", "../sst5"], "no model is loaded"),
-                        (["--checkpoints", "/nonexistent/../etc"], "no checkpoint is loaded at all")):
+                        (["--checkpoints", "/nonexistent/../etc"], "/nonexistent/../etc does not exist")):
         argv = ["a good film", "--checkpoints", str(lab_root), *args]
         code, out, err = run_cli(argv, capsys)
         assert code == 2 and not out

@@ -52,8 +52,14 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from core.models.base import Dropout, ModelOutput, SentenceClassifier, classification_loss
+from core.models.base import (DIM, NUM_CLASSES, VOCAB_SIZE, Dropout, ModelOutput, SentenceClassifier, check_config,
+                              classification_loss)
 from core.views import Pyramid, sentiment_scores
+
+
+# A pyramid has n(n+1)/2 units: in full (a score and three gates each) 4 MB of JSON at 300 words. Beyond
+# this many words it is sent without gates and with rounded scores (core.views.Pyramid.detail_words).
+PYRAMID_DETAIL_WORDS = 60
 
 
 @dataclass
@@ -68,11 +74,8 @@ class AdaSentConfig:
     freeze_embeddings: bool = False  # §Implementation Details: "we fine-tune the word embeddings"
 
     def __post_init__(self):
-        for name in ("vocab_size", "embed_dim", "hidden_dim", "classifier_hidden"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.num_classes < 2:
-            raise ValueError(f"num_classes must be at least 2, got {self.num_classes}")
+        check_config(self, {"vocab_size": VOCAB_SIZE, "num_classes": NUM_CLASSES, "embed_dim": DIM, "hidden_dim": DIM,
+                            "classifier_hidden": DIM})
         if self.pooling not in ("mean", "max"):
             raise ValueError(f"pooling must be 'mean' or 'max', got {self.pooling!r}")
         if not 0 <= self.dropout < 1:
@@ -190,12 +193,13 @@ class AdaSent(SentenceClassifier):
 
     def views(self, output: AdaSentOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
         n = int(output.lengths[index])
+        reduced = n > PYRAMID_DETAIL_WORDS
         scores, gates = [], []
         for t in range(1, n + 1):  # level t has n-t+1 real units
             level_scores, label, score_range = sentiment_scores(output.unit_probs[t - 1][index, : n - t + 1].tolist(),
                                                              class_names)
-            scores.append(level_scores)
-            gates.append([] if t == 1 else [tuple(g) for g in output.gates[t - 2][index, : n - t + 1].tolist()])
+            scores.append([round(s, 3) for s in level_scores] if reduced else level_scores)
+            gates.append([] if t == 1 or reduced else [tuple(g) for g in output.gates[t - 2][index, : n - t + 1].tolist()])
         pyramid = Pyramid(
             title=("AdaSent pyramid: unit (t, j) covers words j..j+t-1; "
                    "colour = the classifier g on the unit alone (a probe)"),
@@ -206,5 +210,6 @@ class AdaSent(SentenceClassifier):
             level_probs=output.level_probs[index, :n].tolist(),
             score_label=label,
             score_range=score_range,
+            detail_words=PYRAMID_DETAIL_WORDS if reduced else 0,
         )
         return [pyramid]

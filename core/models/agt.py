@@ -48,7 +48,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.models.base import TRAINED_EMBEDDINGS, Dropout, ModelOutput, SentenceClassifier, classification_loss, length_mask
+from core.models.base import (DIM, LAYERS, NUM_CLASSES, TRAINED_EMBEDDINGS, VOCAB_SIZE, check_config,
+                              classification_loss, Dropout, length_mask, ModelOutput, SentenceClassifier)
 from core.views import Heatmap, LineCurves, Table
 
 SELECTED = 0.95  # §3.1: a word is "selected" when its normalised attention is > 0.95
@@ -73,9 +74,8 @@ class AGTConfig:
     unit_norm_vectors: bool = False
 
     def __post_init__(self):
-        for name in ("vocab_size", "num_classes", "embed_dim", "hidden", "attention_dim", "fc_hidden"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        check_config(self, {"vocab_size": VOCAB_SIZE, "num_classes": NUM_CLASSES, "embed_dim": DIM, "hidden": DIM,
+                            "num_layers": LAYERS, "attention_dim": DIM, "fc_hidden": DIM})
         if self.num_layers < 2:
             raise ValueError(f"num_layers must be >= 2 (layer 0 has no gate), got {self.num_layers}")
         if not 0 <= self.attention_layers <= self.num_layers:

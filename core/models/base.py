@@ -2,7 +2,9 @@
 pieces of math that really are the same across models (masks, embeddings, the expected score).
 No model math lives here."""
 
-from dataclasses import dataclass
+import math
+import typing
+from dataclasses import dataclass, fields
 
 import torch
 from torch import Tensor, nn
@@ -13,6 +15,45 @@ from torch import Tensor, nn
 # as fixed random rows. Test accuracy, seed 1, fixed -> trained: tensor CNN zh_news 86.5 -> 87.5, zh_sentiment
 # 91.6 -> 93.1; mRNN zh_news 82.2 -> 83.5, zh_sentiment 89.6 -> 89.3; AGT zh_news 85.3 -> 87.0, zh_sentiment 91.5 -> 92.2.
 TRAINED_EMBEDDINGS = {"freeze_embeddings": False}
+
+
+# Bounds on a config's sizes, (lowest, highest): a checkpoint's config.json is input, checked before any tensor
+# is allocated. Far above every paper setting (the largest: a 3 M-word vocabulary is not bundled; dims <= 300).
+VOCAB_SIZE = (1, 2_000_000)
+NUM_CLASSES = (2, 1000)
+DIM = (1, 4096)
+LAYERS = (1, 64)
+# a weights file declaring more parameters (400 MB of float32) is refused before it is read (core.checkpoint)
+MAX_PARAMETERS = 100_000_000
+
+
+def _has_type(value, annotation) -> bool:
+    if annotation is bool:
+        return isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if typing.get_origin(annotation) is list:
+        (item,) = typing.get_args(annotation)
+        return isinstance(value, list) and all(_has_type(v, item) for v in value)
+    return isinstance(value, annotation)
+
+
+def check_config(config, sizes: dict[str, tuple[int, int]]) -> None:
+    """ValueError unless every field of the config dataclass has its annotated type and every field named
+    in `sizes` (each entry, for a list) lies in its (lowest, highest) range. Config classes call this
+    first in __post_init__, so their own checks compare numbers, and nothing is built from a wrong size."""
+    for f in fields(config):
+        value = getattr(config, f.name)
+        if not _has_type(value, f.type):
+            expected = getattr(f.type, "__name__", str(f.type)) if typing.get_origin(f.type) is None else str(f.type)
+            raise ValueError(f"{f.name} must be {expected}, got {value!r}"[:200])
+    for name, (lowest, highest) in sizes.items():
+        value = getattr(config, name)
+        for v in value if isinstance(value, list) else [value]:
+            if not lowest <= v <= highest:
+                raise ValueError(f"{name} must be in [{lowest}, {highest}], got {value}")
 
 
 @dataclass

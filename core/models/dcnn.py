@@ -51,8 +51,15 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from core.models.base import Dropout, ModelOutput, SentenceClassifier, classification_loss, length_mask
+from core.models.base import (DIM, NUM_CLASSES, VOCAB_SIZE, check_config, classification_loss, Dropout, length_mask,
+                              ModelOutput, SentenceClassifier)
 from core.views import KMaxGraph, Table
+
+
+# bounds on a filter's width and a layer's feature maps (the paper: widths 5-10, 4-14 maps); a layer holds
+# maps_in x maps_out x rows x width weights and its activations grow with maps x rows x length
+FILTER_WIDTH = (1, 64)
+FEATURE_MAPS = (1, 256)
 
 
 @dataclass
@@ -69,6 +76,8 @@ class DCNNConfig:
     conv_l2_scale: list[float] = field(default_factory=lambda: [0.3, 0.03])
 
     def __post_init__(self):
+        check_config(self, {"vocab_size": VOCAB_SIZE, "num_classes": NUM_CLASSES, "embed_dim": DIM,
+                            "widths": FILTER_WIDTH, "maps": FEATURE_MAPS, "k_top": FILTER_WIDTH})
         if not self.widths or len(self.widths) != len(self.maps) or len(self.conv_l2_scale) != len(self.widths):
             raise ValueError(f"widths {self.widths}, maps {self.maps} and conv_l2_scale {self.conv_l2_scale} "
                              "need one entry per convolutional layer")

@@ -48,7 +48,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from core.models.base import TRAINED_EMBEDDINGS, Dropout, ModelOutput, SentenceClassifier, length_mask
+from core.models.base import (DIM, NUM_CLASSES, TRAINED_EMBEDDINGS, VOCAB_SIZE, check_config, Dropout, length_mask,
+                              ModelOutput, SentenceClassifier)
 from core.views import LineCurves, Trajectory, sentiment_scores
 
 def _identity(z: Tensor) -> Tensor:
@@ -76,12 +77,8 @@ class MRNNConfig:
     unit_norm_vectors: bool = True
 
     def __post_init__(self):
-        if self.vocab_size < 1:
-            raise ValueError(f"vocab_size must be >= 1, got {self.vocab_size}")
-        if self.num_classes < 2:
-            raise ValueError(f"num_classes must be >= 2, got {self.num_classes}")
-        if self.embed_dim < 1 or self.hidden < 1:
-            raise ValueError(f"embed_dim and hidden must be >= 1, got {self.embed_dim} and {self.hidden}")
+        # hidden is bounded lower than other widths: A holds dh x dx x dh numbers and every word builds a dh x dh operator
+        check_config(self, {"vocab_size": VOCAB_SIZE, "num_classes": NUM_CLASSES, "embed_dim": DIM, "hidden": (1, 512)})
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")
         if self.head not in HEADS:

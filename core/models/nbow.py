@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from torch import Tensor, nn
 
-from core.models.base import Dropout, ModelOutput, SentenceClassifier, classification_loss, length_mask, masked_mean
+from core.models.base import (DIM, NUM_CLASSES, VOCAB_SIZE, check_config, classification_loss, Dropout, length_mask,
+                              masked_mean, ModelOutput, SentenceClassifier)
 
 
 @dataclass
@@ -26,6 +27,7 @@ class NBoWConfig:
     freeze_embeddings: bool = False
 
     def __post_init__(self):
+        check_config(self, {"vocab_size": VOCAB_SIZE, "num_classes": NUM_CLASSES, "embed_dim": DIM, "hidden": DIM})
         if not 0 <= self.dropout < 1:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
 

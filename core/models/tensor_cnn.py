@@ -46,7 +46,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.models.base import TRAINED_EMBEDDINGS, ModelOutput, SentenceClassifier, classification_loss, dropout, length_mask, masked_mean
+from core.models.base import (DIM, LAYERS, NUM_CLASSES, TRAINED_EMBEDDINGS, VOCAB_SIZE, check_config,
+                              classification_loss, dropout, length_mask, masked_mean, ModelOutput,
+                              SentenceClassifier)
 from core.views import LineCurves, sentiment_scores
 
 
@@ -64,11 +66,9 @@ class TensorCNNConfig:
     unit_norm_vectors: bool = True  # §6: vectors normalised to unit L2 norm (done by the trainer)
 
     def __post_init__(self):
-        for name in ("vocab_size", "embed_dim", "hidden", "num_layers", "ngram_order"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.num_classes < 2:
-            raise ValueError(f"num_classes must be >= 2, got {self.num_classes}")
+        # orders above 3 are not in the paper; each costs one more (L, L) decay matmul per layer
+        check_config(self, {"vocab_size": VOCAB_SIZE, "num_classes": NUM_CLASSES, "embed_dim": DIM, "hidden": DIM,
+                            "num_layers": LAYERS, "ngram_order": (1, 8)})
         if not 0 <= self.decay < 1:
             raise ValueError(f"decay (λ) must be in [0, 1), got {self.decay}")
         if not 0 <= self.dropout < 1:

@@ -5,6 +5,7 @@ import html
 import logging
 
 import gradio as gr
+from gradio.components.api_component import Api
 
 from core.predict import AUTO, InputError, Lab
 from core.probes import ProbeInputError, SuiteError, run_suite
@@ -73,3 +74,20 @@ def build(lab: Lab) -> None:
     gr.api(predict, api_name="predict", concurrency_id="model")
     gr.api(compare, api_name="compare", concurrency_id="model")
     gr.api(probes, api_name="probes", concurrency_id="model")
+
+
+def fill_advertised_defaults(demo: gr.Blocks) -> None:
+    """Let a REST call leave out the trailing arguments of /predict and /compare, as /info says it may
+    (`{"data": ["good"]}`): Gradio's REST route refuses a call with fewer values than inputs (answering
+    `{"error": null}`) while gradio_client fills the defaults in itself. Only endpoints made by gr.api,
+    whose inputs are Api components holding the function's defaults, are filled; a missing argument
+    without a default is still refused."""
+    validate = demo.validate_inputs
+
+    def validate_with_defaults(block_fn, inputs: list) -> None:
+        missing = block_fn.inputs[len(inputs):]
+        if missing and all(isinstance(c, Api) and c.value is not None for c in missing):
+            inputs.extend(c.value for c in missing)  # in place: Gradio goes on with this same list
+        validate(block_fn, inputs)
+
+    demo.validate_inputs = validate_with_defaults
