@@ -66,6 +66,10 @@ def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
     for x in report["inference"].values():
         assert 0 < x["forward"]["p50_ms"] <= x["forward"]["p95_ms"] and 0 < x["predict"]["p50_ms"] <= x["predict"]["p95_ms"]
         assert x["batch64"]["sentences_per_s"] > 0
+    assert sorted(report["steps"]) == models  # a forward and a training step per model and length
+    for x in report["steps"].values():
+        assert x["lengths"] == SMOKE["step_lengths"] and len(x["forward"]) == len(x["train_step"]) == len(SMOKE["step_lengths"])
+        assert all(0 < f["p50_ms"] for f in x["forward"] + x["train_step"])
     for x in report["scaling"].values():
         assert x["forward"]["lengths"] == SMOKE["lengths"] and all(t > 0 for t in x["forward"]["p50_ms"])
     measured = [m for m, x in report["memory"].items() if "not_run" not in x]
@@ -77,7 +81,8 @@ def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
     assert sorted(app["models"]) == models and 0 < app["rest"]["p50_ms"] and 0 < app["gradio_client"]["p50_ms"]
 
     text = (out / "benchmarks.md").read_text()
-    for heading in ("## Machine", "## Accuracy", "### Not run", "## Training speed", "## Inference", "## Scaling", "## Memory",
+    for heading in ("## Machine", "## Accuracy", "### Not run", "## Training speed", "## Inference",
+                    "## Forward pass and training step", "## Scaling", "## Memory",
                     "## Load test"):
         assert heading in text
     assert "1†‡" in text and "`for s in 1 2 3; do python -m core.train --model mrnn --task sst5 --phrases --seed $s; done`" in text

@@ -50,18 +50,19 @@ from tools.bench.markdown import render_markdown
 from tools.bench.memory import measure_memory, memory_probe
 from tools.bench.served import measure_app
 from tools.bench.smoke import train_smoke_runs, write_synthetic_sst
+from tools.bench.steps import measure_steps
 from tools.bench.svg import render_svg
 
 # Repetitions and time budgets. A measurement stops at its budget once it has min_reps samples;
 # scale_budget_s is per model for the bare-forward curve and per length for Lab.predict.
 FULL = dict(forward_reps=200, predict_reps=100, min_reps=20, batch_reps=10, budget_s=10.0, scale_reps=30, scale_budget_s=10.0,
             lengths=[5, 10, 20, 50, 100, 200, 400], predict_lengths=[5, 20, 50, 100, 200, 300], predict_cap_s=30.0,
-            app_reps=100, sentences=200)
+            app_reps=100, sentences=200, step_lengths=[7, 20, 50], step_reps=30, step_budget_s=3.0)
 SMOKE = dict(forward_reps=10, predict_reps=3, min_reps=3, batch_reps=2, budget_s=1.0, scale_reps=3, scale_budget_s=0.3,
              lengths=[5, 20, 100], predict_lengths=[5, 20], predict_cap_s=5.0,
-             app_reps=3, sentences=16)
+             app_reps=3, sentences=16, step_lengths=[7, 20], step_reps=3, step_budget_s=0.3)
 
-SECTIONS = ("accuracy", "speed", "inference", "scaling", "memory", "app")
+SECTIONS = ("accuracy", "speed", "inference", "steps", "scaling", "memory", "app")
 
 
 def run(args) -> dict:
@@ -104,7 +105,7 @@ def run(args) -> dict:
         if "speed" in sections:
             report["speed"] = speed_table(runs)
 
-    if sections & {"inference", "scaling", "memory", "app"}:
+    if sections & {"inference", "steps", "scaling", "memory", "app"}:
         lab = Lab.load(checkpoints_dir)
         if not lab.models(args.task):
             where = display_path(checkpoints_dir)
@@ -117,6 +118,9 @@ def run(args) -> dict:
             sentences, report["sentences"] = bench_sentences(args.task, lang, data_dir, settings["sentences"])
             if "inference" in sections:
                 timed("inference", measure_inference, lab, args.task, sentences, settings)
+            if "steps" in sections:
+                timed("steps", measure_steps, lab, args.task, settings["step_lengths"], settings["step_reps"],
+                      settings["step_budget_s"])
             if "scaling" in sections:
                 timed("scaling", measure_scaling, lab, args.task, settings)
             if "memory" in sections:
