@@ -399,3 +399,22 @@ def test_sources_command(bundled, tmp_path, capsys):
 
 def test_hub_config_default_is_disabled():
     assert not HubConfig().repo_id and Resolver().snapshot() is None
+
+
+def test_the_log_names_each_checkpoints_source_once(bundled, tmp_path, caplog):
+    caplog.set_level("INFO", logger="core.hub")
+    checkpoints, sources, _, _ = load_all(prefer="bundled", bundled=bundled)
+    lines = [r.getMessage() for r in caplog.records if " <- " in r.getMessage()]
+    assert sorted(lines) == sorted(f"checkpoint {task}/{model} <- {source}" for (task, model), source in sources.items())
+    assert len(lines) == len(checkpoints) == 2
+
+
+def test_app_configures_the_log_before_it_loads_the_checkpoints():
+    """app.py's module level (what a Space runs): logging at INFO before Lab.load, or the per-checkpoint
+    source lines above are dropped."""
+    import ast
+
+    tree = ast.parse((hub.PROJECT_ROOT / "app.py").read_text(encoding="utf-8"))
+    calls = [ast.unparse(node.value.func) for node in tree.body
+             if isinstance(node, (ast.Expr, ast.Assign)) and isinstance(node.value, ast.Call)]
+    assert calls.index("logging.basicConfig") < calls.index("Lab.load")
