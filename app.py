@@ -22,13 +22,14 @@ os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 from core.predict import Lab  # noqa: E402
 from demo import APP_KWARGS, CSS, I18N, THEME, build_demo, warm_up  # noqa: E402
 
+# before the checkpoints load: their log says, one line each, where each came from (task/model <- source)
+logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+logging.getLogger("httpx").setLevel(logging.WARNING)  # Gradio's own startup probes
 ROOT = os.environ.get("LAB_CHECKPOINTS") or str(Path(__file__).resolve().parent / "checkpoints")
 lab = Lab.load(os.environ.get("LAB_CHECKPOINTS") or None)  # explicit dir > Hub (configs/hub.toml) > bundled
 demo = build_demo(lab, ROOT)
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # Gradio's own startup probes
     gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
     threading.Thread(target=warm_up, args=(lab,), daemon=True).start()
     # one request at a time (the models of "all five" still run side by side): Python holds the GIL for most

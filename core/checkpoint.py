@@ -24,10 +24,13 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
+from torch import nn
+
 from core.models import model_class
-from core.models.base import MAX_PARAMETERS, SentenceClassifier
 from core.vocab import Vocab
 
+# a weights file declaring more parameters (400 MB of float32) is refused before it is read
+MAX_PARAMETERS = 100_000_000
 WEIGHTS, CONFIG, VOCAB, METRICS = "model.safetensors", "config.json", "vocab.json", "metrics.json"
 UNSAFE_SUFFIXES = (".pt", ".pth", ".bin", ".pkl", ".pickle", ".ckpt")
 
@@ -38,7 +41,7 @@ class CheckpointError(Exception):
 
 @dataclass
 class Checkpoint:
-    model: SentenceClassifier
+    model: nn.Module  # a core.models.base.SentenceClassifier
     vocab: Vocab
     meta: dict  # config.json without the model config: task, lang, labels, ...
     path: Path
@@ -72,7 +75,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
-def save_checkpoint(directory: str | Path, model: SentenceClassifier, vocab: Vocab, meta: dict,
+def save_checkpoint(directory: str | Path, model: nn.Module, vocab: Vocab, meta: dict,
                     half: bool = False) -> Path:
     directory = Path(directory)
     tensors = {k: (v.half() if half and v.is_floating_point() else v).contiguous() for k, v in model.state_dict().items()}
@@ -164,6 +167,7 @@ def load_checkpoint(directory: str | Path, verify: bool = True) -> Checkpoint:
     model.load_state_dict({k: v.to(expected[k].dtype) for k, v in weights.items()}, strict=True)
     model.eval()
     meta = {k: v for k, v in config.items() if k not in ("config",)}
+    model.vocab, model.meta = vocab, {k: v for k, v in meta.items() if k not in ("model", "files")}
     return Checkpoint(model, vocab, meta, directory)
 
 

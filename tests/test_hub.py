@@ -22,6 +22,7 @@ from core.hub import HubConfig, Resolver, load_all, read_hub_config
 from core.manifest import check_name, check_repo_id, read_manifest, write_manifest
 from core.predict import Lab
 from tools.release.bundle import bundle
+from tools.release.cards import render_repo_card
 from tools.release.config import read_bundle_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -295,17 +296,13 @@ def test_dry_run_push_writes_the_exact_folder_with_valid_cards(bundled, tmp_path
     assert "dry run: 12 files" in capsys.readouterr().out
 
     repo_card = front_matter(out / "README.md")
-    assert repo_card["pipeline_tag"] == "text-classification" and repo_card["library_name"] == "pytorch"
-    results = {entry["name"]: entry["results"][0]["metrics"][0]["value"] for entry in repo_card["model-index"]}
+    assert repo_card["pipeline_tag"] == "text-classification" and "library_name" not in repo_card
+    assert "model-index" not in repo_card  # one model name per model-index: each checkpoint's card holds its own
     for task in ("sst5", "sst2"):
         metrics = json.loads((out / task / "nbow" / "metrics.json").read_text())
-        assert results[f"nbow-{task}"] == round(metrics["test"]["accuracy"], 4)
         card = front_matter(out / task / "nbow" / "README.md")
         assert card["model-index"][0]["results"][0]["metrics"][0]["value"] == round(metrics["test"]["accuracy"], 4)
-        assert {"library_name", "pipeline_tag", "language", "datasets", "metrics", "model-index"} <= set(card)
-    from huggingface_hub import ModelCard
-
-    assert len(ModelCard((out / "README.md").read_text()).data.eval_results) == 2
+        assert {"pipeline_tag", "language", "datasets", "metrics", "model-index"} <= set(card)
 
     # a second dry run replaces its own folder, but never a folder it did not write
     assert push.main(["--repo", REPO, "--dry-run", "--checkpoints", str(bundled), "--out", str(out)]) == 0
@@ -313,6 +310,30 @@ def test_dry_run_push_writes_the_exact_folder_with_valid_cards(bundled, tmp_path
     (tmp_path / "precious" / "thesis.tex").write_text("...")
     assert push.main(["--repo", REPO, "--dry-run", "--checkpoints", str(bundled), "--out", str(tmp_path / "precious")]) == 2
     assert (tmp_path / "precious" / "thesis.tex").is_file()
+
+
+def test_cards_keep_every_checkpoints_name_and_number_through_huggingface_hub():
+    """The shipped checkpoints' cards read back by huggingface_hub's ModelCard, and written again: each
+    keeps its name and accuracy; the repo card lists all ten by name with their numbers and holds no
+    model-index (which huggingface_hub reads back as one model name)."""
+    from huggingface_hub import ModelCard
+
+    out = hub.BUNDLED
+    repo_card = ModelCard(render_repo_card(out, REPO))
+    assert repo_card.data.eval_results is None and "model-index" not in repo_card.data.to_dict()
+    pairs = hub.manifest_pairs(read_manifest(out))
+    assert len(pairs) == 10
+    for task, model in pairs:
+        metrics = json.loads((out / task / model / "metrics.json").read_text())
+        name, value = f"{model}-{task}", round(metrics["test"]["accuracy"], 4)
+        card = ModelCard.load(out / task / model / "README.md")
+        again = ModelCard(str(card))  # written and read a second time
+        for data in (card.data, again.data):
+            assert data.model_name == name
+            (result,) = data.eval_results
+            assert (result.metric_type, result.metric_value, result.dataset_split) == ("accuracy", value, "test")
+        row = next(line for line in repo_card.text.splitlines() if f"({name})" in line)
+        assert f"{100 * metrics['test']['accuracy']:.1f}%" in row
 
 
 def test_push_refuses_broken_checkpoints_and_bad_repo_ids(bundled, tmp_path, capsys):
@@ -380,3 +401,22 @@ def test_sources_command(bundled, tmp_path, capsys):
 
 def test_hub_config_default_is_disabled():
     assert not HubConfig().repo_id and Resolver().snapshot() is None
+
+
+def test_the_log_names_each_checkpoints_source_once(bundled, tmp_path, caplog):
+    caplog.set_level("INFO", logger="core.hub")
+    checkpoints, sources, _, _ = load_all(prefer="bundled", bundled=bundled)
+    lines = [r.getMessage() for r in caplog.records if " <- " in r.getMessage()]
+    assert sorted(lines) == sorted(f"checkpoint {task}/{model} <- {source}" for (task, model), source in sources.items())
+    assert len(lines) == len(checkpoints) == 2
+
+
+def test_app_configures_the_log_before_it_loads_the_checkpoints():
+    """app.py's module level (what a Space runs): logging at INFO before Lab.load, or the per-checkpoint
+    source lines above are dropped."""
+    import ast
+
+    tree = ast.parse((hub.PROJECT_ROOT / "app.py").read_text(encoding="utf-8"))
+    calls = [ast.unparse(node.value.func) for node in tree.body
+             if isinstance(node, (ast.Expr, ast.Assign)) and isinstance(node.value, ast.Call)]
+    assert calls.index("logging.basicConfig") < calls.index("Lab.load")

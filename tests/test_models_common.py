@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from core.batching import pad_batch
-from core.checkpoint import load_checkpoint, save_checkpoint
+from core.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from core.models import MODELS, PAPER_MODELS, model_class
 from core.models.base import Dropout, dropout
 from core.views import view_to_dict
@@ -104,6 +104,82 @@ def test_save_load_roundtrip(key, tmp_path):
     batch = pad_batch(SENTENCES)
     with torch.no_grad():
         assert torch.equal(model(batch.ids, batch.lengths).logits, loaded.model(batch.ids, batch.lengths).logits)
+
+
+def test_hub_mixin_round_trip_carries_vocabulary_and_labels(key, tmp_path):
+    """save_pretrained / from_pretrained (huggingface_hub's PyTorchModelHubMixin, local folder): the same
+    class, logits, vocabulary and labels, in eval mode; another model class refuses the folder."""
+    model = build(key)
+    with pytest.raises(ValueError, match="vocabulary and labels"):
+        model.save_pretrained(tmp_path / "bare")
+    model.vocab = Vocab(["<pad>", "<unk>"] + [f"w{i}" for i in range(2, VOCAB)])
+    model.meta = {"task": "sst5", "lang": "en", "labels": ["a", "b", "c"]}
+    model.save_pretrained(tmp_path / "saved")
+    cls = model_class(key)
+    loaded = cls.from_pretrained(tmp_path / "saved")
+    assert type(loaded) is cls and not loaded.training
+    assert loaded.vocab.itos == model.vocab.itos and loaded.labels == ["a", "b", "c"]
+    assert loaded.config == model.config
+    batch = pad_batch(SENTENCES)
+    with torch.no_grad():
+        assert torch.equal(model(batch.ids, batch.lengths).logits, loaded(batch.ids, batch.lengths).logits)
+    assert load_checkpoint(tmp_path / "saved").meta["model"] == key  # the lab's own format
+    other = model_class("nbow" if key != "nbow" else "dcnn")
+    with pytest.raises(CheckpointError, match=f"holds a {key} model"):
+        other.from_pretrained(tmp_path / "saved")
+
+
+def test_hub_mixin_loads_strictly(tmp_path):
+    """A weights file with a tensor the model lacks is refused; strict=False is refused too."""
+    from safetensors.torch import load_file, save_file
+
+    model = build("dcnn")
+    model.vocab = Vocab(["<pad>", "<unk>"] + [f"w{i}" for i in range(2, VOCAB)])
+    model.meta = {"task": "sst5", "lang": "en", "labels": ["a", "b", "c"]}
+    model.save_pretrained(tmp_path)
+    weights = load_file(str(tmp_path / "model.safetensors"))
+    save_file({**weights, "extra.weight": torch.zeros(2)}, str(tmp_path / "model.safetensors"))
+    config = json.loads((tmp_path / "config.json").read_text())
+    config["files"].pop("model.safetensors")  # the sha256 check would refuse it first
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(CheckpointError, match="unexpected"):
+        model_class("dcnn").from_pretrained(tmp_path, strict=True)
+    with pytest.raises(ValueError, match="always strict"):
+        model_class("dcnn").from_pretrained(tmp_path, strict=False)
+
+
+def test_hub_mixin_push_uploads_what_from_pretrained_reads(tmp_path, monkeypatch):
+    """push_to_hub uploads the save_pretrained folder (HfApi stubbed: no network); it loads back."""
+    import huggingface_hub
+
+    uploaded = tmp_path / "uploaded"
+
+    def upload_folder(self, *, folder_path, **kwargs):
+        __import__("shutil").copytree(folder_path, uploaded)
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "create_repo",
+                        lambda self, repo_id, **kwargs: huggingface_hub.RepoUrl(f"https://huggingface.co/{repo_id}"))
+    monkeypatch.setattr(huggingface_hub.HfApi, "upload_folder", upload_folder)
+    model = build("agt")
+    model.vocab = Vocab(["<pad>", "<unk>"] + [f"w{i}" for i in range(2, VOCAB)])
+    model.meta = {"task": "sst5", "lang": "en", "labels": ["a", "b", "c"]}
+    model.push_to_hub("someone/agt-tiny", token="hf_dummy")
+    assert {"model.safetensors", "config.json", "vocab.json", "README.md"} <= {p.name for p in uploaded.iterdir()}
+    batch = pad_batch(SENTENCES)
+    with torch.no_grad():
+        assert torch.equal(model(batch.ids, batch.lengths).logits,
+                           model_class("agt").from_pretrained(uploaded)(batch.ids, batch.lengths).logits)
+
+
+@pytest.mark.parametrize("model", PAPER_MODELS)
+def test_from_pretrained_gives_the_labs_logits(lab, lab_root, model):
+    """`<Model>.from_pretrained(<checkpoint folder>)` is the model the lab serves."""
+    ckpt = lab.checkpoints[("sst5", model)]
+    loaded = model_class(model).from_pretrained(ckpt.path)
+    assert loaded.labels == ckpt.meta["labels"] and loaded.vocab.itos == ckpt.vocab.itos
+    batch = pad_batch([ckpt.vocab.encode("the film is not good".split())])
+    with torch.no_grad():
+        assert torch.equal(loaded(batch.ids, batch.lengths).logits, ckpt.model(batch.ids, batch.lengths).logits)
 
 
 def test_overfits_a_few_sentences(key):

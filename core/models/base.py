@@ -3,11 +3,17 @@ pieces of math that really are the same across models (masks, embeddings, the ex
 No model math lives here."""
 
 import math
+import os
 import typing
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 import torch
+from huggingface_hub import PyTorchModelHubMixin, snapshot_download
 from torch import Tensor, nn
+
+from core.checkpoint import CONFIG, VOCAB, WEIGHTS, CheckpointError, load_checkpoint, save_checkpoint
+from core.vocab import Vocab
 
 # A task preset for the models whose papers keep pretrained vectors fixed (tensor CNN, mRNN, AGT), on the
 # Chinese tasks: our Chinese word2vec (3.1 M tokens, docs/vectors.md) covers only 54-58% of a Chinese
@@ -23,8 +29,6 @@ VOCAB_SIZE = (1, 2_000_000)
 NUM_CLASSES = (2, 1000)
 DIM = (1, 4096)
 LAYERS = (1, 64)
-# a weights file declaring more parameters (400 MB of float32) is refused before it is read (core.checkpoint)
-MAX_PARAMETERS = 100_000_000
 
 
 def _has_type(value, annotation) -> bool:
@@ -62,7 +66,8 @@ class ModelOutput:
     loss: Tensor | None = None  # mean training loss over the batch, when labels were given
 
 
-class SentenceClassifier(nn.Module):
+class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-classification",
+                         tags=["sentence-classification"]):
     """Base class. A subclass sets `key` and `config_class`, builds `self.embedding` with
     `build_embedding`, and implements `forward`, `views` and (when it has one) `word_curve`.
 
@@ -72,6 +77,12 @@ class SentenceClassifier(nn.Module):
     a model computes its costly ones (AdaSent's per-unit probabilities) for those only, the cheap ones
     for all. Training and evaluation pass 0; the predictor runs a sentence, its prefixes and its
     leave-one-word-out variants as one batch with explain=1.
+
+    Through huggingface_hub's PyTorchModelHubMixin every model has `save_pretrained(dir)`,
+    `push_to_hub(repo_id)` and `from_pretrained(dir or repo_id)`, in our checkpoint format
+    (core.checkpoint: weights, config.json, vocab.json), so a bundled checkpoint folder loads as it is:
+    `DCNN.from_pretrained("checkpoints/sst5/dcnn")`. The vocabulary and config.json's task, lang and labels
+    travel with the model (`vocab`, `meta`), set by every checkpoint load; loading is always strict.
     """
 
     key: str = ""
@@ -90,6 +101,44 @@ class SentenceClassifier(nn.Module):
     def __init__(self, config):
         super().__init__()
         self.config = config
+        self.vocab: Vocab | None = None  # the word ids the weights were trained on
+        self.meta: dict = {}  # config.json's task, lang, labels, ...
+
+    @property
+    def labels(self) -> list[str] | None:
+        return self.meta.get("labels")
+
+    # -- the Hub (PyTorchModelHubMixin's hooks) ---------------------------------------------------
+    def _save_pretrained(self, save_directory: Path) -> None:
+        if self.vocab is None or not self.labels:
+            raise ValueError("save_pretrained needs the model's vocabulary and labels: set `model.vocab` and "
+                             "`model.meta` (task, lang, labels), or load the model from a checkpoint")
+        save_checkpoint(save_directory, self, self.vocab, self.meta)
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path: str | Path, *, force_download: bool = False,
+                        token: str | bool | None = None, cache_dir: str | Path | None = None,
+                        local_files_only: bool = False, revision: str | None = None, strict: bool = True):
+        """A checkpoint folder or a Hub model repo (one `<task>/<model>/` folder's files at its root). The
+        mixin's own from_pretrained would first build this class's config dataclass from config.json, so
+        another model's folder would fail there with a bare config error; load_checkpoint names it."""
+        if not strict:
+            raise ValueError("loading is always strict: a checkpoint must hold exactly the model's tensors")
+        return cls._from_pretrained(model_id=str(pretrained_model_name_or_path), revision=revision,
+                                    cache_dir=cache_dir, force_download=force_download,
+                                    local_files_only=local_files_only, token=token)
+
+    @classmethod
+    def _from_pretrained(cls, *, model_id: str, revision: str | None, cache_dir: str | Path | None,
+                         force_download: bool, local_files_only: bool, token: str | bool | None):
+        # load_checkpoint validates config.json, checks the files' sha256 and loads the weights strictly
+        folder = model_id if os.path.isdir(model_id) else snapshot_download(
+            model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,
+            local_files_only=local_files_only, token=token, allow_patterns=[WEIGHTS, CONFIG, VOCAB])
+        model = load_checkpoint(folder).model
+        if not isinstance(model, cls):
+            raise CheckpointError(f"{Path(folder) / CONFIG} holds a {model.key} model, not {cls.__name__}")
+        return model
 
     # -- embeddings -----------------------------------------------------------------------------
     @staticmethod

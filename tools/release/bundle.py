@@ -4,6 +4,7 @@
     python -m tools.release.bundle train --from-runs   # only re-bundle the existing runs/ (no training)
     python -m tools.release.bundle train --only sst5/dcnn --from-runs
     python -m tools.release.bundle check               # manifest, size budget and every checkpoint loads
+    python -m tools.release.bundle cards               # rewrite the model cards from metrics.json (no training)
 
 For each entry {model, task, phrases, seed, args} the run `runs/<task>[-phrases]/<model>-s<seed>/` is
 trained with core.train (its best-on-dev checkpoint), then copied into `checkpoints/<task>/<model>/`
@@ -266,6 +267,19 @@ def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, o
     return results
 
 
+def rewrite_cards(config: BundleConfig, out: Path = BUNDLED) -> list[Path]:
+    """Render every checkpoint's card again from its metrics.json (a change to the cards needs no
+    retraining), then the manifest, which records the cards' sha256."""
+    written = []
+    for task, model in manifest_pairs(read_manifest(out)):
+        folder = out / task / model
+        metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+        atomic_write_text(folder / CARD, render_card(metrics, config))
+        written.append(folder / CARD)
+    write_manifest(out)
+    return written
+
+
 def check(out: Path = BUNDLED, max_total_mb: float | None = None, max_file_mb: float | None = None) -> list[str]:
     """Problems with the bundled folder (empty when it is fine): manifest, sizes, every checkpoint loads."""
     problems = []
@@ -307,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("--data-dir", default=None)
     train.add_argument("--out", default=str(BUNDLED))
     train.add_argument("--runs", default=None, help="the runs folder (default runs/)")
+    cards = sub.add_parser("cards", help="rewrite every checkpoint's model card from its metrics.json, and the manifest")
+    cards.add_argument("--config", default=str(BUNDLE_CONFIG))
+    cards.add_argument("--out", default=str(BUNDLED))
     verify = sub.add_parser("check", help="verify checkpoints/: manifest, size, every checkpoint loads")
     verify.add_argument("--out", default=str(BUNDLED))
     args = parser.parse_args(argv)
@@ -317,6 +334,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"error: {problem}", file=sys.stderr)
             print(f"{args.out}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
             return 0 if not problems else 1
+        if args.command == "cards":
+            for path in rewrite_cards(read_bundle_config(args.config), Path(args.out)):
+                print(f"wrote {path}")
+            return 0
         results = bundle(read_bundle_config(args.config), Path(args.out), args.from_runs, args.only, args.data_dir,
                          resume=args.resume, runs=Path(args.runs) if args.runs else None)
     except (CheckpointError, DataError, ValueError, FileNotFoundError, FloatingPointError) as err:

@@ -8,7 +8,7 @@ the checkpoint was trained (command, settings, commits).
 import json
 from pathlib import Path
 
-import yaml
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from core.checkpoint import CheckpointError
 from core.data import TASKS
@@ -45,15 +45,17 @@ NO_PAPER_RESULT = {
     "mrnn": "the mRNN paper reports SST-5 and MPQA only",
     "agt": "the AGT paper reports SST-5 only",
 }
-# task -> (Hub dataset id or a plain identifier when the data is not on the Hub, readable name, task name)
+# task -> (Hub dataset id, or None when the data is not on the Hub, readable name, task name). A card's
+# `datasets` lists the Hub ids only; its model-index, which needs a dataset type, names the others plainly.
 DATASETS = {
     "sst5": ("stanfordnlp/sst", "SST-5 (Stanford Sentiment Treebank, fine-grained)", "Sentiment classification, 5 classes"),
     "sst2": ("stanfordnlp/sst2", "SST-2 (Stanford Sentiment Treebank, binary)", "Sentiment classification, 2 classes"),
-    "zh_sentiment": ("online_shopping_10_cats", "online_shopping_10_cats (SophonPlus ChineseNlpCorpus)",
+    "zh_sentiment": (None, "online_shopping_10_cats (SophonPlus ChineseNlpCorpus)",
                      "Chinese sentiment classification, 2 classes"),
-    "trec": ("trec", "TREC question classification", "Question type classification, 6 classes"),
+    "trec": ("CogComp/trec", "TREC question classification", "Question type classification, 6 classes"),
 }
-
+HUB_DATASETS = {task: hub_id for task, (hub_id, _, _) in DATASETS.items()}
+TAGS = ["sentence-classification", "sentiment-analysis", "compositional-models", "safetensors", "pytorch"]
 
 
 def _pct(x) -> str:
@@ -64,40 +66,46 @@ def _paper_pct(metrics: dict) -> str:
     return f"{metrics['paper']['accuracy']:.1f}%" if metrics.get("paper") else "—"
 
 
-def _dataset(task: str) -> tuple[str, str, str]:
-    return DATASETS.get(task, (task, TASKS.get(task, ("", "", task))[2], "Text classification"))
+def _dataset(task: str) -> tuple[str | None, str, str]:
+    return DATASETS.get(task, (None, TASKS.get(task, ("", "", task))[2], "Text classification"))
 
 
-def _eval_result(metrics: dict) -> dict:
-    dataset_id, dataset_name, task_name = _dataset(metrics["task"])
-    return {
-        "task": {"type": "text-classification", "name": task_name},
-        "dataset": {"type": dataset_id, "name": dataset_name, "split": "test"},
-        "metrics": [{"type": "accuracy", "value": round(metrics["test"]["accuracy"], 4),
-                     "name": "Test accuracy (this float16, pruned-vocabulary checkpoint)"}],
-    }
+def checkpoint_name(metrics: dict) -> str:
+    return f"{metrics['model']}-{metrics['task']}"
 
 
-def _front_matter(meta: dict) -> str:
-    return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000) + "---\n"
+def _common_data(metrics_list: list[dict], config: BundleConfig) -> dict:
+    """The metadata every card shares: library_name only when configured (the Hub knows no `pytorch`
+    library; the `pytorch` tag says the framework), Hub dataset ids only."""
+    return dict(
+        library_name=config.library_name or None,
+        pipeline_tag="text-classification",
+        language=sorted({m["lang"] for m in metrics_list}),
+        license=config.license or None,
+        datasets=sorted({_dataset(m["task"])[0] for m in metrics_list} - {None}) or None,
+        metrics=["accuracy"],
+        tags=TAGS + sorted({m["model"].replace("_", "-") for m in metrics_list}),
+    )
 
 
-def card_metadata(metrics_list: list[dict], config: BundleConfig, name: str) -> dict:
-    languages = sorted({m["lang"] for m in metrics_list})
-    datasets = sorted({_dataset(m["task"])[0] for m in metrics_list})
-    meta = {
-        "library_name": config.library_name,
-        "pipeline_tag": "text-classification",
-        "language": languages,
-        **({"license": config.license} if config.license else {}),
-        "datasets": datasets,
-        "metrics": ["accuracy"],
-        "tags": ["sentence-classification", "sentiment-analysis", "compositional-models", "safetensors"]
-                + sorted({m["model"].replace("_", "-") for m in metrics_list}),
-        "model-index": [{"name": f"{m['model']}-{m['task']}" if len(metrics_list) > 1 else name,
-                         "results": [_eval_result(m)]} for m in metrics_list],
-    }
-    return meta
+def card_data(metrics: dict, config: BundleConfig) -> ModelCardData:
+    """One checkpoint's metadata, with its own model-index (one name, one result)."""
+    hub_id, dataset_name, task_name = _dataset(metrics["task"])
+    result = EvalResult(task_type="text-classification", task_name=task_name,
+                        dataset_type=hub_id or metrics["task"], dataset_name=dataset_name, dataset_split="test",
+                        metric_type="accuracy", metric_value=round(metrics["test"]["accuracy"], 4),
+                        metric_name="Test accuracy (this float16, pruned-vocabulary checkpoint)")
+    return ModelCardData(model_name=checkpoint_name(metrics), eval_results=[result], **_common_data([metrics], config))
+
+
+def repo_card_data(metrics_list: list[dict], config: BundleConfig) -> ModelCardData:
+    """The repo card's metadata: no model-index, which holds one model name per card (huggingface_hub reads
+    ten entries back as one name); each checkpoint's own card has its model-index."""
+    return ModelCardData(**_common_data(metrics_list, config))
+
+
+def _card(data: ModelCardData, body: str) -> str:
+    return str(ModelCard(f"---\n{data.to_yaml()}\n---\n{body}"))
 
 
 def render_card(metrics: dict, config: BundleConfig) -> str:
@@ -115,7 +123,7 @@ def render_card(metrics: dict, config: BundleConfig) -> str:
     settings = ", ".join(f"{k} = {tc.get(k)}" for k in ("optimizer", "lr", "l2", "batch_size", "clip", "epochs", "patience")
                          if tc.get(k) is not None)
     model_config = ", ".join(f"{k} = {v}" for k, v in metrics["model_config"].items())
-    name = f"{model}-{task}"
+    name = checkpoint_name(metrics)
     ours = f"**{_pct(metrics['test']['accuracy'])}** (n = {metrics['test']['n']})"
     body = f"""
 # {name}: {task_name}
@@ -155,7 +163,7 @@ precision/recall/F1 and the confusion matrix). Every file's sha256 is in `manife
 No pickle anywhere: `core.checkpoint.load_checkpoint("{task}/{model}")` reads them, and the lab's
 `Lab.load()` finds them in the bundled folder or in a pinned Hub repo.
 """
-    return _front_matter(card_metadata([metrics], config, name)) + body
+    return _card(card_data(metrics, config), body)
 
 
 def render_repo_card(checkpoints: Path, repo_id: str, config: BundleConfig | None = None) -> str:
@@ -169,7 +177,7 @@ def render_repo_card(checkpoints: Path, repo_id: str, config: BundleConfig | Non
         except (OSError, json.JSONDecodeError) as err:
             raise CheckpointError(f"{path}: cannot read the metrics for the card ({err})") from None
     rows = "".join(
-        f"| `{m['task']}/{m['model']}` | {_pct(m['test']['accuracy'])} | {_pct(m['source_run']['test_accuracy_full_precision'])} "
+        f"| [`{m['task']}/{m['model']}`]({m['task']}/{m['model']}/README.md) ({checkpoint_name(m)}) | {_pct(m['test']['accuracy'])} | {_pct(m['source_run']['test_accuracy_full_precision'])} "
         f"| {_paper_pct(m)} | {m['checkpoint']['vocab_size']:,} |\n"
         for m in metrics_list)
     body = f"""
@@ -177,7 +185,8 @@ def render_repo_card(checkpoints: Path, repo_id: str, config: BundleConfig | Non
 
 Five classic neural sentence classifiers (Lei et al. 2015 tensor CNN, Irsoy & Cardie 2015 multiplicative
 RNN, Kalchbrenner et al. 2014 DCNN, Zhao et al. 2015 AdaSent, Guo 2017 AGT) trained by the lab's own PyTorch
-trainer. Each `<task>/<model>/` folder is one checkpoint with its own model card.
+trainer. Each `<task>/<model>/` folder is one checkpoint with its own model card, which holds its
+model-index entry.
 
 | checkpoint | test accuracy (this checkpoint) | before compaction | paper | words |
 |---|---|---|---|---|
@@ -186,4 +195,4 @@ trainer. Each `<task>/<model>/` folder is one checkpoint with its own model card
 every file's sha256; the lab refuses a file that does not match. Pin a commit of this repo in the lab's
 `configs/hub.toml` to load these checkpoints instead of the bundled copies.
 """
-    return _front_matter(card_metadata(metrics_list, config, repo_id.split("/")[1])) + body
+    return _card(repo_card_data(metrics_list, config), body)

@@ -56,7 +56,7 @@ class BundleConfig:
     max_file_mb: float = 8.0  # any one model.safetensors (the repository's limit on a tracked file)
     max_vocab: int = 30000
     min_vocab: int = 1000
-    library_name: str = "pytorch"
+    library_name: str = ""  # a library the Hub knows, or empty
     license: str = ""
     path: Path = BUNDLE_CONFIG
 

@@ -1,0 +1,80 @@
+"""The Space: README.md's front matter by the Hub's rules (docs/hub/spaces-config-reference.md) and the
+requirements file the Space installs."""
+
+import re
+from importlib.metadata import version
+from pathlib import Path
+
+import yaml
+from huggingface_hub import SpaceCardData
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from core.data import PROJECT_ROOT
+from tools.release.cards import HUB_DATASETS
+
+# the hardware names the Hub accepts for suggested_hardware (spaces-config-reference.md)
+HARDWARE = {"cpu-basic", "cpu-upgrade", "t4-small", "t4-medium", "l4x1", "l4x4", "l40sx1", "l40sx4", "l40sx8",
+            "a10g-small", "a10g-large", "a10g-largex2", "a10g-largex4", "a100-large", "h100", "h100x8"}
+# what the Space must never install: the tools' and the tests' packages
+DEV_ONLY = {"pytest", "hypothesis", "playwright", "ray", "gensim", "pyyaml"}
+
+
+def front_matter() -> dict:
+    text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.match(r"---\n(.*?)\n---\n", text, re.S)
+    assert match, "README.md must open with the Space's YAML front matter"
+    return yaml.safe_load(match.group(1))
+
+
+def requirements(path: Path) -> tuple[list[str], dict[str, Requirement]]:
+    """(option lines, {name: requirement}) of a requirements file, comments dropped."""
+    options, reqs = [], {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line.startswith("-"):
+            options.append(line)
+        elif line:
+            req = Requirement(line)
+            reqs[req.name.lower().replace("_", "-")] = req
+    return options, reqs
+
+
+def test_front_matter_follows_the_space_rules():
+    meta = front_matter()
+    card = SpaceCardData(**meta)  # the Hub library's own reading of it
+    assert card.sdk == "gradio" and card.app_file == "app.py" and Path(PROJECT_ROOT / card.app_file).is_file()
+    assert 0 < len(meta["short_description"]) <= 60, meta["short_description"]
+    assert meta["suggested_hardware"] == "cpu-basic" and meta["suggested_hardware"] in HARDWARE
+    # a license chosen on purpose (README, Publishing): MIT, a Hub license id
+    assert card.license == "mit"
+    # every dataset id names a Hub dataset (the ones the cards use), none a plain corpus name
+    assert set(card.datasets) <= set(HUB_DATASETS.values()) - {None}
+    assert all(re.fullmatch(r"[\w.-]+/[\w.-]+", d) for d in card.datasets)
+
+
+def test_sdk_version_is_the_gradio_the_requirements_resolve_to():
+    sdk_version = front_matter()["sdk_version"]
+    _, reqs = requirements(PROJECT_ROOT / "requirements.txt")
+    assert reqs["gradio"].specifier.contains(sdk_version), (sdk_version, str(reqs["gradio"]))
+    assert Version(sdk_version) == Version(version("gradio")), "sdk_version must be the gradio tested here"
+
+
+def test_the_space_installs_the_cpu_torch_and_run_time_packages_only():
+    options, reqs = requirements(PROJECT_ROOT / "requirements.txt")
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in options
+    assert str(reqs["torch"].specifier) == "==2.13.0+cpu"
+    assert not DEV_ONLY & set(reqs), DEV_ONLY & set(reqs)
+
+
+def test_the_local_install_keeps_the_space_index_out_and_the_same_run_time_packages():
+    """`make install` reads requirements-dev.txt only: no remote index (pip retries an unreachable one five
+    times per package), torch pinned for the local CPU wheel, every other run-time line as the Space has it."""
+    dev_options, dev = requirements(PROJECT_ROOT / "requirements-dev.txt")
+    assert not dev_options, dev_options
+    assert "-r requirements-dev.txt" in (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
+    assert str(dev["torch"].specifier) == "==2.13.0"
+    _, space = requirements(PROJECT_ROOT / "requirements.txt")
+    assert {name: str(req) for name, req in space.items() if name != "torch"} == \
+        {name: str(dev[name]) for name in space if name != "torch" and name in dev}
+    assert set(space) <= set(dev)
