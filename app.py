@@ -11,8 +11,7 @@ import threading
 from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no version check over the network
-# one torch thread per op: the models of "all five" already run side by side (demo/runner.py), and on one
-# sentence's small tensors more threads only contend (/compare p50 47 ms with 1, 71 ms with 2)
+# one torch thread per op: "all five" runs its models side by side (/compare p50 47 ms with 1 thread, 71 with 2)
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Gradio's queue re-summarises its last GRADIO_ANALYTICS_MAX_EVENTS (10,000) events with pandas after every
 # request, for a monitoring page we do not serve: a cost that grows with uptime; summarise every 1,000 instead
