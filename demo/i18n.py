@@ -51,6 +51,14 @@ EN = {
     "probe_failures": "Failures of the chosen cell",
     "probe_failure": "Failure",
     "probe_open": "Open this failure in the Lab",
+    "probe_failure_info": "Choose a row of the failures table, or one here",
+    "pair": "Minimal pair",
+    "pair_md": ("A second sentence that differs from the first in a few words (or a probe failure opened here): "
+                "for each model, both predictions, the change of the expected sentiment from A to B, and both "
+                "per-word curves on aligned words. A word both sentences share has one position; a word only "
+                "one of them has stands alone, its tick in that sentence's colour."),
+    "sentence_b": "Sentence B (the sentence above is A)",
+    "run_pair": "Compare A and B",
     "probe_user": "Your own cases: one per line, sentence<TAB>expectation (positive, negative, not_positive, a label) or sentence<TAB>variant<TAB>up|down|same",
     "probe_upload": "…or upload a CSV/TSV file with the same columns",
     "probe_run_user": "Run my cases",
@@ -91,6 +99,12 @@ ZH = {
     "probe_failures": "所选格子的失败用例",
     "probe_failure": "失败用例",
     "probe_open": "在实验室中打开这个失败用例",
+    "probe_failure_info": "在失败用例表中选一行，或在这里选择",
+    "pair": "最小对比句对",
+    "pair_md": ("第二个句子与第一个只差几个词（或从行为探针打开的失败用例）：每个模型对两句的预测、期望情感从 A 到 B 的变化，"
+                "以及两句对齐后的逐词曲线。两句共有的词占同一位置；只有一句有的词单独占一个位置，刻度用该句的颜色标出。"),
+    "sentence_b": "句子 B（上面的句子是 A）",
+    "run_pair": "比较 A 和 B",
     "probe_user": "自己的用例：每行一个，句子<TAB>预期（positive、negative、not_positive 或标签名）或 句子<TAB>变体<TAB>up|down|same",
     "probe_upload": "……或上传相同列的 CSV/TSV 文件",
     "probe_run_user": "运行我的用例",
@@ -139,6 +153,12 @@ MESSAGES = {
         "type_mft": "minimum functionality", "type_inv": "invariance", "type_dir": "directional",
         "expect_up": "rises", "expect_down": "falls", "expect_same": "same label",
         "user_cases": "your cases",
+        "probe_no_failure": "Run a suite and choose a failure first.",
+        "pair_summary": "### A → B: {score} rises for {up} and falls for {down} of {n} models",
+        "pair_texts": "**A**: {a} · **B**: {b}",
+        "pair_error": "Sentence {sentence}: {message}",
+        "col_label_a": "label A", "col_label_b": "label B", "col_score_a": "A: {score}", "col_score_b": "B: {score}",
+        "col_difference": "B − A",
     },
     "zh": {
         "no_models": "没有加载任何模型。请把训练好的模型放在 `{root}/<任务>/<模型>/`（或用 LAB_CHECKPOINTS 指定）后重启。",
@@ -168,6 +188,12 @@ MESSAGES = {
         "type_mft": "最低功能", "type_inv": "不变性", "type_dir": "方向性",
         "expect_up": "上升", "expect_down": "下降", "expect_same": "标签不变",
         "user_cases": "你的用例",
+        "probe_no_failure": "请先运行测试集并选择一个失败用例。",
+        "pair_summary": "### A → B：{n} 个模型中，{score} 上升的有 {up} 个，下降的有 {down} 个",
+        "pair_texts": "**A**：{a} · **B**：{b}",
+        "pair_error": "句子 {sentence}：{message}",
+        "col_label_a": "A 的标签", "col_label_b": "B 的标签", "col_score_a": "A：{score}", "col_score_b": "B：{score}",
+        "col_difference": "B − A",
     },
 }
 

@@ -7,19 +7,27 @@ and typed text must show as typed.
 """
 
 import html
+import re
 from functools import singledispatch
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.pairs import WordAlignment
 from core.views import Heatmap, KMaxGraph, LineCurves, Pyramid, Table, Trajectory, WordCurve
 
 SENTIMENT = "RdBu"  # red = negative, blue = positive, as in the papers' figures
 PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d"]
+MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|~-])")
 
 
 def esc(text: str) -> str:
     return html.escape(str(text), quote=False)
+
+
+def md(text: str) -> str:
+    """Text shown in Markdown as typed: HTML escaped, Markdown punctuation backslash-escaped."""
+    return MARKDOWN.sub(r"\\\1", esc(text))
 
 
 def _words_axis(fig: go.Figure, words: list[str], row: int | None = None, col: int | None = None, **axis) -> None:
@@ -70,6 +78,30 @@ def word_curves(curves: list[WordCurve], names: list[str] | None = None, title: 
     _words_axis(fig, first.words)
     fig.update_yaxes(title=esc(first.score_label), range=[low - 0.05 * (high - low), high + 0.05 * (high - low)])
     return _layout(fig, title, 460 if names else 360, showlegend=bool(names), legend={"orientation": "h", "y": -0.3})
+
+
+def pair_curves(curve_a: WordCurve, curve_b: WordCurve, alignment: WordAlignment, names: tuple[str, str],
+                title: str) -> go.Figure:
+    """One model's per-word curves on the two sentences of a minimal pair, overlaid on the aligned words:
+    a shared word is one x position; a word only one sentence has stands alone, its tick in that
+    sentence's colour."""
+    fig = go.Figure()
+    colours = PALETTE[:2]
+    for curve, sentence, name, colour in zip((curve_a, curve_b), ("a", "b"), names, colours):
+        fig.add_trace(go.Scatter(
+            x=alignment.positions(sentence), y=curve.scores, mode="lines+markers", name=esc(name),
+            line={"color": colour, "dash": "solid" if sentence == "a" else "dash"},
+            customdata=[esc(w) for w in curve.words],
+            hovertemplate="%{customdata}: %{y:.3f}<extra>" + esc(name) + "</extra>"))
+    ticks = [esc(word) if i is not None and j is not None else f'<span style="color:{colours[i is None]}">{esc(word)}</span>'
+             for word, (i, j) in zip(alignment.labels(), alignment.columns)]
+    low, high = curve_a.score_range
+    if low < 0 < high:
+        fig.add_hline(y=0, line={"color": "#999", "width": 1})
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(ticks))), ticktext=ticks,
+                     tickangle=-45 if len(ticks) > 12 else 0)
+    fig.update_yaxes(title=esc(curve_a.score_label), range=[low - 0.05 * (high - low), high + 0.05 * (high - low)])
+    return _layout(fig, title, 380, legend={"orientation": "h", "y": -0.3})
 
 
 def probability_bars(labels: list[str], probs: list[float], label: str, title: str = "") -> go.Figure:

@@ -32,11 +32,11 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
         gr.Markdown(L("title"))
         gr.Markdown(L("intro"))
         warning = gr.Markdown(banner(lab, root, "en"), visible=bool(banner(lab, root, "en")), elem_id="load-warning")
-        with gr.Tabs():
+        with gr.Tabs() as tabs:
             with gr.Tab(L("tab_lab"), id="lab"):
-                lab_tab.build(lab)
+                lab_view = lab_tab.build(lab)
             with gr.Tab(L("tab_probes"), id="probes"):
-                probes.build(lab)
+                probes_view = probes.build(lab)
             with gr.Tab(L("tab_models"), id="checkpoints"):
                 loaded, failed = checkpoints.build(lab)
             with gr.Tab(L("tab_api"), id="api"):
@@ -47,6 +47,7 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
             text = banner(lab, root, ui)
             return (gr.update(value=text, visible=bool(text)), *checkpoints.tables(lab, ui))
 
+        probes.open_in_lab(probes_view, lab_view, tabs)  # a probe failure opens in the Lab tab
         demo.load(on_load, None, [warning, loaded, failed], api_visibility="private")
         api.fill_advertised_defaults(demo)
     return demo

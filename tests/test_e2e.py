@@ -17,8 +17,11 @@ import pytest
 from lab_fixture import build_checkpoints
 from playwright.sync_api import expect, sync_playwright
 
-from tools.loadtest import free_port
 from core.models import PAPER_MODELS
+from core.predict import Lab
+from core.probes import run_suite
+from demo.i18n import model_name
+from tools.loadtest import free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -149,3 +152,38 @@ def test_chinese(browser, url):
     expect(page.locator(".model-panel").first).to_contain_text("未登录词")
     page.wait_for_timeout(500)
     _screenshot(page, "screenshot_zh.png")
+
+
+def test_a_probe_failure_opens_in_the_lab_as_a_minimal_pair(browser, url, tiny_data, tmp_path_factory):
+    """Probes tab: run the English suite, choose a cell of the table and a failure of a pair test in it, open it:
+    the Lab tab shows both sentences, the analysis of the first, and the minimal pair's table and figures."""
+    root = build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)  # the app's
+    report = run_suite(Lab.load(root), "en")  # the same checkpoints answer the same: a cell whose first failure is a pair
+    row, column, capability, model = next((r, c, cap, m) for r, (cap, cells) in enumerate(report.cells.items())
+                                          for c, m in enumerate(report.models, start=1)
+                                          if len(cells[m].failures) > 1 and cells[m].failures[0].case.variant)
+    case = report.cells[capability][model].failures[0].case
+    page = _page(browser, url, "en-US")
+    page.get_by_role("tab", name="Probes").click()
+    page.locator("#probe-run").click()
+    expect(page.locator("#probe-summary")).to_contain_text(f"{report.cases} cases", timeout=TIMEOUT)
+    page.locator(f"#probe-table [data-testid='cell-{row}-{column}']").click()
+    cell = report.cells[capability][model]
+    expect(page.locator("#probe-cell")).to_contain_text(f"{model_name(model)}: {cell.passed} of {cell.total} passed",
+                                                        timeout=TIMEOUT)
+    page.locator("#probe-failure input").click()  # choose another failure, then the first by its row
+    page.get_by_role("option").nth(1).click()
+    expect(page.locator("#probe-failure input")).not_to_have_value(f"1. {case.text} → {case.variant}")
+    page.locator("#probe-failures [data-testid='cell-0-2']").click()
+    expect(page.locator("#probe-failure input")).to_have_value(f"1. {case.text} → {case.variant}", timeout=TIMEOUT)
+    page.locator("#probe-open").click()
+    expect(page.locator("#sentence textarea")).to_have_value(case.text, timeout=TIMEOUT)
+    expect(page.locator("#sentence-b textarea")).to_have_value(case.variant)
+    expect(page.locator("#summary")).to_contain_text("Majority label", timeout=TIMEOUT)
+    expect(page.locator("#pair-summary")).to_contain_text("A → B", timeout=TIMEOUT)
+    expect(page.locator("#pair-table")).to_contain_text("B − A")
+    for model_key in PAPER_MODELS:
+        expect(page.locator("#pair-table")).to_contain_text(model_name(model_key))
+    expect(page.locator(".pair-plot .js-plotly-plot")).to_have_count(len(PAPER_MODELS), timeout=TIMEOUT)
+    _expect_panels(page, len(PAPER_MODELS))
+    assert not page.external, f"the page reached outside: {page.external[:3]}"

@@ -211,10 +211,12 @@ def test_the_probes_tab_shows_the_table_and_a_cells_failures(lab):
     from demo.i18n import model_name
     from demo.tabs.probes import failure_table, run_probe_suite, run_user_cases
 
-    summary, table, _, _, head, failures, report = run_probe_suite(lab, "zh", "auto", "zh")
+    summary, table, _, _, head, failures, failure_choices, report = run_probe_suite(lab, "zh", "auto", "zh")
     assert "zh_sentiment" not in summary and "个用例" in summary  # worded in Chinese, the task by its name
     assert list(table.columns) == ["能力"] + [model_name(m) for m in lab.models("zh_sentiment")]
     assert len(table) == len(report.cells)
+    first_cell = report.cells[next(iter(report.cells))][report.models[0]]
+    assert len(failure_choices["choices"]) == len(failures) == len(first_cell.failures)  # one choice per row
     capability, model = next((c, m) for c, row in report.cells.items() for m, cell in row.items() if cell.failures)
     head, failures = failure_table(report, capability, model, "en")
     assert len(failures) == len(report.cells[capability][model].failures) and "passed" in head

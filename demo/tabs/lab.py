@@ -1,11 +1,13 @@
-"""The Lab tab: type a sentence, see each model's prediction, curve, attribution and own views.
+"""The Lab tab: type a sentence, see each model's prediction, curve, attribution and own views; a
+minimal pair (demo/tabs/pairs.py) compares it with a second sentence.
 
 Callbacks first (they only call core's Lab.compare), then the layout, then the wiring.
 """
 
 import logging
-import re
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import gradio as gr
 import pandas as pd
@@ -14,18 +16,11 @@ from core.predict import ALL, AUTO, InputError, Lab, ModelFailure, Prediction
 from core.views import Table
 from demo.examples import EXAMPLES
 from demo.i18n import TASK_NAMES, L, label_name, model_name, msg, notice_text, request_lang, task_name
-from demo.plots import esc, grouped_probability_bars, probability_bars, to_figure, word_curves
+from demo.plots import esc, grouped_probability_bars, md, probability_bars, to_figure, word_curves
 from demo.runner import MODEL_POOL
+from demo.tabs import pairs
 
 log = logging.getLogger(__name__)
-
-MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|~-])")
-
-
-def md(text: str) -> str:
-    """Text shown in Markdown as typed: HTML escaped, Markdown punctuation backslash-escaped."""
-    return MARKDOWN.sub(r"\\\1", esc(text))
-
 
 OCCLUSION_COLOURS = {"strong_for": "#1a9850", "for": "#a6d96a", "against": "#fdae61", "strong_against": "#d73027",
                      "unknown": "#c8c8c8"}
@@ -136,7 +131,17 @@ def model_panel(p: Prediction, ui: str) -> None:
                 gr.Markdown(f"⚠️ {esc(type(view).__name__)}: {esc(getattr(view, 'title', ''))} (not drawable)")
 
 
-def build(lab: Lab) -> None:
+@dataclass
+class LabView:
+    """What another tab fills to open a sentence or a pair here (the Probes tab opens its failures)."""
+
+    text: gr.Textbox
+    task: gr.Dropdown
+    pair: pairs.PairView
+    analyse_after: Callable  # (event, gr.State: was a pair opened?) -> both analyses, once the event succeeded
+
+
+def build(lab: Lab) -> LabView:
     with gr.Row():
         with gr.Column(scale=3):
             text = gr.Textbox(label=L("sentence"), placeholder=L("placeholder"), lines=3, elem_id="sentence")
@@ -152,6 +157,7 @@ def build(lab: Lab) -> None:
                                 label=L("language"), elem_id="lang")
     gr.Examples([[s] for _, s in EXAMPLES], inputs=[text], label=L("examples"), examples_per_page=len(EXAMPLES),
                 example_labels=[f"{what}: {s}" for what, s in EXAMPLES])
+    pair = pairs.build(lab, text, model, task, lang)
     summary = gr.Markdown(elem_id="summary")
     notices = gr.Markdown(visible=False, elem_id="notices")
     table = gr.Dataframe(visible=False, label=L("comparison"), interactive=False, elem_id="comparison")
@@ -169,6 +175,12 @@ def build(lab: Lab) -> None:
     def on_run(text_value, model_value, task_value, lang_value, request: gr.Request):
         return analyse(lab, text_value, model_value, task_value, lang_value, request_lang(request))
 
+    inputs, outputs = [text, model, task, lang], [summary, notices, probs, curve, table, state]
     for trigger in (run.click, text.submit):
-        trigger(on_run, [text, model, task, lang], [summary, notices, probs, curve, table, state],
-                api_visibility="private", concurrency_id="model")
+        trigger(on_run, inputs, outputs, api_visibility="private", concurrency_id="model")
+
+    def analyse_after(dependency, is_pair: gr.State):
+        analysed = dependency.success(on_run, inputs, outputs, api_visibility="private", concurrency_id="model")
+        return pair.analyse_after(analysed, is_pair)
+
+    return LabView(text, task, pair, analyse_after)

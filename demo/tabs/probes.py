@@ -1,20 +1,23 @@
-"""The Probes tab: a suite's pass rates per capability and model, the failures of one cell, and the
-user's own cases (typed or uploaded) against every loaded model.
+"""The Probes tab: a suite's pass rates per capability and model, the failures of one cell (a failure
+opens in the Lab tab, a pair as a minimal pair), and the user's own cases (typed or uploaded) against
+every loaded model.
 
 Callbacks first (they only call core.probes), then the layout, then the wiring.
 """
 
 import csv
 import io
+from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
 import pandas as pd
 
 from core.predict import AUTO, Lab
-from core.probes import ProbeInputError, ProbeReport, SuiteError, load_suite, run_suite, run_text_cases, suite_names
+from core.probes import Case, ProbeInputError, ProbeReport, SuiteError, load_suite, run_suite, run_text_cases, suite_names
 from demo.i18n import L, label_name, model_name, msg, probe_notice_text, request_lang, task_name
 from demo.plots import esc
+from demo.tabs.lab import LabView
 
 
 def pass_rate_table(report: ProbeReport, ui: str) -> pd.DataFrame:
@@ -41,6 +44,40 @@ def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> 
     return head + ("" if rows else "\n\n" + msg("probe_none", ui)), pd.DataFrame(rows, columns=columns)
 
 
+def failure_choices(report: ProbeReport, capability: str, model: str) -> dict:
+    """The failures of one cell as choices for opening one in the Lab: "n. sentence → variant"."""
+    choices = [(f"{i + 1}. {f.case.text}" + (f" → {f.case.variant}" if f.case.variant else ""), i)
+               for i, f in enumerate(report.cells[capability][model].failures)]
+    return gr.update(choices=choices, value=choices[0][1] if choices else None)
+
+
+def chosen_failure(report: ProbeReport | None, capability: str, model: str, index: int | None) -> Case | None:
+    """The case of the failure chosen in one cell, or None when there is none (no run yet, no failure)."""
+    if report is None or capability not in report.cells or model not in report.models:
+        return None
+    failures = report.cells[capability][model].failures
+    return failures[index].case if index is not None and 0 <= index < len(failures) else None
+
+
+def open_failure(report: ProbeReport | None, capability: str, model: str, index: int | None, ui: str) -> tuple:
+    """Everything the Lab tab needs to open a failure: the tab, sentence A, sentence B (the variant of an
+    invariance or directional case, else empty), the pair's accordion, the task, and whether it is a pair.
+    Nothing chosen: an error, so the analyses chained after it do not run."""
+    case = chosen_failure(report, capability, model, index)
+    if case is None:
+        raise gr.Error(msg("probe_no_failure", ui), print_exception=False)
+    is_pair = bool(case.variant)
+    return (gr.Tabs(selected="lab"), case.text, case.variant, gr.Accordion(open=is_pair), report.task, is_pair)
+
+
+def cell_at(report: ProbeReport | None, row: int, column: int) -> tuple:
+    """The (capability, model) of a cell of the pass-rate table; the first column names the capability."""
+    if report is None or not 0 <= row < len(report.cells):
+        return gr.update(), gr.update()
+    capability = list(report.cells)[row]
+    return capability, report.models[column - 1] if 1 <= column <= len(report.models) else gr.update()
+
+
 def _choices(report: ProbeReport, ui: str) -> tuple[dict, dict]:
     capabilities = [(report.capabilities[c].get(ui, c), c) for c in report.cells]
     models = [(model_name(m), m) for m in report.models]
@@ -48,17 +85,20 @@ def _choices(report: ProbeReport, ui: str) -> tuple[dict, dict]:
 
 
 def show(report: ProbeReport, ui: str) -> tuple:
-    """Every output of a run: summary, table, the cell choices, the first cell's failures, the state."""
+    """Every output of a run: summary, table, the cell choices, the first cell's failures and their
+    choices, the state."""
     summary = msg("probe_summary", ui, suite=report.suite if report.suite != "user" else msg("user_cases", ui),
                   task=task_name(report.task, ui), cases=report.cases, models=len(report.models), seconds=report.seconds)
     capability, model = _choices(report, ui)
-    head, failures = failure_table(report, next(iter(report.cells)), report.models[0], ui)
-    return summary, pass_rate_table(report, ui), capability, model, head, failures, report
+    first_capability, first_model = next(iter(report.cells)), report.models[0]
+    head, failures = failure_table(report, first_capability, first_model, ui)
+    return (summary, pass_rate_table(report, ui), capability, model, head, failures,
+            failure_choices(report, first_capability, first_model), report)
 
 
 def _error(message: str) -> tuple:
     gr.Warning(esc(message))
-    return f"⚠️ {esc(message)}", None, gr.update(), gr.update(), "", None, None
+    return f"⚠️ {esc(message)}", None, gr.update(), gr.update(), "", None, gr.update(choices=[], value=None), None
 
 
 def run_probe_suite(lab: Lab, suite: str, task: str, ui: str) -> tuple:
@@ -93,7 +133,18 @@ def run_user_cases(lab: Lab, text: str, upload: str | None, suite: str, task: st
         return _error(str(err))
 
 
-def build(lab: Lab) -> None:
+@dataclass
+class ProbesView:
+    """The components that open a failure in the Lab tab (wired by open_in_lab)."""
+
+    state: gr.State
+    capability: gr.Dropdown
+    model: gr.Dropdown
+    failure: gr.Dropdown
+    open: gr.Button
+
+
+def build(lab: Lab) -> ProbesView:
     gr.Markdown(L("probes_md"))
     with gr.Row():
         suite = gr.Dropdown(suite_names(), value=suite_names()[0] if suite_names() else None, label=L("probe_suite"),
@@ -108,12 +159,15 @@ def build(lab: Lab) -> None:
         model = gr.Dropdown([], label=L("model"), elem_id="probe-model")
     cell_head = gr.Markdown(elem_id="probe-cell")
     failures = gr.Dataframe(label=L("probe_failures"), interactive=False, wrap=True, elem_id="probe-failures")
+    with gr.Row():
+        failure = gr.Dropdown([], label=L("probe_failure"), info=L("probe_failure_info"), scale=4, elem_id="probe-failure")
+        open_button = gr.Button(L("probe_open"), scale=1, elem_id="probe-open")
     with gr.Accordion(L("probe_run_user"), open=False):
         user_text = gr.Textbox(label=L("probe_user"), lines=5, elem_id="probe-user-text")
         upload = gr.File(label=L("probe_upload"), file_types=[".csv", ".tsv", ".txt"], type="filepath")
         run_user = gr.Button(L("probe_run_user"), elem_id="probe-run-user")
     state = gr.State(None)
-    outputs = [summary, table, capability, model, cell_head, failures, state]
+    outputs = [summary, table, capability, model, cell_head, failures, failure, state]
 
     def on_run(suite_value, task_value, request: gr.Request):
         return run_probe_suite(lab, suite_value, task_value, request_lang(request))
@@ -123,10 +177,34 @@ def build(lab: Lab) -> None:
 
     def on_cell(report, capability_value, model_value, request: gr.Request):
         if report is None or capability_value not in report.cells or model_value not in report.models:
-            return gr.update(), gr.update()
-        return failure_table(report, capability_value, model_value, request_lang(request))
+            return gr.update(), gr.update(), gr.update()
+        return (*failure_table(report, capability_value, model_value, request_lang(request)),
+                failure_choices(report, capability_value, model_value))
+
+    def on_table_cell(report, event: gr.SelectData):
+        return cell_at(report, *event.index)
+
+    def on_failure_row(event: gr.SelectData):
+        return event.index[0]
 
     run.click(on_run, [suite, task], outputs, api_visibility="private", concurrency_id="model")
     run_user.click(on_user, [user_text, upload, suite, task], outputs, api_visibility="private", concurrency_id="model")
     for chooser in (capability, model):
-        chooser.change(on_cell, [state, capability, model], [cell_head, failures], api_visibility="private")
+        chooser.change(on_cell, [state, capability, model], [cell_head, failures, failure], api_visibility="private")
+    table.select(on_table_cell, [state], [capability, model], api_visibility="private")
+    failures.select(on_failure_row, None, [failure], api_visibility="private")
+    return ProbesView(state, capability, model, failure, open_button)
+
+
+def open_in_lab(view: ProbesView, lab_view: LabView, tabs: gr.Tabs) -> None:
+    """The Open button: the chosen failure goes into the Lab tab's sentence box (a pair's variant into
+    the minimal pair's), the Lab tab shows, and both analyses run."""
+    is_pair = gr.State(False)
+
+    def on_open(report, capability_value, model_value, index, request: gr.Request):
+        return open_failure(report, capability_value, model_value, index, request_lang(request))
+
+    opened = view.open.click(on_open, [view.state, view.capability, view.model, view.failure],
+                             [tabs, lab_view.text, lab_view.pair.text_b, lab_view.pair.box, lab_view.task, is_pair],
+                             api_visibility="private")
+    lab_view.analyse_after(opened, is_pair)

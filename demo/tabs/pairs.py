@@ -1,0 +1,127 @@
+"""The minimal pair, inside the Lab tab: a second sentence B beside the Lab's sentence A; per model both
+labels, both expected sentiments and their difference, and one figure overlaying the two per-word curves on
+aligned words. core.pairs computes all of it; this module words and draws it.
+
+Callbacks first, then the layout, then the wiring.
+"""
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import gradio as gr
+import pandas as pd
+import plotly.graph_objects as go
+
+from core.pairs import SENTENCES, PairComparison, PairInputError, compare_pair
+from core.predict import ALL, Lab
+from demo.i18n import L, label_name, model_name, msg, notice_text, request_lang
+from demo.plots import esc, md, pair_curves
+from demo.runner import MODEL_POOL
+
+log = logging.getLogger(__name__)
+
+
+def pair_table(comparison: PairComparison, ui: str) -> pd.DataFrame:
+    """One row per model: both labels, both expected sentiments, and B − A."""
+    rows = [[model_name(p.model), label_name(p.a.label, ui), label_name(p.b.label, ui), round(p.score_a, 3),
+             round(p.score_b, 3), round(p.difference, 3)] for p in comparison.pairs]
+    score = comparison.score_label
+    columns = [msg("col_model", ui), msg("col_label_a", ui), msg("col_label_b", ui), msg("col_score_a", ui, score=score),
+               msg("col_score_b", ui, score=score), msg("col_difference", ui)]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def pair_figures(comparison: PairComparison, ui: str) -> list[go.Figure]:
+    """One figure per model: its curves on A and on B over the aligned words."""
+    figures = []
+    for p in comparison.pairs:
+        kind = msg(f"curve_{p.a.curve.kind}", ui)
+        names = (f"A: {label_name(p.a.label, ui)}", f"B: {label_name(p.b.label, ui)}")
+        figures.append(pair_curves(p.a.curve, p.b.curve, comparison.alignment, names, f"{model_name(p.model)} · {kind}"))
+    return figures
+
+
+def _summary(comparison: PairComparison, ui: str) -> str:
+    first = comparison.pairs[0]
+    head = msg("pair_summary", ui, score=esc(comparison.score_label), n=len(comparison.pairs),
+               up=sum(p.difference > 0 for p in comparison.pairs), down=sum(p.difference < 0 for p in comparison.pairs))
+    texts = msg("pair_texts", ui, a=md(first.a.text), b=md(first.b.text))
+    bullets = []
+    for sentence in SENTENCES:  # each notice once per sentence, with its models when not all have it
+        by_notice: dict[str, list[str]] = {}
+        for p in comparison.pairs:
+            for notice in getattr(p, sentence).notices:
+                by_notice.setdefault(notice_text(notice, ui), []).append(model_name(p.model))
+        bullets += [f"- ⚠️ {sentence.upper()}: {md(n)}" if len(models) == len(comparison.pairs)
+                    else f"- ⚠️ {sentence.upper()}, {md(', '.join(models))}: {md(n)}" for n, models in by_notice.items()]
+    bullets += [f"- ❌ {md(msg('failed', ui, model=model_name(f.model), error=f.error))}" for f in comparison.failures]
+    return f"{head}\n\n{texts}" + ("\n\n" + "\n".join(bullets) if bullets else "")
+
+
+def analyse_pair(lab: Lab, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str) -> tuple:
+    """All outputs of one pair comparison: summary, table, the figures (one per model)."""
+    try:
+        comparison = compare_pair(lab, text_a, text_b, task, lang, models=None if model == ALL else [model],
+                                  executor=MODEL_POOL)
+    except PairInputError as err:
+        message = msg("pair_error", ui, sentence=err.sentence.upper(), message=notice_text(err.notice, ui))
+        gr.Warning(esc(message))
+        return f"### {md(message)}", gr.update(visible=False), None
+    except Exception as err:  # a bug, not the input: log the trace, show one line
+        log.exception("pair comparison failed for model %s", model)
+        message = msg("internal", ui, model=model_name(model), error=type(err).__name__)
+        gr.Warning(esc(message))
+        return f"### {md(message)}", gr.update(visible=False), None
+    return (_summary(comparison, ui), gr.update(value=pair_table(comparison, ui), visible=True),
+            pair_figures(comparison, ui))
+
+
+def analyse_opened(lab: Lab, is_pair: bool, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str) -> tuple:
+    """After a probe failure was opened: its pair compared, or (a single sentence) the last pair cleared."""
+    if is_pair:
+        return analyse_pair(lab, text_a, text_b, model, task, lang, ui)
+    return "", gr.update(visible=False), None
+
+
+@dataclass
+class PairView:
+    """The pair's components another tab fills, and how to analyse after it did."""
+
+    text_b: gr.Textbox
+    box: gr.Accordion
+    analyse_after: Callable  # (event dependency, a gr.State saying whether a pair was opened) -> dependency
+
+
+def build(lab: Lab, text: gr.Textbox, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio) -> PairView:
+    """The accordion under the Lab's sentence box; `text` is sentence A, and model, task and language are
+    the Lab's own choices."""
+    with gr.Accordion(L("pair"), open=False, elem_id="pair") as box:
+        gr.Markdown(L("pair_md"))
+        text_b = gr.Textbox(label=L("sentence_b"), lines=2, elem_id="sentence-b")
+        run = gr.Button(L("run_pair"), elem_id="run-pair")
+        summary = gr.Markdown(elem_id="pair-summary")
+        table = gr.Dataframe(visible=False, interactive=False, elem_id="pair-table")
+        figures = gr.State(None)
+
+        @gr.render(inputs=[figures])
+        def plots(figures_value):
+            for figure in figures_value or []:
+                gr.Plot(figure, show_label=False, elem_classes="pair-plot")
+
+    inputs, outputs = [text, text_b, model, task, lang], [summary, table, figures]
+
+    def on_pair(text_a, text_b_value, model_value, task_value, lang_value, request: gr.Request):
+        return analyse_pair(lab, text_a, text_b_value, model_value, task_value, lang_value, request_lang(request))
+
+    def on_opened(is_pair, text_a, text_b_value, model_value, task_value, lang_value, request: gr.Request):
+        return analyse_opened(lab, is_pair, text_a, text_b_value, model_value, task_value, lang_value,
+                              request_lang(request))
+
+    for trigger in (run.click, text_b.submit):
+        trigger(on_pair, inputs, outputs, api_visibility="private", concurrency_id="model")
+
+    def analyse_after(dependency, is_pair: gr.State):
+        return dependency.then(on_opened, [is_pair, *inputs], outputs, api_visibility="private", concurrency_id="model")
+
+    return PairView(text_b, box, analyse_after)
