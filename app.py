@@ -1,8 +1,6 @@
 """The Gradio lab (also the Hugging Face Space entry): `python app.py` serves http://127.0.0.1:7860.
-
 Checkpoints load once from $LAB_CHECKPOINTS (default: ./checkpoints/<task>/<model>/); the page is
-served at once and the tokenizers warm up in the background.
-"""
+served at once and the tokenizers warm up in the background."""
 
 import gc
 import logging
@@ -20,7 +18,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
 from core.predict import Lab  # noqa: E402
-from demo import APP_KWARGS, CSS, I18N, THEME, build_demo, warm_up  # noqa: E402
+from demo import APP_KWARGS, CSS, I18N, THEME, bound_malloc, build_demo, warm_up  # noqa: E402
 
 ROOT = os.environ.get("LAB_CHECKPOINTS") or str(Path(__file__).resolve().parent / "checkpoints")
 lab = Lab.load(os.environ.get("LAB_CHECKPOINTS") or None)  # explicit dir > Hub (configs/hub.toml) > bundled
@@ -30,6 +28,7 @@ if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # Gradio's own startup probes
     gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
+    bound_malloc()  # before the model threads first allocate: long requests' memory is given back (issue 21)
     threading.Thread(target=warm_up, args=(lab,), daemon=True).start()
     # one request at a time (the models of "all five" still run side by side): Python holds the GIL for most
     # of a request, and two at once served 45 req/s in `make loadtest` against 55 for one. Waiting clients
