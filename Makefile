@@ -8,11 +8,14 @@ SAMPLES ?= 16
 EPOCHS ?= 8
 TASK   ?= sst5
 SEED   ?= 1
+PROFILE ?= plain
+SOAK   ?= 5000
+SOAK_MINUTES ?= 30
 export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke probes loadtest tokenizer-agreement push import-graph sweep clean
+.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke probes loadtest soak tokenizer-agreement push import-graph sweep clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "} {printf "  make %-20s %s\n", $$1, $$2}'
@@ -32,7 +35,7 @@ test-e2e: install ## browser tests with Debian chromium (apt-get install chromiu
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m e2e
 
 demo: install ## serve the Gradio lab on http://127.0.0.1:7860
-	MALLOC_ARENA_MAX=2 $(PY) app.py
+	$(PY) app.py
 
 vectors: install ## train our English and Chinese word2vec vectors into .cache/vectors (~16 CPU-min for English)
 	$(PY) -m tools.vectors --lang en
@@ -62,8 +65,11 @@ bench-smoke: install ## a seconds-long version of the benchmarks (CI)
 probes: install ## behavioural probe pass rates of the shipped checkpoints -> docs/probes.md
 	$(PY) -m tools.probes
 
-loadtest: install ## 32 clients x 20 requests against the app -> docs/loadtest.json
-	MALLOC_ARENA_MAX=2 $(PY) -m tools.loadtest
+loadtest: install ## 32 clients x 20 requests against the app -> docs/loadtest.json (PROFILE=mixed: 10% long inputs)
+	$(PY) -m tools.loadtest --profile $(PROFILE)
+
+soak: install ## SOAK=5000 mixed requests (at most SOAK_MINUTES=30), the app's RSS sampled over time -> docs/loadtest.json
+	$(PY) -m tools.loadtest --soak $(SOAK) --soak-minutes $(SOAK_MINUTES)
 
 push: install ## upload checkpoints to the Hub: make push HUB_REPO=user/name [DRY_RUN=1]
 	$(if $(HUB_REPO),,$(error set HUB_REPO=user/name))

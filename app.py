@@ -1,8 +1,6 @@
 """The Gradio lab (also the Hugging Face Space entry): `python app.py` serves http://127.0.0.1:7860.
-
 Checkpoints load once from $LAB_CHECKPOINTS (default: ./checkpoints/<task>/<model>/); the page is
-served at once and the tokenizers warm up in the background.
-"""
+served at once and the tokenizers warm up in the background."""
 
 import gc
 import logging
@@ -19,7 +17,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
 from core.predict import Lab  # noqa: E402
-from demo import APP_KWARGS, CSS, I18N, THEME, build_demo, warm_up  # noqa: E402
+from demo import APP_KWARGS, CSS, I18N, THEME, bound_malloc, build_demo, warm_up  # noqa: E402
 
 # before the checkpoints load: their log says, one line each, where each came from (task/model <- source)
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -30,6 +28,7 @@ demo = build_demo(lab, ROOT)
 
 if __name__ == "__main__":
     gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
+    bound_malloc()  # before the model threads first allocate: long requests' memory is given back (issue 21)
     threading.Thread(target=warm_up, args=(lab,), daemon=True).start()
     # one request at a time (the models of "all five" still run side by side): Python holds the GIL for most
     # of a request, and two at once served 45 req/s in `make loadtest` against 55 for one. Waiting clients

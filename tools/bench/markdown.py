@@ -127,26 +127,69 @@ def render_markdown(r: dict) -> str:
 
 
 def loadtest_markdown(lt: dict | None) -> list[str]:
-    """The stored figures of the last `make loadtest` (docs/loadtest.json), quoted with their date."""
+    """The stored figures of the last `make loadtest` (docs/loadtest.json), quoted with their date: the plain
+    run, the mixed profile's (10% long inputs) and the soak's."""
+    lines = ["## Load test", ""]
     if not lt:
-        return ["## Load test", "", "Not run: `make loadtest` writes docs/loadtest.json, which this section quotes.", ""]
-    cfg, lat, rss, burst = lt["config"], lt["latency_s"], lt["rss_mb"], lt["burst"]
-    yes = {True: "✓", False: "✗ (missed)"}
-    rows = [["clients × requests", f"{cfg['clients']} × {cfg['requests']} = {lt['requests']} (/compare share {cfg['compare_share']})"],
-            ["failed requests", f"{lt['failed']} {yes[lt['targets']['no_failed_requests']]}"],
-            ["throughput", f"{lt['throughput_rps']:.1f} req/s; CPU per request: server {lt['cpu_ms_per_request']['server']:.1f} ms, "
-                           f"clients {lt['cpu_ms_per_request']['clients']:.1f} ms"],
-            ["latency p50 / p95 / max", f"{lat['p50']:.2f} / {lat['p95']:.2f} / {lat['max']:.2f} s; p95 ≤ {cfg['max_p95']:g} s "
-                                        f"{yes[lt['targets']['p95_le_1s']]}"],
-            ["resident memory after warm-up / run / burst", f"{rss['after_warmup']:.0f} / {rss['after_run']:.0f} / "
-             f"{rss['after_burst']:.0f} MB; growth over the run {lt['rss_growth_pct']:.1f}% "
-             f"{yes[lt['targets']['rss_growth_le_10pct']]}"],
-            ["burst beyond the queue", f"{burst['submitted']} /compare at once: {burst['answered']} answered, {burst['busy']} "
-             f"'Queue is full' (within {burst['busy_answer_max_s']:.1f} s), {burst['other_errors']} other errors "
-             f"{yes[lt['targets']['busy_is_clear_never_a_hang']]}"]]
-    return (["## Load test", "", f"`make loadtest` of {lt['date']} (UTC), app.py on 127.0.0.1 with the bundled checkpoints, "
-             f"{lt['cpus']} cores shared by the server and the gradio_client clients; raw figures in `loadtest.json`.", ""]
-            + _table(["measure", "value"], rows) + [""])
+        return lines + ["Not run: `make loadtest` writes docs/loadtest.json, which this section quotes.", ""]
+    for title, run in (("", lt if "config" in lt else None), ("### Mixed profile (`make loadtest PROFILE=mixed`)", lt.get("mixed"))):
+        lines += [title, ""] if title else []
+        if not run:
+            lines += ["Not run.", ""]
+            continue
+        cfg, lat, rss, burst, targets = run["config"], run["latency_s"], run["rss_mb"], run["burst"], run["targets"]
+        p95_target = next(k for k in targets if "p95_le" in k)
+        rows = [["clients × requests", f"{cfg['clients']} × {cfg['requests']} = {run['requests']} (/compare share "
+                 f"{cfg['compare_share']}" + (f", long inputs {cfg['long_share']:g})" if "latency_by_length_s" in run else ")")],
+                ["failed requests", f"{run['failed']} {_YES[targets['no_failed_requests']]}"],
+                ["throughput", f"{run['throughput_rps']:.1f} req/s; CPU per request: server {run['cpu_ms_per_request']['server']:.1f} ms, "
+                               f"clients {run['cpu_ms_per_request']['clients']:.1f} ms"],
+                ["latency p50 / p95 / max", f"{lat['p50']:.2f} / {lat['p95']:.2f} / {lat['max']:.2f} s"
+                 + ("" if "latency_by_length_s" in run else f"; p95 ≤ {cfg['max_p95']:g} s {_YES[targets[p95_target]]}")]]
+        for kind, x in run.get("latency_by_length_s", {}).items():
+            rows.append([f"{kind} requests p50 / p95 / max", f"{_s(x['p50'])} / {_s(x['p95'])} / {_s(x['max'])} s (n = {x['n']})"
+                         + (f"; p95 ≤ {cfg['max_p95']:g} s {_YES[targets[p95_target]]}" if kind == "short" else "")])
+        rows += [["resident memory after warm-up / run / burst", " / ".join(f"{rss[k]:.0f}" if k in rss else "—"
+                  for k in ("after_warmup", "after_run", "after_burst")) + f" MB; growth over the run "
+                  f"{run['rss_growth_pct']:.1f}% {_YES[targets['rss_growth_le_10pct']]}"],
+                 ["machine load (1 / 5 / 15 min)", (f"at the start {' / '.join(f'{x:.2f}' for x in run['load_average_start'])}, "
+                                                    if "load_average_start" in run else "") + "at the end "
+                  + " / ".join(f"{x:.2f}" for x in run["load_average"]) + f" on {run['cpus']} cores"]]
+        if burst["submitted"]:
+            rows.append(["burst beyond the queue", f"{burst['submitted']} /compare at once: {burst['answered']} answered, "
+                         f"{burst['busy']} 'Queue is full' (within {burst['busy_answer_max_s']:.1f} s), {burst['other_errors']} "
+                         f"other errors {_YES[targets['busy_is_clear_never_a_hang']]}"])
+        lines += [f"`make loadtest` of {run['date']} (UTC), app.py on 127.0.0.1 with the bundled checkpoints, "
+                  f"{run['cpus']} cores shared by the server and the gradio_client clients; raw figures in `loadtest.json`.", ""]
+        lines += _table(["measure", "value"], rows) + [""]
+    return lines + soak_markdown(lt.get("soak"))
+
+
+def soak_markdown(soak: dict | None) -> list[str]:
+    lines = ["### Soak (`make soak`)", ""]
+    if not soak:
+        return lines + ["Not run.", ""]
+    rss, targets = soak["rss_mb"], soak["targets"]
+    ratio_target = next(k for k in targets if k.startswith("rss_end"))
+    samples = soak["rss_samples"]
+    every = max(1, len(samples) // 12)
+    rows = [["requests", f"{soak['requests']} mixed, {soak['failed']} failed {_YES[targets['no_failed_requests']]}"],
+            ["wall time, throughput", f"{soak['wall_s']:.0f} s, {soak['throughput_rps']:.1f} req/s"]]
+    rows += [[f"{kind} requests p50 / p95 / max", f"{_s(x['p50'])} / {_s(x['p95'])} / {_s(x['max'])} s (n = {x['n']})"]
+             for kind, x in soak["latency_by_length_s"].items()]
+    rows += [["resident memory after warm-up / end / max", f"{rss['after_warmup']:.0f} / {rss['end']:.0f} / {rss['max']:.0f} MB; "
+              f"end / warm-up {soak['rss_end_over_warmup']:.3f} {_YES[targets[ratio_target]]}"],
+             ["RSS over time (s: MB, load)", ", ".join(f"{x['t_s']:.0f}: {x['rss_mb']:.0f} ({x['load_1min']:.1f})"
+                                                       for x in samples[::every] + ([samples[-1]] if (len(samples) - 1) % every else []))]]
+    return lines + [f"`make soak` of {soak['date']} (UTC); RSS read from /proc/<pid>/status every "
+                    f"{soak['config']['rss_every']:g} s; load = the machine's 1-minute load average.", ""] + _table(["measure", "value"], rows) + [""]
+
+
+_YES = {True: "✓", False: "✗ (missed)"}
+
+
+def _s(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
 
 
 def inference_markdown(r: dict) -> list[str]:

@@ -1,0 +1,65 @@
+"""`make loadtest PROFILE=mixed` and `make soak` in small: app.py on the tiny checkpoints in its own process,
+a handful of requests, a few RSS samples, the figures merged into one loadtest.json and rendered."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from core.data import PROJECT_ROOT
+from core.text import MAX_CHARS
+from tools.bench.markdown import loadtest_markdown
+from tools.loadtest import LONG_TEXTS, main, request_plan, write_figures
+
+SMALL = ["--clients", "2", "--warmup", "1", "--burst", "0", "--request-timeout", "60", "--max-seconds", "120"]
+
+
+def test_long_texts_are_the_longest_the_caps_allow():
+    assert set(LONG_TEXTS) == {"en", "zh"}
+    assert all(len(text) == MAX_CHARS for text in LONG_TEXTS.values())
+    plan = request_plan({"sst5": ("en", ["dcnn"]), "zh_sentiment": ("zh", ["dcnn"])}, 400, 0.2, seed=1, long_share=0.1)
+    long = [args[0] for args, _, is_long in plan if is_long]
+    assert 20 <= len(long) <= 60 and set(long) == set(LONG_TEXTS.values())  # ~10%, both languages
+    assert not any(is_long for *_, is_long in request_plan({"sst5": ("en", ["dcnn"])}, 100, 0.2, seed=1))
+
+
+def test_each_run_replaces_only_its_part_of_the_file(tmp_path):
+    out = tmp_path / "loadtest.json"
+    write_figures(out, "soak", {"requests": 1})
+    write_figures(out, None, {"requests": 2, "config": {}})
+    write_figures(out, "mixed", {"requests": 3})
+    write_figures(out, None, {"requests": 4, "config": {}})
+    assert json.loads(out.read_text()) == {"requests": 4, "config": {}, "mixed": {"requests": 3}, "soak": {"requests": 1}}
+
+
+def test_malloc_bounds_are_taken():
+    """In a process of its own: the bounds hold for the rest of a process. The test machines run glibc, where
+    False would mean that app.py's bound silently does nothing."""
+    check = "from demo.memory import bound_malloc; raise SystemExit(0 if bound_malloc() else 1)"
+    assert subprocess.run([sys.executable, "-c", check], cwd=PROJECT_ROOT, timeout=120).returncode == 0
+
+
+def test_mixed_profile_and_soak_against_the_app(lab_root, tmp_path):
+    out = tmp_path / "loadtest.json"
+    common = SMALL + ["--checkpoints", str(lab_root), "--out", str(out), "--long-share", "0.5"]
+    assert main(common + ["--profile", "mixed", "--requests", "4"]) in (0, 1)  # 1: a target missed on a busy machine
+    assert main(common + ["--soak", "8", "--rss-every", "0.2"]) in (0, 1)
+    figures = json.loads(out.read_text())
+    mixed, soak = figures["mixed"], figures["soak"]
+    assert "config" not in figures  # no plain run yet: its part stays empty
+
+    assert mixed["requests"] == 8 and mixed["failed"] == 0, mixed["failures"]
+    by_length = mixed["latency_by_length_s"]
+    assert by_length["short"]["n"] + by_length["long"]["n"] == 8 and by_length["long"]["n"] > 0
+    assert "short_p95_le_1s" in mixed["targets"] and "p95_le_1s" not in mixed["targets"]
+
+    assert soak["requests"] == 8 and soak["failed"] == 0, soak["failures"]
+    samples = soak["rss_samples"]
+    assert samples[0]["at"] == "after warm-up" and samples[-1]["at"] == "end" and len(samples) >= 2
+    assert all(x["rss_mb"] > 0 for x in samples) and samples[-1]["requests_started"] == 8
+    assert soak["rss_end_over_warmup"] == pytest.approx(samples[-1]["rss_mb"] / samples[0]["rss_mb"], abs=1e-3)
+    assert set(soak["targets"]) == {"no_failed_requests", "rss_end_le_1.1x_warmup"}
+
+    text = "\n".join(loadtest_markdown(figures))
+    assert "### Mixed profile" in text and "long requests p50" in text and "### Soak" in text and "RSS over time" in text
