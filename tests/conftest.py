@@ -78,3 +78,26 @@ def lab(lab_root):
     from core.predict import Lab
 
     return Lab.load(lab_root)
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+@pytest.fixture(scope="module")
+def client(lab, tmp_path_factory, monkeypatch_module):
+    """A gradio_client Client of the app built on the tiny checkpoints, served on 127.0.0.1."""
+    from gradio_client import Client
+
+    from demo import CSS, I18N, THEME, build_demo
+
+    monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
+    demo = build_demo(lab)
+    demo.queue(default_concurrency_limit=2)
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N)
+    client = Client(url, verbose=False)
+    yield client
+    client.close()
+    demo.close()

@@ -12,36 +12,17 @@ import string
 from pathlib import Path
 
 import pytest
-from gradio_client import Client
 from gradio_client.exceptions import AppError
 
 from core.models import PAPER_MODELS
 from core.predict import NOTICE_TEXT, InputError, Lab, Notice
-from demo import CSS, I18N, THEME, build_demo
+from demo import build_demo
 from demo.i18n import NOTICES_ZH, notice_text, request_lang
 from demo.tabs.lab import analyse, occlusion_spans
 from demo.ui import banner
 
 ROOT = Path(__file__).resolve().parents[1]
 EN, ZH = "It is not a bad film, but the plot is dull.", "这部电影不怎么好看，但是演员很棒"
-
-
-@pytest.fixture(scope="module")
-def client(lab, tmp_path_factory, monkeypatch_module):
-    monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
-    demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=2)
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N)
-    client = Client(url, verbose=False)
-    yield client
-    client.close()
-    demo.close()
-
-
-@pytest.fixture(scope="module")
-def monkeypatch_module():
-    with pytest.MonkeyPatch.context() as mp:
-        yield mp
 
 
 def _error(client, *args, api_name) -> str:

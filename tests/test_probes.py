@@ -226,26 +226,14 @@ def test_the_probes_tab_shows_the_table_and_a_cells_failures(lab):
     assert report.task == "sst5" and report.cases == 2 and len(table) == 1
 
 
-def test_the_probes_endpoint_answers(lab, tmp_path_factory, monkeypatch):
-    from gradio_client import Client
+def test_the_probes_endpoint_answers(lab, client):
     from gradio_client.exceptions import AppError
 
-    from demo import CSS, I18N, THEME, build_demo
-
-    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
-    demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=2)
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N)
-    client = Client(url, verbose=False)
-    try:
-        answer = client.predict("en", "auto", api_name="/probes")
-        expected = run_suite(lab, "en").to_dict(failures=False)
-        assert answer["pass_rates"] == expected["pass_rates"] and answer["models"] == lab.models("sst5")
-        assert client.predict("zh", "zh_sentiment", api_name="/probes")["task"] == "zh_sentiment"
-        for args in (("../en", "auto"), ("en", "trec")):
-            with pytest.raises(AppError) as info:
-                client.predict(*args, api_name="/probes")
-            assert "Traceback" not in str(info.value)
-    finally:
-        client.close()
-        demo.close()
+    answer = client.predict("en", "auto", api_name="/probes")
+    expected = run_suite(lab, "en").to_dict(failures=False)
+    assert answer["pass_rates"] == expected["pass_rates"] and answer["models"] == lab.models("sst5")
+    assert client.predict("zh", "zh_sentiment", api_name="/probes")["task"] == "zh_sentiment"
+    for args in (("../en", "auto"), ("en", "trec")):
+        with pytest.raises(AppError) as info:
+            client.predict(*args, api_name="/probes")
+        assert "Traceback" not in str(info.value)

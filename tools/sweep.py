@@ -15,6 +15,7 @@ accuracy and the command that repeats it as an ordinary run go to runs/sweeps/<n
 """
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -30,10 +31,11 @@ from core.data import PROJECT_ROOT
 from core.models import model_class
 from core.run import TrainConfig
 from core.train import Trainer
+from tools.bench.accuracy import train_command
 
 log = logging.getLogger("tools.sweep")
 SWEEPS = PROJECT_ROOT / "runs" / "sweeps"
-TRAIN_SETTINGS = {f for f in TrainConfig.__dataclass_fields__}
+TRAIN_SETTINGS = set(TrainConfig.__dataclass_fields__)
 METRIC = "best_dev"  # the trial's best dev accuracy so far: what the trainer keeps, so what ASHA compares
 
 
@@ -52,23 +54,12 @@ def trial_config(base: TrainConfig, sampled: dict, out: Path) -> TrainConfig:
     """The trainer config of one trial: training settings set directly, model fields as --set overrides."""
     overrides = [f"{k}={v}" for k, v in sampled.items() if k not in TRAIN_SETTINGS]
     settings = {k: v for k, v in sampled.items() if k in TRAIN_SETTINGS}
-    return TrainConfig(**{**base.__dict__, **settings, "set": [*base.set, *overrides], "out": str(out),
-                          "resume": True, "progress": False})
+    return dataclasses.replace(base, **settings, set=[*base.set, *overrides], out=str(out), resume=True, progress=False)
 
 
 def command(cfg: TrainConfig) -> str:
     """The `python -m core.train` command that repeats a trial as an ordinary run."""
-    defaults = TrainConfig()
-    parts = [f"python -m core.train --model {cfg.model} --task {cfg.task}"]
-    for name in ("seed", "fold", "epochs", "batch_size", "optimizer", "lr", "l2", "clip",
-                 "embed_l2", "evals_per_epoch", "adagrad_reset", "vectors", "max_train", "data_dir"):
-        value = getattr(cfg, name)
-        if value != getattr(defaults, name) and value is not None:
-            parts.append(f"--{name.replace('_', '-')} {value}")
-    if cfg.phrases:
-        parts.append("--phrases")
-    parts += [f"--set {pair}" for pair in cfg.set]
-    return " ".join(parts)
+    return train_command(dataclasses.asdict(cfg))
 
 
 def run_trial(sampled: dict, base: TrainConfig, root: Path) -> None:
@@ -113,7 +104,7 @@ def sweep(base: TrainConfig, samples: int, max_epochs: int, grace: int, name: st
     if not ray.is_initialized():  # RAY_ADDRESS (a cluster) is read by ray.init itself
         ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False,
                  **({} if os.environ.get("RAY_ADDRESS") else {"num_cpus": os.cpu_count()}))
-    base = TrainConfig(**{**base.__dict__, "epochs": max_epochs, "threads": threads})
+    base = dataclasses.replace(base, epochs=max_epochs, threads=threads)
     trainable = tune.with_resources(tune.with_parameters(run_trial, base=base, root=root / "trials"), {"cpu": threads})
     experiment = root / "tune"
     if tune.Tuner.can_restore(str(experiment)):
@@ -134,7 +125,7 @@ def sweep(base: TrainConfig, samples: int, max_epochs: int, grace: int, name: st
     record = {"model": base.model, "task": base.task, "phrases": base.phrases, "samples": samples,
               "max_epochs": max_epochs, "search_space": {k: list(v) for k, v in spec.items()},
               "best": {"config": best.config, "dev_accuracy": best.metrics[METRIC], "epochs": best.metrics["epoch"],
-                       "run": cfg.out, "command": command(TrainConfig(**{**cfg.__dict__, "out": "", "resume": False}))},
+                       "run": cfg.out, "command": command(cfg)},
               "trials": sorted(trials, key=lambda t: -(t[METRIC] or 0))}
     atomic_write_text(root / "best.json", json.dumps(record, indent=1))
     return record
