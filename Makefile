@@ -41,8 +41,9 @@ vectors: install ## train our English and Chinese word2vec vectors into .cache/v
 	$(PY) -m tools.vectors --lang en
 	$(PY) -m tools.vectors --lang zh
 
-train: install ## retrain the bundled checkpoints listed in configs/bundled.toml (BUNDLE_ARGS=--from-runs to re-bundle)
+train: install ## retrain the bundled checkpoints listed in configs/bundled.toml (BUNDLE_ARGS=--from-runs to re-bundle), then make evaluate-all
 	$(PY) -m tools.release.bundle train $(BUNDLE_ARGS)
+	$(MAKE) evaluate-all
 
 check-checkpoints: install ## verify checkpoints/ (manifest, size budget, every checkpoint loads)
 	$(PY) -m tools.release.bundle check
@@ -80,3 +81,7 @@ import-graph: install ## the project's module import graph; fails on an import c
 
 clean: ## remove the tokenized-task cache and Gradio's cached examples (keeps runs/ and word vectors)
 	rm -rf .cache/tasks .gradio/cached_examples .pytest_cache
+
+.PHONY: evaluate-all
+evaluate-all: install ## every checkpoint on its test set -> <task>/<model>/evaluation.json (the Treebank tab), docs/treebank.md
+	nice -n 10 $(PY) -m tools.evaluate_all --threads 1 $(EVAL_ARGS)

@@ -1,4 +1,5 @@
-"""Evaluate a saved checkpoint on a task's test set (and its extra test sets).
+"""Evaluate a saved checkpoint on a task's test set (and its extra test sets); for SST also on every
+labelled phrase of the split's trees (`<split>_all_phrases`, Socher et al. 2013's "all" accuracy).
 
     python -m core.evaluate --checkpoint runs/sst5-phrases/tensor_cnn-s1/best --task sst5 [--split dev]
 """
@@ -8,8 +9,16 @@ import json
 import sys
 
 from core.checkpoint import CheckpointError, load_checkpoint
-from core.data import DataError, load_task
+from core.data import DataError, Example, data_dir, load_task
+from core.data.sst import load_sst_trees, node_examples
 from core.metrics import evaluate
+
+
+def sst_phrases(task: str, split: str, data: str | None = None) -> list[Example]:
+    """Every labelled node of the split's SST trees, repeats included (empty for a task that is not SST)."""
+    if task not in ("sst5", "sst2"):
+        return []
+    return node_examples(load_sst_trees(data_dir(data), split), binary=task == "sst2")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
         if task.labels != ckpt.meta.get("labels"):
             raise DataError(f"task {task.name} has labels {task.labels}, the checkpoint predicts {ckpt.meta.get('labels')}")
         report = {args.split: evaluate(ckpt.model, getattr(task, args.split), ckpt.vocab, task.labels)}
+        if phrases := sst_phrases(task.name, args.split, args.data_dir):
+            report[f"{args.split}_all_phrases"] = evaluate(ckpt.model, phrases, ckpt.vocab, task.labels)
         if args.split == "test":
             report.update({name: evaluate(ckpt.model, ex, ckpt.vocab, task.labels) for name, ex in task.extra_tests.items()})
     except (CheckpointError, DataError, ValueError, KeyError, OSError, RuntimeError) as err:

@@ -1,7 +1,7 @@
 """The integrity of a checkpoint folder: safe names, and `manifest.json` (every file's sha256).
 
 A checkpoint folder (`checkpoints/`, a Hub snapshot, a `--checkpoints` directory) holds
-`<task>/<model>/{model.safetensors, config.json, vocab.json, metrics.json, README.md}` and a
+`<task>/<model>/{model.safetensors, config.json, vocab.json, metrics.json, README.md, evaluation.json}` and a
 `manifest.json` listing every one of those files with its sha256. Names are validated before they
 become paths: task and model names must be registry keys, Hub repo ids `owner/name`, manifest entries
 exactly `<task>/<model>/<known file>`. core.hub verifies a checkpoint against the manifest before
@@ -18,7 +18,8 @@ from core.models import MODELS
 
 MANIFEST = "manifest.json"
 CARD = "README.md"
-CHECKPOINT_FILES = (WEIGHTS, CONFIG, VOCAB, METRICS, CARD)  # the only files a checkpoint folder may list
+EVALUATION = "evaluation.json"  # the test-set evaluation behind the Treebank tab (core.dataset_view, make evaluate-all)
+CHECKPOINT_FILES = (WEIGHTS, CONFIG, VOCAB, METRICS, CARD, EVALUATION)  # the only files a checkpoint folder may list
 REQUIRED_FILES = (WEIGHTS, CONFIG, VOCAB)
 
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")

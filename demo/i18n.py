@@ -11,6 +11,7 @@ import gradio as gr
 
 from core.predict import Notice
 from core.probes import PROBE_NOTICE_TEXT
+from core.treebank import TREEBANK_NOTICE_TEXT
 
 EN = {
     "title": "# Compositional sentence-model lab",
@@ -276,3 +277,158 @@ def model_name(key: str) -> str:
 
 def task_name(task: str, lang: str) -> str:
     return TASK_NAMES.get(lang, TASK_NAMES["en"]).get(task, task)
+
+
+# -- the Treebank tab (demo/tabs/treebank.py; issue 23) ---------------------------------------------
+
+I18N_TREEBANK = {
+    "en": {
+        "tab_treebank": "Treebank",
+        "treebank_md": ("The Stanford Sentiment Treebank labels every phrase of every sentence: the one place where a model's "
+                        "composition can be checked node by node. Pick a dev/test sentence to see its gold tree, each node "
+                        "with its gold label and every model's prediction on that node's phrase alone; below, each model "
+                        "against the whole test set (computed beforehand by `make evaluate-all`)."),
+        "tb_trees": "Sentence trees",
+        "tb_split": "Split",
+        "tb_words": "Words",
+        "tb_words_info": "a word or phrase the sentence contains",
+        "tb_label": "Gold label of the sentence",
+        "tb_phenomenon": "Phenomenon",
+        "tb_min": "At least (words)",
+        "tb_max": "At most (words, 0 = any)",
+        "tb_search": "Search",
+        "tb_random": "Random sentence",
+        "tb_sentence": "Sentence",
+        "tb_any": "Any",
+        "tb_negation": "Negation (not, n't, no, never…)",
+        "tb_contrast": "Contrast (but, however, although…)",
+        "tb_tree": "Gold tree and predictions",
+        "tb_nodes": "Every node: gold label and each model's prediction on the phrase alone (✓ = gold)",
+        "tb_node": "Node",
+        "tb_node_info": "Choose a row of the node table, or a node here",
+        "tb_open_node": "Open this phrase in the Lab",
+        "tb_dataset": "Dataset view (test set)",
+        "tb_length": "Accuracy by length",
+        "tb_confusion": "Confusion matrix",
+        "tb_per_class": "Per class",
+        "tb_slices": "Slices",
+        "tb_disagree": "Test sentences on which the models disagree most",
+        "tb_disagree_pick": "Sentence",
+        "tb_open_sentence": "Open this sentence in the Lab",
+    },
+    "zh": {
+        "tab_treebank": "树库",
+        "treebank_md": ("斯坦福情感树库为每个句子的每个短语都标注了情感：这是逐个节点检验模型组合能力的唯一途径。选择一个开发集/测试集句子，"
+                        "查看它的标准句法树：每个节点给出标准标签，以及每个模型单独对该节点短语的预测；下方是每个模型在整个测试集上的表现"
+                        "（事先由 `make evaluate-all` 计算）。"),
+        "tb_trees": "句子树",
+        "tb_split": "数据划分",
+        "tb_words": "词语",
+        "tb_words_info": "句子中包含的词或短语",
+        "tb_label": "句子的标准标签",
+        "tb_phenomenon": "语言现象",
+        "tb_min": "至少（词数）",
+        "tb_max": "至多（词数，0 = 不限）",
+        "tb_search": "搜索",
+        "tb_random": "随机句子",
+        "tb_sentence": "句子",
+        "tb_any": "任意",
+        "tb_negation": "否定（not、n't、no、never……）",
+        "tb_contrast": "转折（but、however、although……）",
+        "tb_tree": "标准句法树与预测",
+        "tb_nodes": "每个节点：标准标签和每个模型单独对该短语的预测（✓ = 与标准一致）",
+        "tb_node": "节点",
+        "tb_node_info": "在节点表中选一行，或在这里选择",
+        "tb_open_node": "在实验室中打开这个短语",
+        "tb_dataset": "数据集视图（测试集）",
+        "tb_length": "按长度的准确率",
+        "tb_confusion": "混淆矩阵",
+        "tb_per_class": "各类别",
+        "tb_slices": "子集",
+        "tb_disagree": "模型分歧最大的测试句子",
+        "tb_disagree_pick": "句子",
+        "tb_open_sentence": "在实验室中打开这个句子",
+    },
+}
+EN.update(I18N_TREEBANK["en"])
+ZH.update(I18N_TREEBANK["zh"])
+
+MESSAGES["en"].update({
+    "tb_tree_summary": "**{split} #{index}** · {words} words · gold: **{gold}** · nodes each model gets right: {accuracy}",
+    "tb_hits": "{n} sentences found",
+    "tb_hits_capped": "the first {n} sentences found (narrow the search to see others)",
+    "tb_no_gold": "no label in this task",
+    "tb_agree": "{agree} of {n} models predict the gold label",
+    "tb_legend": ("Circle: a node, its gold label inside ({symbols}), its colour how many models predict that label "
+                  "(green all, red none, grey: no label in this task). Squares under it, left to right: {models}, "
+                  "each coloured by its prediction (red negative … blue positive). Hover a node for the phrase."),
+    "tb_col_node": "node", "tb_col_phrase": "phrase", "tb_col_gold": "gold", "tb_col_words": "words",
+    "tb_col_agree": "models right",
+    "tb_status_missing": "No evaluation is stored for {model} on {task}. Run `{command}`: it evaluates every checkpoint on its test set once and stores the result beside the weights.",
+    "tb_status_stale": "The stored evaluation of {model} on {task} was computed from other weights (the checkpoint changed since). Run `{command}` to rebuild it.",
+    "tb_status_invalid": "The stored evaluation of {model} on {task} cannot be read. Run `{command}` to rebuild it.",
+    "tb_disagreement_stale": "Another model of {task} changed since this list was computed; run `{command}` to refresh it.",
+    "tb_dataset_summary": ("**{model}** on the {task} test set: sentences (root) **{sentences:.1%}** of {n}{phrases}. "
+                           "Computed by `{command}` from these exact weights."),
+    "tb_phrases": ", every labelled phrase **{accuracy:.1%}** of {n}",
+    "tb_length_phrase": "Accuracy by n-gram length (every labelled test phrase)",
+    "tb_length_sentence": "Accuracy by sentence length (test sentences)",
+    "tb_length_axis": "length in words", "tb_accuracy": "accuracy", "tb_count": "phrases or sentences",
+    "tb_gold_axis": "gold", "tb_predicted_axis": "predicted",
+    "tb_col_class": "class", "tb_col_precision": "precision", "tb_col_recall": "recall", "tb_col_f1": "F1",
+    "tb_col_support": "support", "tb_col_slice": "slice", "tb_col_n": "sentences", "tb_col_accuracy": "accuracy",
+    "tb_col_sentence": "sentence", "tb_col_distinct": "distinct labels",
+    "tb_slice_all": "all test sentences", "tb_slice_negation": "with negation", "tb_slice_contrast": "with contrast",
+    "tb_slice_unknown_words": "with words this model does not know",
+    "tb_no_trees": "The tree view is not available: {error}",
+    "tb_no_node": "Choose a sentence and a node first.",
+    "tb_no_sentence": "Choose a sentence first.",
+})
+MESSAGES["zh"].update({
+    "tb_tree_summary": "**{split} #{index}** · {words} 个词 · 标准标签：**{gold}** · 各模型预测正确的节点比例：{accuracy}",
+    "tb_hits": "找到 {n} 个句子",
+    "tb_hits_capped": "找到的前 {n} 个句子（缩小搜索范围以查看其他句子）",
+    "tb_no_gold": "该任务中无标签",
+    "tb_agree": "{n} 个模型中有 {agree} 个预测为标准标签",
+    "tb_legend": ("圆圈：一个节点，圈内是它的标准标签（{symbols}），颜色表示有多少模型预测了该标签（绿色全部，红色没有，灰色：该任务中无标签）。"
+                  "下方的小方块从左到右依次是：{models}，颜色表示各自的预测（红色负面……蓝色正面）。鼠标悬停可查看短语。"),
+    "tb_col_node": "节点", "tb_col_phrase": "短语", "tb_col_gold": "标准", "tb_col_words": "词数",
+    "tb_col_agree": "预测正确的模型数",
+    "tb_status_missing": "{task} 上的 {model} 还没有保存评估结果。请运行 `{command}`：它会在测试集上评估每个模型文件一次，并把结果保存在权重旁边。",
+    "tb_status_stale": "{task} 上 {model} 保存的评估是用另一份权重计算的（模型文件之后改变了）。请运行 `{command}` 重新生成。",
+    "tb_status_invalid": "{task} 上 {model} 保存的评估无法读取。请运行 `{command}` 重新生成。",
+    "tb_disagreement_stale": "计算这份列表之后，{task} 的另一个模型已改变；请运行 `{command}` 刷新。",
+    "tb_dataset_summary": ("**{model}** 在 {task} 测试集上：句子（根节点）**{sentences:.1%}**，共 {n} 句{phrases}。"
+                           "由 `{command}` 基于这份权重计算。"),
+    "tb_phrases": "；全部标注短语 **{accuracy:.1%}**，共 {n} 个",
+    "tb_length_phrase": "按 n 元短语长度的准确率（全部标注的测试短语）",
+    "tb_length_sentence": "按句子长度的准确率（测试句子）",
+    "tb_length_axis": "长度（词数）", "tb_accuracy": "准确率", "tb_count": "短语或句子数",
+    "tb_gold_axis": "标准", "tb_predicted_axis": "预测",
+    "tb_col_class": "类别", "tb_col_precision": "精确率", "tb_col_recall": "召回率", "tb_col_f1": "F1",
+    "tb_col_support": "样本数", "tb_col_slice": "子集", "tb_col_n": "句子数", "tb_col_accuracy": "准确率",
+    "tb_col_sentence": "句子", "tb_col_distinct": "不同标签数",
+    "tb_slice_all": "全部测试句子", "tb_slice_negation": "含否定", "tb_slice_contrast": "含转折",
+    "tb_slice_unknown_words": "含该模型不认识的词",
+    "tb_no_trees": "树视图不可用：{error}",
+    "tb_no_node": "请先选择一个句子和一个节点。",
+    "tb_no_sentence": "请先选择一个句子。",
+})
+
+# core.treebank's errors (TREEBANK_NOTICE_TEXT) in Chinese: the same codes and parameters
+TREEBANK_NOTICES_ZH = {
+    "no_trees": "SST 句法树不可用（{error}）；请把 DATA_DIR 设为包含 sst/trees/ 的文件夹。",
+    "unknown_split": "未知的数据划分 '{split}'；可选：{available}",
+    "bad_index": "{split} 中没有第 {index} 个句子，它共有 {size} 个句子（0..{last}）",
+    "not_sst": "任务 '{task}' 没有句法树；树视图需要以下任务之一：{available}",
+    "no_models": "任务 '{task}' 没有加载模型；可用任务：{available}",
+    "unknown_model": "模型 '{model}' 没有为任务 '{task}' 加载；可用模型：{available}",
+    "unknown_phenomenon": "未知的语言现象 '{phenomenon}'；可选：{available}",
+    "unknown_label": "未知标签 '{label}'；可选：{available}",
+    "no_match": "{split} 中没有符合这次搜索的句子。",
+}
+
+
+def treebank_notice_text(notice: Notice, lang: str) -> str:
+    """A problem from core.treebank in the UI language."""
+    return notice.format(TREEBANK_NOTICES_ZH, LANGUAGE_NAMES_ZH) if lang == "zh" else notice.format(TREEBANK_NOTICE_TEXT)

@@ -1,4 +1,4 @@
-"""The whole app: a banner for load problems, then the Lab, Probes, Checkpoints and API tabs."""
+"""The whole app: a banner for load problems, then the Lab, Probes, Treebank, Checkpoints and API tabs."""
 
 import gradio as gr
 
@@ -7,6 +7,7 @@ from demo.i18n import L, msg, request_lang
 from demo.plots import esc
 from demo.tabs import api, checkpoints, probes
 from demo.tabs import lab as lab_tab
+from demo.tabs import treebank as treebank_tab
 
 THEME = gr.themes.Soft(primary_hue="indigo")
 CSS = """
@@ -37,6 +38,8 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
                 lab_view = lab_tab.build(lab)
             with gr.Tab(L("tab_probes"), id="probes"):
                 probes_view = probes.build(lab)
+            with gr.Tab(L("tab_treebank"), id="treebank") as treebank_page:
+                treebank_view = treebank_tab.build(lab, treebank_page)
             with gr.Tab(L("tab_models"), id="checkpoints"):
                 loaded, failed = checkpoints.build(lab)
             with gr.Tab(L("tab_api"), id="api"):
@@ -48,6 +51,7 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
             return (gr.update(value=text, visible=bool(text)), *checkpoints.tables(lab, ui))
 
         probes.open_in_lab(probes_view, lab_view, tabs)  # a probe failure opens in the Lab tab
+        treebank_tab.open_in_lab(treebank_view, lab_view, tabs)  # so do a tree node and a test sentence
         demo.load(on_load, None, [warning, loaded, failed], api_visibility="private")
         api.fill_advertised_defaults(demo)
     return demo

@@ -82,7 +82,13 @@ def read_trees(path: Path) -> list[Tree]:
     return trees
 
 
-def _relabel(label: int, binary: bool) -> int | None:
+def load_sst_trees(root: Path, split: str) -> list[Tree]:
+    """The trees of one split ("train", "dev" or "test") from the data directory `root`."""
+    return read_trees(require_file(root, f"sst/trees/{split}.txt", SOURCE))
+
+
+def relabel(label: int, binary: bool) -> int | None:
+    """A fine label 0..4 in the task's classes: itself (SST-5), or 0/1 with neutral dropped (None; SST-2)."""
     if not binary:
         return label
     return None if label == 2 else int(label > 2)
@@ -97,7 +103,7 @@ def tree_examples(trees: list[Tree], binary: bool, phrases: bool) -> list[Exampl
     examples = []
     seen: set[tuple[str, ...]] = set()
     for tree in trees:
-        label = _relabel(tree.label, binary)
+        label = relabel(tree.label, binary)
         if label is not None:
             examples.append(Example(tree.words, label))
         seen.add(tree.words)
@@ -107,16 +113,23 @@ def tree_examples(trees: list[Tree], binary: bool, phrases: bool) -> list[Exampl
                 if node.words in seen:
                     continue
                 seen.add(node.words)
-                label = _relabel(node.label, binary)
+                label = relabel(node.label, binary)
                 if label is not None:
                     examples.append(Example(node.words, label, is_phrase=True))
     return examples
+
+
+def node_examples(trees: list[Tree], binary: bool) -> list[Example]:
+    """Every labelled node of every tree, repeats included: Socher et al. (2013)'s "all phrases" test
+    set (Table 1, Fig. 4), whose accuracy counts each occurrence of a phrase in a sentence."""
+    return [Example(node.words, label, is_phrase=node is not tree) for tree in trees for node in tree.nodes()
+            if (label := relabel(node.label, binary)) is not None]
 
 
 def load_sst(root: Path, binary: bool, phrases: bool):
     """(train, dev, test) examples; dev and test are always whole sentences."""
     splits = {}
     for split in ("train", "dev", "test"):
-        trees = read_trees(require_file(root, f"sst/trees/{split}.txt", SOURCE))
+        trees = load_sst_trees(root, split)
         splits[split] = tree_examples(trees, binary, phrases and split == "train")
     return splits["train"], splits["dev"], splits["test"]

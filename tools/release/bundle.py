@@ -44,7 +44,7 @@ from tools.release.config import BUNDLE_CONFIG, BundleConfig, Entry, read_bundle
 log = logging.getLogger("tools.release.bundle")
 
 EXAMPLES_CACHE = PROJECT_ROOT / ".gradio" / "cached_examples"
-CARD_OVERHEAD = 48_000  # bytes per checkpoint planned for config.json, metrics.json, README.md, headers
+CARD_OVERHEAD = 64_000  # bytes per checkpoint planned for config.json, metrics.json, README.md, evaluation.json, headers
 SAFETENSORS_HEADER = 16_384  # bytes planned for model.safetensors' JSON header (AGT's, the largest: 5.3 kB)
 
 

@@ -1,0 +1,277 @@
+"""The Treebank tab: pick an SST dev/test sentence (by words, gold label, phenomenon, length, or at random),
+see its gold tree with every model's prediction on every node's phrase, and open a node in the Lab tab;
+below, each model against its task's test set, read from the evaluation.json that `make evaluate-all`
+stored beside the weights (no test set runs while a user waits). The named endpoints /treebank and
+/dataset return the same data as JSON.
+
+Node clicks: Gradio's plot sends no click events, so a node is chosen in the node table (a row click) or
+the node menu, and the button opens it in the Lab tab, as the Probes tab opens a failure.
+
+Callbacks first (they only call core.treebank and core.dataset_view), then the layout, then the wiring.
+"""
+
+import html
+from dataclasses import dataclass
+
+import gradio as gr
+import pandas as pd
+
+from core.dataset_view import SLICES, read_evaluation
+from core.predict import Lab, Notice
+from core.treebank import PHENOMENA, SPLITS, SST_TASKS, Treebank, TreebankError, tree_view
+from core.data.sst import FINE_LABELS
+from demo.i18n import L, label_name, model_name, msg, request_lang, task_name, treebank_notice_text
+from demo.plots import esc, md
+from demo.treebank_plots import confusion_figure, label_symbols, length_figure, tree_figure
+
+
+def _fail(err: TreebankError, ui: str):
+    raise gr.Error(esc(treebank_notice_text(err.notice, ui)), print_exception=False)
+
+
+def search_choices(treebank: Treebank, split: str, words: str, label: str, phenomenon: str, min_words, max_words,
+                   ui: str) -> tuple:
+    """The picker's sentences matching the search, and how many were found; the first one chosen."""
+    try:
+        hits = treebank.search(split, words or "", label or None, phenomenon or None, int(min_words or 0), int(max_words or 0))
+    except TreebankError as err:
+        _fail(err, ui)
+    if not hits:
+        gr.Warning(esc(treebank_notice_text(Notice("no_match", {"split": split}), ui)))
+    choices = [(f"#{h.index} · {h.words} · {h.text[:110]}", h.index) for h in hits]
+    key = "tb_hits_capped" if len(hits) >= 500 else "tb_hits"
+    return gr.update(choices=choices, value=choices[0][1] if choices else None), msg(key, ui, n=len(hits))
+
+
+def tree_outputs(lab: Lab, treebank: Treebank, split: str, index: int, task: str, ui: str) -> tuple:
+    """Summary, tree figure, node table and node choices of one sentence, and the view (state)."""
+    try:
+        view = tree_view(lab.checkpoints, treebank.tree(split, int(index)), task, split, int(index))
+    except TreebankError as err:
+        _fail(err, ui)
+    labels = [label_name(label, ui) for label in view.labels]
+    names = [model_name(m) for m in view.models]
+    root = view.nodes[0]
+    gold = labels[root.gold] if root.gold is not None else msg("tb_no_gold", ui)
+    accuracy = " · ".join(f"{esc(n)} {view.accuracy[m]:.0%}" for m, n in zip(view.models, names))
+    summary = (msg("tb_tree_summary", ui, split=split, index=view.index, words=len(view.words), gold=esc(gold), accuracy=accuracy)
+               + "\n\n<small>" + esc(msg("tb_legend", ui, symbols=", ".join(f"{s} {l}" for s, l in zip(label_symbols(labels), labels)),
+                                      models=", ".join(names))) + "</small>")
+    figure = tree_figure(view, labels, names, f"{task_name(task, ui)}: {split} #{view.index}")
+    rows = [[n.id, n.text, n.end - n.start, labels[n.gold] if n.gold is not None else "–",
+             *(labels[n.predictions[m]] + (" ✓" if n.predictions[m] == n.gold else "") for m in view.models),
+             f"{n.agree}/{len(view.models)}" if n.gold is not None else "–"] for n in view.nodes]
+    columns = [msg(k, ui) for k in ("tb_col_node", "tb_col_phrase", "tb_col_words", "tb_col_gold")] + names + [msg("tb_col_agree", ui)]
+    choices = [(f"{n.id}: {n.text[:100]}", n.id) for n in view.nodes]
+    return summary, figure, pd.DataFrame(rows, columns=columns), gr.update(choices=choices, value=0), view
+
+
+def dataset_outputs(lab: Lab, task: str, model: str, ui: str) -> tuple:
+    """Summary (or which command builds the missing numbers), length curve, confusion matrix, per-class and
+    slice tables, the disagreement table and its choices, and the state the Open button reads."""
+    try:
+        view = read_evaluation(lab.checkpoints, task, model)
+    except TreebankError as err:
+        _fail(err, ui)
+    params = {"model": model_name(model), "task": task_name(task, ui), "command": view.command}
+    if view.status != "ok":
+        message = f"⚠️ {msg('tb_status_' + view.status, ui, **params)}"
+        return message, None, None, None, None, None, gr.update(choices=[], value=None), None
+    e = view.evaluation
+    labels = [label_name(label, ui) for label in e["labels"]]
+    phrases = msg("tb_phrases", ui, accuracy=e["phrases"]["accuracy"], n=e["phrases"]["n"]) if e["phrases"] else ""
+    summary = msg("tb_dataset_summary", ui, **params, sentences=e["sentences"]["accuracy"], n=e["sentences"]["n"], phrases=phrases)
+    if view.disagreement_stale:
+        summary += "\n\n⚠️ " + msg("tb_disagreement_stale", ui, **params)
+    length = length_figure(view.buckets, msg(f"tb_length_{e['length_unit']}", ui), msg("tb_length_axis", ui),
+                           msg("tb_accuracy", ui), msg("tb_count", ui))
+    confusion = confusion_figure(e["sentences"]["confusion"], labels, msg("tb_gold_axis", ui), msg("tb_predicted_axis", ui))
+    per_class = pd.DataFrame([[labels[i], round(c["precision"], 3), round(c["recall"], 3), round(c["f1"], 3), c["support"]]
+                              for i, c in enumerate(e["sentences"]["per_class"].values())],
+                             columns=[msg(k, ui) for k in ("tb_col_class", "tb_col_precision", "tb_col_recall", "tb_col_f1", "tb_col_support")])
+    slices = pd.DataFrame([[msg(f"tb_slice_{s}", ui), e["slices"][s]["n"],
+                            round(e["slices"][s]["accuracy"], 3) if e["slices"][s]["n"] else None] for s in SLICES],
+                          columns=[msg(k, ui) for k in ("tb_col_slice", "tb_col_n", "tb_col_accuracy")])
+    sentences = e["disagreement"]["sentences"]
+    models = list(e["disagreement"]["models"])
+    disagree = pd.DataFrame([[s["text"], labels[s["gold"]], *(labels[s["predictions"][m]] for m in models), s["distinct"]]
+                             for s in sentences],
+                            columns=[msg("tb_col_sentence", ui), msg("tb_col_gold", ui), *map(model_name, models),
+                                     msg("tb_col_distinct", ui)])
+    choices = [(f"{i + 1}. {s['text'][:110]}", i) for i, s in enumerate(sentences)]
+    state = {"task": task, "texts": [s["text"] for s in sentences]}
+    return (summary, length, confusion, per_class, slices, disagree,
+            gr.update(choices=choices, value=0 if choices else None), state)
+
+
+def open_node(view, node: int | None, ui: str) -> tuple:
+    """The Lab tab, the node's phrase as its sentence (no pair), and the tree's task."""
+    if view is None or node is None or not 0 <= int(node) < len(view.nodes):
+        raise gr.Error(msg("tb_no_node", ui), print_exception=False)
+    return gr.Tabs(selected="lab"), view.nodes[int(node)].text, "", gr.Accordion(open=False), view.task
+
+
+def open_sentence(state: dict | None, choice: int | None, ui: str) -> tuple:
+    if not state or choice is None or not 0 <= int(choice) < len(state["texts"]):
+        raise gr.Error(msg("tb_no_sentence", ui), print_exception=False)
+    return gr.Tabs(selected="lab"), state["texts"][int(choice)], "", gr.Accordion(open=False), state["task"]
+
+
+def load_treebank() -> tuple[Treebank | None, TreebankError | None]:
+    try:
+        return Treebank.load(), None
+    except TreebankError as err:
+        return None, err
+
+
+@dataclass
+class TreebankView:
+    """What open_in_lab wires to the Lab tab."""
+
+    tree: gr.State
+    node: gr.Dropdown
+    open_node: gr.Button
+    dataset: gr.State
+    sentence: gr.Dropdown
+    open_sentence: gr.Button
+
+
+def build(lab: Lab, tab: gr.Tab) -> TreebankView:
+    treebank, problem = load_treebank()
+    sst_tasks = [t for t in lab.tasks() if t in SST_TASKS]
+    gr.Markdown(L("treebank_md"))
+    with gr.Accordion(L("tb_trees"), open=True):
+        problem_md = gr.Markdown(elem_id="tb-problem")
+        with gr.Row():
+            split = gr.Radio(list(SPLITS), value="test", label=L("tb_split"), elem_id="tb-split")
+            tree_task = gr.Dropdown(sst_tasks, value=sst_tasks[0] if sst_tasks else None, label=L("task"), elem_id="tb-task")
+            words = gr.Textbox(label=L("tb_words"), info=L("tb_words_info"), elem_id="tb-words")
+            label = gr.Dropdown([(L("tb_any"), "")] + [(l, l) for l in FINE_LABELS], value="", label=L("tb_label"), elem_id="tb-label")
+            phenomenon = gr.Dropdown([(L("tb_any"), "")] + [(L(f"tb_{p}"), p) for p in PHENOMENA], value="",
+                                     label=L("tb_phenomenon"), elem_id="tb-phenomenon")
+            min_words = gr.Number(0, label=L("tb_min"), precision=0, minimum=0, elem_id="tb-min")
+            max_words = gr.Number(0, label=L("tb_max"), precision=0, minimum=0, elem_id="tb-max")
+        with gr.Row():
+            search = gr.Button(L("tb_search"), variant="primary", elem_id="tb-search")
+            random_button = gr.Button(L("tb_random"), elem_id="tb-random")
+        hits = gr.Markdown(elem_id="tb-hits")
+        sentence = gr.Dropdown([], label=L("tb_sentence"), elem_id="tb-sentence")
+        tree_summary = gr.Markdown(elem_id="tb-tree-summary")
+        tree_plot = gr.Plot(label=L("tb_tree"), elem_id="tb-tree")
+        nodes = gr.Dataframe(label=L("tb_nodes"), interactive=False, wrap=True, max_height=420, elem_id="tb-nodes")
+        with gr.Row():
+            node = gr.Dropdown([], label=L("tb_node"), info=L("tb_node_info"), scale=4, elem_id="tb-node")
+            open_node_button = gr.Button(L("tb_open_node"), scale=1, elem_id="tb-open-node")
+    with gr.Accordion(L("tb_dataset"), open=True):
+        with gr.Row():
+            data_task = gr.Dropdown(lab.tasks(), value=lab.tasks()[0] if lab.tasks() else None, label=L("task"), elem_id="tb-data-task")
+            data_model = gr.Dropdown([(model_name(m), m) for m in lab.models(lab.tasks()[0])] if lab.tasks() else [],
+                                     value=lab.models(lab.tasks()[0])[0] if lab.tasks() else None, label=L("model"), elem_id="tb-data-model")
+        data_summary = gr.Markdown(elem_id="tb-data-summary")
+        with gr.Row():
+            length_plot = gr.Plot(label=L("tb_length"), elem_id="tb-length")
+            confusion_plot = gr.Plot(label=L("tb_confusion"), elem_id="tb-confusion")
+        with gr.Row():
+            per_class = gr.Dataframe(label=L("tb_per_class"), interactive=False, elem_id="tb-per-class")
+            slices = gr.Dataframe(label=L("tb_slices"), interactive=False, elem_id="tb-slices")
+        disagree = gr.Dataframe(label=L("tb_disagree"), interactive=False, wrap=True, elem_id="tb-disagree")
+        with gr.Row():
+            pick = gr.Dropdown([], label=L("tb_disagree_pick"), scale=4, elem_id="tb-disagree-pick")
+            open_sentence_button = gr.Button(L("tb_open_sentence"), scale=1, elem_id="tb-open-sentence")
+    tree_state, dataset_state = gr.State(None), gr.State(None)
+    tree_outputs_list = [tree_summary, tree_plot, nodes, node, tree_state]
+    dataset_outputs_list = [data_summary, length_plot, confusion_plot, per_class, slices, disagree, pick, dataset_state]
+
+    def on_search(split_value, words_value, label_value, phenomenon_value, low, high, request: gr.Request):
+        ui = request_lang(request)
+        if treebank is None:
+            _fail(problem, ui)
+        return search_choices(treebank, split_value, words_value, label_value, phenomenon_value, low, high, ui)
+
+    def on_random(split_value, words_value, label_value, phenomenon_value, low, high, request: gr.Request):
+        ui = request_lang(request)
+        try:
+            if treebank is None:
+                raise problem
+            hit = treebank.random(split_value, None, words=words_value or "", label=label_value or None,
+                                  phenomenon=phenomenon_value or None, min_words=int(low or 0), max_words=int(high or 0))
+        except TreebankError as err:
+            _fail(err, ui)
+        return gr.update(choices=[(f"#{hit.index} · {hit.words} · {hit.text[:110]}", hit.index)], value=hit.index), ""
+
+    def on_sentence(split_value, index, task_value, request: gr.Request):
+        if index is None or treebank is None or not task_value:
+            return gr.update(), gr.update(), gr.update(), gr.update(), gr.update()
+        return tree_outputs(lab, treebank, split_value, index, task_value, request_lang(request))
+
+    def on_dataset(task_value, model_value, request: gr.Request):
+        return dataset_outputs(lab, task_value, model_value, request_lang(request))
+
+    def on_data_task(task_value):
+        models = lab.models(task_value)
+        return gr.update(choices=[(model_name(m), m) for m in models], value=models[0] if models else None)
+
+    def on_open_tab(tree_value, dataset_value, split_value, words_value, label_value, phenomenon_value, low, high,
+                    task_value, model_value, request: gr.Request):
+        """First visit: the picker (its first sentence's tree follows) and the dataset view; later visits keep them."""
+        ui = request_lang(request)
+        keep = (gr.update(),)
+        warning = f"⚠️ {md(msg('tb_no_trees', ui, error=treebank_notice_text(problem.notice, ui)))}" if problem else ""
+        picker = (search_choices(treebank, split_value, words_value, label_value, phenomenon_value, low, high, ui)
+                  if tree_value is None and treebank is not None else keep * 2)
+        data = dataset_outputs(lab, task_value, model_value, ui) if dataset_value is None and task_value else keep * 8
+        return warning, *picker, *data
+
+    filters = [split, words, label, phenomenon, min_words, max_words]
+    search.click(on_search, filters, [sentence, hits], api_visibility="private")
+    words.submit(on_search, filters, [sentence, hits], api_visibility="private")
+    random_button.click(on_random, filters, [sentence, hits], api_visibility="private")
+    for trigger in (sentence.change, tree_task.change):
+        trigger(on_sentence, [split, sentence, tree_task], tree_outputs_list, api_visibility="private", concurrency_id="model")
+    def on_row(event: gr.SelectData):
+        return event.index[0]
+
+    nodes.select(on_row, None, [node], api_visibility="private")  # a row of the table picks its node
+    disagree.select(on_row, None, [pick], api_visibility="private")
+    data_task.change(on_data_task, [data_task], [data_model], api_visibility="private")
+    for trigger in (data_task.change, data_model.change):
+        trigger(on_dataset, [data_task, data_model], dataset_outputs_list, api_visibility="private")
+    tab.select(on_open_tab, [tree_state, dataset_state, *filters, data_task, data_model],
+               [problem_md, sentence, hits, *dataset_outputs_list], api_visibility="private")
+
+    def treebank_api(index: int = 0, split: str = "test", task: str = "sst5") -> dict:
+        """The gold tree of one SST sentence with every model's prediction on every node's phrase."""
+        if treebank is None:
+            raise gr.Error(html.escape(str(problem), quote=False), print_exception=False)
+        try:
+            return tree_view(lab.checkpoints, treebank.tree(split, index), task, split, index).to_dict()
+        except TreebankError as err:
+            raise gr.Error(html.escape(str(err), quote=False), print_exception=False) from None
+
+    def dataset_api(task: str = "sst5", model: str = "tensor_cnn") -> dict:
+        """One model's test-set numbers (status 'missing'/'stale'/'invalid' says which command rebuilds them)."""
+        try:
+            return read_evaluation(lab.checkpoints, task, model).to_dict()
+        except TreebankError as err:
+            raise gr.Error(html.escape(str(err), quote=False), print_exception=False) from None
+
+    gr.api(treebank_api, api_name="treebank", concurrency_id="model")
+    gr.api(dataset_api, api_name="dataset")
+    return TreebankView(tree_state, node, open_node_button, dataset_state, pick, open_sentence_button)
+
+
+def open_in_lab(view: TreebankView, lab_view, tabs: gr.Tabs) -> None:
+    """The two Open buttons: a node's phrase or a test sentence goes into the Lab tab's sentence box (with
+    the task it came from), the Lab tab shows, and its analysis runs."""
+    is_pair = gr.State(False)
+    outputs = [tabs, lab_view.text, lab_view.pair.text_b, lab_view.pair.box, lab_view.task]
+
+    def on_node(tree_value, node_value, request: gr.Request):
+        return open_node(tree_value, node_value, request_lang(request))
+
+    def on_sentence(state, choice, request: gr.Request):
+        return open_sentence(state, choice, request_lang(request))
+
+    for button, callback, inputs in ((view.open_node, on_node, [view.tree, view.node]),
+                                     (view.open_sentence, on_sentence, [view.dataset, view.sentence])):
+        lab_view.analyse_after(button.click(callback, inputs, outputs, api_visibility="private"), is_pair)

@@ -1,0 +1,76 @@
+"""The Treebank tab in a real browser (Debian chromium via Playwright, as tests/test_e2e.py): pick a
+negation sentence, see its tree, choose a node, land in the Lab tab with that phrase analysed.
+
+The app runs on the tiny checkpoints with the tiny SST trees as its data (DATA_DIR); they have no
+evaluation.json, so the dataset view must say which command builds it."""
+
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from lab_fixture import build_checkpoints
+from playwright.sync_api import expect, sync_playwright
+
+from tools.loadtest import free_port
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+TIMEOUT = 30_000  # ms, per expectation (a shared 2-core machine can be slow)
+
+
+@pytest.fixture(scope="module")
+def url(tiny_data, tmp_path_factory):
+    assert Path(CHROMIUM).exists(), "Debian chromium is not installed (apt-get install chromium fonts-wqy-microhei)"
+    root = build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
+    port = free_port()
+    env = {**os.environ, "LAB_CHECKPOINTS": str(root), "DATA_DIR": str(tiny_data), "GRADIO_SERVER_PORT": str(port),
+           "GRADIO_SERVER_NAME": "127.0.0.1", "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    address, log_path = f"http://127.0.0.1:{port}/", tmp_path_factory.mktemp("app") / "app.log"
+    with open(log_path, "w") as log:
+        server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        start = time.perf_counter()
+        try:
+            while True:
+                assert server.poll() is None, f"app.py exited with {server.returncode}; see {log_path}"
+                assert time.perf_counter() - start < 60, "app.py did not answer within 60 s"
+                try:
+                    urllib.request.urlopen(address, timeout=1)
+                    break
+                except OSError:
+                    time.sleep(0.2)
+            yield address
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+
+def test_a_negation_node_opens_in_the_lab(url):
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 1000}).new_page()
+        page.goto(url)
+        page.get_by_role("tab", name="Treebank").click()
+        expect(page.locator("#tb-data-summary")).to_contain_text("make evaluate-all", timeout=TIMEOUT)  # no evaluation.json
+        page.locator("#tb-phenomenon input").click()
+        page.get_by_role("option", name="Negation (not, n't, no, never…)").click()
+        page.locator("#tb-search").click()
+        expect(page.locator("#tb-hits")).to_contain_text("sentences found", timeout=TIMEOUT)
+        expect(page.locator("#tb-sentence input")).to_have_value(re.compile(r"\bnot\b"), timeout=TIMEOUT)
+        expect(page.locator("#tb-tree .js-plotly-plot")).to_be_visible(timeout=TIMEOUT)
+        expect(page.locator("#tb-tree-summary")).to_contain_text("gold", timeout=TIMEOUT)
+        cell = page.locator("#tb-nodes [data-testid='cell-2-1']")
+        expect(cell).to_be_visible(timeout=TIMEOUT)
+        phrase = cell.inner_text().strip()
+        cell.click()
+        expect(page.locator("#tb-node input")).to_have_value(f"2: {phrase}", timeout=TIMEOUT)
+        page.locator("#tb-open-node").click()
+        expect(page.locator("#sentence textarea")).to_have_value(phrase, timeout=TIMEOUT)
+        expect(page.locator("#summary")).to_contain_text("Majority label", timeout=TIMEOUT)
+        browser.close()

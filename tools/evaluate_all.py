@@ -1,0 +1,179 @@
+"""`make evaluate-all`: every checkpoint against its task's test set -> <task>/<model>/evaluation.json
+(core.dataset_view), the manifest updated, and docs/treebank.md + docs/treebank.json (the numbers, the
+length-bucket curve, and the Treebank tab's server time).
+
+    python -m tools.evaluate_all [--checkpoints checkpoints] [--data-dir D] [--force] [--docs docs]
+
+A task whose files are all current (computed from the weights loaded now, every model of the task in
+the disagreement list) is skipped unless --force. One torch thread: it runs beside other work on a
+2-core machine (about 2 minutes for the shipped set; the SST phrase level is 45,900 distinct phrases).
+"""
+
+import argparse
+import json
+import logging
+import os
+import random
+import statistics
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import torch
+
+from core.checkpoint import CheckpointError
+from core.data import PROJECT_ROOT, DataError, data_dir, load_task
+from core.data.sst import load_sst_trees
+from core.dataset_view import SLICES, evaluate_task, read_evaluation, write_evaluation
+from core.hub import BUNDLED, display_path
+from core.manifest import write_manifest
+from core.predict import Lab
+from core.treebank import SST_TASKS, Treebank, TreebankError
+from tools.git import git_commit
+from tools.probes import machine
+
+log = logging.getLogger("tools.evaluate_all")
+TIMED_SENTENCES = 30  # random test sentences timed as "switch sentence", besides every one of 40+ words
+
+
+def current(lab: Lab, task: str) -> bool:
+    views = [read_evaluation(lab.checkpoints, task, m) for m in lab.models(task)]
+    return all(v.status == "ok" and not v.disagreement_stale
+               and set(v.evaluation["disagreement"]["models"]) == set(lab.models(task)) for v in views)
+
+
+def evaluate_all(root: Path, data: str | None = None, force: bool = False) -> dict[str, float]:
+    """Write every stale or missing evaluation.json under `root`, then the manifest; {task: seconds} of
+    the tasks computed."""
+    lab = Lab.load(root, prefer="bundled")
+    if lab.errors:
+        raise CheckpointError("; ".join(f"{where}: {message}" for where, message in lab.errors.items()))
+    seconds = {}
+    for task_name in lab.tasks():
+        if not force and current(lab, task_name):
+            log.info("%s: evaluation.json current for every model (--force recomputes)", task_name)
+            continue
+        start = time.perf_counter()
+        task = load_task(task_name, data)
+        trees = load_sst_trees(data_dir(data), "test") if task_name in SST_TASKS else None
+        checkpoints = {m: lab.checkpoints[(task_name, m)] for m in lab.models(task_name)}
+        for model, evaluation in evaluate_task(checkpoints, task, trees).items():
+            path = write_evaluation(checkpoints[model].path, evaluation)
+            log.info("%s/%s: sentences %.4f%s -> %s", task_name, model, evaluation["sentences"]["accuracy"],
+                     f", all phrases {evaluation['phrases']['accuracy']:.4f}" if evaluation["phrases"] else "",
+                     display_path(path))
+        seconds[task_name] = time.perf_counter() - start
+    write_manifest(root)
+    return seconds
+
+
+def measure(lab: Lab, treebank: Treebank) -> dict:
+    """The Treebank tab's callbacks as the server runs them (figures included): opening the tab, and
+    switching sentence (random test sentences, and every test sentence of 40 words or more)."""
+    from demo.tabs.treebank import dataset_outputs, search_choices, tree_outputs  # the front end's own callbacks
+
+    task = "sst5" if "sst5" in lab.tasks() else next(t for t in lab.tasks() if t in SST_TASKS)
+    tree_outputs(lab, treebank, "test", 0, task, "en")  # warm-up: first-call allocations
+    start = time.perf_counter()  # what the tab's first visit runs: the picker, the dataset view, the first tree
+    search_choices(treebank, "test", "", "", "", 0, 0, "en")
+    dataset_outputs(lab, task, lab.models(task)[0], "en")
+    tree_outputs(lab, treebank, "test", 0, task, "en")
+    opening = time.perf_counter() - start
+    rng = random.Random(0)
+    trees = treebank.trees["test"]
+    timed = {"random": rng.sample(range(len(trees)), min(TIMED_SENTENCES, len(trees))),
+             "40+ words": [i for i, t in enumerate(trees) if len(t.words) >= 40]}
+    result = {"task": task, "open_tab_s": round(opening, 4)}
+    for name, indices in timed.items():
+        times = []
+        for i in indices:
+            start = time.perf_counter()
+            tree_outputs(lab, treebank, "test", i, task, "en")
+            times.append(time.perf_counter() - start)
+        if times:
+            result[name] = {"sentences": len(times), "median_s": round(statistics.median(times), 4),
+                            "max_s": round(max(times), 4),
+                            "max_words": max(len(trees[i].words) for i in indices)}
+    return result
+
+
+def render(lab: Lab, timing: dict | None, root: str, load: str) -> str:
+    lines = ["# Treebank and dataset view", "",
+             "Written by `make evaluate-all` (`python -m tools.evaluate_all`); do not edit by hand. Every number is "
+             "read from the checkpoints' `evaluation.json` (core.dataset_view), the files the Treebank tab shows.", "",
+             f"Checkpoints: `{root}`. Commit: `{git_commit() or 'unknown'}`. Machine: {machine()}; load average "
+             f"{load} while it ran. Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC.", ""]
+    for task in lab.tasks():
+        views = {m: read_evaluation(lab.checkpoints, task, m) for m in lab.models(task)}
+        ok = {m: v for m, v in views.items() if v.status == "ok"}
+        if not ok:
+            continue
+        first = next(iter(ok.values())).evaluation
+        unit = first["length_unit"]
+        lines += [f"## {task}", "", "| model | sentences (root) | all phrases | " + " | ".join(SLICES[1:]) + " |",
+                  "|---|---:|---:|" + "---:|" * (len(SLICES) - 1)]
+        for m, v in ok.items():
+            e = v.evaluation
+            phrases = f"{100 * e['phrases']['accuracy']:.2f}" if e["phrases"] else "–"
+            slices = [f"{100 * e['slices'][s]['accuracy']:.1f} (n={e['slices'][s]['n']})" if e["slices"][s]["n"] else "–"
+                      for s in SLICES[1:]]
+            lines.append(f"| {m} | {100 * e['sentences']['accuracy']:.2f} | {phrases} | " + " | ".join(slices) + " |")
+        buckets = [b["bucket"] for b in next(iter(ok.values())).buckets]
+        lines += ["", f"Accuracy (%) by {unit} length in words ({'every labelled test phrase, as Socher et al. 2013, Fig. 4' if unit == 'phrase' else 'test sentences'}):", "",
+                  "| model | " + " | ".join(buckets) + " |", "|---|" + "---:|" * len(buckets)]
+        counts = {b["bucket"]: b["n"] for b in next(iter(ok.values())).buckets}
+        for m, v in ok.items():
+            lines.append(f"| {m} | " + " | ".join(f"{100 * b['accuracy']:.1f}" for b in v.buckets) + " |")
+        lines += ["| *n* | " + " | ".join(str(counts[b]) for b in buckets) + " |", ""]
+    if timing:
+        lines += ["## Server time of the Treebank tab", "",
+                  f"Task {timing['task']}, every model of it, plotly figures included (the tab's own callbacks, "
+                  "`demo/tabs/treebank.py`), one torch thread:", "",
+                  f"- opening the tab (dataset view + the first tree): **{timing['open_tab_s']:.3f} s**"]
+        for name in ("random", "40+ words"):
+            if name in timing:
+                t = timing[name]
+                lines.append(f"- switching sentence, {name} ({t['sentences']} test sentences, up to {t['max_words']} "
+                             f"words): median **{t['median_s']:.3f} s**, max {t['max_s']:.3f} s")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
+    parser = argparse.ArgumentParser(prog="python -m tools.evaluate_all", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoints", default=str(BUNDLED))
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--force", action="store_true", help="recompute every task, current or not")
+    parser.add_argument("--docs", default=str(PROJECT_ROOT / "docs"), help="where treebank.md/json go ('' : none)")
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    root = Path(args.checkpoints)
+    try:
+        seconds = evaluate_all(root, args.data_dir, args.force)
+        if not args.docs:
+            return 0
+        lab = Lab.load(root, prefer="bundled")
+        try:
+            timing = measure(lab, Treebank.load(args.data_dir)) if any(t in SST_TASKS for t in lab.tasks()) else None
+        except TreebankError as err:
+            log.warning("no timing: %s", err)
+            timing = None
+    except (CheckpointError, DataError, ValueError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    out = Path(args.docs)
+    out.mkdir(parents=True, exist_ok=True)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    (out / "treebank.md").write_text(render(lab, timing, display_path(root), load), encoding="utf-8")
+    summary = {"machine": machine(), "load_average": load, "commit": git_commit(), "evaluate_seconds": seconds,
+               "timing": timing}
+    (out / "treebank.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {out / 'treebank.md'} and {out / 'treebank.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
