@@ -49,12 +49,12 @@ def tree_figure(view: TreeView, labels: list[str], model_names: list[str], title
         textfont={"size": 9, "color": "#111"}, hovertext=hover, hoverinfo="text", showlegend=False,
         marker={"size": 17, "line": {"width": 1, "color": "#555"},
                 "color": [_agreement_colour(n.agree / k) if n.gold is not None else NO_GOLD for n in view.nodes]}))
-    for j, (m, name) in enumerate(zip(view.models, model_names)):
-        offset = (j - (k - 1) / 2) * SQUARE
-        fig.add_trace(go.Scatter(
-            x=[xi + offset for xi in x], y=[yi - 0.42 for yi in y], mode="markers", name=esc(name), hoverinfo="skip",
-            showlegend=False, marker={"symbol": "square", "size": 6, "line": {"width": 0.5, "color": "#333"},
-                                      "color": [_sentiment_colour(n.predictions[m], len(labels)) for n in view.nodes]}))
+    offsets = [(j - (k - 1) / 2) * SQUARE for j in range(k)]  # one trace for every square: plotly validates per trace
+    fig.add_trace(go.Scatter(
+        x=[xi + o for xi in x for o in offsets], y=[yi - 0.42 for yi in y for _ in offsets], mode="markers",
+        hoverinfo="skip", showlegend=False,
+        marker={"symbol": "square", "size": 6, "line": {"width": 0.5, "color": "#333"},
+                "color": [_sentiment_colour(n.predictions[m], len(labels)) for n in view.nodes for m in view.models]}))
     _words_axis(fig, view.words, showgrid=False, zeroline=False, range=[-0.8, len(view.words) - 0.2])
     if len(view.words) > 12:
         fig.update_xaxes(tickangle=-65, tickfont={"size": 11})
@@ -80,7 +80,7 @@ def length_figure(buckets: list[dict], title: str, x_title: str, y_title: str, c
     fig.update_layout(xaxis={"title": esc(x_title), "type": "category"},
                       yaxis={"title": esc(y_title), "tickformat": ".0%", "range": [0, 1]},
                       yaxis2={"title": esc(count_title), "overlaying": "y", "side": "right", "showgrid": False},
-                      legend={"orientation": "h", "y": -0.25})
+                      legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"})
     return _layout(fig, title, height=360)
 
 

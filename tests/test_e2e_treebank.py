@@ -16,6 +16,7 @@ import pytest
 from lab_fixture import build_checkpoints
 from playwright.sync_api import expect, sync_playwright
 
+from core.models import PAPER_MODELS
 from tools.loadtest import free_port
 
 pytestmark = pytest.mark.e2e
@@ -65,7 +66,7 @@ def test_a_negation_node_opens_in_the_lab(url):
         expect(page.locator("#tb-sentence input")).to_have_value(re.compile(r"\bnot\b"), timeout=TIMEOUT)
         expect(page.locator("#tb-tree .js-plotly-plot")).to_be_visible(timeout=TIMEOUT)
         expect(page.locator("#tb-tree-summary")).to_contain_text("gold", timeout=TIMEOUT)
-        cell = page.locator("#tb-nodes [data-testid='cell-2-1']")
+        cell = page.locator(f"#tb-nodes [data-testid='cell-2-{4 + len(PAPER_MODELS)}']")  # the phrase, last column
         expect(cell).to_be_visible(timeout=TIMEOUT)
         phrase = cell.inner_text().strip()
         cell.click()

@@ -18,7 +18,7 @@ import pandas as pd
 
 from core.dataset_view import SLICES, read_evaluation
 from core.predict import Lab, Notice
-from core.treebank import PHENOMENA, SPLITS, SST_TASKS, Treebank, TreebankError, tree_view
+from core.treebank import MAX_HITS, PHENOMENA, SPLITS, SST_TASKS, Treebank, TreebankError, tree_view
 from core.data.sst import FINE_LABELS
 from demo.i18n import L, label_name, model_name, msg, request_lang, task_name, treebank_notice_text
 from demo.plots import esc, md
@@ -39,7 +39,7 @@ def search_choices(treebank: Treebank, split: str, words: str, label: str, pheno
     if not hits:
         gr.Warning(esc(treebank_notice_text(Notice("no_match", {"split": split}), ui)))
     choices = [(f"#{h.index} · {h.words} · {h.text[:110]}", h.index) for h in hits]
-    key = "tb_hits_capped" if len(hits) >= 500 else "tb_hits"
+    key = "tb_hits_capped" if len(hits) >= MAX_HITS else "tb_hits"
     return gr.update(choices=choices, value=choices[0][1] if choices else None), msg(key, ui, n=len(hits))
 
 
@@ -58,10 +58,11 @@ def tree_outputs(lab: Lab, treebank: Treebank, split: str, index: int, task: str
                + "\n\n<small>" + esc(msg("tb_legend", ui, symbols=", ".join(f"{s} {l}" for s, l in zip(label_symbols(labels), labels)),
                                       models=", ".join(names))) + "</small>")
     figure = tree_figure(view, labels, names, f"{task_name(task, ui)}: {split} #{view.index}")
-    rows = [[n.id, n.text, n.end - n.start, labels[n.gold] if n.gold is not None else "–",
+    rows = [[n.id, labels[n.gold] if n.gold is not None else "–",
              *(labels[n.predictions[m]] + (" ✓" if n.predictions[m] == n.gold else "") for m in view.models),
-             f"{n.agree}/{len(view.models)}" if n.gold is not None else "–"] for n in view.nodes]
-    columns = [msg(k, ui) for k in ("tb_col_node", "tb_col_phrase", "tb_col_words", "tb_col_gold")] + names + [msg("tb_col_agree", ui)]
+             f"{n.agree}/{len(view.models)}" if n.gold is not None else "–", n.end - n.start, n.text] for n in view.nodes]
+    columns = ([msg("tb_col_node", ui), msg("tb_col_gold", ui)] + names
+               + [msg(k, ui) for k in ("tb_col_agree", "tb_col_words", "tb_col_phrase")])  # the long phrase last
     choices = [(f"{n.id}: {n.text[:100]}", n.id) for n in view.nodes]
     return summary, figure, pd.DataFrame(rows, columns=columns), gr.update(choices=choices, value=0), view
 
@@ -94,10 +95,10 @@ def dataset_outputs(lab: Lab, task: str, model: str, ui: str) -> tuple:
                           columns=[msg(k, ui) for k in ("tb_col_slice", "tb_col_n", "tb_col_accuracy")])
     sentences = e["disagreement"]["sentences"]
     models = list(e["disagreement"]["models"])
-    disagree = pd.DataFrame([[s["text"], labels[s["gold"]], *(labels[s["predictions"][m]] for m in models), s["distinct"]]
-                             for s in sentences],
-                            columns=[msg("tb_col_sentence", ui), msg("tb_col_gold", ui), *map(model_name, models),
-                                     msg("tb_col_distinct", ui)])
+    disagree = pd.DataFrame([[s["distinct"], labels[s["gold"]], *(labels[s["predictions"][m]] for m in models), s["text"]]
+                             for s in sentences],  # the long sentence last, where wrapping keeps the labels in view
+                            columns=[msg("tb_col_distinct", ui), msg("tb_col_gold", ui), *map(model_name, models),
+                                     msg("tb_col_sentence", ui)])
     choices = [(f"{i + 1}. {s['text'][:110]}", i) for i, s in enumerate(sentences)]
     state = {"task": task, "texts": [s["text"] for s in sentences]}
     return (summary, length, confusion, per_class, slices, disagree,
