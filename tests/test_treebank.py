@@ -211,8 +211,12 @@ def test_endpoints(client):
     assert set(tree["nodes"][0]["predictions"]) == set(tree["models"])
     data = client.predict("sst5", "dcnn", api_name="/dataset")  # the shared fixture has no evaluation.json
     assert data["status"] == "missing" and data["command"] == "make evaluate-all"
-    with pytest.raises(Exception, match="does not exist"):
-        client.predict(10**6, "test", "sst5", api_name="/treebank")
+    for args, message in (((10**6, "test", "sst5"), "does not exist"), ((0, "../train", "sst5"), "unknown split"),
+                          ((0, "test", "zh_sentiment"), "has no trees"), ((0, "test", "<b>x</b>"), "has no trees")):
+        with pytest.raises(Exception, match=message):
+            client.predict(*args, api_name="/treebank")
+    with pytest.raises(Exception, match="not loaded for task 'sst5'"):
+        client.predict("sst5", "nbow", api_name="/dataset")
 
 
 # -- the shipped checkpoints ---------------------------------------------------------------------------
