@@ -11,6 +11,7 @@ import gradio as gr
 
 from core.predict import Notice
 from core.probes import PROBE_NOTICE_TEXT
+from core.data.sst import FINE_LABELS
 from core.treebank import TREEBANK_NOTICE_TEXT
 
 EN = {
@@ -350,6 +351,10 @@ I18N_TREEBANK = {
         "tb_open_sentence": "在实验室中打开这个句子",
     },
 }
+for lang, names in (("en", {"dev": "dev", "test": "test"}), ("zh", {"dev": "开发集", "test": "测试集"})):
+    I18N_TREEBANK[lang].update({f"tb_split_{split}": name for split, name in names.items()})
+for i, name in enumerate(FINE_LABELS):  # the picker's gold-label filter
+    I18N_TREEBANK["en"][f"tb_label_{i}"], I18N_TREEBANK["zh"][f"tb_label_{i}"] = name, LABELS_ZH[name]
 EN.update(I18N_TREEBANK["en"])
 ZH.update(I18N_TREEBANK["zh"])
 

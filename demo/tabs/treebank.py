@@ -20,7 +20,7 @@ from core.dataset_view import SLICES, read_evaluation
 from core.predict import Lab, Notice
 from core.treebank import MAX_HITS, PHENOMENA, SPLITS, SST_TASKS, Treebank, TreebankError, tree_view
 from core.data.sst import FINE_LABELS
-from demo.i18n import L, label_name, model_name, msg, request_lang, task_name, treebank_notice_text
+from demo.i18n import TASK_NAMES, L, label_name, model_name, msg, request_lang, task_name, treebank_notice_text
 from demo.plots import esc, md
 from demo.treebank_plots import confusion_figure, label_symbols, length_figure, tree_figure
 
@@ -118,6 +118,10 @@ def open_sentence(state: dict | None, choice: int | None, ui: str) -> tuple:
     return gr.Tabs(selected="lab"), state["texts"][int(choice)], "", gr.Accordion(open=False), state["task"]
 
 
+def _task_label(task: str):
+    return L(f"task_{task}") if task in TASK_NAMES["en"] else task
+
+
 def load_treebank() -> tuple[Treebank | None, TreebankError | None]:
     try:
         return Treebank.load(), None
@@ -144,10 +148,12 @@ def build(lab: Lab, tab: gr.Tab) -> TreebankView:
     with gr.Accordion(L("tb_trees"), open=True):
         problem_md = gr.Markdown(elem_id="tb-problem")
         with gr.Row():
-            split = gr.Radio(list(SPLITS), value="test", label=L("tb_split"), elem_id="tb-split")
-            tree_task = gr.Dropdown(sst_tasks, value=sst_tasks[0] if sst_tasks else None, label=L("task"), elem_id="tb-task")
+            split = gr.Radio([(L(f"tb_split_{s}"), s) for s in SPLITS], value="test", label=L("tb_split"), elem_id="tb-split")
+            tree_task = gr.Dropdown([(_task_label(t), t) for t in sst_tasks], value=sst_tasks[0] if sst_tasks else None,
+                                    label=L("task"), elem_id="tb-task")
             words = gr.Textbox(label=L("tb_words"), info=L("tb_words_info"), elem_id="tb-words")
-            label = gr.Dropdown([(L("tb_any"), "")] + [(l, l) for l in FINE_LABELS], value="", label=L("tb_label"), elem_id="tb-label")
+            label = gr.Dropdown([(L("tb_any"), "")] + [(L(f"tb_label_{i}"), l) for i, l in enumerate(FINE_LABELS)], value="",
+                                label=L("tb_label"), elem_id="tb-label")
             phenomenon = gr.Dropdown([(L("tb_any"), "")] + [(L(f"tb_{p}"), p) for p in PHENOMENA], value="",
                                      label=L("tb_phenomenon"), elem_id="tb-phenomenon")
             min_words = gr.Number(0, label=L("tb_min"), precision=0, minimum=0, elem_id="tb-min")
@@ -165,7 +171,8 @@ def build(lab: Lab, tab: gr.Tab) -> TreebankView:
             open_node_button = gr.Button(L("tb_open_node"), scale=1, elem_id="tb-open-node")
     with gr.Accordion(L("tb_dataset"), open=True):
         with gr.Row():
-            data_task = gr.Dropdown(lab.tasks(), value=lab.tasks()[0] if lab.tasks() else None, label=L("task"), elem_id="tb-data-task")
+            data_task = gr.Dropdown([(_task_label(t), t) for t in lab.tasks()], value=lab.tasks()[0] if lab.tasks() else None,
+                                    label=L("task"), elem_id="tb-data-task")
             data_model = gr.Dropdown([(model_name(m), m) for m in lab.models(lab.tasks()[0])] if lab.tasks() else [],
                                      value=lab.models(lab.tasks()[0])[0] if lab.tasks() else None, label=L("model"), elem_id="tb-data-model")
         data_summary = gr.Markdown(elem_id="tb-data-summary")
