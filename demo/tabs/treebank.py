@@ -18,7 +18,7 @@ import pandas as pd
 
 from core.dataset_view import SLICES, read_evaluation
 from core.predict import Lab, Notice
-from core.treebank import MAX_HITS, PHENOMENA, SPLITS, SST_TASKS, Treebank, TreebankError, tree_view
+from core.treebank import MAX_HITS, Hit, PHENOMENA, SPLITS, SST_TASKS, Treebank, TreebankError, tree_view
 from core.data.sst import FINE_LABELS
 from demo.i18n import TASK_NAMES, L, label_name, model_name, msg, request_lang, task_name, treebank_notice_text
 from demo.plots import esc, md
@@ -27,6 +27,11 @@ from demo.treebank_plots import confusion_figure, label_symbols, length_figure, 
 
 def _fail(err: TreebankError, ui: str):
     raise gr.Error(esc(treebank_notice_text(err.notice, ui)), print_exception=False)
+
+
+def hit_choice(hit: Hit) -> tuple[str, int]:
+    """A sentence in the picker: "#index · words · text" (the text cut at 110 characters)."""
+    return f"#{hit.index} · {hit.words} · {hit.text[:110]}", hit.index
 
 
 def search_choices(treebank: Treebank, split: str, words: str, label: str, phenomenon: str, min_words, max_words,
@@ -38,7 +43,7 @@ def search_choices(treebank: Treebank, split: str, words: str, label: str, pheno
         _fail(err, ui)
     if not hits:
         gr.Warning(esc(treebank_notice_text(Notice("no_match", {"split": split}), ui)))
-    choices = [(f"#{h.index} · {h.words} · {h.text[:110]}", h.index) for h in hits]
+    choices = [hit_choice(h) for h in hits]
     key = "tb_hits_capped" if len(hits) >= MAX_HITS else "tb_hits"
     return gr.update(choices=choices, value=choices[0][1] if choices else None), msg(key, ui, n=len(hits))
 
@@ -205,7 +210,7 @@ def build(lab: Lab, tab: gr.Tab) -> TreebankView:
                                   phenomenon=phenomenon_value or None, min_words=int(low or 0), max_words=int(high or 0))
         except TreebankError as err:
             _fail(err, ui)
-        return gr.update(choices=[(f"#{hit.index} · {hit.words} · {hit.text[:110]}", hit.index)], value=hit.index), ""
+        return gr.update(choices=[hit_choice(hit)], value=hit.index), ""
 
     def on_sentence(split_value, index, task_value, request: gr.Request):
         if index is None or treebank is None or not task_value:
