@@ -12,12 +12,12 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from core.predict import ALL, AUTO, InputError, Lab, ModelFailure, Prediction
+from core.predict import ALL, AUTO, Cancelled, InputError, Lab, ModelFailure, Prediction
 from core.views import Table
 from demo.examples import EXAMPLES
 from demo.i18n import TASK_NAMES, L, label_name, model_name, msg, notice_text, request_lang, task_name
 from demo.plots import esc, grouped_probability_bars, md, probability_bars, to_figure, word_curves
-from demo.runner import MODEL_POOL
+from demo.runner import MODEL_POOL, RequestGate, abandoned
 from demo.tabs import pairs
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,10 @@ def _table(predictions: list[Prediction], ui: str) -> pd.DataFrame:
 def analyse(lab: Lab, text: str, model: str, task: str, lang: str, ui: str) -> tuple:
     """All outputs of one click: summary, notices, probabilities, curve, comparison table, state."""
     try:
-        result = lab.compare(text, task, lang, models=None if model == ALL else [model], executor=MODEL_POOL)
+        result = lab.compare(text, task, lang, models=None if model == ALL else [model], executor=MODEL_POOL,
+                             gate=RequestGate())
+    except Cancelled:
+        raise abandoned() from None
     except InputError as err:
         message = notice_text(err.notice, ui)
         gr.Warning(esc(message))
