@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 # rarely use both cores on their own
 MODEL_POOL = ThreadPoolExecutor(max_workers=min(5, os.cpu_count() or 1), thread_name_prefix="model")
 MODEL_CONCURRENCY = 16  # model events inside their handlers at once (the rest wait in Gradio's queue)
-LONG_WORDS = 40  # a request analysing more words than this runs in the long lane (an SST sentence: ~19 words)
+LONG_WORDS = 40  # more words than this: the long lane (SST test sentences: mean 19.2 words, 95% <= 35, 1.5% > 40)
 POLL_S = 0.1  # how often a waiting request checks that its client is still there
 
 
