@@ -48,7 +48,16 @@ class TrainingQueue:
         return submit_job(file, model, text_column, label_column, epochs, minutes, vectors, self.root, self.limits)
 
     def status(self, job_id: str) -> dict:
-        return job_status(job_id, self.root)
+        """The job's state; a job is reported finished only once the Lab serves its model (the worker writes
+        "done" just before it exits, and the scheduler notices the exit within `poll` seconds)."""
+        job = job_status(job_id, self.root)
+        if job["status"] in FINISHED:
+            with self.lock:
+                if self.job_id == job_id and self.worker is not None:
+                    self.worker.wait(timeout=30)
+                    self._finished()
+            job = job_status(job_id, self.root)
+        return job
 
     def cancel(self, job_id: str) -> dict:
         """A queued job is cancelled at once; a running one when its worker has stopped (within a second)."""
