@@ -334,7 +334,7 @@ ZH.update({
     "train_push": "发布",
 })
 MESSAGES["en"].update({
-    "train_file_ok": "{rows} rows · text column **{text}** · label column **{label}** · {n} labels ({labels}) · {lang}",
+    "train_file_ok": "{rows} rows · text column **{text}** · label column **{label}** · {n} labels ({labels}) · {language}",
     "train_status_queued": "Waiting: position {position} in the training queue.",
     "train_status_running": "Training: epoch {epoch:.1f} of {epochs} ({percent:.0f}%){eta}.",
     "train_eta": " · about {time} left",
@@ -347,7 +347,7 @@ MESSAGES["en"].update({
     "col_gold": "true \\ predicted",
 })
 MESSAGES["zh"].update({
-    "train_file_ok": "{rows} 行 · 文本列 **{text}** · 标签列 **{label}** · {n} 个标签（{labels}）· {lang}",
+    "train_file_ok": "{rows} 行 · 文本列 **{text}** · 标签列 **{label}** · {n} 个标签（{labels}）· {language}",
     "train_status_queued": "等待中：训练队列第 {position} 位。",
     "train_status_running": "训练中：第 {epoch:.1f} / {epochs} 轮（{percent:.0f}%）{eta}。",
     "train_eta": " · 约剩 {time}",

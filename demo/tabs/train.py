@@ -41,7 +41,7 @@ def file_summary(path: str | None, text_column: str, label_column: str, limits, 
                 gr.update(choices=columns))
     labels = ", ".join(label_name(l, ui) for l in rows.label_names[:8]) + (" …" if len(rows.label_names) > 8 else "")
     text = msg("train_file_ok", ui, rows=len(rows.texts), text=md(rows.text_column), label=md(rows.label_column),
-               n=len(rows.label_names), labels=md(labels), lang=msg(f"lang_{rows.lang}", ui))
+               n=len(rows.label_names), labels=md(labels), language=msg(f"lang_{rows.lang}", ui))
     return (f"✅ {text}", gr.update(choices=columns, value=rows.text_column),
             gr.update(choices=columns, value=rows.label_column))
 
