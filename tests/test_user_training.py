@@ -263,3 +263,38 @@ def test_bad_files_get_their_message_through_the_api(client, tmp_path):
                     "one_label": "every row has the label '5'", "empty_text": "row 4 has an empty text",
                     "too_large": "the limit is"}[code]
         assert expected in str(err.value), (code, str(err.value))
+
+
+# -- the tab's words --------------------------------------------------------------------------------
+
+
+def test_the_tab_words_every_status_and_draws_the_curves(tmp_path):
+    from demo.tabs.train import confusion_table, curves, file_summary, status_text
+
+    job = {"status": "queued", "queue_position": 2, "progress": 0.0, "epochs": 4, "eta_seconds": None, "task": "user_x_1",
+           "model": "dcnn", "loss": [[0.5, 1.2], [1.0, 0.9]], "error": None, "metrics": None,
+           "history": [{"epoch": 1, "train_loss": 0.9, "dev_accuracy": 0.6, "dev_evals": [0.5, 0.6]}]}
+    done = {**job, "status": "done", "metrics": {"test_accuracy": 0.75, "test_examples": 8, "labels": ["neg", "positive"],
+                                                "confusion": [[3, 1], [1, 3]]}}
+    failed = {**job, "status": "failed", "error": {"code": "one_label", "params": {"label": "5"},
+                                                    "message": "UserDataError: every row has the label '5'"}}
+    running = {**job, "status": "running", "progress": 1.5, "eta_seconds": 75.0}
+    texts = {(j["status"], ui): status_text(j, ui) for j in (job, done, failed, running,
+                                                             {**job, "status": "cancelled"}, {**job, "status": "stopped"})
+             for ui in ("en", "zh")}
+    assert texts["queued", "en"] == "Waiting: position 2 in the training queue." and "第 2 位" in texts["queued", "zh"]
+    assert "epoch 1.5 of 4 (38%) · about 1 min 15 s left" in texts["running", "en"] and "1 分 15 秒" in texts["running", "zh"]
+    assert "0.750" in texts["done", "en"] and "user\\_x\\_1" in texts["done", "zh"]
+    assert "'5'" in texts["failed", "en"] and "“5”" in texts["failed", "zh"]
+    assert texts["cancelled", "zh"] == "已取消。" and texts["stopped", "en"].startswith("Stopped")
+    loss, dev = curves(job)
+    assert loss.values.tolist() == [[0.5, 1.2], [1.0, 0.9]] and dev.values.tolist() == [[0.5, 0.5], [1.0, 0.6]]
+    table = confusion_table(done, "zh")
+    assert table.columns.tolist() == ["真实 \\ 预测", "neg", "正面"] and table.values.tolist()[1] == ["正面", 1, 3]
+    limits = TrainLimits()
+    summary, text_column, label_column = file_summary(str(write_csv(tmp_path / "a.csv", reviews())), "", "", limits, "en")
+    assert summary.startswith("✅ 80 rows") and text_column["value"] == "review" and label_column["value"] == "stars"
+    assert text_column["choices"] == ["id", "review", "stars"]
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"review,stars\n\xff\xfe,1\n")
+    assert "第 2 行不是 UTF\\-8" in file_summary(str(bad), "", "", limits, "zh")[0]  # markdown-escaped
