@@ -13,7 +13,6 @@ scheduler (demo/training.py, which starts the worker) records cancelled/stopped 
 Core returns codes with parameters (JobError, UserDataError); the front end words them.
 """
 
-import dataclasses
 import json
 import logging
 import os
@@ -29,7 +28,7 @@ import torch
 from huggingface_hub import EvalResult, HfApi, ModelCardData
 
 from core.checkpoint import atomic_write_text
-from core.data.user import FORMATS, read_rows, user_task_name
+from core.data.user import read_rows, user_task_name
 from core.hub import describe_hub_error, hub_offline
 from core.manifest import check_repo_id
 from core.models import PAPER_MODELS

@@ -12,7 +12,7 @@ import pytest
 from gradio_client import handle_file
 
 from core.data.user import UserDataError, load_user_task, read_rows
-from core.jobs import JobError, TrainLimits, job_status, list_jobs, push_job, recover_jobs, submit_job, update_job
+from core.jobs import JobError, TrainLimits, list_jobs, push_job, recover_jobs, submit_job, update_job
 from core.predict import Lab
 from core.train import main as train_main
 from demo.i18n import TRAIN_ERRORS_ZH, train_error_text
