@@ -107,9 +107,10 @@ def update_job(job_dir: str | Path, **fields) -> dict:
 
 
 def list_jobs(root: str | Path | None = None) -> list[dict]:
-    """Every job, oldest first."""
+    """Every job, oldest first (a job still being created, in its hidden staging folder, is not one yet)."""
     folder = jobs_dir(root)
-    jobs = [read_job(p.parent) for p in folder.glob(f"*/{JOB_FILE}")] if folder.is_dir() else []
+    paths = folder.glob(f"*/{JOB_FILE}") if folder.is_dir() else []
+    jobs = [read_job(p.parent) for p in paths if not p.parent.name.startswith(".")]
     return sorted(jobs, key=lambda j: (j["created"], j["id"]))
 
 
@@ -316,13 +317,15 @@ def push_job(job_id: str, repo_id: str, token: str | None, root: str | Path | No
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m core.jobs run <job folder>`: the worker. It yields the CPU to the app (nice 10, one thread)."""
+    """`python -m core.jobs run <job folder>`: the worker. It yields the CPU to the app: the lowest priority
+    (nice 19: Linux then gives the app's threads about 98% of a core they both want, and the worker all the CPU
+    the app leaves idle) and one torch thread."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2 or argv[0] != "run":
         print("usage: python -m core.jobs run <job folder>", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
-    os.nice(10)  # predictions in the app come first
+    os.nice(19 - os.nice(0))  # predictions in the app come first
     torch.set_num_threads(1)
     return 0 if run_job(argv[1])["status"] == "done" else 1
 
