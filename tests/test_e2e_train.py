@@ -9,6 +9,12 @@ from test_user_training import reviews, write_csv
 pytestmark = pytest.mark.e2e
 
 
+@pytest.fixture(scope="module", autouse=True)
+def user_models(tmp_path_factory, monkeypatch_module):
+    """The app started here (`url`) trains into a folder of its own: other modules' apps never load its model."""
+    monkeypatch_module.setenv("LAB_USER_MODELS", str(tmp_path_factory.mktemp("e2e_user_models")))
+
+
 def test_upload_train_one_epoch_see_the_curve_and_predict(browser, url, tmp_path):  # noqa: F811
     path = write_csv(tmp_path / "browser_reviews.csv", reviews(60))
     page = _page(browser, url, "en-US")

@@ -298,3 +298,26 @@ def test_the_tab_words_every_status_and_draws_the_curves(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"review,stars\n\xff\xfe,1\n")
     assert "第 2 行不是 UTF\\-8" in file_summary(str(bad), "", "", limits, "zh")[0]  # markdown-escaped
+
+
+def test_uploads_may_be_larger_than_other_requests():
+    """A labelled file over the 1 MiB request limit (up to twice the file cap) reaches the app, which then
+    names the cap itself; any other request that large is still refused."""
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from demo.limits import MAX_BODY_BYTES, MAX_UPLOAD_BYTES, RequestBodyLimit
+
+    async def echo(request):
+        return PlainTextResponse(str(len(await request.body())))
+
+    app = RequestBodyLimit(Starlette(routes=[Route("/gradio_api/upload", echo, methods=["POST"]),
+                                             Route("/gradio_api/call/compare", echo, methods=["POST"])]))
+    body = b"x" * (2 * MAX_BODY_BYTES)
+    assert MAX_UPLOAD_BYTES == 2 * TrainLimits().max_bytes > len(body)  # the default cap (5 MB), read at import
+    with TestClient(app) as http:
+        assert http.post("/gradio_api/upload", content=body).text == str(len(body))
+        assert http.post("/gradio_api/call/compare", content=body).status_code == 413
+        assert http.post("/gradio_api/upload", content=b"x" * (MAX_UPLOAD_BYTES + 1)).status_code == 413
