@@ -80,3 +80,16 @@ import-graph: install ## the project's module import graph; fails on an import c
 
 clean: ## remove the tokenized-task cache and Gradio's cached examples (keeps runs/ and word vectors)
 	rm -rf .cache/tasks .gradio/cached_examples .pytest_cache
+
+# -- train your own (issue 26) ------------------------------------------------------------------------
+.PHONY: train-data train-load
+DATA ?=
+TEXT_COLUMN ?=
+LABEL_COLUMN ?=
+
+train-data: install ## train a model on your own labelled file: make train-data DATA=reviews.csv MODEL=dcnn [TEXT_COLUMN=review LABEL_COLUMN=stars]
+	$(if $(DATA),,$(error set DATA=path/to/file.csv))
+	$(PY) -m core.train --model $(MODEL) --data $(DATA) $(if $(TEXT_COLUMN),--text-column $(TEXT_COLUMN)) $(if $(LABEL_COLUMN),--label-column $(LABEL_COLUMN)) --resume
+
+train-load: install ## /compare p95 over 20 calls idle vs while a ~3-minute training job runs -> docs/train_load.md
+	$(PY) -m tools.train_load

@@ -27,7 +27,7 @@ from typing import Protocol
 import torch
 
 from core.batching import pad_batch
-from core.checkpoint import Checkpoint
+from core.checkpoint import Checkpoint, load_checkpoint
 from core.hub import load_all
 from core.models import PAPER_MODELS
 from core.text import MAX_CHARS, Token, detect_language, tokenize
@@ -199,6 +199,15 @@ class Lab:
         others still load."""
         checkpoints, sources, errors, _ = load_all(root, prefer, config, bundled)
         return cls(checkpoints, sources, errors)
+
+    def add_checkpoint(self, directory: str | Path, source: str = "") -> tuple[str, str]:
+        """Serve one more checkpoint (a model trained while the app runs, core.jobs) under its (task, model),
+        replacing any there. New dicts, swapped in whole: a request reading the old ones is unaffected."""
+        ckpt = load_checkpoint(directory)
+        key = (ckpt.meta.get("task", ""), ckpt.model.key)
+        self.checkpoints = {**self.checkpoints, key: ckpt}
+        self.sources = {**self.sources, key: source or f"trained here: {directory}"}
+        return key
 
     def tasks(self, lang: str | None = None) -> list[str]:
         return sorted({t for (t, _), c in self.checkpoints.items() if lang is None or c.meta.get("lang") == lang})

@@ -134,6 +134,11 @@ def model_panel(p: Prediction, ui: str) -> None:
                 gr.Markdown(f"⚠️ {esc(type(view).__name__)}: {esc(getattr(view, 'title', ''))} (not drawable)")
 
 
+def task_choices(lab: Lab) -> list[tuple]:
+    """The task dropdown's choices: auto, then every task loaded (the Train tab adds the ones it trains)."""
+    return [(L("auto"), AUTO)] + [(L(f"task_{t}") if t in TASK_NAMES["en"] else t, t) for t in lab.tasks()]
+
+
 @dataclass
 class LabView:
     """What another tab fills to open a sentence or a pair here (the Probes tab opens its failures)."""
@@ -153,8 +158,7 @@ def build(lab: Lab) -> LabView:
             model = gr.Dropdown([(L("all_models"), ALL)] + [(model_name(m), m) for m in lab.models()], value=ALL,
                                 label=L("model"), info=L("model_info"), elem_id="model")
             with gr.Row():
-                task = gr.Dropdown([(L("auto"), AUTO)] + [(L(f"task_{t}") if t in TASK_NAMES["en"] else t, t) for t in lab.tasks()],
-                                   value=AUTO, label=L("task"), info=L("task_info"), elem_id="task",
+                task = gr.Dropdown(task_choices(lab), value=AUTO, label=L("task"), info=L("task_info"), elem_id="task",
                                    visible=len(lab.tasks()) > 1)
                 lang = gr.Radio([(L("auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")], value=AUTO,
                                 label=L("language"), elem_id="lang")
