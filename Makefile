@@ -85,3 +85,16 @@ clean: ## remove the tokenized-task cache and Gradio's cached examples (keeps ru
 .PHONY: evaluate-all
 evaluate-all: install ## every checkpoint on its test set -> <task>/<model>/evaluation.json (the Treebank tab), docs/treebank.md
 	nice -n 10 $(PY) -m tools.evaluate_all --threads 1 $(EVAL_ARGS)
+
+# -- train your own (issue 26) ------------------------------------------------------------------------
+.PHONY: train-data train-load
+DATA ?=
+TEXT_COLUMN ?=
+LABEL_COLUMN ?=
+
+train-data: install ## train a model on your own labelled file: make train-data DATA=reviews.csv MODEL=dcnn [TEXT_COLUMN=review LABEL_COLUMN=stars]
+	$(if $(DATA),,$(error set DATA=path/to/file.csv))
+	$(PY) -m core.train --model $(MODEL) --data $(DATA) $(if $(TEXT_COLUMN),--text-column $(TEXT_COLUMN)) $(if $(LABEL_COLUMN),--label-column $(LABEL_COLUMN)) --resume
+
+train-load: install ## /compare p95 over 20 calls idle vs while a ~3-minute training job runs -> docs/train_load.md
+	$(PY) -m tools.train_load

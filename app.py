@@ -17,7 +17,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
 from core.predict import Lab  # noqa: E402
-from demo import APP_KWARGS, CSS, I18N, THEME, bound_malloc, build_demo, warm_up  # noqa: E402
+from demo import APP_KWARGS, CSS, I18N, MODEL_CONCURRENCY, THEME, bound_malloc, build_demo, warm_up  # noqa: E402
 
 # before the checkpoints load: their log says, one line each, where each came from (task/model <- source)
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -30,10 +30,10 @@ if __name__ == "__main__":
     gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
     bound_malloc()  # before the model threads first allocate: long requests' memory is given back (issue 21)
     threading.Thread(target=warm_up, args=(lab,), daemon=True).start()
-    # one request at a time (the models of "all five" still run side by side): Python holds the GIL for most
-    # of a request, and two at once served 45 req/s in `make loadtest` against 55 for one. Waiting clients
-    # get their queue position once a second, not on every job start (30 waiting: 30 messages per request)
-    demo.queue(default_concurrency_limit=1, max_size=64, status_update_rate=1).launch(
+    # model events enter their handlers MODEL_CONCURRENCY at a time and demo.runner.LANES admits their work:
+    # one short and one long request at once, so a short one never queues behind a long one (issue 21).
+    # Waiting clients get their queue position once a second, not on every job start
+    demo.queue(default_concurrency_limit=MODEL_CONCURRENCY, max_size=64, status_update_rate=1).launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
         theme=THEME, css=CSS, i18n=I18N, app_kwargs=APP_KWARGS)  # APP_KWARGS: the request body limit

@@ -13,7 +13,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from core.predict import InputError, Lab, ModelFailure, Prediction
+from core.predict import Gate, InputError, Lab, ModelFailure, Prediction
 from core.views import sentiment_scores
 
 SENTENCES = ("a", "b")
@@ -82,21 +82,22 @@ def align_words(words_a: list[str], words_b: list[str]) -> WordAlignment:
 
 
 def _compare(lab: Lab, sentence: str, text: str, task: str | None, lang: str | None, models: list[str] | None,
-             executor: Executor | None):
+             executor: Executor | None, gate: Gate | None):
     try:
-        return lab.compare(text, task, lang, models=models, executor=executor)
+        return lab.compare(text, task, lang, models=models, executor=executor, gate=gate)
     except InputError as err:
         raise PairInputError(sentence, err) from None
 
 
 def compare_pair(lab: Lab, text_a: str, text_b: str, task: str | None = None, lang: str | None = None,
-                 models: list[str] | None = None, executor: Executor | None = None) -> PairComparison:
+                 models: list[str] | None = None, executor: Executor | None = None,
+                 gate: Gate | None = None) -> PairComparison:
     """`models` (default: every model of the task) on both sentences. The task is resolved from sentence a
     (as Lab.compare does) and sentence b goes to the same models. Bad input in either sentence raises
     PairInputError naming it; a model that fails on either sentence is listed in `failures`."""
-    first = _compare(lab, "a", text_a, task, lang, models, executor)
+    first = _compare(lab, "a", text_a, task, lang, models, executor, gate)
     task = first.predictions[0].task
-    second = _compare(lab, "b", text_b, task, lang, models, executor)
+    second = _compare(lab, "b", text_b, task, lang, models, executor, gate)
     by_model = {p.model: p for p in second.predictions}
     failures = first.failures + [f for f in second.failures if f.model not in {g.model for g in first.failures}]
     pairs = []

@@ -19,13 +19,15 @@ import logging
 import re
 import sys
 from concurrent.futures import Executor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Protocol
 
 import torch
 
 from core.batching import pad_batch
-from core.checkpoint import Checkpoint
+from core.checkpoint import Checkpoint, load_checkpoint
 from core.hub import load_all
 from core.models import PAPER_MODELS
 from core.text import MAX_CHARS, Token, detect_language, tokenize
@@ -94,6 +96,19 @@ class InputError(ValueError):
     def __init__(self, code: str, **params):
         self.notice = Notice(code, params)
         super().__init__(self.notice.format())
+
+
+class Cancelled(Exception):
+    """The caller no longer wants the answer (its client disconnected): the models not yet run were skipped."""
+
+
+class Gate(Protocol):
+    """How a server admits one request's model work (demo/runner.py: short requests never queue behind long
+    ones) and tells it to stop. `admit` may wait, and raises Cancelled when the caller leaves meanwhile."""
+
+    def admit(self, words: int) -> AbstractContextManager: ...
+
+    def cancelled(self) -> bool: ...
 
 
 @dataclass
@@ -185,6 +200,15 @@ class Lab:
         checkpoints, sources, errors, _ = load_all(root, prefer, config, bundled)
         return cls(checkpoints, sources, errors)
 
+    def add_checkpoint(self, directory: str | Path, source: str = "") -> tuple[str, str]:
+        """Serve one more checkpoint (a model trained while the app runs, core.jobs) under its (task, model),
+        replacing any there. New dicts, swapped in whole: a request reading the old ones is unaffected."""
+        ckpt = load_checkpoint(directory)
+        key = (ckpt.meta.get("task", ""), ckpt.model.key)
+        self.checkpoints = {**self.checkpoints, key: ckpt}
+        self.sources = {**self.sources, key: source or f"trained here: {directory}"}
+        return key
+
     def tasks(self, lang: str | None = None) -> list[str]:
         return sorted({t for (t, _), c in self.checkpoints.items() if lang is None or c.meta.get("lang") == lang})
 
@@ -240,25 +264,31 @@ class Lab:
             raise InputError("unknown_model", model=model, task=task, available=self.models(task))
 
     def predict(self, text: str, model: str, task: str | None = None, lang: str | None = None,
-                max_words: int = MAX_WORDS) -> Prediction:
+                max_words: int = MAX_WORDS, gate: Gate | None = None) -> Prediction:
         """One model on one text, explained. Bad input raises InputError."""
         checked = self.check_text(text, task, lang, max_words)
         self._check_model(checked.task, model)
-        return self._explain(checked, model)
+        with gate.admit(len(checked.tokens)) if gate else nullcontext():
+            return self._explain(checked, model)
 
     def compare(self, text: str, task: str | None = None, lang: str | None = None, models: list[str] | None = None,
-                executor: Executor | None = None, max_words: int = MAX_WORDS) -> Comparison:
+                executor: Executor | None = None, max_words: int = MAX_WORDS, gate: Gate | None = None) -> Comparison:
         """`models` (default: every model of the task) on one text, the input checked once. A model that
         breaks on good input is logged and listed in `failures`; the others still answer (RuntimeError
-        when none does). With an `executor` the models run side by side (torch releases the GIL)."""
+        when none does). With an `executor` the models run side by side (torch releases the GIL). A `gate`
+        admits the work by its size and may cancel it between models (Cancelled)."""
         checked = self.check_text(text, task, lang, max_words)
         models = self.models(checked.task) if models is None else models
         for model in models:
             self._check_model(checked.task, model)
-        if executor is None:
-            outcomes = [self._attempt(checked, model) for model in models]
-        else:
-            outcomes = list(executor.map(lambda model: self._attempt(checked, model), models))
+
+        def attempt(model: str) -> Prediction | ModelFailure:
+            if gate and gate.cancelled():
+                raise Cancelled()
+            return self._attempt(checked, model)
+
+        with gate.admit(len(checked.tokens)) if gate else nullcontext():
+            outcomes = list(map(attempt, models) if executor is None else executor.map(attempt, models))
         predictions = [o for o in outcomes if isinstance(o, Prediction)]
         failures = [o for o in outcomes if isinstance(o, ModelFailure)]
         if failures and not predictions:

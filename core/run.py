@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from core.data import PROJECT_ROOT, TaskData, load_task
+from core.data.user import load_user_task
 from core.models import model_class
 from core.models.base import SentenceClassifier
 from core.vectors import Vectors, embedding_matrix, load_vectors, reduce_dim
@@ -55,6 +56,11 @@ class TrainConfig:
     out: str = ""  # default runs/<task>[-phrases]/<model>-s<seed>[-f<fold>]
     resume: bool = False
     data_dir: str = ""
+    # a user's own CSV/TSV/JSONL file (core.data.user) instead of a registered task; `task` names it
+    data: str = ""
+    text_column: str = ""  # the file's text column; "" = auto-detected
+    label_column: str = ""  # the file's label column; "" = auto-detected
+    max_minutes: float = 0.0  # stop after the epoch that passes this many minutes of training; 0 = no limit
     fold: int = 0  # MR/CR/SUBJ/MPQA cross-validation fold
     max_train: int = 0  # use only the first N training examples (tests, smoke runs); 0 = all
     max_words: int = 0  # cut longer training examples to their first N words (long Chinese reviews); 0 = keep all
@@ -167,7 +173,10 @@ def build_run(cfg: TrainConfig) -> Run:
     """The task, vocabulary and model `cfg` describes, ready to train (see the module docstring).
     `cfg` itself is left as it is; the run holds its resolved copy."""
     cfg = resolve_recipe(cfg)
-    task = load_task(cfg.task, cfg.data_dir or None, phrases=cfg.phrases, fold=cfg.fold)
+    if cfg.data:
+        task = load_user_task(cfg.data, cfg.task, cfg.text_column, cfg.label_column)
+    else:
+        task = load_task(cfg.task, cfg.data_dir or None, phrases=cfg.phrases, fold=cfg.fold)
     train = task.train[: cfg.max_train] if cfg.max_train else task.train
     if cfg.max_words:
         train = [dataclasses.replace(e, words=e.words[: cfg.max_words]) for e in train]

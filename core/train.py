@@ -3,6 +3,7 @@
     python -m core.train --model tensor_cnn --task sst5 --phrases --seed 1
     python -m core.train --model dcnn --task sst2 --phrases --set k_top=4 --epochs 5
     python -m core.train --model nbow --task sst5 --phrases --resume   # continue a killed run
+    python -m core.train --model dcnn --data reviews.csv --text-column review --label-column stars
 
 It knows nothing model-specific: a model brings its config dataclass, its paper's training recipe
 (`default_training`, `presets` per task) and its parameter groups. The flow:
@@ -39,10 +40,12 @@ from core.batching import bucket_batches
 from core.checkpoint import (CheckpointError, atomic_write_text, load_checkpoint, load_training_state,
                              save_checkpoint, save_training_state)
 from core.data import DataError
+from core.data.user import read_rows, user_task_name
 from core.gitinfo import git_commit
 from core.metrics import evaluate
 from core.models.base import SentenceClassifier
 from core.run import Run, TrainConfig, build_run
+from core.user_models import install_checkpoint
 
 log = logging.getLogger("core.train")
 # torch warns once per process that it does not validate the sparse embedding gradients it builds itself
@@ -51,7 +54,7 @@ warnings.filterwarnings("ignore", message="Sparse invariant checks are implicitl
 # Settings a resumed run may change: how long it goes on and how it reports, never what a step computes.
 # Every other TrainConfig field, and the pretrained vectors file, must equal the saved run's, so that
 # metrics.json, which records the final settings, describes the whole run.
-RESUMABLE = frozenset({"epochs", "patience", "progress", "threads", "resume", "out"})
+RESUMABLE = frozenset({"epochs", "patience", "progress", "threads", "resume", "out", "max_minutes"})
 
 
 class DenseGradientAdadelta(torch.optim.Adadelta):
@@ -104,6 +107,8 @@ class Trainer:
         self.optimizers = build_optimizers(self.model, self.cfg)
         self.epoch, self.best_dev, self.best_epoch, self.bad_epochs, self.eval_seconds = 0, -1.0, 0, 0, 0.0
         self.history: list[dict] = []
+        # called after every training step with (step, steps in the epoch, loss): live progress for core.jobs
+        self.on_batch: Callable[[int, int, float], None] | None = None
 
     @classmethod
     def from_config(cls, cfg: TrainConfig) -> "Trainer":
@@ -195,6 +200,8 @@ class Trainer:
             # log, evaluate
             total += loss.item() * len(batch.labels)
             count += len(batch.labels)
+            if self.on_batch is not None:
+                self.on_batch(step, len(batches), loss.item())
             if step in eval_after:
                 devs.append(self.evaluate_dev())
                 model.train()
@@ -202,8 +209,10 @@ class Trainer:
 
     def fit(self, on_epoch: Callable[[dict], None] | None = None) -> dict:
         """Train until `epochs` or `patience` runs out; `on_epoch(record)` after each epoch's state is saved
-        (a hyper-parameter search reports it and may stop the run there: it resumes from that state)."""
+        (a hyper-parameter search reports it and may stop the run there: it resumes from that state).
+        `max_minutes` ends training after the epoch that passes it (a resumed run gets the budget anew)."""
         cfg = self.cfg
+        deadline = time.monotonic() + cfg.max_minutes * 60 if cfg.max_minutes else None
         self.out.mkdir(parents=True, exist_ok=True)
         if cfg.resume and (state := load_training_state(self.out / "state")) is not None:
             self.load_state_dict(state)
@@ -226,6 +235,9 @@ class Trainer:
             atomic_write_text(self.out / "log.jsonl", "".join(json.dumps(r) + "\n" for r in self.history))
             if on_epoch is not None:
                 on_epoch({**record, "best_dev": self.best_dev, "best_epoch": self.best_epoch})
+            if deadline is not None and time.monotonic() > deadline:
+                log.info("stopped after epoch %d: the %.1f-minute budget is spent", self.epoch, cfg.max_minutes)
+                break
         return self.finish()
 
     def finish(self) -> dict:
@@ -261,7 +273,12 @@ def parse_args(argv: list[str] | None = None) -> TrainConfig:
         else:
             kind = [a for a in typing.get_args(f.type) if a is not type(None)] or [f.type]
             parser.add_argument(flag, type=kind[0], default=f.default)
-    return TrainConfig(**vars(parser.parse_args(argv)))
+    cfg = TrainConfig(**vars(parser.parse_args(argv)))
+    named_task = any(a == "--task" or a.startswith("--task=") for a in (sys.argv[1:] if argv is None else argv))
+    if cfg.data and not named_task:  # a user's file is a task of its own
+        rows = read_rows(cfg.data, cfg.text_column, cfg.label_column)  # the columns it chose, when auto
+        cfg = dataclasses.replace(cfg, task=user_task_name(cfg.data, rows.text_column, rows.label_column))
+    return cfg
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -269,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = parse_args(argv)
         metrics = Trainer.from_config(cfg).fit()
+        if cfg.data:  # where the lab finds it (core.user_models), beside the models trained in the app
+            installed = install_checkpoint(cfg.output_dir() / "best")
+            log.info("installed as task %s: %s", cfg.task, installed)
     except (DataError, CheckpointError, ValueError, FileNotFoundError, FloatingPointError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

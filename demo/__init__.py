@@ -4,7 +4,7 @@ no model logic and never imports torch (tests/test_app.py checks)."""
 from demo.i18n import I18N
 from demo.limits import APP_KWARGS
 from demo.memory import bound_malloc
-from demo.runner import warm_up
+from demo.runner import MODEL_CONCURRENCY, warm_up
 from demo.ui import CSS, THEME, build_demo
 
-__all__ = ["APP_KWARGS", "CSS", "I18N", "THEME", "bound_malloc", "build_demo", "warm_up"]
+__all__ = ["APP_KWARGS", "CSS", "I18N", "MODEL_CONCURRENCY", "THEME", "bound_malloc", "build_demo", "warm_up"]

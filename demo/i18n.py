@@ -437,3 +437,121 @@ TREEBANK_NOTICES_ZH = {
 def treebank_notice_text(notice: Notice, lang: str) -> str:
     """A problem from core.treebank in the UI language."""
     return notice.format(TREEBANK_NOTICES_ZH, LANGUAGE_NAMES_ZH) if lang == "zh" else notice.format(TREEBANK_NOTICE_TEXT)
+
+# -- the Train tab (issue 26): static labels, callback text, and core's job/file errors in Chinese -----------
+
+EN.update({
+    "tab_train": "Train",
+    "train_md": ("Train a model on your own labelled file: a CSV, TSV or JSONL file with a text column and a label "
+                 "column (found by their names, e.g. *text*/*review* and *label*/*stars*, or choose them). English or "
+                 "Chinese is detected per file; without a *split* column (train/dev/test) the rows are split 80/10/10. "
+                 "Training runs in a background worker, one job at a time; the finished model joins the Lab tab."),
+    "train_file": "Labelled file (CSV, TSV or JSONL)",
+    "train_text_column": "Text column",
+    "train_label_column": "Label column",
+    "train_column_info": "Empty: detected from the column names",
+    "train_model": "Model",
+    "train_vectors": "Word vectors",
+    "train_vectors_none": "Random (trained from scratch)",
+    "train_vectors_auto": "Pretrained, when available for the language",
+    "train_epochs": "Epochs",
+    "train_minutes": "Time budget (minutes)",
+    "train_start": "Start training",
+    "train_cancel": "Cancel",
+    "train_job": "Job",
+    "train_loss": "Training loss",
+    "train_dev": "Dev accuracy",
+    "train_confusion": "Confusion matrix on the test rows (rows: true label, columns: predicted)",
+    "train_publish": "Publish to the Hugging Face Hub",
+    "train_repo": "Model repo (owner/name)",
+    "train_token": "Hugging Face write token (not stored)",
+    "train_push": "Publish",
+})
+ZH.update({
+    "tab_train": "训练",
+    "train_md": ("用你自己的标注文件训练模型：CSV、TSV 或 JSONL 文件，含一列文本和一列标签（按列名识别，如 *text*/*review* 和 "
+                 "*label*/*stars*，也可以自己选）。每个文件自动识别英文或中文；没有 *split* 列（train/dev/test）时按 80/10/10 "
+                 "划分。训练在后台进程中进行，一次一个任务；训练好的模型会出现在实验室标签页中。"),
+    "train_file": "标注文件（CSV、TSV 或 JSONL）",
+    "train_text_column": "文本列",
+    "train_label_column": "标签列",
+    "train_column_info": "留空：按列名自动识别",
+    "train_model": "模型",
+    "train_vectors": "词向量",
+    "train_vectors_none": "随机初始化（从头训练）",
+    "train_vectors_auto": "预训练词向量（该语言有时）",
+    "train_epochs": "训练轮数",
+    "train_minutes": "时间上限（分钟）",
+    "train_start": "开始训练",
+    "train_cancel": "取消",
+    "train_job": "任务",
+    "train_loss": "训练损失",
+    "train_dev": "验证集准确率",
+    "train_confusion": "测试集上的混淆矩阵（行：真实标签，列：预测标签）",
+    "train_publish": "发布到 Hugging Face Hub",
+    "train_repo": "模型仓库（owner/name）",
+    "train_token": "Hugging Face 写入令牌（不会保存）",
+    "train_push": "发布",
+})
+MESSAGES["en"].update({
+    "train_file_ok": "{rows} rows · text column **{text}** · label column **{label}** · {n} labels ({labels}) · {language}",
+    "train_status_queued": "Waiting: position {position} in the training queue.",
+    "train_status_running": "Training: epoch {epoch:.1f} of {epochs} ({percent:.0f}%){eta}.",
+    "train_eta": " · about {time} left",
+    "train_status_done": "Done: task **{task}**, model **{model}** · test accuracy **{accuracy:.3f}** on {n} rows. It is now in the Lab tab's task choice.",
+    "train_status_failed": "Failed: {error}",
+    "train_status_cancelled": "Cancelled.",
+    "train_status_stopped": "Stopped: the training worker was killed before it finished; start the training again.",
+    "train_pushed": "Published: {url}",
+    "train_no_job": "Start a training first.",
+    "col_gold": "true \\ predicted",
+})
+MESSAGES["zh"].update({
+    "train_file_ok": "{rows} 行 · 文本列 **{text}** · 标签列 **{label}** · {n} 个标签（{labels}）· {language}",
+    "train_status_queued": "等待中：训练队列第 {position} 位。",
+    "train_status_running": "训练中：第 {epoch:.1f} / {epochs} 轮（{percent:.0f}%）{eta}。",
+    "train_eta": " · 约剩 {time}",
+    "train_status_done": "完成：任务 **{task}**，模型 **{model}** · 测试准确率 **{accuracy:.3f}**（{n} 行）。已加入实验室标签页的任务选项。",
+    "train_status_failed": "失败：{error}",
+    "train_status_cancelled": "已取消。",
+    "train_status_stopped": "已停止：训练进程在完成前被终止；请重新开始训练。",
+    "train_pushed": "已发布：{url}",
+    "train_no_job": "请先开始一次训练。",
+    "col_gold": "真实 \\ 预测",
+})
+
+# core.data.user.USER_DATA_TEXT and core.jobs.JOB_TEXT in Chinese: the same codes and parameters
+TRAIN_ERRORS_ZH = {
+    "unknown_format": "“{name}”不是 CSV、TSV 或 JSONL 文件（文件名须以 .csv、.tsv 或 .jsonl 结尾）",
+    "too_large": "文件大小为 {size_mb:.1f} MB，上限是 {max_mb:.1f} MB",
+    "bad_encoding": "第 {row} 行不是 UTF-8 文本；请把文件另存为 UTF-8 后重新上传",
+    "empty_file": "文件中没有任何数据行",
+    "bad_json": "第 {row} 行不是 JSON 对象（{error}）",
+    "missing_column": "没有名为“{column}”的列；现有列：{columns}",
+    "choose_columns": "无法判断哪一列是文本、哪一列是标签；请选择（现有列：{columns}）",
+    "same_column": "文本列和标签列必须不同（两者都是“{column}”）",
+    "empty_text": "第 {row} 行的文本为空",
+    "empty_label": "第 {row} 行没有标签",
+    "bad_split": "第 {row} 行：划分“{value}”不是 train、dev 或 test",
+    "missing_split": "划分列中没有“{split}”行",
+    "one_label": "所有行的标签都是“{label}”：分类器至少需要两个标签",
+    "too_many_labels": "“{column}”列有 {count} 个不同标签（最多 {max_labels} 个）；它是标签列吗？",
+    "too_few_rows": "文件只有 {rows} 行；至少需要 {min_rows} 行",
+    "too_many_rows": "文件超过 {max_rows} 行，超出这里的上限",
+    "no_file": "请选择要训练的 CSV、TSV 或 JSONL 文件",
+    "unknown_model": "这里不能训练模型“{model}”；可选：{models}",
+    "bad_epochs": "训练轮数必须是 1 到 {max_epochs} 的整数，收到 {value}",
+    "bad_minutes": "时间上限必须在 0.5 到 {max_minutes} 分钟之间，收到 {value}",
+    "bad_vectors": "词向量必须是 {choices} 之一，收到“{value}”",
+    "unknown_job": "没有训练任务“{job}”",
+    "not_done": "任务 {job} 尚未完成（{status}）：还没有可发布的模型",
+    "no_token": "请用 Hugging Face 登录或粘贴写入令牌后再发布",
+    "bad_repo": "“{repo}”不是 Hub 模型仓库名（owner/name）",
+    "hub_offline": "这里无法连接 Hugging Face Hub（已设置 HF_HUB_OFFLINE）：模型保留在本地",
+    "hub_failed": "发布到 Hub 失败：{error}",
+}
+
+
+def train_error_text(code: str, params: dict, english: str, lang: str) -> str:
+    """A UserDataError or JobError from core (a code, its parameters and core's English) in the UI language."""
+    return TRAIN_ERRORS_ZH[code].format(**params) if lang == "zh" and code in TRAIN_ERRORS_ZH else english

@@ -1,4 +1,4 @@
-"""The whole app: a banner for load problems, then the Lab, Probes, Treebank, Checkpoints and API tabs."""
+"""The whole app: a banner for load problems, then the Lab, Probes, Treebank, Train, Checkpoints and API tabs."""
 
 import gradio as gr
 
@@ -6,6 +6,7 @@ from core.predict import Lab
 from demo.i18n import L, msg, request_lang
 from demo.plots import esc
 from demo.tabs import api, checkpoints, probes
+from demo.tabs import train as train_tab
 from demo.tabs import lab as lab_tab
 from demo.tabs import treebank as treebank_tab
 
@@ -40,6 +41,8 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
                 probes_view = probes.build(lab)
             with gr.Tab(L("tab_treebank"), id="treebank") as treebank_page:
                 treebank_view = treebank_tab.build(lab, treebank_page)
+            with gr.Tab(L("tab_train"), id="train"):
+                train_tab.build(lab, lab_view)
             with gr.Tab(L("tab_models"), id="checkpoints"):
                 loaded, failed = checkpoints.build(lab)
             with gr.Tab(L("tab_api"), id="api"):
@@ -54,4 +57,5 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
         treebank_tab.open_in_lab(treebank_view, lab_view, tabs)  # so do a tree node and a test sentence
         demo.load(on_load, None, [warning, loaded, failed], api_visibility="private")
         api.fill_advertised_defaults(demo)
+        train_tab.refresh_lab_tasks(demo, lab, lab_view)
     return demo

@@ -10,6 +10,10 @@ if "LAB_CACHE_DIR" not in os.environ:  # tests never write into the project's .c
     import tempfile
 
     os.environ["LAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="lab-cache-")
+if "LAB_USER_MODELS" not in os.environ:  # nor into user_models/ (the Train tab's jobs and models)
+    import tempfile
+
+    os.environ["LAB_USER_MODELS"] = tempfile.mkdtemp(prefix="lab-user-models-")
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

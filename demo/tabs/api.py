@@ -7,10 +7,10 @@ import logging
 import gradio as gr
 from gradio.components.api_component import Api
 
-from core.predict import AUTO, InputError, Lab
+from core.predict import AUTO, Cancelled, InputError, Lab
 from core.probes import ProbeInputError, SuiteError, run_suite
 from demo.i18n import L
-from demo.runner import MODEL_POOL
+from demo.runner import MODEL_POOL, RequestGate, abandoned
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,8 @@ def _answer(run) -> dict | list[dict]:
         return run()
     except (InputError, ProbeInputError, SuiteError) as err:
         raise gr.Error(html.escape(str(err), quote=False), print_exception=False) from None
+    except Cancelled:  # nobody is waiting for the answer any more
+        raise abandoned() from None
     except Exception as err:  # a bug, not the input: the trace goes to the log, one line to the caller
         log.exception("API call failed")
         raise gr.Error(f"internal error ({type(err).__name__}); the server log has the details",
@@ -61,15 +63,19 @@ def build(lab: Lab) -> None:
 
     def predict(text: str, model: str = "tensor_cnn", task: str = AUTO, lang: str = AUTO) -> dict:
         """One model on one sentence: prediction, per-word curve, occlusion and the model's views."""
-        return _answer(lambda: lab.predict(text, model, task, lang).to_dict())
+        return _answer(lambda: lab.predict(text, model, task, lang, gate=RequestGate()).to_dict())
 
     def compare(text: str, task: str = AUTO, lang: str = AUTO) -> list[dict]:
         """Every model of the task on one sentence (a list of predictions; a model that fails is left out)."""
-        return _answer(lambda: [p.to_dict() for p in lab.compare(text, task, lang, executor=MODEL_POOL).predictions])
+        return _answer(lambda: [p.to_dict() for p in lab.compare(text, task, lang, executor=MODEL_POOL,
+                                                                         gate=RequestGate()).predictions])
 
     def probes(suite: str = "en", task: str = AUTO) -> dict:
         """A probe suite against every model of the task: pass rates per capability and model, with counts."""
-        return _answer(lambda: run_suite(lab, suite, None if task in (None, "", AUTO) else task).to_dict(failures=False))
+        def run() -> dict:
+            with RequestGate().admit_long():
+                return run_suite(lab, suite, None if task in (None, "", AUTO) else task).to_dict(failures=False)
+        return _answer(run)
 
     gr.api(predict, api_name="predict", concurrency_id="model")
     gr.api(compare, api_name="compare", concurrency_id="model")

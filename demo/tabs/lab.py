@@ -12,12 +12,12 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from core.predict import ALL, AUTO, InputError, Lab, ModelFailure, Prediction
+from core.predict import ALL, AUTO, Cancelled, InputError, Lab, ModelFailure, Prediction
 from core.views import Table
 from demo.examples import EXAMPLES
 from demo.i18n import TASK_NAMES, L, label_name, model_name, msg, notice_text, request_lang, task_name
 from demo.plots import esc, grouped_probability_bars, md, probability_bars, to_figure, word_curves
-from demo.runner import MODEL_POOL
+from demo.runner import MODEL_POOL, RequestGate, abandoned
 from demo.tabs import pairs
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,10 @@ def _table(predictions: list[Prediction], ui: str) -> pd.DataFrame:
 def analyse(lab: Lab, text: str, model: str, task: str, lang: str, ui: str) -> tuple:
     """All outputs of one click: summary, notices, probabilities, curve, comparison table, state."""
     try:
-        result = lab.compare(text, task, lang, models=None if model == ALL else [model], executor=MODEL_POOL)
+        result = lab.compare(text, task, lang, models=None if model == ALL else [model], executor=MODEL_POOL,
+                             gate=RequestGate())
+    except Cancelled:
+        raise abandoned() from None
     except InputError as err:
         message = notice_text(err.notice, ui)
         gr.Warning(esc(message))
@@ -131,6 +134,11 @@ def model_panel(p: Prediction, ui: str) -> None:
                 gr.Markdown(f"⚠️ {esc(type(view).__name__)}: {esc(getattr(view, 'title', ''))} (not drawable)")
 
 
+def task_choices(lab: Lab) -> list[tuple]:
+    """The task dropdown's choices: auto, then every task loaded (the Train tab adds the ones it trains)."""
+    return [(L("auto"), AUTO)] + [(L(f"task_{t}") if t in TASK_NAMES["en"] else t, t) for t in lab.tasks()]
+
+
 @dataclass
 class LabView:
     """What another tab fills to open a sentence or a pair here (the Probes tab opens its failures)."""
@@ -150,8 +158,7 @@ def build(lab: Lab) -> LabView:
             model = gr.Dropdown([(L("all_models"), ALL)] + [(model_name(m), m) for m in lab.models()], value=ALL,
                                 label=L("model"), info=L("model_info"), elem_id="model")
             with gr.Row():
-                task = gr.Dropdown([(L("auto"), AUTO)] + [(L(f"task_{t}") if t in TASK_NAMES["en"] else t, t) for t in lab.tasks()],
-                                   value=AUTO, label=L("task"), info=L("task_info"), elem_id="task",
+                task = gr.Dropdown(task_choices(lab), value=AUTO, label=L("task"), info=L("task_info"), elem_id="task",
                                    visible=len(lab.tasks()) > 1)
                 lang = gr.Radio([(L("auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")], value=AUTO,
                                 label=L("language"), elem_id="lang")

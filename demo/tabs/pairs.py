@@ -14,10 +14,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.pairs import SENTENCES, PairComparison, PairInputError, compare_pair
-from core.predict import ALL, Lab
+from core.predict import ALL, Cancelled, Lab
 from demo.i18n import L, label_name, model_name, msg, notice_text, request_lang
 from demo.plots import esc, md, pair_curves
-from demo.runner import MODEL_POOL
+from demo.runner import MODEL_POOL, RequestGate, abandoned
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,9 @@ def analyse_pair(lab: Lab, text_a: str, text_b: str, model: str, task: str, lang
     """All outputs of one pair comparison: summary, table, the figures (one per model)."""
     try:
         comparison = compare_pair(lab, text_a, text_b, task, lang, models=None if model == ALL else [model],
-                                  executor=MODEL_POOL)
+                                  executor=MODEL_POOL, gate=RequestGate())
+    except Cancelled:
+        raise abandoned() from None
     except PairInputError as err:
         message = msg("pair_error", ui, sentence=err.sentence.upper(), message=notice_text(err.notice, ui))
         gr.Warning(esc(message))

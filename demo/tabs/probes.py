@@ -13,10 +13,11 @@ from pathlib import Path
 import gradio as gr
 import pandas as pd
 
-from core.predict import AUTO, Lab
+from core.predict import AUTO, Cancelled, Lab
 from core.probes import Case, ProbeInputError, ProbeReport, SuiteError, load_suite, run_suite, run_text_cases, suite_names
 from demo.i18n import L, label_name, model_name, msg, probe_notice_text, request_lang, task_name
 from demo.plots import esc
+from demo.runner import RequestGate, abandoned
 from demo.tabs.lab import LabView
 
 
@@ -103,7 +104,10 @@ def _error(message: str) -> tuple:
 
 def run_probe_suite(lab: Lab, suite: str, task: str, ui: str) -> tuple:
     try:
-        return show(run_suite(lab, suite, None if task == AUTO else task), ui)
+        with RequestGate().admit_long():
+            return show(run_suite(lab, suite, None if task == AUTO else task), ui)
+    except Cancelled:
+        raise abandoned() from None
     except ProbeInputError as err:
         return _error(probe_notice_text(err.notice, ui))
     except SuiteError as err:  # a shipped file that does not validate: the maintainer's English message
@@ -126,7 +130,10 @@ def run_user_cases(lab: Lab, text: str, upload: str | None, suite: str, task: st
         task = load_suite(suite).task if task == AUTO else task
         lines = "\n".join(t for t in (text or "", read_upload(upload)) if t.strip())
         names = {"user": {"en": msg("user_cases", "en"), "zh": msg("user_cases", "zh")}}
-        return show(run_text_cases(lab, lines, task, names), ui)
+        with RequestGate().admit_long():
+            return show(run_text_cases(lab, lines, task, names), ui)
+    except Cancelled:
+        raise abandoned() from None
     except ProbeInputError as err:
         return _error(probe_notice_text(err.notice, ui))
     except SuiteError as err:

@@ -19,6 +19,7 @@ import pandas as pd
 from core.dataset_view import SLICES, read_evaluation
 from core.predict import Lab, Notice
 from core.treebank import MAX_HITS, Hit, PHENOMENA, SPLITS, SST_TASKS, Treebank, TreebankError, tree_view
+from core.data import TASKS
 from core.data.sst import FINE_LABELS
 from demo.i18n import TASK_NAMES, L, label_name, model_name, msg, request_lang, task_name, treebank_notice_text
 from demo.plots import esc, md
@@ -149,6 +150,7 @@ class TreebankView:
 def build(lab: Lab, tab: gr.Tab) -> TreebankView:
     treebank, problem = load_treebank()
     sst_tasks = [t for t in lab.tasks() if t in SST_TASKS]
+    data_tasks = [t for t in lab.tasks() if t in TASKS]  # what make evaluate-all evaluates (not a user's own task)
     gr.Markdown(L("treebank_md"))
     with gr.Accordion(L("tb_trees"), open=True):
         problem_md = gr.Markdown(elem_id="tb-problem")
@@ -176,10 +178,11 @@ def build(lab: Lab, tab: gr.Tab) -> TreebankView:
             open_node_button = gr.Button(L("tb_open_node"), scale=1, elem_id="tb-open-node")
     with gr.Accordion(L("tb_dataset"), open=True):
         with gr.Row():
-            data_task = gr.Dropdown([(_task_label(t), t) for t in lab.tasks()], value=lab.tasks()[0] if lab.tasks() else None,
+            data_task = gr.Dropdown([(_task_label(t), t) for t in data_tasks], value=data_tasks[0] if data_tasks else None,
                                     label=L("task"), elem_id="tb-data-task")
-            data_model = gr.Dropdown([(model_name(m), m) for m in lab.models(lab.tasks()[0])] if lab.tasks() else [],
-                                     value=lab.models(lab.tasks()[0])[0] if lab.tasks() else None, label=L("model"), elem_id="tb-data-model")
+            data_model = gr.Dropdown([(model_name(m), m) for m in lab.models(data_tasks[0])] if data_tasks else [],
+                                     value=lab.models(data_tasks[0])[0] if data_tasks else None, label=L("model"),
+                                     elem_id="tb-data-model")
         data_summary = gr.Markdown(elem_id="tb-data-summary")
         with gr.Row():
             length_plot = gr.Plot(label=L("tb_length"), elem_id="tb-length")

@@ -1,0 +1,236 @@
+"""A user's own labelled file as a task: CSV, TSV or JSONL with a text column and a label column.
+
+    rows = read_rows("reviews.csv", text_column="review", label_column="stars")   # checked, not tokenized
+    task = load_user_task("reviews.csv", "user_reviews_1a2b3c", "review", "stars")
+
+`read_rows` makes every check and is fast (no tokenizer), so the app runs it while the user waits and the
+worker process tokenizes later (`load_user_task`). The columns are auto-detected when the names say so
+(text/review/sentence..., label/stars/class...) or when there are exactly two; the language is English or
+Chinese, decided per file by the texts' characters (core.text.detect_language); a `split` column with
+train/dev/test values is used as it is, else a seeded 80/10/10 split is made. A bad file raises
+UserDataError with a code and its parameters (the row, the column), worded in English here and by demo/i18n.py
+in Chinese; nothing is written.
+"""
+
+import csv
+import hashlib
+import io
+import json
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.data.base import DataError, Example, TaskData
+from core.text import detect_language, tokenize
+
+FORMATS = {".csv": ",", ".tsv": "\t", ".txt": "\t", ".jsonl": None}
+TEXT_NAMES = ("text", "sentence", "review", "content", "comment", "body", "title", "document", "文本", "内容", "评论", "句子")
+LABEL_NAMES = ("label", "labels", "class", "category", "stars", "rating", "sentiment", "target", "y", "标签", "类别", "情感")
+SPLIT_NAMES = {"train": "train", "dev": "dev", "valid": "dev", "validation": "dev", "test": "test"}
+SPLIT_SEED = 13  # the split must not change between a run and its resumption
+MAX_TEXT_CHARS = 1000  # a longer text is cut (Chinese reviews run to thousands of characters)
+MIN_ROWS = 10  # fewer leave nothing to evaluate on
+MAX_LABELS = 100  # more distinct labels than this is almost surely the wrong column
+
+# English wording of the codes; demo/i18n.py words the same codes in Chinese
+USER_DATA_TEXT = {
+    "unknown_format": "'{name}' is not a CSV, TSV or JSONL file (the name must end in .csv, .tsv or .jsonl)",
+    "too_large": "the file is {size_mb:.1f} MB; the limit is {max_mb:.1f} MB",
+    "bad_encoding": "row {row} is not UTF-8 text; save the file as UTF-8 and upload it again",
+    "empty_file": "the file holds no rows",
+    "bad_json": "row {row} is not a JSON object ({error})",
+    "missing_column": "there is no column '{column}'; the columns are: {columns}",
+    "choose_columns": "cannot tell which column is the text and which the label; choose them (the columns are: {columns})",
+    "same_column": "the text and the label must be different columns (both are '{column}')",
+    "empty_text": "row {row} has an empty text",
+    "empty_label": "row {row} has no label",
+    "bad_split": "row {row}: split '{value}' is not train, dev or test",
+    "missing_split": "the split column has no '{split}' rows",
+    "one_label": "every row has the label '{label}': a classifier needs at least two labels",
+    "too_many_labels": "column '{column}' has {count} different labels (at most {max_labels}); is it the label column?",
+    "too_few_rows": "the file has {rows} rows; at least {min_rows} are needed",
+    "too_many_rows": "the file has more than {max_rows} rows, the limit here",
+}
+
+
+class UserDataError(DataError):
+    """A user file we cannot train on: `code` (a key of USER_DATA_TEXT) and its `params`."""
+
+    def __init__(self, code: str, **params):
+        self.code, self.params = code, params
+        super().__init__(USER_DATA_TEXT[code].format(**params))
+
+
+@dataclass
+class UserRows:
+    """A user file, checked: one text, label and split (or "") per row, in file order."""
+
+    text_column: str
+    label_column: str
+    texts: list[str]
+    labels: list[str]
+    splits: list[str]  # "train" / "dev" / "test" from the file's split column, or all ""
+    label_names: list[str]  # sorted: numerically when every label is a number (stars 1..5)
+    lang: str  # 'en' or 'zh'
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise UserDataError("bad_encoding", row=raw[: err.start].count(b"\n") + 1) from None
+
+
+def _records(path: Path, text: str) -> tuple[list[str], list[tuple[int, dict]]]:
+    """(column names, [(row number in the file, {column: value})])."""
+    delimiter = FORMATS[path.suffix.lower()]
+    if delimiter is None:  # JSONL: one object per line
+        rows, columns = [], {}
+        for number, line in enumerate(text.split("\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise UserDataError("bad_json", row=number, error=err.msg) from None
+            if not isinstance(record, dict):
+                raise UserDataError("bad_json", row=number, error=type(record).__name__)
+            columns.update(dict.fromkeys(record))
+            rows.append((number, {k: "" if v is None else str(v) for k, v in record.items()}))
+        return list(columns), rows
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header = next(reader, None)
+    if header is None:
+        return [], []
+    header = [name.strip() for name in header]
+    rows = []
+    for values in reader:
+        if any(v.strip() for v in values):
+            rows.append((reader.line_num, dict(zip(header, values))))
+    return header, rows
+
+
+def read_columns(path: str | Path, max_bytes: int = 0) -> list[str]:
+    """The file's column names (the header, or every key of a JSONL file), for the user to choose from."""
+    path = Path(path)
+    if path.suffix.lower() not in FORMATS:
+        raise UserDataError("unknown_format", name=path.name)
+    if max_bytes and path.stat().st_size > max_bytes:
+        raise UserDataError("too_large", size_mb=path.stat().st_size / 2**20, max_mb=max_bytes / 2**20)
+    return _records(path, _decode(path.read_bytes()))[0]
+
+
+def _find(columns: list[str], names: tuple[str, ...]) -> str | None:
+    by_name = {c.lower(): c for c in columns}
+    return next((by_name[n] for n in names if n in by_name), None)
+
+
+def _choose_columns(columns: list[str], rows, text_column: str, label_column: str) -> tuple[str, str]:
+    for column in (text_column, label_column):
+        if column and column not in columns:
+            raise UserDataError("missing_column", column=column, columns=", ".join(columns))
+    candidates = [c for c in columns if c.lower() != "split"]
+    text_column = text_column or _find(candidates, TEXT_NAMES) or ""
+    label_column = label_column or _find([c for c in candidates if c != text_column], LABEL_NAMES) or ""
+    rest = [c for c in candidates if c not in (text_column, label_column)]
+    if len(rest) == 1 and bool(text_column) != bool(label_column):  # one named, the other the only one left
+        text_column, label_column = text_column or rest[0], label_column or rest[0]
+    elif len(rest) == 2 and not text_column and not label_column:  # two columns: the text is the longer one
+        mean = {c: sum(len(r.get(c, "")) for _, r in rows) for c in rest}
+        text_column, label_column = sorted(rest, key=mean.get, reverse=True)
+    if not text_column or not label_column:
+        raise UserDataError("choose_columns", columns=", ".join(columns))
+    if text_column == label_column:
+        raise UserDataError("same_column", column=text_column)
+    return text_column, label_column
+
+
+def _label_order(labels: set[str]) -> list[str]:
+    try:
+        return sorted(labels, key=float)
+    except ValueError:
+        return sorted(labels)
+
+
+def read_rows(path: str | Path, text_column: str = "", label_column: str = "", max_bytes: int = 0,
+              max_rows: int = 0) -> UserRows:
+    """Every check of a user file (format, size, encoding, columns, empty cells, labels, split, rows);
+    UserDataError at the first problem. `max_bytes` / `max_rows`: 0 = no limit."""
+    path = Path(path)
+    if path.suffix.lower() not in FORMATS:
+        raise UserDataError("unknown_format", name=path.name)
+    size = path.stat().st_size
+    if max_bytes and size > max_bytes:
+        raise UserDataError("too_large", size_mb=size / 2**20, max_mb=max_bytes / 2**20)
+    columns, rows = _records(path, _decode(path.read_bytes()))
+    if not rows:
+        raise UserDataError("empty_file")
+    if max_rows and len(rows) > max_rows:
+        raise UserDataError("too_many_rows", max_rows=max_rows)
+    text_column, label_column = _choose_columns(columns, rows, text_column, label_column)
+    split_column = _find(columns, ("split",))
+    texts, labels, splits = [], [], []
+    for number, row in rows:
+        text, label = (row.get(text_column) or "").strip(), (row.get(label_column) or "").strip()
+        if not text:
+            raise UserDataError("empty_text", row=number)
+        if not label:
+            raise UserDataError("empty_label", row=number)
+        split = (row.get(split_column) or "").strip().lower() if split_column else ""
+        if split_column and split not in SPLIT_NAMES:
+            raise UserDataError("bad_split", row=number, value=split)
+        texts.append(text[:MAX_TEXT_CHARS])
+        labels.append(label)
+        splits.append(SPLIT_NAMES.get(split, ""))
+    if len(rows) < MIN_ROWS:
+        raise UserDataError("too_few_rows", rows=len(rows), min_rows=MIN_ROWS)
+    names = set(labels)
+    if len(names) == 1:
+        raise UserDataError("one_label", label=labels[0])
+    if len(names) > MAX_LABELS:
+        raise UserDataError("too_many_labels", column=label_column, count=len(names), max_labels=MAX_LABELS)
+    if split_column:
+        for split in ("train", "dev", "test"):
+            if split not in splits:
+                raise UserDataError("missing_split", split=split)
+    chinese = sum(detect_language(t) == "zh" for t in texts)
+    return UserRows(text_column, label_column, texts, labels, splits, _label_order(names),
+                    "zh" if chinese * 2 > len(texts) else "en")
+
+
+def _seeded_splits(n: int) -> list[str]:
+    """80/10/10, seeded; dev and test get at least one row each."""
+    order = list(range(n))
+    random.Random(SPLIT_SEED).shuffle(order)
+    held = max(1, n // 10)
+    splits = ["train"] * n
+    for i in order[:held]:
+        splits[i] = "test"
+    for i in order[held : 2 * held]:
+        splits[i] = "dev"
+    return splits
+
+
+def load_user_task(path: str | Path, name: str, text_column: str = "", label_column: str = "") -> TaskData:
+    """The file as a TaskData named `name`: checked (read_rows), tokenized in its language, split."""
+    rows = read_rows(path, text_column, label_column)
+    splits = rows.splits if rows.splits[0] else _seeded_splits(len(rows.texts))
+    index = {label: i for i, label in enumerate(rows.label_names)}
+    parts: dict[str, list[Example]] = {"train": [], "dev": [], "test": []}
+    for text, label, split in zip(rows.texts, rows.labels, splits):
+        words = tuple(t.text for t in tokenize(text, rows.lang))
+        if words:  # punctuation or emoji alone: nothing a model can read
+            parts[split].append(Example(words, index[label]))
+    note = (f"{Path(path).name}: text '{rows.text_column}', label '{rows.label_column}', "
+            + ("the file's own split" if rows.splits[0] else f"seeded 80/10/10 split (seed {SPLIT_SEED})"))
+    return TaskData(name, rows.lang, rows.label_names, parts["train"], parts["dev"], parts["test"], split_note=note)
+
+
+def user_task_name(path: str | Path, text_column: str = "", label_column: str = "") -> str:
+    """`user_<file stem>_<6 hex>`: the same file and columns (as read_rows chose them) give the same task, so
+    a second model trained on it joins the first."""
+    path = Path(path)
+    stem = re.sub(r"[^a-z0-9]+", "_", path.stem.lower()).strip("_")[:30] or "data"
+    digest = hashlib.sha256(path.read_bytes() + f"\0{text_column}\0{label_column}".encode()).hexdigest()[:6]
+    return f"user_{stem}_{digest}"

@@ -1,0 +1,334 @@
+"""Training jobs: a user's file and settings become a queued job, a worker process trains it, and the best
+checkpoint is installed where the lab loads it (core.user_models).
+
+    job = submit_job("reviews.csv", "dcnn", "review", "stars", epochs=3)      # checked now, queued
+    python -m core.jobs run user_models/jobs/<id>                              # the worker (one at a time)
+
+A job is one folder, jobs/<id>/, holding the uploaded file, `job.json` (its settings, status, progress,
+per-epoch history and, when done, its test metrics) and run/ (core.train's output, so a killed worker
+resumes from its last epoch). Every write of job.json is atomic, so a reader sees the old state or the
+new one. Statuses: queued -> running -> done | failed | cancelled | stopped (the worker was killed and
+not resumed). Who writes: the submitter creates the job, the worker writes it while it runs, the
+scheduler (demo/training.py, which starts the worker) records cancelled/stopped once the worker is gone.
+Core returns codes with parameters (JobError, UserDataError); the front end words them.
+"""
+
+import json
+import logging
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from huggingface_hub import EvalResult, HfApi, ModelCardData
+
+from core.checkpoint import atomic_write_text
+from core.data.user import read_rows, user_task_name
+from core.hub import describe_hub_error, hub_offline
+from core.manifest import check_repo_id
+from core.models import PAPER_MODELS
+from core.run import TrainConfig
+from core.train import Trainer
+from core.user_models import install_checkpoint, user_models_dir
+
+log = logging.getLogger(__name__)
+JOB_FILE = "job.json"
+ACTIVE, FINISHED = ("queued", "running"), ("done", "failed", "cancelled", "stopped")
+MAX_RESUMES = 2  # a worker killed this often (by a restart of the app) is reported as stopped
+VECTORS = ("none", "auto")  # random embeddings, or the pretrained ones of the file's language when present
+LOSS_POINTS = 400  # the live loss curve keeps at most this many points (halved when full)
+
+JOB_TEXT = {
+    "no_file": "choose a CSV, TSV or JSONL file to train on",
+    "unknown_model": "model '{model}' cannot be trained here; choose one of {models}",
+    "bad_epochs": "epochs must be a whole number from 1 to {max_epochs}, got {value}",
+    "bad_minutes": "the time budget must be from 0.5 to {max_minutes} minutes, got {value}",
+    "bad_vectors": "vectors must be one of {choices}, got '{value}'",
+    "unknown_job": "there is no training job '{job}'",
+    "not_done": "job {job} has not finished ({status}): there is no model to publish yet",
+    "no_token": "log in with Hugging Face or paste a write token to publish",
+    "bad_repo": "'{repo}' is not a Hub model repo name (owner/name)",
+    "hub_offline": "the Hugging Face Hub is not reachable from here (HF_HUB_OFFLINE is set): the model stays local",
+    "hub_failed": "publishing to the Hub failed: {error}",
+}
+
+
+class JobError(ValueError):
+    """A job request we cannot take: `code` (a key of JOB_TEXT) and its `params`."""
+
+    def __init__(self, code: str, **params):
+        self.code, self.params = code, params
+        super().__init__(JOB_TEXT[code].format(**params))
+
+
+def _env_number(name: str, default: float) -> float:
+    value = os.environ.get(name, "")
+    return float(value) if value else default
+
+
+@dataclass
+class TrainLimits:
+    """What one job may use; the defaults fit a free CPU Space (2 vCPU): a few minutes per job."""
+
+    max_bytes: int = 5 * 2**20
+    max_rows: int = 20_000
+    max_epochs: int = 20
+    max_minutes: float = 15.0
+
+    @classmethod
+    def from_env(cls) -> "TrainLimits":
+        """LAB_TRAIN_MAX_BYTES / _ROWS / _EPOCHS / _MINUTES override the defaults."""
+        d = cls()
+        return cls(int(_env_number("LAB_TRAIN_MAX_BYTES", d.max_bytes)), int(_env_number("LAB_TRAIN_MAX_ROWS", d.max_rows)),
+                   int(_env_number("LAB_TRAIN_MAX_EPOCHS", d.max_epochs)), _env_number("LAB_TRAIN_MAX_MINUTES", d.max_minutes))
+
+
+def jobs_dir(root: str | Path | None = None) -> Path:
+    return Path(root or user_models_dir()) / "jobs"
+
+
+def read_job(job_dir: str | Path) -> dict:
+    return json.loads((Path(job_dir) / JOB_FILE).read_text(encoding="utf-8"))
+
+
+def write_job(job_dir: str | Path, job: dict) -> None:
+    atomic_write_text(Path(job_dir) / JOB_FILE, json.dumps(job, ensure_ascii=False, indent=1))
+
+
+def update_job(job_dir: str | Path, **fields) -> dict:
+    job = {**read_job(job_dir), **fields}
+    write_job(job_dir, job)
+    return job
+
+
+def list_jobs(root: str | Path | None = None) -> list[dict]:
+    """Every job, oldest first (a job still being created, in its hidden staging folder, is not one yet)."""
+    folder = jobs_dir(root)
+    paths = folder.glob(f"*/{JOB_FILE}") if folder.is_dir() else []
+    jobs = [read_job(p.parent) for p in paths if not p.parent.name.startswith(".")]
+    return sorted(jobs, key=lambda j: (j["created"], j["id"]))
+
+
+def job_dir(job_id: str, root: str | Path | None = None) -> Path:
+    folder = jobs_dir(root) / str(job_id)
+    if not isinstance(job_id, str) or "/" in job_id or job_id.startswith(".") or not (folder / JOB_FILE).is_file():
+        raise JobError("unknown_job", job=str(job_id)[:40])
+    return folder
+
+
+def submit_job(file: str | Path | None, model: str, text_column: str = "", label_column: str = "", epochs: int = 3,
+               minutes: float | None = None, vectors: str = "none", root: str | Path | None = None,
+               limits: TrainLimits | None = None) -> dict:
+    """Check the request and the file (read_rows: every UserDataError now, while the user waits), copy the
+    file into a new job folder and queue it. Nothing is written when a check fails."""
+    limits = limits or TrainLimits.from_env()
+    if not file:
+        raise JobError("no_file")
+    if model not in PAPER_MODELS:
+        raise JobError("unknown_model", model=model, models=", ".join(PAPER_MODELS))
+    if isinstance(epochs, bool) or not isinstance(epochs, (int, float)) or epochs != int(epochs) or not 1 <= epochs <= limits.max_epochs:
+        raise JobError("bad_epochs", max_epochs=limits.max_epochs, value=epochs)
+    minutes = limits.max_minutes if minutes in (None, 0) else minutes
+    if not isinstance(minutes, (int, float)) or not 0.5 <= minutes <= limits.max_minutes:
+        raise JobError("bad_minutes", max_minutes=limits.max_minutes, value=minutes)
+    if vectors not in VECTORS:
+        raise JobError("bad_vectors", choices=", ".join(VECTORS), value=vectors)
+    file = Path(file)
+    rows = read_rows(file, text_column or "", label_column or "", limits.max_bytes, limits.max_rows)
+    job_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+    job = {
+        "id": job_id, "status": "queued", "created": time.time(), "started": None, "finished": None,
+        "file": file.name, "data": "data" + file.suffix.lower(), "model": model,
+        "task": user_task_name(file, rows.text_column, rows.label_column),
+        "text_column": rows.text_column, "label_column": rows.label_column, "lang": rows.lang,
+        "labels": rows.label_names, "rows": len(rows.texts), "epochs": int(epochs), "minutes": float(minutes),
+        "vectors": vectors, "resumes": 0, "progress": 0.0, "loss": [], "history": [], "metrics": None, "error": None,
+    }
+    folder = jobs_dir(root) / job_id
+    staging = folder.with_name(f".{job_id}")  # renamed into place complete: a job is all there or not at all
+    staging.mkdir(parents=True)
+    shutil.copyfile(file, staging / job["data"])
+    write_job(staging, job)
+    staging.rename(folder)
+    log.info("job %s queued: %s on %s (%d rows, %s)", job_id, model, file.name, len(rows.texts), rows.lang)
+    return job
+
+
+def queue_position(job: dict, jobs: list[dict]) -> int | None:
+    """1 for the next job to start, 2 for the one after it...; None when the job is not waiting."""
+    if job["status"] != "queued":
+        return None
+    waiting = [j["id"] for j in jobs if j["status"] == "queued"]
+    return waiting.index(job["id"]) + 1
+
+
+def job_status(job_id: str, root: str | Path | None = None) -> dict:
+    """The job as stored, plus its queue position and, while it runs, the seconds it has left (the
+    elapsed time scaled by the part not yet done, at most the rest of its time budget)."""
+    job = read_job(job_dir(job_id, root))
+    job["queue_position"] = queue_position(job, list_jobs(root))
+    job["eta_seconds"] = None
+    if job["status"] == "running" and job["started"]:
+        elapsed, done = time.time() - job["started"], job["progress"] / job["epochs"]
+        if done > 0:
+            job["eta_seconds"] = max(0.0, min(elapsed * (1 - done) / done, job["minutes"] * 60 - elapsed))
+    return job
+
+
+def next_queued(root: str | Path | None = None) -> dict | None:
+    return next((j for j in list_jobs(root) if j["status"] == "queued"), None)
+
+
+def recover_jobs(root: str | Path | None = None) -> list[dict]:
+    """After an app restart: a job left running lost its worker; it is queued again to resume from its
+    last saved epoch, or reported stopped once it was resumed MAX_RESUMES times. Returns the jobs changed."""
+    changed = []
+    for job in list_jobs(root):
+        if job["status"] == "running":
+            folder = jobs_dir(root) / job["id"]
+            if job["resumes"] < MAX_RESUMES:
+                changed.append(update_job(folder, status="queued", resumes=job["resumes"] + 1))
+            else:
+                changed.append(update_job(folder, status="stopped", finished=time.time(),
+                                          error={"code": "stopped", "params": {"resumes": job["resumes"]}}))
+    return changed
+
+
+# -- the worker ------------------------------------------------------------------------------------
+
+
+class _Progress:
+    """Writes the job's live progress (epoch fraction, a loss curve) at most twice a second."""
+
+    def __init__(self, folder: Path, job: dict, trainer: Trainer):
+        self.folder, self.job, self.trainer, self.last, self.losses = folder, job, trainer, 0.0, []
+        trainer.on_batch = self.batch
+
+    def batch(self, step: int, steps: int, loss: float) -> None:
+        if not self.losses and self.last == 0.0:  # the first step (of a resumed run: after its saved epochs)
+            self.job["loss"] = [p for p in self.job["loss"] if p[0] <= self.trainer.epoch]
+            self.job["history"] = list(self.trainer.history)
+        self.losses.append(loss)
+        if time.monotonic() - self.last < 0.5 and step < steps:
+            return
+        epoch = self.trainer.epoch + step / steps
+        points = self.job["loss"]
+        points.append([round(epoch, 4), sum(self.losses) / len(self.losses)])
+        if len(points) > LOSS_POINTS:
+            points[:] = points[::2]
+        self.losses, self.last = [], time.monotonic()
+        self.job["progress"] = epoch
+        write_job(self.folder, self.job)
+
+    def epoch(self, record: dict) -> None:
+        self.job["history"] = list(self.trainer.history)
+        self.job["progress"] = float(record["epoch"])
+        write_job(self.folder, self.job)
+
+
+def train_config(folder: Path, job: dict) -> TrainConfig:
+    """The core.train settings of a job: one torch thread, resumable from its own run/ folder."""
+    return TrainConfig(model=job["model"], task=job["task"], data=str(folder / job["data"]), text_column=job["text_column"],
+                       label_column=job["label_column"], epochs=job["epochs"], max_minutes=job["minutes"],
+                       vectors=job["vectors"], out=str(folder / "run"), resume=True, progress=False, threads=1)
+
+
+def run_job(folder: str | Path) -> dict:
+    """Train one job to the end (the worker process's whole life): status running, live progress, then
+    done with the test metrics and the checkpoint installed, or failed with the error."""
+    folder = Path(folder)
+    job = update_job(folder, status="running", started=time.time(), pid=os.getpid())
+    try:
+        trainer = Trainer.from_config(train_config(folder, job))
+        progress = _Progress(folder, job, trainer)
+        metrics = trainer.fit(on_epoch=progress.epoch)
+        job["history"] = trainer.history
+        installed = install_checkpoint(folder / "run" / "best", Path(folder).parents[1])
+    except Exception as err:  # the worker reports every failure in the job; the trace goes to its log
+        log.exception("job %s failed", job["id"])
+        job.update(status="failed", finished=time.time(),
+                   error={"code": getattr(err, "code", "error"), "params": getattr(err, "params", {}),
+                          "message": f"{type(err).__name__}: {err}"})
+        write_job(folder, job)
+        return job
+    test = metrics["test"]
+    job.update(status="done", finished=time.time(), progress=float(trainer.epoch), checkpoint=str(installed),
+               metrics={"test_accuracy": test["accuracy"], "test_examples": test["n"], "confusion": test["confusion"],
+                        "per_class": test["per_class"], "dev_accuracy": metrics["dev_accuracy"],
+                        "best_epoch": metrics["best_epoch"], "epochs_run": metrics["epochs_run"],
+                        "train_examples": metrics["train_examples"], "labels": trainer.task.labels})
+    write_job(folder, job)
+    return job
+
+
+# -- publishing ------------------------------------------------------------------------------------
+
+
+def model_card(job: dict) -> str:
+    """A Hub model card for a trained job: what it is, its data and its measured test metrics."""
+    m = job["metrics"]
+    data = ModelCardData(
+        language=[job["lang"]], library_name="pytorch", pipeline_tag="text-classification",
+        tags=["sentence-classification", job["model"], "sentence-lab"], model_name=f"{job['model']}-{job['task']}",
+        eval_results=[EvalResult(task_type="text-classification", dataset_type="user", dataset_name=job["file"],
+                                 metric_type="accuracy", metric_name="test accuracy", metric_value=round(m["test_accuracy"], 4))])
+    rows = "\n".join(f"| {label} | {v['precision']:.3f} | {v['recall']:.3f} | {v['f1']:.3f} | {v['support']} |"
+                     for label, v in m["per_class"].items())
+    return (f"---\n{data.to_yaml()}\n---\n\n# {job['model']} on {job['file']}\n\n"
+            f"A `{job['model']}` sentence classifier trained with the sentence-model lab on `{job['file']}` "
+            f"(text column `{job['text_column']}`, label column `{job['label_column']}`, {job['rows']} rows, "
+            f"language `{job['lang']}`), {m['epochs_run']} epochs, best dev accuracy at epoch {m['best_epoch']}.\n\n"
+            f"**Test accuracy: {m['test_accuracy']:.4f}** on {m['test_examples']} held-out rows "
+            f"(dev {m['dev_accuracy']:.4f}).\n\n| label | precision | recall | F1 | support |\n|---|---|---|---|---|\n{rows}\n\n"
+            f"Load it with `core.models.model_class('{job['model']}').from_pretrained(repo_id)`.\n")
+
+
+def push_job(job_id: str, repo_id: str, token: str | None, root: str | Path | None = None) -> str:
+    """Upload a finished job's checkpoint with its card to a Hub model repo; the commit URL. Fails at once,
+    with a JobError, when the Hub is off (HF_HUB_OFFLINE) or the request is incomplete."""
+    job = read_job(job_dir(job_id, root))
+    if job["status"] != "done":
+        raise JobError("not_done", job=job_id, status=job["status"])
+    if not token:
+        raise JobError("no_token")
+    try:
+        check_repo_id(repo_id)
+    except ValueError:
+        raise JobError("bad_repo", repo=str(repo_id)[:100]) from None
+    if hub_offline():
+        raise JobError("hub_offline")
+    api = HfApi(token=token)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "model"
+        shutil.copytree(job["checkpoint"], folder)
+        (folder / "README.md").write_text(model_card(job), encoding="utf-8")
+        try:
+            api.create_repo(repo_id, repo_type="model", exist_ok=True)
+            commit = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="model",
+                                       commit_message=f"{job['model']} trained on {job['file']} (sentence-model lab)")
+        except Exception as err:  # HTTP, auth, network: one line, never the token
+            raise JobError("hub_failed", error=describe_hub_error(err).replace(token, "***")) from None
+    return commit.commit_url
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m core.jobs run <job folder>`: the worker. It yields the CPU to the app: the lowest priority
+    (nice 19: Linux then gives the app's threads about 98% of a core they both want, and the worker all the CPU
+    the app leaves idle) and one torch thread."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2 or argv[0] != "run":
+        print("usage: python -m core.jobs run <job folder>", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
+    os.nice(19 - os.nice(0))  # predictions in the app come first
+    torch.set_num_threads(1)
+    return 0 if run_job(argv[1])["status"] == "done" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Where the models users train live: $LAB_USER_MODELS (default `user_models/`, not in git).
+
+    user_models/
+      checkpoints/<task>/<model>/   each trained model, laid out as checkpoints/ (core.checkpoint format)
+      jobs/<job id>/                one training job (core.jobs): job.json, the uploaded file, run/, worker.log
+
+A checkpoint is installed whole or not at all: copied beside its place, then renamed into it.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+from core.checkpoint import CONFIG, CheckpointError, _read_json
+from core.data import PROJECT_ROOT
+
+
+def user_models_dir() -> Path:
+    return Path(os.environ.get("LAB_USER_MODELS") or PROJECT_ROOT / "user_models")
+
+
+def install_checkpoint(best: str | Path, root: str | Path | None = None) -> Path:
+    """Copy a trained run's best checkpoint to <root>/checkpoints/<task>/<model>/, replacing the one there."""
+    best = Path(best)
+    config = _read_json(best / CONFIG)
+    task, model = config.get("task"), config.get("model")
+    if not isinstance(task, str) or not isinstance(model, str):
+        raise CheckpointError(f"{best / CONFIG} names no task and model")
+    target = Path(root or user_models_dir()) / "checkpoints" / task / model
+    staging, old = target.with_name(f".{model}.new"), target.with_name(f".{model}.old")
+    for leftover in (staging, old):
+        shutil.rmtree(leftover, ignore_errors=True)
+    shutil.copytree(best, staging)
+    if target.exists():
+        target.rename(old)
+    staging.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+    return target
+
+
+def installed_checkpoints(root: str | Path | None = None) -> list[Path]:
+    """Every installed user checkpoint folder (one holding a config.json), sorted."""
+    folder = Path(root or user_models_dir()) / "checkpoints"
+    return sorted(p.parent for p in folder.glob(f"*/*/{CONFIG}") if not p.parent.name.startswith("."))

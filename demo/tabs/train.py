@@ -1,0 +1,201 @@
+"""The Train tab and the endpoints `/train` (a file and settings -> a job id), `/train_status` (progress and,
+when done, the task to predict with) and `/train_cancel`: a user's labelled file becomes a model in the lab.
+
+Training runs in demo.training's worker process; this tab only submits, polls (a timer, once a second while
+a job is active) and draws what the job's state holds. Callbacks first, then the layout, then the wiring.
+"""
+
+import os
+from dataclasses import dataclass
+
+import gradio as gr
+import pandas as pd
+
+from core.data.user import UserDataError, read_columns, read_rows
+from core.jobs import ACTIVE, JobError, push_job
+from core.models import PAPER_MODELS
+from core.predict import Lab
+from demo.i18n import L, label_name, model_name, msg, request_lang, train_error_text
+from demo.plots import esc, md
+from demo.tabs.lab import LabView, task_choices
+from demo.training import TrainingQueue
+
+
+def _error(err: UserDataError | JobError, ui: str) -> gr.Error:
+    return gr.Error(esc(train_error_text(err.code, err.params, str(err), ui)), print_exception=False)
+
+
+def file_summary(path: str | None, text_column: str, label_column: str, limits, ui: str) -> tuple:
+    """What the chosen file holds (rows, columns, labels, language) or what is wrong with it, and the
+    column choices."""
+    if not path:
+        return "", gr.update(choices=[], value=""), gr.update(choices=[], value="")
+    try:
+        columns = read_columns(path, limits.max_bytes)
+    except UserDataError as err:
+        return f"❌ {md(train_error_text(err.code, err.params, str(err), ui))}", gr.update(choices=[]), gr.update(choices=[])
+    try:
+        rows = read_rows(path, text_column, label_column, limits.max_bytes, limits.max_rows)
+    except UserDataError as err:
+        return (f"❌ {md(train_error_text(err.code, err.params, str(err), ui))}", gr.update(choices=columns),
+                gr.update(choices=columns))
+    labels = ", ".join(label_name(l, ui) for l in rows.label_names[:8]) + (" …" if len(rows.label_names) > 8 else "")
+    text = msg("train_file_ok", ui, rows=len(rows.texts), text=md(rows.text_column), label=md(rows.label_column),
+               n=len(rows.label_names), labels=md(labels), language=msg(f"lang_{rows.lang}", ui))
+    return (f"✅ {text}", gr.update(choices=columns, value=rows.text_column),
+            gr.update(choices=columns, value=rows.label_column))
+
+
+def _duration(seconds: float, ui: str) -> str:
+    minutes, rest = divmod(int(round(seconds)), 60)
+    if ui == "zh":
+        return f"{minutes} 分 {rest} 秒" if minutes else f"{rest} 秒"
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def status_text(job: dict, ui: str) -> str:
+    status = job["status"]
+    if status == "queued":
+        return msg("train_status_queued", ui, position=job["queue_position"])
+    if status == "running":
+        eta = msg("train_eta", ui, time=_duration(job["eta_seconds"], ui)) if job["eta_seconds"] is not None else ""
+        return msg("train_status_running", ui, epoch=job["progress"], epochs=job["epochs"],
+                   percent=100 * job["progress"] / job["epochs"], eta=eta)
+    if status == "done":
+        m = job["metrics"]
+        return msg("train_status_done", ui, task=md(job["task"]), model=md(model_name(job["model"])),
+                   accuracy=m["test_accuracy"], n=m["test_examples"])
+    if status == "failed":
+        error = job["error"]
+        english = error.get("message", "").split(": ", 1)[-1]
+        return msg("train_status_failed", ui, error=md(train_error_text(error["code"], error["params"], english, ui)))
+    return msg(f"train_status_{status}", ui)
+
+
+def curves(job: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The live training-loss curve (at most twice a second) and the dev accuracy of every evaluation,
+    both against epochs (fractional within an epoch)."""
+    loss = pd.DataFrame(job["loss"], columns=["epoch", "loss"])
+    dev = [(r["epoch"] - 1 + (i + 1) / len(r.get("dev_evals", [r["dev_accuracy"]])), accuracy)
+           for r in job["history"] for i, accuracy in enumerate(r.get("dev_evals", [r["dev_accuracy"]]))]
+    return loss, pd.DataFrame(dev, columns=["epoch", "accuracy"])
+
+
+def confusion_table(job: dict, ui: str) -> pd.DataFrame:
+    labels = [label_name(l, ui) for l in job["metrics"]["labels"]]
+    return pd.DataFrame([[gold, *row] for gold, row in zip(labels, job["metrics"]["confusion"])],
+                        columns=[msg("col_gold", ui), *labels])
+
+
+@dataclass
+class TrainView:
+    queue: TrainingQueue
+    job: gr.Textbox
+
+
+def build(lab: Lab, lab_view: LabView) -> TrainView:
+    queue = TrainingQueue(lab)
+    limits = queue.limits
+    gr.Markdown(L("train_md"))
+    with gr.Row():
+        with gr.Column(scale=3):
+            file = gr.File(label=L("train_file"), file_types=[".csv", ".tsv", ".jsonl"], type="filepath", elem_id="train-file")
+            summary = gr.Markdown(elem_id="train-file-summary")
+            with gr.Row():
+                text_column = gr.Dropdown([], value="", allow_custom_value=True, label=L("train_text_column"),
+                                          info=L("train_column_info"), elem_id="train-text-column")
+                label_column = gr.Dropdown([], value="", allow_custom_value=True, label=L("train_label_column"),
+                                           info=L("train_column_info"), elem_id="train-label-column")
+        with gr.Column(scale=2):
+            model = gr.Dropdown([(model_name(m), m) for m in PAPER_MODELS], value="dcnn", label=L("train_model"),
+                                elem_id="train-model")
+            vectors = gr.Radio([(L("train_vectors_none"), "none"), (L("train_vectors_auto"), "auto")], value="none",
+                               label=L("train_vectors"))
+            epochs = gr.Slider(1, limits.max_epochs, value=min(3, limits.max_epochs), step=1, label=L("train_epochs"),
+                               elem_id="train-epochs")
+            minutes = gr.Slider(0.5, limits.max_minutes, value=min(5.0, limits.max_minutes), step=0.5, label=L("train_minutes"))
+            with gr.Row():
+                start = gr.Button(L("train_start"), variant="primary", elem_id="train-start")
+                cancel = gr.Button(L("train_cancel"), variant="stop", elem_id="train-cancel")
+    job = gr.Textbox(label=L("train_job"), interactive=False, elem_id="train-job")
+    status = gr.Markdown(elem_id="train-status")
+    with gr.Row():
+        loss_plot = gr.LinePlot(x="epoch", y="loss", label=L("train_loss"), elem_id="train-loss")
+        dev_plot = gr.LinePlot(x="epoch", y="accuracy", label=L("train_dev"), elem_id="train-dev")
+    confusion = gr.Dataframe(visible=False, interactive=False, label=L("train_confusion"), elem_id="train-confusion")
+    with gr.Accordion(L("train_publish"), open=False):
+        on_space = bool(os.environ.get("SPACE_ID"))
+        if on_space:  # Gradio's Hugging Face login works on a Space; elsewhere the user pastes a token
+            gr.LoginButton()
+        with gr.Row():
+            repo = gr.Textbox(label=L("train_repo"), placeholder="your-name/my-dcnn", elem_id="train-repo")
+            token = gr.Textbox(label=L("train_token"), type="password", visible=not on_space, elem_id="train-token")
+        push = gr.Button(L("train_push"), elem_id="train-push")
+        pushed = gr.Markdown(elem_id="train-pushed")
+    timer = gr.Timer(1.0, active=False)
+
+    # -- callbacks -------------------------------------------------------------------------------------
+    def on_file(path, text_value, label_value, request: gr.Request):
+        return file_summary(path, text_value, label_value, limits, request_lang(request))
+
+    def train(file: str, model: str = "dcnn", text_column: str = "", label_column: str = "", epochs: int = 3,
+              minutes: float = 5.0, vectors: str = "none", request: gr.Request = None) -> str:
+        """Queue a training job on a labelled CSV/TSV/JSONL file; returns the job id for /train_status."""
+        try:
+            return queue.submit(file, model, text_column, label_column, epochs, minutes, vectors)["id"]
+        except (UserDataError, JobError) as err:
+            raise _error(err, request_lang(request)) from None
+
+    def train_status(job: str) -> dict:
+        """A job's status (queued/running/done/failed/cancelled/stopped), queue position, progress, per-epoch
+        history, ETA and, when done, the task to predict with (/predict, /compare) and its test metrics."""
+        try:
+            return queue.status(job)
+        except JobError as err:
+            raise gr.Error(esc(str(err)), print_exception=False) from None
+
+    def on_tick(job_id, request: gr.Request):
+        ui = request_lang(request)
+        if not job_id:
+            return msg("train_no_job", ui), None, None, gr.update(), gr.Timer(active=False), gr.update()
+        current = queue.status(job_id)
+        loss, dev = curves(current)
+        done = current["status"] == "done"
+        table = gr.update(value=confusion_table(current, ui), visible=True) if done else gr.update(visible=False)
+        lab_task = gr.update(choices=task_choices(lab), value=current["task"], visible=True) if done else gr.update()
+        return (status_text(current, ui), loss, dev, table, gr.Timer(active=current["status"] in ACTIVE), lab_task)
+
+    def train_cancel(job: str, request: gr.Request = None) -> str:
+        """Cancel a queued or running job."""
+        try:
+            return status_text(queue.cancel(job), request_lang(request))
+        except JobError as err:
+            raise _error(err, request_lang(request)) from None
+
+    def on_push(job_id, repo_id, token_value, request: gr.Request, oauth: gr.OAuthToken | None = None):
+        ui = request_lang(request)
+        try:
+            url = push_job(job_id, repo_id, (oauth.token if oauth else None) or token_value, queue.root)
+        except JobError as err:
+            raise _error(err, ui) from None
+        return msg("train_pushed", ui, url=url)
+
+    # -- wiring ----------------------------------------------------------------------------------------
+    file.upload(on_file, [file, text_column, label_column], [summary, text_column, label_column], api_visibility="private")
+    file.clear(on_file, [file, text_column, label_column], [summary, text_column, label_column], api_visibility="private")
+    for column in (text_column, label_column):
+        column.input(on_file, [file, text_column, label_column], [summary, text_column, label_column],
+                     api_visibility="private")
+    started = start.click(train, [file, model, text_column, label_column, epochs, minutes, vectors], job, api_name="train")
+    started.success(lambda: gr.Timer(active=True), None, timer, api_visibility="private")
+    timer.tick(on_tick, job, [status, loss_plot, dev_plot, confusion, timer, lab_view.task], api_visibility="private")
+    cancel.click(train_cancel, job, status, api_name="train_cancel")
+    push.click(on_push, [job, repo, token], pushed, api_visibility="private")
+    gr.api(train_status, api_name="train_status")
+    return TrainView(queue, job)
+
+
+def refresh_lab_tasks(demo: gr.Blocks, lab: Lab, lab_view: LabView) -> None:
+    """On every page load, the Lab tab's task choice lists the tasks trained since the app started."""
+    demo.load(lambda: gr.update(choices=task_choices(lab), visible=len(lab.tasks()) > 1), None, lab_view.task,
+              api_visibility="private")

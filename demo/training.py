@@ -1,0 +1,106 @@
+"""The app's training queue: one worker process at a time, outside the request queue.
+
+Each job runs in `python -m core.jobs run <job folder>`, a process of its own at a lower priority with one
+torch thread, so the app's requests keep their speed while a model trains (docs/train_load.md measures
+it). A scheduler thread starts the oldest queued job when no worker runs, notices when the worker ends
+and adds the finished model to the running Lab. On start it takes up where a previous app left off
+(core.jobs.recover_jobs): a job whose worker died with the app resumes, and installed models are served.
+"""
+
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from core.checkpoint import CheckpointError
+from core.data import PROJECT_ROOT
+from core.jobs import (FINISHED, TrainLimits, job_dir, job_status, next_queued, read_job, recover_jobs, submit_job,
+                       update_job)
+from core.predict import Lab
+from core.user_models import installed_checkpoints, user_models_dir
+
+log = logging.getLogger(__name__)
+
+
+class TrainingQueue:
+    def __init__(self, lab: Lab, root: str | Path | None = None, limits: TrainLimits | None = None, poll: float = 0.5):
+        self.lab, self.root, self.poll = lab, Path(root or user_models_dir()), poll
+        self.limits = limits or TrainLimits.from_env()
+        self.lock = threading.Lock()
+        self.worker: subprocess.Popen | None = None
+        self.job_id: str | None = None
+        self.cancelling = False
+        self.stopped = threading.Event()  # set: the scheduler stops (a running worker goes on alone)
+        for job in recover_jobs(self.root):
+            log.info("job %s was running when the app stopped: %s", job["id"], job["status"])
+        for path in installed_checkpoints(self.root):
+            try:
+                task, model = lab.add_checkpoint(path, f"trained here: {path.parent.name}/{path.name}")
+                log.info("checkpoint %s/%s <- %s", task, model, path)
+            except (CheckpointError, OSError, ValueError) as err:
+                lab.errors = {**lab.errors, str(path): str(err)}
+        threading.Thread(target=self._schedule, daemon=True, name="training-queue").start()
+
+    def submit(self, file, model: str, text_column: str, label_column: str, epochs, minutes, vectors: str) -> dict:
+        return submit_job(file, model, text_column, label_column, epochs, minutes, vectors, self.root, self.limits)
+
+    def status(self, job_id: str) -> dict:
+        """The job's state; a job is reported finished only once the Lab serves its model (the worker writes
+        "done" just before it exits, and the scheduler notices the exit within `poll` seconds)."""
+        job = job_status(job_id, self.root)
+        if job["status"] in FINISHED:
+            with self.lock:
+                if self.job_id == job_id and self.worker is not None:
+                    self.worker.wait(timeout=30)
+                    self._finished()
+            job = job_status(job_id, self.root)
+        return job
+
+    def cancel(self, job_id: str) -> dict:
+        """A queued job is cancelled at once; a running one when its worker has stopped (within a second)."""
+        folder = job_dir(job_id, self.root)
+        with self.lock:
+            if self.job_id == job_id and self.worker is not None:
+                self.cancelling = True
+                self.worker.terminate()
+            elif read_job(folder)["status"] == "queued":
+                update_job(folder, status="cancelled", finished=time.time())
+        return self.status(job_id)
+
+    def _schedule(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                with self.lock:
+                    if self.worker is not None and self.worker.poll() is not None:
+                        self._finished()
+                    if self.worker is None and (job := next_queued(self.root)) is not None:
+                        self._start(job)
+            except Exception:  # the queue must outlive one broken job folder
+                log.exception("training queue")
+            self.stopped.wait(self.poll)
+
+    def _start(self, job: dict) -> None:
+        folder = job_dir(job["id"], self.root)
+        update_job(folder, status="running", started=time.time())
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "LAB_USER_MODELS": str(self.root)}
+        with open(folder / "worker.log", "a") as worker_log:
+            self.worker = subprocess.Popen([sys.executable, "-m", "core.jobs", "run", str(folder)], cwd=PROJECT_ROOT,
+                                           env=env, stdout=worker_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.job_id, self.cancelling = job["id"], False
+        log.info("job %s started (worker pid %d)", job["id"], self.worker.pid)
+
+    def _finished(self) -> None:
+        """The worker ended: serve its model, or record why it stopped when it could not say so itself."""
+        folder, code = job_dir(self.job_id, self.root), self.worker.returncode
+        job = read_job(folder)
+        if self.cancelling:
+            job = update_job(folder, status="cancelled", finished=time.time())
+        elif job["status"] not in FINISHED:  # killed (out of memory, a signal) before it could write
+            job = update_job(folder, status="stopped", finished=time.time(), error={"code": "stopped", "params": {"exit": code}})
+        elif job["status"] == "done":
+            self.lab.add_checkpoint(job["checkpoint"], f"trained here: job {job['id']}")
+        log.info("job %s %s (worker exit %s)", job["id"], job["status"], code)
+        self.worker, self.job_id = None, None
