@@ -5,7 +5,9 @@ Methods (every model, through the shared interface; the gradient ones by Captum 
 - `gradient_x_input`: x_i . df/dx_i, f the explained class's logit (Shrikumar et al. 2016).
 - `integrated_gradients`: (x_i - x'_i) . the mean of df/dx_i on the straight path from the baseline x' = 0
   (every word vector zero, which is the padding vector) to x (Sundararajan et al. 2017). Completeness: the
-  scores sum to f(x) - f(x'); the steps double until the error is under COMPLETENESS_TARGET.
+  scores sum to f(x) - f(x'); the steps double until the error is under COMPLETENESS_TARGET, or until doubling
+  no longer halves it: then the path crosses a jump of f that no number of steps integrates (DCNN's k-max
+  pooling keeps the top values in word order, so the kept columns reorder as a value overtakes another).
 - `smoothgrad`: gradient x input averaged over noisy copies of the word vectors (Smilkov et al. 2017).
 A word's score is the sum over its vector's dimensions: positive = supports the explained class.
 
@@ -22,12 +24,14 @@ test sets into docs/attribution.md and docs/attribution.json, which `most_faithf
 import json
 import random
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import torch
 from torch import Tensor
 
 from core.batching import pad_batch
+from core.checkpoint import WEIGHTS, Checkpoint, sha256
 from core.models.base import SentenceClassifier, embedding_rows
 
 METHODS = ("occlusion", "gradient_x_input", "integrated_gradients", "smoothgrad")
@@ -37,7 +41,7 @@ ON_DEMAND = ("integrated_gradients", "smoothgrad")
 DEFAULT_METHODS = ("occlusion",)  # what a request computes unless it names its methods
 COMPLETENESS_TARGET = 0.05  # integrated gradients: |sum of scores - (f(x) - f(x'))| below 5% of the change
 COMPLETENESS_FLOOR = 0.1  # logits: a change smaller than this is compared with it (a relative error of ~0 is noise)
-IG_STEPS = (16, 32, 64, 128)  # Gauss-Legendre steps tried in turn (more did not help where these fail: DCNN)
+IG_STEPS = (16, 32, 64, 128)  # Gauss-Legendre steps tried in turn
 SMOOTHGRAD_SAMPLES = 16
 SMOOTHGRAD_NOISE = 0.15  # noise sigma, as a fraction of the sentence's vector value range (Smilkov et al.: 10-20%)
 DELETION_STEPS = 10  # AOPC over the first 10 deletions (Samek et al.), at most n-1: a sentence keeps a word
@@ -89,11 +93,12 @@ def gradient_attributions(net: SentenceClassifier, ids: list[int], target: int, 
             with torch.no_grad():
                 ends = forward(torch.cat([vectors, baseline]))  # (2,): f(x), f(x')
             change = ends[0] - ends[1]
+            error = float("inf")
             for steps in IG_STEPS:
                 scores, delta = IntegratedGradients(forward).attribute(vectors, baseline, n_steps=steps,
                                                                         return_convergence_delta=True)
-                error = _completeness_error(delta.detach(), change)
-                if error < COMPLETENESS_TARGET:
+                error, previous = _completeness_error(delta.detach(), change), error
+                if error < COMPLETENESS_TARGET or error > previous / 2:  # done, or steps do not help (a jump)
                     break
             found["integrated_gradients"] = Attribution("integrated_gradients", scores.sum(-1)[0].tolist(), error, steps)
         if "smoothgrad" in methods:
@@ -148,15 +153,27 @@ def random_order(n: int, rng: random.Random) -> list[int]:
     return order
 
 
-def most_faithful(task: str, model: str, path: str | Path = FAITHFULNESS) -> dict | None:
-    """What docs/attribution.json measured for (task, model): {"method": the method with the highest AOPC,
-    "aopc": {method: AOPC}, "random": the random order's AOPC, "sentences": n}; None when not measured."""
+@lru_cache(maxsize=64)
+def _weights_sha256(path: Path, mtime_ns: int) -> str:
+    return sha256(path)
+
+
+def weights_sha256(checkpoint: Checkpoint) -> str:
+    """The checkpoint's weights file digest (hashed once per file version)."""
+    path = Path(checkpoint.path) / WEIGHTS
+    return _weights_sha256(path, path.stat().st_mtime_ns)
+
+
+def most_faithful(checkpoint: Checkpoint, path: str | Path = FAITHFULNESS) -> dict | None:
+    """What docs/attribution.json measured for these very weights (its task and model, same sha256):
+    {"method": the method with the highest AOPC, "aopc": {method: AOPC}, "random": the random order's
+    AOPC, "sentences": n}; None when they were not measured."""
     try:
         table = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    entry = table.get("results", {}).get(task, {}).get(model)
-    if not entry or not entry.get("aopc"):
+        entry = table["results"][checkpoint.meta["task"]][checkpoint.model.key]
+        if entry["weights_sha256"] != weights_sha256(checkpoint):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
         return None
     best = max(entry["aopc"], key=entry["aopc"].get)
     return {"method": best, "aopc": entry["aopc"], "random": entry["random"], "sentences": entry["sentences"]}

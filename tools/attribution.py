@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from core.attribution import (COMPLETENESS_TARGET, DELETION_STEPS, GRADIENT_METHODS, METHODS, ON_DEMAND, aopc,
-                              deletion_curve, gradient_attributions, occlusion, random_order, ranking)
+                              deletion_curve, gradient_attributions, occlusion, random_order, ranking, weights_sha256)
 from core.data import PROJECT_ROOT, load_task
 from core.predict import OCCLUSION_MAX_WORDS, Lab
 from tools.bench.machine import machine_info
@@ -110,7 +110,10 @@ def render_markdown(report: dict) -> str:
         "",
         f"Error = |sum of the scores - (f(x) - f(x'))| / |f(x) - f(x')| (the explained logit, baseline x' = zero "
         f"vectors; a change under 0.1 logit is compared with 0.1). Steps double from 16 to 128 until the error is "
-        f"under {COMPLETENESS_TARGET:.0%}.",
+        f"under {COMPLETENESS_TARGET:.0%} or doubling no longer halves it. No number of steps makes DCNN complete: "
+        "its k-max pooling keeps each row's top values in word order, so when one value overtakes another the "
+        "kept columns reorder and the logit jumps; a path integral of gradients misses the jumps. The lab shows "
+        "each explanation's error beside its scores.",
         "",
         "| task | model | median error | max error | sentences under 5% | median steps | max steps |",
         "|---|---|---:|---:|---:|---:|---:|",
@@ -156,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             ckpt = lab.checkpoints[(task, model)]
             started = time.perf_counter()
             results[task][model] = measure_model(ckpt.model, ckpt.vocab, sentences, args.seed)
+            results[task][model]["weights_sha256"] = weights_sha256(ckpt)  # the hint names these weights only
             print(f"{task} {model}: {time.perf_counter() - started:.0f} s, AOPC {results[task][model]['aopc']}, "
                   f"random {results[task][model]['random']:.3f}", file=sys.stderr)
     from importlib.metadata import version
