@@ -15,7 +15,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke probes loadtest soak tokenizer-agreement push import-graph sweep clean
+.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke probes loadtest soak tokenizer-agreement push import-graph sweep clean attribution
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "} {printf "  make %-20s %s\n", $$1, $$2}'
@@ -80,3 +80,6 @@ import-graph: install ## the project's module import graph; fails on an import c
 
 clean: ## remove the tokenized-task cache and Gradio's cached examples (keeps runs/ and word vectors)
 	rm -rf .cache/tasks .gradio/cached_examples .pytest_cache
+
+attribution: install ## faithfulness (deletion test, AOPC) and cost of each word-attribution method -> docs/attribution.md
+	$(PY) -m tools.attribution

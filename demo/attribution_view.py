@@ -68,8 +68,11 @@ def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown) -> gr.Radio:
         method = gr.Radio([(L(f"attr_{m}"), m) for m in METHODS], value=DEFAULT_METHODS[0], label=L("attr_method"),
                           info=L("attr_method_info"), elem_id="attr-method", scale=3)
 
-        def hint(model_value: str, task_value: str, request: gr.Request) -> str:
-            return faithfulness_hint(lab, model_value, task_value, request_lang(request))
+        hint = gr.Markdown(elem_id="attr-hint")
 
-        gr.Markdown(hint, inputs=[model, task], elem_id="attr-hint")
+    def on_change(model_value: str, task_value: str, request: gr.Request) -> str:
+        return faithfulness_hint(lab, model_value, task_value, request_lang(request))
+
+    # triggers=None: on page load (the browser's language) and whenever the model or the task changes
+    gr.on(None, on_change, [model, task], hint, api_visibility="private")
     return method

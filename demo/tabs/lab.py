@@ -14,7 +14,8 @@ import pandas as pd
 
 from core.predict import ALL, AUTO, InputError, Lab, ModelFailure, Prediction
 from core.views import Table
-from demo import attribution_view
+from demo.attribution_view import build as build_method_selector
+from demo.attribution_view import highlight_texts, requested, scores_table, word_scores
 from demo.examples import EXAMPLES
 from demo.i18n import TASK_NAMES, L, label_name, model_name, msg, notice_text, request_lang, task_name
 from demo.plots import esc, grouped_probability_bars, md, probability_bars, to_figure, word_curves
@@ -30,7 +31,7 @@ OCCLUSION_COLOURS = {"strong_for": "#1a9850", "for": "#a6d96a", "against": "#fda
 def occlusion_spans(p: Prediction, ui: str, method: str = "occlusion") -> tuple[list[tuple[str, str | None]], dict[str, str], float]:
     """The analysed text cut into (piece, category): each word binned by how much it supports the predicted
     class by `method` (relative to the largest score); unknown words as such."""
-    scores = attribution_view.word_scores(p, method)
+    scores = word_scores(p, method)
     scale = max((abs(s) for s in scores), default=0.0)
     spans, pos = [], 0
     scores = scores or [0.0] * len(p.tokens)  # none past core's attribution cap: the text, uncoloured
@@ -89,7 +90,7 @@ def analyse(lab: Lab, text: str, model: str, task: str, lang: str, ui: str, meth
     """All outputs of one click: summary, notices, probabilities, curve, comparison table, state."""
     try:
         result = lab.compare(text, task, lang, models=None if model == ALL else [model], executor=MODEL_POOL,
-                             methods=attribution_view.requested(method))
+                             methods=requested(method))
     except InputError as err:
         message = notice_text(err.notice, ui)
         gr.Warning(esc(message))
@@ -120,12 +121,12 @@ def model_panel(p: Prediction, ui: str, method: str = "occlusion") -> None:
     view it returned."""
     with gr.Accordion(f"{model_name(p.model)}: {label_name(p.label, ui)}", open=True, elem_classes="model-panel"):
         spans, colours, scale = occlusion_spans(p, ui, method)
-        title, note = attribution_view.highlight_texts(p, method, scale, ui)
+        title, note = highlight_texts(p, method, scale, ui)
         gr.HighlightedText(spans, color_map=colours, show_legend=True, show_inline_category=False,
                            label=title, elem_classes="occlusion")
         gr.Markdown(f"<small>{esc(note)} {msg('source', ui)}: `{p.source}`</small>")
         if p.attributions:
-            gr.Dataframe(attribution_view.scores_table(p, ui), label=msg("attr_scores", ui, label=label_name(p.label, ui)))
+            gr.Dataframe(scores_table(p, ui), label=msg("attr_scores", ui, label=label_name(p.label, ui)))
         for view in p.views:
             try:
                 if isinstance(view, Table):
@@ -161,7 +162,7 @@ def build(lab: Lab) -> LabView:
                                    visible=len(lab.tasks()) > 1)
                 lang = gr.Radio([(L("auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")], value=AUTO,
                                 label=L("language"), elem_id="lang")
-    method = attribution_view.build(lab, model, task)
+    method = build_method_selector(lab, model, task)
     gr.Examples([[s] for _, s in EXAMPLES], inputs=[text], label=L("examples"), examples_per_page=len(EXAMPLES),
                 example_labels=[f"{what}: {s}" for what, s in EXAMPLES])
     pair = pairs.build(lab, text, model, task, lang)
