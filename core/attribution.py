@@ -79,7 +79,7 @@ def gradient_attributions(net: SentenceClassifier, ids: list[int], target: int, 
     alike: each position's vector is what the model reads). Runs with gradients even inside inference mode."""
     if not set(methods) & set(GRADIENT_METHODS):
         return {}
-    from captum.attr import InputXGradient, IntegratedGradients, NoiseTunnel  # ~1 s to import: only when asked
+    from captum.attr import InputXGradient, IntegratedGradients, NoiseTunnel  # seconds to import (it brings matplotlib): only when asked
 
     found = {}
     with torch.inference_mode(False), torch.enable_grad():
