@@ -26,6 +26,8 @@ from typing import Protocol
 
 import torch
 
+from core.attribution import (DEFAULT_METHODS, GRADIENT_METHODS, METHODS, Attribution, gradient_attributions,
+                              on_demand)
 from core.batching import pad_batch
 from core.checkpoint import Checkpoint, load_checkpoint
 from core.hub import load_all
@@ -55,6 +57,7 @@ NOTICE_TEXT = {
     "nothing_loaded": "no model is loaded for task '{task}': no checkpoint is loaded at all",
     "unknown_model": "model '{model}' is not available for task '{task}'; available: {available}",
     "one_model_expected": "'all' is every model, not one: use compare (the /compare endpoint, --model all)",
+    "unknown_method": "unknown attribution method '{method}'; available: {available}",
     # notices on a prediction
     "surrogates_replaced": "Invalid characters (lone surrogates) were replaced with \ufffd.",
     "text_cut": "The text was cut to its first {max_chars} characters.",
@@ -104,9 +107,10 @@ class Cancelled(Exception):
 
 class Gate(Protocol):
     """How a server admits one request's model work (demo/runner.py: short requests never queue behind long
-    ones) and tells it to stop. `admit` may wait, and raises Cancelled when the caller leaves meanwhile."""
+    ones) and tells it to stop. `admit` is told the words analysed and whether a slow attribution method
+    (ON_DEMAND) was asked for; it may wait, and raises Cancelled when the caller leaves meanwhile."""
 
-    def admit(self, words: int) -> AbstractContextManager: ...
+    def admit(self, words: int, on_demand: bool) -> AbstractContextManager: ...
 
     def cancelled(self) -> bool: ...
 
@@ -136,6 +140,7 @@ class Prediction:
     views: list = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     source: str = ""  # where the checkpoint came from
+    attributions: dict[str, Attribution] = field(default_factory=dict)  # method -> per-word scores (core.attribution)
 
     def to_dict(self) -> dict:
         """JSON-ready; `notices` in English words, `notice_codes` as data for a client that words them itself."""
@@ -178,6 +183,21 @@ def _auto(value: str | None) -> str | None:
 def _check_string(name: str, value, optional: bool = False) -> None:
     if not isinstance(value, str) and not (optional and value is None):
         raise InputError("not_a_string", name=name, type=type(value).__name__)
+
+
+def check_methods(methods: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """The attribution methods asked for: None or "default" (DEFAULT_METHODS), "all", or names (a list, or
+    one string, comma-separated), in METHODS order; InputError for a name that is not a method."""
+    if methods is None or methods == "default":
+        return DEFAULT_METHODS
+    if methods == ALL:
+        return METHODS
+    names = methods.split(",") if isinstance(methods, str) else methods
+    for name in names:
+        _check_string("method", name)
+        if name.strip() not in METHODS:
+            raise InputError("unknown_method", method=name.strip(), available=list(METHODS))
+    return tuple(m for m in METHODS if m in {name.strip() for name in names})
 
 
 class Lab:
@@ -264,19 +284,24 @@ class Lab:
             raise InputError("unknown_model", model=model, task=task, available=self.models(task))
 
     def predict(self, text: str, model: str, task: str | None = None, lang: str | None = None,
-                max_words: int = MAX_WORDS, gate: Gate | None = None) -> Prediction:
-        """One model on one text, explained. Bad input raises InputError."""
+                max_words: int = MAX_WORDS, methods: str | list[str] | None = None,
+                gate: Gate | None = None) -> Prediction:
+        """One model on one text, explained by the attribution `methods` (see check_methods). Bad input
+        raises InputError."""
+        methods = check_methods(methods)
         checked = self.check_text(text, task, lang, max_words)
         self._check_model(checked.task, model)
-        with gate.admit(len(checked.tokens)) if gate else nullcontext():
-            return self._explain(checked, model)
+        with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext():
+            return self._explain(checked, model, methods)
 
     def compare(self, text: str, task: str | None = None, lang: str | None = None, models: list[str] | None = None,
-                executor: Executor | None = None, max_words: int = MAX_WORDS, gate: Gate | None = None) -> Comparison:
+                executor: Executor | None = None, max_words: int = MAX_WORDS,
+                methods: str | list[str] | None = None, gate: Gate | None = None) -> Comparison:
         """`models` (default: every model of the task) on one text, the input checked once. A model that
         breaks on good input is logged and listed in `failures`; the others still answer (RuntimeError
         when none does). With an `executor` the models run side by side (torch releases the GIL). A `gate`
         admits the work by its size and may cancel it between models (Cancelled)."""
+        methods = check_methods(methods)
         checked = self.check_text(text, task, lang, max_words)
         models = self.models(checked.task) if models is None else models
         for model in models:
@@ -285,9 +310,9 @@ class Lab:
         def attempt(model: str) -> Prediction | ModelFailure:
             if gate and gate.cancelled():
                 raise Cancelled()
-            return self._attempt(checked, model)
+            return self._attempt(checked, model, methods)
 
-        with gate.admit(len(checked.tokens)) if gate else nullcontext():
+        with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext():
             outcomes = list(map(attempt, models) if executor is None else executor.map(attempt, models))
         predictions = [o for o in outcomes if isinstance(o, Prediction)]
         failures = [o for o in outcomes if isinstance(o, ModelFailure)]
@@ -295,15 +320,15 @@ class Lab:
             raise RuntimeError("; ".join(f"{f.model}: {f.error}" for f in failures))
         return Comparison(predictions, failures)
 
-    def _attempt(self, checked: CheckedText, model: str) -> Prediction | ModelFailure:
+    def _attempt(self, checked: CheckedText, model: str, methods: tuple[str, ...]) -> Prediction | ModelFailure:
         try:
-            return self._explain(checked, model)
+            return self._explain(checked, model, methods)
         except Exception as err:  # one broken model must not take the others down
             log.exception("model %s failed on %r", model, checked.text[:200])
             return ModelFailure(model, f"{type(err).__name__}: {err}")
 
     @torch.inference_mode()
-    def _explain(self, checked: CheckedText, model: str) -> Prediction:
+    def _explain(self, checked: CheckedText, model: str, methods: tuple[str, ...] = DEFAULT_METHODS) -> Prediction:
         ckpt = self.checkpoints[(checked.task, model)]
         notices = list(checked.notices)
         words = [t.text for t in checked.tokens]
@@ -340,6 +365,10 @@ class Lab:
             occlusion = (probs[label_id] - all_probs[1 + len(prefixes):, label_id]).tolist()
         else:
             occlusion = [0.0] if len(ids) == 1 else []
+        # the gradient methods run their own passes (with gradients), under the same word cap as occlusion
+        attributions = {"occlusion": Attribution("occlusion", occlusion)} if "occlusion" in methods and occlusion else {}
+        if len(ids) <= OCCLUSION_MAX_WORDS:
+            attributions |= gradient_attributions(net, ids, label_id, [m for m in methods if m in GRADIENT_METHODS])
         views = net.views(output, 0, words, labels)
         notices += [Notice("pyramid_reduced", {"max_words": v.detail_words}) for v in views
                     if isinstance(v, Pyramid) and v.detail_words]
@@ -347,7 +376,7 @@ class Lab:
         token_info = [TokenInfo(t.text, text[t.start:t.end], t.start, t.end, k) for t, k in zip(checked.tokens, known)]
         return Prediction(model, checked.task, checked.lang, checked.task_lang, text, labels, probs.tolist(),
                           labels[label_id], token_info, curve, occlusion, views, notices,
-                          self.sources.get((checked.task, model), ""))
+                          self.sources.get((checked.task, model), ""), attributions)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -358,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lang", default=None, choices=["en", "zh"])
     parser.add_argument("--checkpoints", default=None, help="a checkpoint directory (default: Hub, else bundled)")
     parser.add_argument("--json", action="store_true", help="print the full prediction with explanations as JSON")
+    parser.add_argument("--methods", default="default", help="word attribution methods: 'default', 'all' or a comma-separated list of "
+                        + ", ".join(METHODS))
     args = parser.parse_args(argv)
     try:
         lab = Lab.load(args.checkpoints)
@@ -365,7 +396,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: checkpoint {where}: {message}", file=sys.stderr)
         if lab.errors and not lab.checkpoints:
             return 2
-        result = lab.compare(args.text, args.task, args.lang, models=None if args.model == ALL else [args.model])
+        result = lab.compare(args.text, args.task, args.lang, models=None if args.model == ALL else [args.model],
+                             methods=args.methods)
     except (ValueError, OSError, RuntimeError) as err:  # InputError is a ValueError; RuntimeError: every model failed
         print(f"error: {err}", file=sys.stderr)
         return 2

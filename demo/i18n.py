@@ -9,6 +9,7 @@ wording, Chinese from NOTICES_ZH.
 
 import gradio as gr
 
+from core.attribution import ON_DEMAND
 from core.predict import Notice
 from core.probes import PROBE_NOTICE_TEXT
 from core.data.sst import FINE_LABELS
@@ -555,3 +556,38 @@ TRAIN_ERRORS_ZH = {
 def train_error_text(code: str, params: dict, english: str, lang: str) -> str:
     """A UserDataError or JobError from core (a code, its parameters and core's English) in the UI language."""
     return TRAIN_ERRORS_ZH[code].format(**params) if lang == "zh" and code in TRAIN_ERRORS_ZH else english
+# -- word attribution methods (demo/attribution_view.py, core/attribution.py) ------------------------
+NOTICES_ZH["unknown_method"] = "未知的词归因方法 '{method}'；可用：{available}"
+ATTRIBUTION_NAMES = {
+    "en": {"occlusion": "leave-one-word-out (occlusion)", "gradient_x_input": "gradient × input",
+           "integrated_gradients": "integrated gradients", "smoothgrad": "SmoothGrad"},
+    "zh": {"occlusion": "逐词删除（遮挡）", "gradient_x_input": "梯度 × 输入", "integrated_gradients": "积分梯度",
+           "smoothgrad": "SmoothGrad（加噪平滑梯度）"},
+}
+EN |= {"attr_method": "Word attribution",
+       "attr_method_info": "How the highlight scores each word; beside it, the method the deletion test found most faithful."}
+ZH |= {"attr_method": "词归因方法", "attr_method_info": "高亮如何给每个词打分；旁边是删除测试中最忠实的方法。"}
+# selector labels; a method too slow for every request says so (it runs when chosen)
+EN |= {f"attr_{m}": name + (" (slower: computed when chosen)" if m in ON_DEMAND else "")
+       for m, name in ATTRIBUTION_NAMES["en"].items()}
+ZH |= {f"attr_{m}": name + ("（较慢：选中时才计算）" if m in ON_DEMAND else "") for m, name in ATTRIBUTION_NAMES["zh"].items()}
+MESSAGES["en"] |= {
+    "attr_highlight": "{method}: which words the prediction '{label}' rests on",
+    "attr_note_gradient": "Colour = the word's share of the '{label}' logit by {method}, scaled to the largest ({scale:.3g}).",
+    "attr_completeness": "Integrated gradients: {steps} steps, completeness error {error:.1%} (the scores' sum vs the logit's change from all-zero word vectors).",
+    "attr_scores": "Per-word scores by method (positive: supports '{label}')",
+    "attr_word": "word",
+    "attr_best": "Most faithful in the deletion test (docs/attribution.md, {n} test sentences per task):",
+    "attr_best_row": "{model} on {task}: **{method}** (AOPC {aopc:.3f}; random order {random:.3f})",
+    "attr_not_measured": "No deletion test has been measured for these checkpoints (`make attribution`).",
+}
+MESSAGES["zh"] |= {
+    "attr_highlight": "{method}：预测“{label}”依赖哪些词",
+    "attr_note_gradient": "颜色 = 按{method}计算的该词对“{label}”logit 的贡献，按最大值（{scale:.3g}）缩放。",
+    "attr_completeness": "积分梯度：{steps} 步，完备性误差 {error:.1%}（分数之和与 logit 相对全零词向量的变化之差）。",
+    "attr_scores": "各方法的逐词分数（正数：支持“{label}”）",
+    "attr_word": "词",
+    "attr_best": "删除测试中最忠实的方法（docs/attribution.md，每个任务 {n} 个测试句）：",
+    "attr_best_row": "{model}（{task}）：**{method}**（AOPC {aopc:.3f}；随机顺序 {random:.3f}）",
+    "attr_not_measured": "尚未对这些模型文件做删除测试（`make attribution`）。",
+}

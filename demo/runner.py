@@ -37,8 +37,9 @@ class Lanes:
         self._slots = {False: threading.Semaphore(1), True: threading.Semaphore(1)}  # keyed by "is long"
 
     @contextmanager
-    def admit(self, words: int, alive: Callable[[], bool] = lambda: True) -> Iterator[None]:
-        slot = self._slots[words > self.long_words]
+    def admit(self, words: int, on_demand: bool = False, alive: Callable[[], bool] = lambda: True) -> Iterator[None]:
+        """`on_demand`: a slow attribution method was asked for (seconds of work): the long lane."""
+        slot = self._slots[words > self.long_words or on_demand]
         while not slot.acquire(timeout=POLL_S):
             if not alive():
                 raise Cancelled()
@@ -75,12 +76,12 @@ class RequestGate:
     def __init__(self, lanes: Lanes = LANES):
         self.lanes, self.alive = lanes, client_alive()
 
-    def admit(self, words: int):
-        return self.lanes.admit(words, self.alive)
+    def admit(self, words: int, on_demand: bool = False):
+        return self.lanes.admit(words, on_demand, self.alive)
 
     def admit_long(self):
         """Work without a word count of its own (a probe suite: hundreds of sentences) takes the long lane."""
-        return self.lanes.admit(self.lanes.long_words + 1, self.alive)
+        return self.lanes.admit(self.lanes.long_words + 1, alive=self.alive)
 
     def cancelled(self) -> bool:
         return not self.alive()

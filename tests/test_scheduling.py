@@ -48,8 +48,8 @@ class StopAfterOneModel:
     def __init__(self):
         self.words, self.asked = [], 0
 
-    def admit(self, words: int):
-        self.words.append(words)
+    def admit(self, words: int, on_demand: bool):
+        self.words.append((words, on_demand))
         return nullcontext()
 
     def cancelled(self) -> bool:
@@ -64,7 +64,7 @@ def test_compare_stops_between_models_when_its_client_leaves(lab, monkeypatch):
     gate = StopAfterOneModel()
     with pytest.raises(Cancelled):
         lab.compare("a good film", "sst5", gate=gate)
-    assert gate.words == [3] and ran == lab.models("sst5")[:1]
+    assert gate.words == [(3, False)] and ran == lab.models("sst5")[:1]
 
 
 def _api_index(demo, name: str) -> int:

@@ -5,6 +5,8 @@ No model math lives here."""
 import math
 import os
 import typing
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -145,7 +147,7 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
     def build_embedding(vocab_size: int, dim: int, freeze: bool) -> nn.Embedding:
         # Trained embeddings get sparse gradients: a dense (V, d) update per step dominates a CPU epoch.
         # Each optimizer takes them its own way (core.train.build_optimizers; Adadelta densifies them).
-        embedding = nn.Embedding(vocab_size, dim, padding_idx=0, sparse=not freeze)
+        embedding = WordEmbedding(vocab_size, dim, padding_idx=0, sparse=not freeze)
         nn.init.uniform_(embedding.weight, -0.25, 0.25)  # Kim (2014)'s range for random word vectors
         with torch.no_grad():
             embedding.weight[0].zero_()
@@ -187,6 +189,32 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
         """Model-specific explanation views (core.views dataclasses) for sentence `index`; `class_names`
         (the task's labels) name the class a 2-class score is the probability of."""
         return []
+
+
+# The rows a WordEmbedding reads instead of its weight, in this thread only (see `embedding_rows`)
+_ROWS: ContextVar[Tensor | None] = ContextVar("embedding_rows", default=None)
+
+
+class WordEmbedding(nn.Embedding):
+    """nn.Embedding (same weight, same checkpoints) that can read its rows from a given table instead:
+    the hook gradient attributions (core.attribution) need to differentiate a model with respect to
+    the word vectors it reads, whichever way the model reads them (mRNN and AGT look up each distinct
+    word once), without touching the shared weight or another thread's forward."""
+
+    def forward(self, ids: Tensor) -> Tensor:
+        rows = _ROWS.get()
+        return super().forward(ids) if rows is None else nn.functional.embedding(ids, rows)  # dense gradients
+
+
+@contextmanager
+def embedding_rows(rows: Tensor):
+    """Within the block, in this thread, every WordEmbedding looks ids up in `rows` (n, d) instead of its
+    weight: a model run on ids 1..n of such a table reads one vector per position, which may require grad."""
+    token = _ROWS.set(rows)
+    try:
+        yield
+    finally:
+        _ROWS.reset(token)
 
 
 def dropout(x: Tensor, p: float, training: bool, sqrt_scale: bool = False) -> Tensor:

@@ -36,6 +36,13 @@ and the model use), and `notices` in English, with the same as data in `notice_c
 model of `task` (`auto`: the suite's own task) and returns the pass rate per capability and model
 (`pass_rates[capability][model]`), the counts per capability (`cells`) and per test (`test_cells`), the
 cases, and the seconds it took: the numbers of `make probes` (docs/probes.md).
+Both take a last, optional `methods`: the word attributions to compute, `default` (leave-one-word-out
+`occlusion` only), `all`, or a comma-separated list of `occlusion`, `gradient_x_input`, `integrated_gradients`,
+`smoothgrad` (e.g. `client.predict(text, "dcnn", "auto", "auto", "occlusion,integrated_gradients",
+api_name="/predict")`). Each prediction's `attributions` holds every computed method's per-word `scores`
+(positive: the word supports the predicted label); `integrated_gradients` also gives its `steps` and
+`completeness_error` (|sum of the scores − the change of the label's logit from the all-zero word vectors|,
+relative). Integrated gradients and SmoothGrad are slower (docs/attribution.md): they run only when named.
 A model that fails is left out of `/compare`'s list (and logged). Bad input answers with an error
 message, never a stack trace. The same from Python or a shell:
 `core.predict.Lab.load("checkpoints").predict(text, "dcnn")` (`.compare(text)` for every model),
@@ -61,13 +68,13 @@ def build(lab: Lab) -> None:
     gr.Markdown(L("api_md"))
     gr.Markdown(USAGE)
 
-    def predict(text: str, model: str = "tensor_cnn", task: str = AUTO, lang: str = AUTO) -> dict:
-        """One model on one sentence: prediction, per-word curve, occlusion and the model's views."""
-        return _answer(lambda: lab.predict(text, model, task, lang, gate=RequestGate()).to_dict())
+    def predict(text: str, model: str = "tensor_cnn", task: str = AUTO, lang: str = AUTO, methods: str = "default") -> dict:
+        """One model on one sentence: prediction, per-word curve, word attributions and the model's views."""
+        return _answer(lambda: lab.predict(text, model, task, lang, methods=methods, gate=RequestGate()).to_dict())
 
-    def compare(text: str, task: str = AUTO, lang: str = AUTO) -> list[dict]:
+    def compare(text: str, task: str = AUTO, lang: str = AUTO, methods: str = "default") -> list[dict]:
         """Every model of the task on one sentence (a list of predictions; a model that fails is left out)."""
-        return _answer(lambda: [p.to_dict() for p in lab.compare(text, task, lang, executor=MODEL_POOL,
+        return _answer(lambda: [p.to_dict() for p in lab.compare(text, task, lang, executor=MODEL_POOL, methods=methods,
                                                                          gate=RequestGate()).predictions])
 
     def probes(suite: str = "en", task: str = AUTO) -> dict:

@@ -14,6 +14,8 @@ import pandas as pd
 
 from core.predict import ALL, AUTO, Cancelled, InputError, Lab, ModelFailure, Prediction
 from core.views import Table
+from demo.attribution_view import build as build_method_selector
+from demo.attribution_view import highlight_texts, requested, scores_table, word_scores
 from demo.examples import EXAMPLES
 from demo.i18n import TASK_NAMES, L, label_name, model_name, msg, notice_text, request_lang, task_name
 from demo.plots import esc, grouped_probability_bars, md, probability_bars, to_figure, word_curves
@@ -26,12 +28,13 @@ OCCLUSION_COLOURS = {"strong_for": "#1a9850", "for": "#a6d96a", "against": "#fda
                      "unknown": "#c8c8c8"}
 
 
-def occlusion_spans(p: Prediction, ui: str) -> tuple[list[tuple[str, str | None]], dict[str, str], float]:
-    """The analysed text cut into (piece, category): each word binned by how much removing it lowers
-    the predicted class's probability (relative to the largest change); unknown words as such."""
-    scale = max((abs(s) for s in p.occlusion), default=0.0)
+def occlusion_spans(p: Prediction, ui: str, method: str = "occlusion") -> tuple[list[tuple[str, str | None]], dict[str, str], float]:
+    """The analysed text cut into (piece, category): each word binned by how much it supports the predicted
+    class by `method` (relative to the largest score); unknown words as such."""
+    scores = word_scores(p, method)
+    scale = max((abs(s) for s in scores), default=0.0)
     spans, pos = [], 0
-    scores = p.occlusion or [0.0] * len(p.tokens)  # none past core's occlusion cap: the text, uncoloured
+    scores = scores or [0.0] * len(p.tokens)  # none past core's attribution cap: the text, uncoloured
     for token, score in zip(p.tokens, scores):
         if token.start > pos:
             spans.append((p.text[pos:token.start], None))
@@ -83,11 +86,11 @@ def _table(predictions: list[Prediction], ui: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def analyse(lab: Lab, text: str, model: str, task: str, lang: str, ui: str) -> tuple:
+def analyse(lab: Lab, text: str, model: str, task: str, lang: str, ui: str, method: str = "occlusion") -> tuple:
     """All outputs of one click: summary, notices, probabilities, curve, comparison table, state."""
     try:
         result = lab.compare(text, task, lang, models=None if model == ALL else [model], executor=MODEL_POOL,
-                             gate=RequestGate())
+                             methods=requested(method), gate=RequestGate())
     except Cancelled:
         raise abandoned() from None
     except InputError as err:
@@ -112,17 +115,20 @@ def analyse(lab: Lab, text: str, model: str, task: str, lang: str, ui: str) -> t
     notices = _notices(predictions, result.failures, ui)
     table = gr.update(value=_table(predictions, ui), visible=len(predictions) > 1)
     return (_summary(predictions, ui), gr.update(value=notices, visible=bool(notices)), probs, curve, table,
-            {"ui": ui, "predictions": predictions})
+            {"ui": ui, "predictions": predictions, "method": method})
 
 
-def model_panel(p: Prediction, ui: str) -> None:
-    """One model's panel: its occlusion highlight, then every view it returned."""
+def model_panel(p: Prediction, ui: str, method: str = "occlusion") -> None:
+    """One model's panel: its word-attribution highlight (by `method`), every method's scores, then every
+    view it returned."""
     with gr.Accordion(f"{model_name(p.model)}: {label_name(p.label, ui)}", open=True, elem_classes="model-panel"):
-        spans, colours, scale = occlusion_spans(p, ui)
+        spans, colours, scale = occlusion_spans(p, ui, method)
+        title, note = highlight_texts(p, method, scale, ui)
         gr.HighlightedText(spans, color_map=colours, show_legend=True, show_inline_category=False,
-                           label=msg("occlusion", ui, label=label_name(p.label, ui)), elem_classes="occlusion")
-        gr.Markdown(f"<small>{esc(msg('occlusion_note', ui, label=label_name(p.label, ui), scale=scale))} "
-                    f"{msg('source', ui)}: `{p.source}`</small>")
+                           label=title, elem_classes="occlusion")
+        gr.Markdown(f"<small>{esc(note)} {msg('source', ui)}: `{p.source}`</small>")
+        if p.attributions:
+            gr.Dataframe(scores_table(p, ui), label=msg("attr_scores", ui, label=label_name(p.label, ui)))
         for view in p.views:
             try:
                 if isinstance(view, Table):
@@ -162,6 +168,7 @@ def build(lab: Lab) -> LabView:
                                    visible=len(lab.tasks()) > 1)
                 lang = gr.Radio([(L("auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")], value=AUTO,
                                 label=L("language"), elem_id="lang")
+    method = build_method_selector(lab, model, task)
     gr.Examples([[s] for _, s in EXAMPLES], inputs=[text], label=L("examples"), examples_per_page=len(EXAMPLES),
                 example_labels=[f"{what}: {s}" for what, s in EXAMPLES])
     pair = pairs.build(lab, text, model, task, lang)
@@ -177,13 +184,13 @@ def build(lab: Lab) -> LabView:
     @gr.render(inputs=[state])
     def panels(result):
         for p in (result or {}).get("predictions", []):
-            model_panel(p, result["ui"])
+            model_panel(p, result["ui"], result["method"])
 
-    def on_run(text_value, model_value, task_value, lang_value, request: gr.Request):
-        return analyse(lab, text_value, model_value, task_value, lang_value, request_lang(request))
+    def on_run(text_value, model_value, task_value, lang_value, method_value, request: gr.Request):
+        return analyse(lab, text_value, model_value, task_value, lang_value, request_lang(request), method_value)
 
-    inputs, outputs = [text, model, task, lang], [summary, notices, probs, curve, table, state]
-    for trigger in (run.click, text.submit):
+    inputs, outputs = [text, model, task, lang, method], [summary, notices, probs, curve, table, state]
+    for trigger in (run.click, text.submit, method.change):  # another method runs on demand
         trigger(on_run, inputs, outputs, api_visibility="private", concurrency_id="model")
 
     def analyse_after(dependency, is_pair: gr.State):

@@ -1,0 +1,184 @@
+"""Word attributions beside occlusion, and how faithful each is.
+
+Methods (every model, through the shared interface; the gradient ones by Captum on the word vectors):
+- `occlusion`: P(c | sentence) - P(c | sentence without the word) (computed by core.predict in its batch).
+- `gradient_x_input`: x_i . df/dx_i, f the explained class's logit (Shrikumar et al. 2016).
+- `integrated_gradients`: (x_i - x'_i) . the mean of df/dx_i on the straight path from the baseline x' = 0
+  (every word vector zero, which is the padding vector) to x (Sundararajan et al. 2017). Completeness: the
+  scores sum to f(x) - f(x'); the steps double until the error is under COMPLETENESS_TARGET, or until doubling
+  no longer halves it: then the path crosses a jump of f that no number of steps integrates (DCNN's k-max
+  pooling keeps the top values in word order, so the kept columns reorder as a value overtakes another).
+- `smoothgrad`: gradient x input averaged over noisy copies of the word vectors (Smilkov et al. 2017).
+A word's score is the sum over its vector's dimensions: positive = supports the explained class.
+
+The models are differentiated with respect to the vectors they read through `embedding_rows`
+(core.models.base): sentence copy s reads position j from row 1 + s*n + j of a table built from Captum's
+input, so a model that looks each distinct word up once (mRNN, AGT) still sees one vector per position.
+
+Faithfulness (`deletion_curve`, `aopc`): delete the words in the order a method ranks them (highest first)
+and follow P(c); the area over that curve (AOPC, Samek et al. 2017) is larger when the method found the
+words the prediction rests on; a random order is the baseline. `tools/attribution.py` measures it on the
+test sets into docs/attribution.md and docs/attribution.json, which `most_faithful` reads.
+"""
+
+import json
+import random
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from core.batching import pad_batch
+from core.checkpoint import WEIGHTS, Checkpoint, sha256
+from core.models.base import SentenceClassifier, embedding_rows
+
+METHODS = ("occlusion", "gradient_x_input", "integrated_gradients", "smoothgrad")
+GRADIENT_METHODS = METHODS[1:]
+# Too slow for an interactive request on 2 cores (docs/attribution.md, cost table): computed only when asked
+ON_DEMAND = ("integrated_gradients", "smoothgrad")
+DEFAULT_METHODS = ("occlusion",)  # what a request computes unless it names its methods
+COMPLETENESS_TARGET = 0.05  # integrated gradients: |sum of scores - (f(x) - f(x'))| below 5% of the change
+COMPLETENESS_FLOOR = 0.1  # logits: a change smaller than this is compared with it (a relative error of ~0 is noise)
+IG_STEPS = (16, 32, 64, 128)  # Gauss-Legendre steps tried in turn
+SMOOTHGRAD_SAMPLES = 16
+SMOOTHGRAD_NOISE = 0.15  # noise sigma, as a fraction of the sentence's vector value range (Smilkov et al.: 10-20%)
+DELETION_STEPS = 10  # AOPC over the first 10 deletions (Samek et al.), at most n-1: a sentence keeps a word
+FAITHFULNESS = Path(__file__).resolve().parent.parent / "docs" / "attribution.json"
+
+
+def on_demand(methods: tuple[str, ...]) -> bool:
+    """Whether `methods` include one too slow for every request (a server admits it as long work)."""
+    return any(m in ON_DEMAND for m in methods)
+
+
+@dataclass
+class Attribution:
+    method: str
+    scores: list[float]  # per word: how much it supports the explained class (occlusion: probability, else logit)
+    completeness_error: float | None = None  # integrated gradients: |sum - (f(x) - f(x'))| / max(|f(x) - f(x')|, floor)
+    steps: int | None = None  # integrated gradients' path steps, SmoothGrad's samples
+
+
+def _logit_of(net: SentenceClassifier, target: int, n: int):
+    """f(x) for Captum: x (S, n, d) the word vectors of S copies of one sentence -> (S,) the target's logit."""
+
+    def forward(vectors: Tensor) -> Tensor:
+        copies = vectors.shape[0]
+        rows = torch.cat([vectors.new_zeros(1, vectors.shape[-1]), vectors.reshape(copies * n, -1)])  # (1 + S n, d)
+        ids = torch.arange(1, copies * n + 1).view(copies, n)  # (S, n): copy s, word j reads its own row
+        with embedding_rows(rows):
+            return net(ids, torch.full((copies,), n)).logits[:, target]  # (S,)
+
+    return forward
+
+
+def _completeness_error(delta: Tensor, change: Tensor) -> float:
+    return float(delta.abs().max() / change.abs().clamp_min(COMPLETENESS_FLOOR))
+
+
+def gradient_attributions(net: SentenceClassifier, ids: list[int], target: int, methods: tuple[str, ...] | list[str],
+                          seed: int = 0) -> dict[str, Attribution]:
+    """The gradient methods among `methods` for class `target` of the sentence `ids` (known words and unknown
+    alike: each position's vector is what the model reads). Runs with gradients even inside inference mode."""
+    if not set(methods) & set(GRADIENT_METHODS):
+        return {}
+    from captum.attr import InputXGradient, IntegratedGradients, NoiseTunnel  # seconds to import (it brings matplotlib): only when asked
+
+    found = {}
+    with torch.inference_mode(False), torch.enable_grad():
+        vectors = net.embedding.weight.detach()[torch.tensor(ids)].unsqueeze(0).clone().requires_grad_()  # (1, n, d)
+        forward = _logit_of(net, target, len(ids))
+        if "gradient_x_input" in methods:
+            scores = InputXGradient(forward).attribute(vectors)
+            found["gradient_x_input"] = Attribution("gradient_x_input", scores.sum(-1)[0].tolist())
+        if "integrated_gradients" in methods:
+            baseline = torch.zeros_like(vectors)
+            with torch.no_grad():
+                ends = forward(torch.cat([vectors, baseline]))  # (2,): f(x), f(x')
+            change = ends[0] - ends[1]
+            error = float("inf")
+            for steps in IG_STEPS:
+                scores, delta = IntegratedGradients(forward).attribute(vectors, baseline, n_steps=steps,
+                                                                        return_convergence_delta=True)
+                error, previous = _completeness_error(delta.detach(), change), error
+                if error < COMPLETENESS_TARGET or error > previous / 2:  # done, or steps do not help (a jump)
+                    break
+            found["integrated_gradients"] = Attribution("integrated_gradients", scores.sum(-1)[0].tolist(), error, steps)
+        if "smoothgrad" in methods:
+            generator_state = torch.get_rng_state()
+            torch.manual_seed(seed)  # the same noise for the same sentence: a request is repeatable
+            sigma = SMOOTHGRAD_NOISE * float(vectors.detach().max() - vectors.detach().min())
+            scores = NoiseTunnel(InputXGradient(forward)).attribute(vectors, nt_type="smoothgrad",
+                                                                     nt_samples=SMOOTHGRAD_SAMPLES, stdevs=sigma)
+            torch.set_rng_state(generator_state)
+            found["smoothgrad"] = Attribution("smoothgrad", scores.sum(-1)[0].tolist(), steps=SMOOTHGRAD_SAMPLES)
+    return found
+
+
+def without(ids: list[int], removed: set[int]) -> list[int]:
+    """The sentence with the words at positions `removed` deleted."""
+    return [i for j, i in enumerate(ids) if j not in removed]
+
+
+@torch.inference_mode()
+def class_probs(net: SentenceClassifier, sentences: list[list[int]], target: int) -> list[float]:
+    """P(target) for each sentence, one batch."""
+    batch = pad_batch(sentences)
+    return net(batch.ids, batch.lengths).logits.softmax(-1)[:, target].tolist()
+
+
+def occlusion(net: SentenceClassifier, ids: list[int], target: int) -> Attribution:
+    """Leave-one-word-out, as core.predict computes it in its batch: P(c | x) - P(c | x without word i)."""
+    full, *left_out = class_probs(net, [ids] + [without(ids, {i}) for i in range(len(ids))], target)
+    return Attribution("occlusion", [full - p for p in left_out])
+
+
+def ranking(scores: list[float]) -> list[int]:
+    """Positions from the highest score down (ties: left to right)."""
+    return sorted(range(len(scores)), key=lambda j: -scores[j])
+
+
+def deletion_curve(net: SentenceClassifier, ids: list[int], target: int, order: list[int],
+                   steps: int = DELETION_STEPS) -> list[float]:
+    """P(target) after deleting the first k words of `order`, k = 0..K, K = min(steps, n - 1)."""
+    depth = min(steps, len(ids) - 1)
+    return class_probs(net, [without(ids, set(order[:k])) for k in range(depth + 1)], target)
+
+
+def aopc(curve: list[float]) -> float:
+    """Area over the probability-drop curve: the mean over k = 0..K of P_0 - P_k (Samek et al. 2017, Eq. 12)."""
+    return sum(curve[0] - p for p in curve) / len(curve)
+
+
+def random_order(n: int, rng: random.Random) -> list[int]:
+    order = list(range(n))
+    rng.shuffle(order)
+    return order
+
+
+@lru_cache(maxsize=64)
+def _weights_sha256(path: Path, mtime_ns: int) -> str:
+    return sha256(path)
+
+
+def weights_sha256(checkpoint: Checkpoint) -> str:
+    """The checkpoint's weights file digest (hashed once per file version)."""
+    path = Path(checkpoint.path) / WEIGHTS
+    return _weights_sha256(path, path.stat().st_mtime_ns)
+
+
+def most_faithful(checkpoint: Checkpoint, path: str | Path = FAITHFULNESS) -> dict | None:
+    """What docs/attribution.json measured for these very weights (its task and model, same sha256):
+    {"method": the method with the highest AOPC, "aopc": {method: AOPC}, "random": the random order's
+    AOPC, "sentences": n}; None when they were not measured."""
+    try:
+        table = json.loads(Path(path).read_text(encoding="utf-8"))
+        entry = table["results"][checkpoint.meta["task"]][checkpoint.model.key]
+        if entry["weights_sha256"] != weights_sha256(checkpoint):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    best = max(entry["aopc"], key=entry["aopc"].get)
+    return {"method": best, "aopc": entry["aopc"], "random": entry["random"], "sentences": entry["sentences"]}

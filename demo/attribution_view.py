@@ -1,0 +1,78 @@
+"""The Lab's word-attribution pieces: the method selector with its faithfulness hint (what `make attribution`
+measured, docs/attribution.md), and what a model panel shows of a prediction's attributions."""
+
+from pathlib import Path
+
+import gradio as gr
+import pandas as pd
+
+from core.attribution import DEFAULT_METHODS, FAITHFULNESS, METHODS, most_faithful
+from core.predict import ALL, AUTO, Lab, Prediction
+from demo.i18n import ATTRIBUTION_NAMES, L, label_name, model_name, msg, request_lang, task_name
+
+
+def method_name(method: str, ui: str) -> str:
+    return ATTRIBUTION_NAMES.get(ui, ATTRIBUTION_NAMES["en"])[method]
+
+
+def requested(method: str) -> list[str]:
+    """What a request computes when `method` is chosen: the defaults and it (others only when chosen)."""
+    return [m for m in METHODS if m in DEFAULT_METHODS or m == method]
+
+
+def word_scores(p: Prediction, method: str) -> list[float]:
+    """The method's per-word scores; [] when it was not computed (past the word cap)."""
+    found = p.attributions.get(method)
+    return found.scores if found else []
+
+
+def highlight_texts(p: Prediction, method: str, scale: float, ui: str) -> tuple[str, str]:
+    """The highlight's label and the note under it (integrated gradients: its steps and completeness error)."""
+    label = label_name(p.label, ui)
+    if method == "occlusion":
+        return msg("occlusion", ui, label=label), msg("occlusion_note", ui, label=label, scale=scale)
+    title = msg("attr_highlight", ui, method=method_name(method, ui), label=label)
+    note = msg("attr_note_gradient", ui, method=method_name(method, ui), label=label, scale=scale)
+    found = p.attributions.get(method)
+    if found and found.completeness_error is not None:
+        note += " " + msg("attr_completeness", ui, steps=found.steps, error=found.completeness_error)
+    return title, note
+
+
+def scores_table(p: Prediction, ui: str) -> pd.DataFrame:
+    """One row per word, one column per computed method: every method's per-word scores side by side."""
+    columns = {method_name(m, ui): a.scores for m, a in p.attributions.items()}
+    words = [t.surface for t in p.tokens]
+    return pd.DataFrame({msg("attr_word", ui): words} | {name: [round(s, 3) for s in scores]
+                                                        for name, scores in columns.items()})
+
+
+def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FAITHFULNESS) -> str:
+    """Which method the deletion test found most faithful, for the chosen model (every model when "all")
+    on the chosen task (every task when "auto"); only for checkpoints the `table` measured."""
+    rows, sentences = [], 0
+    for t in lab.tasks() if task in (None, "", AUTO) else [task]:
+        for m in lab.models(t):
+            best = most_faithful(lab.checkpoints[(t, m)], table) if model in (m, ALL) else None
+            if best:
+                rows.append("- " + msg("attr_best_row", ui, model=model_name(m), task=task_name(t, ui),
+                                       method=method_name(best["method"], ui), aopc=best["aopc"][best["method"]],
+                                       random=best["random"]))
+                sentences = best["sentences"]
+    return "\n".join([msg("attr_best", ui, n=sentences)] + rows) if rows else msg("attr_not_measured", ui)
+
+
+def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown) -> gr.Radio:
+    """The method selector and, beside it, the faithfulness hint for the chosen model and task."""
+    with gr.Row():
+        method = gr.Radio([(L(f"attr_{m}"), m) for m in METHODS], value=DEFAULT_METHODS[0], label=L("attr_method"),
+                          info=L("attr_method_info"), elem_id="attr-method", scale=3)
+
+        hint = gr.Markdown(elem_id="attr-hint")
+
+    def on_change(model_value: str, task_value: str, request: gr.Request) -> str:
+        return faithfulness_hint(lab, model_value, task_value, request_lang(request))
+
+    # triggers=None: on page load (the browser's language) and whenever the model or the task changes
+    gr.on(None, on_change, [model, task], hint, api_visibility="private")
+    return method
