@@ -60,7 +60,7 @@ class StopAfterOneModel:
 def test_compare_stops_between_models_when_its_client_leaves(lab, monkeypatch):
     ran = []
     attempt = lab._attempt
-    monkeypatch.setattr(lab, "_attempt", lambda checked, model: ran.append(model) or attempt(checked, model))
+    monkeypatch.setattr(lab, "_attempt", lambda checked, model, *rest: ran.append(model) or attempt(checked, model, *rest))
     gate = StopAfterOneModel()
     with pytest.raises(Cancelled):
         lab.compare("a good film", "sst5", gate=gate)
@@ -78,7 +78,7 @@ def test_a_disconnected_request_stops_waiting_and_runs_no_model(lab, monkeypatch
 
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path))
     ran = []
-    monkeypatch.setattr(lab, "_attempt", lambda checked, model: ran.append(model))
+    monkeypatch.setattr(lab, "_attempt", lambda checked, model, *rest: ran.append(model))
     demo = build_demo(lab)
     demo.queue(default_concurrency_limit=MODEL_CONCURRENCY)
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
