@@ -1,20 +1,59 @@
 """The Checkpoints tab: which checkpoints the app serves, where each came from, and which failed to load."""
 
 import json
+from dataclasses import dataclass
 
 import gradio as gr
 import pandas as pd
 
+from core.checkpoint import sha256
+from core.gitinfo import git_commit
 from core.predict import Lab
 from demo.i18n import L, model_name, msg, task_name
 
 
-def _accuracy(path) -> str:
+@dataclass
+class Facts:
+    """What the Lab says beside each prediction: how good the checkpoint is, and which files made it."""
+
+    accuracy: float | None  # measured test accuracy of the shipped files (metrics.json), a fraction
+    paper: float | None  # the paper's reported accuracy, in percent
+    sha256: str  # of model.safetensors
+    commit: str  # of the app
+
+
+def _metrics(path) -> dict:
     try:
-        metrics = json.loads((path / "metrics.json").read_text(encoding="utf-8"))
-        return f"{metrics['test']['accuracy']:.3f}"
-    except (OSError, ValueError, KeyError, TypeError):
-        return ""
+        return json.loads((path / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _number(metrics: dict, *keys) -> float | None:
+    try:
+        for key in keys:
+            metrics = metrics[key]
+        return float(metrics)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _accuracy(path) -> str:
+    accuracy = _number(_metrics(path), "test", "accuracy")
+    return "" if accuracy is None else f"{accuracy:.3f}"
+
+
+def facts(lab: Lab) -> dict[tuple[str, str], Facts]:
+    """Per (task, model): its metrics and the sha256 of its weights, read once when the app starts."""
+    commit, found = git_commit() or "?", {}
+    for key, checkpoint in lab.checkpoints.items():
+        metrics = _metrics(checkpoint.path)
+        try:
+            digest = sha256(checkpoint.path / "model.safetensors")
+        except OSError:
+            digest = "?"
+        found[key] = Facts(_number(metrics, "test", "accuracy"), _number(metrics, "paper", "accuracy"), digest, commit)
+    return found
 
 
 def tables(lab: Lab, ui: str) -> tuple[pd.DataFrame, pd.DataFrame]:
