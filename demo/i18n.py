@@ -391,3 +391,12 @@ def example_labels(lang: str) -> list[str]:
     """The examples' labels ("negation: The movie is not good.") in the UI language."""
     return [f"{EXAMPLE_KINDS.get(what, (what, what))[lang == 'zh']}{'：' if lang == 'zh' else ': '}{sentence}"
             for what, sentence in EXAMPLES]
+
+
+SOURCE_KINDS_ZH = {"directory": "目录", "hub": "Hub", "bundled": "随应用附带"}
+
+
+def source_text(source: str, lang: str) -> str:
+    """Where a checkpoint came from (core.hub: "bundled: <path>", "hub: <repo>@<rev>", "directory: <path>")."""
+    kind, _, where = source.partition(": ")
+    return f"{SOURCE_KINDS_ZH[kind]}：{where}" if lang == "zh" and kind in SOURCE_KINDS_ZH and where else source

@@ -241,8 +241,9 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
     body.append(svg.word_ticks(view.words, x, bottom))
     body.append(svg.colour_bar(width - 60, top + 20, 140, low, high, svg.VIRIDIS, msg("graph_value", ui)))
     shown = msg("graph_edges", ui, shown=len(strong), total=len(strong) + len(weak), per_node=EDGES_PER_NODE)
-    controls = (f'<label class="graph-edges"><input type="checkbox" class="all-edges"> {svg.esc(shown)}</label>'
-                if weak else "")
+    toggle = f"edges-{name}"  # the checkbox precedes the SVG, so CSS shows the hidden edges when it is ticked
+    controls = (f'<input type="checkbox" class="all-edges" id="{svg.esc(toggle)}">'
+                f'<label class="graph-edges" for="{svg.esc(toggle)}">{svg.esc(shown)}</label>' if weak else "")
     return figure("".join(body), width, bottom + svg.words_height(view.words) + 8, view.title, caption, name, controls)
 
 

@@ -20,12 +20,13 @@ body.lab-busy #analysing { display: block; }
 body.lab-busy #analysing p { animation: lab-pulse 1.2s ease-in-out infinite alternate; }
 @keyframes lab-pulse { from { opacity: 1; } to { opacity: 0.35; } }
 body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display: none !important; }
-#result figure.view { margin: 0.6em 0; overflow-x: auto; position: relative; }
-#result figure.view svg { max-width: none; height: auto; }
-#result .export { display: flex; gap: 0.3em; font-size: 0.75em; margin-bottom: 0.2em; }
-#result .export button { border: 1px solid #cbd5e1; border-radius: 4px; padding: 0 0.5em; background: #f8fafc; }
-#result .graph-edges { font-size: 0.85em; display: block; }
-#result figure.view:has(.all-edges:checked) .weak-edges { display: inline; }
+.figures figure.view { margin: 0.6em 0; overflow-x: auto; position: relative; }
+.figures figure.view svg { max-width: none; height: auto; }
+.figures .export { display: flex; gap: 0.3em; font-size: 0.75em; margin-bottom: 0.2em; }
+.figures .export button { border: 1px solid #cbd5e1; border-radius: 4px; padding: 0 0.5em; background: #f8fafc; }
+.figures .graph-edges { font-size: 0.85em; margin-left: 0.3em; }
+.figures .all-edges:checked ~ svg .weak-edges { display: inline; }
+#result .model-panel { content-visibility: auto; contain-intrinsic-size: auto 1200px; }
 #result .top-figures { display: flex; flex-wrap: wrap; gap: 1em; }
 #result .model-panel { border: 1px solid #e2e8f0; border-radius: 8px; padding: 0.5em 0.9em; margin: 0.6em 0; }
 #result .model-panel > summary { cursor: pointer; font-size: 1.05em; }
@@ -61,15 +62,15 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
             with gr.Tab(L("tab_models"), id="checkpoints"):
                 loaded, failed = checkpoints.build(lab)
             with gr.Tab(L("tab_api"), id="api"):
-                api.build(lab)
+                api_usage = api.build(lab)
 
         def on_load(request: gr.Request):
             ui = request_lang(request)
             text = banner(lab, root, ui)
-            return (gr.update(value=text, visible=bool(text)), *checkpoints.tables(lab, ui))
+            return (gr.update(value=text, visible=bool(text)), *checkpoints.tables(lab, ui), api.usage(lab, request))
 
         lab_view.open_link(demo)  # ?text=...&model=...: fill the Lab's inputs and analyse
         probes.open_in_lab(probes_view, lab_view, tabs)  # a probe failure opens in the Lab tab
-        demo.load(on_load, None, [warning, loaded, failed], api_visibility="private")
+        demo.load(on_load, None, [warning, loaded, failed, api_usage], api_visibility="private")
         api.fill_advertised_defaults(demo)
     return demo

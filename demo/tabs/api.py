@@ -18,7 +18,7 @@ USAGE = """
 ```python
 from gradio_client import Client
 
-client = Client("http://127.0.0.1:7860/")
+client = Client("{url}")
 one = client.predict("It is not a bad film.", "dcnn", "auto", "auto", api_name="/predict")
 print(one["label"], one["probs"], one["curve"]["kind"])
 every = client.predict("这部电影不怎么好看，但是演员很棒", "auto", "auto", api_name="/compare")
@@ -26,8 +26,9 @@ print([(p["model"], p["label"]) for p in every])
 table = client.predict("en", "auto", api_name="/probes")
 print(table["pass_rates"]["negation"])
 ```
-`predict(text, model, task, lang)` and `compare(text, task, lang)`: `task` is `auto` or a task key
-(`sst5`, `sst2`, `zh_sentiment`, ...), `lang` is `auto`, `en` or `zh` (it chooses the default task). Each
+`predict(text, model, task, lang)` and `compare(text, task, lang)`: `task` is `auto` or a task this app
+serves ({tasks}), `lang` is `auto`, `en` or `zh` (it chooses the default task; with a task given it must be
+that task's language). Each
 prediction holds the label, the class probabilities, the tokens (with `known`), the per-word `curve`
 (`kind`: `native`, `probe` or `prefix`), the leave-one-word-out `occlusion`, the model's `views`, the
 checkpoint `source`, the text's detected language `lang` and the task's `task_lang` (which the tokenizer
@@ -55,16 +56,37 @@ def _answer(run) -> dict | list[dict]:
                        print_exception=False) from None
 
 
-def build(lab: Lab) -> None:
+def usage(lab: Lab, request: gr.Request | None) -> str:
+    """USAGE for this server: its address as the browser reached it (behind a proxy, such as a Space, the
+    forwarded host and scheme), and the tasks it has loaded."""
+    headers = getattr(request, "headers", None) or {}
+    host = headers.get("x-forwarded-host") or headers.get("host") or "127.0.0.1:7860"
+    scheme = headers.get("x-forwarded-proto") or getattr(getattr(request, "url", None), "scheme", None) or "http"
+    tasks = ", ".join(f"`{t}`" for t in lab.tasks()) or "none"
+    return USAGE.replace("{url}", f"{scheme.split(',')[0].strip()}://{host.split(',')[0].strip()}/").replace("{tasks}", tasks)
+
+
+def check_lang(lab: Lab, task: str, lang: str) -> None:
+    """A language that contradicts the task asked for is refused, not silently ignored."""
+    task_lang = next((c.meta.get("lang") for (t, _), c in lab.checkpoints.items() if t == task), None)
+    if lang not in (None, "", AUTO) and task not in (None, "", AUTO) and task_lang and lang != task_lang:
+        raise gr.Error(f"lang '{html.escape(str(lang))}' does not match task {html.escape(str(task))}, which is "
+                       f"'{task_lang}'; leave lang 'auto' or choose a task of that language", print_exception=False)
+
+
+def build(lab: Lab) -> gr.Markdown:
+    """The tab's text; its example (usage(), on page load) names the address the page was opened at."""
     gr.Markdown(L("api_md"))
-    gr.Markdown(USAGE)
+    example = gr.Markdown(usage(lab, None), elem_id="api-usage")
 
     def predict(text: str, model: str = "tensor_cnn", task: str = AUTO, lang: str = AUTO) -> dict:
         """One model on one sentence: prediction, per-word curve, occlusion and the model's views."""
+        check_lang(lab, task, lang)
         return _answer(lambda: lab.predict(text, model, task, lang).to_dict())
 
     def compare(text: str, task: str = AUTO, lang: str = AUTO) -> list[dict]:
         """Every model of the task on one sentence (a list of predictions; a model that fails is left out)."""
+        check_lang(lab, task, lang)
         return _answer(lambda: [p.to_dict() for p in lab.compare(text, task, lang, executor=MODEL_POOL).predictions])
 
     def probes(suite: str = "en", task: str = AUTO) -> dict:
@@ -74,6 +96,7 @@ def build(lab: Lab) -> None:
     gr.api(predict, api_name="predict", concurrency_id="model")
     gr.api(compare, api_name="compare", concurrency_id="model")
     gr.api(probes, api_name="probes", concurrency_id="model")
+    return example
 
 
 def fill_advertised_defaults(demo: gr.Blocks) -> None:

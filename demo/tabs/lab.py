@@ -19,7 +19,7 @@ import gradio as gr
 from core.predict import ALL, AUTO, InputError, Lab, Prediction
 from demo.examples import EXAMPLES
 from demo.i18n import (MAP_TITLE, TASK_NAMES, L, example_labels, label_name, model_name, msg, notice_text,
-                       request_lang, task_name, word_view)
+                       request_lang, source_text, task_name, word_view)
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL
 from demo.svg import EXPORT_JS
@@ -67,7 +67,7 @@ def occlusion_html(p: Prediction, ui: str) -> str:
     return (f'<div class="occlusion"><div class="occlusion-head">{esc(msg("occlusion", ui, label=label_name(p.label, ui)))}</div>'
             f'<div class="occlusion-text">{"".join(parts)}</div><div class="occlusion-legend">{legend}</div>'
             f'<small>{esc(msg("occlusion_note", ui, label=label, scale=scale))} {esc(msg("source", ui))}: '
-            f'<code>{esc(p.source)}</code></small></div>')
+            f'<code>{esc(source_text(p.source, ui))}</code></small></div>')
 
 
 def accuracy_text(p: Prediction, fact: Facts | None, ui: str) -> str:
@@ -109,7 +109,7 @@ def _summary(predictions: list[Prediction], ui: str) -> str:
     if len(predictions) == 1:
         p = predictions[0]
         head = f"### {msg('prediction', ui)}: **{esc(label_name(p.label, ui))}** ({max(p.probs):.2f})"
-        facts_ = [f"{msg('model', ui)}: {esc(model_name(p.model))}"] + facts_ + [f"{msg('source', ui)}: `{p.source}`"]
+        facts_ = [f"{msg('model', ui)}: {esc(model_name(p.model))}"] + facts_ + [f"{msg('source', ui)}: `{source_text(p.source, ui)}`"]
     else:
         votes = Counter(p.label for p in predictions)
         label, count = votes.most_common(1)[0]
@@ -137,7 +137,7 @@ def comparison_table(predictions: list[Prediction], known: dict, ui: str) -> str
     kinds = _curve_kinds(ui)
     heads = [msg(k, ui) for k in ("col_model", "col_label", "col_confidence", "col_curve", "col_accuracy", "col_source")]
     rows = [[model_name(p.model), label_name(p.label, ui), f"{max(p.probs):.3f}", kinds.get(p.curve.kind, p.curve.kind),
-             accuracy_text(p, known.get((p.task, p.model)), ui), p.source] for p in predictions]
+             accuracy_text(p, known.get((p.task, p.model)), ui), source_text(p.source, ui)] for p in predictions]
     cells = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows)
     return (f'<table id="comparison"><caption>{esc(msg("comparison", ui))}</caption><thead><tr>'
             + "".join(f"<th>{esc(h)}</th>" for h in heads) + f"</tr></thead><tbody>{cells}</tbody></table>")
@@ -231,11 +231,11 @@ def build(lab: Lab) -> LabView:
     link = gr.Markdown(elem_id="permalink")
     examples = gr.Examples([[s] for _, s in EXAMPLES], inputs=[text], label=L("examples"),
                            examples_per_page=len(EXAMPLES), example_labels=example_labels("en"))
-    pair = pairs.build(lab, text, model, task, lang)
+    pair = pairs.build(lab, known, text, model, task, lang)
     gr.Markdown(L("analysing"), elem_id="analysing")
     summary = gr.Markdown(elem_id="summary")
     notices = gr.Markdown(visible=False, elem_id="notices")
-    result = gr.HTML("", elem_id="result", js_on_load=EXPORT_JS)
+    result = gr.HTML("", elem_id="result", elem_classes="figures", js_on_load=EXPORT_JS)
 
     def on_run(text_value, model_value, task_value, lang_value, request: gr.Request):
         return analyse(lab, known, text_value, model_value, task_value, lang_value, request_lang(request))
