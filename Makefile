@@ -15,7 +15,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke probes loadtest soak tokenizer-agreement push import-graph sweep clean
+.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke probes loadtest soak tokenizer-agreement push import-graph sweep clean bench-browser
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "} {printf "  make %-20s %s\n", $$1, $$2}'
@@ -80,3 +80,6 @@ import-graph: install ## the project's module import graph; fails on an import c
 
 clean: ## remove the tokenized-task cache and Gradio's cached examples (keeps runs/ and word vectors)
 	rm -rf .cache/tasks .gradio/cached_examples .pytest_cache
+
+bench-browser: install ## the lab in Debian chromium: click to settled page, 'All five' and one model -> docs/browser.md
+	HF_HUB_OFFLINE=1 $(PY) -m tools.bench.browser --rounds 5

@@ -372,9 +372,9 @@ def word_view(view, lang: str):
     return dataclasses.replace(view, **texts)
 
 
-MESSAGES["en"].update({"comparison": "The predictions side by side", "panels": "What each model composed",
+MESSAGES["en"].update({"col_paper": "paper's accuracy", "comparison": "The predictions side by side", "panels": "What each model composed",
                        "all_models": "All five"})
-MESSAGES["zh"].update({"comparison": "各模型的预测并排比较", "panels": "每个模型组合出了什么", "all_models": "全部五个"})
+MESSAGES["zh"].update({"col_paper": "论文准确率", "comparison": "各模型的预测并排比较", "panels": "每个模型组合出了什么", "all_models": "全部五个"})
 
 # the examples' labels (demo/examples.py names each by what it shows), in both languages
 EXAMPLE_KINDS = {

@@ -164,7 +164,7 @@ def _(view: Trajectory, ui: str = "en", caption: str = "", name: str = "view") -
         body.append(text(x(a), y(b) - 9, label, size=10))
     body.append(text((left + width - 90) / 2, top + plot_h + 18, "PC1", colour_="#444"))
     body.append(svg.colour_bar(width - 70, top + 20, 160, low, high, svg.RDBU, msg("plot_score", ui)))
-    note_lines = _wrap(view.axis_note, 100 if ui == "en" else 52)
+    note_lines = _wrap(view.axis_note, width - 20)
     body += [text(8, top + plot_h + 40 + 14 * i, line, size=10, anchor="start", colour_="#666")
              for i, line in enumerate(note_lines)]
     return figure("".join(body), width, top + plot_h + 40 + 14 * len(note_lines), view.title, caption, name)
@@ -281,18 +281,18 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
                   caption, name)
 
 
-def _wrap(value: str, chars: int) -> list[str]:
-    """Lines of at most about `chars` narrow characters (a CJK character counts as two), broken at spaces."""
+def _wrap(value: str, width: float) -> list[str]:
+    """Lines at most `width` pixels wide (by svg.text_width), broken at spaces where there are any."""
     lines, line = [], ""
     for word in str(value).split(" ") if " " in str(value) else [str(value)]:
         candidate = f"{line} {word}" if line else word
-        if svg.text_width(candidate) > 6.4 * chars and line:
+        if svg.text_width(candidate) > width and line:
             lines.append(line)
             line = word
         else:
             line = candidate
-    while svg.text_width(line) > 6.4 * chars:  # one long word or a sentence without spaces
-        cut = max(1, next((i for i in range(len(line), 0, -1) if svg.text_width(line[:i]) <= 6.4 * chars), 1))
+    while svg.text_width(line) > width:  # one long word or a sentence without spaces
+        cut = max(1, next((i for i in range(len(line), 0, -1) if svg.text_width(line[:i]) <= width), 1))
         lines.append(line[:cut])
         line = line[cut:]
     return lines + [line] if line or not lines else lines
@@ -304,7 +304,7 @@ def _(view: Table, ui: str = "en", caption: str = "", name: str = "view") -> str
     cells = [[str(c) for c in view.columns]] + [[str(v) for v in row] for row in view.rows]
     widths = [max(svg.text_width(cells[0][c], 12) + 16, min(300, max(svg.text_width(row[c]) for row in cells) + 14))
               for c in range(len(view.columns))]
-    wrapped = [[_wrap(v, int((w - 14) / 6.4)) for v, w in zip(row, widths)] for row in cells]
+    wrapped = [[_wrap(v, w - 13) for v, w in zip(row, widths)] for row in cells]
     body, top = [], 36
     for r, row in enumerate(wrapped):
         h = 14 * max(len(lines) for lines in row) + 8

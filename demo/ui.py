@@ -16,7 +16,7 @@ CSS = """
 #load-warning { border-left: 4px solid #dc2626; background: #fef2f2; padding: 0.4em 0.8em; border-radius: 6px; }
 #load-warning, #load-warning * { color: #7f1d1d !important; }
 #analysing { display: none; }
-body.lab-busy #analysing { display: block; }
+body.lab-busy #analysing { display: block !important; }
 body.lab-busy #analysing p { animation: lab-pulse 1.2s ease-in-out infinite alternate; }
 @keyframes lab-pulse { from { opacity: 1; } to { opacity: 0.35; } }
 body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display: none !important; }

@@ -9,12 +9,12 @@ from gradio.components.api_component import Api
 
 from core.predict import AUTO, InputError, Lab
 from core.probes import ProbeInputError, SuiteError, run_suite
-from demo.i18n import L
+from demo.i18n import L, request_lang
 from demo.runner import MODEL_POOL
 
 log = logging.getLogger(__name__)
 
-USAGE = """
+CODE = """
 ```python
 from gradio_client import Client
 
@@ -26,7 +26,8 @@ print([(p["model"], p["label"]) for p in every])
 table = client.predict("en", "auto", api_name="/probes")
 print(table["pass_rates"]["negation"])
 ```
-`predict(text, model, task, lang)` and `compare(text, task, lang)`: `task` is `auto` or a task this app
+"""
+USAGE = {"en": """`predict(text, model, task, lang)` and `compare(text, task, lang)`: `task` is `auto` or a task this app
 serves ({tasks}), `lang` is `auto`, `en` or `zh` (it chooses the default task; with a task given it must be
 that task's language). Each
 prediction holds the label, the class probabilities, the tokens (with `known`), the per-word `curve`
@@ -41,7 +42,17 @@ A model that fails is left out of `/compare`'s list (and logged). Bad input answ
 message, never a stack trace. The same from Python or a shell:
 `core.predict.Lab.load("checkpoints").predict(text, "dcnn")` (`.compare(text)` for every model),
 `python -m core.predict "text" --model dcnn --json` (`--model all` for every model).
-"""
+""", "zh": """`predict(text, model, task, lang)` 与 `compare(text, task, lang)`：`task` 为 `auto` 或本应用提供的任务
+（{tasks}），`lang` 为 `auto`、`en` 或 `zh`（它决定默认任务；指定了任务时必须是该任务的语言）。每个预测包含标签、
+各类别概率、词元（含 `known`）、逐词曲线 `curve`（`kind`：`native` 原生、`probe` 探针或 `prefix` 前缀）、逐词删除归因
+`occlusion`、模型自己的视图 `views`、模型文件来源 `source`、文本识别出的语言 `lang` 和任务的语言 `task_lang`（分词器和模型
+使用它），以及英文的提示 `notices` 和同样内容的数据形式 `notice_codes`（`code`、`params`）。`probes(suite, task)` 用
+`task` 的每个模型运行一个行为探针测试集（`en` 或 `zh`，即 `probes/` 中的文件；`auto`：测试集自己的任务），返回每项能力、每个
+模型的通过率（`pass_rates[capability][model]`）、按能力（`cells`）和按测试（`test_cells`）的计数、用例及用时：与
+`make probes`（docs/probes.md）的数字相同。出错的模型不出现在 `/compare` 的列表中（并记入日志）。错误的输入得到一条错误
+信息，而不是堆栈跟踪。在 Python 或命令行中也一样：`core.predict.Lab.load("checkpoints").predict(text, "dcnn")`
+（`.compare(text)` 运行全部模型），`python -m core.predict "文本" --model dcnn --json`（`--model all` 运行全部模型）。
+"""}
 
 
 def _answer(run) -> dict | list[dict]:
@@ -62,8 +73,9 @@ def usage(lab: Lab, request: gr.Request | None) -> str:
     headers = getattr(request, "headers", None) or {}
     host = headers.get("x-forwarded-host") or headers.get("host") or "127.0.0.1:7860"
     scheme = headers.get("x-forwarded-proto") or getattr(getattr(request, "url", None), "scheme", None) or "http"
-    tasks = ", ".join(f"`{t}`" for t in lab.tasks()) or "none"
-    return USAGE.replace("{url}", f"{scheme.split(',')[0].strip()}://{host.split(',')[0].strip()}/").replace("{tasks}", tasks)
+    tasks = ", ".join(f"`{t}`" for t in lab.tasks()) or "-"
+    address = f"{scheme.split(',')[0].strip()}://{host.split(',')[0].strip()}/"
+    return CODE.replace("{url}", address) + USAGE[request_lang(request)].replace("{tasks}", tasks)
 
 
 def check_lang(lab: Lab, task: str, lang: str) -> None:

@@ -43,6 +43,11 @@ def _accuracy(path) -> str:
     return "" if accuracy is None else f"{accuracy:.3f}"
 
 
+def _paper(path) -> str:
+    paper = _number(_metrics(path), "paper", "accuracy")
+    return "" if paper is None else f"{paper / 100:.3f}"
+
+
 def facts(lab: Lab) -> dict[tuple[str, str], Facts]:
     """Per (task, model): its metrics and the sha256 of its weights, read once when the app starts."""
     commit, found = git_commit() or "?", {}
@@ -58,8 +63,10 @@ def facts(lab: Lab) -> dict[tuple[str, str], Facts]:
 
 def tables(lab: Lab, ui: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     loaded = [[task_name(t, ui), model_name(m), msg(f"lang_{c.meta.get('lang', 'en')}", ui), len(c.meta.get("labels", [])),
-               _accuracy(c.path), lab.sources.get((t, m), str(c.path))] for (t, m), c in sorted(lab.checkpoints.items())]
-    columns = [msg(k, ui) for k in ("col_task", "col_model", "col_lang", "col_classes", "col_accuracy", "col_source")]
+               _accuracy(c.path), _paper(c.path), lab.sources.get((t, m), str(c.path))]
+              for (t, m), c in sorted(lab.checkpoints.items())]
+    columns = [msg(k, ui) for k in ("col_task", "col_model", "col_lang", "col_classes", "col_accuracy", "col_paper",
+                                    "col_source")]
     errors = [[path, error] for path, error in sorted(lab.errors.items())]
     return (pd.DataFrame(loaded, columns=columns),
             pd.DataFrame(errors, columns=[msg("col_path", ui), msg("col_error", ui)]))

@@ -32,6 +32,12 @@ OCCLUSION_COLOURS = {"strong_for": "#1a9850", "for": "#a6d96a", "against": "#fda
                      "unknown": "#c8c8c8"}
 # the page hides the last result from the click until the new one is in (#analysing says so; ui.CSS)
 BUSY_JS = "(...args) => { document.body.classList.add('lab-busy'); return args; }"
+# ... from the click itself: Gradio runs BUSY_JS a moment later, after the browser may have painted a frame
+BUSY_ON_CLICK_JS = """
+document.addEventListener('click', (event) => {
+  if (event.target.closest('#run')) document.body.classList.add('lab-busy');
+}, true);
+"""
 DONE_JS = "() => { document.body.classList.remove('lab-busy'); }"
 # the link to the current inputs: shown, and copied to the clipboard where the browser allows it
 LINK_JS = """(text, model, task, lang) => {
@@ -138,7 +144,8 @@ def comparison_table(predictions: list[Prediction], known: dict, ui: str) -> str
     heads = [msg(k, ui) for k in ("col_model", "col_label", "col_confidence", "col_curve", "col_accuracy", "col_source")]
     rows = [[model_name(p.model), label_name(p.label, ui), f"{max(p.probs):.3f}", kinds.get(p.curve.kind, p.curve.kind),
              accuracy_text(p, known.get((p.task, p.model)), ui), source_text(p.source, ui)] for p in predictions]
-    cells = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows)
+    cells = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row[:-1]) + f"<td><code>{esc(row[-1])}</code></td></tr>"
+                    for row in rows)  # the last column is a path
     return (f'<table id="comparison"><caption>{esc(msg("comparison", ui))}</caption><thead><tr>'
             + "".join(f"<th>{esc(h)}</th>" for h in heads) + f"</tr></thead><tbody>{cells}</tbody></table>")
 
@@ -155,7 +162,7 @@ def result_html(predictions: list[Prediction], known: dict, ui: str) -> str:
         curve = word_curves([word_view(first.curve, ui)], None, msg("curve_title", ui, score=score), kinds, labels, ui,
                             cap)
     else:
-        cap = " · ".join(f"{p.model} {known[(p.task, p.model)].sha256[:8]}" for p in predictions
+        cap = " · ".join(f"{model_name(p.model).split(' (')[0]} {known[(p.task, p.model)].sha256[:8]}" for p in predictions
                          if (p.task, p.model) in known)
         cap = msg("caption", ui, model=msg("all_models", ui), task=task_name(first.task, ui), sha=cap,
                   commit=next(iter(known.values())).commit if known else "?")
@@ -235,7 +242,7 @@ def build(lab: Lab) -> LabView:
     gr.Markdown(L("analysing"), elem_id="analysing")
     summary = gr.Markdown(elem_id="summary")
     notices = gr.Markdown(visible=False, elem_id="notices")
-    result = gr.HTML("", elem_id="result", elem_classes="figures", js_on_load=EXPORT_JS)
+    result = gr.HTML("", elem_id="result", elem_classes="figures", js_on_load=EXPORT_JS + BUSY_ON_CLICK_JS)
 
     def on_run(text_value, model_value, task_value, lang_value, request: gr.Request):
         return analyse(lab, known, text_value, model_value, task_value, lang_value, request_lang(request))

@@ -4,7 +4,7 @@ changing, with the server's own time for the same analysis beside it.
 `python -m tools.bench.browser` (`make bench-browser`) starts `python app.py` on the bundled checkpoints,
 drives Debian chromium with Playwright, and writes docs/browser.json and docs/browser.md.
 
-How a wait is measured: a MutationObserver in the page stamps every DOM change (plotly drawing its SVG
+How a wait is measured: a MutationObserver in the page stamps every DOM change (figures drawn
 included) with performance.now(); the click is stamped the same way. The page has settled once nothing
 changed for QUIET_MS and no Gradio progress indicator is left; the wait is the last change minus the click.
 "Fresh" is the first analysis in a new page, "repeat" a second click on the same page with another sentence.
