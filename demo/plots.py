@@ -254,16 +254,14 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
     n = len(view.words)
     cell_w, cell_h, left, top = max(10, min(50, 760 / max(n, 1))), max(8, min(22, 600 / max(n, 1))), 70, 36
     low, high = view.score_range
-    rows, hovers = [], []
+    body = []
     for t, (scores, gates) in enumerate(zip(view.scores, view.gates), start=1):
-        rows.append([None] * (t - 1) + [s for s in scores for _ in (0, 1)] + [None] * (t - 1))
-        level = []
-        for j, s in enumerate(scores):
+        for j, s in enumerate(scores):  # unit (t, j), centred over words j..j+t-1
             gate = msg("pyramid_gates", ui, left=gates[j][0], right=gates[j][1], compose=gates[j][2]) if gates else ""
-            level += [f"{msg('pyramid_level', ui, level=t)}: {' '.join(view.words[j:j + t])}: {s:.3f}{gate}"] * 2
-        hovers.append([""] * (t - 1) + level + [""] * (t - 1))
-    half = cell_w / 2
-    body = [_heat_cells(rows, left, top, half, cell_h, low, high, svg.RDBU, hovers)]
+            hover = f"{msg('pyramid_level', ui, level=t)}: {' '.join(view.words[j:j + t])}: {s:.3f}{gate}"
+            body.append(f'<rect x="{round(left + (j + (t - 1) / 2) * cell_w, 1)}" y="{round(top + (t - 1) * cell_h, 1)}" '
+                        f'width="{round(cell_w, 1)}" height="{round(cell_h, 1)}" fill="{svg.colour(s, low, high)}">'
+                        f'<title>{svg.esc(hover)}</title></rect>')
     body += [text(left - 6, top + (t - 0.3) * cell_h, str(t), size=9, anchor="end") for t in range(1, n + 1)
              if n <= 30 or t % 5 == 0 or t == 1]
     body.append(text(16, top + n * cell_h / 2, msg("pyramid_axis", ui), size=10, rotate=-90))

@@ -116,7 +116,9 @@ def test_pyramid_is_a_triangle_with_gates_and_beliefs():
     figure = to_svg(view)
     cells = [r for r in _svg(figure).iter(f"{SVG}rect") if r.find(f"{SVG}title") is not None and "level" in r.find(f"{SVG}title").text]
     units = [c for c in cells if ":" in c.find(f"{SVG}title").text and "γ" not in c.find(f"{SVG}title").text]
-    assert len(units) == 2 * (4 + 3 + 2 + 1)  # level t: n - t + 1 units, two half-cells each
+    assert len(units) == 4 + 3 + 2 + 1  # level t: n - t + 1 units
+    xs = {float(c.get("x")) for c in units}
+    assert len(xs) == 4 + 3  # level t starts half a cell further in: 4 positions, then 3 half-way between them
     assert any("compose 0.50" in c.find(f"{SVG}title").text for c in units)  # gate weights on hover
     assert sum("γ = " in c.find(f"{SVG}title").text for c in cells) == 4
 
