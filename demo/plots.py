@@ -200,8 +200,8 @@ def _(view: Heatmap, ui: str = "en", caption: str = "", name: str = "view") -> s
 @to_svg.register
 def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") -> str:
     """Words at the bottom, each k-max layer above; a node sits over the mean position of its children.
-    Each node shows its EDGES_PER_NODE strongest edges to the level below; the others are drawn hidden and
-    a checkbox shows them (a 20-word sentence has thousands)."""
+    Each node shows its EDGES_PER_NODE strongest edges to the level below; a checkbox adds the others (a
+    20-word sentence has thousands)."""
     n_levels = len(view.levels)
     width = _width(len(view.words))
     x = Scale(0, max(len(view.words) - 1, 1), 120, width - 90)
@@ -228,8 +228,7 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
             (strong if rank < EDGES_PER_NODE else weak).append(line)
     every = [v for values in view.values for v in values]
     low, high = min(every, default=0.0), max(every, default=1.0)
-    body = [f'<g stroke="#8aa" opacity="0.7">{"".join(strong)}</g>',
-            f'<g class="weak-edges" display="none" stroke="#bcc" opacity="0.5">{"".join(weak)}</g>']
+    body = [f'<g class="strong-edges" stroke="#8aa" opacity="0.7">{"".join(strong)}</g>']
     for level, (positions, values) in enumerate(zip(view.levels, view.values)):
         label = msg("graph_words", ui) if level == 0 else msg("graph_layer", ui, layer=level)
         body.append(text(8, y[level] + 4, label, size=10, anchor="start", colour_="#555"))
@@ -241,9 +240,10 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
     body.append(svg.word_ticks(view.words, x, bottom))
     body.append(svg.colour_bar(width - 60, top + 20, 140, low, high, svg.VIRIDIS, msg("graph_value", ui)))
     shown = msg("graph_edges", ui, shown=len(strong), total=len(strong) + len(weak), per_node=EDGES_PER_NODE)
-    toggle = f"edges-{name}"  # the checkbox precedes the SVG, so CSS shows the hidden edges when it is ticked
-    controls = (f'<input type="checkbox" class="all-edges" id="{svg.esc(toggle)}">'
-                f'<label class="graph-edges" for="{svg.esc(toggle)}">{svg.esc(shown)}</label>' if weak else "")
+    # the other edges wait in a <template> (inert: no style, no layout) until the checkbox adds them (EXPORT_JS)
+    controls = (f'<label class="graph-edges"><input type="checkbox" class="all-edges"> {svg.esc(shown)}</label>'
+                f'<template class="weak-edges"><svg><g class="weak-edges" stroke="#bcc" opacity="0.5">{"".join(weak)}</g>'
+                f'</svg></template>' if weak else "")
     return figure("".join(body), width, bottom + svg.words_height(view.words) + 8, view.title, caption, name, controls)
 
 

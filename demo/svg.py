@@ -133,15 +133,22 @@ def figure(body: str, width: float, height: float, title: str, caption: str = ""
     return f'<figure class="view" data-name="{esc(name)}">{buttons}{controls}{svg}</figure>'
 
 
-# js_on_load of the gr.HTML holding figures: its SVG/PNG buttons download the figure beside them, as
-# drawn (with "show all edges" ticked, the hidden edges too); PNG at twice the size, through a canvas
+# js_on_load of the gr.HTML holding figures: its SVG/PNG buttons download the figure beside them as it is
+# drawn (PNG at twice the size, through a canvas); a feature graph's checkbox adds or removes its other edges
 EXPORT_JS = """
+element.addEventListener('change', (event) => {
+  const box = event.target.closest('.all-edges');
+  if (!box) return;
+  const figure = box.closest('figure.view');
+  const svg = figure.querySelector(':scope > svg');
+  if (box.checked) svg.querySelector('.strong-edges').before(figure.querySelector('template.weak-edges').content.querySelector('g').cloneNode(true));
+  else svg.querySelector('g.weak-edges')?.remove();
+});
 element.addEventListener('click', (event) => {
   const button = event.target.closest('button[data-export]');
   if (!button) return;
   const figure = button.closest('figure.view');
-  const svg = figure.querySelector('svg').cloneNode(true);
-  if (figure.querySelector('.all-edges')?.checked) svg.querySelectorAll('.weak-edges').forEach(g => g.removeAttribute('display'));
+  const svg = figure.querySelector(':scope > svg').cloneNode(true);
   const source = new XMLSerializer().serializeToString(svg);
   const kind = button.dataset.export;
   const save = (blob) => {

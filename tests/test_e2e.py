@@ -150,9 +150,10 @@ def test_english_all_five(browser, url):
 def test_single_model_and_html_shown_as_text(browser, url):
     page = _page(browser, url, "en-US")
     _choose_model(page, "DCNN (Kalchbrenner et al. 2014)")
-    _analyse(page, '<img src=x onerror="window.__xss=1"> <b>bold</b> <script>window.__xss=2</script> good')
+    typed = '<img src=x onerror="window.__xss=1"> <b>bold</b> <script>window.__xss=2</script> good" onclick="window.__xss=3'
+    _analyse(page, typed)
     expect(page.locator("#summary")).to_contain_text("Prediction", timeout=TIMEOUT)
-    _expect_panels(page, 1)
+    _expect_panels(page, 1, typed)  # the text, quotes and all, stays inside its attribute
     panel = page.locator(".model-panel")
     expect(panel).to_contain_text("DCNN")
     expect(panel.locator("figure.view")).to_have_count(3)  # the two k-max feature graphs and the detectors
@@ -161,6 +162,7 @@ def test_single_model_and_html_shown_as_text(browser, url):
     for piece in ("onerror=", "bold</b", "script>window.__xss=2</script"):  # the typed markup, as text
         expect(highlight).to_contain_text(piece)
     expect(page.locator("figure[data-name='curve']")).to_contain_text("prefix")
+    panel.locator("summary").click()
     assert page.evaluate("window.__xss") is None
 
 

@@ -3,6 +3,7 @@ and the loaded tasks, a language that contradicts the task is refused, a link's 
 prediction carries its checkpoint's accuracy and sha256, and the examples are labelled in both languages."""
 
 import hashlib
+from html.parser import HTMLParser
 
 import gradio as gr
 import pytest
@@ -61,3 +62,13 @@ def test_examples_are_labelled_in_both_languages():
     assert len(en) == len(zh) == len(EXAMPLES)
     assert en[0] == f"negation: {EXAMPLES[0][1]}" and zh[0] == f"否定：{EXAMPLES[0][1]}"
     assert not any(label.startswith("中文") for label in en)
+
+
+def test_typed_quotes_cannot_leave_an_attribute(lab):
+    text = 'good" onmouseover="window.x=1'
+    panel = model_panel(lab.predict(text, "dcnn", "sst5"), None, "en")
+    attributes = []
+    parser = HTMLParser()
+    parser.handle_starttag = lambda tag, attrs: attributes.extend(name for name, _ in attrs)
+    parser.feed(panel)
+    assert "data-text" in attributes and "onmouseover" not in attributes

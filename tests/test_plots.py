@@ -40,7 +40,7 @@ EXAMPLES = {
 
 def _svg(figure: str) -> ET.Element:
     """The figure's SVG, parsed as XML: a stray '<' or '&' from a word would make this fail."""
-    return ET.fromstring(re.search(r"<svg.*</svg>", figure, re.S)[0])
+    return ET.fromstring(re.search(r"<svg xmlns=.*</svg>", figure, re.S)[0])
 
 
 def _texts(figure: str) -> list[str]:
@@ -97,12 +97,13 @@ def test_word_curves_say_what_kind_of_curve_each_is():
     assert len(lines) == 2 and lines[0].get("stroke-dasharray") is None and lines[1].get("stroke-dasharray")
 
 
-def test_kmax_graph_shows_the_strongest_edges_and_hides_the_rest():
+def test_kmax_graph_shows_the_strongest_edges_and_keeps_the_rest_for_its_checkbox():
     view = EXAMPLES[views.KMaxGraph]
     figure = to_svg(view, "en", "", "dcnn-1")
     svg = _svg(figure)
-    strong, weak = [g for g in svg.iter(f"{SVG}g")]
-    assert weak.get("class") == "weak-edges" and weak.get("display") == "none"
+    (strong,) = svg.iter(f"{SVG}g")
+    weak = ET.fromstring(re.search(r'<template class="weak-edges">(.*)</template>', figure, re.S)[1]).find("g")
+    assert strong.get("class") == "strong-edges" and weak.get("class") == "weak-edges"
     assert len(strong) + len(weak) == len(view.edges())
     assert len(weak) == 6 - EDGES_PER_NODE  # the parent with 6 children keeps its 3 strongest
     assert 'class="all-edges"' in figure and f"show all {len(view.edges())} edges" in figure

@@ -23,6 +23,7 @@ from demo.i18n import (MAP_TITLE, TASK_NAMES, L, example_labels, label_name, mod
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL
 from demo.svg import EXPORT_JS
+from demo.svg import esc as attr  # escapes quotes too: typed text inside an attribute value
 from demo.tabs import pairs
 from demo.tabs.checkpoints import Facts, facts
 
@@ -63,7 +64,7 @@ def occlusion_html(p: Prediction, ui: str) -> str:
         key = ("unknown" if not token.known else "strong_for" if s > 0.6 else "for" if s > 0.2
                else "strong_against" if s < -0.6 else "against" if s < -0.2 else None)
         piece = esc(p.text[max(pos, token.start):token.end])
-        parts.append(f'<mark style="background:{OCCLUSION_COLOURS[key]}" title="{esc(msg(key, ui))} ({score:+.3f})">'
+        parts.append(f'<mark style="background:{OCCLUSION_COLOURS[key]}" title="{attr(msg(key, ui))} ({score:+.3f})">'
                      f'{piece}</mark>' if key else piece)
         pos = max(pos, token.end)
     parts.append(esc(p.text[pos:]))
@@ -104,7 +105,7 @@ def model_panel(p: Prediction, fact: Facts | None, ui: str) -> str:
         except Exception:  # one view that cannot be drawn must not hide the others
             log.exception("cannot draw %s of %s", type(view).__name__, p.model)
             body.append(f"<p>⚠️ {esc(type(view).__name__)}: {esc(getattr(view, 'title', ''))}</p>")
-    return (f'<details class="model-panel" open data-model="{esc(p.model)}" data-text="{esc(p.text)}">'
+    return (f'<details class="model-panel" open data-model="{attr(p.model)}" data-text="{attr(p.text)}">'
             f'<summary>{head}</summary>{"".join(body)}</details>')
 
 
@@ -172,7 +173,7 @@ def result_html(predictions: list[Prediction], known: dict, ui: str) -> str:
                             msg("curve_title", ui, score=score), kinds, labels, ui, cap)
     table = comparison_table(predictions, known, ui) if len(predictions) > 1 else ""
     panels = "".join(model_panel(p, known.get((p.task, p.model)), ui) for p in predictions)
-    return (f'<div class="lab-result" data-text="{esc(first.text)}"><div class="top-figures">{probs}{curve}</div>'
+    return (f'<div class="lab-result" data-text="{attr(first.text)}"><div class="top-figures">{probs}{curve}</div>'
             f'{table}<h2>{esc(msg("panels", ui))}</h2>{panels}</div>')
 
 

@@ -6,7 +6,8 @@ drives Debian chromium with Playwright, and writes docs/browser.json and docs/br
 
 How a wait is measured: a MutationObserver in the page stamps every DOM change (figures drawn
 included) with performance.now(); the click is stamped the same way. The page has settled once nothing
-changed for QUIET_MS and no Gradio progress indicator is left; the wait is the last change minus the click.
+changed for QUIET_MS, no progress indicator is left and the result of this text is on the page; the wait is
+the last change minus the click.
 "Fresh" is the first analysis in a new page, "repeat" a second click on the same page with another sentence.
 The server's time is /compare (or /predict) called through gradio_client against the same app.
 """
@@ -14,6 +15,7 @@ The server's time is /compare (or /predict) called through gradio_client against
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -43,7 +45,10 @@ new MutationObserver(() => { window.__lastChange = performance.now(); })
   .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
 """
 CLICK = "() => { const t = performance.now(); document.querySelector('#run').click(); return t; }"
-BUSY = "() => document.querySelectorAll('.progress-text, .eta-bar, .meta-text').length"
+# still working: a Gradio progress indicator, the Lab's own "analysing" state, or no result for this text yet
+BUSY = """text => document.querySelectorAll('.progress-text, .eta-bar, .meta-text').length > 0
+  || document.body.classList.contains('lab-busy')
+  || ![...document.querySelectorAll('.lab-result')].some(r => r.dataset.text === text)"""
 
 
 def start_app(checkpoints: str | None) -> tuple[subprocess.Popen, str]:
@@ -81,7 +86,7 @@ def settle_after_click(page, text: str, timeout_s: float = 90) -> float:
     deadline = time.perf_counter() + timeout_s
     while time.perf_counter() < deadline:
         page.wait_for_timeout(250)
-        now, last, busy = page.evaluate("() => [performance.now(), window.__lastChange, " + BUSY + "()]")
+        now, last, busy = page.evaluate("text => [performance.now(), window.__lastChange, (" + BUSY + ")(text)]", text)
         if last > clicked and not busy and now - last >= QUIET_MS:
             return (last - clicked) / 1000
     raise TimeoutError(f"the page did not settle within {timeout_s} s")
@@ -147,7 +152,8 @@ def markdown(report: dict) -> str:
              f"{report['load_before'][2]:.2f} (1 / 5 / 15 min){'; the machine was shared with other work' if report['load_before'][0] > 0.5 else ''}.",
              "",
              f"Time from the click on Analyse until the page stopped changing (nothing changed for {QUIET_MS} ms, "
-             "no progress indicator left), median of the rounds, each round a new page: *fresh* is its first "
+             "no progress indicator left, this sentence's result on the page), median of the rounds, each round a "
+             "new page: *fresh* is its first "
              "analysis, *repeat* a second sentence on the same page. *Server* is the same analysis through the "
              "API (median of 5).", "",
              "| scenario | fresh (s) | repeat (s) | server (ms) | every round: fresh / repeat (s) | load (1 min) |",
@@ -160,6 +166,7 @@ def markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped benchmark stops its app too (finally:)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="new pages per scenario (each: fresh + repeat)")
     parser.add_argument("--checkpoints", default=None, help="LAB_CHECKPOINTS for the app (default: the bundled)")
