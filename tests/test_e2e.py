@@ -158,6 +158,14 @@ def test_single_model_and_html_shown_as_text(browser, url):
     expect(panel).to_contain_text("DCNN")
     expect(panel.locator("figure.view")).to_have_count(3)  # the two k-max feature graphs and the detectors
     expect(panel).to_contain_text("is shown because")  # which top-layer map, and why
+    graph = panel.locator("figure.view").first
+    strong = graph.locator("svg g.strong-edges line").count()
+    graph.locator(".all-edges").check()  # the checkbox adds the other edges, and takes them away again
+    expect(graph.locator("svg g.weak-edges")).to_have_count(1)
+    assert strong + graph.locator("svg g.weak-edges line").count() == int(re.search(r"show all (\d+) edges",
+                                                                                    graph.inner_text())[1])
+    graph.locator(".all-edges").uncheck()
+    expect(graph.locator("svg g.weak-edges")).to_have_count(0)
     highlight = panel.locator(".occlusion-text")
     for piece in ("onerror=", "bold</b", "script>window.__xss=2</script"):  # the typed markup, as text
         expect(highlight).to_contain_text(piece)
