@@ -13,7 +13,7 @@ from functools import singledispatch
 
 from core.pairs import WordAlignment
 from core.views import Heatmap, KMaxGraph, LineCurves, Pyramid, Table, Trajectory, WordCurve
-from demo import svg
+import demo.svg as svg
 from demo.i18n import msg
 from demo.svg import PALETTE, Scale, figure, text
 
