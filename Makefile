@@ -15,7 +15,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke probes loadtest soak tokenizer-agreement push import-graph sweep clean attribution
+.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke probes loadtest soak tokenizer-agreement push import-graph sweep clean attribution bench-browser
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "} {printf "  make %-20s %s\n", $$1, $$2}'
@@ -101,3 +101,6 @@ train-load: install ## /compare p95 over 20 calls idle vs while a ~3-minute trai
 
 attribution: install ## faithfulness (deletion test, AOPC) and cost of each word-attribution method -> docs/attribution.md
 	$(PY) -m tools.attribution
+
+bench-browser: install ## the lab in Debian chromium: click to settled page, 'All five' and one model -> docs/browser.md
+	HF_HUB_OFFLINE=1 $(PY) -m tools.bench.browser --rounds 5

@@ -4,11 +4,11 @@ measured, docs/attribution.md), and what a model panel shows of a prediction's a
 from pathlib import Path
 
 import gradio as gr
-import pandas as pd
 
 from core.attribution import DEFAULT_METHODS, FAITHFULNESS, METHODS, most_faithful
 from core.predict import ALL, AUTO, Lab, Prediction
 from demo.i18n import ATTRIBUTION_NAMES, L, label_name, model_name, msg, request_lang, task_name
+from demo.plots import esc
 
 
 def method_name(method: str, ui: str) -> str:
@@ -39,12 +39,15 @@ def highlight_texts(p: Prediction, method: str, scale: float, ui: str) -> tuple[
     return title, note
 
 
-def scores_table(p: Prediction, ui: str) -> pd.DataFrame:
-    """One row per word, one column per computed method: every method's per-word scores side by side."""
-    columns = {method_name(m, ui): a.scores for m, a in p.attributions.items()}
-    words = [t.surface for t in p.tokens]
-    return pd.DataFrame({msg("attr_word", ui): words} | {name: [round(s, 3) for s in scores]
-                                                        for name, scores in columns.items()})
+def scores_table(p: Prediction, ui: str) -> str:
+    """An HTML table, one row per word, one column per computed method: every method's scores side by side."""
+    methods = [m for m in METHODS if m in p.attributions and p.attributions[m].scores]
+    heads = [msg("attr_word", ui)] + [method_name(m, ui) for m in methods]
+    rows = "".join("<tr><td>" + esc(token.surface) + "</td>"
+                   + "".join(f"<td>{p.attributions[m].scores[i]:+.3f}</td>" for m in methods) + "</tr>"
+                   for i, token in enumerate(p.tokens))
+    return (f'<table class="attr-scores"><caption>{esc(msg("attr_scores", ui, label=label_name(p.label, ui)))}</caption>'
+            "<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in heads) + f"</tr></thead><tbody>{rows}</tbody></table>")
 
 
 def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FAITHFULNESS) -> str:

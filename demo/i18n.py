@@ -7,6 +7,9 @@ and input errors arrive as codes with parameters (core.predict.Notice): English 
 wording, Chinese from NOTICES_ZH.
 """
 
+import dataclasses
+import re
+
 import gradio as gr
 
 from core.attribution import ON_DEMAND
@@ -14,6 +17,7 @@ from core.predict import Notice
 from core.probes import PROBE_NOTICE_TEXT
 from core.data.sst import FINE_LABELS
 from core.treebank import TREEBANK_NOTICE_TEXT
+from demo.examples import EXAMPLES
 
 EN = {
     "title": "# Compositional sentence-model lab",
@@ -591,3 +595,121 @@ MESSAGES["zh"] |= {
     "attr_best_row": "{model}（{task}）：**{method}**（AOPC {aopc:.3f}；随机顺序 {random:.3f}）",
     "attr_not_measured": "尚未对这些模型文件做删除测试（`make attribution`）。",
 }
+# -- the Lab's result in a real browser (issue 20): views, figures, permalinks, export ------------------
+
+EN.update({"analysing": "⏳ Analysing…", "copy_link": "Copy link", "permalink": "Link to this analysis"})
+ZH.update({"analysing": "⏳ 分析中……", "copy_link": "复制链接", "permalink": "本次分析的链接"})
+MESSAGES["en"].update({
+    "probabilities": "Class probabilities", "curve_title": "Per-word sentiment: {score}",
+    "accuracy": "test accuracy {ours:.1%} on {task}", "accuracy_paper": "paper {paper:.1f}%",
+    "caption": "{model} · {task} · checkpoint sha256 {sha} · commit {commit}",
+    "plot_score": "score", "graph_words": "words", "graph_layer": "layer {layer} (k-max)",
+    "graph_position": "position {position}", "graph_value": "mean activation",
+    "graph_edges": "show all {total} edges (now the {per_node} strongest per node: {shown})",
+    "graph_map_note": ("Top-layer map {map} is shown because, of all the top layer's maps, it adds most to the logit of "
+                       "the predicted class '{label}' (its output weights times its k-max values)."),
+    "pyramid_level": "level {level}", "pyramid_axis": "level t (span length)", "pyramid_beliefs": "level belief γ_t",
+    "pyramid_gates": "; gates left {left:.2f}, right {right:.2f}, compose {compose:.2f}",
+})
+MESSAGES["zh"].update({
+    "probabilities": "各类别概率", "curve_title": "逐词情感：{score}",
+    "accuracy": "{task} 测试准确率 {ours:.1%}", "accuracy_paper": "论文 {paper:.1f}%",
+    "caption": "{model} · {task} · 模型文件 sha256 {sha} · 提交 {commit}",
+    "plot_score": "分数", "graph_words": "词", "graph_layer": "第 {layer} 层（k-max）",
+    "graph_position": "位置 {position}", "graph_value": "平均激活值",
+    "graph_edges": "显示全部 {total} 条边（现在每个节点最强的 {per_node} 条：{shown} 条）",
+    "graph_map_note": "显示顶层特征映射 {map}，因为在顶层所有特征映射中，它对预测类别“{label}”的 logit 贡献最大（输出权重乘以它的 k-max 值）。",
+    "pyramid_level": "第 {level} 层", "pyramid_axis": "层 t（跨度长度）", "pyramid_beliefs": "层置信度 γ_t",
+    "pyramid_gates": "；门控：左 {left:.2f}，右 {right:.2f}，组合 {compose:.2f}",
+})
+
+# The models' views carry English titles and axis names (core/models/*.py); the Chinese UI words them here:
+# exact strings first, then patterns with their numbers. A string missing here stays English, which the e2e
+# test over the Chinese page catches.
+VIEW_TEXT_ZH = {
+    "Local sentiment at each word, per layer (Lei et al. 2015, Fig. 5)": "每个词处的局部情感，逐层（Lei 等 2015，图 5）",
+    "Hidden-state trajectory (mRNN, cf. paper Fig. 2)": "隐藏状态轨迹（mRNN，参见论文图 2）",
+    "Ordinal outputs after each word (§4.2, decoded at 0.5)": "每个词之后的序数输出（§4.2，以 0.5 为界解码）",
+    "Layer attention over the words (min-max normalised per layer, Fig. 4)": "各层对词的注意力（每层最小-最大归一化，图 4）",
+    "Words selected per layer (normalised attention > 0.95, §3.1) and composed phrases":
+        "每层选中的词（归一化注意力 > 0.95，§3.1）及组成的短语",
+    "Transform-gate activity per layer (Fig. 3)": "每层变换门的活动（图 3）",
+    "AdaSent pyramid: unit (t, j) covers words j..j+t-1; colour = the classifier g on the unit alone (a probe)":
+        "AdaSent 金字塔：单元 (t, j) 覆盖第 j..j+t-1 个词；颜色 = 分类器 g 单独作用于该单元（探针）",
+    "Induced feature graph (§4.2), all maps": "诱导特征图（§4.2），全部特征映射",
+    "the model's own per-word output": "模型自己在每个词上的输出",
+    "the model's classifier applied to each word alone (a probe: the model never does this)":
+        "模型的分类器单独作用于每个词（探针：模型自身从不这样用它）",
+    "prediction on each prefix": "对每个前缀的预测",
+    "expected sentiment (-2..2)": "期望情感（-2..2）", "top class probability": "最高类别概率",
+    "all layers": "全部层", "mean T_l over units": "各单元 T_l 的均值", "sigmoid output": "sigmoid 输出",
+    "transform gate T_l": "变换门 T_l", "normalised attention d_{l,n}": "归一化注意力 d_{l,n}",
+    "layer": "层", "word": "词", "selected words": "选中的词", "phrases (runs of selected words)": "短语（连续选中的词）",
+    "loose selection (> 0.5)": "宽松选择（> 0.5）", "map": "特征映射", "row": "行", "activation": "激活值",
+    "n-gram": "n 元组",
+}
+VIEW_PATTERNS_ZH = [
+    (re.compile(r"Induced feature graph \(§4\.2\), top-layer map (\d+)"), lambda m: f"诱导特征图（§4.2），顶层特征映射 {m[1]}"),
+    (re.compile(r"Strongest first-layer feature detectors in this sentence \(width (\d+), §5\.5\)"),
+     lambda m: f"本句中最强的第一层特征检测器（窗口宽度 {m[1]}，§5.5）"),
+    (re.compile(r"layer (\d+)"), lambda m: f"第 {m[1]} 层"),
+    (re.compile(r"P\((.+)\)"), lambda m: f"P({label_name(m[1], 'zh')})"),
+    (re.compile(r"PCA of this sentence's hidden states h_1\.\.h_T \(centred, torch\.linalg\.svd\): PC1 (\S+), "
+                r"PC2 (\S+) of their variance; signs chosen so the last word has x, y >= 0; colour = (.+) after each word"),
+     lambda m: (f"本句隐藏状态 h_1..h_T 的主成分分析（已中心化）：PC1 占方差的 {m[1]}，PC2 占 {m[2]}；"
+                f"符号取使最后一个词的 x、y >= 0；颜色 = 每个词之后的{view_text(m[3], 'zh')}")),
+]
+MAP_TITLE = re.compile(r"top-layer map (\d+)$")  # the DCNN's one-map feature graph (core/models/dcnn.py)
+
+
+def view_text(value: str, lang: str) -> str:
+    """One string of a model's view in the UI language."""
+    if lang != "zh" or not isinstance(value, str):
+        return value
+    if value in VIEW_TEXT_ZH:
+        return VIEW_TEXT_ZH[value]
+    for pattern, word in VIEW_PATTERNS_ZH:
+        if match := pattern.fullmatch(value):
+            return word(match)
+    return value
+
+
+def word_view(view, lang: str):
+    """A copy of a view with its titles, axis names, legends and column heads in the UI language."""
+    texts = {name: view_text(getattr(view, name), lang) for name in
+             ("title", "score_label", "y_label", "x_title", "value_label", "axis_note") if hasattr(view, name)}
+    if hasattr(view, "curves"):
+        texts["curves"] = {view_text(k, lang): v for k, v in view.curves.items()}
+    if hasattr(view, "columns"):
+        texts["columns"] = [view_text(c, lang) for c in view.columns]
+    return dataclasses.replace(view, **texts)
+
+
+MESSAGES["en"].update({"col_paper": "paper's accuracy", "comparison": "The predictions side by side", "panels": "What each model composed",
+                       "all_models": "All five"})
+MESSAGES["zh"].update({"col_paper": "论文准确率", "comparison": "各模型的预测并排比较", "panels": "每个模型组合出了什么", "all_models": "全部五个"})
+
+# the examples' labels (demo/examples.py names each by what it shows), in both languages
+EXAMPLE_KINDS = {
+    "negation": ("negation", "否定"), "double negation": ("double negation", "双重否定"),
+    "contrast": ("contrast", "转折"), "intensifier": ("intensifier", "程度副词"),
+    "Lei et al. 2015 §3": ("Lei et al. 2015 §3", "Lei 等 2015 §3"), "DCNN Fig. 1": ("DCNN Fig. 1", "DCNN 图 1"),
+    "AdaSent (MR example)": ("AdaSent (MR example)", "AdaSent（MR 例句）"), "AGT Fig. 4": ("AGT Fig. 4", "AGT 图 4"),
+    "中文 转折": ("Chinese, contrast", "中文 转折"), "中文 否定": ("Chinese, negation", "中文 否定"),
+    "中文 双重否定": ("Chinese, double negation", "中文 双重否定"), "中文 程度": ("Chinese, intensifier", "中文 程度"),
+}
+
+
+def example_labels(lang: str) -> list[str]:
+    """The examples' labels ("negation: The movie is not good.") in the UI language."""
+    return [f"{EXAMPLE_KINDS.get(what, (what, what))[lang == 'zh']}{'：' if lang == 'zh' else ': '}{sentence}"
+            for what, sentence in EXAMPLES]
+
+
+SOURCE_KINDS_ZH = {"directory": "目录", "hub": "Hub", "bundled": "随应用附带"}
+
+
+def source_text(source: str, lang: str) -> str:
+    """Where a checkpoint came from (core.hub: "bundled: <path>", "hub: <repo>@<rev>", "directory: <path>")."""
+    kind, _, where = source.partition(": ")
+    return f"{SOURCE_KINDS_ZH[kind]}：{where}" if lang == "zh" and kind in SOURCE_KINDS_ZH and where else source

@@ -1,244 +1,318 @@
-"""Explanation views (core.views) -> plotly figures. Pure functions: no model, no torch, no state.
+"""Explanation views (core.views) -> SVG figures (demo/svg.py). Pure functions: no model, no torch, no state.
 
-`to_figure(view)` dispatches on the view's type; a new view type needs one function here. Every
-figure sets an explicit height (Gradio renders an autosized plotly figure at zero height in some
-versions), and every word shown on a figure is HTML-escaped: plotly reads a few HTML tags in labels,
-and typed text must show as typed.
+`to_svg(view, ui, caption)` dispatches on the view's type; a new view type needs one function here. The
+view arrives already worded in the UI language (demo.i18n.word_view); the few words a figure adds itself
+(axis names, legends) come from demo.i18n too. Every word shown is escaped (demo.svg.text): typed text
+shows as typed. Each figure carries its caption (model, checkpoint sha256, commit), so an exported file
+says where it came from.
 """
 
 import html
 import re
 from functools import singledispatch
 
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
-
 from core.pairs import WordAlignment
 from core.views import Heatmap, KMaxGraph, LineCurves, Pyramid, Table, Trajectory, WordCurve
+import demo.svg as svg
+from demo.i18n import msg
+from demo.svg import PALETTE, Scale, figure, text
 
-SENTIMENT = "RdBu"  # red = negative, blue = positive, as in the papers' figures
-PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d"]
 MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|~-])")
+EDGES_PER_NODE = 3  # the feature graph shows each node's strongest edges; a checkbox shows the rest
 
 
-def esc(text: str) -> str:
-    return html.escape(str(text), quote=False)
+def esc(value: str) -> str:
+    return html.escape(str(value), quote=False)
 
 
-def md(text: str) -> str:
+def md(value: str) -> str:
     """Text shown in Markdown as typed: HTML escaped, Markdown punctuation backslash-escaped."""
-    return MARKDOWN.sub(r"\\\1", esc(text))
+    return MARKDOWN.sub(r"\\\1", esc(value))
 
 
-def _words_axis(fig: go.Figure, words: list[str], row: int | None = None, col: int | None = None, **axis) -> None:
-    """Words as x tick labels at positions 0..n-1 (a categorical axis would merge repeated words)."""
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(words))), ticktext=[esc(w) for w in words],
-                     tickangle=-45 if len(words) > 12 else 0, row=row, col=col, **axis)
+def _width(n: int) -> float:
+    return max(560, min(1180, 90 + 46 * n))
 
 
-def _layout(fig: go.Figure, title: str, height: int, **layout) -> go.Figure:
-    layout.setdefault("margin", {"l": 60, "r": 20, "t": 50, "b": 60})
-    fig.update_layout(title={"text": esc(title), "font": {"size": 14}}, height=height, template="plotly_white", **layout)
-    return fig
+def _lines(title: str, series: list[tuple[str, list[float], str, str, list[str]]], positions: list[list[float]],
+           ticks: list[str], y_range: tuple[float, float], y_label: str, caption: str, name: str,
+           tick_colours: list[str] | None = None, legend: bool = True) -> str:
+    """Curves over word (or layer) positions: series = (name, values, colour, dash, hover per point)."""
+    n = max(len(ticks), 1)
+    width = _width(n)
+    low, high = y_range
+    pad = 0.05 * (high - low or 1)
+    left, right, top, plot_h = 62, width - 20, 36, 230
+    x = Scale(0, max(n - 1, 1), left + 20, right - 20)
+    y = Scale(low - pad, high + pad, top + plot_h, top)
+    body = [svg.y_axis(y, low, high, left, right, y_label)]
+    if low < 0 < high:
+        body.append(f'<line x1="{left}" x2="{right}" y1="{y(0)}" y2="{y(0)}" stroke="#999"/>')
+    for (label, values, fill, dash, hovers), xs in zip(series, positions):
+        points = " ".join(f"{x(a)},{y(v)}" for a, v in zip(xs, values))
+        dashing = f' stroke-dasharray="{dash}"' if dash else ""
+        body.append(f'<polyline points="{points}" fill="none" stroke="{fill}" stroke-width="2"{dashing}/>')
+        body += [f'<circle cx="{x(a)}" cy="{y(v)}" r="3.5" fill="{fill}"><title>{svg.esc(h)}</title></circle>'
+                 for a, v, h in zip(xs, values, hovers)]
+    bottom = top + plot_h + 4
+    body.append(svg.word_ticks(ticks, [x(i) for i in range(len(ticks))], bottom, tick_colours))
+    height = bottom + svg.words_height(ticks) + 8
+    if legend:
+        items, legend_h = svg.legend([(s[0], s[2], s[3]) for s in series], left, height + 6, right - left)
+        body.append(items)
+        height += legend_h + 6
+    return figure("".join(body), width, height, title, caption, name)
+
+
+def _hover(words: list[str], values: list[float], rows: list[list[float]] | None = None,
+           classes: list[str] | None = None) -> list[str]:
+    return [f"{w}: {v:.3f}" + ("".join(f"\n{c} {p:.3f}" for c, p in zip(classes, row)) if rows and classes else "")
+            for w, v, row in zip(words, values, rows or [None] * len(words))]
 
 
 @singledispatch
-def to_figure(view) -> go.Figure:
+def to_svg(view, ui: str = "en", caption: str = "", name: str = "view") -> str:
     raise TypeError(f"no plot for view type {type(view).__name__}")
 
 
-@to_figure.register
-def _(view: WordCurve) -> go.Figure:
-    return word_curves([view])
+@to_svg.register
+def _(view: WordCurve, ui: str = "en", caption: str = "", name: str = "view") -> str:
+    return word_curves([view], None, f"{view.kind}: {view.title}", {}, None, ui, caption, name)
 
 
-def word_curves(curves: list[WordCurve], names: list[str] | None = None, title: str | None = None,
-                kind_labels: dict | None = None, class_labels: list[str] | None = None) -> go.Figure:
-    """One or several per-word curves over the same words ("all five" overlays them). The legend
-    and title say which curves are native (the model's own per-word output), which are a probe
-    (AdaSent's classifier on single words) and which are prefix predictions."""
-    fig = go.Figure()
+def word_curves(curves: list[WordCurve], names: list[str] | None, title: str, kind_labels: dict,
+                class_labels: list[str] | None, ui: str, caption: str = "", name: str = "curve") -> str:
+    """One or several per-word curves over the same words ("all five" overlays them); the legend says
+    which are native (the model's own per-word output), a probe, or prefix predictions."""
     first = curves[0]
-    if title is None:  # the localised kind label says it all; else "native: the model's own per-word output"
-        title = kind_labels[first.kind] if kind_labels and first.kind in kind_labels else f"{first.kind}: {first.title}"
-    kind_labels = kind_labels or {}
+    series = []
     for i, curve in enumerate(curves):
         kind = kind_labels.get(curve.kind, curve.kind)
-        name = f"{names[i]} ({kind})" if names else kind
-        classes = [esc(c) for c in class_labels] if class_labels else [f"p{c}" for c in range(len(curve.probs[0]) if curve.probs else 0)]
-        hover = ["<br>".join(f"{c} {p:.3f}" for c, p in zip(classes, row)) for row in curve.probs]
-        fig.add_trace(go.Scatter(
-            x=list(range(len(curve.words))), y=curve.scores, mode="lines+markers", name=esc(name),
-            line={"color": PALETTE[i % len(PALETTE)], "dash": "solid" if curve.kind == "native" else "dot"},
-            customdata=[[esc(w), h] for w, h in zip(curve.words, hover)],
-            hovertemplate="%{customdata[0]}: %{y:.3f}<br>%{customdata[1]}<extra>" + esc(name) + "</extra>"))
-    low, high = first.score_range
-    if low < 0 < high:
-        fig.add_hline(y=0, line={"color": "#999", "width": 1})
-    _words_axis(fig, first.words)
-    fig.update_yaxes(title=esc(first.score_label), range=[low - 0.05 * (high - low), high + 0.05 * (high - low)])
-    return _layout(fig, title, 460 if names else 360, showlegend=bool(names), legend={"orientation": "h", "y": -0.3})
+        label = f"{names[i]} ({kind})" if names else kind
+        series.append((label, curve.scores, PALETTE[i % len(PALETTE)], "" if curve.kind == "native" else "4 3",
+                       _hover(curve.words, curve.scores, curve.probs, class_labels)))
+    return _lines(title, series, [list(range(len(c.words))) for c in curves], first.words, first.score_range,
+                  first.score_label, caption, name)
 
 
 def pair_curves(curve_a: WordCurve, curve_b: WordCurve, alignment: WordAlignment, names: tuple[str, str],
-                title: str) -> go.Figure:
-    """One model's per-word curves on the two sentences of a minimal pair, overlaid on the aligned words:
-    a shared word is one x position; a word only one sentence has stands alone, its tick in that
-    sentence's colour."""
-    fig = go.Figure()
+                title: str, caption: str = "", name: str = "pair") -> str:
+    """One model's per-word curves on the two sentences of a minimal pair over the aligned words: a shared
+    word is one x position; a word only one sentence has stands alone, its tick in that sentence's colour."""
     colours = PALETTE[:2]
-    for curve, sentence, name, colour in zip((curve_a, curve_b), ("a", "b"), names, colours):
-        fig.add_trace(go.Scatter(
-            x=alignment.positions(sentence), y=curve.scores, mode="lines+markers", name=esc(name),
-            line={"color": colour, "dash": "solid" if sentence == "a" else "dash"},
-            customdata=[esc(w) for w in curve.words],
-            hovertemplate="%{customdata}: %{y:.3f}<extra>" + esc(name) + "</extra>"))
-    ticks = [esc(word) if i is not None and j is not None else f'<span style="color:{colours[i is None]}">{esc(word)}</span>'
-             for word, (i, j) in zip(alignment.labels(), alignment.columns)]
-    low, high = curve_a.score_range
-    if low < 0 < high:
-        fig.add_hline(y=0, line={"color": "#999", "width": 1})
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(ticks))), ticktext=ticks,
-                     tickangle=-45 if len(ticks) > 12 else 0)
-    fig.update_yaxes(title=esc(curve_a.score_label), range=[low - 0.05 * (high - low), high + 0.05 * (high - low)])
-    return _layout(fig, title, 380, legend={"orientation": "h", "y": -0.3})
+    series = [(n, c.scores, colour, dash, _hover(c.words, c.scores))
+              for n, c, colour, dash in zip(names, (curve_a, curve_b), colours, ("", "6 4"))]
+    ticks = alignment.labels()
+    tick_colours = ["#333" if i is not None and j is not None else colours[i is None] for i, j in alignment.columns]
+    return _lines(title, series, [alignment.positions("a"), alignment.positions("b")], ticks, curve_a.score_range,
+                  curve_a.score_label, caption, name, tick_colours)
 
 
-def probability_bars(labels: list[str], probs: list[float], label: str, title: str = "") -> go.Figure:
-    colours = ["#e45756" if l == label else "#9bb7d4" for l in labels]
-    fig = go.Figure(go.Bar(x=[esc(l) for l in labels], y=probs, marker_color=colours, text=[f"{p:.2f}" for p in probs],
-                           textposition="outside", hovertemplate="%{x}: %{y:.3f}<extra></extra>"))
-    fig.update_yaxes(range=[0, 1.08], title="P")
-    return _layout(fig, title, 300)
+def probability_bars(labels: list[str], rows: dict[str, list[float]], predicted: str | None, title: str,
+                     caption: str = "", name: str = "probabilities") -> str:
+    """Class probabilities: one bar per class (the predicted class marked), or a group per class with one
+    bar per model."""
+    groups, width = len(labels), max(520, 90 * len(labels) * max(1, len(rows)) ** 0.5)
+    left, right, top, plot_h = 50, width - 16, 36, 200
+    y = Scale(0, 1.0, top + plot_h, top)
+    slot = (right - left) / max(groups, 1)
+    bar = min(46, 0.8 * slot / len(rows))
+    body = [svg.y_axis(y, 0, 1.0, left, right, "P")]
+    for g, label in enumerate(labels):
+        start = left + g * slot + (slot - bar * len(rows)) / 2
+        for i, (series, probs) in enumerate(rows.items()):
+            fill = ("#e45756" if label == predicted else "#9bb7d4") if len(rows) == 1 else PALETTE[i % len(PALETTE)]
+            px, p = round(start + i * bar, 1), probs[g]
+            body.append(f'<rect x="{px}" y="{y(p)}" width="{round(bar - 2, 1)}" height="{round(y(0) - y(p), 1)}" '
+                        f'fill="{fill}"><title>{svg.esc(f"{series}: {label} {p:.3f}")}</title></rect>')
+            if len(rows) == 1:
+                body.append(text(px + bar / 2, y(p) - 4, f"{p:.2f}", size=10))
+        body.append(text(left + (g + 0.5) * slot, top + plot_h + 16, label))
+    height = top + plot_h + 28
+    if len(rows) > 1:
+        items, legend_h = svg.legend([(s, PALETTE[i % len(PALETTE)], "") for i, s in enumerate(rows)], left,
+                                     height + 6, right - left)
+        body.append(items)
+        height += legend_h + 6
+    return figure("".join(body), width, height, title, caption, name)
 
 
-def grouped_probability_bars(labels: list[str], rows: dict[str, list[float]], title: str = "") -> go.Figure:
-    fig = go.Figure([go.Bar(name=esc(name), x=[esc(l) for l in labels], y=probs, marker_color=PALETTE[i % len(PALETTE)],
-                            hovertemplate="%{x}: %{y:.3f}<extra>" + esc(name) + "</extra>")
-                     for i, (name, probs) in enumerate(rows.items())])
-    fig.update_yaxes(range=[0, 1.0], title="P")
-    return _layout(fig, title, 320, barmode="group", legend={"orientation": "h", "y": -0.25})
+@to_svg.register
+def _(view: LineCurves, ui: str = "en", caption: str = "", name: str = "view") -> str:
+    series = [(label, values, PALETTE[i % len(PALETTE)], "", _hover(view.x_labels, values))
+              for i, (label, values) in enumerate(view.curves.items())]
+    every = [v for values in view.curves.values() for v in values]
+    y_range = tuple(view.y_range) if view.y_range else (min(every, default=0.0), max(every, default=1.0))
+    return _lines(view.title, series, [list(range(len(v))) for v in view.curves.values()], view.x_labels, y_range,
+                  view.y_label, caption, name)
 
 
-@to_figure.register
-def _(view: LineCurves) -> go.Figure:
-    fig = go.Figure()
-    for i, (name, values) in enumerate(view.curves.items()):
-        fig.add_trace(go.Scatter(x=list(range(len(values))), y=values, mode="lines+markers", name=esc(name),
-                                 line={"color": PALETTE[i % len(PALETTE)]},
-                                 customdata=[esc(x) for x in view.x_labels],
-                                 hovertemplate="%{customdata}: %{y:.3f}<extra>" + esc(name) + "</extra>"))
-    _words_axis(fig, view.x_labels, title=esc(view.x_title))
-    fig.update_yaxes(title=esc(view.y_label), range=list(view.y_range) if view.y_range else None)
-    return _layout(fig, view.title, 340, legend={"orientation": "h", "y": -0.3})
-
-
-@to_figure.register
-def _(view: Trajectory) -> go.Figure:
+@to_svg.register
+def _(view: Trajectory, ui: str = "en", caption: str = "", name: str = "view") -> str:
     xs, ys = [p[0] for p in view.points], [p[1] for p in view.points]
-    labels = [f"{i + 1}. {esc(w)}" for i, w in enumerate(view.words)]
-    fig = go.Figure(go.Scatter(
-        x=xs, y=ys, mode="lines+markers+text", text=labels, textposition="top center",
-        line={"color": "#bbb"}, marker={"size": 11, "color": view.scores, "colorscale": SENTIMENT, "showscale": True,
-                                        "colorbar": {"title": "score", "thickness": 12}},
-        hovertemplate="%{text}<br>score %{marker.color:.3f}<extra></extra>"))
-    fig.update_xaxes(title="PC1", zeroline=True)
-    fig.update_yaxes(title="PC2", zeroline=True)
-    fig.add_annotation(text=esc(view.axis_note), xref="paper", yref="paper", x=0, y=-0.22, showarrow=False,
-                       font={"size": 10, "color": "#666"}, align="left")
-    return _layout(fig, view.title, 420, margin={"l": 60, "r": 20, "t": 50, "b": 90})
+    width, left, top, plot_h = 620, 56, 36, 300
+    pad_x, pad_y = 0.1 * (max(xs) - min(xs) or 1), 0.12 * (max(ys) - min(ys) or 1)
+    x = Scale(min(xs) - pad_x, max(xs) + pad_x, left, width - 90)
+    y = Scale(min(ys) - pad_y, max(ys) + pad_y, top + plot_h, top)
+    low, high = min(view.scores), max(view.scores)
+    body = [svg.y_axis(y, min(ys) - pad_y, max(ys) + pad_y, left, width - 90, "PC2"),
+            f'<polyline points="{" ".join(f"{x(a)},{y(b)}" for a, b in zip(xs, ys))}" fill="none" stroke="#bbb"/>']
+    for i, (a, b, word, score) in enumerate(zip(xs, ys, view.words, view.scores)):
+        label = f"{i + 1}. {word}"
+        body.append(f'<circle cx="{x(a)}" cy="{y(b)}" r="6" fill="{svg.colour(score, low, high)}" stroke="#333" '
+                    f'stroke-width="0.5"><title>{svg.esc(f"{label}: {score:.3f}")}</title></circle>')
+        body.append(text(x(a), y(b) - 9, label, size=10))
+    body.append(text((left + width - 90) / 2, top + plot_h + 18, "PC1", colour_="#444"))
+    body.append(svg.colour_bar(width - 70, top + 20, 160, low, high, svg.RDBU, msg("plot_score", ui)))
+    note_lines = _wrap(view.axis_note, width - 20)
+    body += [text(8, top + plot_h + 40 + 14 * i, line, size=10, anchor="start", colour_="#666")
+             for i, line in enumerate(note_lines)]
+    return figure("".join(body), width, top + plot_h + 40 + 14 * len(note_lines), view.title, caption, name)
 
 
-@to_figure.register
-def _(view: Heatmap) -> go.Figure:
-    low, high = view.value_range or (None, None)
-    fig = go.Figure(go.Heatmap(
-        z=view.values, x=list(range(len(view.x_labels))), y=[esc(y) for y in view.y_labels], zmin=low, zmax=high,
-        colorscale="Blues", colorbar={"title": esc(view.value_label), "thickness": 12},
-        customdata=[[esc(w) for w in view.x_labels]] * len(view.y_labels),
-        hovertemplate="%{y}, %{customdata}: %{z:.3f}<extra></extra>"))
-    _words_axis(fig, view.x_labels)
-    fig.update_yaxes(autorange="reversed")
-    return _layout(fig, view.title, max(280, 22 * len(view.y_labels) + 130))
+def _heat_cells(rows: list[list[float | None]], x0: float, y0: float, cell_w: float, cell_h: float,
+                low: float, high: float, stops: list[str], hovers: list[list[str]]) -> str:
+    return "".join(f'<rect x="{round(x0 + j * cell_w, 1)}" y="{round(y0 + i * cell_h, 1)}" width="{round(cell_w, 1)}" '
+                   f'height="{round(cell_h, 1)}" fill="{svg.colour(v, low, high, stops)}">'
+                   f'<title>{svg.esc(hovers[i][j])}</title></rect>'
+                   for i, row in enumerate(rows) for j, v in enumerate(row) if v is not None)
 
 
-@to_figure.register
-def _(view: KMaxGraph) -> go.Figure:
-    """Words at the bottom, each k-max layer above; a node sits over the mean position of its children."""
-    x = {(0, p): float(i) for i, p in enumerate(view.levels[0])}
+@to_svg.register
+def _(view: Heatmap, ui: str = "en", caption: str = "", name: str = "view") -> str:
+    n = len(view.x_labels)
+    every = [v for row in view.values for v in row]
+    low, high = view.value_range or (min(every, default=0.0), max(every, default=1.0))
+    left = 20 + max((svg.text_width(label) for label in view.y_labels), default=20)
+    cell_w, cell_h, top = min(56, (_width(n) - left - 90) / max(n, 1)), 20, 36
+    hovers = [[f"{row_label}, {word}: {v:.3f}" for word, v in zip(view.x_labels, row)]
+              for row_label, row in zip(view.y_labels, view.values)]
+    body = [_heat_cells(view.values, left, top, cell_w, cell_h, low, high, svg.BLUES, hovers)]
+    body += [text(left - 6, top + (i + 0.7) * cell_h, label, size=10, anchor="end") for i, label in enumerate(view.y_labels)]
+    bottom = top + cell_h * len(view.y_labels) + 2
+    body.append(svg.word_ticks(view.x_labels, [left + (j + 0.5) * cell_w for j in range(n)], bottom))
+    body.append(svg.colour_bar(left + n * cell_w + 16, top + 20, 120, low, high, svg.BLUES, view.value_label))
+    height = max(bottom + svg.words_height(view.x_labels) + 8, top + 170)
+    return figure("".join(body), left + n * cell_w + 100 + svg.text_width(view.value_label, 10) / 2, height, view.title,
+                  caption, name)
+
+
+@to_svg.register
+def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") -> str:
+    """Words at the bottom, each k-max layer above; a node sits over the mean position of its children.
+    Each node shows its EDGES_PER_NODE strongest edges to the level below; a checkbox adds the others (a
+    20-word sentence has thousands)."""
+    n_levels = len(view.levels)
+    width = _width(len(view.words))
+    x = Scale(0, max(len(view.words) - 1, 1), 120, width - 90)
+    row_h, top = 80, 44
+    y = {level: top + (n_levels - 1 - level) * row_h for level in range(n_levels)}
+    pos = {(0, p): float(i) for i, p in enumerate(view.levels[0])}
     edges = view.edges()
-    children: dict[tuple[int, int], list[int]] = {}
-    for level, parent, child, _ in edges:
-        children.setdefault((level, parent), []).append(child)
-    for level in range(1, len(view.levels)):
+    children: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for level, parent, child, weight in edges:
+        children.setdefault((level, parent), []).append((weight, child))
+    for level in range(1, n_levels):
         for p in view.levels[level]:
-            below = [x[(level - 1, c)] for c in children.get((level, p), []) if (level - 1, c) in x]
-            x[(level, p)] = sum(below) / len(below) if below else float(p)
-    fig = go.Figure()
+            below = [pos[(level - 1, c)] for _, c in children.get((level, p), []) if (level - 1, c) in pos]
+            pos[(level, p)] = sum(below) / len(below) if below else float(p)
     max_weight = max((w for *_, w in edges), default=1)
-    for lo, hi, width in ((0.0, 0.34, 0.6), (0.34, 0.67, 1.4), (0.67, 1.01, 2.6)):  # three edge widths by weight
-        ex, ey = [], []
-        for level, parent, child, weight in edges:
-            if lo <= weight / max_weight < hi and (level, parent) in x and (level - 1, child) in x:
-                ex += [x[(level - 1, child)], x[(level, parent)], None]
-                ey += [level - 1, level, None]
-        fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line={"color": "#9aa", "width": width},
-                                 hoverinfo="skip", showlegend=False))
-    nodes = [(level, p, v) for level, (ps, vs) in enumerate(zip(view.levels, view.values)) for p, v in zip(ps, vs)]
-    fig.add_trace(go.Scatter(
-        x=[x[(l, p)] for l, p, _ in nodes], y=[l for l, _, _ in nodes], mode="markers", showlegend=False,
-        marker={"size": 12, "color": [v for *_, v in nodes], "colorscale": "Viridis", "showscale": True,
-                "colorbar": {"title": "mean activation", "thickness": 12}, "line": {"width": 1, "color": "#333"}},
-        customdata=[[l, p, esc(view.words[p]) if l == 0 and p < len(view.words) else f"position {p}"] for l, p, _ in nodes],
-        hovertemplate="level %{customdata[0]}, %{customdata[2]}<br>value %{marker.color:.3f}<extra></extra>"))
-    _words_axis(fig, view.words)
-    fig.update_yaxes(tickmode="array", tickvals=list(range(len(view.levels))),
-                     ticktext=["words"] + [f"layer {l} (k-max)" for l in range(1, len(view.levels))],
-                     range=[-0.5, len(view.levels) - 0.5])
-    return _layout(fig, view.title, 130 + 90 * len(view.levels))
+    strong, weak = [], []
+    for (level, parent), kids in children.items():
+        ranked = sorted(kids, reverse=True)
+        for rank, (weight, child) in enumerate(ranked):
+            if (level - 1, child) not in pos:
+                continue
+            line = (f'<line x1="{x(pos[(level - 1, child)])}" y1="{y[level - 1]}" x2="{x(pos[(level, parent)])}" '
+                    f'y2="{y[level]}" stroke-width="{round(0.5 + 2.5 * weight / max_weight, 2)}"/>')
+            (strong if rank < EDGES_PER_NODE else weak).append(line)
+    every = [v for values in view.values for v in values]
+    low, high = min(every, default=0.0), max(every, default=1.0)
+    body = [f'<g class="strong-edges" stroke="#8aa" opacity="0.7">{"".join(strong)}</g>']
+    for level, (positions, values) in enumerate(zip(view.levels, view.values)):
+        label = msg("graph_words", ui) if level == 0 else msg("graph_layer", ui, layer=level)
+        body.append(text(8, y[level] + 4, label, size=10, anchor="start", colour_="#555"))
+        for p, v in zip(positions, values):
+            what = view.words[p] if level == 0 and p < len(view.words) else msg("graph_position", ui, position=p)
+            body.append(f'<circle cx="{x(pos[(level, p)])}" cy="{y[level]}" r="6" fill="{svg.colour(v, low, high, svg.VIRIDIS)}" '
+                        f'stroke="#333" stroke-width="0.6"><title>{svg.esc(f"{label}, {what}: {v:.3f}")}</title></circle>')
+    bottom = y[0] + 8
+    body.append(svg.word_ticks(view.words, x, bottom))
+    body.append(svg.colour_bar(width - 60, top + 20, 140, low, high, svg.VIRIDIS, msg("graph_value", ui)))
+    shown = msg("graph_edges", ui, shown=len(strong), total=len(strong) + len(weak), per_node=EDGES_PER_NODE)
+    # the other edges wait in a <template> (inert: no style, no layout) until the checkbox adds them (EXPORT_JS)
+    controls = (f'<label class="graph-edges"><input type="checkbox" class="all-edges"> {svg.esc(shown)}</label>'
+                f'<template class="weak-edges"><svg><g class="weak-edges" stroke="#bcc" opacity="0.5">{"".join(weak)}</g>'
+                f'</svg></template>' if weak else "")
+    return figure("".join(body), width, bottom + svg.words_height(view.words) + 8, view.title, caption, name, controls)
 
 
-@to_figure.register
-def _(view: Pyramid) -> go.Figure:
-    """Unit (t, j) covers words j..j+t-1: level t is drawn as a row of two-column cells starting at
-    column 2j + t - 1, so each unit sits centred over its span and the rows form a triangle."""
+@to_svg.register
+def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> str:
+    """Unit (t, j) covers words j..j+t-1: level t is a row of cells starting half a word in per level, so
+    each unit sits centred over its span and the rows form a triangle; beside it the level beliefs γ_t."""
     n = len(view.words)
-    z = [[None] * (2 * n) for _ in range(n)]
-    text = [[""] * (2 * n) for _ in range(n)]
-    detailed = n <= 80  # hover text for every span is heavy on long sentences
-    for t, (scores, gates) in enumerate(zip(view.scores, view.gates), start=1):
-        for j, score in enumerate(scores):
-            start = 2 * j + t - 1
-            if detailed:
-                phrase = esc(" ".join(view.words[j:j + t]))
-                gate = f"<br>gates left {gates[j][0]:.2f} · right {gates[j][1]:.2f} · compose {gates[j][2]:.2f}" if gates else ""
-                info = f"level {t}: {phrase}<br>score {score:.3f}{gate}"
-            else:
-                info = f"level {t}, words {j + 1}..{j + t}: score {score:.3f}"
-            for c in (start, start + 1):
-                z[t - 1][c], text[t - 1][c] = score, info
+    cell_w, cell_h, left, top = max(10, min(50, 760 / max(n, 1))), max(8, min(22, 600 / max(n, 1))), 70, 36
     low, high = view.score_range
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.8, 0.2], horizontal_spacing=0.03,
-                        subplot_titles=("", "level belief γ_t"))
-    fig.add_trace(go.Heatmap(z=z, x=[c / 2 for c in range(2 * n)], y=list(range(1, n + 1)), text=text,
-                             hovertemplate="%{text}<extra></extra>", colorscale=SENTIMENT, zmin=low, zmax=high,
-                             colorbar={"title": esc(view.score_label), "thickness": 12, "x": 1.02}, hoverongaps=False),
-                  row=1, col=1)
-    fig.add_trace(go.Bar(x=view.level_beliefs, y=list(range(1, len(view.level_beliefs) + 1)), orientation="h",
-                         marker_color="#4c78a8", showlegend=False,
-                         customdata=[[f"{p:.2f}" for p in row] for row in view.level_probs],
-                         hovertemplate="level %{y}: γ = %{x:.3f}<br>p(class | level) = %{customdata}<extra></extra>"),
-                  row=1, col=2)
-    fig.update_xaxes(tickmode="array", tickvals=[j + 0.25 for j in range(n)], ticktext=[esc(w) for w in view.words],
-                     tickangle=-45 if n > 12 else 0, row=1, col=1)
-    fig.update_xaxes(range=[0, 1], row=1, col=2)
-    fig.update_yaxes(title="level t (span length)", row=1, col=1)
-    return _layout(fig, view.title, max(320, min(900, 28 * n + 160)))
+    body = []
+    for t, (scores, gates) in enumerate(zip(view.scores, view.gates), start=1):
+        for j, s in enumerate(scores):  # unit (t, j), centred over words j..j+t-1
+            gate = msg("pyramid_gates", ui, left=gates[j][0], right=gates[j][1], compose=gates[j][2]) if gates else ""
+            hover = f"{msg('pyramid_level', ui, level=t)}: {' '.join(view.words[j:j + t])}: {s:.3f}{gate}"
+            body.append(f'<rect x="{round(left + (j + (t - 1) / 2) * cell_w, 1)}" y="{round(top + (t - 1) * cell_h, 1)}" '
+                        f'width="{round(cell_w, 1)}" height="{round(cell_h, 1)}" fill="{svg.colour(s, low, high)}">'
+                        f'<title>{svg.esc(hover)}</title></rect>')
+    body += [text(left - 6, top + (t - 0.3) * cell_h, str(t), size=9, anchor="end") for t in range(1, n + 1)
+             if n <= 30 or t % 5 == 0 or t == 1]
+    body.append(text(16, top + n * cell_h / 2, msg("pyramid_axis", ui), size=10, rotate=-90))
+    bottom = top + n * cell_h + 2
+    body.append(svg.word_ticks(view.words, [left + (j + 0.5) * cell_w for j in range(n)], bottom))
+    bars_x, bar_w = left + n * cell_w + 30, 160
+    body.append(text(bars_x + bar_w / 2, top - 4, msg("pyramid_beliefs", ui), size=10))
+    for t, (belief, probs) in enumerate(zip(view.level_beliefs, view.level_probs), start=1):
+        hover = f"{msg('pyramid_level', ui, level=t)}: γ = {belief:.3f}; p = " + ", ".join(f"{p:.2f}" for p in probs)
+        body.append(f'<rect x="{bars_x}" y="{round(top + (t - 1) * cell_h + 1, 1)}" width="{round(bar_w * belief, 1)}" '
+                    f'height="{round(cell_h - 2, 1)}" fill="#4c78a8"><title>{svg.esc(hover)}</title></rect>')
+    body.append(svg.colour_bar(bars_x + bar_w + 50, top + 40, 120, low, high, svg.RDBU, view.score_label))
+    width = bars_x + bar_w + 90 + svg.text_width(view.score_label, 10) / 2
+    return figure("".join(body), width, max(bottom + svg.words_height(view.words) + 8, top + 170), view.title,
+                  caption, name)
 
 
-@to_figure.register
-def _(view: Table) -> go.Figure:
-    columns = list(zip(*view.rows)) if view.rows else [[] for _ in view.columns]
-    fig = go.Figure(go.Table(header={"values": [esc(c) for c in view.columns], "align": "left"},
-                             cells={"values": [[esc(v) for v in col] for col in columns], "align": "left"}))
-    return _layout(fig, view.title, 60 + 28 * (len(view.rows) + 2))
+def _wrap(value: str, width: float) -> list[str]:
+    """Lines at most `width` pixels wide (by svg.text_width), broken at spaces where there are any."""
+    lines, line = [], ""
+    for word in str(value).split(" ") if " " in str(value) else [str(value)]:
+        candidate = f"{line} {word}" if line else word
+        if svg.text_width(candidate) > width and line:
+            lines.append(line)
+            line = word
+        else:
+            line = candidate
+    while svg.text_width(line) > width:  # one long word or a sentence without spaces
+        cut = max(1, next((i for i in range(len(line), 0, -1) if svg.text_width(line[:i]) <= width), 1))
+        lines.append(line[:cut])
+        line = line[cut:]
+    return lines + [line] if line or not lines else lines
+
+
+@to_svg.register
+def _(view: Table, ui: str = "en", caption: str = "", name: str = "view") -> str:
+    """Every row and every cell in full: long cells wrap."""
+    cells = [[str(c) for c in view.columns]] + [[str(v) for v in row] for row in view.rows]
+    widths = [max(svg.text_width(cells[0][c], 12) + 16, min(300, max(svg.text_width(row[c]) for row in cells) + 14))
+              for c in range(len(view.columns))]
+    wrapped = [[_wrap(v, w - 13) for v, w in zip(row, widths)] for row in cells]
+    body, top = [], 36
+    for r, row in enumerate(wrapped):
+        h = 14 * max(len(lines) for lines in row) + 8
+        if r == 0:
+            body.append(f'<rect x="8" y="{top}" width="{sum(widths)}" height="{h}" fill="#eef2f7"/>')
+        body.append(f'<line x1="8" x2="{8 + sum(widths)}" y1="{top + h}" y2="{top + h}" stroke="#ddd"/>')
+        x0 = 8
+        for lines, w in zip(row, widths):
+            body += [text(x0 + 7, top + 15 + 14 * i, line, anchor="start", weight="600" if r == 0 else "normal")
+                     for i, line in enumerate(lines)]
+            x0 += w
+        top += h
+    return figure("".join(body), max(400, sum(widths) + 16), top + 8, view.title, caption, name)

@@ -17,6 +17,29 @@ CSS = """
 #notices, #notices * { color: #78350f !important; }
 #load-warning { border-left: 4px solid #dc2626; background: #fef2f2; padding: 0.4em 0.8em; border-radius: 6px; }
 #load-warning, #load-warning * { color: #7f1d1d !important; }
+#analysing { display: none; }
+body.lab-busy #analysing { display: block !important; }
+body.lab-busy #analysing p { animation: lab-pulse 1.2s ease-in-out infinite alternate; }
+@keyframes lab-pulse { from { opacity: 1; } to { opacity: 0.35; } }
+body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display: none !important; }
+.figures figure.view { margin: 0.6em 0; overflow-x: auto; position: relative; }
+.figures figure.view svg { max-width: none; height: auto; }
+.figures .export { display: flex; gap: 0.3em; font-size: 0.75em; margin-bottom: 0.2em; }
+.figures .export button { border: 1px solid #cbd5e1; border-radius: 4px; padding: 0 0.5em; background: #f8fafc; }
+.figures .graph-edges { font-size: 0.85em; margin-left: 0.3em; }
+#result .model-panel { content-visibility: auto; contain-intrinsic-size: auto 1200px; }
+#result .top-figures { display: flex; flex-wrap: wrap; gap: 1em; }
+#result .model-panel { border: 1px solid #e2e8f0; border-radius: 8px; padding: 0.5em 0.9em; margin: 0.6em 0; }
+#result .model-panel > summary { cursor: pointer; font-size: 1.05em; }
+#result .accuracy { color: #475569; font-size: 0.9em; margin-left: 0.8em; }
+#result .occlusion-text { font-size: 1.1em; line-height: 1.9; margin: 0.3em 0; }
+#result .occlusion-text mark { padding: 0.1em 0.15em; border-radius: 3px; color: #111; }
+#result .occlusion-legend { display: flex; flex-wrap: wrap; gap: 0.9em; font-size: 0.85em; }
+#result .view-note { font-size: 0.9em; color: #475569; }
+#result table#comparison { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
+#result table#comparison td, #result table#comparison th { border: 1px solid #e2e8f0; padding: 0.2em 0.6em; text-align: left; }
+#result table.attr-scores { border-collapse: collapse; margin: 0.4em 0; font-size: 0.85em; }
+#result table.attr-scores td, #result table.attr-scores th { border: 1px solid #e2e8f0; padding: 0.1em 0.5em; text-align: right; }
 """
 
 
@@ -46,16 +69,17 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
             with gr.Tab(L("tab_models"), id="checkpoints"):
                 loaded, failed = checkpoints.build(lab)
             with gr.Tab(L("tab_api"), id="api"):
-                api.build(lab)
+                api_usage = api.build(lab)
 
         def on_load(request: gr.Request):
             ui = request_lang(request)
             text = banner(lab, root, ui)
-            return (gr.update(value=text, visible=bool(text)), *checkpoints.tables(lab, ui))
+            return (gr.update(value=text, visible=bool(text)), *checkpoints.tables(lab, ui), api.usage(lab, request))
 
+        lab_view.open_link(demo)  # ?text=...&model=...: fill the Lab's inputs and analyse
         probes.open_in_lab(probes_view, lab_view, tabs)  # a probe failure opens in the Lab tab
         treebank_tab.open_in_lab(treebank_view, lab_view, tabs)  # so do a tree node and a test sentence
-        demo.load(on_load, None, [warning, loaded, failed], api_visibility="private")
+        demo.load(on_load, None, [warning, loaded, failed, api_usage], api_visibility="private")
         api.fill_advertised_defaults(demo)
         train_tab.refresh_lab_tasks(demo, lab, lab_view)
     return demo

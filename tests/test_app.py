@@ -5,6 +5,7 @@ with every paper model, sst2 with two.
 """
 
 import ast
+import html
 import json
 import re
 import shutil
@@ -18,7 +19,9 @@ from core.models import PAPER_MODELS
 from core.predict import NOTICE_TEXT, InputError, Lab, Notice
 from demo import build_demo
 from demo.i18n import NOTICES_ZH, notice_text, request_lang
-from demo.tabs.lab import analyse, occlusion_spans
+from demo.tabs.checkpoints import facts
+from demo.tabs.lab import analyse as analyse_with
+from demo.tabs.lab import occlusion_html
 from demo.ui import banner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -132,32 +135,42 @@ def test_html_is_data_not_markup(client, lab):
     text = '<script>alert("x")</script> <b>good</b> film'
     result = client.predict(text, "mrnn", api_name="/predict")
     assert result["text"] == text  # returned as the text typed, nothing stripped or run
-    summary, *_ , state = analyse(lab, text, "mrnn", "auto", "auto", "en")
-    spans, _, _ = occlusion_spans(state["predictions"][0], "en")
-    assert "".join(piece for piece, _ in spans) == text  # the highlight shows the text as text
-    assert "<script" not in summary and "<b>" not in summary
+    summary, _, result = analyse(lab, text, "mrnn", "auto", "auto", "en")
+    highlight = occlusion_html(lab.predict(text, "mrnn"), "en")
+    assert html.unescape(re.sub(r"<[^>]+>", "", highlight.split('class="occlusion-text">')[1].split("</div>")[0])) == text
+    assert "<script" not in summary and "<b>" not in summary and "<script" not in result and "<b>good" not in result
 
 
 # -- the UI callbacks (English and Chinese) ---------------------------------------------------------
 
+def analyse(lab, *args):
+    return analyse_with(lab, facts(lab), *args)
+
+
+def _panels(result: str) -> list[str]:
+    return re.findall(r'class="model-panel" open data-model="(\w+)"', result)
+
+
 def test_ui_all_five_english(lab):
-    summary, notices, probs, curve, table, state = analyse(lab, EN, "all", "auto", "auto", "en")
+    summary, notices, result = analyse(lab, EN, "all", "auto", "auto", "en")
     assert summary.startswith("### Majority label") and "English (detected)" in summary
-    assert table["visible"] and list(table["value"].columns)[:2] == ["model", "label"] and len(table["value"]) == 5
-    assert len(curve.data) == 5 and {t.name.split(" (")[-1].split(":")[0] for t in curve.data} == {"native", "probe", "prefix"}
-    assert len(probs.data) == 5 and probs.layout.height
-    assert len(state["predictions"]) == 5 and state["ui"] == "en"
-    assert [p.model for p in state["predictions"]] == PAPER_MODELS  # the order of /compare and the CLI
+    table = result.split('<table id="comparison">')[1].split("</table>")[0]
+    assert "<th>model</th><th>label</th>" in table and table.count("<tr>") == 6  # the head and 5 models
+    curve = result.split('data-name="curve"')[1].split("</figure>")[0]
+    assert curve.count("<polyline") == 5 and all(k in curve for k in ("(native:", "(probe:", "(prefix:"))
+    assert _panels(result) == PAPER_MODELS  # the order of /compare and the CLI
+    assert "test accuracy" in result and "sha256" in result
     assert notices["visible"] and "unknown" in notices["value"]
 
 
 def test_ui_single_model_chinese(lab):
-    summary, _, probs, curve, table, state = analyse(lab, ZH, "adasent", "auto", "auto", "zh")
+    summary, _, result = analyse(lab, ZH, "adasent", "auto", "auto", "zh")
     assert summary.startswith("### 预测") and "中文情感（二分类）" in summary and "自动识别" in summary
-    assert not table["visible"] and len(probs.data) == 1 and list(probs.data[0].x) == ["负面", "正面"]
-    assert "探针" in curve.layout.title.text  # AdaSent's curve is a probe: g on each word, which the model never does
-    spans, colours, _ = occlusion_spans(state["predictions"][0], "zh")
-    assert "未登录词" in colours and all(c is None or c in colours for _, c in spans)
+    assert 'id="comparison"' not in result and _panels(result) == ["adasent"]
+    probs = result.split('data-name="probabilities"')[1].split("</figure>")[0]
+    assert probs.count("<rect x") == 2 and ">负面<" in probs and ">正面<" in probs
+    assert "探针" in result.split('data-name="curve"')[1].split("</figure>")[0]  # AdaSent's curve is a probe
+    assert "未登录词" in occlusion_html(lab.predict(ZH, "adasent"), "zh")
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # gr.Warning outside a request warns
@@ -167,15 +180,14 @@ def test_ui_bad_input_is_a_message_not_a_trace(lab):
                                             (EN, "nope", "auto", "zh", "模型 nope 不支持任务 sst5"),
                                             (None, "dcnn", "auto", "zh", "text 必须是字符串"),
                                             (EN, "all", "fr", "zh", "未知语言 'fr'")):
-        summary, notices, probs, curve, _, state = analyse(lab, text, model, "auto", lang, ui)
+        summary, notices, result = analyse(lab, text, model, "auto", lang, ui)
         assert expected in summary and "Traceback" not in summary
-        assert probs is None and curve is None and state is None and not notices["visible"]
+        assert result == "" and not notices["visible"]
 
 
 def test_unknown_words_are_marked_unknown(lab):
-    *_, state = analyse(lab, "the film is zzqx", "dcnn", "auto", "auto", "en")
-    spans, colours, _ = occlusion_spans(state["predictions"][0], "en")
-    assert ("zzqx", "unknown word") in spans and "unknown word" in colours
+    highlight = occlusion_html(lab.predict("the film is zzqx", "dcnn"), "en")
+    assert re.search(r'<mark style="background:#c8c8c8" title="unknown word \([^)]*\)">zzqx</mark>', highlight)
 
 
 def test_messages_follow_the_browser_language():
@@ -212,8 +224,8 @@ def test_broken_checkpoint_is_reported_and_others_serve(lab_root, tmp_path):
     assert "dcnn" not in lab.models("sst5") and "dcnn" in lab.models("zh_sentiment")
     text = banner(lab, str(root), "en")
     assert "could not be loaded" in text and "dcnn" in text
-    *_, state = analyse(lab, EN, "all", "auto", "auto", "en")
-    assert [p.model for p in state["predictions"]] == [m for m in PAPER_MODELS if m != "dcnn"]
+    *_, result = analyse(lab, EN, "all", "auto", "auto", "en")
+    assert _panels(result) == [m for m in PAPER_MODELS if m != "dcnn"]
 
 
 def test_a_checkpoint_in_the_wrong_folder_is_refused(lab_root, tmp_path):
@@ -227,8 +239,8 @@ def test_a_model_that_breaks_is_reported_and_the_others_answer(lab_root, monkeyp
     lab = Lab.load(lab_root)
     broken = lab.checkpoints[("sst5", "mrnn")].model
     monkeypatch.setattr(broken, "forward", lambda *a, **k: 1 / 0)
-    summary, notices, *_, state = analyse(lab, EN, "all", "auto", "auto", "zh")
-    assert [p.model for p in state["predictions"]] == [m for m in PAPER_MODELS if m != "mrnn"]
+    summary, notices, result = analyse(lab, EN, "all", "auto", "auto", "zh")
+    assert _panels(result) == [m for m in PAPER_MODELS if m != "mrnn"]
     assert "mRNN" in notices["value"] and "处理这段输入时出错" in notices["value"] and "ZeroDivisionError" in notices["value"]
 
 

@@ -2,6 +2,8 @@
 inserted or removed words alone, the difference is the two predictions' difference, the Lab's pair callback
 draws one figure per model, and a probe failure opens in the Lab tab with both its sentences."""
 
+import re
+
 import pytest
 
 from core.models import PAPER_MODELS
@@ -74,27 +76,31 @@ def test_a_model_that_breaks_on_one_sentence_is_reported(lab_root, monkeypatch):
 # -- the Lab tab's pair and the Probes tab's failures ------------------------------------------------------
 
 def test_the_pair_callback_returns_a_figure_per_model(lab):
+    from demo.tabs.checkpoints import facts
     from demo.tabs.pairs import analyse_pair
 
-    summary, table, figures = analyse_pair(lab, A, B, "all", "auto", "auto", "en")
-    assert len(figures) == len(PAPER_MODELS) and table["visible"] and len(table["value"]) == len(PAPER_MODELS)
+    known = facts(lab)
+    summary, table, figures = analyse_pair(lab, known, A, B, "all", "auto", "auto", "en")
+    assert figures.count("<figure") == len(PAPER_MODELS) and table["visible"] and len(table["value"]) == len(PAPER_MODELS)
     assert list(table["value"].columns)[-1] == "B − A" and "rises for" in summary
-    figure = figures[0]
-    assert [list(trace.x) for trace in figure.data] == [[0, 1, 2, 4, 7], list(range(8))]
-    ticks = list(figure.layout.xaxis.ticktext)
-    assert ticks[4] == "good" and "not" in ticks[3] and "<span" in ticks[3]  # inserted words in B's colour
-    summary, table, figures = analyse_pair(lab, "这个手机很好", "这个手机很差", "dcnn", "auto", "auto", "zh")
-    assert len(figures) == 1 and "个模型中" in summary and list(table["value"].columns)[1] == "A 的标签"
-    summary, *_ = analyse_pair(lab, "这个手机很好", "a good phone", "dcnn", "auto", "auto", "en")
+    figure = figures.split("</figure>")[0]
+    a_points, b_points = [len(p.split()) for p in re.findall(r'<polyline points="([^"]+)"', figure)]
+    assert (a_points, b_points) == (5, 8)  # A's words sit at aligned positions 0, 1, 2, 4, 7 of B's 8
+    ticks = re.findall(r'fill="(#[0-9a-f]+)"[^>]*>([^<]+)</text>', figure.split("</polyline>")[-1])
+    assert ("#333", "good") in ticks and any(w == "not" and c != "#333" for c, w in ticks)  # inserted words in B's colour
+    summary, table, figures = analyse_pair(lab, known, "这个手机很好", "这个手机很差", "dcnn", "auto", "auto", "zh")
+    assert figures.count("<figure") == 1 and "个模型中" in summary and list(table["value"].columns)[1] == "A 的标签"
+    summary, *_ = analyse_pair(lab, known, "这个手机很好", "a good phone", "dcnn", "auto", "auto", "en")
     assert "B: The text looks English but task zh\\_sentiment is Chinese" in summary  # each notice says its sentence
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # gr.Warning outside a request warns
 def test_bad_pair_input_names_the_sentence(lab):
+    from demo.tabs.checkpoints import facts
     from demo.tabs.pairs import analyse_pair
 
-    summary, table, figures = analyse_pair(lab, A, "   ", "all", "auto", "auto", "zh")
-    assert "句子 B" in summary and "文本为空" in summary and figures is None and not table["visible"]
+    summary, table, figures = analyse_pair(lab, facts(lab), A, "   ", "all", "auto", "auto", "zh")
+    assert "句子 B" in summary and "文本为空" in summary and figures == "" and not table["visible"]
 
 
 def test_a_probe_failure_opens_in_the_lab_with_both_sentences(lab):

@@ -1,17 +1,20 @@
-"""demo/plots.py: every view type draws, with an explicit height, words escaped and kept in order."""
+"""demo/plots.py: every view type draws as one SVG figure, words escaped and kept in order, with its export
+buttons and caption; the Chinese UI words every view the models send (demo.i18n.word_view)."""
 
 import dataclasses
 import inspect
-import json
+import re
+import xml.etree.ElementTree as ET
 
-import gradio as gr
-import plotly.graph_objects as go
 import pytest
 
 from core import views
-from demo.plots import esc, grouped_probability_bars, probability_bars, to_figure, word_curves
+from core.models import PAPER_MODELS
+from demo.i18n import word_view
+from demo.plots import EDGES_PER_NODE, probability_bars, to_svg, word_curves
 
 WORDS = ["it", "is", "not", "<b>bad</b>", "is", "it"]  # repeated words and markup on purpose
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def _curve(kind="native"):
@@ -26,17 +29,22 @@ EXAMPLES = {
     views.Trajectory: views.Trajectory("path", WORDS, [(float(i), float(-i)) for i in range(6)], [0.1 * i for i in range(6)], "PCA"),
     views.Heatmap: views.Heatmap("attention", WORDS, ["L1", "L2", "L3"], [[0.5] * 6] * 3, "weight", (0.0, 1.0)),
     views.KMaxGraph: views.KMaxGraph("graph", WORDS, [list(range(6)), [1, 4, 6], [2, 5]], [[0.0] * 6, [0.1, 0.2, 0.3], [0.4, 0.5]],
-                                     [[[2, 1, 0, 0, 0, 0], [0, 0, 0, 1, 0, 0], [0, 0, 0, 0, 0, 3]], [[1, 1, 0], [0, 0, 2]]]),
+                                     [[[2, 1, 0, 0, 0, 0], [0, 0, 0, 1, 0, 0], [1, 1, 1, 1, 1, 3]], [[1, 1, 0], [0, 0, 2]]]),
     views.Pyramid: views.Pyramid("pyramid", WORDS[:4], [[0.1, 0.2, 0.3, 0.4], [0.4, 0.5, 0.6], [0.6, 0.7], [0.8]],
                                  [[], [(0.2, 0.3, 0.5), (0.1, 0.1, 0.8), (0.3, 0.3, 0.4)], [(0.3, 0.3, 0.4)] * 2,
                                   [(0.5, 0.25, 0.25)]], [0.1, 0.2, 0.3, 0.4],
                                  [[0.5, 0.5], [0.4, 0.6], [0.3, 0.7], [0.2, 0.8]], "P(positive)", (0.0, 1.0)),
-    views.Table: views.Table("selected", ["layer", "words"], [["L1", "<script>x</script>"], ["L2", "not bad"]]),
+    views.Table: views.Table("selected", ["layer", "words"], [[f"L{i}", "<script>x</script> " * (i % 3)] for i in range(1, 16)]),
 }
 
 
-def _text(fig: go.Figure) -> str:
-    return json.dumps(json.loads(fig.to_json()), ensure_ascii=False)  # without plotly's \u002f escapes
+def _svg(figure: str) -> ET.Element:
+    """The figure's SVG, parsed as XML: a stray '<' or '&' from a word would make this fail."""
+    return ET.fromstring(re.search(r"<svg xmlns=.*</svg>", figure, re.S)[0])
+
+
+def _texts(figure: str) -> list[str]:
+    return [t.text or "" for t in _svg(figure).iter(f"{SVG}text")]
 
 
 def _view_classes():
@@ -45,75 +53,101 @@ def _view_classes():
 
 
 def test_every_view_type_has_a_plot():
-    default = to_figure.dispatch(object)
-    missing = [c.__name__ for c in _view_classes() if to_figure.dispatch(c) is default]
+    default = to_svg.dispatch(object)
+    missing = [c.__name__ for c in _view_classes() if to_svg.dispatch(c) is default]
     assert not missing, f"no plot function for {missing}"
     assert set(_view_classes()) <= set(EXAMPLES), "add an example view to EXAMPLES"
 
 
 @pytest.mark.parametrize("view", EXAMPLES.values(), ids=lambda v: type(v).__name__)
-def test_figure_has_height_and_serialises(view):
-    fig = to_figure(view)
-    assert isinstance(fig, go.Figure)
-    assert fig.layout.height and fig.layout.height >= 150  # explicit: Gradio may draw autosize at zero height
-    json.loads(fig.to_json())
-    assert gr.Plot().postprocess(fig) is not None  # what Gradio sends to the browser
+def test_figure_is_valid_svg_with_size_caption_and_export_buttons(view):
+    figure = to_svg(view, "en", "DCNN · checkpoint sha256 abc · commit 1234567", "dcnn-1")
+    svg = _svg(figure)
+    assert float(svg.get("width")) >= 300 and float(svg.get("height")) >= 100
+    assert "DCNN · checkpoint sha256 abc · commit 1234567" in _texts(figure)  # the caption is part of the export
+    assert 'data-name="dcnn-1"' in figure and 'data-export="svg"' in figure and 'data-export="png"' in figure
 
 
 @pytest.mark.parametrize("view", [v for v in EXAMPLES.values() if hasattr(v, "words") or hasattr(v, "x_labels")],
                          ids=lambda v: type(v).__name__)
-def test_words_are_escaped_and_repeated_words_kept(view):
-    fig = to_figure(view)
-    text = _text(fig)
-    assert "<b>bad</b>" not in text and "&lt;b&gt;bad&lt;/b&gt;" in text
-    axis = fig.layout.xaxis
-    if axis.ticktext is not None and not isinstance(view, views.Pyramid):
-        assert list(axis.ticktext) == [esc(w) for w in getattr(view, "words", None) or view.x_labels]
-        assert len(set(axis.tickvals)) == len(axis.tickvals)
+def test_words_are_escaped_and_repeated_words_kept_in_order(view):
+    figure = to_svg(view)
+    assert "<b>bad</b>" not in figure and "&lt;b&gt;bad&lt;/b&gt;" in figure
+    words = getattr(view, "words", None) or view.x_labels
+    if isinstance(view, views.Trajectory):  # each point is labelled with its step
+        words = [f"{i}. {w}" for i, w in enumerate(words, start=1)]
+    texts = _texts(figure)
+    start = texts.index(words[0])
+    assert texts[start:start + len(words)] == words  # each word once, in order, repeats included
 
 
-def test_table_cells_are_escaped():
-    fig = to_figure(EXAMPLES[views.Table])
-    assert "&lt;script&gt;x&lt;/script&gt;" in _text(fig) and "<script>" not in _text(fig)
+def test_table_shows_every_row_escaped():
+    figure = to_svg(EXAMPLES[views.Table])
+    texts = _texts(figure)
+    assert [t for t in texts if re.fullmatch(r"L\d+", t)] == [f"L{i}" for i in range(1, 16)]  # all 15 layers
+    assert "<script>" not in figure and "&lt;script&gt;x&lt;/script&gt;" in figure
 
 
-def test_word_curve_title_says_what_kind_of_curve_it_is():
-    for kind in ("native", "probe", "prefix"):
-        assert to_figure(_curve(kind)).layout.title.text.startswith(f"{kind}: ")
+def test_word_curves_say_what_kind_of_curve_each_is():
     labels = {"native": "own output", "prefix": "prefix prediction"}
-    fig = word_curves([_curve("native"), _curve("prefix")], ["A", "B"], title="overlay", kind_labels=labels)
-    assert [t.name for t in fig.data] == ["A (own output)", "B (prefix prediction)"]
-    assert fig.layout.showlegend and fig.layout.yaxis.range[0] < -2 < 2 < fig.layout.yaxis.range[1]
+    figure = word_curves([_curve("native"), _curve("prefix")], ["A", "B"], "overlay", labels, None, "en")
+    texts = _texts(figure)
+    assert "A (own output)" in texts and "B (prefix prediction)" in texts
+    lines = list(_svg(figure).iter(f"{SVG}polyline"))
+    assert len(lines) == 2 and lines[0].get("stroke-dasharray") is None and lines[1].get("stroke-dasharray")
 
 
-def test_kmax_graph_layout():
+def test_kmax_graph_shows_the_strongest_edges_and_keeps_the_rest_for_its_checkbox():
     view = EXAMPLES[views.KMaxGraph]
-    fig = to_figure(view)
-    nodes = fig.data[-1]
-    assert len(nodes.x) == sum(len(level) for level in view.levels)
-    assert sorted(set(nodes.y)) == [0, 1, 2]  # words at the bottom, layers upward
-    # a kept node sits over the mean position of its children: level 1 position 1 -> words 0 and 1
-    assert nodes.x[6] == pytest.approx(0.5)
-    assert list(fig.layout.yaxis.ticktext) == ["words", "layer 1 (k-max)", "layer 2 (k-max)"]
+    figure = to_svg(view, "en", "", "dcnn-1")
+    svg = _svg(figure)
+    (strong,) = svg.iter(f"{SVG}g")
+    weak = ET.fromstring(re.search(r'<template class="weak-edges">(.*)</template>', figure, re.S)[1]).find("g")
+    assert strong.get("class") == "strong-edges" and weak.get("class") == "weak-edges"
+    assert len(strong) + len(weak) == len(view.edges())
+    assert len(weak) == 6 - EDGES_PER_NODE  # the parent with 6 children keeps its 3 strongest
+    assert 'class="all-edges"' in figure and f"show all {len(view.edges())} edges" in figure
+    circles = list(svg.iter(f"{SVG}circle"))
+    assert len(circles) == sum(len(level) for level in view.levels)
+    assert [t for t in _texts(figure) if t.startswith(("words", "layer"))] == ["words", "layer 1 (k-max)", "layer 2 (k-max)"]
 
 
-def test_pyramid_is_a_triangle_with_beliefs():
+def test_pyramid_is_a_triangle_with_gates_and_beliefs():
     view = EXAMPLES[views.Pyramid]
-    fig = to_figure(view)
-    heat, beliefs = fig.data
-    filled = [sum(v is not None for v in row) for row in heat.z]
-    assert filled == [8, 6, 4, 2]  # level t: n - t + 1 units, two cells each
-    assert "compose 0.50" in heat.text[1][1]  # gate weights on hover
-    assert list(beliefs.x) == view.level_beliefs
+    figure = to_svg(view)
+    cells = [r for r in _svg(figure).iter(f"{SVG}rect") if r.find(f"{SVG}title") is not None and "level" in r.find(f"{SVG}title").text]
+    units = [c for c in cells if ":" in c.find(f"{SVG}title").text and "γ" not in c.find(f"{SVG}title").text]
+    assert len(units) == 4 + 3 + 2 + 1  # level t: n - t + 1 units
+    xs = {float(c.get("x")) for c in units}
+    assert len(xs) == 4 + 3  # level t starts half a cell further in: 4 positions, then 3 half-way between them
+    assert any("compose 0.50" in c.find(f"{SVG}title").text for c in units)  # gate weights on hover
+    assert sum("γ = " in c.find(f"{SVG}title").text for c in cells) == 4
 
 
 def test_probability_bars_mark_the_label():
-    fig = probability_bars(["neg", "pos"], [0.3, 0.7], "pos")
-    assert list(fig.data[0].y) == [0.3, 0.7] and fig.data[0].marker.color[1] != fig.data[0].marker.color[0]
-    grouped = grouped_probability_bars(["neg", "pos"], {"a": [0.3, 0.7], "b": [0.6, 0.4]})
-    assert [t.name for t in grouped.data] == ["a", "b"] and grouped.layout.height
+    figure = probability_bars(["neg", "pos"], {"model": [0.3, 0.7]}, "pos", "P")
+    bars = [r for r in _svg(figure).iter(f"{SVG}rect") if r.find(f"{SVG}title") is not None]
+    assert len(bars) == 2 and bars[0].get("fill") != bars[1].get("fill")
+    grouped = probability_bars(["neg", "pos"], {"a": [0.3, 0.7], "b": [0.6, 0.4]}, None, "P")
+    assert sum(1 for r in _svg(grouped).iter(f"{SVG}rect") if r.find(f"{SVG}title") is not None) == 4
 
 
 def test_unknown_view_type_is_an_error():
     with pytest.raises(TypeError):
-        to_figure(object())
+        to_svg(object())
+
+
+def test_every_string_the_models_send_has_chinese_words(lab):
+    """Each view of each model (tiny checkpoints, both tasks) in the Chinese UI: no title, axis name, legend or
+    column head is left in English (a word of three or more Latin letters, past names and symbols)."""
+    allowed = {"AdaSent", "mRNN", "Lei", "sigmoid", "max", "min", "svd", "gram"}
+    for task, text in (("sst5", "it is not a bad film , but the plot is dull"), ("zh_sentiment", "这部电影不怎么好看，但是演员很棒")):
+        for model in PAPER_MODELS:
+            prediction = lab.predict(text, model, task)
+            for view in [prediction.curve, *prediction.views]:
+                worded = word_view(view, "zh")
+                strings = [getattr(worded, f) for f in ("title", "score_label", "y_label", "value_label", "axis_note")
+                           if isinstance(getattr(worded, f, None), str)]
+                strings += list(getattr(worded, "curves", {})) + list(getattr(worded, "columns", []))
+                english = {w for s in strings for w in re.findall(r"[A-Za-z]{3,}", s)} - allowed
+                assert not english, f"{model} {type(view).__name__}: {english} in {strings}"

@@ -9,16 +9,16 @@ from gradio.components.api_component import Api
 
 from core.predict import AUTO, Cancelled, InputError, Lab
 from core.probes import ProbeInputError, SuiteError, run_suite
-from demo.i18n import L
+from demo.i18n import L, request_lang
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 
 log = logging.getLogger(__name__)
 
-USAGE = """
+CODE = """
 ```python
 from gradio_client import Client
 
-client = Client("http://127.0.0.1:7860/")
+client = Client("{url}")
 one = client.predict("It is not a bad film.", "dcnn", "auto", "auto", api_name="/predict")
 print(one["label"], one["probs"], one["curve"]["kind"])
 every = client.predict("这部电影不怎么好看，但是演员很棒", "auto", "auto", api_name="/compare")
@@ -26,8 +26,10 @@ print([(p["model"], p["label"]) for p in every])
 table = client.predict("en", "auto", api_name="/probes")
 print(table["pass_rates"]["negation"])
 ```
-`predict(text, model, task, lang)` and `compare(text, task, lang)`: `task` is `auto` or a task key
-(`sst5`, `sst2`, `zh_sentiment`, ...), `lang` is `auto`, `en` or `zh` (it chooses the default task). Each
+"""
+USAGE = {"en": """`predict(text, model, task, lang)` and `compare(text, task, lang)`: `task` is `auto` or a task this app
+serves ({tasks}), `lang` is `auto`, `en` or `zh` (it chooses the default task; with a task given it must be
+that task's language). Each
 prediction holds the label, the class probabilities, the tokens (with `known`), the per-word `curve`
 (`kind`: `native`, `probe` or `prefix`), the leave-one-word-out `occlusion`, the model's `views`, the
 checkpoint `source`, the text's detected language `lang` and the task's `task_lang` (which the tokenizer
@@ -47,7 +49,17 @@ A model that fails is left out of `/compare`'s list (and logged). Bad input answ
 message, never a stack trace. The same from Python or a shell:
 `core.predict.Lab.load("checkpoints").predict(text, "dcnn")` (`.compare(text)` for every model),
 `python -m core.predict "text" --model dcnn --json` (`--model all` for every model).
-"""
+""", "zh": """`predict(text, model, task, lang)` 与 `compare(text, task, lang)`：`task` 为 `auto` 或本应用提供的任务
+（{tasks}），`lang` 为 `auto`、`en` 或 `zh`（它决定默认任务；指定了任务时必须是该任务的语言）。每个预测包含标签、
+各类别概率、词元（含 `known`）、逐词曲线 `curve`（`kind`：`native` 原生、`probe` 探针或 `prefix` 前缀）、逐词删除归因
+`occlusion`、模型自己的视图 `views`、模型文件来源 `source`、文本识别出的语言 `lang` 和任务的语言 `task_lang`（分词器和模型
+使用它），以及英文的提示 `notices` 和同样内容的数据形式 `notice_codes`（`code`、`params`）。`probes(suite, task)` 用
+`task` 的每个模型运行一个行为探针测试集（`en` 或 `zh`，即 `probes/` 中的文件；`auto`：测试集自己的任务），返回每项能力、每个
+模型的通过率（`pass_rates[capability][model]`）、按能力（`cells`）和按测试（`test_cells`）的计数、用例及用时：与
+`make probes`（docs/probes.md）的数字相同。出错的模型不出现在 `/compare` 的列表中（并记入日志）。错误的输入得到一条错误
+信息，而不是堆栈跟踪。在 Python 或命令行中也一样：`core.predict.Lab.load("checkpoints").predict(text, "dcnn")`
+（`.compare(text)` 运行全部模型），`python -m core.predict "文本" --model dcnn --json`（`--model all` 运行全部模型）。
+"""}
 
 
 def _answer(run) -> dict | list[dict]:
@@ -64,16 +76,38 @@ def _answer(run) -> dict | list[dict]:
                        print_exception=False) from None
 
 
-def build(lab: Lab) -> None:
+def usage(lab: Lab, request: gr.Request | None) -> str:
+    """USAGE for this server: its address as the browser reached it (behind a proxy, such as a Space, the
+    forwarded host and scheme), and the tasks it has loaded."""
+    headers = getattr(request, "headers", None) or {}
+    host = headers.get("x-forwarded-host") or headers.get("host") or "127.0.0.1:7860"
+    scheme = headers.get("x-forwarded-proto") or getattr(getattr(request, "url", None), "scheme", None) or "http"
+    tasks = ", ".join(f"`{t}`" for t in lab.tasks()) or "-"
+    address = f"{scheme.split(',')[0].strip()}://{host.split(',')[0].strip()}/"
+    return CODE.replace("{url}", address) + USAGE[request_lang(request)].replace("{tasks}", tasks)
+
+
+def check_lang(lab: Lab, task: str, lang: str) -> None:
+    """A language that contradicts the task asked for is refused, not silently ignored."""
+    task_lang = next((c.meta.get("lang") for (t, _), c in lab.checkpoints.items() if t == task), None)
+    if lang not in (None, "", AUTO) and task not in (None, "", AUTO) and task_lang and lang != task_lang:
+        raise gr.Error(f"lang '{html.escape(str(lang))}' does not match task {html.escape(str(task))}, which is "
+                       f"'{task_lang}'; leave lang 'auto' or choose a task of that language", print_exception=False)
+
+
+def build(lab: Lab) -> gr.Markdown:
+    """The tab's text; its example (usage(), on page load) names the address the page was opened at."""
     gr.Markdown(L("api_md"))
-    gr.Markdown(USAGE)
+    example = gr.Markdown(usage(lab, None), elem_id="api-usage")
 
     def predict(text: str, model: str = "tensor_cnn", task: str = AUTO, lang: str = AUTO, methods: str = "default") -> dict:
         """One model on one sentence: prediction, per-word curve, word attributions and the model's views."""
+        check_lang(lab, task, lang)
         return _answer(lambda: lab.predict(text, model, task, lang, methods=methods, gate=RequestGate()).to_dict())
 
     def compare(text: str, task: str = AUTO, lang: str = AUTO, methods: str = "default") -> list[dict]:
         """Every model of the task on one sentence (a list of predictions; a model that fails is left out)."""
+        check_lang(lab, task, lang)
         return _answer(lambda: [p.to_dict() for p in lab.compare(text, task, lang, executor=MODEL_POOL, methods=methods,
                                                                          gate=RequestGate()).predictions])
 
@@ -87,6 +121,7 @@ def build(lab: Lab) -> None:
     gr.api(predict, api_name="predict", concurrency_id="model")
     gr.api(compare, api_name="compare", concurrency_id="model")
     gr.api(probes, api_name="probes", concurrency_id="model")
+    return example
 
 
 def fill_advertised_defaults(demo: gr.Blocks) -> None:

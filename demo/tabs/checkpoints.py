@@ -1,26 +1,72 @@
 """The Checkpoints tab: which checkpoints the app serves, where each came from, and which failed to load."""
 
 import json
+from dataclasses import dataclass
 
 import gradio as gr
 import pandas as pd
 
+from core.checkpoint import sha256
+from core.gitinfo import git_commit
 from core.predict import Lab
 from demo.i18n import L, model_name, msg, task_name
 
 
-def _accuracy(path) -> str:
+@dataclass
+class Facts:
+    """What the Lab says beside each prediction: how good the checkpoint is, and which files made it."""
+
+    accuracy: float | None  # measured test accuracy of the shipped files (metrics.json), a fraction
+    paper: float | None  # the paper's reported accuracy, in percent
+    sha256: str  # of model.safetensors
+    commit: str  # of the app
+
+
+def _metrics(path) -> dict:
     try:
-        metrics = json.loads((path / "metrics.json").read_text(encoding="utf-8"))
-        return f"{metrics['test']['accuracy']:.3f}"
-    except (OSError, ValueError, KeyError, TypeError):
-        return ""
+        return json.loads((path / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _number(metrics: dict, *keys) -> float | None:
+    try:
+        for key in keys:
+            metrics = metrics[key]
+        return float(metrics)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _accuracy(path) -> str:
+    accuracy = _number(_metrics(path), "test", "accuracy")
+    return "" if accuracy is None else f"{accuracy:.3f}"
+
+
+def _paper(path) -> str:
+    paper = _number(_metrics(path), "paper", "accuracy")
+    return "" if paper is None else f"{paper / 100:.3f}"
+
+
+def facts(lab: Lab) -> dict[tuple[str, str], Facts]:
+    """Per (task, model): its metrics and the sha256 of its weights, read once when the app starts."""
+    commit, found = git_commit() or "?", {}
+    for key, checkpoint in lab.checkpoints.items():
+        metrics = _metrics(checkpoint.path)
+        try:
+            digest = sha256(checkpoint.path / "model.safetensors")
+        except OSError:
+            digest = "?"
+        found[key] = Facts(_number(metrics, "test", "accuracy"), _number(metrics, "paper", "accuracy"), digest, commit)
+    return found
 
 
 def tables(lab: Lab, ui: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     loaded = [[task_name(t, ui), model_name(m), msg(f"lang_{c.meta.get('lang', 'en')}", ui), len(c.meta.get("labels", [])),
-               _accuracy(c.path), lab.sources.get((t, m), str(c.path))] for (t, m), c in sorted(lab.checkpoints.items())]
-    columns = [msg(k, ui) for k in ("col_task", "col_model", "col_lang", "col_classes", "col_accuracy", "col_source")]
+               _accuracy(c.path), _paper(c.path), lab.sources.get((t, m), str(c.path))]
+              for (t, m), c in sorted(lab.checkpoints.items())]
+    columns = [msg(k, ui) for k in ("col_task", "col_model", "col_lang", "col_classes", "col_accuracy", "col_paper",
+                                    "col_source")]
     errors = [[path, error] for path, error in sorted(lab.errors.items())]
     return (pd.DataFrame(loaded, columns=columns),
             pd.DataFrame(errors, columns=[msg("col_path", ui), msg("col_error", ui)]))

@@ -1,6 +1,11 @@
 """The Lab tab: type a sentence, see each model's prediction, curve, attribution and own views; a
 minimal pair (demo/tabs/pairs.py) compares it with a second sentence.
 
+One click is one update: the summary, the notices and one HTML result (the figures as SVG, drawn on the
+server by demo/plots.py, and a panel per model). From the click until it arrives, the page says it is
+analysing and hides the previous result, so a stale panel is never shown as the answer. A link
+(?text=...&model=...&task=...&lang=...) fills the inputs and runs them.
+
 Callbacks first (they only call core's Lab.compare), then the layout, then the wiring.
 """
 
@@ -10,60 +15,119 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import gradio as gr
-import pandas as pd
 
-from core.predict import ALL, AUTO, Cancelled, InputError, Lab, ModelFailure, Prediction
-from core.views import Table
+from core.predict import ALL, AUTO, Cancelled, InputError, Lab, Prediction
 from demo.attribution_view import build as build_method_selector
 from demo.attribution_view import highlight_texts, requested, scores_table, word_scores
 from demo.examples import EXAMPLES
-from demo.i18n import TASK_NAMES, L, label_name, model_name, msg, notice_text, request_lang, task_name
-from demo.plots import esc, grouped_probability_bars, md, probability_bars, to_figure, word_curves
+from demo.i18n import (MAP_TITLE, TASK_NAMES, L, example_labels, label_name, model_name, msg, notice_text,
+                       request_lang, source_text, task_name, word_view)
+from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
+from demo.svg import EXPORT_JS
+from demo.svg import esc as attr  # escapes quotes too: typed text inside an attribute value
 from demo.tabs import pairs
+from demo.tabs.checkpoints import Facts, facts
 
 log = logging.getLogger(__name__)
 
 OCCLUSION_COLOURS = {"strong_for": "#1a9850", "for": "#a6d96a", "against": "#fdae61", "strong_against": "#d73027",
                      "unknown": "#c8c8c8"}
+# the page hides the last result from the click until the new one is in (#analysing says so; ui.CSS)
+BUSY_JS = "(...args) => { document.body.classList.add('lab-busy'); return args; }"
+# ... from the click itself: Gradio runs BUSY_JS a moment later, after the browser may have painted a frame
+BUSY_ON_CLICK_JS = """
+document.addEventListener('click', (event) => {
+  if (event.target.closest('#run')) document.body.classList.add('lab-busy');
+}, true);
+"""
+DONE_JS = "() => { document.body.classList.remove('lab-busy'); }"
+# the link to the current inputs: shown, and copied to the clipboard where the browser allows it
+LINK_JS = """(text, model, task, lang) => {
+  const link = new URL(window.location.href.split('?')[0]);
+  link.searchParams.set('text', text || '');
+  for (const [key, value] of [['model', model], ['task', task], ['lang', lang]])
+    if (value && value !== 'auto' && value !== 'all') link.searchParams.set(key, value);
+  navigator.clipboard?.writeText(link.href).catch(() => {});
+  return link.href;
+}"""
 
 
-def occlusion_spans(p: Prediction, ui: str, method: str = "occlusion") -> tuple[list[tuple[str, str | None]], dict[str, str], float]:
-    """The analysed text cut into (piece, category): each word binned by how much it supports the predicted
-    class by `method` (relative to the largest score); unknown words as such."""
+def attribution_html(p: Prediction, ui: str, method: str = "occlusion") -> str:
+    """The analysed text, each word coloured by how much it supports the predicted class by `method`
+    (relative to the largest score); unknown words as such; then the legend and the method's note."""
     scores = word_scores(p, method)
     scale = max((abs(s) for s in scores), default=0.0)
-    spans, pos = [], 0
+    parts, pos = [], 0
     scores = scores or [0.0] * len(p.tokens)  # none past core's attribution cap: the text, uncoloured
     for token, score in zip(p.tokens, scores):
         if token.start > pos:
-            spans.append((p.text[pos:token.start], None))
+            parts.append(esc(p.text[pos:token.start]))
         s = score / scale if scale > 1e-9 else 0.0
         key = ("unknown" if not token.known else "strong_for" if s > 0.6 else "for" if s > 0.2
                else "strong_against" if s < -0.6 else "against" if s < -0.2 else None)
-        spans.append((p.text[max(pos, token.start):token.end], msg(key, ui) if key else None))
+        piece = esc(p.text[max(pos, token.start):token.end])
+        parts.append(f'<mark style="background:{OCCLUSION_COLOURS[key]}" title="{attr(msg(key, ui))} ({score:+.3f})">'
+                     f'{piece}</mark>' if key else piece)
         pos = max(pos, token.end)
-    if pos < len(p.text):
-        spans.append((p.text[pos:], None))
-    return spans, {msg(k, ui): c for k, c in OCCLUSION_COLOURS.items()}, scale
+    parts.append(esc(p.text[pos:]))
+    legend = "".join(f'<span class="key"><mark style="background:{c}">&nbsp;&nbsp;</mark> {esc(msg(k, ui))}</span>'
+                     for k, c in OCCLUSION_COLOURS.items())
+    title, note = highlight_texts(p, method, scale, ui)
+    return (f'<div class="occlusion"><div class="occlusion-head">{esc(title)}</div>'
+            f'<div class="occlusion-text">{"".join(parts)}</div><div class="occlusion-legend">{legend}</div>'
+            f'<small>{esc(note)} {esc(msg("source", ui))}: <code>{esc(source_text(p.source, ui))}</code></small>'
+            f'{scores_table(p, ui) if len(p.attributions) > 1 else ""}</div>')
+
+
+def accuracy_text(p: Prediction, fact: Facts | None, ui: str) -> str:
+    """"test accuracy 42.7% on SST-5 · paper 48.5%": how good the checkpoint behind this prediction is."""
+    if fact is None or fact.accuracy is None:
+        return ""
+    text = msg("accuracy", ui, ours=fact.accuracy, task=task_name(p.task, ui))
+    return text + (f" · {msg('accuracy_paper', ui, paper=fact.paper)}" if fact.paper is not None else "")
+
+
+def caption(p: Prediction, fact: Facts | None, ui: str) -> str:
+    return msg("caption", ui, model=model_name(p.model), task=task_name(p.task, ui),
+               sha=(fact.sha256 if fact else "?")[:16], commit=fact.commit if fact else "?")
+
+
+def model_panel(p: Prediction, fact: Facts | None, ui: str, method: str = "occlusion") -> str:
+    """One model's panel: its label, confidence and checkpoint accuracy, the word-attribution highlight by
+    `method` (with every computed method's scores), then every view it returned (worded in the UI language)."""
+    head = (f"<b>{esc(model_name(p.model))}</b>: {esc(label_name(p.label, ui))} ({max(p.probs):.2f})"
+            f'<span class="accuracy">{esc(accuracy_text(p, fact, ui))}</span>')
+    body, cap = [attribution_html(p, ui, method)], caption(p, fact, ui)
+    for i, view in enumerate(p.views):
+        try:
+            worded = word_view(view, ui)
+            body.append(to_svg(worded, ui, cap, f"{p.model}-{i + 1}-{type(view).__name__.lower()}"))
+            if match := MAP_TITLE.search(getattr(view, "title", "")):
+                body.append(f'<p class="view-note">{esc(msg("graph_map_note", ui, map=match[1], label=label_name(p.label, ui)))}</p>')
+        except Exception:  # one view that cannot be drawn must not hide the others
+            log.exception("cannot draw %s of %s", type(view).__name__, p.model)
+            body.append(f"<p>⚠️ {esc(type(view).__name__)}: {esc(getattr(view, 'title', ''))}</p>")
+    return (f'<details class="model-panel" open data-model="{attr(p.model)}" data-text="{attr(p.text)}">'
+            f'<summary>{head}</summary>{"".join(body)}</details>')
 
 
 def _summary(predictions: list[Prediction], ui: str) -> str:
     first = predictions[0]
-    facts = [f"{msg('language', ui)}: {msg('lang_' + first.lang, ui)} ({msg('detected', ui)})",
-             f"{msg('task', ui)}: {esc(task_name(first.task, ui))}"]
+    facts_ = [f"{msg('language', ui)}: {msg('lang_' + first.lang, ui)} ({msg('detected', ui)})",
+              f"{msg('task', ui)}: {esc(task_name(first.task, ui))}"]
     if len(predictions) == 1:
         p = predictions[0]
         head = f"### {msg('prediction', ui)}: **{esc(label_name(p.label, ui))}** ({max(p.probs):.2f})"
-        facts = [f"{msg('model', ui)}: {esc(model_name(p.model))}"] + facts + [f"{msg('source', ui)}: `{p.source}`"]
+        facts_ = [f"{msg('model', ui)}: {esc(model_name(p.model))}"] + facts_ + [f"{msg('source', ui)}: `{source_text(p.source, ui)}`"]
     else:
         votes = Counter(p.label for p in predictions)
         label, count = votes.most_common(1)[0]
         head = "### " + msg("majority", ui, label=esc(label_name(label, ui)), votes=count, n=len(predictions))
-    return head + "\n\n" + " · ".join(facts)
+    return head + "\n\n" + " · ".join(facts_)
 
 
-def _notices(predictions: list[Prediction], failures: list[ModelFailure], ui: str) -> str:
+def _notices(predictions: list[Prediction], failures: list, ui: str) -> str:
     by_notice: dict[str, list[str]] = {}
     for p in predictions:
         for notice in p.notices:
@@ -78,16 +142,47 @@ def _curve_kinds(ui: str) -> dict[str, str]:
     return {kind: msg(f"curve_{kind}", ui) for kind in ("native", "probe", "prefix")}
 
 
-def _table(predictions: list[Prediction], ui: str) -> pd.DataFrame:
+def comparison_table(predictions: list[Prediction], known: dict, ui: str) -> str:
+    """One row per model: label, probability, curve kind, checkpoint accuracy, checkpoint."""
     kinds = _curve_kinds(ui)
-    rows = [[model_name(p.model), label_name(p.label, ui), round(max(p.probs), 3), kinds.get(p.curve.kind, p.curve.kind),
-             p.source] for p in predictions]
-    columns = [msg(k, ui) for k in ("col_model", "col_label", "col_confidence", "col_curve", "col_source")]
-    return pd.DataFrame(rows, columns=columns)
+    heads = [msg(k, ui) for k in ("col_model", "col_label", "col_confidence", "col_curve", "col_accuracy", "col_source")]
+    rows = [[model_name(p.model), label_name(p.label, ui), f"{max(p.probs):.3f}", kinds.get(p.curve.kind, p.curve.kind),
+             accuracy_text(p, known.get((p.task, p.model)), ui), source_text(p.source, ui)] for p in predictions]
+    cells = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row[:-1]) + f"<td><code>{esc(row[-1])}</code></td></tr>"
+                    for row in rows)  # the last column is a path
+    return (f'<table id="comparison"><caption>{esc(msg("comparison", ui))}</caption><thead><tr>'
+            + "".join(f"<th>{esc(h)}</th>" for h in heads) + f"</tr></thead><tbody>{cells}</tbody></table>")
 
 
-def analyse(lab: Lab, text: str, model: str, task: str, lang: str, ui: str, method: str = "occlusion") -> tuple:
-    """All outputs of one click: summary, notices, probabilities, curve, comparison table, state."""
+def result_html(predictions: list[Prediction], known: dict, ui: str, method: str = "occlusion") -> str:
+    """Everything below the summary: probabilities, per-word curves, the comparison, one panel per model."""
+    first, kinds = predictions[0], _curve_kinds(ui)
+    labels = [label_name(label, ui) for label in first.labels]
+    score = word_view(first.curve, ui).score_label
+    if len(predictions) == 1:
+        cap = caption(first, known.get((first.task, first.model)), ui)
+        probs = probability_bars(labels, {model_name(first.model): first.probs}, label_name(first.label, ui),
+                                 msg("probabilities", ui), cap)
+        curve = word_curves([word_view(first.curve, ui)], None, msg("curve_title", ui, score=score), kinds, labels, ui,
+                            cap)
+    else:
+        cap = " · ".join(f"{model_name(p.model).split(' (')[0]} {known[(p.task, p.model)].sha256[:8]}" for p in predictions
+                         if (p.task, p.model) in known)
+        cap = msg("caption", ui, model=msg("all_models", ui), task=task_name(first.task, ui), sha=cap,
+                  commit=next(iter(known.values())).commit if known else "?")
+        probs = probability_bars(labels, {model_name(p.model): p.probs for p in predictions}, None,
+                                 msg("probabilities", ui), cap)
+        curve = word_curves([word_view(p.curve, ui) for p in predictions], [model_name(p.model) for p in predictions],
+                            msg("curve_title", ui, score=score), kinds, labels, ui, cap)
+    table = comparison_table(predictions, known, ui) if len(predictions) > 1 else ""
+    panels = "".join(model_panel(p, known.get((p.task, p.model)), ui, method) for p in predictions)
+    return (f'<div class="lab-result" data-text="{attr(first.text)}"><div class="top-figures">{probs}{curve}</div>'
+            f'{table}<h2>{esc(msg("panels", ui))}</h2>{panels}</div>')
+
+
+def analyse(lab: Lab, known: dict, text: str, model: str, task: str, lang: str, ui: str,
+            method: str = "occlusion") -> tuple:
+    """All outputs of one click: summary, notices, the result HTML."""
     try:
         result = lab.compare(text, task, lang, models=None if model == ALL else [model], executor=MODEL_POOL,
                              methods=requested(method), gate=RequestGate())
@@ -96,48 +191,28 @@ def analyse(lab: Lab, text: str, model: str, task: str, lang: str, ui: str, meth
     except InputError as err:
         message = notice_text(err.notice, ui)
         gr.Warning(esc(message))
-        return f"### {md(message)}", gr.update(value="", visible=False), None, None, gr.update(visible=False), None
+        return f"### {md(message)}", gr.update(value="", visible=False), ""
     except Exception as err:  # a bug, not the input: log the trace, show one line
         log.exception("analysis failed for model %s", model)
         message = msg("internal", ui, model=model_name(model), error=type(err).__name__)
         gr.Warning(esc(message))
-        return f"### {md(message)}", gr.update(value="", visible=False), None, None, gr.update(visible=False), None
-    predictions, kinds = result.predictions, _curve_kinds(ui)
-    first = predictions[0]
-    labels = [label_name(l, ui) for l in first.labels]
-    if len(predictions) == 1:
-        probs = probability_bars(labels, first.probs, label_name(first.label, ui))
-        curve = word_curves([first.curve], kind_labels=kinds, class_labels=labels)
-    else:
-        probs = grouped_probability_bars(labels, {model_name(p.model): p.probs for p in predictions})
-        curve = word_curves([p.curve for p in predictions], [model_name(p.model) for p in predictions],
-                            title=first.curve.score_label, kind_labels=kinds, class_labels=labels)
-    notices = _notices(predictions, result.failures, ui)
-    table = gr.update(value=_table(predictions, ui), visible=len(predictions) > 1)
-    return (_summary(predictions, ui), gr.update(value=notices, visible=bool(notices)), probs, curve, table,
-            {"ui": ui, "predictions": predictions, "method": method})
+        return f"### {md(message)}", gr.update(value="", visible=False), ""
+    notices = _notices(result.predictions, result.failures, ui)
+    return (_summary(result.predictions, ui), gr.update(value=notices, visible=bool(notices)),
+            result_html(result.predictions, known, ui, method))
 
 
-def model_panel(p: Prediction, ui: str, method: str = "occlusion") -> None:
-    """One model's panel: its word-attribution highlight (by `method`), every method's scores, then every
-    view it returned."""
-    with gr.Accordion(f"{model_name(p.model)}: {label_name(p.label, ui)}", open=True, elem_classes="model-panel"):
-        spans, colours, scale = occlusion_spans(p, ui, method)
-        title, note = highlight_texts(p, method, scale, ui)
-        gr.HighlightedText(spans, color_map=colours, show_legend=True, show_inline_category=False,
-                           label=title, elem_classes="occlusion")
-        gr.Markdown(f"<small>{esc(note)} {msg('source', ui)}: `{p.source}`</small>")
-        if p.attributions:
-            gr.Dataframe(scores_table(p, ui), label=msg("attr_scores", ui, label=label_name(p.label, ui)))
-        for view in p.views:
-            try:
-                if isinstance(view, Table):
-                    gr.Dataframe(pd.DataFrame(view.rows, columns=view.columns), label=view.title, wrap=True)
-                else:
-                    gr.Plot(to_figure(view), show_label=False, elem_classes="view-plot")
-            except Exception:  # one view that cannot be drawn must not hide the others
-                log.exception("cannot draw %s of %s", type(view).__name__, p.model)
-                gr.Markdown(f"⚠️ {esc(type(view).__name__)}: {esc(getattr(view, 'title', ''))} (not drawable)")
+def link_inputs(lab: Lab, query: dict) -> tuple[str, str, str, str] | None:
+    """The inputs a link names (?text=...&model=...&task=...&lang=...), each checked against what is
+    loaded (a value that is not is left at its default); None without a text."""
+    text = query.get("text")
+    if not text:
+        return None
+    model = query.get("model", ALL)
+    task = query.get("task", AUTO)
+    lang = query.get("lang", AUTO)
+    return (text, model if model in (ALL, *lab.models()) else ALL, task if task in (AUTO, *lab.tasks()) else AUTO,
+            lang if lang in (AUTO, "en", "zh") else AUTO)
 
 
 def task_choices(lab: Lab) -> list[tuple]:
@@ -153,13 +228,17 @@ class LabView:
     task: gr.Dropdown
     pair: pairs.PairView
     analyse_after: Callable  # (event, gr.State: was a pair opened?) -> both analyses, once the event succeeded
+    open_link: Callable  # (demo) -> the page fills and runs the inputs its link names
 
 
 def build(lab: Lab) -> LabView:
+    known = facts(lab)
     with gr.Row():
         with gr.Column(scale=3):
             text = gr.Textbox(label=L("sentence"), placeholder=L("placeholder"), lines=3, elem_id="sentence")
-            run = gr.Button(L("run"), variant="primary", elem_id="run")
+            with gr.Row():
+                run = gr.Button(L("run"), variant="primary", elem_id="run", scale=3)
+                copy = gr.Button(L("copy_link"), elem_id="copy-link", scale=1)
         with gr.Column(scale=2):
             model = gr.Dropdown([(L("all_models"), ALL)] + [(model_name(m), m) for m in lab.models()], value=ALL,
                                 label=L("model"), info=L("model_info"), elem_id="model")
@@ -169,32 +248,42 @@ def build(lab: Lab) -> LabView:
                 lang = gr.Radio([(L("auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")], value=AUTO,
                                 label=L("language"), elem_id="lang")
     method = build_method_selector(lab, model, task)
-    gr.Examples([[s] for _, s in EXAMPLES], inputs=[text], label=L("examples"), examples_per_page=len(EXAMPLES),
-                example_labels=[f"{what}: {s}" for what, s in EXAMPLES])
-    pair = pairs.build(lab, text, model, task, lang)
+    link = gr.Markdown(elem_id="permalink")
+    examples = gr.Examples([[s] for _, s in EXAMPLES], inputs=[text], label=L("examples"),
+                           examples_per_page=len(EXAMPLES), example_labels=example_labels("en"))
+    pair = pairs.build(lab, known, text, model, task, lang)
+    gr.Markdown(L("analysing"), elem_id="analysing")
     summary = gr.Markdown(elem_id="summary")
     notices = gr.Markdown(visible=False, elem_id="notices")
-    table = gr.Dataframe(visible=False, label=L("comparison"), interactive=False, elem_id="comparison")
-    with gr.Row():
-        probs = gr.Plot(label=L("probabilities"), elem_id="probs")
-        curve = gr.Plot(label=L("curve"), elem_id="curve")
-    state = gr.State(None)
-    gr.Markdown(L("panels"))
-
-    @gr.render(inputs=[state])
-    def panels(result):
-        for p in (result or {}).get("predictions", []):
-            model_panel(p, result["ui"], result["method"])
+    result = gr.HTML("", elem_id="result", elem_classes="figures", js_on_load=EXPORT_JS + BUSY_ON_CLICK_JS)
 
     def on_run(text_value, model_value, task_value, lang_value, method_value, request: gr.Request):
-        return analyse(lab, text_value, model_value, task_value, lang_value, request_lang(request), method_value)
+        return analyse(lab, known, text_value, model_value, task_value, lang_value, request_lang(request), method_value)
 
-    inputs, outputs = [text, model, task, lang, method], [summary, notices, probs, curve, table, state]
+    linked, outputs = [text, model, task, lang], [summary, notices, result]
+    inputs = linked + [method]
     for trigger in (run.click, text.submit, method.change):  # another method runs on demand
-        trigger(on_run, inputs, outputs, api_visibility="private", concurrency_id="model")
+        trigger(on_run, inputs, outputs, api_visibility="private", concurrency_id="model", js=BUSY_JS,
+                show_progress="hidden").then(None, js=DONE_JS)
+    copy.click(None, linked, [link], js=LINK_JS)
 
     def analyse_after(dependency, is_pair: gr.State):
-        analysed = dependency.success(on_run, inputs, outputs, api_visibility="private", concurrency_id="model")
+        analysed = dependency.success(on_run, inputs, outputs, api_visibility="private", concurrency_id="model",
+                                      js=BUSY_JS, show_progress="hidden")
+        analysed.then(None, js=DONE_JS)
         return pair.analyse_after(analysed, is_pair)
 
-    return LabView(text, task, pair, analyse_after)
+    def on_link(request: gr.Request):
+        """On page load: the examples' labels in the page's language; the analysis the link names."""
+        ui = request_lang(request)
+        labels = gr.Dataset(sample_labels=example_labels(ui))
+        chosen = link_inputs(lab, dict(request.query_params or {}))
+        if chosen is None:
+            return (labels,) + (gr.update(),) * 7
+        return (labels, *chosen, *analyse(lab, known, *chosen, ui))
+
+    def open_link(demo: gr.Blocks) -> None:
+        demo.load(on_link, None, [examples.dataset, *linked, *outputs], api_visibility="private",
+                  concurrency_id="model")
+
+    return LabView(text, task, pair, analyse_after, open_link)

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 import gradio as gr
 import pandas as pd
-import plotly.graph_objects as go
 
 from core.pairs import SENTENCES, PairComparison, PairInputError, compare_pair
 from core.predict import ALL, Cancelled, Lab
-from demo.i18n import L, label_name, model_name, msg, notice_text, request_lang
+from demo.i18n import L, label_name, model_name, msg, notice_text, request_lang, task_name, word_view
 from demo.plots import esc, md, pair_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
+from demo.svg import EXPORT_JS
 
 log = logging.getLogger(__name__)
 
@@ -32,14 +32,18 @@ def pair_table(comparison: PairComparison, ui: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def pair_figures(comparison: PairComparison, ui: str) -> list[go.Figure]:
-    """One figure per model: its curves on A and on B over the aligned words."""
+def pair_figures(comparison: PairComparison, known: dict, ui: str) -> str:
+    """One SVG figure per model: its curves on A and on B over the aligned words."""
     figures = []
     for p in comparison.pairs:
         kind = msg(f"curve_{p.a.curve.kind}", ui)
         names = (f"A: {label_name(p.a.label, ui)}", f"B: {label_name(p.b.label, ui)}")
-        figures.append(pair_curves(p.a.curve, p.b.curve, comparison.alignment, names, f"{model_name(p.model)} · {kind}"))
-    return figures
+        fact = known.get((p.a.task, p.model))
+        caption = msg("caption", ui, model=model_name(p.model), task=task_name(p.a.task, ui),
+                      sha=fact.sha256[:16] if fact else "?", commit=fact.commit if fact else "?")
+        figures.append(pair_curves(word_view(p.a.curve, ui), word_view(p.b.curve, ui), comparison.alignment, names,
+                                   f"{model_name(p.model)} · {kind}", caption, f"pair-{p.model}"))
+    return "".join(figures)
 
 
 def _summary(comparison: PairComparison, ui: str) -> str:
@@ -59,7 +63,7 @@ def _summary(comparison: PairComparison, ui: str) -> str:
     return f"{head}\n\n{texts}" + ("\n\n" + "\n".join(bullets) if bullets else "")
 
 
-def analyse_pair(lab: Lab, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str) -> tuple:
+def analyse_pair(lab: Lab, known: dict, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str) -> tuple:
     """All outputs of one pair comparison: summary, table, the figures (one per model)."""
     try:
         comparison = compare_pair(lab, text_a, text_b, task, lang, models=None if model == ALL else [model],
@@ -69,21 +73,22 @@ def analyse_pair(lab: Lab, text_a: str, text_b: str, model: str, task: str, lang
     except PairInputError as err:
         message = msg("pair_error", ui, sentence=err.sentence.upper(), message=notice_text(err.notice, ui))
         gr.Warning(esc(message))
-        return f"### {md(message)}", gr.update(visible=False), None
+        return f"### {md(message)}", gr.update(visible=False), ""
     except Exception as err:  # a bug, not the input: log the trace, show one line
         log.exception("pair comparison failed for model %s", model)
         message = msg("internal", ui, model=model_name(model), error=type(err).__name__)
         gr.Warning(esc(message))
-        return f"### {md(message)}", gr.update(visible=False), None
+        return f"### {md(message)}", gr.update(visible=False), ""
     return (_summary(comparison, ui), gr.update(value=pair_table(comparison, ui), visible=True),
-            pair_figures(comparison, ui))
+            pair_figures(comparison, known, ui))
 
 
-def analyse_opened(lab: Lab, is_pair: bool, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str) -> tuple:
+def analyse_opened(lab: Lab, known: dict, is_pair: bool, text_a: str, text_b: str, model: str, task: str, lang: str,
+                   ui: str) -> tuple:
     """After a probe failure was opened: its pair compared, or (a single sentence) the last pair cleared."""
     if is_pair:
-        return analyse_pair(lab, text_a, text_b, model, task, lang, ui)
-    return "", gr.update(visible=False), None
+        return analyse_pair(lab, known, text_a, text_b, model, task, lang, ui)
+    return "", gr.update(visible=False), ""
 
 
 @dataclass
@@ -95,29 +100,24 @@ class PairView:
     analyse_after: Callable  # (event dependency, a gr.State saying whether a pair was opened) -> dependency
 
 
-def build(lab: Lab, text: gr.Textbox, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio) -> PairView:
+def build(lab: Lab, known: dict, text: gr.Textbox, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio) -> PairView:
     """The accordion under the Lab's sentence box; `text` is sentence A, and model, task and language are
-    the Lab's own choices."""
+    the Lab's own choices; `known` holds each checkpoint's facts (demo.tabs.checkpoints.facts)."""
     with gr.Accordion(L("pair"), open=False, elem_id="pair") as box:
         gr.Markdown(L("pair_md"))
         text_b = gr.Textbox(label=L("sentence_b"), lines=2, elem_id="sentence-b")
         run = gr.Button(L("run_pair"), elem_id="run-pair")
         summary = gr.Markdown(elem_id="pair-summary")
         table = gr.Dataframe(visible=False, interactive=False, elem_id="pair-table")
-        figures = gr.State(None)
-
-        @gr.render(inputs=[figures])
-        def plots(figures_value):
-            for figure in figures_value or []:
-                gr.Plot(figure, show_label=False, elem_classes="pair-plot")
+        figures = gr.HTML("", elem_id="pair-figures", elem_classes="figures", js_on_load=EXPORT_JS)
 
     inputs, outputs = [text, text_b, model, task, lang], [summary, table, figures]
 
     def on_pair(text_a, text_b_value, model_value, task_value, lang_value, request: gr.Request):
-        return analyse_pair(lab, text_a, text_b_value, model_value, task_value, lang_value, request_lang(request))
+        return analyse_pair(lab, known, text_a, text_b_value, model_value, task_value, lang_value, request_lang(request))
 
     def on_opened(is_pair, text_a, text_b_value, model_value, task_value, lang_value, request: gr.Request):
-        return analyse_opened(lab, is_pair, text_a, text_b_value, model_value, task_value, lang_value,
+        return analyse_opened(lab, known, is_pair, text_a, text_b_value, model_value, task_value, lang_value,
                               request_lang(request))
 
     for trigger in (run.click, text_b.submit):

@@ -1,0 +1,176 @@
+"""Small SVG drawing kit for demo/plots.py: scales, colour maps, axes, text and the figure frame.
+
+The lab draws its views as static SVG on the server instead of plotly figures in the browser: a result is
+one HTML string, which the browser inserts at once (plotly needed 5-7 s of browser time for the eleven
+figures of "all five" on a 2-core machine, docs/browser.md). Hover text is each element's <title>.
+"""
+
+import html
+import math
+
+FONT = "system-ui, -apple-system, 'Segoe UI', 'WenQuanYi Micro Hei', 'Noto Sans CJK SC', sans-serif"
+PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d"]
+# colour stops, low to high: red = negative, blue = positive (the papers' RdBu); Blues; Viridis
+RDBU = ["#b2182b", "#ef8a62", "#fddbc7", "#f7f7f7", "#d1e5f0", "#67a9cf", "#2166ac"]
+BLUES = ["#f7fbff", "#c6dbef", "#6baed6", "#2171b5", "#08306b"]
+VIRIDIS = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]
+
+
+def esc(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def text_width(text: str, size: float = 11) -> float:
+    """Approximate rendered width: CJK characters are square, Latin ones about 0.58 of the font size."""
+    return sum(size if ord(c) > 0x2E80 else 0.58 * size for c in str(text))
+
+
+def colour(value: float, low: float, high: float, stops: list[str] = RDBU) -> str:
+    """Linear interpolation between colour stops; values outside [low, high] are clipped."""
+    if value is None or high <= low:
+        return "#cccccc"
+    t = min(1.0, max(0.0, (value - low) / (high - low))) * (len(stops) - 1)
+    i = min(int(t), len(stops) - 2)
+    a, b = stops[i], stops[i + 1]
+    mix = [round(int(a[k:k + 2], 16) * (1 - (t - i)) + int(b[k:k + 2], 16) * (t - i)) for k in (1, 3, 5)]
+    return "#" + "".join(f"{c:02x}" for c in mix)
+
+
+class Scale:
+    """Maps data values [low, high] linearly onto pixels [start, end]."""
+
+    def __init__(self, low: float, high: float, start: float, end: float):
+        self.low, self.high, self.start, self.end = low, high if high != low else low + 1, start, end
+
+    def __call__(self, value: float) -> float:
+        return round(self.start + (value - self.low) / (self.high - self.low) * (self.end - self.start), 1)
+
+
+def ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """About `count` round tick values between low and high."""
+    raw = (high - low or 1.0) / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw * 0.999)
+    first = math.ceil(low / step - 1e-9) * step
+    return [round(first + i * step, 10) for i in range(int((high - first) / step + 1e-9) + 1)]
+
+
+def text(x: float, y: float, content: str, size: float = 11, anchor: str = "middle", colour_: str = "#333",
+         rotate: float = 0, weight: str = "normal", **attrs) -> str:
+    extra = "".join(f' {k.replace("_", "-")}="{esc(v)}"' for k, v in attrs.items())
+    turn = f' transform="rotate({rotate} {x} {y})"' if rotate else ""
+    return (f'<text x="{x}" y="{y}" font-size="{size}" text-anchor="{anchor}" fill="{colour_}" '
+            f'font-weight="{weight}"{turn}{extra}>{esc(content)}</text>')
+
+
+def word_ticks(words: list[str], x: Scale | list[float], y: float, colours: list[str] | None = None) -> str:
+    """Words under an axis at their positions; slanted when there are many."""
+    positions = [x(i) for i in range(len(words))] if isinstance(x, Scale) else x
+    slant = len(words) > 10 or sum(text_width(w) for w in words) > 0.9 * abs(positions[-1] - positions[0] + 40)
+    parts = []
+    for i, (word, px) in enumerate(zip(words, positions)):
+        fill = colours[i] if colours else "#333"
+        parts.append(text(px, y + 12, word, anchor="end" if slant else "middle", rotate=-40 if slant else 0,
+                          colour_=fill))
+    return "".join(parts)
+
+
+def words_height(words: list[str]) -> float:
+    """Room under an axis for its word ticks (slanted words need their length)."""
+    return 26 if len(words) <= 10 else 20 + 0.7 * max((text_width(w) for w in words), default=0)
+
+
+def y_axis(scale: Scale, low: float, high: float, left: float, right: float, label: str = "") -> str:
+    """Grid lines and labels at round values, the axis title turned along the axis."""
+    parts = []
+    for v in ticks(low, high):
+        py = scale(v)
+        parts.append(f'<line x1="{left}" x2="{right}" y1="{py}" y2="{py}" stroke="#e5e7eb"/>')
+        parts.append(text(left - 6, py + 4, f"{v:g}", size=10, anchor="end", colour_="#555"))
+    if label:
+        mid = (scale(low) + scale(high)) / 2
+        parts.append(text(14, mid, label, size=11, rotate=-90, colour_="#444"))
+    return "".join(parts)
+
+
+def legend(items: list[tuple[str, str, str]], x: float, y: float, width: float) -> tuple[str, float]:
+    """(name, colour, dash) entries laid out in rows; returns the SVG and the height it took."""
+    parts, px, py = [], x, y
+    for name, fill, dash in items:
+        w = 30 + text_width(name, 11)
+        if px + w > x + width and px > x:
+            px, py = x, py + 18
+        dashing = f' stroke-dasharray="{dash}"' if dash else ""
+        parts.append(f'<line x1="{px}" x2="{px + 20}" y1="{py - 4}" y2="{py - 4}" stroke="{fill}" stroke-width="2.5"{dashing}/>')
+        parts.append(text(px + 24, py, name, anchor="start"))
+        px += w + 12
+    return "".join(parts), py - y + 18
+
+
+def colour_bar(x: float, y: float, height: float, low: float, high: float, stops: list[str], label: str) -> str:
+    """A vertical colour scale with its low and high values and its title."""
+    steps = 24
+    parts = [f'<rect x="{x}" y="{round(y + i * height / steps, 1)}" width="12" height="{round(height / steps + 0.6, 1)}" '
+             f'fill="{colour(high - (i + 0.5) * (high - low) / steps, low, high, stops)}"/>' for i in range(steps)]
+    parts += [text(x + 16, y + 9, f"{high:.3g}", size=10, anchor="start"),
+              text(x + 16, y + height, f"{low:.3g}", size=10, anchor="start"),
+              text(x + 6, y - 8, label, size=10, colour_="#444")]
+    return "".join(parts)
+
+
+def figure(body: str, width: float, height: float, title: str, caption: str = "", name: str = "view",
+           controls: str = "") -> str:
+    """One view: the SVG (title on top, the caption line at the bottom, both part of what is exported) and
+    its SVG/PNG download buttons (the page's export script reads data-name)."""
+    width, height = round(max(width, text_width(title, 13) + 30)), round(height)
+    total = height + (18 if caption else 0)
+    foot = text(8, height + 12, caption, size=9, anchor="start", colour_="#777") if caption else ""
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {total}" width="{width}" height="{total}" '
+           f'font-family="{esc(FONT)}" role="img"><rect width="100%" height="100%" fill="#fff"/>'
+           f'{text(width / 2, 20, title, size=13, weight="600", colour_="#222")}{body}{foot}</svg>')
+    buttons = ('<span class="export"><button type="button" data-export="svg">SVG</button>'
+               '<button type="button" data-export="png">PNG</button></span>')
+    return f'<figure class="view" data-name="{esc(name)}">{buttons}{controls}{svg}</figure>'
+
+
+# js_on_load of the gr.HTML holding figures: its SVG/PNG buttons download the figure beside them as it is
+# drawn (PNG at twice the size, through a canvas); a feature graph's checkbox adds or removes its other edges
+EXPORT_JS = """
+element.addEventListener('change', (event) => {
+  const box = event.target.closest('.all-edges');
+  if (!box) return;
+  const figure = box.closest('figure.view');
+  const svg = figure.querySelector(':scope > svg');
+  if (box.checked) svg.querySelector('.strong-edges').before(figure.querySelector('template.weak-edges').content.querySelector('g').cloneNode(true));
+  else svg.querySelector('g.weak-edges')?.remove();
+});
+element.addEventListener('click', (event) => {
+  const button = event.target.closest('button[data-export]');
+  if (!button) return;
+  const figure = button.closest('figure.view');
+  const svg = figure.querySelector(':scope > svg').cloneNode(true);
+  const source = new XMLSerializer().serializeToString(svg);
+  const kind = button.dataset.export;
+  const save = (blob) => {
+    const link = document.createElement('a');
+    link.href = URL.createObjectURL(blob);
+    link.download = figure.dataset.name + '.' + kind;
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+  };
+  if (kind === 'svg') return save(new Blob([source], {type: 'image/svg+xml'}));
+  const image = new Image();
+  image.onload = () => {
+    const canvas = document.createElement('canvas');
+    canvas.width = 2 * svg.viewBox.baseVal.width;
+    canvas.height = 2 * svg.viewBox.baseVal.height;
+    const context = canvas.getContext('2d');
+    context.scale(2, 2);
+    context.drawImage(image, 0, 0);
+    canvas.toBlob(save, 'image/png');
+  };
+  image.src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(source);
+});
+"""
