@@ -1,15 +1,27 @@
-"""The Treebank tab's figures (core.treebank.TreeView, core.dataset_view.DatasetView -> plotly). Pure
-functions like demo/plots.py, whose escaping and layout helpers they use; words and labels arrive
-already in the UI language."""
+"""The Treebank tab's figures (core.treebank.TreeView, core.dataset_view.DatasetView -> plotly: the tree
+is zoomable and hoverable). Pure functions like demo/plots.py, whose escaping and palette they use; words
+and labels arrive already in the UI language."""
 
 import plotly.graph_objects as go
 
 from core.treebank import TreeView
-from demo.plots import PALETTE, _layout, _words_axis, esc
+from demo.plots import PALETTE, esc
 
 SYMBOLS = {5: ["−−", "−", "0", "+", "++"], 2: ["−", "+"]}  # gold label inside a node, by number of classes
 NO_GOLD = "#bdbdbd"
 SQUARE = 0.17  # a model's prediction square: its width in word units, beside the others under the node
+
+
+def _words_axis(fig: go.Figure, words: list[str], **axis) -> None:
+    """Words as x tick labels at positions 0..n-1 (a categorical axis would merge repeated words)."""
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(words))), ticktext=[esc(w) for w in words],
+                     tickangle=-45 if len(words) > 12 else 0, **axis)
+
+
+def _layout(fig: go.Figure, title: str, height: int, **layout) -> go.Figure:
+    layout.setdefault("margin", {"l": 60, "r": 20, "t": 50, "b": 60})
+    fig.update_layout(title={"text": esc(title), "font": {"size": 14}}, height=height, template="plotly_white", **layout)
+    return fig
 
 
 def label_symbols(labels: list[str]) -> list[str]:

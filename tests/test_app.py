@@ -21,7 +21,7 @@ from demo import build_demo
 from demo.i18n import NOTICES_ZH, notice_text, request_lang
 from demo.tabs.checkpoints import facts
 from demo.tabs.lab import analyse as analyse_with
-from demo.tabs.lab import occlusion_html
+from demo.tabs.lab import attribution_html
 from demo.ui import banner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,7 +136,7 @@ def test_html_is_data_not_markup(client, lab):
     result = client.predict(text, "mrnn", api_name="/predict")
     assert result["text"] == text  # returned as the text typed, nothing stripped or run
     summary, _, result = analyse(lab, text, "mrnn", "auto", "auto", "en")
-    highlight = occlusion_html(lab.predict(text, "mrnn"), "en")
+    highlight = attribution_html(lab.predict(text, "mrnn"), "en")
     assert html.unescape(re.sub(r"<[^>]+>", "", highlight.split('class="occlusion-text">')[1].split("</div>")[0])) == text
     assert "<script" not in summary and "<b>" not in summary and "<script" not in result and "<b>good" not in result
 
@@ -170,7 +170,7 @@ def test_ui_single_model_chinese(lab):
     probs = result.split('data-name="probabilities"')[1].split("</figure>")[0]
     assert probs.count("<rect x") == 2 and ">负面<" in probs and ">正面<" in probs
     assert "探针" in result.split('data-name="curve"')[1].split("</figure>")[0]  # AdaSent's curve is a probe
-    assert "未登录词" in occlusion_html(lab.predict(ZH, "adasent"), "zh")
+    assert "未登录词" in attribution_html(lab.predict(ZH, "adasent"), "zh")
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # gr.Warning outside a request warns
@@ -186,7 +186,7 @@ def test_ui_bad_input_is_a_message_not_a_trace(lab):
 
 
 def test_unknown_words_are_marked_unknown(lab):
-    highlight = occlusion_html(lab.predict("the film is zzqx", "dcnn"), "en")
+    highlight = attribution_html(lab.predict("the film is zzqx", "dcnn"), "en")
     assert re.search(r'<mark style="background:#c8c8c8" title="unknown word \([^)]*\)">zzqx</mark>', highlight)
 
 

@@ -4,6 +4,7 @@ faithfulness hint read from docs/attribution.json."""
 
 import copy
 import json
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -17,7 +18,10 @@ from core.models import PAPER_MODELS
 from core.models.base import ModelOutput, SentenceClassifier, embedding_rows, length_mask
 from core.predict import InputError, check_methods
 from demo import attribution_view
-from demo.tabs.lab import analyse, occlusion_spans
+from demo.attribution_view import requested
+from demo.plots import esc
+from demo.tabs.checkpoints import facts
+from demo.tabs.lab import analyse
 
 EN = "the film is not good but the plot is fun"
 ZH = "这个手机很好，物流很差"
@@ -174,16 +178,16 @@ def test_api_carries_every_method(client):
 
 
 def test_lab_tab_highlights_by_the_chosen_method(lab):
-    *_, state = analyse(lab, EN, "mrnn", "auto", "auto", "zh", "integrated_gradients")
-    p = state["predictions"][0]
-    assert state["method"] == "integrated_gradients" and set(p.attributions) == {"occlusion", "integrated_gradients"}
-    spans, _, scale = occlusion_spans(p, "zh", "integrated_gradients")
-    assert scale == pytest.approx(max(abs(s) for s in p.attributions["integrated_gradients"].scores))
+    *_, result = analyse(lab, facts(lab), EN, "mrnn", "auto", "auto", "zh", "integrated_gradients")
+    p = lab.predict(EN, "mrnn", methods=requested("integrated_gradients"))
+    assert set(p.attributions) == {"occlusion", "integrated_gradients"}
+    scale = max(abs(s) for s in p.attributions["integrated_gradients"].scores)
     title, note = attribution_view.highlight_texts(p, "integrated_gradients", scale, "zh")
     assert "积分梯度" in title and "完备性误差" in note
+    assert f'<div class="occlusion-head">{esc(title)}</div>' in result and esc(note) in result
     table = attribution_view.scores_table(p, "en")
-    assert list(table.columns) == ["word", "leave-one-word-out (occlusion)", "integrated gradients"]
-    assert len(table) == len(p.tokens)
+    assert re.findall(r"<th>(.*?)</th>", table) == ["word", "leave-one-word-out (occlusion)", "integrated gradients"]
+    assert table.count("<tr><td>") == len(p.tokens) and attribution_view.scores_table(p, "zh") in result
 
 
 def test_faithfulness_hint_names_only_measured_weights(lab, tmp_path):
