@@ -80,3 +80,7 @@ import-graph: install ## the project's module import graph; fails on an import c
 
 clean: ## remove the tokenized-task cache and Gradio's cached examples (keeps runs/ and word vectors)
 	rm -rf .cache/tasks .gradio/cached_examples .pytest_cache
+
+.PHONY: space-check
+space-check: install ## the Space from a clean venv: requirements.txt alone (public index), app.py offline answers /predict -> docs/space_check.json
+	HF_HUB_OFFLINE=1 $(PY) -m tools.release.space_check
