@@ -84,3 +84,7 @@ clean: ## remove the tokenized-task cache and Gradio's cached examples (keeps ru
 .PHONY: space-check
 space-check: install ## the Space from a clean venv: requirements.txt alone (public index), app.py offline answers /predict -> docs/space_check.json
 	HF_HUB_OFFLINE=1 $(PY) -m tools.release.space_check
+
+.PHONY: checkpoints-report
+checkpoints-report: install ## words, unknown test tokens and accuracy of the shipped checkpoints, and their size -> docs/checkpoints.md
+	$(PY) -m tools.release.bundle report

@@ -5,6 +5,7 @@
     python -m tools.release.bundle train --only sst5/dcnn --from-runs
     python -m tools.release.bundle check               # manifest, size budget and every checkpoint loads
     python -m tools.release.bundle cards               # rewrite the model cards from metrics.json (no training)
+    python -m tools.release.bundle report              # docs/checkpoints.md: unknown test tokens, accuracy, sizes
 
 For each entry {model, task, phrases, seed, args} the run `runs/<task>[-phrases]/<model>-s<seed>/` is
 trained with core.train (its best-on-dev checkpoint), then copied into `checkpoints/<task>/<model>/`
@@ -410,6 +411,48 @@ def check(out: Path = BUNDLED, max_total_mb: float | None = None, max_file_mb: f
     return problems
 
 
+REPORT = PROJECT_ROOT / "docs" / "checkpoints.md"
+
+
+def report(out: Path = BUNDLED, path: Path = REPORT) -> str:
+    """docs/checkpoints.md: per shipped checkpoint, its words, the share of its test tokens it does not
+    know, its test accuracy from the shipped files beside its run's; the folder's size and largest file."""
+    files = read_manifest(out)
+    rows = []
+    for task, model in manifest_pairs(files):
+        m = json.loads((out / task / model / "metrics.json").read_text(encoding="utf-8"))
+        ck, run = m["checkpoint"], m["source_run"]
+        full = run.get("test_accuracy_full_precision")
+        linked = ck.get("shared_vectors")
+        reads = (f"{ck.get('training_words_kept', ck['vocab_size'] - 2):,} training + shared {linked['lang']} vectors"
+                 if linked else f"{ck['vocab_size'] - 2:,} of {ck['source_vocab_size'] - 2:,} training words")
+        rows.append(f"| {task}/{model} | {reads} | {ck['vocab_size']:,} | {100 * (1 - ck['test_token_coverage']):.2f} "
+                    f"| {100 * (1 - ck['source_test_token_coverage']):.2f} | {100 * m['test']['accuracy']:.2f} "
+                    f"| {'' if full is None else f'{100 * full:.2f}'} | `{run['path']}` |")
+    sizes = {rel: info["bytes"] for rel, info in files.items()}
+    vectors = {rel: b for rel, b in sizes.items() if rel.startswith(f"{SHARED_VECTORS_DIR}/")}
+    largest = max(sizes, key=sizes.get)
+    text = f"""# Shipped checkpoints: vocabulary, unknown test tokens, accuracy
+
+Written by `python -m tools.release.bundle report` (`make checkpoints-report`) from `checkpoints/*/*/metrics.json`,
+which `make train` measures on the shipped files themselves (float16, loaded exactly as the app loads them).
+
+*Unknown* = the share of the test set's tokens that the checkpoint reads as `<unk>`; *with the run's
+vocabulary* = the same for the full training vocabulary of the run it was bundled from. A checkpoint linked to
+the shared vectors (`checkpoints/{SHARED_VECTORS_DIR}/<lang>/`) knows its training words and every word of that set.
+
+| checkpoint | words it reads | vocabulary at prediction | unknown test tokens (%) | with the run's vocabulary (%) | test accuracy, shipped files (%) | the run's test accuracy (%) | run |
+|---|---|---|---|---|---|---|---|
+{chr(10).join(rows)}
+
+Size: `checkpoints/` holds {sum(sizes.values()) / 1e6:.1f} MB in {len(sizes)} files (manifest.json aside), of which the
+shared vectors {sum(vectors.values()) / 1e6:.1f} MB in {len(vectors)} files; the largest file is `{largest}`
+({sizes[largest] / 1e6:.2f} MB; the Hub takes files up to 10 MB without LFS).
+"""
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     parser = argparse.ArgumentParser(prog="python -m tools.release.bundle", description=__doc__.split("\n\n")[0])
@@ -427,6 +470,9 @@ def main(argv: list[str] | None = None) -> int:
     cards.add_argument("--out", default=str(BUNDLED))
     verify = sub.add_parser("check", help="verify checkpoints/: manifest, size, every checkpoint loads")
     verify.add_argument("--out", default=str(BUNDLED))
+    summary = sub.add_parser("report", help="docs/checkpoints.md: words, unknown test tokens, accuracy, sizes")
+    summary.add_argument("--out", default=str(BUNDLED))
+    summary.add_argument("--report", default=str(REPORT))
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
@@ -435,6 +481,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"error: {problem}", file=sys.stderr)
             print(f"{args.out}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
             return 0 if not problems else 1
+        if args.command == "report":
+            print(report(Path(args.out), Path(args.report)))
+            return 0
         if args.command == "cards":
             for path in rewrite_cards(read_bundle_config(args.config), Path(args.out)):
                 print(f"wrote {path}")
