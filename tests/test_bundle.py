@@ -109,7 +109,7 @@ def test_model_card_front_matter_and_body(bundled):
         (result,) = entry["results"]
         assert result["task"]["type"] == "text-classification" and result["dataset"]["split"] == "test"
         assert result["metrics"][0] == {"type": "accuracy", "value": round(metrics["test"]["accuracy"], 4),
-                                        "name": "Test accuracy (this float16, pruned-vocabulary checkpoint)"}
+                                        "name": "Test accuracy (this float16 checkpoint, as shipped)"}
         assert f"**{100 * metrics['test']['accuracy']:.1f}%**" in card
         assert "python -m core.train --model nbow" in card and "| paper |" in card
     from huggingface_hub import ModelCard
