@@ -12,6 +12,8 @@
    HTTP (gradio_client, from that venv);
 4. stops it and writes docs/space_check.json: the times, the installed packages, and that none of them is a
    CUDA package.
+`--venv DIR` installs into DIR and keeps it; run again with the same DIR, only the copy and the boot are
+checked (the install's record is kept in DIR/space-check.json and repeated in the result).
 Exit status 0 only when every step worked and no CUDA package was installed.
 """
 
@@ -110,30 +112,36 @@ def wait_for_app(python: Path, url: str, proc: subprocess.Popen, timeout: float)
     raise TimeoutError(f"/predict did not answer within {timeout:.0f} s (last error: {last})")
 
 
-def space_check(workdir: Path, torch_wheel: Path | None, boot_timeout: float = 300) -> dict:
+def space_check(workdir: Path, torch_wheel: Path | None, venv: Path | None = None, boot_timeout: float = 300) -> dict:
     result: dict = {"command": "make space-check", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                     "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"}
     space = workdir / "space"
     copy_space(space)
-    requirements, result["torch_from"] = requirements_for_here(space, workdir / "wheels", torch_wheel)
-    python = workdir / "venv" / "bin" / "python"
+    venv = venv or workdir / "venv"
+    python = venv / "bin" / "python"
     env = pip_env()
-    run([sys.executable, "-m", "venv", str(workdir / "venv")])
-    pip = [str(python), "-m", "pip", "install", "--no-cache-dir", "-q", "-r", str(requirements)]
-    started = time.monotonic()
-    run([*pip, "--dry-run", "--ignore-installed", "--report", str(workdir / "dry-run.json")], cwd=space, env=env)
-    planned = [item["metadata"]["name"] for item in json.loads((workdir / "dry-run.json").read_text())["install"]]
-    result["dry_run"] = {"seconds": round(time.monotonic() - started, 1), "packages": len(planned),
-                         "cuda_packages": cuda_packages(planned)}
-    started = time.monotonic()
-    run(pip, cwd=space, env=env)
-    result["install_seconds"] = round(time.monotonic() - started, 1)
+    if (venv / "space-check.json").is_file():  # a venv this command installed before: boot only
+        result["install"] = json.loads((venv / "space-check.json").read_text(encoding="utf-8"))
+    else:
+        requirements, torch_from = requirements_for_here(space, workdir / "wheels", torch_wheel)
+        run([sys.executable, "-m", "venv", str(venv)])
+        pip = [str(python), "-m", "pip", "install", "--no-cache-dir", "-q", "-r", str(requirements)]
+        started = time.monotonic()
+        run([*pip, "--dry-run", "--ignore-installed", "--report", str(workdir / "dry-run.json")], cwd=space, env=env)
+        planned = [item["metadata"]["name"] for item in json.loads((workdir / "dry-run.json").read_text())["install"]]
+        dry_run = {"seconds": round(time.monotonic() - started, 1), "packages": len(planned),
+                   "cuda_packages": cuda_packages(planned)}
+        started = time.monotonic()
+        run(pip, cwd=space, env=env)
+        result["install"] = {"date": result["date"], "torch_from": torch_from, "dry_run": dry_run,
+                             "install_seconds": round(time.monotonic() - started, 1)}
+        (venv / "space-check.json").write_text(json.dumps(result["install"], indent=2) + "\n", encoding="utf-8")
     frozen = run([str(python), "-m", "pip", "list", "--format=json"], env=env).stdout
     packages = {p["name"]: p["version"] for p in json.loads(frozen)}
     result["packages"] = len(packages)
     result["torch"] = packages.get("torch")
     result["cuda_packages"] = cuda_packages(list(packages))
-    result["site_packages_mb"] = round(sum(f.stat().st_size for f in (workdir / "venv").rglob("*") if f.is_file()) / 1e6)
+    result["site_packages_mb"] = round(sum(f.stat().st_size for f in venv.rglob("*") if f.is_file()) / 1e6)
     port = free_port()
     app_env = {**env, "HF_HUB_OFFLINE": "1", "GRADIO_SERVER_PORT": str(port), "GRADIO_SERVER_NAME": "127.0.0.1"}
     log_path = workdir / "app.log"
@@ -150,7 +158,7 @@ def space_check(workdir: Path, torch_wheel: Path | None, boot_timeout: float = 3
             except subprocess.TimeoutExpired:
                 proc.kill()
     result["app_log_tail"] = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-12:]
-    result["ok"] = not result["cuda_packages"] and not result["dry_run"]["cuda_packages"]
+    result["ok"] = not result["cuda_packages"] and not result["install"]["dry_run"]["cuda_packages"]
     return result
 
 
@@ -158,12 +166,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.release.space_check", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(OUT))
     parser.add_argument("--keep", action="store_true", help="keep the temporary venv and copy (for a look)")
+    parser.add_argument("--venv", type=Path, default=None,
+                        help="install into this venv and keep it; given again, only the boot is re-checked in it")
     parser.add_argument("--torch-wheel", type=Path, default=find_torch_wheel(),
                         help="the CPU index's torch wheel, used only when download.pytorch.org is unreachable")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="space-check-"))
     try:
-        result = space_check(workdir, args.torch_wheel)
+        result = space_check(workdir, args.torch_wheel, args.venv)
     except (subprocess.CalledProcessError, RuntimeError, TimeoutError) as err:
         detail = getattr(err, "stderr", "") or ""
         print(f"error: {err}\n{detail[-3000:]}", file=sys.stderr)
