@@ -253,10 +253,11 @@ def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> d
     final.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(final, ignore_errors=True)
     os.replace(staging, final)
+    unknown = 1 - _coverage(task.test, bundled.vocab)
     log.info("%s: test accuracy %.4f after compaction (%d words%s, float16; the run had %s); unknown: %.2f%% "
              "of the test words", entry.key, metrics["test"]["accuracy"], len(bundled.vocab),
              " with the shared vectors" if plan.link else "", metrics["source_run"]["test_accuracy_full_precision"],
-             100 * (1 - metrics["checkpoint"]["test_token_coverage"]))
+             100 * unknown)
     return metrics
 
 
