@@ -104,3 +104,11 @@ attribution: install ## faithfulness (deletion test, AOPC) and cost of each word
 
 bench-browser: install ## the lab in Debian chromium: click to settled page, 'All five' and one model -> docs/browser.md
 	HF_HUB_OFFLINE=1 $(PY) -m tools.bench.browser --rounds 5
+
+.PHONY: space-check
+space-check: install ## the Space from a clean venv: requirements.txt alone (public index), app.py offline answers /predict -> docs/space_check.json
+	HF_HUB_OFFLINE=1 $(PY) -m tools.release.space_check
+
+.PHONY: checkpoints-report
+checkpoints-report: install ## words, unknown test tokens and accuracy of the shipped checkpoints, and their size -> docs/checkpoints.md
+	$(PY) -m tools.release.bundle report

@@ -6,6 +6,12 @@ A checkpoint directory holds
                        "files": {name: sha256}, ...}
   vocab.json          the vocabulary, a JSON list (index = id)
   metrics.json        written by the trainer (optional for loading)
+A model that keeps pretrained vectors fixed may instead be *linked* to the shared vectors set of its
+checkpoint folder (`<root>/vectors/<lang>/`, core.vectors): its weights file then holds every tensor but
+the embedding, plus `shared_vectors.own_rows`, the rows of its training words (and <pad>, <unk>) that the
+set lacks, in vocabulary order; config.json's "shared_vectors" names the set's language and digest. At
+load, the vocabulary becomes the training words followed by every other word of the set, so a word the
+model never saw in training but the vectors know is read, as training would have read it.
 Every file is written atomically (temp file, fsync, os.replace) and config.json, which records the
 sha256 of the others, is written last: a reader sees either the old checkpoint or the new one, and
 a file that does not match its recorded hash is reported by name.
@@ -27,12 +33,15 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from core.models import model_class
+from core.vectors import SHARED_INDEX, Vectors, load_shared_vectors, unit_rows
 from core.vocab import Vocab
 
 # a weights file declaring more parameters (400 MB of float32) is refused before it is read
 MAX_PARAMETERS = 100_000_000
 WEIGHTS, CONFIG, VOCAB, METRICS = "model.safetensors", "config.json", "vocab.json", "metrics.json"
 UNSAFE_SUFFIXES = (".pt", ".pth", ".bin", ".pkl", ".pickle", ".ckpt")
+SHARED_VECTORS_DIR = "vectors"  # <checkpoint root>/vectors/<lang>/: the shared vectors set of that root
+OWN_ROWS = "shared_vectors.own_rows"
 
 
 class CheckpointError(Exception):
@@ -75,10 +84,34 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
+def embedding_key(model: nn.Module) -> str:
+    """The state_dict name of the model's word embedding."""
+    weight = model.embedding.weight
+    return next(k for k, v in model.state_dict().items() if v.data_ptr() == weight.data_ptr())
+
+
+def own_rows(vocab: Vocab, vectors: Vectors) -> list[int]:
+    """Ids of the vocabulary entries the shared set has no row for (always <pad> and <unk>), in id order."""
+    index = set(vectors.words)
+    return [i for i, w in enumerate(vocab.itos) if i in (vocab.pad_id, vocab.unk_id) or w not in index]
+
+
+def shared_rows(vectors: Vectors, unit_norm: bool) -> torch.Tensor:
+    return torch.from_numpy(unit_rows(vectors.matrix) if unit_norm else vectors.matrix)
+
+
 def save_checkpoint(directory: str | Path, model: nn.Module, vocab: Vocab, meta: dict,
-                    half: bool = False) -> Path:
+                    half: bool = False, shared_vectors: tuple[str, str, Vectors] | None = None) -> Path:
+    """`shared_vectors` = (lang, digest, vectors): save the model linked to that shared set (the module
+    docstring); the caller has checked that the model's fixed embedding rows are the set's rows."""
     directory = Path(directory)
-    tensors = {k: (v.half() if half and v.is_floating_point() else v).contiguous() for k, v in model.state_dict().items()}
+    state = dict(model.state_dict())
+    if shared_vectors is not None:
+        lang, digest, vectors = shared_vectors
+        state[OWN_ROWS] = state.pop(embedding_key(model))[own_rows(vocab, vectors)]
+        meta = {**meta, "shared_vectors": {"lang": lang, "sha256": digest,
+                                           "unit_norm": bool(getattr(model.config, "unit_norm_vectors", False))}}
+    tensors = {k: (v.half() if half and v.is_floating_point() else v).contiguous() for k, v in state.items()}
     atomic_write(directory / WEIGHTS, lambda tmp: save_file(tensors, str(tmp)))
     atomic_write_text(directory / VOCAB, json.dumps(vocab.itos, ensure_ascii=False))
     config = {
@@ -100,8 +133,26 @@ def _read_json(path: Path):
         raise CheckpointError(f"checkpoint file {path} is not valid JSON ({err})") from None
 
 
-def load_checkpoint(directory: str | Path, verify: bool = True) -> Checkpoint:
-    """Load a checkpoint directory; raises CheckpointError naming the offending file."""
+def _shared_vectors(directory: Path, config: dict, vectors_root: Path | None) -> tuple[Vectors, bool] | None:
+    """The shared set a linked checkpoint reads (and whether it reads it unit-normed), or None."""
+    ref = config.get("shared_vectors")
+    if ref is None:
+        return None
+    lang = ref.get("lang") if isinstance(ref, dict) else None
+    if not isinstance(lang, str) or lang not in ("en", "zh") or not isinstance(ref.get("sha256"), str):
+        raise CheckpointError(f"{directory / CONFIG}: 'shared_vectors' must be {{lang, sha256, unit_norm}}, got {str(ref)[:100]}")
+    root = vectors_root if vectors_root is not None else directory.parent.parent
+    try:
+        return load_shared_vectors(root / SHARED_VECTORS_DIR / lang, ref["sha256"]), bool(ref.get("unit_norm"))
+    except (ValueError, OSError) as err:
+        raise CheckpointError(f"{directory / CONFIG} reads the shared vectors {root / SHARED_VECTORS_DIR / lang / SHARED_INDEX}: "
+                              f"{err}") from None
+
+
+def load_checkpoint(directory: str | Path, verify: bool = True, vectors_root: str | Path | None = None) -> Checkpoint:
+    """Load a checkpoint directory; raises CheckpointError naming the offending file. A linked checkpoint
+    reads its shared vectors from `vectors_root`/vectors/<lang>/ (default: the folder two levels up, the
+    checkpoint root of `<root>/<task>/<model>/`)."""
     directory = Path(directory)
     if directory.suffix in UNSAFE_SUFFIXES or (directory.is_file() and directory.suffix != ".safetensors"):
         raise CheckpointError(f"{directory}: refusing a pickle-style checkpoint; only safetensors directories load")
@@ -135,6 +186,7 @@ def load_checkpoint(directory: str | Path, verify: bool = True) -> Checkpoint:
         raise CheckpointError(f"{directory / VOCAB}: invalid vocabulary ({err})") from None
     if len(vocab) != getattr(model_config, "vocab_size", len(vocab)):
         raise CheckpointError(f"{directory / VOCAB}: {len(vocab)} words but the config says vocab_size={model_config.vocab_size}")
+    shared = _shared_vectors(directory, config, Path(vectors_root) if vectors_root is not None else None)
     weights_path = directory / WEIGHTS
     if not weights_path.is_file():
         raise CheckpointError(f"checkpoint file {weights_path} is missing")
@@ -150,7 +202,14 @@ def load_checkpoint(directory: str | Path, verify: bool = True) -> Checkpoint:
         raise CheckpointError(f"{weights_path} holds {parameters:,} parameters, more than the {MAX_PARAMETERS:,} "
                               "a checkpoint may hold")
     model = cls(model_config)
-    expected = model.state_dict()
+    expected = dict(model.state_dict())
+    if shared is not None:
+        vectors, unit_norm = shared
+        if vectors.dim != model.embedding.embedding_dim or model.embedding.weight.requires_grad:
+            raise CheckpointError(f"{directory / CONFIG}: only a model with fixed {vectors.dim}-d embeddings reads the shared vectors")
+        own = own_rows(vocab, vectors)
+        expected[OWN_ROWS] = torch.empty(len(own), vectors.dim)
+        del expected[embedding_key(model)]
     if set(shapes) != set(expected):
         missing, extra = sorted(set(expected) - set(shapes)), sorted(set(shapes) - set(expected))
         raise CheckpointError(f"{weights_path} does not match its config (missing {missing[:3]}, unexpected {extra[:3]})")
@@ -164,11 +223,32 @@ def load_checkpoint(directory: str | Path, verify: bool = True) -> Checkpoint:
     for name, tensor in weights.items():
         if tensor.is_floating_point() and not torch.isfinite(tensor).all():
             raise CheckpointError(f"{weights_path}: {name} holds NaN or infinite values")
-    model.load_state_dict({k: v.to(expected[k].dtype) for k, v in weights.items()}, strict=True)
+    weights = {k: v.to(expected[k].dtype) for k, v in weights.items()}
+    if shared is not None:
+        model, vocab = _read_shared(model, vocab, weights, vectors, unit_norm, own)
+    model.load_state_dict(weights, strict=True)
     model.eval()
     meta = {k: v for k, v in config.items() if k not in ("config",)}
     model.vocab, model.meta = vocab, {k: v for k, v in meta.items() if k not in ("model", "files")}
     return Checkpoint(model, vocab, meta, directory)
+
+
+def _read_shared(model: nn.Module, vocab: Vocab, weights: dict, vectors: Vectors, unit_norm: bool, own: list[int]):
+    """The model over its training words followed by the set's other words: rows from the set, the
+    checkpoint's own rows where the set has none. Fills `weights` in place; returns (model, vocab)."""
+    index = vectors.index()
+    extra = [w for w in vectors.words if w not in vocab.stoi]
+    union = Vocab(vocab.itos + extra)
+    rows = shared_rows(vectors, unit_norm)
+    matrix = torch.empty(len(union), vectors.dim)
+    own_set = set(own)
+    found = [i for i in range(len(vocab)) if i not in own_set]
+    matrix[own] = weights.pop(OWN_ROWS)
+    matrix[found] = rows[[index[vocab.itos[i]] for i in found]]
+    matrix[len(vocab):] = rows[[index[w] for w in extra]]
+    linked = type(model)(dataclasses.replace(model.config, vocab_size=len(union)))
+    weights[embedding_key(linked)] = matrix
+    return linked, union
 
 
 # -- training state for --resume: everything needed to continue a run exactly ------------------------

@@ -29,10 +29,10 @@ import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from core.checkpoint import CONFIG, Checkpoint, CheckpointError, load_checkpoint
+from core.checkpoint import CONFIG, SHARED_VECTORS_DIR, Checkpoint, CheckpointError, load_checkpoint
 from core.data import PROJECT_ROOT
-from core.manifest import (CARD, CHECKPOINT_FILES, MANIFEST, check_name, check_repo_id, check_revision, manifest_pairs,
-                           read_manifest, verify_against_manifest)
+from core.manifest import (CARD, CHECKPOINT_FILES, MANIFEST, check_name, check_repo_id, check_revision, is_vectors_entry,
+                           manifest_pairs, read_manifest, verify_against_manifest)
 
 log = logging.getLogger("core.hub")
 
@@ -134,14 +134,15 @@ def _missing(snapshot: Path, pairs: list[tuple[str, str]] | None) -> list[str]:
     except CheckpointError:
         return [MANIFEST]
     wanted = set(pairs) if pairs is not None else None
-    return [rel for rel in files if (wanted is None or tuple(rel.split("/")[:2]) in wanted)
+    return [rel for rel in files if (wanted is None or tuple(rel.split("/")[:2]) in wanted or is_vectors_entry(rel))
             and not (snapshot / rel).is_file()]
 
 
 def _patterns(pairs: list[tuple[str, str]] | None) -> list[str]:
+    shared = f"{SHARED_VECTORS_DIR}/*/*"  # the shared vectors set that linked checkpoints read
     if pairs is None:
-        return [MANIFEST, CARD] + [f"*/*/{name}" for name in CHECKPOINT_FILES]
-    return [MANIFEST] + [f"{t}/{m}/{name}" for t, m in pairs for name in CHECKPOINT_FILES]
+        return [MANIFEST, CARD, shared] + [f"*/*/{name}" for name in CHECKPOINT_FILES]
+    return [MANIFEST, shared] + [f"{t}/{m}/{name}" for t, m in pairs for name in CHECKPOINT_FILES]
 
 
 def fetch_snapshot(cfg: HubConfig, pairs: list[tuple[str, str]] | None = None,
@@ -267,8 +268,8 @@ class Resolver:
             r for r in [snapshot, self.bundled if self.prefer != "hub" else None] if r is not None]
         found = set()
         for root in roots:
-            found |= {(p.parent.name, p.name) for p in root.glob("*/*")
-                      if p.is_dir() and not p.name.startswith(".") and not p.parent.name.startswith(".")}
+            found |= {(p.parent.name, p.name) for p in root.glob("*/*") if p.is_dir() and not p.name.startswith(".")
+                      and not p.parent.name.startswith(".") and p.parent.name != SHARED_VECTORS_DIR}
             if (root / MANIFEST).is_file():
                 try:
                     found |= set(manifest_pairs(read_manifest(root)))

@@ -2,7 +2,9 @@
 
 A checkpoint folder (`checkpoints/`, a Hub snapshot, a `--checkpoints` directory) holds
 `<task>/<model>/{model.safetensors, config.json, vocab.json, metrics.json, README.md, evaluation.json}` and a
-`manifest.json` listing every one of those files with its sha256. Names are validated before they
+`manifest.json` listing every one of those files with its sha256, and, when a checkpoint reads shared
+word vectors (core.checkpoint), the vectors set `vectors/<lang>/{vectors.json, words.txt,
+vectors-NNN.safetensors}` (listed in the manifest too, but not a checkpoint: `manifest_pairs` leaves it out). Names are validated before they
 become paths: task and model names must be registry keys, Hub repo ids `owner/name`, manifest entries
 exactly `<task>/<model>/<known file>`. core.hub verifies a checkpoint against the manifest before
 loading it; tools.release.bundle writes the manifest.
@@ -12,15 +14,17 @@ import json
 import re
 from pathlib import Path
 
-from core.checkpoint import CONFIG, METRICS, VOCAB, WEIGHTS, CheckpointError, atomic_write_text, sha256
+from core.checkpoint import CONFIG, METRICS, SHARED_VECTORS_DIR, VOCAB, WEIGHTS, CheckpointError, atomic_write_text, sha256
 from core.data import TASKS
 from core.models import MODELS
+from core.vectors import SHARED_FILES
 
 MANIFEST = "manifest.json"
 CARD = "README.md"
 EVALUATION = "evaluation.json"  # the test-set evaluation behind the Treebank tab (core.dataset_view, make evaluate-all)
 CHECKPOINT_FILES = (WEIGHTS, CONFIG, VOCAB, METRICS, CARD, EVALUATION)  # the only files a checkpoint folder may list
 REQUIRED_FILES = (WEIGHTS, CONFIG, VOCAB)
+VECTORS_LANGS = ("en", "zh")
 
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 _REPO_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
@@ -55,8 +59,18 @@ def check_revision(revision: str) -> str:
     return revision
 
 
-def _check_relpath(rel: str, where: Path) -> tuple[str, str, str]:
-    """A manifest entry must be exactly <task>/<model>/<known file>: no traversal, no other files."""
+def is_vectors_entry(rel: str) -> bool:
+    """vectors/<lang>/<a shared vectors file>: a manifest entry that belongs to no checkpoint."""
+    parts = rel.split("/")
+    return (len(parts) == 3 and parts[0] == SHARED_VECTORS_DIR and parts[1] in VECTORS_LANGS
+            and SHARED_FILES.fullmatch(parts[2]) is not None)
+
+
+def _check_relpath(rel: str, where: Path) -> tuple[str, str, str] | None:
+    """A manifest entry must be exactly <task>/<model>/<known file> or a shared vectors file: no traversal,
+    no other files. None for a vectors file."""
+    if isinstance(rel, str) and is_vectors_entry(rel):
+        return None
     parts = rel.split("/") if isinstance(rel, str) else []
     if len(parts) != 3 or parts[2] not in CHECKPOINT_FILES:
         raise CheckpointError(f"{where}: refusing entry {rel!r}; entries are <task>/<model>/<one of {', '.join(CHECKPOINT_FILES)}>")
@@ -106,7 +120,15 @@ def read_manifest(root: str | Path) -> dict[str, dict]:
 
 
 def manifest_pairs(files: dict) -> list[tuple[str, str]]:
-    return sorted({tuple(rel.split("/")[:2]) for rel in files})
+    return sorted({tuple(rel.split("/")[:2]) for rel in files if not is_vectors_entry(rel)})
+
+
+def verify_vectors_against_manifest(root: Path, files: dict | None = None) -> None:
+    """Every shared vectors file the manifest lists exists and has its recorded sha256."""
+    files = read_manifest(root) if files is None else files
+    for rel, info in sorted(files.items()):
+        if is_vectors_entry(rel) and (not (root / rel).is_file() or sha256(root / rel) != info["sha256"]):
+            raise CheckpointError(f"shared vectors file {root / rel} is missing or does not match its sha256 in {root / MANIFEST}")
 
 
 def verify_against_manifest(root: Path, task: str, model: str, files: dict | None = None) -> None:

@@ -5,9 +5,13 @@ Our own format (written by `python -m tools.vectors`) is `<name>.safetensors` ho
 `vectors` (N, d) plus `<name>.words.txt` (one word per line, row order) and `<name>.stats.json`.
 """
 
+import functools
+import hashlib
 import itertools
 import json
 import logging
+import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,8 +116,8 @@ def embedding_matrix(vocab: Vocab, vectors: Vectors, unit_norm: bool = False, se
     (scaled like the found ones), <pad> gets zeros. Returns (matrix, coverage report)."""
     index = vectors.index()
     source = vectors.matrix
-    if unit_norm:  # Lei et al. 2015 §6: vectors normalised to unit L2 norm
-        source = source / np.maximum(np.linalg.norm(source, axis=1, keepdims=True), 1e-8)
+    if unit_norm:
+        source = unit_rows(source)
     rng = np.random.default_rng(seed)
     scale = float(np.abs(source).mean()) if len(source) else 0.1
     matrix = rng.uniform(-scale, scale, (len(vocab), vectors.dim)).astype(np.float32)
@@ -127,3 +131,93 @@ def embedding_matrix(vocab: Vocab, vectors: Vectors, unit_norm: bool = False, se
     coverage = {"vocab": len(vocab) - 2, "found": found, "fraction": found / max(1, len(vocab) - 2)}
     log.info("pretrained vectors cover %d of %d vocabulary words (%.1f%%)", found, len(vocab) - 2, 100 * coverage["fraction"])
     return matrix, coverage
+
+
+# -- the shared vectors set of a checkpoint folder: checkpoints/vectors/<lang>/ ------------------------
+# A model that keeps its pretrained vectors fixed reads any word of them at prediction time, not only its
+# training words: its checkpoint stores the weights besides the embedding, the rows of its training words
+# that the set lacks, and the set's digest; the set is stored once per language, float16, in shards small
+# enough for the Hub's 10 MB limit on files outside LFS, and loaded once per process.
+SHARED_INDEX, SHARED_WORDS = "vectors.json", "words.txt"
+SHARED_FILES = re.compile(r"vectors\.json|words\.txt|vectors-\d{3}\.safetensors")
+SAFETENSORS_HEADER = 4096  # bytes reserved for one shard's JSON header (it names one tensor)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def save_shared_vectors(vectors: Vectors, folder: str | Path, max_shard_bytes: int, source: dict | None = None) -> str:
+    """Write `vectors` as float16 shards of at most max_shard_bytes, words.txt and vectors.json (written last,
+    recording every other file's sha256); returns the set's digest, vectors.json's sha256."""
+    folder = Path(folder)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    if any("\n" in w for w in vectors.words):
+        raise ValueError("a vectors word contains a newline")
+    rows_per_shard = (max_shard_bytes - SAFETENSORS_HEADER) // (2 * vectors.dim)
+    if rows_per_shard < 1:
+        raise ValueError(f"max_shard_bytes = {max_shard_bytes} holds no {vectors.dim}-d float16 row")
+    matrix = vectors.matrix.astype(np.float16)
+    if not np.isfinite(matrix).all():
+        raise ValueError("vectors overflow float16")
+    shards = []
+    for n, start in enumerate(range(0, len(matrix), rows_per_shard)):
+        path = folder / f"vectors-{n:03d}.safetensors"
+        save_file({"vectors": np.ascontiguousarray(matrix[start: start + rows_per_shard])}, str(path))
+        path.chmod(0o644)
+        shards.append({"file": path.name, "rows": int(min(rows_per_shard, len(matrix) - start)), "sha256": _sha256(path)})
+    (folder / SHARED_WORDS).write_text("\n".join(vectors.words) + "\n", encoding="utf-8")
+    index = {"format": 1, "rows": len(matrix), "dim": vectors.dim, "dtype": "float16", "shards": shards,
+             "words": {"file": SHARED_WORDS, "sha256": _sha256(folder / SHARED_WORDS)}, "source": source or {}}
+    (folder / SHARED_INDEX).write_text(json.dumps(index, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return _sha256(folder / SHARED_INDEX)
+
+
+def load_shared_vectors(folder: str | Path, digest: str | None = None) -> Vectors:
+    """The shared set in `folder` (float32 rows of the float16 file), checked against `digest` (vectors.json's
+    sha256) and every file against vectors.json; ValueError naming the file otherwise. Loaded once per
+    process per (folder, digest): every checkpoint that reads the set shares one copy."""
+    folder = Path(folder).resolve()
+    index_path = folder / SHARED_INDEX
+    if not index_path.is_file():
+        raise ValueError(f"shared vectors {index_path} are missing")
+    actual = _sha256(index_path)
+    if digest is not None and actual != digest:
+        raise ValueError(f"shared vectors {index_path} are not the ones the checkpoint was built with (sha256 {actual[:12]}, "
+                         f"expected {digest[:12]})")
+    return _load_shared(str(folder), actual)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_shared(folder: str, digest: str) -> Vectors:
+    folder_path = Path(folder)
+    try:
+        index = json.loads((folder_path / SHARED_INDEX).read_text(encoding="utf-8"))
+        entries = [*index["shards"], index["words"]]
+        names = [e["file"] for e in entries]
+    except (ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{folder_path / SHARED_INDEX} is not a valid vectors index ({err})") from None
+    for entry in entries:
+        path = folder_path / str(entry["file"])
+        if not SHARED_FILES.fullmatch(str(entry["file"])) or not path.is_file():
+            raise ValueError(f"shared vectors file {path} is missing or not a vectors file")
+        if _sha256(path) != entry["sha256"]:
+            raise ValueError(f"shared vectors file {path} does not match its sha256 in {SHARED_INDEX} (corrupt or tampered)")
+    matrix = np.concatenate([load_file(str(folder_path / name))["vectors"] for name in names[:-1]]).astype(np.float32)
+    words = (folder_path / SHARED_WORDS).read_text(encoding="utf-8").split("\n")[: len(matrix)]
+    if matrix.shape != (index["rows"], index["dim"]) or len(words) != len(matrix) or not np.isfinite(matrix).all():
+        raise ValueError(f"shared vectors in {folder_path}: {matrix.shape} rows, {len(words)} words, "
+                         f"vectors.json says {index['rows']} x {index['dim']}")
+    log.info("shared vectors %s: %d x %d (loaded once per process)", folder_path, *matrix.shape)
+    return Vectors(words, matrix)
+
+
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (Lei et al. 2015 §6), as `embedding_matrix(unit_norm=True)` uses them."""
+    return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-8)

@@ -78,3 +78,23 @@ def test_the_local_install_keeps_the_space_index_out_and_the_same_run_time_packa
     assert {name: str(req) for name, req in space.items() if name != "torch"} == \
         {name: str(dev[name]) for name in space if name != "torch" and name in dev}
     assert set(space) <= set(dev)
+
+
+def test_space_check_names_cuda_packages_and_keeps_the_index_line_or_replaces_it_by_the_wheel(tmp_path, monkeypatch):
+    """tools.release.space_check (make space-check): what it counts as CUDA, and the requirements file it installs."""
+    from tools.release import space_check
+
+    assert space_check.cuda_packages(["torch", "nvidia-cudnn-cu12", "triton", "numpy", "cuda-bindings"]) == \
+        ["cuda-bindings", "nvidia-cudnn-cu12", "triton"]
+    (tmp_path / "requirements.txt").write_text((PROJECT_ROOT / "requirements.txt").read_text(encoding="utf-8"))
+    monkeypatch.setattr(space_check, "reachable", lambda host, **kw: True)
+    assert space_check.requirements_for_here(tmp_path, tmp_path / "w", None)[0] == tmp_path / "requirements.txt"
+    monkeypatch.setattr(space_check, "reachable", lambda host, **kw: False)
+    wheel = tmp_path / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
+    wheel.write_bytes(b"not really a wheel")
+    path, source = space_check.requirements_for_here(tmp_path, tmp_path / "w", wheel)
+    _, original = requirements(tmp_path / "requirements.txt")
+    options, replaced = requirements(path)
+    assert options == [f"--find-links {tmp_path / 'w'}"] and (tmp_path / "w" / wheel.name).is_file()
+    assert {k: str(v) for k, v in replaced.items()} == {k: str(v) for k, v in original.items()}
+    assert "unreachable" in source

@@ -69,3 +69,77 @@ def test_pca_reduction_keeps_the_main_directions():
     assert np.array_equal(reduce_dim(vectors, 3).matrix, reduced.matrix)  # deterministic, signs included
     with pytest.raises(ValueError, match="cannot reduce"):
         reduce_dim(vectors, 11)
+
+
+# -- the shared vectors set and checkpoints linked to it (core.vectors, core.checkpoint) ---------------
+
+def _linked_model(words, dim=8, unit_norm=False):
+    """A frozen-embedding NBoW whose rows for the set's words are the set's (float16) rows."""
+    import torch
+
+    from core.checkpoint import shared_rows
+    from core.models.nbow import NBoW, NBoWConfig
+
+    rng = np.random.default_rng(0)
+    vectors = Vectors(words, rng.normal(size=(len(words), dim)).astype(np.float16).astype(np.float32))
+    vocab = Vocab.build([["good", "film", "zzrare"], ["bad", "film"]])  # zzrare: not in the set
+    model = NBoW(NBoWConfig(vocab_size=len(vocab), num_classes=2, embed_dim=dim, hidden=4, freeze_embeddings=True))
+    index, rows = vectors.index(), shared_rows(vectors, unit_norm)
+    with torch.no_grad():
+        for i, w in enumerate(vocab.itos):
+            if w in index:
+                model.embedding.weight[i] = rows[index[w]]
+    model.meta = {"task": "sst2", "lang": "en", "labels": ["negative", "positive"]}
+    return model.eval(), vocab, vectors
+
+
+def test_shared_vectors_shard_within_the_limit_and_load_once(tmp_path):
+    from core.vectors import load_shared_vectors, save_shared_vectors
+
+    words = [f"w{i}" for i in range(50)]
+    vectors = Vectors(words, np.random.default_rng(1).normal(size=(50, 16)).astype(np.float32))
+    digest = save_shared_vectors(vectors, tmp_path / "en", max_shard_bytes=4096 + 20 * 16 * 2)
+    shards = sorted((tmp_path / "en").glob("vectors-*.safetensors"))
+    assert len(shards) == 3 and all(p.stat().st_size <= 4096 + 20 * 16 * 2 for p in shards)
+    loaded = load_shared_vectors(tmp_path / "en", digest)
+    assert loaded.words == words and np.allclose(loaded.matrix, vectors.matrix, atol=2e-3)
+    assert load_shared_vectors(tmp_path / "en", digest) is loaded  # one copy per process
+    with pytest.raises(ValueError, match="not the ones"):
+        load_shared_vectors(tmp_path / "en", "0" * 64)
+    shards[1].write_bytes(shards[1].read_bytes()[:-2] + b"\0\0")
+    from core.vectors import _load_shared
+    _load_shared.cache_clear()
+    with pytest.raises(ValueError, match="does not match its sha256"):
+        load_shared_vectors(tmp_path / "en", digest)
+
+
+@pytest.mark.parametrize("unit_norm", [False, True])
+def test_a_linked_checkpoint_reads_every_word_of_the_set_and_predicts_as_before(tmp_path, unit_norm):
+    import torch
+
+    from core.checkpoint import OWN_ROWS, CheckpointError, load_checkpoint, save_checkpoint
+    from core.vectors import save_shared_vectors
+    from safetensors import safe_open
+
+    model, vocab, vectors = _linked_model(["film", "good", "bad", "superb", "dreadful"], unit_norm=unit_norm)
+    model.config.unit_norm_vectors = unit_norm  # NBoW has no such field; the link records what it reads
+    digest = save_shared_vectors(vectors, tmp_path / "vectors" / "en", max_shard_bytes=1 << 20)
+    folder = save_checkpoint(tmp_path / "sst2" / "nbow", model, vocab, dict(model.meta), shared_vectors=("en", digest, vectors))
+    with safe_open(str(folder / "model.safetensors"), framework="pt") as f:
+        assert "embedding.weight" not in f.keys()
+        assert f.get_slice(OWN_ROWS).get_shape() == [3, 8]  # <pad>, <unk>, zzrare
+    ckpt = load_checkpoint(folder)
+    assert ckpt.vocab.itos == vocab.itos + ["superb", "dreadful"]  # training words keep their ids
+    ids = torch.tensor([vocab.encode(["good", "film", "zzrare"])])
+    with torch.no_grad():
+        before = model(ids, torch.tensor([3])).logits
+        after = ckpt.model(ids, torch.tensor([3])).logits
+        assert torch.allclose(before, after, atol=1e-6)
+        superb = ckpt.model.embedding.weight[ckpt.vocab.stoi["superb"]]
+    expected = torch.from_numpy(vectors.matrix[3])
+    assert torch.allclose(superb, expected / expected.norm() if unit_norm else expected, atol=1e-6)
+    # a set that is not the one the checkpoint was saved with is refused, by name
+    other = Vectors(vectors.words, vectors.matrix + 1)
+    save_shared_vectors(other, tmp_path / "vectors" / "en", max_shard_bytes=1 << 20)
+    with pytest.raises(CheckpointError, match="not the ones the checkpoint was built with"):
+        load_checkpoint(folder)

@@ -5,12 +5,19 @@
     python -m tools.release.bundle train --only sst5/dcnn --from-runs
     python -m tools.release.bundle check               # manifest, size budget and every checkpoint loads
     python -m tools.release.bundle cards               # rewrite the model cards from metrics.json (no training)
+    python -m tools.release.bundle report              # docs/checkpoints.md: unknown test tokens, accuracy, sizes
 
 For each entry {model, task, phrases, seed, args} the run `runs/<task>[-phrases]/<model>-s<seed>/` is
 trained with core.train (its best-on-dev checkpoint), then copied into `checkpoints/<task>/<model>/`
-compactly: float16 weights and the vocabulary pruned to the most frequent training words. One word
-budget for all checkpoints is chosen so that the whole folder stays within `max_total_mb`; a checkpoint
-whose weights file would exceed `max_file_mb` keeps fewer words. The pruned
+in float16 with its whole training vocabulary, unless the size budget forces pruning to the most
+frequent training words: one word budget for all checkpoints is chosen so that the whole folder stays
+within `max_total_mb`, and a checkpoint whose weights file would exceed `max_file_mb` keeps fewer words.
+A run whose embedding is fixed pretrained vectors is *linked* instead (core.checkpoint): the most frequent
+`vectors_rows` words of `.cache/vectors/<lang>.safetensors` are written once per language to
+`checkpoints/vectors/<lang>/` (float16 shards of at most `max_file_mb`), and the checkpoint keeps only the
+rows its set lacks, so at prediction time it reads every word of the set. A run is linked only when its
+fixed rows ARE that file's rows (to float16 precision): a run trained with other vectors is bundled plainly,
+and the log says why. The
 float16 checkpoint is loaded back exactly as the app loads it and RE-EVALUATED on the task's test set:
 that measured accuracy goes into its metrics.json and its model card (the full-precision run's number
 is shown beside it, labelled as such, never in its place). Finally `checkpoints/manifest.json`
@@ -29,13 +36,18 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.checkpoint import CONFIG, CheckpointError, atomic_write_text, load_checkpoint, save_checkpoint
+import torch
+
+from core.checkpoint import (CONFIG, SHARED_VECTORS_DIR, CheckpointError, atomic_write_text, load_checkpoint, own_rows,
+                             save_checkpoint, sha256, shared_rows)
 from core.data import PROJECT_ROOT, DataError, load_task
 from core.hub import BUNDLED, display_path
-from core.manifest import CARD, MANIFEST, manifest_pairs, read_manifest, verify_against_manifest, write_manifest
+from core.manifest import (CARD, MANIFEST, manifest_pairs, read_manifest, verify_against_manifest,
+                           verify_vectors_against_manifest, write_manifest)
 from core.metrics import evaluate
 from core.train import Trainer
 from core.models import model_class
+from core.vectors import Vectors, load_shared_vectors, load_vectors, save_shared_vectors
 from core.vocab import PAD, UNK, Vocab
 from tools.git import git_commit
 from tools.release.cards import PAPER_RESULTS, render_card
@@ -44,6 +56,9 @@ from tools.release.config import BUNDLE_CONFIG, BundleConfig, Entry, read_bundle
 log = logging.getLogger("tools.release.bundle")
 
 EXAMPLES_CACHE = PROJECT_ROOT / ".gradio" / "cached_examples"
+VECTORS_CACHE = PROJECT_ROOT / ".cache" / "vectors"  # where `make vectors` writes <lang>.safetensors
+# how far a linked run's fixed rows may be from the shared set's float16 rows: float16 keeps 11 bits
+LINK_RTOL, LINK_ATOL = 2e-3, 1e-3
 CARD_OVERHEAD = 64_000  # bytes per checkpoint planned for config.json, metrics.json, README.md, evaluation.json, headers
 SAFETENSORS_HEADER = 16_384  # bytes planned for model.safetensors' JSON header (AGT's, the largest: 5.3 kB)
 
@@ -85,15 +100,41 @@ class Plan:
     weight_bytes: int  # float16 weights without the embedding
     bytes_per_row: int  # float16 embedding row
     max_words: int  # at most: the training words, the entry's max_vocab, what keeps the weights file within max_file_mb
+    link: tuple[str, str, Vectors] | None = None  # (lang, digest, vectors) of the shared set it reads, if linked
+    link_note: str = ""  # why it is not linked (empty when it is, or has trainable embeddings)
 
     def size(self, n_words: int) -> int:
+        if self.link is not None:  # every training word; rows only for the words the set lacks
+            own = len(own_rows(self.ckpt.vocab, self.link[2]))
+            return (self.weight_bytes + CARD_OVERHEAD + own * self.bytes_per_row
+                    + sum(_json_bytes(w) for w in self.words))
         n = min(n_words, self.max_words)
         return (self.weight_bytes + CARD_OVERHEAD + (n + 2) * self.bytes_per_row
                 + sum(_json_bytes(w) for w in self.words[:n]))
 
 
+def link_problem(ckpt, vectors: Vectors) -> str | None:
+    """Why the run cannot read the shared set, or None when its fixed rows are the set's rows."""
+    model, vocab = ckpt.model, ckpt.vocab
+    if model.embedding.weight.requires_grad:
+        return "its embeddings are trained"
+    if model.embedding.embedding_dim != vectors.dim:
+        return f"its embeddings are {model.embedding.embedding_dim}-d, the set's {vectors.dim}-d"
+    index = vectors.index()
+    ids = [i for i, w in enumerate(vocab.itos) if i > vocab.unk_id and w in index]
+    if not ids:
+        return "no training word has a row in the set"
+    expected = shared_rows(vectors, getattr(model.config, "unit_norm_vectors", False))[[index[vocab.itos[i]] for i in ids]]
+    actual = model.embedding.weight.detach()[ids].float()
+    if not torch.allclose(actual, expected, rtol=LINK_RTOL, atol=LINK_ATOL):
+        return (f"it was trained with other vectors (largest row difference {float((actual - expected).abs().max()):.3g}): "
+                "retrain it with the current .cache/vectors file to link it")
+    return None
+
+
 def plan_run(entry: Entry, data_dir: str | None = None, runs: Path | None = None,
-             max_file_bytes: int | None = None) -> Plan:
+             max_file_bytes: int | None = None, shared_set=None) -> Plan:
+    """`shared_set(lang)` gives (digest, vectors) of the language's shared set or None (see bundle)."""
     cfg = entry.train_config(data_dir, runs)
     run_dir = cfg.output_dir()
     if not (run_dir / "best" / CONFIG).is_file():
@@ -109,7 +150,16 @@ def plan_run(entry: Entry, data_dir: str | None = None, runs: Path | None = None
     max_words = min(len(words), entry.max_vocab or len(words))
     if max_file_bytes is not None:  # the file holds the fixed weights, PAD and UNK, the kept rows and a header
         max_words = min(max_words, (max_file_bytes - SAFETENSORS_HEADER - fixed) // row - 2)
-    return Plan(entry, run_dir, ckpt, task, words, fixed, row, max_words)
+    link, note = None, ""
+    if not embedding.requires_grad and shared_set is not None:
+        found = shared_set(task.lang)
+        note = "no shared vectors for its language" if found is None else link_problem(ckpt, found[1]) or ""
+        if found is not None and not note:
+            link = (task.lang, *found)
+            max_words = len(words)
+        elif note:
+            log.warning("%s: not linked to the shared vectors: %s", entry.key, note)
+    return Plan(entry, run_dir, ckpt, task, words, fixed, row, max_words, link, note)
 
 
 def choose_vocab(plans: list[Plan], budget_bytes: int, config: BundleConfig) -> int:
@@ -117,7 +167,7 @@ def choose_vocab(plans: list[Plan], budget_bytes: int, config: BundleConfig) -> 
     def total(n: int) -> int:
         return sum(p.size(n) for p in plans)
 
-    if capped := [p.entry.key for p in plans if p.max_words < min(config.min_vocab, len(p.words))]:
+    if capped := [p.entry.key for p in plans if p.link is None and p.max_words < min(config.min_vocab, len(p.words))]:
         raise ValueError(f"{', '.join(capped)}: max_file_mb = {config.max_file_mb} in {config.path} leaves room "
                          f"for fewer than min_vocab = {config.min_vocab} words")
     if total(config.min_vocab) > budget_bytes:
@@ -152,16 +202,19 @@ def _coverage(examples, vocab: Vocab) -> float:
 def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> dict:
     """Write checkpoints/<task>/<model>/ from the run, re-evaluate it there, write metrics and card."""
     entry, ckpt, task = plan.entry, plan.ckpt, plan.task
-    keep = plan.words[: min(n_words, plan.max_words)]
-    model, vocab = prune(ckpt, keep)
+    if plan.link is not None or n_words >= len(plan.words) and plan.max_words >= len(plan.words):
+        model, vocab = ckpt.model.eval(), ckpt.vocab  # the whole training vocabulary
+    else:
+        model, vocab = prune(ckpt, plan.words[: min(n_words, plan.max_words)])
     staging = out_root / f".staging-{entry.task}-{entry.model}"
     shutil.rmtree(staging, ignore_errors=True)
-    meta = {k: v for k, v in ckpt.meta.items() if k not in ("model", "config", "files")}
+    meta = {k: v for k, v in ckpt.meta.items() if k not in ("model", "config", "files", "shared_vectors")}
     meta["bundle"] = {"dtype": "float16", "vocab_size": len(vocab), "source_vocab_size": len(ckpt.vocab),
                       "source_run": display_path(plan.run_dir)}
-    save_checkpoint(staging, model, vocab, meta, half=True)
+    save_checkpoint(staging, model, vocab, meta, half=True, shared_vectors=plan.link)
 
-    bundled = load_checkpoint(staging)  # exactly what the app will load: float16 -> float32, pruned words
+    # exactly what the app will load: float16 -> float32, its words (and the shared set's, when linked)
+    bundled = load_checkpoint(staging, vectors_root=out_root)
     run_metrics_path = plan.run_dir / "metrics.json"
     run_metrics = json.loads(run_metrics_path.read_text(encoding="utf-8")) if run_metrics_path.is_file() else {}
     paper = PAPER_RESULTS.get((entry.task, entry.model))
@@ -170,11 +223,15 @@ def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> d
         "phrases": entry.phrases,
         "test": evaluate(bundled.model, task.test, bundled.vocab, task.labels),
         "extra_tests": {name: evaluate(bundled.model, ex, bundled.vocab, task.labels) for name, ex in task.extra_tests.items()},
-        "measured_on": "this checkpoint (float16 weights, pruned vocabulary), re-evaluated after compaction",
+        "measured_on": "this checkpoint (float16 weights, the vocabulary it loads with), re-evaluated after compaction",
         "checkpoint": {
-            "dtype": "float16", "vocab_size": len(vocab), "source_vocab_size": len(ckpt.vocab),
-            "test_token_coverage": _coverage(task.test, vocab),
+            "dtype": "float16", "vocab_size": len(bundled.vocab), "training_words_kept": len(vocab) - 2,
+            "source_vocab_size": len(ckpt.vocab),
+            "test_token_coverage": _coverage(task.test, bundled.vocab),
             "source_test_token_coverage": _coverage(task.test, ckpt.vocab),
+            "shared_vectors": ({"lang": plan.link[0], "sha256": plan.link[1], "words": len(plan.link[2].words)}
+                               if plan.link else None),
+            "not_linked": plan.link_note or None,
         },
         "source_run": {
             "path": display_path(plan.run_dir), "command": "python -m core.train " + " ".join(entry.train_argv()),
@@ -196,8 +253,11 @@ def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> d
     final.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(final, ignore_errors=True)
     os.replace(staging, final)
-    log.info("%s: test accuracy %.4f after compaction (%d words, float16; the run had %s)", entry.key,
-             metrics["test"]["accuracy"], len(vocab), metrics["source_run"]["test_accuracy_full_precision"])
+    unknown = 1 - _coverage(task.test, bundled.vocab)
+    log.info("%s: test accuracy %.4f after compaction (%d words%s, float16; the run had %s); unknown: %.2f%% "
+             "of the test words", entry.key, metrics["test"]["accuracy"], len(bundled.vocab),
+             " with the shared vectors" if plan.link else "", metrics["source_run"]["test_accuracy_full_precision"],
+             100 * unknown)
     return metrics
 
 
@@ -207,6 +267,35 @@ def folder_bytes(root: Path) -> int:
     """Bytes of the files under root, hidden ones (staging folders) left out."""
     return sum(p.stat().st_size for p in root.rglob("*")
                if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts))
+
+
+def write_shared_vectors(out: Path, lang: str, rows: int, max_file_bytes: int) -> tuple[str, Vectors] | None:
+    """Write out/vectors/<lang>/ from the `rows` most frequent words of .cache/vectors/<lang>.safetensors;
+    (digest, the set as it loads) or None when there is no such file."""
+    source = VECTORS_CACHE / f"{lang}.safetensors"
+    if not source.is_file():
+        log.warning("no %s: the %s checkpoints cannot read shared vectors", display_path(source), lang)
+        return None
+    full = load_vectors(source)
+    kept = Vectors(full.words[:rows], full.matrix[:rows])
+    folder = out / SHARED_VECTORS_DIR / lang
+    digest = save_shared_vectors(kept, folder, max_file_bytes, source={
+        "file": display_path(source), "sha256": sha256(source), "rows": len(full.words),
+        "kept": f"the {len(kept.words)} most frequent words"})
+    log.info("shared vectors %s: %d of %d words, %.1f MB", display_path(folder), len(kept.words), len(full.words),
+             folder_bytes(folder) / 1e6)
+    return digest, load_shared_vectors(folder, digest)
+
+
+def remove_unread_vectors(out: Path) -> list[Path]:
+    """Remove the shared vectors sets that no checkpoint of `out` reads."""
+    read = {json.loads(c.read_text(encoding="utf-8")).get("shared_vectors", {}).get("lang")
+            for c in out.glob(f"*/*/{CONFIG}")}
+    removed = [d for d in sorted((out / SHARED_VECTORS_DIR).glob("*")) if d.name not in read]
+    for folder in removed:
+        log.info("removing %s: no checkpoint reads it", folder)
+        shutil.rmtree(folder)
+    return removed
 
 
 def clear_examples_cache(paths: list[Path] | None = None) -> list[Path]:
@@ -249,11 +338,21 @@ def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, o
     for leftover in out.glob(".staging-*"):
         shutil.rmtree(leftover, ignore_errors=True)
 
-    plans = [plan_run(e, data_dir, runs, int(config.max_file_mb * 1e6)) for e in entries]
+    sets: dict[str, tuple[str, Vectors] | None] = {}
+
+    def shared_set(lang: str) -> tuple[str, Vectors] | None:
+        if lang not in sets:
+            sets[lang] = write_shared_vectors(out, lang, config.vectors_rows, int(config.max_file_mb * 1e6))
+        return sets[lang]
+
+    plans = [plan_run(e, data_dir, runs, int(config.max_file_mb * 1e6), shared_set if config.vectors_rows else None)
+             for e in entries]
     kept = sum(folder_bytes(out / e.task / e.model) for e in config.entries if e not in entries and (out / e.task / e.model).is_dir())
+    kept += folder_bytes(out / SHARED_VECTORS_DIR) if (out / SHARED_VECTORS_DIR).is_dir() else 0
     n_words = choose_vocab(plans, int(config.max_total_mb * 1e6) - kept, config)
     log.info("vocabulary budget: %d words per checkpoint (max_total_mb = %g)", n_words, config.max_total_mb)
     results = {p.entry.key: compact(p, n_words, out, config) for p in plans}
+    remove_unread_vectors(out)
     for directory in out.glob("*"):  # empty task folders left by removed entries
         if directory.is_dir() and not any(directory.iterdir()):
             directory.rmdir()
@@ -292,6 +391,10 @@ def check(out: Path = BUNDLED, max_total_mb: float | None = None, max_file_mb: f
         rel = path.relative_to(out).as_posix()
         if path.is_file() and rel not in listed and not rel.startswith("."):
             problems.append(f"{path} is not recorded in {out / MANIFEST}")
+    try:
+        verify_vectors_against_manifest(out, files)
+    except CheckpointError as err:
+        problems.append(str(err))
     for task, model in manifest_pairs(files):
         try:
             verify_against_manifest(out, task, model, files)
@@ -307,6 +410,48 @@ def check(out: Path = BUNDLED, max_total_mb: float | None = None, max_file_mb: f
         if path.is_file() and path.stat().st_size > file_limit * 1e6:
             problems.append(f"{path} holds {path.stat().st_size / 1e6:.2f} MB, over max_file_mb = {file_limit}")
     return problems
+
+
+REPORT = PROJECT_ROOT / "docs" / "checkpoints.md"
+
+
+def report(out: Path = BUNDLED, path: Path = REPORT) -> str:
+    """docs/checkpoints.md: per shipped checkpoint, its words, the share of its test tokens it does not
+    know, its test accuracy from the shipped files beside its run's; the folder's size and largest file."""
+    files = read_manifest(out)
+    rows = []
+    for task, model in manifest_pairs(files):
+        m = json.loads((out / task / model / "metrics.json").read_text(encoding="utf-8"))
+        ck, run = m["checkpoint"], m["source_run"]
+        full = run.get("test_accuracy_full_precision")
+        linked = ck.get("shared_vectors")
+        reads = (f"{ck.get('training_words_kept', ck['vocab_size'] - 2):,} training + shared {linked['lang']} vectors"
+                 if linked else f"{ck['vocab_size'] - 2:,} of {ck['source_vocab_size'] - 2:,} training words")
+        rows.append(f"| {task}/{model} | {reads} | {ck['vocab_size']:,} | {100 * (1 - ck['test_token_coverage']):.2f} "
+                    f"| {100 * (1 - ck['source_test_token_coverage']):.2f} | {100 * m['test']['accuracy']:.2f} "
+                    f"| {'' if full is None else f'{100 * full:.2f}'} | `{run['path']}` |")
+    sizes = {rel: info["bytes"] for rel, info in files.items()}
+    vectors = {rel: b for rel, b in sizes.items() if rel.startswith(f"{SHARED_VECTORS_DIR}/")}
+    largest = max(sizes, key=sizes.get)
+    text = f"""# Shipped checkpoints: vocabulary, unknown test tokens, accuracy
+
+Written by `python -m tools.release.bundle report` (`make checkpoints-report`) from `checkpoints/*/*/metrics.json`,
+which `make train` measures on the shipped files themselves (float16, loaded exactly as the app loads them).
+
+*Unknown* = the share of the test set's tokens that the checkpoint reads as `<unk>`; *with the run's
+vocabulary* = the same for the full training vocabulary of the run it was bundled from. A checkpoint linked to
+the shared vectors (`checkpoints/{SHARED_VECTORS_DIR}/<lang>/`) knows its training words and every word of that set.
+
+| checkpoint | words it reads | vocabulary at prediction | unknown test tokens (%) | with the run's vocabulary (%) | test accuracy, shipped files (%) | the run's test accuracy (%) | run |
+|---|---|---|---|---|---|---|---|
+{chr(10).join(rows)}
+
+Size: `checkpoints/` holds {sum(sizes.values()) / 1e6:.1f} MB in {len(sizes)} files (manifest.json aside), of which the
+shared vectors {sum(vectors.values()) / 1e6:.1f} MB in {len(vectors)} files; the largest file is `{largest}`
+({sizes[largest] / 1e6:.2f} MB; the Hub takes files up to 10 MB without LFS).
+"""
+    path.write_text(text, encoding="utf-8")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -326,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
     cards.add_argument("--out", default=str(BUNDLED))
     verify = sub.add_parser("check", help="verify checkpoints/: manifest, size, every checkpoint loads")
     verify.add_argument("--out", default=str(BUNDLED))
+    summary = sub.add_parser("report", help="docs/checkpoints.md: words, unknown test tokens, accuracy, sizes")
+    summary.add_argument("--out", default=str(BUNDLED))
+    summary.add_argument("--report", default=str(REPORT))
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
@@ -334,6 +482,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"error: {problem}", file=sys.stderr)
             print(f"{args.out}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
             return 0 if not problems else 1
+        if args.command == "report":
+            print(report(Path(args.out), Path(args.report)))
+            return 0
         if args.command == "cards":
             for path in rewrite_cards(read_bundle_config(args.config), Path(args.out)):
                 print(f"wrote {path}")

@@ -1,6 +1,6 @@
 """Model cards: one README.md per bundled checkpoint and one for the Hub repo, with Hub metadata.
 
-A card states the accuracy measured on the compacted checkpoint itself (float16, pruned vocabulary)
+A card states the accuracy measured on the compacted checkpoint itself (float16, the vocabulary it ships with)
 next to the full-precision run's and the paper's own number, each labelled as what it is, and how
 the checkpoint was trained (command, settings, commits).
 """
@@ -94,7 +94,7 @@ def card_data(metrics: dict, config: BundleConfig) -> ModelCardData:
     result = EvalResult(task_type="text-classification", task_name=task_name,
                         dataset_type=hub_id or metrics["task"], dataset_name=dataset_name, dataset_split="test",
                         metric_type="accuracy", metric_value=round(metrics["test"]["accuracy"], 4),
-                        metric_name="Test accuracy (this float16, pruned-vocabulary checkpoint)")
+                        metric_name="Test accuracy (this float16 checkpoint, as shipped)")
     return ModelCardData(model_name=checkpoint_name(metrics), eval_results=[result], **_common_data([metrics], config))
 
 
@@ -124,6 +124,12 @@ def render_card(metrics: dict, config: BundleConfig) -> str:
                          if tc.get(k) is not None)
     model_config = ", ".join(f"{k} = {v}" for k, v in metrics["model_config"].items())
     name = checkpoint_name(metrics)
+    shared = ck.get("shared_vectors")
+    words = (f"its {ck.get('training_words_kept', 0):,} training words and the {shared['words']:,} words of the shared "
+             f"{shared['lang']} vectors" if shared else f"{ck['vocab_size']:,}-word vocabulary")
+    linked = (f"\nIts word vectors are fixed, so it reads any word of the shared vectors set `vectors/{shared['lang']}/` "
+              "(the file it was trained with, the most frequent words kept) as training would have read it."
+              if shared else "")
     ours = f"**{_pct(metrics['test']['accuracy'])}** (n = {metrics['test']['n']})"
     body = f"""
 # {name}: {task_name}
@@ -137,13 +143,13 @@ Classes: {", ".join(metrics["labels"])}.
 
 | | accuracy |
 |---|---|
-| **this checkpoint** (float16 weights, {ck["vocab_size"]:,}-word vocabulary), measured after compaction | {ours} |
+| **this checkpoint** (float16 weights, {words}), measured after compaction | {ours} |
 {extra}| the same run before compaction (float32, {ck["source_vocab_size"]:,} words) | {_pct(run["test_accuracy_full_precision"])} |
 {paper_row}
 
 One seed ({metrics["seed"]}); the paper numbers come from their own setups (pretrained vectors, tuning), so a gap
-is expected. Test-token coverage of the vocabulary: {_pct(ck["test_token_coverage"])} (before pruning
-{_pct(ck["source_test_token_coverage"])}); other words read as `<unk>`.
+is expected. Test-token coverage of the vocabulary: {_pct(ck["test_token_coverage"])} (the run's training
+vocabulary: {_pct(ck["source_test_token_coverage"])}); other words read as `<unk>`.{linked}
 
 ## How it was trained
 
@@ -191,7 +197,7 @@ model-index entry.
 | checkpoint | test accuracy (this checkpoint) | before compaction | paper | words |
 |---|---|---|---|---|
 {rows}
-"This checkpoint" is measured on the float16, pruned-vocabulary files in this repo. `manifest.json` lists
+"This checkpoint" is measured on the float16 files in this repo, as they load. `manifest.json` lists
 every file's sha256; the lab refuses a file that does not match. Pin a commit of this repo in the lab's
 `configs/hub.toml` to load these checkpoints instead of the bundled copies.
 """

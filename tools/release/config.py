@@ -56,6 +56,7 @@ class BundleConfig:
     max_file_mb: float = 8.0  # any one model.safetensors (the repository's limit on a tracked file)
     max_vocab: int = 30000
     min_vocab: int = 1000
+    vectors_rows: int = 0  # words of each language's shared vectors set (0: no set; nothing is linked)
     library_name: str = ""  # a library the Hub knows, or empty
     license: str = ""
     path: Path = BUNDLE_CONFIG
@@ -70,7 +71,7 @@ def read_bundle_config(path: str | Path = BUNDLE_CONFIG) -> BundleConfig:
     except tomllib.TOMLDecodeError as err:
         raise ValueError(f"{path}: {err}") from None
     settings = data.get("bundle", {})
-    known = {"max_total_mb", "max_file_mb", "max_vocab", "min_vocab", "library_name", "license"}
+    known = {"max_total_mb", "max_file_mb", "max_vocab", "min_vocab", "vectors_rows", "library_name", "license"}
     if unknown := sorted(set(settings) - known) or sorted(set(data) - {"bundle", "checkpoint"}):
         raise ValueError(f"{path}: unknown keys {unknown}")
     entries, seen = [], set()
@@ -101,6 +102,7 @@ def read_bundle_config(path: str | Path = BUNDLE_CONFIG) -> BundleConfig:
         config = BundleConfig(entries, path=path, **settings)
     except TypeError as err:
         raise ValueError(f"{path}: {err}") from None
-    if not 0 < config.min_vocab <= config.max_vocab or config.max_total_mb <= 0 or config.max_file_mb <= 0:
-        raise ValueError(f"{path}: need 0 < min_vocab <= max_vocab, max_total_mb > 0 and max_file_mb > 0")
+    if (not 0 < config.min_vocab <= config.max_vocab or config.max_total_mb <= 0 or config.max_file_mb <= 0
+            or not isinstance(config.vectors_rows, int) or config.vectors_rows < 0):
+        raise ValueError(f"{path}: need 0 < min_vocab <= max_vocab, max_total_mb > 0, max_file_mb > 0 and vectors_rows >= 0")
     return config
