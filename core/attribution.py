@@ -31,7 +31,8 @@ import torch
 from torch import Tensor
 
 from core.batching import pad_batch
-from core.checkpoint import WEIGHTS, Checkpoint, sha256
+from core.checkpoint import WEIGHTS, Checkpoint
+from core.files import sha256
 from core.models.base import SentenceClassifier, embedding_rows
 
 METHODS = ("occlusion", "gradient_x_input", "integrated_gradients", "smoothgrad")

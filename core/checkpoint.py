@@ -18,7 +18,6 @@ a file that does not match its recorded hash is reported by name.
 """
 
 import dataclasses
-import hashlib
 import json
 import math
 import os
@@ -32,6 +31,7 @@ from safetensors.torch import load_file, save_file
 
 from torch import nn
 
+from core.files import sha256
 from core.models import model_class
 from core.vectors import SHARED_INDEX, Vectors, load_shared_vectors, unit_rows
 from core.vocab import Vocab
@@ -54,14 +54,6 @@ class Checkpoint:
     vocab: Vocab
     meta: dict  # config.json without the model config: task, lang, labels, ...
     path: Path
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def atomic_write(path: Path, write) -> None:

@@ -13,7 +13,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.checkpoint import WEIGHTS, Checkpoint, atomic_write_text, sha256
+from core.checkpoint import WEIGHTS, Checkpoint, atomic_write_text
+from core.files import sha256
 from core.data import Example, TaskData
 from core.data.sst import Tree, node_examples
 from core.manifest import EVALUATION

@@ -14,7 +14,8 @@ import json
 import re
 from pathlib import Path
 
-from core.checkpoint import CONFIG, METRICS, SHARED_VECTORS_DIR, VOCAB, WEIGHTS, CheckpointError, atomic_write_text, sha256
+from core.checkpoint import CONFIG, METRICS, SHARED_VECTORS_DIR, VOCAB, WEIGHTS, CheckpointError, atomic_write_text
+from core.files import sha256
 from core.data import TASKS
 from core.models import MODELS
 from core.vectors import SHARED_FILES

@@ -6,7 +6,6 @@ Our own format (written by `python -m tools.vectors`) is `<name>.safetensors` ho
 """
 
 import functools
-import hashlib
 import itertools
 import json
 import logging
@@ -18,6 +17,7 @@ from pathlib import Path
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
+from core.files import sha256
 from core.vocab import Vocab
 
 log = logging.getLogger(__name__)
@@ -143,14 +143,6 @@ SHARED_FILES = re.compile(r"vectors\.json|words\.txt|vectors-\d{3}\.safetensors"
 SAFETENSORS_HEADER = 4096  # bytes reserved for one shard's JSON header (it names one tensor)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def save_shared_vectors(vectors: Vectors, folder: str | Path, max_shard_bytes: int, source: dict | None = None) -> str:
     """Write `vectors` as float16 shards of at most max_shard_bytes, words.txt and vectors.json (written last,
     recording every other file's sha256); returns the set's digest, vectors.json's sha256."""
@@ -171,12 +163,12 @@ def save_shared_vectors(vectors: Vectors, folder: str | Path, max_shard_bytes: i
         path = folder / f"vectors-{n:03d}.safetensors"
         save_file({"vectors": np.ascontiguousarray(matrix[start: start + rows_per_shard])}, str(path))
         path.chmod(0o644)
-        shards.append({"file": path.name, "rows": int(min(rows_per_shard, len(matrix) - start)), "sha256": _sha256(path)})
+        shards.append({"file": path.name, "rows": int(min(rows_per_shard, len(matrix) - start)), "sha256": sha256(path)})
     (folder / SHARED_WORDS).write_text("\n".join(vectors.words) + "\n", encoding="utf-8")
     index = {"format": 1, "rows": len(matrix), "dim": vectors.dim, "dtype": "float16", "shards": shards,
-             "words": {"file": SHARED_WORDS, "sha256": _sha256(folder / SHARED_WORDS)}, "source": source or {}}
+             "words": {"file": SHARED_WORDS, "sha256": sha256(folder / SHARED_WORDS)}, "source": source or {}}
     (folder / SHARED_INDEX).write_text(json.dumps(index, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return _sha256(folder / SHARED_INDEX)
+    return sha256(folder / SHARED_INDEX)
 
 
 def load_shared_vectors(folder: str | Path, digest: str | None = None) -> Vectors:
@@ -187,7 +179,7 @@ def load_shared_vectors(folder: str | Path, digest: str | None = None) -> Vector
     index_path = folder / SHARED_INDEX
     if not index_path.is_file():
         raise ValueError(f"shared vectors {index_path} are missing")
-    actual = _sha256(index_path)
+    actual = sha256(index_path)
     if digest is not None and actual != digest:
         raise ValueError(f"shared vectors {index_path} are not the ones the checkpoint was built with (sha256 {actual[:12]}, "
                          f"expected {digest[:12]})")
@@ -207,7 +199,7 @@ def _load_shared(folder: str, digest: str) -> Vectors:
         path = folder_path / str(entry["file"])
         if not SHARED_FILES.fullmatch(str(entry["file"])) or not path.is_file():
             raise ValueError(f"shared vectors file {path} is missing or not a vectors file")
-        if _sha256(path) != entry["sha256"]:
+        if sha256(path) != entry["sha256"]:
             raise ValueError(f"shared vectors file {path} does not match its sha256 in {SHARED_INDEX} (corrupt or tampered)")
     matrix = np.concatenate([load_file(str(folder_path / name))["vectors"] for name in names[:-1]]).astype(np.float32)
     words = (folder_path / SHARED_WORDS).read_text(encoding="utf-8").split("\n")[: len(matrix)]

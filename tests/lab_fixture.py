@@ -8,14 +8,20 @@ and zh_sentiment (all models) on a synthetic online_shopping_10_cats archive wri
 
 import csv
 import io
+import os
 import random
 import shutil
+import subprocess
+import sys
+import time
+import urllib.request
 import zipfile
 from pathlib import Path
 
 from core.manifest import write_manifest
 from core.models import PAPER_MODELS
 from core.train import TrainConfig, Trainer
+from tools.loadtest import free_port
 
 # tiny, pairwise-different sizes; widths/maps keep the task presets (--set cannot parse lists yet)
 SMALL = {
@@ -69,3 +75,31 @@ def build_checkpoints(root: Path, sst_data: Path) -> Path:
     write_manifest(root)
     (root / ".complete").write_text("ok")
     return root
+
+
+def serve_app(log_path: Path, env: dict[str, str], timeout: float = 90.0):
+    """`python app.py` as a user starts it, offline, with `env` over this process's environment (and no
+    LAB_CHECKPOINTS unless `env` names one: the bundled checkpoints); yields its address once it answers,
+    and prints how long that took."""
+    port = free_port()
+    env = {**{k: v for k, v in os.environ.items() if k != "LAB_CHECKPOINTS"}, "GRADIO_SERVER_PORT": str(port),
+           "GRADIO_SERVER_NAME": "127.0.0.1", "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False", **env}
+    address = f"http://127.0.0.1:{port}/"
+    with open(log_path, "w") as log:
+        start = time.perf_counter()
+        server = subprocess.Popen([sys.executable, "app.py"], cwd=Path(__file__).resolve().parents[1], env=env,
+                                  stdout=log, stderr=subprocess.STDOUT)
+        try:
+            while True:
+                assert server.poll() is None, f"app.py exited with {server.returncode}; see {log_path}"
+                assert time.perf_counter() - start < timeout, f"app.py did not answer within {timeout:.0f} s"
+                try:
+                    urllib.request.urlopen(address, timeout=1)
+                    break
+                except OSError:
+                    time.sleep(0.2)
+            print(f"\napp.py ready in {time.perf_counter() - start:.1f} s")
+            yield address
+        finally:
+            server.terminate()
+            server.wait(timeout=10)

@@ -12,7 +12,8 @@ import yaml
 from safetensors import safe_open
 
 import tools.release.bundle as bundle_module
-from core.checkpoint import CheckpointError, load_checkpoint, sha256
+from core.checkpoint import CheckpointError, load_checkpoint
+from core.files import sha256
 from core.data import load_task
 from core.manifest import read_manifest
 from core.metrics import evaluate

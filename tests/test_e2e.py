@@ -8,27 +8,21 @@ $SCREENSHOT_DIR (default: a temporary folder).
 import hashlib
 import os
 import re
-import subprocess
-import sys
 import tempfile
-import time
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import pytest
-from lab_fixture import build_checkpoints
+from lab_fixture import build_checkpoints, serve_app
 from playwright.sync_api import expect, sync_playwright
 
 from core.models import PAPER_MODELS
 from core.predict import Lab
 from core.probes import run_suite
 from demo.i18n import model_name
-from tools.loadtest import free_port
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
@@ -39,47 +33,18 @@ NAMES = {"Tensor", "CNN", "Lei", "mRNN", "Irsoy", "Cardie", "DCNN", "Kalchbrenne
          "SVG", "PNG", "sha", "logit", "max", "min", "sigmoid", "Hub"}
 
 
-def _serve(checkpoints: Path | None, log_path: Path):
-    """`python app.py` as a user starts it (on `checkpoints`, else the bundled ones); yields its address
-    once it answers, and prints how long that took."""
-    port = free_port()
-    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "GRADIO_SERVER_NAME": "127.0.0.1", "HF_HUB_OFFLINE": "1",
-           "GRADIO_ANALYTICS_ENABLED": "False"}
-    env.pop("LAB_CHECKPOINTS", None)
-    if checkpoints:
-        env["LAB_CHECKPOINTS"] = str(checkpoints)
-    address = f"http://127.0.0.1:{port}/"
-    with open(log_path, "w") as log:
-        start = time.perf_counter()
-        server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            while True:
-                assert server.poll() is None, f"app.py exited with {server.returncode}; see {log_path}"
-                assert time.perf_counter() - start < 90, "app.py did not answer within 90 s"
-                try:
-                    urllib.request.urlopen(address, timeout=1)
-                    break
-                except OSError:
-                    time.sleep(0.2)
-            print(f"\napp.py ready in {time.perf_counter() - start:.1f} s")
-            yield address
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
-
-
 @pytest.fixture(scope="module")
 def url(tiny_data, tmp_path_factory):
     """The app on tiny checkpoints."""
     assert Path(CHROMIUM).exists(), "Debian chromium is not installed (apt-get install chromium fonts-wqy-microhei)"
     root = build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
-    yield from _serve(root, tmp_path_factory.mktemp("app") / "app.log")
+    yield from serve_app(tmp_path_factory.mktemp("app") / "app.log", {"LAB_CHECKPOINTS": str(root)})
 
 
 @pytest.fixture(scope="module")
 def bundled_url(tmp_path_factory):
     """The app on the bundled checkpoints (the real models: a 15-layer AGT; the README's screenshots)."""
-    yield from _serve(None, tmp_path_factory.mktemp("bundled") / "app.log")
+    yield from serve_app(tmp_path_factory.mktemp("bundled") / "app.log", {})
 
 
 @pytest.fixture(scope="module")

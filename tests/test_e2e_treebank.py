@@ -4,23 +4,16 @@ negation sentence, see its tree, choose a node, land in the Lab tab with that ph
 The app runs on the tiny checkpoints with the tiny SST trees as its data (DATA_DIR); they have no
 evaluation.json, so the dataset view must say which command builds it."""
 
-import os
 import re
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-from lab_fixture import build_checkpoints
+from lab_fixture import build_checkpoints, serve_app
 from playwright.sync_api import expect, sync_playwright
 
-from tools.loadtest import free_port
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 TIMEOUT = 30_000  # ms, per expectation (a shared 2-core machine can be slow)
 
@@ -29,26 +22,8 @@ TIMEOUT = 30_000  # ms, per expectation (a shared 2-core machine can be slow)
 def url(tiny_data, tmp_path_factory):
     assert Path(CHROMIUM).exists(), "Debian chromium is not installed (apt-get install chromium fonts-wqy-microhei)"
     root = build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
-    port = free_port()
-    env = {**os.environ, "LAB_CHECKPOINTS": str(root), "DATA_DIR": str(tiny_data), "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_SERVER_NAME": "127.0.0.1", "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
-    address, log_path = f"http://127.0.0.1:{port}/", tmp_path_factory.mktemp("app") / "app.log"
-    with open(log_path, "w") as log:
-        server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        start = time.perf_counter()
-        try:
-            while True:
-                assert server.poll() is None, f"app.py exited with {server.returncode}; see {log_path}"
-                assert time.perf_counter() - start < 60, "app.py did not answer within 60 s"
-                try:
-                    urllib.request.urlopen(address, timeout=1)
-                    break
-                except OSError:
-                    time.sleep(0.2)
-            yield address
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
+    yield from serve_app(tmp_path_factory.mktemp("app") / "app.log", {"LAB_CHECKPOINTS": str(root), "DATA_DIR": str(tiny_data)},
+                         timeout=60)
 
 
 def test_a_negation_node_opens_in_the_lab(url):

@@ -17,7 +17,8 @@ import yaml
 
 import core.hub as hub
 import tools.release.push as push
-from core.checkpoint import CheckpointError, sha256
+from core.checkpoint import CheckpointError
+from core.files import sha256
 from core.hub import HubConfig, Resolver, load_all, read_hub_config
 from core.manifest import check_name, check_repo_id, read_manifest, write_manifest
 from core.predict import Lab

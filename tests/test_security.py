@@ -22,7 +22,8 @@ import core.manifest as manifest
 import core.predict as predict_module
 import demo
 import tools.release.push as push
-from core.checkpoint import UNSAFE_SUFFIXES, CheckpointError, load_checkpoint, sha256
+from core.checkpoint import UNSAFE_SUFFIXES, CheckpointError, load_checkpoint
+from core.files import sha256
 from core.predict import Lab
 
 
