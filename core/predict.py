@@ -106,13 +106,15 @@ class Cancelled(Exception):
 
 
 class Gate(Protocol):
-    """How a server admits one request's model work (demo/runner.py: short requests never queue behind long
-    ones) and tells it to stop. `admit` is told the words analysed and whether a slow attribution method
-    (ON_DEMAND) was asked for; it may wait, and raises Cancelled when the caller leaves meanwhile."""
+    """How a server schedules one request's model work (demo/runner.py: short requests go before long ones).
+    `admit` is told the words analysed and whether a slow attribution method (ON_DEMAND) was asked for, and
+    says (as its context value) whether the models may run side by side on the caller's executor;
+    `before_model` is called before each model runs. Both may wait, and raise Cancelled when the caller
+    has left."""
 
     def admit(self, words: int, on_demand: bool) -> AbstractContextManager: ...
 
-    def cancelled(self) -> bool: ...
+    def before_model(self) -> None: ...
 
 
 @dataclass
@@ -292,6 +294,8 @@ class Lab:
         checked = self.check_text(text, task, lang, max_words)
         self._check_model(checked.task, model)
         with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext():
+            if gate:
+                gate.before_model()
             return self._explain(checked, model, methods)
 
     def compare(self, text: str, task: str | None = None, lang: str | None = None, models: list[str] | None = None,
@@ -300,7 +304,7 @@ class Lab:
         """`models` (default: every model of the task) on one text, the input checked once. A model that
         breaks on good input is logged and listed in `failures`; the others still answer (RuntimeError
         when none does). With an `executor` the models run side by side (torch releases the GIL). A `gate`
-        admits the work by its size and may cancel it between models (Cancelled)."""
+        admits the work by its size and may hold or cancel it before each model (Cancelled)."""
         methods = check_methods(methods)
         checked = self.check_text(text, task, lang, max_words)
         models = self.models(checked.task) if models is None else models
@@ -308,12 +312,13 @@ class Lab:
             self._check_model(checked.task, model)
 
         def attempt(model: str) -> Prediction | ModelFailure:
-            if gate and gate.cancelled():
-                raise Cancelled()
+            if gate:
+                gate.before_model()
             return self._attempt(checked, model, methods)
 
-        with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext():
-            outcomes = list(map(attempt, models) if executor is None else executor.map(attempt, models))
+        with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext(True) as side_by_side:
+            pool = executor if side_by_side else None
+            outcomes = list(map(attempt, models) if pool is None else pool.map(attempt, models))
         predictions = [o for o in outcomes if isinstance(o, Prediction)]
         failures = [o for o in outcomes if isinstance(o, ModelFailure)]
         if failures and not predictions:

@@ -33,6 +33,30 @@ def test_a_short_request_is_admitted_while_a_long_one_runs():
     waiter.join()
 
 
+def test_a_long_request_steps_aside_while_short_ones_are_in():
+    lanes = Lanes(long_words=10)
+    went_on = threading.Event()
+
+    def next_long_model():
+        lanes.yield_to_short(limit_s=30)
+        went_on.set()
+
+    with lanes.admit(5):  # a short request is in
+        start = time.perf_counter()
+        lanes.yield_to_short(limit_s=3 * POLL_S)  # never held longer than its limit
+        assert time.perf_counter() - start >= 3 * POLL_S
+        waiter = threading.Thread(target=next_long_model)
+        waiter.start()
+        assert not went_on.wait(3 * POLL_S)
+        with pytest.raises(Cancelled):
+            lanes.yield_to_short(alive=lambda: False)
+    assert went_on.wait(5)  # the short one left: the long one goes on at once
+    waiter.join()
+    start = time.perf_counter()
+    lanes.yield_to_short(limit_s=30)  # nothing short in: no wait
+    assert time.perf_counter() - start < POLL_S
+
+
 def test_a_waiting_request_whose_client_left_gives_up():
     lanes = Lanes(long_words=10)
     with lanes.admit(50):
@@ -46,15 +70,16 @@ class StopAfterOneModel:
     """A core.predict.Gate whose client leaves once the first model has run."""
 
     def __init__(self):
-        self.words, self.asked = [], 0
+        self.words, self.models = [], 0
 
     def admit(self, words: int, on_demand: bool):
         self.words.append((words, on_demand))
-        return nullcontext()
+        return nullcontext(False)
 
-    def cancelled(self) -> bool:
-        self.asked += 1
-        return self.asked > 1
+    def before_model(self) -> None:
+        self.models += 1
+        if self.models > 1:
+            raise Cancelled()
 
 
 def test_compare_stops_between_models_when_its_client_leaves(lab, monkeypatch):
