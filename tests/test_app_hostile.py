@@ -156,7 +156,7 @@ def test_the_server_still_answers_after_the_table(app):
 PAYLOADS = ['<img src=x onerror="window.__pwned=1">good film',
             "<script>window.__pwned=2</script> not bad",
             '"><svg onload="window.__pwned=3"> **bold** [link](javascript:window.__pwned=4)']
-SHOWN = """() => [...document.querySelectorAll('.occlusion')].map(e => e.innerText.replaceAll('\\n', ''))"""
+SHOWN = """() => [...document.querySelectorAll('.occlusion-text')].map(e => e.innerText.replaceAll('\\n', ''))"""
 
 
 @pytest.mark.e2e
