@@ -93,12 +93,19 @@ class Notice:
         return templates[self.code].format(**values)
 
 
-class InputError(ValueError):
-    """Input we cannot analyse; `notice` says why (str(err) is its English wording)."""
+class NoticeError(ValueError):
+    """A request core cannot answer; `notice` (a code of TEXT and its params) says why, and str(err) is its
+    English wording. Each part of core that refuses input subclasses it with its own TEXT."""
+
+    TEXT = NOTICE_TEXT
 
     def __init__(self, code: str, **params):
         self.notice = Notice(code, params)
-        super().__init__(self.notice.format())
+        super().__init__(self.notice.format(self.TEXT))
+
+
+class InputError(NoticeError):
+    """Input we cannot analyse."""
 
 
 class Cancelled(Exception):

@@ -30,7 +30,7 @@ import torch
 
 from core.batching import pad_batch
 from core.data import PROJECT_ROOT
-from core.predict import Lab, Notice
+from core.predict import Lab, NoticeError
 from core.text import tokenize
 from core.views import plain, sentiment_scores
 
@@ -59,12 +59,10 @@ class SuiteError(ValueError):
     """A suite file that cannot be used; the message names the file and the key."""
 
 
-class ProbeInputError(ValueError):
-    """User cases (or a task) the probes cannot run; `notice` says why."""
+class ProbeInputError(NoticeError):
+    """User cases (or a task) the probes cannot run."""
 
-    def __init__(self, code: str, **params):
-        self.notice = Notice(code, params)
-        super().__init__(self.notice.format(PROBE_NOTICE_TEXT))
+    TEXT = PROBE_NOTICE_TEXT
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from core.checkpoint import Checkpoint
 from core.data import DataError, data_dir
 from core.data.sst import FINE_LABELS, Tree, load_sst_trees, relabel
 from core.models import PAPER_MODELS
-from core.predict import Notice
+from core.predict import NoticeError
 
 SPLITS = ("dev", "test")
 SST_TASKS = {"sst5": False, "sst2": True}  # task -> binary
@@ -50,12 +50,10 @@ TREEBANK_NOTICE_TEXT = {
 }
 
 
-class TreebankError(ValueError):
-    """A request the treebank cannot answer; `notice` says why (str(err) is the English wording)."""
+class TreebankError(NoticeError):
+    """A request the treebank cannot answer."""
 
-    def __init__(self, code: str, **params):
-        self.notice = Notice(code, params)
-        super().__init__(self.notice.format(TREEBANK_NOTICE_TEXT))
+    TEXT = TREEBANK_NOTICE_TEXT
 
 
 def phenomena(words: tuple[str, ...] | list[str], lang: str = "en") -> set[str]:

@@ -108,6 +108,15 @@ def checkpoint_pairs(root: Path) -> dict[str, tuple[str, list[str]]]:
     return tasks
 
 
+def stop_process(proc: subprocess.Popen, timeout: float = 10) -> None:
+    """Ask an app process to stop; kill it if it has not within `timeout` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -341,11 +350,7 @@ def served_app(args):
             for client in clients:
                 client.close()
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_process(proc)
 
 
 def load_test(args) -> tuple[dict, Report]:

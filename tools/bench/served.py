@@ -2,7 +2,6 @@
 through gradio_client."""
 
 import json
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -34,7 +33,7 @@ def measure_app(checkpoints: Path, task: str, models: list[str], sentences: list
     task's sentences and on one word (the fixed cost of the round trip)."""
     import httpx
 
-    from tools.loadtest import LoadTestError, app_client, free_port, start_app, wait_until_up
+    from tools.loadtest import LoadTestError, app_client, free_port, start_app, stop_process, wait_until_up
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
@@ -67,8 +66,4 @@ def measure_app(checkpoints: Path, task: str, models: list[str], sentences: list
             message = " ".join(str(err).split())[-600:]  # one line, ending with the app log's last words
             return {"status": "failed", "note": f"{type(err).__name__}: {message} (app log: {log_path})"}
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_process(proc)

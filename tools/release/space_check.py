@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from core.data import PROJECT_ROOT
-from tools.loadtest import free_port
+from tools.loadtest import free_port, stop_process
 
 OUT = PROJECT_ROOT / "docs" / "space_check.json"
 # what `hf upload` leaves out in the README's publish steps, plus git's own folder
@@ -152,11 +152,7 @@ def space_check(workdir: Path, torch_wheel: Path | None, venv: Path | None = Non
             result["answer"] = wait_for_app(python, f"http://127.0.0.1:{port}/", proc, boot_timeout)
             result["boot_to_answer_seconds"] = round(time.monotonic() - booted, 1)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_process(proc, timeout=20)
     result["app_log_tail"] = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-12:]
     result["ok"] = not result["cuda_packages"] and not result["install"]["dry_run"]["cuda_packages"]
     return result
