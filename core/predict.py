@@ -18,6 +18,7 @@ import json
 import logging
 import re
 import sys
+from collections.abc import Callable
 from concurrent.futures import Executor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields
@@ -29,7 +30,7 @@ import torch
 from core.attribution import (DEFAULT_METHODS, GRADIENT_METHODS, METHODS, Attribution, gradient_attributions,
                               on_demand)
 from core.batching import pad_batch
-from core.checkpoint import Checkpoint, load_checkpoint
+from core.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from core.hub import load_all
 from core.models import PAPER_MODELS
 from core.text import MAX_CHARS, Token, detect_language, tokenize
@@ -116,12 +117,12 @@ class Gate(Protocol):
     """How a server schedules one request's model work (demo/runner.py: short requests go before long ones).
     `admit` is told the words analysed and whether a slow attribution method (ON_DEMAND) was asked for, and
     says (as its context value) whether the models may run side by side on the caller's executor;
-    `before_model` is called before each model runs. Both may wait, and raise Cancelled when the caller
-    has left."""
+    `run` runs each model: `here` in this process, or `job` in another (ModelJob.run). Both may wait, and
+    raise Cancelled when the caller has left."""
 
     def admit(self, words: int, on_demand: bool) -> AbstractContextManager: ...
 
-    def before_model(self) -> None: ...
+    def run(self, job: "ModelJob", here: Callable[[], "Prediction | ModelFailure"]) -> "Prediction | ModelFailure": ...
 
 
 @dataclass
@@ -183,6 +184,29 @@ class CheckedText:
     task_lang: str
     tokens: list[Token]
     notices: list[Notice]
+
+
+@dataclass(frozen=True)
+class ModelJob:
+    """One model's work on a checked text, in a form another process can run (core.model_worker, where
+    demo/runner.py sends long requests so that they never hold the server's GIL): the checkpoint travels
+    as its directory and is loaded there once."""
+
+    directory: str
+    source: str
+    checked: CheckedText
+    model: str
+    methods: tuple[str, ...]
+
+    def run_in(self, lab: "Lab") -> "Prediction | ModelFailure":
+        """Run in `lab` (the worker's own), loading the checkpoint first unless `lab` serves this directory."""
+        ckpt = lab.checkpoints.get((self.checked.task, self.model))
+        if ckpt is None or str(ckpt.path) != self.directory:
+            try:
+                lab.add_checkpoint(self.directory, self.source)
+            except (CheckpointError, OSError) as err:
+                return ModelFailure(self.model, f"{type(err).__name__}: {err}")
+        return lab._attempt(self.checked, self.model, self.methods)
 
 
 def _auto(value: str | None) -> str | None:
@@ -301,9 +325,12 @@ class Lab:
         checked = self.check_text(text, task, lang, max_words)
         self._check_model(checked.task, model)
         with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext():
-            if gate:
-                gate.before_model()
-            return self._explain(checked, model, methods)
+            if gate is None:
+                return self._explain(checked, model, methods)
+            outcome = gate.run(self._job(checked, model, methods), lambda: self._explain(checked, model, methods))
+        if isinstance(outcome, ModelFailure):  # run in another process, which reports instead of raising
+            raise RuntimeError(f"{model}: {outcome.error}")
+        return outcome
 
     def compare(self, text: str, task: str | None = None, lang: str | None = None, models: list[str] | None = None,
                 executor: Executor | None = None, max_words: int = MAX_WORDS,
@@ -319,9 +346,9 @@ class Lab:
             self._check_model(checked.task, model)
 
         def attempt(model: str) -> Prediction | ModelFailure:
-            if gate:
-                gate.before_model()
-            return self._attempt(checked, model, methods)
+            if gate is None:
+                return self._attempt(checked, model, methods)
+            return gate.run(self._job(checked, model, methods), lambda: self._attempt(checked, model, methods))
 
         with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext(True) as side_by_side:
             pool = executor if side_by_side else None
@@ -331,6 +358,10 @@ class Lab:
         if failures and not predictions:
             raise RuntimeError("; ".join(f"{f.model}: {f.error}" for f in failures))
         return Comparison(predictions, failures)
+
+    def _job(self, checked: CheckedText, model: str, methods: tuple[str, ...]) -> ModelJob:
+        key = (checked.task, model)
+        return ModelJob(str(self.checkpoints[key].path), self.sources.get(key, ""), checked, model, methods)
 
     def _attempt(self, checked: CheckedText, model: str, methods: tuple[str, ...]) -> Prediction | ModelFailure:
         try:

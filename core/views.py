@@ -2,7 +2,9 @@
 fills and the front end draws. A view knows nothing about plotting; demo/plots.py maps each view
 type to a figure. A new kind of panel means one dataclass here and one plot function there."""
 
+import types
 from dataclasses import dataclass, fields, is_dataclass
+from typing import Union, get_args, get_origin, get_type_hints
 
 
 @dataclass
@@ -117,6 +119,34 @@ def plain(value):
 
 def view_to_dict(view) -> dict:
     return {"type": type(view).__name__, **plain(view)}
+
+
+VIEW_TYPES = {cls.__name__: cls for cls in (WordCurve, LineCurves, Trajectory, Heatmap, KMaxGraph, Pyramid, Table)}
+
+
+def view_from_dict(data: dict):
+    """The inverse of view_to_dict."""
+    return from_plain(VIEW_TYPES[data["type"]], data)
+
+
+def from_plain(kind, value):
+    """The inverse of `plain` for a value of type `kind` (a dataclass, list[...], tuple[...], dict[..., ...],
+    an optional, or a plain type): JSON data back into the dataclasses and tuples it came from."""
+    if value is None:
+        return None
+    if is_dataclass(kind):
+        hints = get_type_hints(kind)
+        return kind(**{f.name: from_plain(hints[f.name], value[f.name]) for f in fields(kind) if f.name in value})
+    origin, args = get_origin(kind), get_args(kind)
+    if origin in (Union, types.UnionType):
+        return from_plain(next(a for a in args if a is not type(None)), value)
+    if origin is tuple and args and args[-1] is not Ellipsis:
+        return tuple(from_plain(a, v) for a, v in zip(args, value))
+    if origin in (list, tuple):
+        return origin(from_plain(args[0], v) for v in value)
+    if origin is dict:
+        return {k: from_plain(args[1], v) for k, v in value.items()}
+    return value
 
 
 def sentiment_scores(probs: list[list[float]], class_names: list[str] | None = None

@@ -1,18 +1,21 @@
 """Where the app runs its models: one thread pool that Lab.compare spreads "all five" over, the lanes that
-schedule each request's work, and the warm-up.
+schedule each request's work, the worker process that runs long requests, and the warm-up.
 
 Gradio's queue is first-in first-out per concurrency group, so with one worker a 12-word sentence waited
 behind every 150-word text queued before it (issue 21: short-request p95 4.5 s under 10% long inputs).
 The model events therefore enter their handlers up to MODEL_CONCURRENCY at a time and `LANES` schedules
-the work: one short and one long request run at once, each lane in arrival order, and a long request
-steps aside before each of its models while short ones are in (for at most LONG_YIELD_S), since the two
-would otherwise share one GIL. A handler whose client disconnected stops waiting for its lane, and stops
-before its next model once admitted (Gradio marks the event dead when its stream closes)."""
+the work: one short and one long request run at once, each lane in arrival order. A long request's models
+run in `WORKER`, a process of their own at a lower CPU priority: in this process they would share one GIL
+with the short requests, which then waited up to 1.35 s (p95). A handler whose client disconnected stops
+waiting for its lane, stops before its next model once admitted (Gradio marks the event dead when its
+stream closes), and stops the worker in the middle of a model."""
 
 import logging
 import os
+import select
+import subprocess
+import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -20,7 +23,9 @@ from contextlib import contextmanager
 import gradio as gr
 from gradio.context import LocalContext
 
-from core.predict import Cancelled, Lab
+from core.data import PROJECT_ROOT
+from core.model_worker import decode_outcome, encode_job
+from core.predict import Cancelled, Lab, ModelFailure, ModelJob, Prediction
 
 log = logging.getLogger(__name__)
 # "all five" runs the models side by side: torch releases the GIL, and one request's small tensors
@@ -29,59 +34,98 @@ MODEL_POOL = ThreadPoolExecutor(max_workers=min(5, os.cpu_count() or 1), thread_
 MODEL_CONCURRENCY = 16  # model events inside their handlers at once (the rest wait in Gradio's queue)
 LONG_WORDS = 40  # more words than this: the long lane (SST test sentences: mean 19.2 words, 95% <= 35, 1.5% > 40)
 POLL_S = 0.1  # how often a waiting request checks that its client is still there
-LONG_YIELD_S = 10.0  # the longest a long request waits for short ones before each of its models
+WORKER_NICE = 10  # the worker's CPU priority below the server's: on a busy machine short requests come first
+WORKER_JOBS = 500  # model runs before the worker is replaced, so that what long texts left in its memory never adds up
 
 
 class Lanes:
-    """Short work first: one slot for short work and one for long work, each in arrival order, and a long
-    request that steps aside before each of its models while short requests are in. A waiting request
-    gives up when its client leaves."""
+    """Short work first: one slot for short work and one for long work, each in arrival order. A waiting
+    request gives up when its client leaves."""
 
     def __init__(self, long_words: int = LONG_WORDS):
         self.long_words = long_words
         self._slots = {False: threading.Semaphore(1), True: threading.Semaphore(1)}  # keyed by "is long"
-        self._shorts = 0  # short requests admitted or waiting for their slot
-        self._no_shorts = threading.Condition()
 
     def is_long(self, words: int, on_demand: bool = False) -> bool:
         """`on_demand`: a slow attribution method was asked for (seconds of work)."""
         return words > self.long_words or on_demand
 
-    def _count_short(self, change: int) -> None:
-        with self._no_shorts:
-            self._shorts += change
-            if not self._shorts:
-                self._no_shorts.notify_all()
-
     @contextmanager
-    def admit(self, words: int, on_demand: bool = False, alive: Callable[[], bool] = lambda: True) -> Iterator[bool]:
-        long = self.is_long(words, on_demand)
-        if not long:
-            self._count_short(+1)
+    def admit(self, long: bool, alive: Callable[[], bool] = lambda: True) -> Iterator[bool]:
+        slot = self._slots[long]
+        while not slot.acquire(timeout=POLL_S):
+            if not alive():
+                raise Cancelled()
         try:
-            slot = self._slots[long]
-            while not slot.acquire(timeout=POLL_S):
-                if not alive():
-                    raise Cancelled()
-            try:
-                yield not long  # a long request runs its models one by one: the pool stays free for short ones
-            finally:
-                slot.release()
+            yield not long  # a long request runs its models one by one, in the worker: the pool stays for short ones
         finally:
-            if not long:
-                self._count_short(-1)
+            slot.release()
 
-    def yield_to_short(self, alive: Callable[[], bool] = lambda: True, limit_s: float = LONG_YIELD_S) -> None:
-        """Before a long request's next model: wait while short requests are in, at most `limit_s`."""
-        deadline = time.monotonic() + limit_s
-        with self._no_shorts:
-            while self._shorts and time.monotonic() < deadline:
-                self._no_shorts.wait(timeout=POLL_S)
-                if not alive():
-                    raise Cancelled()
+
+class ModelWorker:
+    """The process that runs long requests' models (`python -m core.model_worker`), one at a time: started
+    on first use, replaced after `jobs_per_process` runs or when it dies, and killed when the client of the
+    model it runs has left (the next long request starts a new one)."""
+
+    def __init__(self, jobs_per_process: int = WORKER_JOBS, nice: int = WORKER_NICE):
+        self.jobs_per_process, self.nice = jobs_per_process, nice
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen | None = None
+        self._jobs = 0
+
+    def run(self, job: ModelJob, alive: Callable[[], bool] = lambda: True) -> Prediction | ModelFailure:
+        with self._lock:
+            process = self._started()
+            try:
+                process.stdin.write(encode_job(job) + "\n")
+                process.stdin.flush()
+                while not select.select([process.stdout], [], [], POLL_S)[0]:
+                    if not alive():
+                        self._stop(kill=True)
+                        raise Cancelled()
+                answer = process.stdout.readline()
+                if not answer:
+                    raise EOFError("no answer")
+            except (OSError, EOFError) as err:  # it died: out of memory, a signal
+                self._stop(kill=True)
+                log.error("model worker ended during %s (exit %s): %s", job.model, process.poll(), err)
+                return ModelFailure(job.model, f"the model worker process ended (exit {process.poll()})")
+            outcome = decode_outcome(answer)
+            self._jobs += 1
+            if self._jobs >= self.jobs_per_process:
+                self._stop()
+            return outcome
+
+    def _started(self) -> subprocess.Popen:
+        if self._process is None or self._process.poll() is not None:
+            self._process = subprocess.Popen([sys.executable, "-m", "core.model_worker", "--nice", str(self.nice)],
+                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=PROJECT_ROOT,
+                                             text=True, encoding="utf-8")
+            self._jobs = 0
+            log.info("model worker started (pid %d)", self._process.pid)
+        return self._process
+
+    def _stop(self, kill: bool = False) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if kill:
+            process.kill()
+        else:
+            process.stdin.close()  # it ends at the end of its input
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
 
 
 LANES = Lanes()
+WORKER = ModelWorker()
 
 
 def client_alive() -> Callable[[], bool]:
@@ -103,25 +147,25 @@ def client_alive() -> Callable[[], bool]:
 
 
 class RequestGate:
-    """core.predict.Gate for the request being handled: the app's lanes and its client's liveness."""
+    """core.predict.Gate for the request being handled: the app's lanes, its client's liveness, and the
+    worker process for a long request's models."""
 
-    def __init__(self, lanes: Lanes = LANES):
-        self.lanes, self.alive, self.long = lanes, client_alive(), False
+    def __init__(self, lanes: Lanes = LANES, worker: ModelWorker = WORKER, long: bool = False):
+        self.lanes, self.worker, self.alive, self.long = lanes, worker, client_alive(), long
 
     def admit(self, words: int, on_demand: bool = False):
-        self.long = self.lanes.is_long(words, on_demand)
-        return self.lanes.admit(words, on_demand, self.alive)
+        self.long = self.long or self.lanes.is_long(words, on_demand)
+        return self.lanes.admit(self.long, self.alive)
 
     def admit_long(self):
         """Work without a word count of its own (a probe suite: hundreds of sentences) takes the long lane."""
         self.long = True
-        return self.lanes.admit(self.lanes.long_words + 1, alive=self.alive)
+        return self.lanes.admit(True, self.alive)
 
-    def before_model(self) -> None:
+    def run(self, job: ModelJob, here: Callable[[], Prediction | ModelFailure]) -> Prediction | ModelFailure:
         if not self.alive():
             raise Cancelled()
-        if self.long:
-            self.lanes.yield_to_short(self.alive)
+        return self.worker.run(job, self.alive) if self.long else here()
 
 
 def abandoned() -> gr.Error:
@@ -131,10 +175,12 @@ def abandoned() -> gr.Error:
 
 
 def warm_up(lab: Lab) -> None:
-    """Load the tokenizers (spaCy, jieba) and touch every model once, so the first request is fast."""
+    """Load the tokenizers (spaCy, jieba) and touch every model once, here and in the worker, so that the
+    first request, short or long, is fast."""
     for text, lang in (("a good film", "en"), ("很好", "zh")):
-        if lab.tasks(lang):
-            try:
-                lab.compare(text, lab.tasks(lang)[0], lang, executor=MODEL_POOL)
-            except Exception:  # warming up is best effort
-                log.warning("warm-up failed for %s", lang, exc_info=True)
+        for task in lab.tasks(lang)[:1]:
+            for gate in (None, RequestGate(long=True)):
+                try:
+                    lab.compare(text, task, lang, executor=MODEL_POOL, gate=gate)
+                except Exception:  # warming up is best effort
+                    log.warning("warm-up failed for %s", lang, exc_info=True)

@@ -4,13 +4,14 @@ a handful of requests, a few RSS samples, the figures merged into one loadtest.j
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
 from core.data import PROJECT_ROOT
 from core.text import MAX_CHARS
 from tools.bench.markdown import loadtest_markdown
-from tools.loadtest import LONG_TEXTS, main, request_plan, write_figures
+from tools.loadtest import LONG_TEXTS, cpu_seconds, main, process_tree, request_plan, rss_mb, write_figures
 
 SMALL = ["--clients", "2", "--warmup", "1", "--burst", "0", "--request-timeout", "60", "--max-seconds", "120"]
 
@@ -22,6 +23,25 @@ def test_long_texts_are_the_longest_the_caps_allow():
     long = [args[0] for args, _, is_long in plan if is_long]
     assert 20 <= len(long) <= 60 and set(long) == set(LONG_TEXTS.values())  # ~10%, both languages
     assert not any(is_long for *_, is_long in request_plan({"sst5": ("en", ["dcnn"])}, 100, 0.2, seed=1))
+
+
+def test_the_app_s_memory_and_cpu_include_its_children():
+    """The app's model worker is a child process: its memory and CPU time are the app's too."""
+    import os
+
+    alone_mb, alone_cpu = rss_mb(os.getpid()), cpu_seconds(os.getpid())
+    child = subprocess.Popen([sys.executable, "-c", "import sys; x = bytearray(50_000_000); sys.stdin.read()"],
+                             stdin=subprocess.PIPE)
+    try:
+        for _ in range(100):
+            if child.pid in process_tree(os.getpid()) and rss_mb(os.getpid()) > alone_mb + 40:
+                break
+            time.sleep(0.05)
+        assert child.pid in process_tree(os.getpid()) and rss_mb(os.getpid()) > alone_mb + 40
+        assert cpu_seconds(os.getpid()) >= alone_cpu
+    finally:
+        child.communicate(b"")
+    assert child.pid not in process_tree(os.getpid())
 
 
 def test_each_run_replaces_only_its_part_of_the_file(tmp_path):

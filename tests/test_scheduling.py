@@ -1,8 +1,11 @@
 """Issue 21: one long request never starves the others (two lanes: a short request is admitted while a long
-one runs), and a request whose client has left stops its work: while it waits for its lane, and between
-models once admitted."""
+one runs; a long request's models run in a worker process), and a request whose client has left stops its
+work: while it waits for its lane, between models once admitted, and in the worker in the middle of one."""
 
+import io
 import json
+import os
+import signal
 import threading
 import time
 from contextlib import nullcontext
@@ -10,8 +13,9 @@ from contextlib import nullcontext
 import httpx
 import pytest
 
-from core.predict import Cancelled
-from demo.runner import LANES, LONG_WORDS, MODEL_CONCURRENCY, POLL_S, Lanes
+from core.model_worker import decode_outcome, encode_job, serve
+from core.predict import Cancelled, ModelFailure, Prediction
+from demo.runner import LANES, LONG_WORDS, MODEL_CONCURRENCY, POLL_S, Lanes, ModelWorker, RequestGate
 
 
 def test_a_short_request_is_admitted_while_a_long_one_runs():
@@ -19,12 +23,13 @@ def test_a_short_request_is_admitted_while_a_long_one_runs():
     entered = threading.Event()
 
     def second_long():
-        with lanes.admit(50):
+        with lanes.admit(long=True):
             entered.set()
 
-    with lanes.admit(50):
+    assert lanes.is_long(11) and not lanes.is_long(10) and lanes.is_long(3, on_demand=True)
+    with lanes.admit(long=True):
         start = time.perf_counter()
-        with lanes.admit(5):  # the short lane is free
+        with lanes.admit(long=False):  # the short lane is free
             assert time.perf_counter() - start < POLL_S
         waiter = threading.Thread(target=second_long)
         waiter.start()
@@ -33,37 +38,95 @@ def test_a_short_request_is_admitted_while_a_long_one_runs():
     waiter.join()
 
 
-def test_a_long_request_steps_aside_while_short_ones_are_in():
-    lanes = Lanes(long_words=10)
-    went_on = threading.Event()
-
-    def next_long_model():
-        lanes.yield_to_short(limit_s=30)
-        went_on.set()
-
-    with lanes.admit(5):  # a short request is in
-        start = time.perf_counter()
-        lanes.yield_to_short(limit_s=3 * POLL_S)  # never held longer than its limit
-        assert time.perf_counter() - start >= 3 * POLL_S
-        waiter = threading.Thread(target=next_long_model)
-        waiter.start()
-        assert not went_on.wait(3 * POLL_S)
-        with pytest.raises(Cancelled):
-            lanes.yield_to_short(alive=lambda: False)
-    assert went_on.wait(5)  # the short one left: the long one goes on at once
-    waiter.join()
-    start = time.perf_counter()
-    lanes.yield_to_short(limit_s=30)  # nothing short in: no wait
-    assert time.perf_counter() - start < POLL_S
-
-
 def test_a_waiting_request_whose_client_left_gives_up():
     lanes = Lanes(long_words=10)
-    with lanes.admit(50):
-        with pytest.raises(Cancelled), lanes.admit(50, alive=lambda: False):
+    with lanes.admit(long=True):
+        with pytest.raises(Cancelled), lanes.admit(long=True, alive=lambda: False):
             pytest.fail("admitted although its client had left")
-    with lanes.admit(50):  # the slot was not leaked
+    with lanes.admit(long=True):  # the slot was not leaked
         pass
+
+
+# -- the worker process ---------------------------------------------------------------------------------
+
+def _job(lab, text: str, model: str):
+    checked = lab.check_text(text, "sst5")
+    return lab._job(checked, model, ("occlusion",))
+
+
+def test_the_worker_answers_as_the_server_would(lab):
+    """core.model_worker in this process (the JSON-lines protocol), then the real process behind
+    ModelWorker: the very Prediction the model gives here, views and all."""
+    jobs = [_job(lab, "it is not a bad film", model) for model in lab.models("sst5")]
+    here = [lab._attempt(job.checked, job.model, job.methods) for job in jobs]
+    answers = io.StringIO()
+    assert serve(io.StringIO("".join(encode_job(job) + "\n" for job in jobs)), answers) == len(jobs)
+    worker = ModelWorker(nice=0)
+    try:
+        for job, mine, line in zip(jobs, here, answers.getvalue().splitlines()):
+            for theirs in (decode_outcome(line), worker.run(job)):
+                assert isinstance(theirs, Prediction) and theirs == mine
+    finally:
+        worker.close()
+
+
+def test_a_long_request_runs_its_models_in_the_worker(lab, monkeypatch):
+    ran_here = []
+    attempt = lab._attempt
+    monkeypatch.setattr(lab, "_attempt", lambda checked, model, *rest: ran_here.append(model) or attempt(checked, model, *rest))
+    worker = ModelWorker(nice=0)
+    try:
+        long_text = " ".join(["good"] * (LONG_WORDS + 1))
+        result = lab.compare(long_text, "sst5", gate=RequestGate(worker=worker))
+        assert [p.model for p in result.predictions] == lab.models("sst5") and ran_here == []
+        short = lab.compare("a good film", "sst5", gate=RequestGate(worker=worker))
+        assert ran_here == lab.models("sst5") and len(short.predictions) == len(ran_here)
+        assert lab.predict(long_text, "dcnn", "sst5", gate=RequestGate(worker=worker)).model == "dcnn"
+        assert ran_here == lab.models("sst5")
+    finally:
+        worker.close()
+
+
+def _stopped(worker: ModelWorker):
+    """The worker's process, stopped (SIGSTOP): a job sent now is certainly still running when looked at."""
+    process = worker._process
+    os.kill(process.pid, signal.SIGSTOP)
+    return process
+
+
+def test_the_worker_is_replaced_after_its_jobs_and_when_it_dies(lab):
+    worker = ModelWorker(jobs_per_process=2, nice=0)
+    job = _job(lab, "a good film", "tensor_cnn")
+    try:
+        assert isinstance(worker.run(job), Prediction)
+        first = worker._process
+        assert isinstance(worker.run(job), Prediction) and worker._process is None  # two jobs: retired
+        assert first.wait(10) == 0  # it ended at the end of its input
+        worker.run(job)
+        worker._process.kill()
+        worker._process.wait()
+        assert isinstance(worker.run(job), Prediction)  # a dead worker is noticed before a job is sent
+        process = _stopped(worker)
+        outcome = worker.run(job, alive=lambda: process.kill() or True)  # it dies in the middle of the job
+        assert isinstance(outcome, ModelFailure) and "worker process ended" in outcome.error
+        assert process.wait(10) == -signal.SIGKILL and worker._process is None
+        assert isinstance(worker.run(job), Prediction)  # and the next job gets a new worker
+    finally:
+        worker.close()
+
+
+def test_a_client_that_leaves_stops_the_worker_in_the_middle_of_a_model(lab):
+    worker = ModelWorker(nice=0)
+    job = _job(lab, "a good film", "adasent")
+    try:
+        worker.run(job)
+        process = _stopped(worker)
+        with pytest.raises(Cancelled):
+            worker.run(job, alive=lambda: False)
+        assert process.wait(10) == -signal.SIGKILL and worker._process is None  # killed, not left to finish
+        assert isinstance(worker.run(job), Prediction)
+    finally:
+        worker.close()
 
 
 class StopAfterOneModel:
@@ -76,10 +139,11 @@ class StopAfterOneModel:
         self.words.append((words, on_demand))
         return nullcontext(False)
 
-    def before_model(self) -> None:
+    def run(self, job, here):
         self.models += 1
         if self.models > 1:
             raise Cancelled()
+        return here()
 
 
 def test_compare_stops_between_models_when_its_client_leaves(lab, monkeypatch):
@@ -109,7 +173,7 @@ def test_a_disconnected_request_stops_waiting_and_runs_no_model(lab, monkeypatch
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
     try:
         session = "disconnecting-client"
-        with LANES.admit(LONG_WORDS + 1):  # a long request is running
+        with LANES.admit(long=True):  # a long request is running
             with httpx.Client(base_url=url, timeout=60) as http:
                 joined = http.post("gradio_api/queue/join", json={
                     "data": [" ".join(["good"] * (LONG_WORDS + 5)), "sst5", "auto"],

@@ -10,7 +10,8 @@ or a soak: many mixed requests with the server's resident memory sampled over ti
 It starts `app.py` as a separate process on 127.0.0.1 (LAB_CHECKPOINTS=DIR, a free port), then:
 1. warm-up: every (task, model) once through /predict, every task through /compare, then `--warmup`
    requests per client with all clients at once (the server's worker threads and allocator arenas fill
-   up); the server's resident memory (VmRSS of /proc/<pid>/status) is read after it;
+   up); the server's resident memory (VmRSS of /proc/<pid>/status, with its model worker process) is
+   read after it;
 2. the run: `--clients` threads, each with its own gradio_client.Client, start together (a barrier) and
    send `--requests` requests each, one after the other: /predict with a random model, or (with
    probability `--compare-share`) /compare, on English and Chinese sentences. A request that raises, times
@@ -123,23 +124,46 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def process_tree(pid: int) -> list[int]:
+    """`pid` and every process below it (the app's model worker, demo/runner.py)."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # ended while we looked
+    tree = [pid]
+    for member in tree:
+        tree += [child for child, parent in parents.items() if parent == member]
+    return tree
+
+
 def rss_mb(pid: int) -> float | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
+    """Resident memory of the app: the process `pid` and its children (VmRSS of /proc/<pid>/status)."""
+    total = None
+    for member in process_tree(pid):
+        try:
+            for line in Path(f"/proc/{member}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total = (total or 0.0) + int(line.split()[1]) / 1024
+        except OSError:
+            pass
+    return total
 
 
 def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of a process so far (/proc/<pid>/stat fields 14 and 15)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
+    """User + system CPU time of the app so far: the process `pid` and its live children (/proc/<pid>/stat
+    fields 14 and 15), and the children it has reaped (fields 16 and 17: a replaced model worker)."""
+    total = None
+    for member in process_tree(pid):
+        try:
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if member == pid else 0)
+            total = (total or 0.0) + ticks / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            if member == pid:
+                return None
+    return total
 
 
 def app_client(url: str, ssl_context: ssl.SSLContext | None = None):
