@@ -10,6 +10,7 @@ the node menu, and the button opens it in the Lab tab, as the Probes tab opens a
 Callbacks first (they only call core.treebank and core.dataset_view), then the layout, then the wiring.
 """
 
+import functools
 import html
 from dataclasses import dataclass
 
@@ -148,7 +149,7 @@ class TreebankView:
 
 
 def build(lab: Lab, tab: gr.Tab) -> TreebankView:
-    treebank, problem = load_treebank()
+    trees = functools.cache(load_treebank)  # parsed on the tab's first use (about a second), not at start-up
     sst_tasks = [t for t in lab.tasks() if t in SST_TASKS]
     data_tasks = [t for t in lab.tasks() if t in TASKS]  # what make evaluate-all evaluates (not a user's own task)
     gr.Markdown(L("treebank_md"))
@@ -200,12 +201,14 @@ def build(lab: Lab, tab: gr.Tab) -> TreebankView:
 
     def on_search(split_value, words_value, label_value, phenomenon_value, low, high, request: gr.Request):
         ui = request_lang(request)
+        treebank, problem = trees()
         if treebank is None:
             _fail(problem, ui)
         return search_choices(treebank, split_value, words_value, label_value, phenomenon_value, low, high, ui)
 
     def on_random(split_value, words_value, label_value, phenomenon_value, low, high, request: gr.Request):
         ui = request_lang(request)
+        treebank, problem = trees()
         try:
             if treebank is None:
                 raise problem
@@ -216,6 +219,7 @@ def build(lab: Lab, tab: gr.Tab) -> TreebankView:
         return gr.update(choices=[hit_choice(hit)], value=hit.index), ""
 
     def on_sentence(split_value, index, task_value, request: gr.Request):
+        treebank, _ = trees()
         if index is None or treebank is None or not task_value:
             return gr.update(), gr.update(), gr.update(), gr.update(), gr.update()
         return tree_outputs(lab, treebank, split_value, index, task_value, request_lang(request))
@@ -231,6 +235,7 @@ def build(lab: Lab, tab: gr.Tab) -> TreebankView:
                     task_value, model_value, request: gr.Request):
         """First visit: the picker (its first sentence's tree follows) and the dataset view; later visits keep them."""
         ui = request_lang(request)
+        treebank, problem = trees()
         keep = (gr.update(),)
         warning = f"⚠️ {md(msg('tb_no_trees', ui, error=treebank_notice_text(problem.notice, ui)))}" if problem else ""
         picker = (search_choices(treebank, split_value, words_value, label_value, phenomenon_value, low, high, ui)
@@ -257,6 +262,7 @@ def build(lab: Lab, tab: gr.Tab) -> TreebankView:
 
     def treebank_api(index: int = 0, split: str = "test", task: str = "sst5") -> dict:
         """The gold tree of one SST sentence with every model's prediction on every node's phrase."""
+        treebank, problem = trees()
         if treebank is None:
             raise gr.Error(html.escape(str(problem), quote=False), print_exception=False)
         try:
