@@ -33,7 +33,7 @@ from core.checkpoint import Checkpoint, load_checkpoint
 from core.hub import load_all
 from core.models import PAPER_MODELS
 from core.text import MAX_CHARS, Token, detect_language, tokenize
-from core.views import Pyramid, WordCurve, plain, sentiment_scores, view_to_dict
+from core.views import Pyramid, Text, WordCurve, plain, sentiment_scores, view_to_dict
 
 log = logging.getLogger(__name__)
 MAX_WORDS = 150  # longer input is cut (with a notice): the work budget of one request (see below)
@@ -72,11 +72,6 @@ NOTICE_TEXT = {
 }
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
 LANGUAGE_PARAMS = ("text_lang", "task_lang")  # parameters that hold a language code, worded as its name
-CURVE_TITLES = {  # WordCurve.kind -> what the curve is
-    "native": "the model's own per-word output",
-    "probe": "the model's classifier applied to each word alone (a probe: the model never does this)",
-    "prefix": "prediction on each prefix",
-}
 
 
 @dataclass
@@ -294,16 +289,16 @@ class Lab:
 
     def predict(self, text: str, model: str, task: str | None = None, lang: str | None = None,
                 max_words: int = MAX_WORDS, methods: str | list[str] | None = None,
-                gate: Gate | None = None) -> Prediction:
-        """One model on one text, explained by the attribution `methods` (see check_methods). Bad input
-        raises InputError."""
+                gate: Gate | None = None, view_options: dict | None = None) -> Prediction:
+        """One model on one text, explained by the attribution `methods` (see check_methods). `view_options`
+        go to the model's `views` (the DCNN's `top_map`). Bad input raises InputError."""
         methods = check_methods(methods)
         checked = self.check_text(text, task, lang, max_words)
         self._check_model(checked.task, model)
         with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext():
             if gate:
                 gate.before_model()
-            return self._explain(checked, model, methods)
+            return self._explain(checked, model, methods, view_options)
 
     def compare(self, text: str, task: str | None = None, lang: str | None = None, models: list[str] | None = None,
                 executor: Executor | None = None, max_words: int = MAX_WORDS,
@@ -340,7 +335,8 @@ class Lab:
             return ModelFailure(model, f"{type(err).__name__}: {err}")
 
     @torch.inference_mode()
-    def _explain(self, checked: CheckedText, model: str, methods: tuple[str, ...] = DEFAULT_METHODS) -> Prediction:
+    def _explain(self, checked: CheckedText, model: str, methods: tuple[str, ...] = DEFAULT_METHODS,
+                 view_options: dict | None = None) -> Prediction:
         ckpt = self.checkpoints[(checked.task, model)]
         notices = list(checked.notices)
         words = [t.text for t in checked.tokens]
@@ -372,7 +368,7 @@ class Lab:
             curve_probs, kind = net.word_curve(output, 0), net.word_curve_kind
         rows = curve_probs.tolist()
         scores, score_label, score_range = sentiment_scores(rows, labels)
-        curve = WordCurve(kind, words, scores, rows, score_label, score_range, CURVE_TITLES[kind])
+        curve = WordCurve(kind, words, scores, rows, score_label, score_range, Text(f"curve_{kind}"))
         if occlude:  # how much each word supports the predicted class
             occlusion = (probs[label_id] - all_probs[1 + len(prefixes):, label_id]).tolist()
         else:
@@ -381,7 +377,7 @@ class Lab:
         attributions = {"occlusion": Attribution("occlusion", occlusion)} if "occlusion" in methods and occlusion else {}
         if len(ids) <= OCCLUSION_MAX_WORDS:
             attributions |= gradient_attributions(net, ids, label_id, [m for m in methods if m in GRADIENT_METHODS])
-        views = net.views(output, 0, words, labels)
+        views = net.views(output, 0, words, labels, **(view_options or {}))
         notices += [Notice("pyramid_reduced", {"max_words": v.detail_words}) for v in views
                     if isinstance(v, Pyramid) and v.detail_words]
         text = checked.text
