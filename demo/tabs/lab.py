@@ -254,9 +254,9 @@ def redraw_top_map(lab: Lab, known: dict, text: str, task: str, model: str, top_
     text, the others not at all. Bad input (a map or text the page never offers) gets a line, not a figure."""
     try:
         p = lab.predict(text, model, task, methods=["occlusion"], view_options={"top_map": int(top_map)})
-    except InputError as err:
+    except InputError as err:  # before ValueError, which it is
         return f'<p class="view-note">⚠️ {esc(notice_text(err.notice, ui))}</p>'
-    except (ValueError, TypeError):  # no such map, or a model without maps
+    except (ValueError, TypeError):  # not a number, no such map (DCNN.views), or a model without maps
         return f'<p class="view-note">⚠️ {esc(msg("graph_map_error", ui, map=top_map))}</p>'
     index, view = next((i, v) for i, v in enumerate(p.views) if isinstance(v, KMaxGraph) and v.top_map is not None)
     return top_map_view(p, index, view, known.get((p.task, p.model)), ui)
