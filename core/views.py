@@ -172,8 +172,8 @@ def plain(value):
     prediction several times faster. Lists are homogeneous here, so the first item decides."""
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, dict):  # a Text key as a plain str: orjson (Gradio's API) takes no str subclass as a key
+        return {str(k) if isinstance(k, Text) else k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)) and value and (isinstance(value[0], (list, tuple, dict)) or is_dataclass(value[0])):
         return [plain(v) for v in value]
     return value

@@ -7,6 +7,7 @@ import json
 import pickle
 import string
 
+import orjson
 import pytest
 
 from core.models import PAPER_MODELS
@@ -59,4 +60,4 @@ def test_every_string_a_model_view_shows_is_a_code(lab, task):
             chinese = word_view(view, "zh")
             assert all(isinstance(getattr(chinese, f), str) and not isinstance(getattr(chinese, f), Text)
                        for f in FIELDS if getattr(view, f, ""))
-        json.dumps(prediction.to_dict())
+        orjson.dumps(prediction.to_dict())  # as Gradio's API sends it (orjson takes no str subclass as a dict key)
