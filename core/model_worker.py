@@ -11,41 +11,62 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import fields, is_dataclass
 from typing import TextIO
 
-from core.predict import Lab, ModelFailure, ModelJob, Prediction
-from core.views import from_plain, plain, view_from_dict, view_to_dict
+from core.attribution import Attribution
+from core.predict import CheckedText, Lab, ModelFailure, ModelJob, Notice, Prediction, TokenInfo
+from core.text import Token
+from core.views import Heatmap, KMaxGraph, LineCurves, Pyramid, Table, Text, Trajectory, WordCurve
+
+# What may cross the pipe: these dataclasses (rebuilt by name), tuples, view Texts (their code and
+# params, not their English), and JSON's own values. Nothing else is ever constructed from the input.
+WIRE_TYPES = {cls.__name__: cls for cls in (ModelJob, CheckedText, Token, Notice, Prediction, ModelFailure, TokenInfo,
+                                            Attribution, WordCurve, LineCurves, Trajectory, Heatmap, KMaxGraph,
+                                            Pyramid, Table)}
+TEXT_KEY = "\0text:"  # a dict key that is a Text (JSON keys are strings)
 
 
-def encode_job(job: ModelJob) -> str:
-    return json.dumps(plain(job), ensure_ascii=False)
+def to_wire(value):
+    """`value` as JSON-ready data that from_wire turns back into the same objects."""
+    if isinstance(value, Text):
+        return {"$text": value.code, "params": to_wire(value.params)}
+    if is_dataclass(value) and not isinstance(value, type):
+        return {"$type": type(value).__name__, **{f.name: to_wire(getattr(value, f.name)) for f in fields(value)}}
+    if isinstance(value, dict):
+        return {TEXT_KEY + json.dumps(to_wire(k)) if isinstance(k, Text) else k: to_wire(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return {"$tuple": [to_wire(v) for v in value]}
+    if isinstance(value, list) and not (value and isinstance(value[0], (int, float))):  # numbers go as they are
+        return [to_wire(v) for v in value]
+    return value
 
 
-def decode_job(line: str) -> ModelJob:
-    return from_plain(ModelJob, json.loads(line))
+def _rebuilt(data: dict):
+    """json.loads' object_hook: a dict of to_wire's back into what it stood for (inner dicts come first)."""
+    if "$text" in data:
+        return Text(data["$text"], **data["params"])
+    if "$tuple" in data:
+        return tuple(data["$tuple"])
+    items = {json.loads(k[len(TEXT_KEY):], object_hook=_rebuilt) if k.startswith(TEXT_KEY) else k: v
+             for k, v in data.items() if k != "$type"}
+    return WIRE_TYPES[data["$type"]](**items) if "$type" in data else items
 
 
-def encode_outcome(outcome: Prediction | ModelFailure) -> str:
-    if isinstance(outcome, ModelFailure):
-        return json.dumps({"failure": plain(outcome)}, ensure_ascii=False)
-    return json.dumps({"prediction": {**plain(outcome), "views": [view_to_dict(v) for v in outcome.views]}},
-                      ensure_ascii=False)
+def encode(value) -> str:
+    """One line of the pipe protocol (no newline inside: JSON escapes it)."""
+    return json.dumps(to_wire(value), ensure_ascii=False)
 
 
-def decode_outcome(line: str) -> Prediction | ModelFailure:
-    data = json.loads(line)
-    if "failure" in data:
-        return from_plain(ModelFailure, data["failure"])
-    prediction = from_plain(Prediction, data["prediction"])
-    prediction.views = [view_from_dict(v) for v in prediction.views]
-    return prediction
+def decode(line: str):
+    return json.loads(line, object_hook=_rebuilt)
 
 
 def serve(jobs: TextIO, answers: TextIO) -> int:
     """Answer every job read from `jobs`, in order; returns how many at the end of the input."""
     lab, done = Lab({}), 0
     for line in jobs:
-        answers.write(encode_outcome(decode_job(line).run_in(lab)) + "\n")
+        answers.write(encode(decode(line).run_in(lab)) + "\n")
         answers.flush()
         done += 1
     return done

@@ -34,7 +34,7 @@ from core.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from core.hub import load_all
 from core.models import PAPER_MODELS
 from core.text import MAX_CHARS, Token, detect_language, tokenize
-from core.views import Pyramid, WordCurve, plain, sentiment_scores, view_to_dict
+from core.views import Pyramid, Text, WordCurve, plain, sentiment_scores, view_to_dict
 
 log = logging.getLogger(__name__)
 MAX_WORDS = 150  # longer input is cut (with a notice): the work budget of one request (see below)
@@ -73,11 +73,6 @@ NOTICE_TEXT = {
 }
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
 LANGUAGE_PARAMS = ("text_lang", "task_lang")  # parameters that hold a language code, worded as its name
-CURVE_TITLES = {  # WordCurve.kind -> what the curve is
-    "native": "the model's own per-word output",
-    "probe": "the model's classifier applied to each word alone (a probe: the model never does this)",
-    "prefix": "prediction on each prefix",
-}
 
 
 @dataclass
@@ -197,6 +192,7 @@ class ModelJob:
     checked: CheckedText
     model: str
     methods: tuple[str, ...]
+    view_options: dict | None = None  # the model's own view choices (Lab.predict)
 
     def run_in(self, lab: "Lab") -> "Prediction | ModelFailure":
         """Run in `lab` (the worker's own), loading the checkpoint first unless `lab` serves this directory."""
@@ -206,7 +202,7 @@ class ModelJob:
                 lab.add_checkpoint(self.directory, self.source)
             except (CheckpointError, OSError) as err:
                 return ModelFailure(self.model, f"{type(err).__name__}: {err}")
-        return lab._attempt(self.checked, self.model, self.methods)
+        return lab._attempt(self.checked, self.model, self.methods, self.view_options)
 
 
 def _auto(value: str | None) -> str | None:
@@ -318,16 +314,17 @@ class Lab:
 
     def predict(self, text: str, model: str, task: str | None = None, lang: str | None = None,
                 max_words: int = MAX_WORDS, methods: str | list[str] | None = None,
-                gate: Gate | None = None) -> Prediction:
-        """One model on one text, explained by the attribution `methods` (see check_methods). Bad input
-        raises InputError."""
+                gate: Gate | None = None, view_options: dict | None = None) -> Prediction:
+        """One model on one text, explained by the attribution `methods` (see check_methods). `view_options`
+        go to the model's `views` (the DCNN's `top_map`). Bad input raises InputError."""
         methods = check_methods(methods)
         checked = self.check_text(text, task, lang, max_words)
         self._check_model(checked.task, model)
         with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext():
+            here = lambda: self._explain(checked, model, methods, view_options)  # noqa: E731
             if gate is None:
-                return self._explain(checked, model, methods)
-            outcome = gate.run(self._job(checked, model, methods), lambda: self._explain(checked, model, methods))
+                return here()
+            outcome = gate.run(self._job(checked, model, methods, view_options), here)
         if isinstance(outcome, ModelFailure):  # run in another process, which reports instead of raising
             raise RuntimeError(f"{model}: {outcome.error}")
         return outcome
@@ -359,19 +356,21 @@ class Lab:
             raise RuntimeError("; ".join(f"{f.model}: {f.error}" for f in failures))
         return Comparison(predictions, failures)
 
-    def _job(self, checked: CheckedText, model: str, methods: tuple[str, ...]) -> ModelJob:
+    def _job(self, checked: CheckedText, model: str, methods: tuple[str, ...], view_options: dict | None = None) -> ModelJob:
         key = (checked.task, model)
-        return ModelJob(str(self.checkpoints[key].path), self.sources.get(key, ""), checked, model, methods)
+        return ModelJob(str(self.checkpoints[key].path), self.sources.get(key, ""), checked, model, methods, view_options)
 
-    def _attempt(self, checked: CheckedText, model: str, methods: tuple[str, ...]) -> Prediction | ModelFailure:
+    def _attempt(self, checked: CheckedText, model: str, methods: tuple[str, ...],
+                 view_options: dict | None = None) -> Prediction | ModelFailure:
         try:
-            return self._explain(checked, model, methods)
+            return self._explain(checked, model, methods, view_options)
         except Exception as err:  # one broken model must not take the others down
             log.exception("model %s failed on %r", model, checked.text[:200])
             return ModelFailure(model, f"{type(err).__name__}: {err}")
 
     @torch.inference_mode()
-    def _explain(self, checked: CheckedText, model: str, methods: tuple[str, ...] = DEFAULT_METHODS) -> Prediction:
+    def _explain(self, checked: CheckedText, model: str, methods: tuple[str, ...] = DEFAULT_METHODS,
+                 view_options: dict | None = None) -> Prediction:
         ckpt = self.checkpoints[(checked.task, model)]
         notices = list(checked.notices)
         words = [t.text for t in checked.tokens]
@@ -403,7 +402,7 @@ class Lab:
             curve_probs, kind = net.word_curve(output, 0), net.word_curve_kind
         rows = curve_probs.tolist()
         scores, score_label, score_range = sentiment_scores(rows, labels)
-        curve = WordCurve(kind, words, scores, rows, score_label, score_range, CURVE_TITLES[kind])
+        curve = WordCurve(kind, words, scores, rows, score_label, score_range, Text(f"curve_{kind}"))
         if occlude:  # how much each word supports the predicted class
             occlusion = (probs[label_id] - all_probs[1 + len(prefixes):, label_id]).tolist()
         else:
@@ -412,7 +411,7 @@ class Lab:
         attributions = {"occlusion": Attribution("occlusion", occlusion)} if "occlusion" in methods and occlusion else {}
         if len(ids) <= OCCLUSION_MAX_WORDS:
             attributions |= gradient_attributions(net, ids, label_id, [m for m in methods if m in GRADIENT_METHODS])
-        views = net.views(output, 0, words, labels)
+        views = net.views(output, 0, words, labels, **(view_options or {}))
         notices += [Notice("pyramid_reduced", {"max_words": v.detail_words}) for v in views
                     if isinstance(v, Pyramid) and v.detail_words]
         text = checked.text

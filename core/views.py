@@ -1,10 +1,68 @@
 """Explanation views: small, typed, JSON-serialisable dataclasses that a model (or the predictor)
 fills and the front end draws. A view knows nothing about plotting; demo/plots.py maps each view
-type to a figure. A new kind of panel means one dataclass here and one plot function there."""
+type to a figure. A new kind of panel means one dataclass here and one plot function there.
 
-import types
-from dataclasses import dataclass, fields, is_dataclass
-from typing import Union, get_args, get_origin, get_type_hints
+Every string a view shows (title, axis names, legend, column heads) is a `Text`: a code of VIEW_TEXT and its
+parameters. It reads as its English wording (the JSON API, the CLI, the logs); the front end words the same
+code in the UI language (demo/i18n.py), never by parsing the English.
+"""
+
+from dataclasses import dataclass, field, fields, is_dataclass
+
+# The views' words, by code, in English; demo/i18n.py has the same codes in Chinese. {label} is a class name.
+VIEW_TEXT = {
+    # core.predict: what a per-word curve is (WordCurve.title); core.views.sentiment_scores: what its score is
+    "curve_native": "the model's own per-word output",
+    "curve_probe": "the model's classifier applied to each word alone (a probe: the model never does this)",
+    "curve_prefix": "prediction on each prefix",
+    "score_expected": "expected sentiment (-2..2)",
+    "score_probability": "P({label})",
+    "score_top": "top class probability",
+    "axis_word": "word",
+    "axis_layer": "layer",
+    # tensor_cnn
+    "tcnn_layers": "Local sentiment at each word, per layer (Lei et al. 2015, Fig. 5)",
+    "tcnn_layer": "layer {layer}",
+    "tcnn_all_layers": "all layers",
+    # mrnn
+    "mrnn_trajectory": "Hidden-state trajectory (mRNN, cf. paper Fig. 2)",
+    "mrnn_pca": ("PCA of this sentence's hidden states h_1..h_T (centred, torch.linalg.svd): PC1 {pc1:.0%}, "
+                 "PC2 {pc2:.0%} of their variance; signs chosen so the last word has x, y >= 0; "
+                 "colour = {score} after each word"),
+    "mrnn_ordinal": "Ordinal outputs after each word (§4.2, decoded at 0.5)",
+    "mrnn_ordinal_curve": "P(y > {k})",
+    "mrnn_sigmoid": "sigmoid output",
+    # dcnn
+    "dcnn_graph_all": "Induced feature graph (§4.2), all maps",
+    "dcnn_graph_map": "Induced feature graph (§4.2), top-layer map {map}",
+    "dcnn_detectors": "Strongest first-layer feature detectors in this sentence (width {width}, §5.5)",
+    "dcnn_map": "map", "dcnn_row": "row", "dcnn_activation": "activation", "dcnn_ngram": "n-gram",
+    # adasent
+    "adasent_pyramid": ("AdaSent pyramid: unit (t, j) covers words j..j+t-1; "
+                        "colour = the classifier g on the unit alone (a probe)"),
+    # agt
+    "agt_attention": "Layer attention over the words (min-max normalised per layer, Fig. 4)",
+    "agt_attention_value": "normalised attention d_{{l,n}}",
+    "agt_selected": "Words selected per layer (normalised attention > 0.95, §3.1) and composed phrases",
+    "agt_selected_words": "selected words", "agt_phrases": "phrases (runs of selected words)",
+    "agt_loose": "loose selection (> 0.5)",
+    "agt_gates": "Transform-gate activity per layer (Fig. 3)",
+    "agt_gate_mean": "mean T_l over units",
+    "agt_gate": "transform gate T_l",
+}
+
+
+class Text(str):
+    """A string of a view as data: `code` (a key of VIEW_TEXT) and its `params` (numbers, class names, other
+    Texts). As a str it is the English wording, so JSON, f-strings and comparisons read it as before."""
+
+    def __new__(cls, code: str, **params):
+        text = super().__new__(cls, VIEW_TEXT[code].format(**params))
+        text.code, text.params = code, params
+        return text
+
+    def __getnewargs_ex__(self):  # copy and pickle rebuild it from its code, not from its English
+        return (self.code,), self.params
 
 
 @dataclass
@@ -16,9 +74,9 @@ class WordCurve:
     words: list[str]
     scores: list[float]  # expected score sum_s s*p(s) in [-2, 2] (5-class), P(class 1) (2-class), else max prob
     probs: list[list[float]]  # (n_words, C)
-    score_label: str  # what `scores` is, e.g. "expected sentiment (-2..2)"
+    score_label: Text  # what `scores` is, e.g. "expected sentiment (-2..2)"
     score_range: tuple[float, float] = (0.0, 1.0)
-    title: str = ""
+    title: Text | str = ""
 
 
 @dataclass
@@ -26,11 +84,11 @@ class LineCurves:
     """Several named curves over x positions: words (the tensor CNN's per-layer sentiment) or
     layers (AGT's transform-gate activity per layer)."""
 
-    title: str
+    title: Text
     x_labels: list[str]
-    curves: dict[str, list[float]]
-    y_label: str
-    x_title: str = "word"
+    curves: dict[Text, list[float]]
+    y_label: Text
+    x_title: Text = field(default_factory=lambda: Text("axis_word"))
     y_range: tuple[float, float] | None = None
 
 
@@ -38,22 +96,22 @@ class LineCurves:
 class Trajectory:
     """A 2-D path through hidden states, one point per word (e.g. the mRNN's h_1..h_T)."""
 
-    title: str
+    title: Text
     words: list[str]
     points: list[tuple[float, float]]
     scores: list[float]  # colour of each point (the per-step score)
-    axis_note: str = ""
+    axis_note: Text | str = ""
 
 
 @dataclass
 class Heatmap:
     """A matrix over words (x) and rows (y), e.g. AGT attention (layers x words)."""
 
-    title: str
+    title: Text
     x_labels: list[str]
     y_labels: list[str]
     values: list[list[float]]  # (len(y_labels), len(x_labels))
-    value_label: str = ""
+    value_label: Text | str = ""
     value_range: tuple[float, float] | None = None
 
 
@@ -66,11 +124,15 @@ class KMaxGraph:
     l-1 inside its convolution window: how many (map, row) pairs use that edge, 0 for none. (A dense
     matrix per pair of levels: a third of the JSON nodes of an edge list for a typical sentence.)"""
 
-    title: str
+    title: Text
     words: list[str]
     levels: list[list[int]]  # level l: kept positions (for level 0, word indices)
     values: list[list[float]]  # level l: mean activation of each kept node over maps and rows
     links: list[list[list[int]]]  # links[l-1]: (len(levels[l]), len(levels[l-1])) edge weights
+    top_map: int | None = None  # the graph of this top-layer map only; None: of all maps
+    # with top_map: each top-layer map's contribution to the predicted class's logit (its output weights times
+    # its k-max values; they and the bias sum to the logit), which says why a map is worth a look
+    contributions: list[float] = field(default_factory=list)
 
     def edges(self) -> list[tuple[int, int, int, int]]:
         """(level, parent position, child position, weight) of every edge."""
@@ -84,13 +146,13 @@ class KMaxGraph:
 class Pyramid:
     """AdaSent's hierarchy: unit (t, j) covers words j..j+t-1."""
 
-    title: str
+    title: Text
     words: list[str]
     scores: list[list[float]]  # level t-1: one sentiment score per unit
     gates: list[list[tuple[float, float, float]]]  # level t-1: (left, right, compose) per unit; level 1 empty
     level_beliefs: list[float]  # gamma_t over levels 1..T
     level_probs: list[list[float]]  # p(class | level t), (T, C)
-    score_label: str = ""
+    score_label: Text | str = ""
     score_range: tuple[float, float] = (0.0, 1.0)
     # 0: every unit with its gates; else the sentence has more words than this and the pyramid (n²/2 units)
     # is sent at reduced resolution: gates left out (empty lists), scores rounded to 3 decimals
@@ -99,8 +161,8 @@ class Pyramid:
 
 @dataclass
 class Table:
-    title: str
-    columns: list[str]
+    title: Text
+    columns: list[Text]
     rows: list[list]
 
 
@@ -110,8 +172,8 @@ def plain(value):
     prediction several times faster. Lists are homogeneous here, so the first item decides."""
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, dict):  # a Text key as a plain str: orjson (Gradio's API) takes no str subclass as a key
+        return {str(k) if isinstance(k, Text) else k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)) and value and (isinstance(value[0], (list, tuple, dict)) or is_dataclass(value[0])):
         return [plain(v) for v in value]
     return value
@@ -121,42 +183,14 @@ def view_to_dict(view) -> dict:
     return {"type": type(view).__name__, **plain(view)}
 
 
-VIEW_TYPES = {cls.__name__: cls for cls in (WordCurve, LineCurves, Trajectory, Heatmap, KMaxGraph, Pyramid, Table)}
-
-
-def view_from_dict(data: dict):
-    """The inverse of view_to_dict."""
-    return from_plain(VIEW_TYPES[data["type"]], data)
-
-
-def from_plain(kind, value):
-    """The inverse of `plain` for a value of type `kind` (a dataclass, list[...], tuple[...], dict[..., ...],
-    an optional, or a plain type): JSON data back into the dataclasses and tuples it came from."""
-    if value is None:
-        return None
-    if is_dataclass(kind):
-        hints = get_type_hints(kind)
-        return kind(**{f.name: from_plain(hints[f.name], value[f.name]) for f in fields(kind) if f.name in value})
-    origin, args = get_origin(kind), get_args(kind)
-    if origin in (Union, types.UnionType):
-        return from_plain(next(a for a in args if a is not type(None)), value)
-    if origin is tuple and args and args[-1] is not Ellipsis:
-        return tuple(from_plain(a, v) for a, v in zip(args, value))
-    if origin in (list, tuple):
-        return origin(from_plain(args[0], v) for v in value)
-    if origin is dict:
-        return {k: from_plain(args[1], v) for k, v in value.items()}
-    return value
-
-
 def sentiment_scores(probs: list[list[float]], class_names: list[str] | None = None
-                     ) -> tuple[list[float], str, tuple[float, float]]:
+                     ) -> tuple[list[float], Text, tuple[float, float]]:
     """One number per row of class probabilities, the same way for every model: the expected
     score sum_s (s-2) p(s) in [-2, 2] for 5 classes (Lei et al. 2015 Fig. 5), P(class 1) for
     2 classes (named by the task's own class, e.g. P(objective) on SUBJ), else the top probability."""
     num_classes = len(probs[0]) if probs else 0
     if num_classes == 5:
-        return [sum((s - 2) * p for s, p in enumerate(row)) for row in probs], "expected sentiment (-2..2)", (-2.0, 2.0)
+        return [sum((s - 2) * p for s, p in enumerate(row)) for row in probs], Text("score_expected"), (-2.0, 2.0)
     if num_classes == 2:
-        return [row[1] for row in probs], f"P({class_names[1] if class_names else 'class 1'})", (0.0, 1.0)
-    return [max(row) for row in probs], "top class probability", (0.0, 1.0)
+        return [row[1] for row in probs], Text("score_probability", label=class_names[1] if class_names else "class 1"), (0.0, 1.0)
+    return [max(row) for row in probs], Text("score_top"), (0.0, 1.0)

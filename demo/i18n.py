@@ -8,7 +8,6 @@ wording, Chinese from NOTICES_ZH.
 """
 
 import dataclasses
-import re
 
 import gradio as gr
 
@@ -17,6 +16,7 @@ from core.predict import Notice
 from core.probes import PROBE_NOTICE_TEXT
 from core.data.sst import FINE_LABELS
 from core.treebank import TREEBANK_NOTICE_TEXT
+from core.views import Text
 from demo.examples import EXAMPLES
 
 EN = {
@@ -606,8 +606,14 @@ MESSAGES["en"].update({
     "plot_score": "score", "graph_words": "words", "graph_layer": "layer {layer} (k-max)",
     "graph_position": "position {position}", "graph_value": "mean activation",
     "graph_edges": "show all {total} edges (now the {per_node} strongest per node: {shown})",
-    "graph_map_note": ("Top-layer map {map} is shown because, of all the top layer's maps, it adds most to the logit of "
-                       "the predicted class '{label}' (its output weights times its k-max values)."),
+    "graph_map_note": ("Top-layer map {map} is shown because, of the top layer's {n} maps, it adds most to the logit of "
+                       "the predicted class '{label}': {value:+.3f} (its output weights times its k-max values). "
+                       "Pick another map above."),
+    "graph_map_chosen": ("Top-layer map {map}, as picked: it adds {value:+.3f} to the logit of the predicted class "
+                         "'{label}' (its output weights times its k-max values); map {best} adds most ({best_value:+.3f})."),
+    "graph_map_choice": "Top-layer map shown, with what it adds to the logit of '{label}'",
+    "graph_map_option": "map {map}: {value:+.3f}", "graph_map_best": " (adds most)",
+    "graph_map_error": "There is no top-layer map {map} to draw.",
     "pyramid_level": "level {level}", "pyramid_axis": "level t (span length)", "pyramid_beliefs": "level belief γ_t",
     "pyramid_gates": "; gates left {left:.2f}, right {right:.2f}, compose {compose:.2f}",
 })
@@ -618,60 +624,51 @@ MESSAGES["zh"].update({
     "plot_score": "分数", "graph_words": "词", "graph_layer": "第 {layer} 层（k-max）",
     "graph_position": "位置 {position}", "graph_value": "平均激活值",
     "graph_edges": "显示全部 {total} 条边（现在每个节点最强的 {per_node} 条：{shown} 条）",
-    "graph_map_note": "显示顶层特征映射 {map}，因为在顶层所有特征映射中，它对预测类别“{label}”的 logit 贡献最大（输出权重乘以它的 k-max 值）。",
+    "graph_map_note": ("显示顶层特征映射 {map}，因为在顶层 {n} 个特征映射中，它对预测类别“{label}”的 logit 贡献最大：{value:+.3f}"
+                       "（输出权重乘以它的 k-max 值）。可在上方选择其他特征映射。"),
+    "graph_map_chosen": ("顶层特征映射 {map}（所选）：它对预测类别“{label}”的 logit 贡献 {value:+.3f}（输出权重乘以它的 k-max 值）；"
+                         "贡献最大的是特征映射 {best}（{best_value:+.3f}）。"),
+    "graph_map_choice": "显示的顶层特征映射，及其对“{label}”logit 的贡献",
+    "graph_map_option": "特征映射 {map}：{value:+.3f}", "graph_map_best": "（贡献最大）",
+    "graph_map_error": "没有可绘制的顶层特征映射 {map}。",
     "pyramid_level": "第 {level} 层", "pyramid_axis": "层 t（跨度长度）", "pyramid_beliefs": "层置信度 γ_t",
     "pyramid_gates": "；门控：左 {left:.2f}，右 {right:.2f}，组合 {compose:.2f}",
 })
 
-# The models' views carry English titles and axis names (core/models/*.py); the Chinese UI words them here:
-# exact strings first, then patterns with their numbers. A string missing here stays English, which the e2e
-# test over the Chinese page catches.
+# The models' views send their words as core.views.Text: a code and its parameters. English is core's own
+# wording (core.views.VIEW_TEXT); here are the same codes in Chinese. A code missing here is a KeyError in the
+# tests over every view of every model, never English on the Chinese page.
 VIEW_TEXT_ZH = {
-    "Local sentiment at each word, per layer (Lei et al. 2015, Fig. 5)": "每个词处的局部情感，逐层（Lei 等 2015，图 5）",
-    "Hidden-state trajectory (mRNN, cf. paper Fig. 2)": "隐藏状态轨迹（mRNN，参见论文图 2）",
-    "Ordinal outputs after each word (§4.2, decoded at 0.5)": "每个词之后的序数输出（§4.2，以 0.5 为界解码）",
-    "Layer attention over the words (min-max normalised per layer, Fig. 4)": "各层对词的注意力（每层最小-最大归一化，图 4）",
-    "Words selected per layer (normalised attention > 0.95, §3.1) and composed phrases":
-        "每层选中的词（归一化注意力 > 0.95，§3.1）及组成的短语",
-    "Transform-gate activity per layer (Fig. 3)": "每层变换门的活动（图 3）",
-    "AdaSent pyramid: unit (t, j) covers words j..j+t-1; colour = the classifier g on the unit alone (a probe)":
-        "AdaSent 金字塔：单元 (t, j) 覆盖第 j..j+t-1 个词；颜色 = 分类器 g 单独作用于该单元（探针）",
-    "Induced feature graph (§4.2), all maps": "诱导特征图（§4.2），全部特征映射",
-    "the model's own per-word output": "模型自己在每个词上的输出",
-    "the model's classifier applied to each word alone (a probe: the model never does this)":
-        "模型的分类器单独作用于每个词（探针：模型自身从不这样用它）",
-    "prediction on each prefix": "对每个前缀的预测",
-    "expected sentiment (-2..2)": "期望情感（-2..2）", "top class probability": "最高类别概率",
-    "all layers": "全部层", "mean T_l over units": "各单元 T_l 的均值", "sigmoid output": "sigmoid 输出",
-    "transform gate T_l": "变换门 T_l", "normalised attention d_{l,n}": "归一化注意力 d_{l,n}",
-    "layer": "层", "word": "词", "selected words": "选中的词", "phrases (runs of selected words)": "短语（连续选中的词）",
-    "loose selection (> 0.5)": "宽松选择（> 0.5）", "map": "特征映射", "row": "行", "activation": "激活值",
-    "n-gram": "n 元组",
+    "curve_native": "模型自己在每个词上的输出",
+    "curve_probe": "模型的分类器单独作用于每个词（探针：模型自身从不这样用它）",
+    "curve_prefix": "对每个前缀的预测",
+    "score_expected": "期望情感（-2..2）", "score_probability": "P({label})", "score_top": "最高类别概率",
+    "axis_word": "词", "axis_layer": "层",
+    "tcnn_layers": "每个词处的局部情感，逐层（Lei 等 2015，图 5）", "tcnn_layer": "第 {layer} 层", "tcnn_all_layers": "全部层",
+    "mrnn_trajectory": "隐藏状态轨迹（mRNN，参见论文图 2）",
+    "mrnn_pca": ("本句隐藏状态 h_1..h_T 的主成分分析（已中心化）：PC1 占方差的 {pc1:.0%}，PC2 占 {pc2:.0%}；"
+                 "符号取使最后一个词的 x、y >= 0；颜色 = 每个词之后的{score}"),
+    "mrnn_ordinal": "每个词之后的序数输出（§4.2，以 0.5 为界解码）", "mrnn_ordinal_curve": "P(y > {k})",
+    "mrnn_sigmoid": "sigmoid 输出",
+    "dcnn_graph_all": "诱导特征图（§4.2），全部特征映射", "dcnn_graph_map": "诱导特征图（§4.2），顶层特征映射 {map}",
+    "dcnn_detectors": "本句中最强的第一层特征检测器（窗口宽度 {width}，§5.5）",
+    "dcnn_map": "特征映射", "dcnn_row": "行", "dcnn_activation": "激活值", "dcnn_ngram": "n 元组",
+    "adasent_pyramid": "AdaSent 金字塔：单元 (t, j) 覆盖第 j..j+t-1 个词；颜色 = 分类器 g 单独作用于该单元（探针）",
+    "agt_attention": "各层对词的注意力（每层最小-最大归一化，图 4）", "agt_attention_value": "归一化注意力 d_{{l,n}}",
+    "agt_selected": "每层选中的词（归一化注意力 > 0.95，§3.1）及组成的短语",
+    "agt_selected_words": "选中的词", "agt_phrases": "短语（连续选中的词）", "agt_loose": "宽松选择（> 0.5）",
+    "agt_gates": "每层变换门的活动（图 3）", "agt_gate_mean": "各单元 T_l 的均值", "agt_gate": "变换门 T_l",
 }
-VIEW_PATTERNS_ZH = [
-    (re.compile(r"Induced feature graph \(§4\.2\), top-layer map (\d+)"), lambda m: f"诱导特征图（§4.2），顶层特征映射 {m[1]}"),
-    (re.compile(r"Strongest first-layer feature detectors in this sentence \(width (\d+), §5\.5\)"),
-     lambda m: f"本句中最强的第一层特征检测器（窗口宽度 {m[1]}，§5.5）"),
-    (re.compile(r"layer (\d+)"), lambda m: f"第 {m[1]} 层"),
-    (re.compile(r"P\((.+)\)"), lambda m: f"P({label_name(m[1], 'zh')})"),
-    (re.compile(r"PCA of this sentence's hidden states h_1\.\.h_T \(centred, torch\.linalg\.svd\): PC1 (\S+), "
-                r"PC2 (\S+) of their variance; signs chosen so the last word has x, y >= 0; colour = (.+) after each word"),
-     lambda m: (f"本句隐藏状态 h_1..h_T 的主成分分析（已中心化）：PC1 占方差的 {m[1]}，PC2 占 {m[2]}；"
-                f"符号取使最后一个词的 x、y >= 0；颜色 = 每个词之后的{view_text(m[3], 'zh')}")),
-]
-MAP_TITLE = re.compile(r"top-layer map (\d+)$")  # the DCNN's one-map feature graph (core/models/dcnn.py)
 
 
-def view_text(value: str, lang: str) -> str:
-    """One string of a model's view in the UI language."""
-    if lang != "zh" or not isinstance(value, str):
+def view_text(value, lang: str) -> str:
+    """One string of a view in the UI language: a Text worded from its code (its parameters too: a class
+    name as the UI's, a Text in turn); anything else (a word, a label like L1) as it is."""
+    if lang != "zh" or not isinstance(value, Text):
         return value
-    if value in VIEW_TEXT_ZH:
-        return VIEW_TEXT_ZH[value]
-    for pattern, word in VIEW_PATTERNS_ZH:
-        if match := pattern.fullmatch(value):
-            return word(match)
-    return value
+    params = {k: view_text(v, lang) if isinstance(v, Text) else label_name(v, lang) if k == "label" else v
+              for k, v in value.params.items()}
+    return VIEW_TEXT_ZH[value.code].format(**params)
 
 
 def word_view(view, lang: str):

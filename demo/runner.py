@@ -24,7 +24,7 @@ import gradio as gr
 from gradio.context import LocalContext
 
 from core.data import PROJECT_ROOT
-from core.model_worker import decode_outcome, encode_job
+from core.model_worker import decode, encode
 from core.predict import Cancelled, Lab, ModelFailure, ModelJob, Prediction
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ class ModelWorker:
         with self._lock:
             process = self._started()
             try:
-                process.stdin.write(encode_job(job) + "\n")
+                process.stdin.write(encode(job) + "\n")
                 process.stdin.flush()
                 while not select.select([process.stdout], [], [], POLL_S)[0]:
                     if not alive():
@@ -90,7 +90,7 @@ class ModelWorker:
                 self._stop(kill=True)
                 log.error("model worker ended during %s (exit %s): %s", job.model, process.poll(), err)
                 return ModelFailure(job.model, f"the model worker process ended (exit {process.poll()})")
-            outcome = decode_outcome(answer)
+            outcome = decode(answer)
             self._jobs += 1
             if self._jobs >= self.jobs_per_process:
                 self._stop()

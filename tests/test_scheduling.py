@@ -2,6 +2,7 @@
 one runs; a long request's models run in a worker process), and a request whose client has left stops its
 work: while it waits for its lane, between models once admitted, and in the worker in the middle of one."""
 
+import dataclasses
 import io
 import json
 import os
@@ -13,8 +14,9 @@ from contextlib import nullcontext
 import httpx
 import pytest
 
-from core.model_worker import decode_outcome, encode_job, serve
+from core.model_worker import decode, encode, serve
 from core.predict import Cancelled, ModelFailure, Prediction
+from core.views import Text
 from demo.runner import LANES, LONG_WORDS, MODEL_CONCURRENCY, POLL_S, Lanes, ModelWorker, RequestGate
 
 
@@ -51,7 +53,21 @@ def test_a_waiting_request_whose_client_left_gives_up():
 
 def _job(lab, text: str, model: str):
     checked = lab.check_text(text, "sst5")
-    return lab._job(checked, model, ("occlusion",))
+    return lab._job(checked, model, ("occlusion", "gradient_x_input"))
+
+
+def _texts(value, path="") -> list[tuple[str, str, dict]]:
+    """Every view Text inside `value` (keys included) as (where, code, params): equal strings are not enough,
+    the Chinese page words a Text by its code."""
+    if isinstance(value, Text):
+        return [(path, value.code, value.params)]
+    if dataclasses.is_dataclass(value):
+        return [t for f in dataclasses.fields(value) for t in _texts(getattr(value, f.name), f"{path}.{f.name}")]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in _texts(k, f"{path}[key]") + _texts(v, f"{path}[{k}]")]
+    if isinstance(value, (list, tuple)):
+        return [t for i, v in enumerate(value) for t in _texts(v, f"{path}[{i}]")]
+    return []
 
 
 def test_the_worker_answers_as_the_server_would(lab):
@@ -60,12 +76,13 @@ def test_the_worker_answers_as_the_server_would(lab):
     jobs = [_job(lab, "it is not a bad film", model) for model in lab.models("sst5")]
     here = [lab._attempt(job.checked, job.model, job.methods) for job in jobs]
     answers = io.StringIO()
-    assert serve(io.StringIO("".join(encode_job(job) + "\n" for job in jobs)), answers) == len(jobs)
+    assert serve(io.StringIO("".join(encode(job) + "\n" for job in jobs)), answers) == len(jobs)
     worker = ModelWorker(nice=0)
     try:
         for job, mine, line in zip(jobs, here, answers.getvalue().splitlines()):
-            for theirs in (decode_outcome(line), worker.run(job)):
-                assert isinstance(theirs, Prediction) and theirs == mine
+            assert _texts(mine)  # titles, axes, legends
+            for theirs in (decode(line), worker.run(job)):
+                assert isinstance(theirs, Prediction) and theirs == mine and _texts(theirs) == _texts(mine)
     finally:
         worker.close()
 

@@ -54,7 +54,7 @@ from torch import Tensor, nn
 
 from core.models.base import (DIM, NUM_CLASSES, VOCAB_SIZE, Dropout, ModelOutput, SentenceClassifier, check_config,
                               classification_loss)
-from core.views import Pyramid, sentiment_scores
+from core.views import Pyramid, Text, sentiment_scores
 
 
 # A pyramid has n(n+1)/2 units: in full (a score and three gates each) 4 MB of JSON at 300 words. Beyond
@@ -201,8 +201,7 @@ class AdaSent(SentenceClassifier):
             scores.append([round(s, 3) for s in level_scores] if reduced else level_scores)
             gates.append([] if t == 1 or reduced else [tuple(g) for g in output.gates[t - 2][index, : n - t + 1].tolist()])
         pyramid = Pyramid(
-            title=("AdaSent pyramid: unit (t, j) covers words j..j+t-1; "
-                   "colour = the classifier g on the unit alone (a probe)"),
+            title=Text("adasent_pyramid"),
             words=list(words),
             scores=scores,
             gates=gates,

@@ -50,7 +50,7 @@ from torch import Tensor, nn
 
 from core.models.base import (DIM, LAYERS, NUM_CLASSES, TRAINED_EMBEDDINGS, VOCAB_SIZE, check_config,
                               classification_loss, Dropout, length_mask, ModelOutput, SentenceClassifier)
-from core.views import Heatmap, LineCurves, Table
+from core.views import Heatmap, LineCurves, Table, Text
 
 SELECTED = 0.95  # §3.1: a word is "selected" when its normalised attention is > 0.95
 LOOSE = 0.5  # §3.1's looser "more than the median of the full attention", read as > 0.5 of it
@@ -182,24 +182,24 @@ class AGT(SentenceClassifier):
         gate_means = output.gates[index].double().mean(-1).tolist()  # (Lyr-1,) mean over units
         return [
             Heatmap(
-                title="Layer attention over the words (min-max normalised per layer, Fig. 4)",
+                title=Text("agt_attention"),
                 x_labels=list(words),
                 y_labels=names[: attention.shape[0]],
                 values=normalised.tolist(),
-                value_label="normalised attention d_{l,n}",
+                value_label=Text("agt_attention_value"),
                 value_range=(0.0, 1.0),
             ),
             Table(
-                title="Words selected per layer (normalised attention > 0.95, §3.1) and composed phrases",
-                columns=["layer", "selected words", "phrases (runs of selected words)", "loose selection (> 0.5)"],
+                title=Text("agt_selected"),
+                columns=[Text("axis_layer"), Text("agt_selected_words"), Text("agt_phrases"), Text("agt_loose")],
                 rows=rows,
             ),
             LineCurves(
-                title="Transform-gate activity per layer (Fig. 3)",
+                title=Text("agt_gates"),
                 x_labels=names[1:],
-                curves={"mean T_l over units": gate_means},
-                y_label="transform gate T_l",
-                x_title="layer",
+                curves={Text("agt_gate_mean"): gate_means},
+                y_label=Text("agt_gate"),
+                x_title=Text("axis_layer"),
                 y_range=(0.0, 1.0),
             ),
         ]

@@ -34,8 +34,8 @@ Deviations from the paper:
 - There is no native per-word curve (`word_curve` stays None): the predictor computes prefix predictions.
 - The induced feature graph (§4.2, `feature_graph`) gets weighted edges: an edge's weight counts the
   (row, map) pairs of the level above whose node at the parent position reaches the child position.
-  The paper draws the graph unweighted; the weights, and a second graph for the top-layer map that adds
-  most to the predicted class's logit, are ours.
+  The paper draws the graph unweighted; the weights, and a second graph for one top-layer map (by default
+  the one that adds most to the predicted class's logit, with every map's contribution beside it), are ours.
 - Word vectors that start random (every row when no pretrained vectors are used, else the rows they
   lack) are drawn from U(±0.25), Kim (2014)'s range, with the padding row at zero (`build_embedding`,
   core/models/base.py); the paper does not give this initialisation.
@@ -53,7 +53,7 @@ from torch import Tensor, nn
 
 from core.models.base import (DIM, NUM_CLASSES, VOCAB_SIZE, check_config, classification_loss, Dropout, length_mask,
                               ModelOutput, SentenceClassifier)
-from core.views import KMaxGraph, Table
+from core.views import KMaxGraph, Table, Text
 
 
 # bounds on a filter's width and a layer's feature maps (the paper: widths 5-10, 4-14 maps); a layer holds
@@ -226,16 +226,21 @@ class DCNN(SentenceClassifier):
         return groups
 
     # -- explanation ----------------------------------------------------------------------------
-    def views(self, output: DCNNOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
-        """The feature graph over all maps, and the one of the top-layer map that adds most to the
-        predicted class's logit."""
+    def views(self, output: DCNNOutput, index: int, words: list[str], class_names: list[str] | None = None,
+              top_map: int | None = None) -> list:
+        """The feature graph over all maps; the one of `top_map` (default: the top-layer map that adds most
+        to the predicted class's logit), with every map's contribution to that logit; the strongest detectors."""
         top = output.activations[-1][index]  # (r_L, n_L, k_top)
         predicted = int(output.logits[index].argmax())
         weight = self.out.weight.detach()[predicted].view_as(top)  # (r_L, n_L, k_top)
-        best_map = int((weight * top).sum((0, 2)).argmax())
-        return [self.feature_graph(output, index, words),
-                self.feature_graph(output, index, words, top_map=best_map),
-                self.strongest_detectors(output, index, words)]
+        contributions = (weight * top).sum((0, 2))  # (n_L,): with the bias, they sum to the logit
+        if top_map is None:
+            top_map = int(contributions.argmax())
+        elif not 0 <= top_map < len(contributions):
+            raise ValueError(f"top_map {top_map} is not a top-layer map (0..{len(contributions) - 1})")
+        chosen = self.feature_graph(output, index, words, top_map=top_map)
+        chosen.contributions = contributions.tolist()
+        return [self.feature_graph(output, index, words), chosen, self.strongest_detectors(output, index, words)]
 
     def strongest_detectors(self, output: DCNNOutput, index: int, words: list[str], top: int = 8) -> Table:
         """§5.5 / Fig. 4 for one sentence: the first-layer feature detectors (map, row) that respond most
@@ -250,8 +255,8 @@ class DCNN(SentenceClassifier):
             p = int(where[row, fmap])  # Eq. 1: column p covers words p-m+1..p
             ngram = " ".join(words[max(0, p - m + 1): min(s, p + 1)])
             rows.append([fmap, row, round(float(best[row, fmap]), 4), ngram])
-        return Table(title=f"Strongest first-layer feature detectors in this sentence (width {m}, §5.5)",
-                     columns=["map", "row", "activation", "n-gram"], rows=rows)
+        return Table(title=Text("dcnn_detectors", width=m),
+                     columns=[Text("dcnn_map"), Text("dcnn_row"), Text("dcnn_activation"), Text("dcnn_ngram")], rows=rows)
 
     def feature_graph(self, output: DCNNOutput, index: int, words: list[str], top_map: int | None = None) -> KMaxGraph:
         """§4.2 induced feature graph of sentence `index`, from the top kept nodes (of all maps, or of
@@ -294,8 +299,8 @@ class DCNN(SentenceClassifier):
         values[0] = activations[0][:, 0, : k[0]].mean(0).tolist()  # mean over the d rows
         # the nodes reached from level l are exactly level l-1's kept nodes
         links = [weights[level][levels[level]][:, levels[level - 1]].int().tolist() for level in range(1, num_layers + 1)]
-        title = "Induced feature graph (§4.2), " + ("all maps" if top_map is None else f"top-layer map {top_map}")
-        return KMaxGraph(title=title, words=list(words), levels=levels, values=values, links=links)
+        title = Text("dcnn_graph_all") if top_map is None else Text("dcnn_graph_map", map=top_map)
+        return KMaxGraph(title=title, words=list(words), levels=levels, values=values, links=links, top_map=top_map)
 
 
 def _mean_by_position(positions: Tensor, values: Tensor) -> tuple[list[int], list[float]]:

@@ -50,7 +50,7 @@ from torch.nn import functional as F
 
 from core.models.base import (DIM, NUM_CLASSES, TRAINED_EMBEDDINGS, VOCAB_SIZE, check_config, Dropout, length_mask,
                               ModelOutput, SentenceClassifier)
-from core.views import LineCurves, Trajectory, sentiment_scores
+from core.views import LineCurves, Text, Trajectory, sentiment_scores
 
 def _identity(z: Tensor) -> Tensor:
     return z
@@ -217,16 +217,14 @@ class MRNN(SentenceClassifier):
         points = points * torch.where(points[-1] < 0, -1.0, 1.0)  # (T, 2)
         variance = sigma.square()  # (r,)
         share = (variance[:2] / variance.sum().clamp_min(1e-300)).tolist() + [0.0, 0.0]
-        note = (f"PCA of this sentence's hidden states h_1..h_T (centred, torch.linalg.svd): PC1 {share[0]:.0%}, "
-                f"PC2 {share[1]:.0%} of their variance; signs chosen so the last word has x, y >= 0; "
-                f"colour = {score_label} after each word")
-        views = [Trajectory("Hidden-state trajectory (mRNN, cf. paper Fig. 2)", list(words),
+        note = Text("mrnn_pca", pc1=share[0], pc2=share[1], score=score_label)
+        views = [Trajectory(Text("mrnn_trajectory"), list(words),
                             [(float(a), float(b)) for a, b in points.tolist()], scores, note)]
 
         if output.cumulative is not None:
             # §4.2: the raw ordinal outputs after each word; decoding counts the leading ones >= 0.5
             cumulative = output.cumulative[index, :T].T.tolist()  # (C-1, T)
-            views.append(LineCurves("Ordinal outputs after each word (§4.2, decoded at 0.5)", list(words),
-                                    {f"P(y > {k})": row for k, row in enumerate(cumulative)},
-                                    "sigmoid output", y_range=(0.0, 1.0)))
+            views.append(LineCurves(Text("mrnn_ordinal"), list(words),
+                                    {Text("mrnn_ordinal_curve", k=k): row for k, row in enumerate(cumulative)},
+                                    Text("mrnn_sigmoid"), y_range=(0.0, 1.0)))
         return views

@@ -49,7 +49,7 @@ from torch import Tensor, nn
 from core.models.base import (DIM, LAYERS, NUM_CLASSES, TRAINED_EMBEDDINGS, VOCAB_SIZE, check_config,
                               classification_loss, dropout, length_mask, masked_mean, ModelOutput,
                               SentenceClassifier)
-from core.views import LineCurves, sentiment_scores
+from core.views import LineCurves, Text, sentiment_scores
 
 
 @dataclass
@@ -177,9 +177,10 @@ class TensorCNN(SentenceClassifier):
         """One local-sentiment curve per layer (its own block of W on its own states) plus the model's."""
         n = int(output.lengths[index])
         per_layer = output.layer_logits[index, :, :n].softmax(-1)  # (K, n, C)
-        probs = {f"layer {k + 1}": p for k, p in enumerate(per_layer)} | {"all layers": self.word_curve(output, index)}
+        probs = ({Text("tcnn_layer", layer=k + 1): p for k, p in enumerate(per_layer)}
+                 | {Text("tcnn_all_layers"): self.word_curve(output, index)})
         scored = {name: sentiment_scores(p.tolist(), class_names) for name, p in probs.items()}  # name -> (scores, label, range)
         _, label, score_range = scored["all layers"]
-        return [LineCurves(title="Local sentiment at each word, per layer (Lei et al. 2015, Fig. 5)",
+        return [LineCurves(title=Text("tcnn_layers"),
                            x_labels=list(words[:n]), curves={name: s[0] for name, s in scored.items()},
                            y_label=label, y_range=score_range)]

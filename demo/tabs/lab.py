@@ -4,7 +4,8 @@ minimal pair (demo/tabs/pairs.py) compares it with a second sentence.
 One click is one update: the summary, the notices and one HTML result (the figures as SVG, drawn on the
 server by demo/plots.py, and a panel per model). From the click until it arrives, the page says it is
 analysing and hides the previous result, so a stale panel is never shown as the answer. A link
-(?text=...&model=...&task=...&lang=...) fills the inputs and runs them.
+(?text=...&model=...&task=...&lang=...) fills the inputs and runs them. The DCNN panel's map choice redraws
+only its one-map feature graph (`draw_top_map`, a server function of the result: only that model runs again).
 
 Callbacks first (they only call core's Lab.compare), then the layout, then the wiring.
 """
@@ -17,11 +18,12 @@ from dataclasses import dataclass
 import gradio as gr
 
 from core.predict import ALL, AUTO, Cancelled, InputError, Lab, Prediction
+from core.views import KMaxGraph
 from demo.attribution_view import build as build_method_selector
 from demo.attribution_view import highlight_texts, requested, scores_table, word_scores
 from demo.examples import EXAMPLES
-from demo.i18n import (MAP_TITLE, TASK_NAMES, L, example_labels, label_name, model_name, msg, notice_text,
-                       request_lang, source_text, task_name, word_view)
+from demo.i18n import (TASK_NAMES, L, example_labels, label_name, model_name, msg, notice_text, request_lang,
+                       source_text, task_name, word_view)
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 from demo.svg import EXPORT_JS
@@ -51,6 +53,22 @@ LINK_JS = """(text, model, task, lang) => {
   navigator.clipboard?.writeText(link.href).catch(() => {});
   return link.href;
 }"""
+# the DCNN panel's map choice: the server draws the chosen map's graph; a reply to an earlier choice is dropped
+TOP_MAP_JS = """
+element.addEventListener('change', async (event) => {
+  const choice = event.target.closest('.top-map-choice select');
+  if (!choice) return;
+  const box = choice.closest('.top-map');
+  const view = box.querySelector('.top-map-view');
+  const wanted = choice.value;
+  view.style.opacity = 0.4;
+  const html = await server.draw_top_map(box.dataset.text, box.dataset.task, box.dataset.model, Number(wanted))
+    .catch(() => null);
+  if (choice.value !== wanted) return;
+  if (html !== null) view.innerHTML = html;
+  view.style.opacity = '';
+});
+"""
 
 
 def attribution_html(p: Prediction, ui: str, method: str = "occlusion") -> str:
@@ -93,6 +111,35 @@ def caption(p: Prediction, fact: Facts | None, ui: str) -> str:
                sha=(fact.sha256 if fact else "?")[:16], commit=fact.commit if fact else "?")
 
 
+def view_name(p: Prediction, index: int, view) -> str:
+    """The name an exported figure gets, e.g. dcnn-2-kmaxgraph."""
+    return f"{p.model}-{index + 1}-{type(view).__name__.lower()}"
+
+
+def top_map_view(p: Prediction, index: int, view: KMaxGraph, fact: Facts | None, ui: str) -> str:
+    """The feature graph of one top-layer map, and below it which map it is and why it is shown: what it adds
+    to the predicted class's logit, beside the map that adds most."""
+    best = max(range(len(view.contributions)), key=view.contributions.__getitem__)
+    label, value = label_name(p.label, ui), view.contributions[view.top_map]
+    note = (msg("graph_map_note", ui, map=best, n=len(view.contributions), label=label, value=value) if view.top_map == best
+            else msg("graph_map_chosen", ui, map=view.top_map, label=label, value=value, best=best,
+                     best_value=view.contributions[best]))
+    return (to_svg(word_view(view, ui), ui, caption(p, fact, ui), view_name(p, index, view))
+            + f'<p class="view-note">{esc(note)}</p>')
+
+
+def top_map_panel(p: Prediction, index: int, view: KMaxGraph, fact: Facts | None, ui: str) -> str:
+    """The one-map feature graph under a choice of every top-layer map, largest contribution first (TOP_MAP_JS)."""
+    order = sorted(range(len(view.contributions)), key=lambda m: -view.contributions[m])
+    options = "".join(f'<option value="{m}"{" selected" if m == view.top_map else ""}>'
+                      f'{esc(msg("graph_map_option", ui, map=m, value=view.contributions[m]))}'
+                      f'{esc(msg("graph_map_best", ui)) if m == order[0] else ""}</option>' for m in order)
+    choice = msg("graph_map_choice", ui, label=label_name(p.label, ui))
+    return (f'<div class="top-map" data-text="{attr(p.text)}" data-task="{attr(p.task)}" data-model="{attr(p.model)}">'
+            f'<label class="top-map-choice">{esc(choice)} <select>{options}</select></label>'
+            f'<div class="top-map-view">{top_map_view(p, index, view, fact, ui)}</div></div>')
+
+
 def model_panel(p: Prediction, fact: Facts | None, ui: str, method: str = "occlusion") -> str:
     """One model's panel: its label, confidence and checkpoint accuracy, the word-attribution highlight by
     `method` (with every computed method's scores), then every view it returned (worded in the UI language)."""
@@ -101,10 +148,10 @@ def model_panel(p: Prediction, fact: Facts | None, ui: str, method: str = "occlu
     body, cap = [attribution_html(p, ui, method)], caption(p, fact, ui)
     for i, view in enumerate(p.views):
         try:
-            worded = word_view(view, ui)
-            body.append(to_svg(worded, ui, cap, f"{p.model}-{i + 1}-{type(view).__name__.lower()}"))
-            if match := MAP_TITLE.search(getattr(view, "title", "")):
-                body.append(f'<p class="view-note">{esc(msg("graph_map_note", ui, map=match[1], label=label_name(p.label, ui)))}</p>')
+            if isinstance(view, KMaxGraph) and view.top_map is not None:
+                body.append(top_map_panel(p, i, view, fact, ui))
+            else:
+                body.append(to_svg(word_view(view, ui), ui, cap, view_name(p, i, view)))
         except Exception:  # one view that cannot be drawn must not hide the others
             log.exception("cannot draw %s of %s", type(view).__name__, p.model)
             body.append(f"<p>⚠️ {esc(type(view).__name__)}: {esc(getattr(view, 'title', ''))}</p>")
@@ -202,6 +249,19 @@ def analyse(lab: Lab, known: dict, text: str, model: str, task: str, lang: str, 
             result_html(result.predictions, known, ui, method))
 
 
+def redraw_top_map(lab: Lab, known: dict, text: str, task: str, model: str, top_map: int, ui: str) -> str:
+    """The panel's graph of another top-layer map (top_map_view): the one model runs again on the analysed
+    text, the others not at all. Bad input (a map or text the page never offers) gets a line, not a figure."""
+    try:
+        p = lab.predict(text, model, task, methods=["occlusion"], view_options={"top_map": int(top_map)})
+    except InputError as err:  # before ValueError, which it is
+        return f'<p class="view-note">⚠️ {esc(notice_text(err.notice, ui))}</p>'
+    except (ValueError, TypeError):  # not a number, no such map (DCNN.views), or a model without maps
+        return f'<p class="view-note">⚠️ {esc(msg("graph_map_error", ui, map=top_map))}</p>'
+    index, view = next((i, v) for i, v in enumerate(p.views) if isinstance(v, KMaxGraph) and v.top_map is not None)
+    return top_map_view(p, index, view, known.get((p.task, p.model)), ui)
+
+
 def link_inputs(lab: Lab, query: dict) -> tuple[str, str, str, str] | None:
     """The inputs a link names (?text=...&model=...&task=...&lang=...), each checked against what is
     loaded (a value that is not is left at its default); None without a text."""
@@ -255,7 +315,13 @@ def build(lab: Lab) -> LabView:
     gr.Markdown(L("analysing"), elem_id="analysing")
     summary = gr.Markdown(elem_id="summary")
     notices = gr.Markdown(visible=False, elem_id="notices")
-    result = gr.HTML("", elem_id="result", elem_classes="figures", js_on_load=EXPORT_JS + BUSY_ON_CLICK_JS)
+
+    def draw_top_map(args: list, request: gr.Request) -> str:  # TOP_MAP_JS calls it with the panel's data
+        text_value, task_value, model_value, top_map = args
+        return redraw_top_map(lab, known, text_value, task_value, model_value, top_map, request_lang(request))
+
+    result = gr.HTML("", elem_id="result", elem_classes="figures", js_on_load=EXPORT_JS + BUSY_ON_CLICK_JS + TOP_MAP_JS,
+                     server_functions=[draw_top_map])
 
     def on_run(text_value, model_value, task_value, lang_value, method_value, request: gr.Request):
         return analyse(lab, known, text_value, model_value, task_value, lang_value, request_lang(request), method_value)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from core.pairs import SENTENCES, PairComparison, PairInputError, compare_pair
 from core.predict import ALL, Cancelled, Lab
-from demo.i18n import L, label_name, model_name, msg, notice_text, request_lang, task_name, word_view
+from demo.i18n import L, label_name, model_name, msg, notice_text, request_lang, task_name, view_text, word_view
 from demo.plots import esc, md, pair_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 from demo.svg import EXPORT_JS
@@ -26,7 +26,7 @@ def pair_table(comparison: PairComparison, ui: str) -> pd.DataFrame:
     """One row per model: both labels, both expected sentiments, and B − A."""
     rows = [[model_name(p.model), label_name(p.a.label, ui), label_name(p.b.label, ui), round(p.score_a, 3),
              round(p.score_b, 3), round(p.difference, 3)] for p in comparison.pairs]
-    score = comparison.score_label
+    score = view_text(comparison.score_label, ui)
     columns = [msg("col_model", ui), msg("col_label_a", ui), msg("col_label_b", ui), msg("col_score_a", ui, score=score),
                msg("col_score_b", ui, score=score), msg("col_difference", ui)]
     return pd.DataFrame(rows, columns=columns)
@@ -48,7 +48,7 @@ def pair_figures(comparison: PairComparison, known: dict, ui: str) -> str:
 
 def _summary(comparison: PairComparison, ui: str) -> str:
     first = comparison.pairs[0]
-    head = msg("pair_summary", ui, score=esc(comparison.score_label), n=len(comparison.pairs),
+    head = msg("pair_summary", ui, score=esc(view_text(comparison.score_label, ui)), n=len(comparison.pairs),
                up=sum(p.difference > 0 for p in comparison.pairs), down=sum(p.difference < 0 for p in comparison.pairs))
     texts = msg("pair_texts", ui, a=md(first.a.text), b=md(first.b.text))
     bullets = []

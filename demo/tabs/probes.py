@@ -15,7 +15,7 @@ import pandas as pd
 
 from core.predict import AUTO, Cancelled, Lab
 from core.probes import Case, ProbeInputError, ProbeReport, SuiteError, load_suite, run_suite, run_text_cases, suite_names
-from demo.i18n import L, label_name, model_name, msg, probe_notice_text, request_lang, task_name
+from demo.i18n import L, label_name, model_name, msg, probe_notice_text, request_lang, task_name, view_text
 from demo.plots import esc
 from demo.runner import RequestGate, abandoned
 from demo.tabs.lab import LabView
@@ -41,7 +41,7 @@ def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> 
         change = round(f.variant_score - f.score, 3) if case.variant else None
         rows.append([case.test, msg(f"type_{case.type}", ui), case.text, case.variant, expected, predicted, change])
     columns = [msg(k, ui) for k in ("col_test", "col_type", "col_sentence", "col_variant", "col_expected", "col_predicted")]
-    columns.append(msg("col_score_change", ui, score=report.score_label))
+    columns.append(msg("col_score_change", ui, score=view_text(report.score_label, ui)))
     return head + ("" if rows else "\n\n" + msg("probe_none", ui)), pd.DataFrame(rows, columns=columns)
 
 
