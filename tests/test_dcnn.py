@@ -113,6 +113,33 @@ def test_kmax_gradient_reaches_kept_columns_only():
     assert x.grad.tolist() == [[[[0.0, 1.0, 0.0, 1.0]]]]
 
 
+def sorted_kmax(x, k, width):
+    """k-max pooling by a full stable sort of every row (the implementation before top-k): the brute force."""
+    W, K = x.shape[-1], int(k.max())
+    scores = x.masked_fill(torch.arange(W) >= width[:, None, None, None], float("-inf"))
+    ranked = scores.sort(dim=-1, descending=True, stable=True).indices[..., :K]  # largest first, ties: earlier first
+    keep = torch.arange(K) < k[:, None, None, None]
+    positions = ranked.masked_fill(~keep, W).sort(-1).values
+    values = x.gather(-1, positions.clamp_max(W - 1)).masked_fill(~keep, 0.0)
+    return values, positions.masked_fill(~keep, -1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("same_k", [False, True])  # one k for the batch takes the unsorted top-k path
+def test_kmax_equals_a_stable_sort_with_many_ties(dtype, same_k):
+    generator = torch.Generator().manual_seed(5)
+    for trial in range(40):
+        B, r, n, W = 6, 3, 4, int(torch.randint(1, 40, (1,), generator=generator))
+        levels = int(torch.randint(1, 6, (1,), generator=generator))  # few distinct values: ties everywhere
+        x = (torch.randint(0, levels, (B, r, n, W), generator=generator) - levels // 2).to(dtype)
+        width = torch.randint(1, W + 1, (B,), generator=generator)
+        k = torch.full((B,), int(width.min())) if same_k else (torch.rand(B, generator=generator) * width).long() + 1
+        expected = sorted_kmax(x, k, width)
+        values, positions = kmax_pooling(x, k, width)
+        assert torch.equal(positions, expected[1]), trial
+        assert torch.equal(values, expected[0]), trial
+
+
 # -- §3.1 wide convolution (Eq. 1, 7) and §3.6 folding --------------------------------------------
 @pytest.mark.parametrize("T", [2, 6])  # 2: a sentence shorter than the filter
 def test_wide_convolution_and_folding(T):
@@ -148,7 +175,7 @@ SENTENCES = [[3, 7, 1, 9, 22, 4, 8, 15], [5], [2, 11, 6], [12, 12, 12, 12, 12, 1
 def test_forward_matches_loop_reference():
     model = tiny_model()
     ids, lengths = batch(SENTENCES)
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=len(SENTENCES))
     expected = torch.tensor([ref_logits(model, s) for s in SENTENCES], dtype=torch.float64)
     torch.testing.assert_close(out.logits, expected)
     assert out.k.tolist() == [[8, 4, 2], [1, 2, 2], [3, 2, 2], [7, 4, 2], [5, 3, 2]]
@@ -165,11 +192,11 @@ def test_one_layer_trec_shape_matches_reference():
 def test_same_prediction_alone_and_in_a_batch():
     model = tiny_model()
     ids, lengths = batch(SENTENCES)
-    together = model(ids, lengths)
+    together = model(ids, lengths, explain=len(SENTENCES))
     for i, sentence in enumerate(SENTENCES):  # alone, and last in a permuted batch with longer sentences
-        alone = model(*batch([sentence]))
+        alone = model(*batch([sentence]), explain=1)
         order = [j for j in range(len(SENTENCES)) if j != i] + [i]
-        permuted = model(*batch([SENTENCES[j] for j in order]))
+        permuted = model(*batch([SENTENCES[j] for j in order]), explain=len(SENTENCES))
         for other, index in ((together, i), (permuted, len(SENTENCES) - 1)):
             torch.testing.assert_close(other.logits[index], alone.logits[0])
             for level, (pos, act) in enumerate(zip(other.positions, other.activations)):
@@ -177,6 +204,15 @@ def test_same_prediction_alone_and_in_a_batch():
                 assert torch.equal(pos[index, ..., :n], alone.positions[level][0, ..., :n])
                 assert (pos[index, ..., n:] == -1).all()
                 torch.testing.assert_close(act[index, ..., :n], alone.activations[level][0, ..., :n])
+
+
+def test_explanation_tensors_only_when_asked():
+    model = tiny_model()
+    ids, lengths = batch(SENTENCES)
+    plain, explained = model(ids, lengths), model(ids, lengths, explain=1)
+    assert plain.positions == plain.activations == [] and plain.k is None and plain.conv1 is None
+    assert len(explained.positions) == len(explained.activations) == 3 and explained.conv1 is not None
+    assert torch.equal(plain.logits, explained.logits)
 
 
 def test_loss_and_gradients():
@@ -222,7 +258,7 @@ def ref_graph(model: DCNN, out, index: int, top_map: int | None):
 def test_feature_graph_matches_loop_reference(top_map):
     model = tiny_model()
     ids, lengths = batch(SENTENCES)
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=len(SENTENCES))
     for index, sentence in enumerate(SENTENCES):
         words = [f"w{t}" for t in sentence]
         graph = model.feature_graph(out, index, words, top_map=top_map)
@@ -235,7 +271,7 @@ def test_feature_graph_matches_loop_reference(top_map):
 def test_every_edge_lies_in_the_convolution_window_of_a_kept_node():
     model = tiny_model()
     ids, lengths = batch(SENTENCES)
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=len(SENTENCES))
     for index in range(len(SENTENCES)):
         graph = model.feature_graph(out, index, ["w"] * len(SENTENCES[index]))
         assert graph.edges()
@@ -251,7 +287,7 @@ def test_every_edge_lies_in_the_convolution_window_of_a_kept_node():
 def test_views_are_plain_python_graphs():
     model = tiny_model()
     ids, lengths = batch(SENTENCES)
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=len(SENTENCES))
     views = model.views(out, 2, ["a", "b", "c"])
     assert [type(v) for v in views] == [KMaxGraph, KMaxGraph, Table]
     everything, one_map, detectors = views

@@ -23,9 +23,9 @@ Deviations from the paper:
   Their batch of 4 sentences would make an epoch with phrases about 4x slower on one CPU core than
   our batch of 32. Godin's reset of the AdaGrad accumulator every 5 epochs is a trainer matter and
   is not done here.
-- k-max ties go to the earlier position (a stable sort), so a sentence keeps the same columns
-  whatever its padding or batch (torch.topk's choice among ties changes with the padding); the
-  paper does not discuss ties.
+- k-max ties go to the earlier position (as a stable sort would rank them), so a sentence keeps the
+  same columns whatever its padding or batch (torch.topk's choice among ties changes with the
+  padding); the paper does not discuss ties.
 - The bias is per (row, map): §3.4 gives one bias per row of a pooled matrix, and each map is its own matrix.
 - TREC (§5.3): the paper gives no k_top ("mostly the same hyper-parameters as ... binary"), so we use
   the binary 4. Its 32-d vectors were pretrained (Turian et al.); the trainer gives ours, PCA-reduced to 32-d.
@@ -95,6 +95,7 @@ class DCNNConfig:
 
 @dataclass
 class DCNNOutput(ModelOutput):
+    # Explanation only (explain > 0, for the whole batch; empty / None otherwise).
     # Per level: 0 is the words (r_0 = d rows, n_0 = 1 map), l = 1..L the nodes kept by layer l's k-max.
     # positions: kept positions in layer l's convolution output (level 0: word index), ascending, -1 past k.
     positions: list[Tensor] = field(default_factory=list)  # level l: (B, r_l, n_l, K_l) long
@@ -119,15 +120,27 @@ def kmax_pooling(x: Tensor, k: Tensor, width: Tensor) -> tuple[Tensor, Tensor]:
     """§3.2: for sentence b, keep the k[b] largest of the first width[b] columns of every row of
     x (B, r, n, W), in their original order. Returns the values and their positions, both
     (B, r, n, K) with K = max(k), and value 0 / position -1 at ranks >= k[b]. Ties go to the
-    earlier position (stable sort), so padding never changes which columns are kept."""
+    earlier position, so padding never changes which columns are kept."""
     W, K = x.shape[-1], int(k.max())
     columns = torch.arange(W, device=x.device)
     scores = x.masked_fill(columns >= width[:, None, None, None], float("-inf"))  # (B, r, n, W) pads never win
-    ranked = scores.sort(dim=-1, descending=True, stable=True).indices[..., :K]  # (B, r, n, K) largest first
-    keep = torch.arange(K, device=x.device) < k[:, None, None, None]  # (B, 1, 1, K)
-    positions = ranked.masked_fill(~keep, W).sort(-1).values  # (B, r, n, K) original order; dropped ranks last
-    values = x.gather(-1, positions.clamp_max(W - 1)).masked_fill(~keep, 0.0)  # (B, r, n, K)
-    return values, positions.masked_fill(~keep, -1)
+    # each row's k-th largest value t from a top-k, not a full sort (half the forward at 50 words); one k for
+    # the whole batch (the trainer's exact-length buckets): t is the smallest of the unsorted top k
+    k = k[:, None, None, None]  # (B, 1, 1, 1)
+    if K == int(k.min()):
+        threshold = scores.topk(K, dim=-1, sorted=False).values.amin(-1, keepdim=True)  # (B, r, n, 1)
+    else:
+        threshold = scores.topk(K, dim=-1).values.gather(-1, (k - 1).expand(*x.shape[:-1], 1))  # (B, r, n, 1)
+    # every value above t, and of those equal to t the earliest (torch.topk's choice among ties changes with
+    # the padding): exactly k[b] columns per row
+    above, tied = scores > threshold, scores == threshold  # (B, r, n, W) each
+    keep = above | tied & (tied.cumsum(-1) <= k - above.sum(-1, keepdim=True))  # (B, r, n, W)
+    # the j-th kept column of a row goes to slot j; the others to a spare slot K that is dropped
+    slot = torch.where(keep, keep.cumsum(-1) - 1, K)  # (B, r, n, W)
+    positions = torch.full((*x.shape[:-1], K + 1), -1, dtype=torch.long, device=x.device)
+    positions = positions.scatter_(-1, slot, columns.expand_as(slot))[..., :K]  # (B, r, n, K) ascending, -1 past k
+    values = x.gather(-1, positions.clamp_min(0)).masked_fill(positions < 0, 0.0)  # (B, r, n, K)
+    return values, positions
 
 
 class DCNNLayer(nn.Module):
@@ -194,23 +207,25 @@ class DCNN(SentenceClassifier):
         mask = length_mask(lengths, T)  # (B, T)
         # Eq. 2: sentence matrix, rows = embedding dimensions, one input map; pads are zero columns
         x = self.embedding(ids).masked_fill(~mask[..., None], 0.0).transpose(1, 2).unsqueeze(2)  # (B, d, 1, T)
-        words = torch.where(mask, torch.arange(T, device=ids.device), -1)  # (B, T)
-        positions, activations, ks = [words[:, None, None, :].expand_as(x)], [x.detach()], [lengths]
-        width, conv1 = lengths, None  # width: valid columns of each sentence at the current level
+        positions, activations, conv1 = [], [], None
+        if explain:  # the kept nodes of every level and layer 1's convolution, for `views` (§4.2, Fig. 4)
+            words = torch.where(mask, torch.arange(T, device=ids.device), -1)  # (B, T)
+            positions, activations = [words[:, None, None, :].expand_as(x)], [x.detach()]
+        ks, width = [lengths], lengths  # width: valid columns of each sentence at the current level
         for layer_index, layer in enumerate(self.layers, start=1):
             # Eq. 4: k from the sentence length s; the top layer gets k_top
             k = dynamic_k(lengths, layer_index, len(self.layers), self.config.k_top)  # (B,)
             x, kept, conv = layer(x, width, k)  # (B, r/2, n, K), (B, r/2, n, K), (B, r, n, W)
-            if layer_index == 1:
-                conv1 = conv.detach()
-            positions.append(kept)
-            activations.append(x.detach())
+            if explain:
+                conv1 = conv.detach() if layer_index == 1 else conv1
+                positions.append(kept)
+                activations.append(x.detach())
             ks.append(k)
             width = k
         # §5.1-5.2: every sentence has exactly k_top columns at the top; dropout, then the softmax layer
         logits = self.out(self.dropout(x.flatten(1)))  # (B, C)
         return DCNNOutput(logits=logits, loss=classification_loss(logits, labels), positions=positions,
-                          activations=activations, k=torch.stack(ks, 1), conv1=conv1)
+                          activations=activations, k=torch.stack(ks, 1) if explain else None, conv1=conv1)
 
     def param_groups(self, weight_decay: float) -> list[dict]:
         """§5.1 L2 per layer, as in the authors' Matlab code (via Godin): conv layer l gets
