@@ -13,7 +13,7 @@ from core.checkpoint import save_checkpoint
 from core.data import load_task
 from tools.detectors import main as detectors_main
 from tools.detectors import markdown_table, top_ngrams
-from core.models.dcnn import DCNN, DCNNConfig, DCNNLayer, dynamic_k, fold, kmax_pooling
+from core.models.dcnn import DCNN, DCNNConfig, DCNNLayer, dynamic_k, kmax_pooling
 from core.views import KMaxGraph, Table, view_to_dict
 from core.vocab import Vocab
 
@@ -125,13 +125,17 @@ def sorted_kmax(x, k, width):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("same_k", [False, True])  # one k for the batch takes the unsorted top-k path
-def test_kmax_equals_a_stable_sort_with_many_ties(dtype, same_k):
+@pytest.mark.parametrize("same_k", [False, True])  # one k for the batch: the unsorted top-k
+@pytest.mark.parametrize("ties", [False, True])  # True: a few distinct values, ties across the k-th everywhere
+def test_kmax_equals_a_stable_sort(dtype, same_k, ties):
     generator = torch.Generator().manual_seed(5)
     for trial in range(40):
         B, r, n, W = 6, 3, 4, int(torch.randint(1, 40, (1,), generator=generator))
-        levels = int(torch.randint(1, 6, (1,), generator=generator))  # few distinct values: ties everywhere
-        x = (torch.randint(0, levels, (B, r, n, W), generator=generator) - levels // 2).to(dtype)
+        if ties:
+            levels = int(torch.randint(1, 6, (1,), generator=generator))
+            x = (torch.randint(0, levels, (B, r, n, W), generator=generator) - levels // 2).to(dtype)
+        else:
+            x = torch.randn(B, r, n, W, generator=generator, dtype=dtype)
         width = torch.randint(1, W + 1, (B,), generator=generator)
         k = torch.full((B,), int(width.min())) if same_k else (torch.rand(B, generator=generator) * width).long() + 1
         expected = sorted_kmax(x, k, width)
@@ -140,29 +144,40 @@ def test_kmax_equals_a_stable_sort_with_many_ties(dtype, same_k):
         assert torch.equal(values, expected[0]), trial
 
 
+def test_kmax_tie_across_the_kth_value_goes_to_the_earlier_column():
+    x = torch.tensor([[[[1.0, 3.0, 2.0, 3.0, 3.0]]], [[[3.0, 3.0, 0.0, 0.0, 0.0]]]])  # (2, 1, 1, 5)
+    for width in (torch.tensor([5, 5]), torch.tensor([5, 2])):  # the second sentence with or without padding
+        values, positions = kmax_pooling(x, torch.tensor([2, 1]), width)
+        assert positions.tolist() == [[[[1, 3]]], [[[0, -1]]]]
+        values, positions = kmax_pooling(x, torch.tensor([2, 2]), width)
+        assert positions.tolist() == [[[[1, 3]]], [[[0, 1]]]] and values.tolist() == [[[[3.0, 3.0]]], [[[3.0, 3.0]]]]
+
+
 # -- §3.1 wide convolution (Eq. 1, 7) and §3.6 folding --------------------------------------------
 @pytest.mark.parametrize("T", [2, 6])  # 2: a sentence shorter than the filter
 def test_wide_convolution_and_folding(T):
     rows, n_in, n_out, m, B = 6, 3, 4, 5, 2
     layer = DCNNLayer(rows, n_in, n_out, m).double()
     x = torch.randn(B, rows, n_in, T, dtype=torch.float64)
-    width = torch.full((B,), T)
-    out, kept, conv = layer(x, width, torch.full((B,), 2))
+    width, k = torch.full((B,), T), torch.full((B,), 2)
+    out, kept, conv = layer(x, width, k, unfolded=True)
     assert conv.shape == (B, rows, n_out, T + m - 1)  # wide: s + m - 1
     weight = layer.conv.weight.detach().view(rows, n_out, n_in, m)
     for b in range(B):
         expected = ref_wide_conv(x[b].transpose(0, 1).tolist(), weight, m)  # [map][row][position]
         torch.testing.assert_close(conv[b].transpose(0, 1), torch.tensor(expected, dtype=torch.float64))
-    folded = fold(conv)
-    assert folded.shape == (B, rows // 2, n_out, T + m - 1)  # folding halves the rows
-    torch.testing.assert_close(folded, conv[:, 0::2] + conv[:, 1::2])
-    assert out.shape == kept.shape == (B, rows // 2, n_out, 2)
+    # §3.6 folding (done inside the layer's convolution): adjacent rows summed, then k-max, bias and tanh
+    values, positions = kmax_pooling(conv[:, 0::2] + conv[:, 1::2], k, width + m - 1)
+    assert out.shape == kept.shape == (B, rows // 2, n_out, 2)  # folding halves the rows
+    assert torch.equal(kept, positions)
+    torch.testing.assert_close(out, torch.tanh(values + layer.bias[:, :, None]))
+    assert layer(x, width, k)[2] is None  # the unfolded convolution only when asked (explanations)
 
 
 def test_wide_convolution_is_a_full_convolution():
     layer = DCNNLayer(rows=4, in_maps=1, out_maps=1, width=3).double()
     x = torch.randn(1, 4, 1, 5, dtype=torch.float64)
-    conv = layer(x, torch.tensor([5]), torch.tensor([2]))[2]
+    conv = layer(x, torch.tensor([5]), torch.tensor([2]), unfolded=True)[2]
     for r in range(4):  # Eq. 1 is a correlation: numpy's full convolution with the filter reversed
         expected = np.convolve(x[0, r, 0].numpy(), layer.conv.weight[r, 0].detach().numpy()[::-1], mode="full")
         np.testing.assert_allclose(conv[0, r, 0].detach().numpy(), expected)
