@@ -66,7 +66,7 @@ def _reference(model: AGT, sentence: list[int]):
 def test_forward_equals_loop_reference(attention_layers):
     model = make_model(attention_layers=attention_layers)
     ids, lengths = batch()
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=3)
     assert out.attention.shape == (3, attention_layers or 4, 6)
     assert out.gates.shape == (3, 3, 7) and out.states.shape == (3, 4, 7) and out.logits.shape == (3, 3)
     for b in range(3):
@@ -80,7 +80,7 @@ def test_forward_equals_loop_reference(attention_layers):
 
 def test_attention_sums_to_one_over_words_and_is_zero_on_padding():
     ids, lengths = batch()
-    attention = make_model()(ids, lengths).attention  # (3, 4, 6)
+    attention = make_model()(ids, lengths, explain=3).attention  # (3, 4, 6)
     torch.testing.assert_close(attention.sum(-1), torch.ones(3, 4, dtype=torch.float64))
     for b, n in enumerate(lengths.tolist()):
         assert (attention[b, :, n:] == 0).all()
@@ -94,7 +94,7 @@ def test_closed_gates_give_the_highway_identity():
             gate.weight.zero_()
             gate.bias.fill_(-1e4)  # sigmoid(-1e4) is exactly 0 in float64
     ids, lengths = batch()
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=3)
     assert (out.gates == 0).all()
     assert torch.equal(out.states[:, -1], out.states[:, 0])  # y_L = y_0 = s+_0
     head = model.fc2(torch.tanh(model.fc1(out.states[:, 0])))
@@ -110,12 +110,21 @@ def test_gate_bias_starts_at_one():
 def test_sentence_alone_equals_inside_a_padded_batch():
     model = make_model()
     ids, lengths = batch()
-    together = model(ids, lengths)
+    together = model(ids, lengths, explain=3)
     for b, n in enumerate(lengths.tolist()):
-        alone = model(ids[b : b + 1, :n], lengths[b : b + 1])
+        alone = model(ids[b : b + 1, :n], lengths[b : b + 1], explain=1)
         torch.testing.assert_close(alone.logits[0], together.logits[b])
         torch.testing.assert_close(alone.attention[0], together.attention[b, :, :n])
         torch.testing.assert_close(alone.gates[0], together.gates[b])
+
+
+def test_explanation_tensors_only_when_asked():
+    model = make_model()
+    ids, lengths = batch()
+    plain, explained = model(ids, lengths), model(ids, lengths, explain=1)
+    assert plain.attention is None and plain.gates is None and plain.states is None
+    assert explained.states.shape == (3, 4, 7)
+    assert torch.equal(plain.logits, explained.logits)
 
 
 def test_loss_is_mean_cross_entropy_and_adadelta_trains():
@@ -171,7 +180,7 @@ def test_views_normalise_select_and_compose():
 def test_views_phrases_and_single_word_sentence():
     model = make_model()
     ids, lengths = batch()
-    output = model(ids, lengths)
+    output = model(ids, lengths, explain=3)
     heatmap, table, _ = model.views(output, 2, ["fine"])
     assert heatmap.values == [[1.0]] * 4  # one word takes all the attention
     assert all(row[1] == "fine" for row in table.rows)

@@ -13,7 +13,7 @@ from core.checkpoint import save_checkpoint
 from core.data import load_task
 from tools.detectors import main as detectors_main
 from tools.detectors import markdown_table, top_ngrams
-from core.models.dcnn import DCNN, DCNNConfig, DCNNLayer, dynamic_k, fold, kmax_pooling
+from core.models.dcnn import DCNN, DCNNConfig, DCNNLayer, dynamic_k, kmax_pooling
 from core.views import KMaxGraph, Table, view_to_dict
 from core.vocab import Vocab
 
@@ -113,29 +113,71 @@ def test_kmax_gradient_reaches_kept_columns_only():
     assert x.grad.tolist() == [[[[0.0, 1.0, 0.0, 1.0]]]]
 
 
+def sorted_kmax(x, k, width):
+    """k-max pooling by a full stable sort of every row (the implementation before top-k): the brute force."""
+    W, K = x.shape[-1], int(k.max())
+    scores = x.masked_fill(torch.arange(W) >= width[:, None, None, None], float("-inf"))
+    ranked = scores.sort(dim=-1, descending=True, stable=True).indices[..., :K]  # largest first, ties: earlier first
+    keep = torch.arange(K) < k[:, None, None, None]
+    positions = ranked.masked_fill(~keep, W).sort(-1).values
+    values = x.gather(-1, positions.clamp_max(W - 1)).masked_fill(~keep, 0.0)
+    return values, positions.masked_fill(~keep, -1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("same_k", [False, True])  # one k for the batch: the unsorted top-k
+@pytest.mark.parametrize("ties", [False, True])  # True: a few distinct values, ties across the k-th everywhere
+def test_kmax_equals_a_stable_sort(dtype, same_k, ties):
+    generator = torch.Generator().manual_seed(5)
+    for trial in range(40):
+        B, r, n, W = 6, 3, 4, int(torch.randint(1, 40, (1,), generator=generator))
+        if ties:
+            levels = int(torch.randint(1, 6, (1,), generator=generator))
+            x = (torch.randint(0, levels, (B, r, n, W), generator=generator) - levels // 2).to(dtype)
+        else:
+            x = torch.randn(B, r, n, W, generator=generator, dtype=dtype)
+        width = torch.randint(1, W + 1, (B,), generator=generator)
+        k = torch.full((B,), int(width.min())) if same_k else (torch.rand(B, generator=generator) * width).long() + 1
+        expected = sorted_kmax(x, k, width)
+        values, positions = kmax_pooling(x, k, width)
+        assert torch.equal(positions, expected[1]), trial
+        assert torch.equal(values, expected[0]), trial
+
+
+def test_kmax_tie_across_the_kth_value_goes_to_the_earlier_column():
+    x = torch.tensor([[[[1.0, 3.0, 2.0, 3.0, 3.0]]], [[[3.0, 3.0, 0.0, 0.0, 0.0]]]])  # (2, 1, 1, 5)
+    for width in (torch.tensor([5, 5]), torch.tensor([5, 2])):  # the second sentence with or without padding
+        values, positions = kmax_pooling(x, torch.tensor([2, 1]), width)
+        assert positions.tolist() == [[[[1, 3]]], [[[0, -1]]]]
+        values, positions = kmax_pooling(x, torch.tensor([2, 2]), width)
+        assert positions.tolist() == [[[[1, 3]]], [[[0, 1]]]] and values.tolist() == [[[[3.0, 3.0]]], [[[3.0, 3.0]]]]
+
+
 # -- §3.1 wide convolution (Eq. 1, 7) and §3.6 folding --------------------------------------------
 @pytest.mark.parametrize("T", [2, 6])  # 2: a sentence shorter than the filter
 def test_wide_convolution_and_folding(T):
     rows, n_in, n_out, m, B = 6, 3, 4, 5, 2
     layer = DCNNLayer(rows, n_in, n_out, m).double()
     x = torch.randn(B, rows, n_in, T, dtype=torch.float64)
-    width = torch.full((B,), T)
-    out, kept, conv = layer(x, width, torch.full((B,), 2))
+    width, k = torch.full((B,), T), torch.full((B,), 2)
+    out, kept, conv = layer(x, width, k, unfolded=True)
     assert conv.shape == (B, rows, n_out, T + m - 1)  # wide: s + m - 1
     weight = layer.conv.weight.detach().view(rows, n_out, n_in, m)
     for b in range(B):
         expected = ref_wide_conv(x[b].transpose(0, 1).tolist(), weight, m)  # [map][row][position]
         torch.testing.assert_close(conv[b].transpose(0, 1), torch.tensor(expected, dtype=torch.float64))
-    folded = fold(conv)
-    assert folded.shape == (B, rows // 2, n_out, T + m - 1)  # folding halves the rows
-    torch.testing.assert_close(folded, conv[:, 0::2] + conv[:, 1::2])
-    assert out.shape == kept.shape == (B, rows // 2, n_out, 2)
+    # §3.6 folding (done inside the layer's convolution): adjacent rows summed, then k-max, bias and tanh
+    values, positions = kmax_pooling(conv[:, 0::2] + conv[:, 1::2], k, width + m - 1)
+    assert out.shape == kept.shape == (B, rows // 2, n_out, 2)  # folding halves the rows
+    assert torch.equal(kept, positions)
+    torch.testing.assert_close(out, torch.tanh(values + layer.bias[:, :, None]))
+    assert layer(x, width, k)[2] is None  # the unfolded convolution only when asked (explanations)
 
 
 def test_wide_convolution_is_a_full_convolution():
     layer = DCNNLayer(rows=4, in_maps=1, out_maps=1, width=3).double()
     x = torch.randn(1, 4, 1, 5, dtype=torch.float64)
-    conv = layer(x, torch.tensor([5]), torch.tensor([2]))[2]
+    conv = layer(x, torch.tensor([5]), torch.tensor([2]), unfolded=True)[2]
     for r in range(4):  # Eq. 1 is a correlation: numpy's full convolution with the filter reversed
         expected = np.convolve(x[0, r, 0].numpy(), layer.conv.weight[r, 0].detach().numpy()[::-1], mode="full")
         np.testing.assert_allclose(conv[0, r, 0].detach().numpy(), expected)
@@ -148,7 +190,7 @@ SENTENCES = [[3, 7, 1, 9, 22, 4, 8, 15], [5], [2, 11, 6], [12, 12, 12, 12, 12, 1
 def test_forward_matches_loop_reference():
     model = tiny_model()
     ids, lengths = batch(SENTENCES)
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=len(SENTENCES))
     expected = torch.tensor([ref_logits(model, s) for s in SENTENCES], dtype=torch.float64)
     torch.testing.assert_close(out.logits, expected)
     assert out.k.tolist() == [[8, 4, 2], [1, 2, 2], [3, 2, 2], [7, 4, 2], [5, 3, 2]]
@@ -165,11 +207,11 @@ def test_one_layer_trec_shape_matches_reference():
 def test_same_prediction_alone_and_in_a_batch():
     model = tiny_model()
     ids, lengths = batch(SENTENCES)
-    together = model(ids, lengths)
+    together = model(ids, lengths, explain=len(SENTENCES))
     for i, sentence in enumerate(SENTENCES):  # alone, and last in a permuted batch with longer sentences
-        alone = model(*batch([sentence]))
+        alone = model(*batch([sentence]), explain=1)
         order = [j for j in range(len(SENTENCES)) if j != i] + [i]
-        permuted = model(*batch([SENTENCES[j] for j in order]))
+        permuted = model(*batch([SENTENCES[j] for j in order]), explain=len(SENTENCES))
         for other, index in ((together, i), (permuted, len(SENTENCES) - 1)):
             torch.testing.assert_close(other.logits[index], alone.logits[0])
             for level, (pos, act) in enumerate(zip(other.positions, other.activations)):
@@ -177,6 +219,15 @@ def test_same_prediction_alone_and_in_a_batch():
                 assert torch.equal(pos[index, ..., :n], alone.positions[level][0, ..., :n])
                 assert (pos[index, ..., n:] == -1).all()
                 torch.testing.assert_close(act[index, ..., :n], alone.activations[level][0, ..., :n])
+
+
+def test_explanation_tensors_only_when_asked():
+    model = tiny_model()
+    ids, lengths = batch(SENTENCES)
+    plain, explained = model(ids, lengths), model(ids, lengths, explain=1)
+    assert plain.positions == plain.activations == [] and plain.k is None and plain.conv1 is None
+    assert len(explained.positions) == len(explained.activations) == 3 and explained.conv1 is not None
+    assert torch.equal(plain.logits, explained.logits)
 
 
 def test_loss_and_gradients():
@@ -222,7 +273,7 @@ def ref_graph(model: DCNN, out, index: int, top_map: int | None):
 def test_feature_graph_matches_loop_reference(top_map):
     model = tiny_model()
     ids, lengths = batch(SENTENCES)
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=len(SENTENCES))
     for index, sentence in enumerate(SENTENCES):
         words = [f"w{t}" for t in sentence]
         graph = model.feature_graph(out, index, words, top_map=top_map)
@@ -235,7 +286,7 @@ def test_feature_graph_matches_loop_reference(top_map):
 def test_every_edge_lies_in_the_convolution_window_of_a_kept_node():
     model = tiny_model()
     ids, lengths = batch(SENTENCES)
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=len(SENTENCES))
     for index in range(len(SENTENCES)):
         graph = model.feature_graph(out, index, ["w"] * len(SENTENCES[index]))
         assert graph.edges()
@@ -251,7 +302,7 @@ def test_every_edge_lies_in_the_convolution_window_of_a_kept_node():
 def test_views_are_plain_python_graphs():
     model = tiny_model()
     ids, lengths = batch(SENTENCES)
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=len(SENTENCES))
     views = model.views(out, 2, ["a", "b", "c"])
     assert [type(v) for v in views] == [KMaxGraph, KMaxGraph, Table]
     everything, one_map, detectors = views

@@ -101,7 +101,7 @@ def test_decay_zero_keeps_only_consecutive_ngrams():
 def test_model_equals_loop_reference_and_sentence_logit_is_mean_of_positions():
     model = tiny_model()
     ids = torch.tensor([[3, 9, 4, 17, 22, 1, 8]])
-    out = model(ids, torch.tensor([7]))
+    out = model(ids, torch.tensor([7]), explain=1)
     sentence, positions = loop_model_logits(model, ids[0].tolist())
     torch.testing.assert_close(out.logits[0], sentence)
     torch.testing.assert_close(out.layer_logits[0].sum(0), positions)
@@ -112,10 +112,10 @@ def test_model_equals_loop_reference_and_sentence_logit_is_mean_of_positions():
 def test_same_prediction_alone_padded_and_bucketed():
     model = tiny_model()
     sentence = [5, 12, 7, 20, 2]
-    alone = model(torch.tensor([sentence]), torch.tensor([5]))
+    alone = model(torch.tensor([sentence]), torch.tensor([5]), explain=1)
     padded_ids = torch.tensor([[4, 4, 9, 1, 3, 8, 6, 11], sentence + [0, 0, 0], [13, 2, 0, 0, 0, 0, 0, 0]])
-    padded = model(padded_ids, torch.tensor([8, 5, 2]))
-    bucketed = model(torch.tensor([[1, 2, 3, 4, 5], sentence, [22, 21, 20, 19, 18]]), torch.tensor([5, 5, 5]))
+    padded = model(padded_ids, torch.tensor([8, 5, 2]), explain=3)
+    bucketed = model(torch.tensor([[1, 2, 3, 4, 5], sentence, [22, 21, 20, 19, 18]]), torch.tensor([5, 5, 5]), explain=3)
     for other, row in ((padded, 1), (bucketed, 1)):
         torch.testing.assert_close(other.logits[row], alone.logits[0])
         torch.testing.assert_close(model.word_curve(other, row), model.word_curve(alone, 0))
@@ -149,17 +149,25 @@ def test_dropout_follows_the_authors_placement():
 def test_eval_is_deterministic_and_outputs_are_detached():
     model = tiny_model(dropout=0.3)
     ids, lengths = torch.tensor([[3, 9, 4, 0], [1, 2, 3, 4]]), torch.tensor([3, 4])
-    first, second = model(ids, lengths), model(ids, lengths)
+    first, second = model(ids, lengths, explain=2), model(ids, lengths, explain=2)
     torch.testing.assert_close(first.logits, second.logits)
     assert isinstance(first, TensorCNNOutput) and first.loss is None
     assert first.layer_logits.shape == (2, 3, 4, 5) and not first.layer_logits.requires_grad
+
+
+def test_layer_logits_only_when_asked():
+    model = tiny_model()
+    ids, lengths = torch.tensor([[3, 9, 4, 0], [1, 2, 3, 4]]), torch.tensor([3, 4])
+    plain, explained = model(ids, lengths), model(ids, lengths, explain=1)
+    assert plain.layer_logits is None and explained.layer_logits.shape == (2, 3, 4, 5)
+    assert torch.equal(plain.logits, explained.logits)
 
 
 @pytest.mark.parametrize("num_classes", [5, 2])
 def test_views_one_curve_per_layer_plus_the_model(num_classes):
     model = tiny_model(num_classes=num_classes)
     words = ["not", "so", "good"]
-    out = model(torch.tensor([[7, 1, 2, 0], [3, 4, 5, 6]]), torch.tensor([3, 4]))
+    out = model(torch.tensor([[7, 1, 2, 0], [3, 4, 5, 6]]), torch.tensor([3, 4]), explain=1)
     (view,) = model.views(out, 0, words)
     assert isinstance(view, LineCurves) and view.x_labels == words
     assert list(view.curves) == ["layer 1", "layer 2", "layer 3", "all layers"]

@@ -34,7 +34,7 @@ def top_ngrams(model, vocab, sentences: list[list[str]], fmap: int, row: int, to
         chunk = sentences[start : start + batch_size]
         batch = pad_batch([vocab.encode(words) for words in chunk])
         with torch.no_grad():
-            scores = model(batch.ids, batch.lengths).conv1[:, row, fmap, :]  # (B, T + m - 1)
+            scores = model(batch.ids, batch.lengths, explain=len(chunk)).conv1[:, row, fmap, :]  # (B, T + m - 1)
         for words, row_scores in zip(chunk, scores.tolist()):
             for p, score in enumerate(row_scores[: len(words) + width - 1]):
                 gram = " ".join(words[max(0, p - width + 1) : p + 1])

@@ -86,6 +86,7 @@ class AGTConfig:
 
 @dataclass
 class AGTOutput(ModelOutput):
+    # explanation only (explain > 0, for the whole batch; None otherwise)
     attention: Tensor | None = None  # (B, A, N) d_{l,n}: sums to 1 over the real words, 0 on padding
     gates: Tensor | None = None  # (B, Lyr-1, h) T_l for layers l = 1..Lyr-1 (layer 0 has no gate)
     states: Tensor | None = None  # (B, Lyr, h) y_0..y_{Lyr-1}
@@ -144,21 +145,20 @@ class AGT(SentenceClassifier):
             s = selections[:, min(l, self.attention_layers - 1)]  # (B, h)
             # Eq. 7: T_l = sigmoid(W^t_l s+_l + b^t_l)
             gate = torch.sigmoid(self.gate[l - 1](s))  # (B, h)
-            # Eq. 8: y_l = f([y_{l-1}; s+_l]) T_l + y_{l-1} (1 - T_l), f = tanh(W^f_l . + b^f_l)
-            y = torch.tanh(self.transform[l - 1](torch.cat([y, s], dim=-1))) * gate + y * (1 - gate)  # (B, h)
-            states.append(y)
-            gates.append(gate)
+            # Eq. 8: y_l = f([y_{l-1}; s+_l]) T_l + y_{l-1} (1 - T_l) = lerp(y_{l-1}, f, T_l), f = tanh(W^f_l . + b^f_l)
+            y = torch.lerp(y, torch.tanh(self.transform[l - 1](torch.cat([y, s], dim=-1))), gate)  # (B, h)
+            if explain:
+                states.append(y)
+                gates.append(gate)
 
         # §2.2: two fully connected layers, then softmax (inside the cross entropy)
         hidden = self.dropout(self.fc1(self.dropout(y)).tanh())  # (B, F)
         logits = self.fc2(hidden)  # (B, C)
-        return AGTOutput(
-            logits=logits,
-            loss=classification_loss(logits, labels),
-            attention=attention.detach(),
-            gates=torch.stack(gates, dim=1).detach(),  # (B, Lyr-1, h)
-            states=torch.stack(states, dim=1).detach(),  # (B, Lyr, h)
-        )
+        explained = {}
+        if explain:  # for `views`, for the whole batch
+            explained = dict(attention=attention.detach(), gates=torch.stack(gates, dim=1).detach(),
+                             states=torch.stack(states, dim=1).detach())
+        return AGTOutput(logits=logits, loss=classification_loss(logits, labels), **explained)
 
     # -- explanation (word_curve stays None: the predictor computes prefix predictions) ----------
     def views(self, output: AGTOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:

@@ -77,7 +77,8 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
     subclass. Sentences are right-padded with id 0; a sentence's outputs never depend on its padding.
     `explain` = how many leading sentences of the batch need every tensor `views` and `word_curve` read;
     a model computes its costly ones (AdaSent's per-unit probabilities) for those only, the cheap ones
-    for all. Training and evaluation pass 0; the predictor runs a sentence, its prefixes and its
+    for all; with 0 it may skip them (DCNN, AGT and the tensor CNN leave them unset). Training and
+    evaluation pass 0; the predictor runs a sentence, its prefixes and its
     leave-one-word-out variants as one batch with explain=1.
 
     Through huggingface_hub's PyTorchModelHubMixin every model has `save_pretrained(dir)`,

@@ -78,7 +78,7 @@ class TensorCNNConfig:
 @dataclass
 class TensorCNNOutput(ModelOutput):
     # (B, K, L, C): W_kᵀ z⁽ᵏ⁾[t], layer k's block of the softmax at each position; summed over k these are
-    # the Fig. 5 per-position logits, and their mean over real positions is `logits` (eval mode)
+    # the Fig. 5 per-position logits, and their mean over real positions is `logits` (eval mode); explain > 0 only
     layer_logits: Tensor | None = None
     lengths: Tensor | None = None  # (B,) real sentence lengths
 
@@ -161,10 +161,12 @@ class TensorCNN(SentenceClassifier):
         pooled = torch.cat([masked_mean(z, mask) for z in states], dim=-1)  # (B, K·h)
         logits = self.classifier(dropout(pooled, cfg.dropout, self.training, sqrt_scale=True))  # (B, C)
 
-        # Fig. 5: each layer's block of W applied at every position, without averaging
-        with torch.no_grad():
-            blocks = self.classifier.weight.view(cfg.num_classes, cfg.num_layers, cfg.hidden)  # (C, K, h)
-            layer_logits = torch.einsum("kbth,ckh->bktc", torch.stack(states), blocks)  # (B, K, L, C)
+        # Fig. 5: each layer's block of W applied at every position, without averaging (explanations only)
+        layer_logits = None
+        if explain:
+            with torch.no_grad():
+                blocks = self.classifier.weight.view(cfg.num_classes, cfg.num_layers, cfg.hidden)  # (C, K, h)
+                layer_logits = torch.einsum("kbth,ckh->bktc", torch.stack(states), blocks)  # (B, K, L, C)
         return TensorCNNOutput(logits=logits, loss=classification_loss(logits, labels),
                                layer_logits=layer_logits, lengths=lengths)
 
