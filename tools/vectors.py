@@ -574,32 +574,32 @@ def cooccurrences(corpus: Corpus, index: dict[str, int], window: int, chunk_toke
 
     n = len(index)
     total = sp.csr_matrix((n, n), dtype=np.float64)
+    gap = np.full(window, -1, dtype=np.int32)  # between lines: no pair reaches across a line end
 
-    def add(ids: list[np.ndarray]) -> sp.csr_matrix:
+    def add(ids: np.ndarray) -> sp.csr_matrix:
         rows, cols, weights = [], [], []
-        for line in ids:
-            for d in range(1, min(window, len(line) - 1) + 1):
-                a, b = line[:-d], line[d:]
-                keep = (a >= 0) & (b >= 0)
-                rows.append(np.minimum(a[keep], b[keep]))
-                cols.append(np.maximum(a[keep], b[keep]))
-                weights.append(np.full(int(keep.sum()), 1.0 / d))
-        if not rows:
-            return sp.csr_matrix((n, n), dtype=np.float64)
+        for d in range(1, window + 1):
+            a, b = ids[:-d], ids[d:]
+            keep = (a >= 0) & (b >= 0)
+            a, b = a[keep], b[keep]
+            rows.append(np.minimum(a, b))
+            cols.append(np.maximum(a, b))
+            weights.append(np.full(len(a), 1.0 / d))
         return sp.coo_matrix((np.concatenate(weights), (np.concatenate(rows), np.concatenate(cols))),
                              shape=(n, n)).tocsr()  # tocsr sums repeated pairs
 
     pending, size = [], 0
     with open(corpus.path, encoding="utf-8") as f:
         for line in f:
-            ids = np.fromiter((index.get(w, -1) for w in line.split()), dtype=np.int32)
-            pending.append(ids)
-            size += len(ids)
+            words = line.split()
+            pending += [np.fromiter(map(index.get, words, [-1] * len(words)), dtype=np.int32, count=len(words)), gap]
+            size += len(words)
             if size >= chunk_tokens:
-                total = total + add(pending)
+                total = total + add(np.concatenate(pending))
                 pending, size = [], 0
                 log.info("  co-occurrences: %d pairs so far", total.nnz)
-    total = total + add(pending)
+    if pending:
+        total = total + add(np.concatenate(pending))
     return total.tocoo()
 
 
