@@ -14,6 +14,7 @@ its markers); runs go to <runs>/<set>/<model>-s1, and a finished run with the sa
 """
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -21,7 +22,9 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from core.checkpoint import CheckpointError
 from core.data import PROJECT_ROOT, DataError, data_dir, load_task
+from core.models import model_class
 from core.train import TrainConfig, Trainer
 from core.vectors import load_vectors
 from tools.git import git_commit
@@ -70,9 +73,11 @@ def probe_config(name: str, path: Path, dim: int, model: str, runs: Path, root: 
     """The model embeds in the set's own dimension (the trainer would reduce larger vectors by PCA and
     ignore smaller ones); everything else is the same for every set."""
     epochs, patience = BUDGETS[model]
+    default_dim = {f.name: f.default for f in dataclasses.fields(model_class(model).config_class)}["embed_dim"]
+    resize = [f"embed_dim={dim}"] if dim != default_dim else []
     return TrainConfig(model=model, task=TASK, phrases=True, seed=SEED, epochs=epochs, patience=patience,
                        vectors=str(path), out=str(runs / name / f"{model}-s{SEED}"), data_dir=root,
-                       max_train=max_train, threads=1, progress=False, set=[f"embed_dim={dim}"])
+                       max_train=max_train, threads=1, progress=False, set=resize)
 
 
 SAME_RUN = ("model", "task", "phrases", "seed", "epochs", "patience", "vectors", "max_train", "set")
@@ -180,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                     "best_epoch": metrics["best_epoch"], "epochs_run": metrics["epochs_run"],
                     "epoch_seconds": metrics["epoch_seconds"], "vocab_found": metrics["vectors"]["fraction"],
                     "run": cfg.out}
-    except (DataError, ValueError, FileNotFoundError) as err:
+    except (DataError, CheckpointError, ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     report = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
