@@ -115,6 +115,6 @@ def test_probe_tiny(tiny_data, tmp_path):
     assert vectors_probe.main(argv) == 0  # the finished runs are reused; the section is replaced, not repeated
     text = doc.read_text(encoding="utf-8")
     assert text.startswith("# Word vectors\n\nBefore.\n") and text.count(vectors_probe.MARK_START) == 1
-    assert "| `half6` | fasttext | 6 | 4 |" in text and "1.0 min (2 CPU-min)" in text
+    assert "| `half6` | fasttext | 6 | 4 |" in text and "1.0 min (2.0 CPU-min)" in text
     assert json.loads((tmp_path / "probe.json").read_text(encoding="utf-8"))["sets"] == report["sets"]
     assert vectors_probe.main([*argv[:2], "--models", "nbow,lstm"]) == 2

@@ -44,8 +44,9 @@ MARK_START, MARK_END = "<!-- vectors-probe:start (written by python -m tools.vec
 # where each kind of set comes from and under which terms it may be used (docs/vectors.md, "Which vectors")
 PROVENANCE = {
     "word2vec": ("trained here by gensim word2vec on our unlabeled corpus (../shared/data/unlabeled_en)",
-                 "ours; the text's terms: IMDB (Maas et al. 2011) and Cornell review data for research, "
-                 "Wikipedia CC BY-SA 4.0, NLTK corpora per corpus (../shared/data/SOURCES.md)"),
+                 "ours, under the text's terms (../shared/data/SOURCES.md): IMDB (Maas et al. 2011, no licence "
+                 "stated) and Cornell review data, research use; Wikipedia CC BY-SA 3.0 and GFDL; NLTK corpora as "
+                 "distributed, research/educational use"),
     "fasttext": ("trained here by gensim FastText (character 3..6-grams) on the same corpus",
                  "as word2vec: the corpus sources' terms"),
     "glove": ("trained here by the glove package (bicleaner-ai-glove 0.2.1, Apache-2.0) on the same corpus",
@@ -135,7 +136,7 @@ def markdown(report: dict) -> str:
         cells += [f"{100 * test['tokens_covered']:.1f}% / {100 * test['types_covered']:.1f}% (test)",
                   f"{unseen['covered']:,} of {unseen['types']:,}"]
         t, cpu = s["train_seconds"], s["train_cpu_seconds"]
-        cells.append("n/a" if t is None else f"{t / 60:.1f} min ({cpu / 60:.0f} CPU-min)")
+        cells.append("n/a" if t is None else f"{t / 60:.1f} min ({cpu / 60:.1f} CPU-min)")
         lines.append("| " + " | ".join(cells) + " |")
     budgets = ", ".join(f"{m} {BUDGETS[m][0]} epochs (patience {BUDGETS[m][1]})" for m in models)
     lines += ["", f"Probe: SST-5 with phrases, seed {SEED}, {budgets}, one torch thread; bold = best dev "
