@@ -8,6 +8,12 @@ their Compositionality": negative sampling and frequent-word down-sampling):
     python -m tools.vectors --lang en           # ~71 M tokens -> .cache/vectors/en.{safetensors,words.txt,stats.json}
     python -m tools.vectors --lang zh           # Chinese reviews and news titles -> .cache/vectors/zh.*
     python -m tools.vectors --lang en --tiny    # 300 lines per source, 50-d: the same path in seconds
+    python -m tools.vectors --lang en --method fasttext --out .cache/vectors/en-fasttext   # or glove, wordllama
+
+--method picks the set (issue 27; tools/vectors_probe.py ranks them on SST-5): word2vec; fastText (gensim,
+character n-grams, and task words the corpus lacks built from theirs); GloVe (our co-occurrence counts,
+trained by the glove package of bicleaner-ai-glove); wordllama (no training: the wheel's Llama 2 token
+table, a word = the mean of its pieces). Same output format for all.
 
 Pipeline: raw lines -> HTML tags stripped (English) -> our tokenizer (core.text, in `workers` processes)
 -> lines holding a dev/test text of our tasks dropped, exact duplicates dropped -> one corpus file, a

@@ -22,6 +22,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import torch
+
 from core.checkpoint import CheckpointError
 from core.data import PROJECT_ROOT, DataError, data_dir, load_task
 from core.models import model_class
@@ -169,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-train", type=int, default=0, help="first N training examples only (tests)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
+    torch.set_num_threads(1)  # as every probe run (TrainConfig.threads), and as machine() then reports
     models = [m for m in args.models.split(",") if m]
     try:
         if unknown := [m for m in models if m not in BUDGETS]:
