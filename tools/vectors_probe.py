@@ -116,8 +116,10 @@ def set_report(name: str, path: Path, task) -> dict:
 
 
 def best_by_dev(sets: list[dict], model: str) -> str | None:
-    scored = [(s["results"][model]["dev"], s["name"]) for s in sets if model in s["results"]]
-    return max(scored)[1] if scored else None
+    """The set with the best dev accuracy; a tie goes to the set listed first (the incumbent: a new set
+    must beat it to replace it)."""
+    scored = [s for s in sets if model in s["results"]]
+    return max(scored, key=lambda s: s["results"][model]["dev"])["name"] if scored else None
 
 
 def markdown(report: dict) -> str:
@@ -142,7 +144,7 @@ def markdown(report: dict) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     budgets = ", ".join(f"{m} {BUDGETS[m][0]} epochs (patience {BUDGETS[m][1]})" for m in models)
     lines += ["", f"Probe: SST-5 with phrases, seed {SEED}, {budgets}, one torch thread; bold = best dev "
-                  f"(the choice; test is shown, never used to choose). {report['date']}, {report['machine']}, "
+                  f"(the choice, a tie going to the set listed first; test is shown, never used to choose). {report['date']}, {report['machine']}, "
                   f"load average {report['load_average']} (shared machine), commit `{report['commit']}`. "
                   f"Numbers: `docs/vectors_probe.json`.", "", "| set | source | licence |", "|---|---|---|"]
     lines += [f"| `{s['name']}` | {s['source']} | {s['licence']} |" for s in report["sets"]]
