@@ -112,3 +112,13 @@ space-check: install ## the Space from a clean venv: requirements.txt alone (pub
 .PHONY: checkpoints-report
 checkpoints-report: install ## words, unknown test tokens and accuracy of the shipped checkpoints, and their size -> docs/checkpoints.md
 	$(PY) -m tools.release.bundle report
+
+.PHONY: vectors-sets vectors-probe
+PROBE_MODELS ?= nbow
+vectors-sets: install ## the English sets the probe compares with word2vec: fastText, GloVe, wordllama -> .cache/vectors/en-<method>
+	$(PY) -m tools.vectors --lang en --method fasttext --out .cache/vectors/en-fasttext
+	$(PY) -m tools.vectors --lang en --method glove --window 10 --epochs 10 --out .cache/vectors/en-glove
+	$(PY) -m tools.vectors --lang en --method wordllama --out .cache/vectors/en-wordllama
+vectors-probe: install ## SST-5 dev/test of PROBE_MODELS=nbow[,tensor_cnn] with each English set -> docs/vectors_probe.json, docs/vectors.md
+	$(PY) -m tools.vectors_probe --models $(PROBE_MODELS) --vectors word2vec=.cache/vectors/en \
+		$(foreach m,fasttext glove wordllama,$(if $(wildcard .cache/vectors/en-$(m).safetensors),--vectors $(m)=.cache/vectors/en-$(m)))

@@ -8,6 +8,12 @@ their Compositionality": negative sampling and frequent-word down-sampling):
     python -m tools.vectors --lang en           # ~71 M tokens -> .cache/vectors/en.{safetensors,words.txt,stats.json}
     python -m tools.vectors --lang zh           # Chinese reviews and news titles -> .cache/vectors/zh.*
     python -m tools.vectors --lang en --tiny    # 300 lines per source, 50-d: the same path in seconds
+    python -m tools.vectors --lang en --method fasttext --out .cache/vectors/en-fasttext   # or glove, wordllama
+
+--method picks the set (issue 27; tools/vectors_probe.py ranks them on SST-5): word2vec; fastText (gensim,
+character n-grams, and task words the corpus lacks built from theirs); GloVe (our co-occurrence counts,
+trained by the glove package of bicleaner-ai-glove); wordllama (no training: the wheel's Llama 2 token
+table, a word = the mean of its pieces). Same output format for all.
 
 Pipeline: raw lines -> HTML tags stripped (English) -> our tokenizer (core.text, in `workers` processes)
 -> lines holding a dev/test text of our tasks dropped, exact duplicates dropped -> one corpus file, a
@@ -76,6 +82,13 @@ class Word2VecConfig:
     seed: int = 13
     max_lines: int = 0  # read at most this many lines per source; 0 = all (--tiny: 300)
     max_tokens: int = 0  # stop reading sources (in order) past this many corpus tokens; 0 = all
+    # which vectors (docs/vectors.md, "Which vectors"): word2vec; fasttext (word2vec over words and their
+    # character n-grams); glove (global co-occurrence counts); wordllama (a PyPI wheel's static token vectors)
+    method: str = "word2vec"
+    min_n: int = 3  # fastText: shortest and longest character n-gram (Bojanowski et al. 2017: 3..6)
+    max_n: int = 6
+    bucket: int = 2_000_000  # fastText: hash buckets shared by all n-grams (the paper's 2 M)
+    x_max: float = 100.0  # GloVe: co-occurrence count where the weight f(x) reaches 1 (Pennington et al. 2014)
 
 
 # Per-language defaults; CLI flags override single fields. Chinese: a ~5 M-token corpus, where skip-gram
@@ -405,6 +418,18 @@ def _write_source(pool, lang: str, source: Source, cfg: Word2VecConfig, out, see
     return stats, capped
 
 
+def load_corpus(path: Path) -> Corpus:
+    """A tokenized corpus file written by build_corpus, with its statistics (the .json beside it)."""
+    meta = path.with_suffix(".json")
+    if not path.is_file() or not meta.is_file():
+        raise DataError(f"{path} is not a tokenized corpus with its {meta.name} (written by python -m tools.vectors)")
+    saved = json.loads(meta.read_text(encoding="utf-8"))
+    corpus = Corpus(path, [SourceStats(**s) for s in saved["sources"]], saved["held_out"], True, saved["seconds"],
+                    saved["capped"], saved.get("cpu_seconds", 0.0))
+    log.info("reusing the tokenized corpus %s (%d lines, %d tokens)", path, corpus.lines, corpus.tokens)
+    return corpus
+
+
 def build_corpus(lang: str, sources: list[Source], held_out: HeldOut, cfg: Word2VecConfig, cache_dir: Path,
                  held_out_counts: dict | None = None) -> Corpus:
     """Tokenize `sources` into one corpus file under `cache_dir`, or reuse the file of an identical earlier run."""
@@ -414,11 +439,7 @@ def build_corpus(lang: str, sources: list[Source], held_out: HeldOut, cfg: Word2
     name = f"{lang}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
     path, meta = cache_dir / f"{name}.txt", cache_dir / f"{name}.json"
     if path.is_file() and meta.is_file():
-        saved = json.loads(meta.read_text(encoding="utf-8"))
-        corpus = Corpus(path, [SourceStats(**s) for s in saved["sources"]], saved["held_out"], True, saved["seconds"],
-                        saved["capped"], saved.get("cpu_seconds", 0.0))
-        log.info("reusing the tokenized corpus %s (%d lines, %d tokens)", path, corpus.lines, corpus.tokens)
-        return corpus
+        return load_corpus(path)
 
     cache_dir.mkdir(parents=True, exist_ok=True)
     corpus = Corpus(path, held_out=held_out_counts or {})
@@ -466,13 +487,19 @@ def _epoch_logger(epochs: int):
     return EpochLogger()
 
 
-def train_word2vec(corpus: Corpus, cfg: Word2VecConfig):
-    """gensim Word2Vec (negative sampling, no hierarchical softmax) from the corpus file. -> (model, stats)"""
-    from gensim.models import Word2Vec
+def train_gensim(corpus: Corpus, cfg: Word2VecConfig):
+    """gensim Word2Vec, or FastText with cfg.method == "fasttext" (Bojanowski et al. 2017: a word's vector is
+    the sum of its own and its character n-grams' vectors), negative sampling, no hierarchical softmax,
+    from the corpus file. -> (model, stats)"""
+    from gensim.models import FastText, Word2Vec
 
-    model = Word2Vec(vector_size=cfg.dim, sg=int(cfg.sg), hs=0, negative=cfg.negative, window=cfg.window,
-                     min_count=cfg.min_count, sample=cfg.sample, alpha=cfg.alpha, min_alpha=1e-4,
-                     epochs=cfg.epochs, workers=cfg.workers, seed=cfg.seed)
+    common = dict(vector_size=cfg.dim, sg=int(cfg.sg), hs=0, negative=cfg.negative, window=cfg.window,
+                  min_count=cfg.min_count, sample=cfg.sample, alpha=cfg.alpha, min_alpha=1e-4,
+                  epochs=cfg.epochs, workers=cfg.workers, seed=cfg.seed)
+    if cfg.method == "fasttext":
+        model = FastText(min_n=cfg.min_n, max_n=cfg.max_n, bucket=cfg.bucket, **common)
+    else:
+        model = Word2Vec(**common)
     start = time.time()
     model.build_vocab(corpus_file=str(corpus.path), keep_raw_vocab=True, progress_per=500_000)
     types = len(model.raw_vocab)
@@ -496,6 +523,175 @@ def train_word2vec(corpus: Corpus, cfg: Word2VecConfig):
         "train_cpu_seconds": round(train_cpu, 1),
     }
     return model, stats
+
+
+def gensim_vectors(model, extra_words: Iterable[str]) -> tuple[Vectors, int]:
+    """The model's vocabulary by descending frequency; a fastText model adds `extra_words` that its
+    vocabulary lacks, each the mean of its character n-gram vectors. -> (vectors, words added)"""
+    words = list(model.wv.index_to_key)
+    matrix = np.asarray(model.wv.vectors, dtype=np.float32)
+    if not hasattr(model.wv, "vectors_ngrams"):
+        return Vectors(words, matrix), 0
+    known = set(words)
+    added = sorted(w for w in set(extra_words) - known if w and " " not in w)
+    if not added:
+        return Vectors(words, matrix), 0
+    rows = np.stack([model.wv.get_vector(w) for w in added]).astype(np.float32)
+    return Vectors(words + added, np.concatenate([matrix, rows])), len(added)
+
+
+def task_words(tasks: dict[str, TaskData]) -> set[str]:
+    """Every word of every split of the tasks: the words a subword or token-piece method can give a vector
+    to although the corpus has too few of them (only their spelling is read, never a label or a context)."""
+    return {w for data in tasks.values()
+            for split in [data.train, data.dev, data.test, *data.extra_tests.values()] for e in split for w in e.words}
+
+
+def _gensim_trainer(corpus: Corpus, cfg: Word2VecConfig, extra_words: set[str]) -> tuple[Vectors, dict, dict]:
+    import gensim
+
+    model, stats = train_gensim(corpus, cfg)
+    vectors, added = gensim_vectors(model, extra_words)
+    if cfg.method == "fasttext":
+        stats["words_from_subwords"] = added  # task words below min_count, built from their n-grams
+    return vectors, stats, {"gensim": gensim.__version__}
+
+
+def corpus_vocabulary(corpus: Corpus, min_count: int) -> tuple[list[str], np.ndarray, int]:
+    """The corpus words occurring >= min_count times, by descending count (ties by first occurrence, as
+    gensim orders them). -> (words, counts, number of types)"""
+    from collections import Counter
+
+    counts: Counter = Counter()
+    with open(corpus.path, encoding="utf-8") as f:
+        for line in f:
+            counts.update(line.split())
+    kept = [(w, c) for w, c in counts.items() if c >= min_count]
+    kept.sort(key=lambda wc: -wc[1])  # stable: equal counts keep first-occurrence order
+    return [w for w, _ in kept], np.array([c for _, c in kept], dtype=np.int64), len(counts)
+
+
+def cooccurrences(corpus: Corpus, index: dict[str, int], window: int, chunk_tokens: int = 2_000_000):
+    """GloVe's co-occurrence counts (Pennington et al. 2014 §4.2): every pair of in-vocabulary words at most
+    `window` positions apart within a line adds 1/distance. Out-of-vocabulary words keep their positions
+    (as GloVe's own counter does). Symmetric, so stored once as the upper triangle (row <= column), the
+    layout the glove package trains from. -> scipy.sparse.coo_matrix, float64"""
+    import scipy.sparse as sp
+
+    n = len(index)
+    total = sp.csr_matrix((n, n), dtype=np.float64)
+    gap = np.full(window, -1, dtype=np.int32)  # between lines: no pair reaches across a line end
+
+    def add(ids: np.ndarray) -> sp.csr_matrix:
+        rows, cols, weights = [], [], []
+        for d in range(1, window + 1):
+            a, b = ids[:-d], ids[d:]
+            keep = (a >= 0) & (b >= 0)
+            a, b = a[keep], b[keep]
+            rows.append(np.minimum(a, b))
+            cols.append(np.maximum(a, b))
+            weights.append(np.full(len(a), 1.0 / d))
+        return sp.coo_matrix((np.concatenate(weights), (np.concatenate(rows), np.concatenate(cols))),
+                             shape=(n, n)).tocsr()  # tocsr sums repeated pairs
+
+    pending, size = [], 0
+    with open(corpus.path, encoding="utf-8") as f:
+        for line in f:
+            words = line.split()
+            pending += [np.fromiter(map(index.get, words, [-1] * len(words)), dtype=np.int32, count=len(words)), gap]
+            size += len(words)
+            if size >= chunk_tokens:
+                total = total + add(np.concatenate(pending))
+                pending, size = [], 0
+                log.info("  co-occurrences: %d pairs so far", total.nnz)
+    if pending:
+        total = total + add(np.concatenate(pending))
+    return total.tocoo()
+
+
+def _glove_trainer(corpus: Corpus, cfg: Word2VecConfig, extra_words: set[str]) -> tuple[Vectors, dict, dict]:
+    """GloVe (Pennington et al. 2014) with the glove package (bicleaner-ai-glove, the maintained fork of
+    glove-python): weighted least squares on log co-occurrence counts, AdaGrad, f(x) = (x / x_max)^0.75."""
+    from importlib.metadata import version
+
+    from glove import Glove
+
+    start = time.time()
+    words, counts, types = corpus_vocabulary(corpus, cfg.min_count)
+    matrix = cooccurrences(corpus, {w: i for i, w in enumerate(words)}, cfg.window)
+    vocab_seconds = time.time() - start
+    log.info("vocabulary: %d of %d types occur >= %d times; %d co-occurring pairs in %.0f s", len(words), types,
+             cfg.min_count, matrix.nnz, vocab_seconds)
+    model = Glove(no_components=cfg.dim, learning_rate=cfg.alpha, alpha=0.75, max_count=cfg.x_max,
+                  random_state=cfg.seed)
+    start, cpu_start = time.time(), time.process_time()
+    model.fit(matrix, epochs=cfg.epochs, no_threads=cfg.workers, verbose=False)
+    train_seconds, train_cpu = time.time() - start, time.process_time() - cpu_start
+    log.info("GloVe: %d epochs in %.0f s", cfg.epochs, train_seconds)
+    stats = {"types": types, "vocab": len(words), "tokens_in_vocab": int(counts.sum()), "cooccurring_pairs": int(matrix.nnz),
+             "vocab_seconds": round(vocab_seconds, 1), "train_seconds": round(train_seconds, 1),
+             "train_cpu_seconds": round(train_cpu, 1)}
+    return Vectors(words, model.word_vectors.astype(np.float32)), stats, {"bicleaner-ai-glove": version("bicleaner-ai-glove")}
+
+
+WORDLLAMA_CONFIG = "l2_supercat"  # the wheel's one bundled set: Llama 2's 32k-token vocabulary, 256-d
+
+
+def wordllama_table():
+    """The static token vectors and tokenizer that the wordllama wheel ships (never downloaded: a missing
+    file is an error). -> (float32 (32000, 256) matrix, tokenizers.Tokenizer)"""
+    import wordllama
+
+    # wordllama 0.4.0.post1 looks for its bundled tokenizer under wordllama/tokenizer/ but ships it in
+    # wordllama/tokenizers/, which is where it looks in a cache_dir: the package folder as cache_dir finds it
+    package = Path(wordllama.__file__).parent
+    model = wordllama.WordLlama.load(WORDLLAMA_CONFIG, dim=256, cache_dir=package, disable_download=True)
+    return np.asarray(model.embedding, dtype=np.float32), model.tokenizer
+
+
+def piece_mean_vectors(words: list[str], table: np.ndarray, tokenizer) -> np.ndarray:
+    """Each word's vector: the mean of its tokenizer pieces' vectors (the word tokenized alone, so as a
+    word-initial piece, without special tokens). -> (len(words), d) float32"""
+    out = np.empty((len(words), table.shape[1]), dtype=np.float32)
+    for start in range(0, len(words), 10_000):
+        batch = tokenizer.encode_batch(words[start: start + 10_000], add_special_tokens=False)
+        for i, encoding in enumerate(batch, start):
+            ids = [t for t, m in zip(encoding.ids, encoding.attention_mask) if m]
+            out[i] = table[ids].mean(0) if ids else 0.0
+    return out
+
+
+def _wordllama_trainer(corpus: Corpus, cfg: Word2VecConfig, extra_words: set[str]) -> tuple[Vectors, dict, dict]:
+    """No training: the corpus words (>= min_count) and every task word, each the mean of its pieces' vectors."""
+    from importlib.metadata import version
+
+    start = time.time()
+    words, counts, types = corpus_vocabulary(corpus, cfg.min_count)
+    known = set(words)
+    added = sorted(w for w in extra_words - known if w and " " not in w)
+    vocab_seconds = time.time() - start
+    start, cpu_start = time.time(), time.process_time()
+    table, tokenizer = wordllama_table()
+    matrix = piece_mean_vectors(words + added, table, tokenizer)
+    stats = {"types": types, "vocab": len(words), "tokens_in_vocab": int(counts.sum()), "task_words_added": len(added),
+             "token_table": list(table.shape), "vocab_seconds": round(vocab_seconds, 1),
+             "train_seconds": round(time.time() - start, 1), "train_cpu_seconds": round(time.process_time() - cpu_start, 1)}
+    return Vectors(words + added, matrix), stats, {"wordllama": version("wordllama"), "config": WORDLLAMA_CONFIG}
+
+
+TRAINERS = {"word2vec": _gensim_trainer, "fasttext": _gensim_trainer, "glove": _glove_trainer,
+            "wordllama": _wordllama_trainer}
+
+
+def method_settings(cfg: Word2VecConfig) -> dict:
+    """The settings that matter for cfg.method, in words (the dataclass holds every method's fields)."""
+    if cfg.method in ("word2vec", "fasttext"):
+        extra = {"n-grams": f"{cfg.min_n}..{cfg.max_n} chars, {cfg.bucket} buckets"} if cfg.method == "fasttext" else {}
+        return {"architecture": "skip-gram" if cfg.sg else "CBOW", "loss": f"negative sampling ({cfg.negative})"} | extra
+    if cfg.method == "glove":
+        return {"weighting": f"(x / {cfg.x_max:g})^0.75, capped at 1", "optimizer": f"AdaGrad, lr {cfg.alpha:g}",
+                "context": f"{cfg.window} words either side, weight 1/distance"}
+    return {"pieces": "Llama 2 tokenizer, word tokenized alone", "vector": "mean of its pieces' 256-d vectors"}
 
 
 def neighbours(vectors: Vectors, word: str, k: int = 10) -> list[tuple[str, float]]:
@@ -523,6 +719,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Word2
     parser.add_argument("--out", help="output path without suffix (default .cache/vectors/<lang>)")
     parser.add_argument("--data-dir", help="data directory (default $DATA_DIR or ../shared/data)")
     parser.add_argument("--cache-dir", default=str(PROJECT_ROOT / ".cache" / "corpus"), help="tokenized corpora")
+    parser.add_argument("--corpus", help="train on this tokenized corpus file (.cache/corpus/<lang>-<hash>.txt) "
+                        "instead of building or reusing the one the sources give")
     parser.add_argument("--tiny", action="store_true", help=f"a seconds-long run: {TINY}")
     for f in dataclasses.fields(Word2VecConfig):
         flag = "--" + f.name.replace("_", "-")
@@ -536,6 +734,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Word2
     cfg = dataclasses.replace(cfg, **overrides)
     if cfg.workers < 1 or cfg.dim < 1 or cfg.epochs < 1 or cfg.min_count < 1:
         parser.error(f"workers, dim, epochs and min_count must be >= 1, got {cfg}")
+    if cfg.method not in TRAINERS:
+        parser.error(f"--method must be one of {', '.join(TRAINERS)}, got {cfg.method!r}")
     args.out = Path(args.out or PROJECT_ROOT / ".cache" / "vectors" / args.lang)
     args.command = "python -m tools.vectors " + " ".join(sys.argv[1:] if argv is None else argv)
     return args, cfg
@@ -552,21 +752,21 @@ def run(args: argparse.Namespace, cfg: Word2VecConfig) -> dict:
     texts = held_out_texts(tasks)
     held_out = HeldOut(args.lang, (t for task in texts.values() for t in task))
     log.info("held-out index: %d distinct texts of %s", len(held_out), ", ".join(texts) or "no task")
-    corpus = build_corpus(args.lang, sources, held_out, cfg, Path(args.cache_dir),
-                          {task: len(t) for task, t in texts.items()})
-    model, train_stats = train_word2vec(corpus, cfg)
-    vectors = Vectors(list(model.wv.index_to_key), np.asarray(model.wv.vectors, dtype=np.float32))
+    if args.corpus:  # e.g. the corpus an earlier set was trained on, so that two methods see the same text
+        corpus = load_corpus(Path(args.corpus))
+    else:
+        corpus = build_corpus(args.lang, sources, held_out, cfg, Path(args.cache_dir),
+                              {task: len(t) for task, t in texts.items()})
+    vectors, train_stats, software = TRAINERS[cfg.method](corpus, cfg, task_words(tasks))
     known = set(vectors.words)
-    import gensim
 
     stats = {
         "lang": args.lang,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": args.command,
-        "settings": dataclasses.asdict(cfg) | {"architecture": "skip-gram" if cfg.sg else "CBOW",
-                                               "loss": f"negative sampling ({cfg.negative})"},
-        "software": {"gensim": gensim.__version__, "python": platform.python_version(), "cpus": os.cpu_count(),
-                     "tokenizer": _tokenizer_fingerprint(args.lang)},
+        "settings": dataclasses.asdict(cfg) | method_settings(cfg),
+        "software": software | {"python": platform.python_version(), "cpus": os.cpu_count(),
+                                "tokenizer": _tokenizer_fingerprint(args.lang)},
         "corpus": {
             "file": str(corpus.path), "reused": corpus.reused, "lines": corpus.lines, "tokens": corpus.tokens,
             "types": train_stats.pop("types"), "capped_at_max_tokens": corpus.capped,

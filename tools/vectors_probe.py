@@ -1,0 +1,211 @@
+"""`make vectors-probe`: which English word vectors help most, measured on one fixed probe.
+
+    python -m tools.vectors_probe --vectors word2vec=.cache/vectors/en --vectors fasttext=.cache/vectors/en-fasttext \
+        [--models nbow,tensor_cnn] [--runs runs/vectors-probe] [--json docs/vectors_probe.json] [--doc docs/vectors.md]
+
+The probe (issue 27): SST-5 with phrases, seed 1, one torch thread, each model with the same fixed epoch
+budget and patience for every vectors set; only the initial word vectors differ. A set is any file
+`core.vectors.load_vectors` reads, normally one that `python -m tools.vectors --method ...` wrote (its
+.stats.json gives the method, the training time and the settings). Per set and model: dev accuracy at the
+best dev evaluation and test accuracy there (the test number is recorded, never used to choose); per set:
+how much of the SST vocabulary it covers, where it comes from and under which licence. The best set is
+the one with the best dev accuracy. Results go to --json and to a generated section of --doc (between
+its markers); runs go to <runs>/<set>/<model>-s1, and a finished run with the same settings is reused.
+"""
+
+import argparse
+import dataclasses
+import json
+import logging
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import torch
+
+from core.checkpoint import CheckpointError
+from core.data import PROJECT_ROOT, DataError, data_dir, load_task
+from core.models import model_class
+from core.train import TrainConfig, Trainer
+from core.vectors import load_vectors
+from tools.git import git_commit
+from tools.probes import machine
+from tools.vectors import coverage
+
+log = logging.getLogger("tools.vectors_probe")
+
+# (epochs, patience) per probe model: a short fixed budget that ranks the sets, not each model's best
+# accuracy. NBoW with our word2vec peaks on dev at epoch 3 (docs/vectors.md); an epoch of it took 10 min at
+# nice 15 on the shared 2-core machine, a tensor CNN epoch 2-7 min on its own
+BUDGETS = {"nbow": (4, 4), "tensor_cnn": (3, 3)}
+SEED = 1
+TASK = "sst5"
+MARK_START, MARK_END = "<!-- vectors-probe:start (written by python -m tools.vectors_probe) -->", "<!-- vectors-probe:end -->"
+
+# where each kind of set comes from and under which terms it may be used (docs/vectors.md, "Which vectors")
+PROVENANCE = {
+    "word2vec": ("trained here by gensim word2vec on our unlabeled corpus (../shared/data/unlabeled_en)",
+                 "ours, under the text's terms (../shared/data/SOURCES.md): IMDB (Maas et al. 2011, no licence "
+                 "stated) and Cornell review data, research use; Wikipedia CC BY-SA 3.0 and GFDL; NLTK corpora as "
+                 "distributed, research/educational use"),
+    "fasttext": ("trained here by gensim FastText (character 3..6-grams) on the same corpus",
+                 "as word2vec: the corpus sources' terms"),
+    "glove": ("trained here by the glove package (bicleaner-ai-glove 0.2.1, Apache-2.0) on the same corpus",
+              "as word2vec: the corpus sources' terms"),
+    "wordllama": ("the static token table in the wordllama 0.4.0.post1 wheel (config l2_supercat: Llama 2's "
+                  "32k-token vocabulary, 256-d, distilled from the token embeddings of Llama 2 70B and other "
+                  "models sharing its tokenizer); a word's vector is the mean of its pieces' vectors",
+                  "wordllama: MIT. The table is derived from Llama 2's embeddings: the Llama 2 Community Licence "
+                  "applies (attribution, its acceptable-use policy, and a separate licence from Meta above "
+                  "700 M monthly users)"),
+}
+
+
+def parse_sets(specs: list[str]) -> dict[str, Path]:
+    sets = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path or "/" in name:
+            raise ValueError(f"--vectors takes NAME=PATH (NAME without '/'), got {spec!r}")
+        sets[name] = Path(path)
+    return sets
+
+
+def probe_config(name: str, path: Path, dim: int, model: str, runs: Path, root: str, max_train: int) -> TrainConfig:
+    """The model embeds in the set's own dimension (the trainer would reduce larger vectors by PCA and
+    ignore smaller ones); everything else is the same for every set."""
+    epochs, patience = BUDGETS[model]
+    default_dim = {f.name: f.default for f in dataclasses.fields(model_class(model).config_class)}["embed_dim"]
+    resize = [f"embed_dim={dim}"] if dim != default_dim else []
+    return TrainConfig(model=model, task=TASK, phrases=True, seed=SEED, epochs=epochs, patience=patience,
+                       vectors=str(path), out=str(runs / name / f"{model}-s{SEED}"), data_dir=root,
+                       max_train=max_train, threads=1, progress=False, set=resize)
+
+
+SAME_RUN = ("model", "task", "phrases", "seed", "epochs", "patience", "vectors", "max_train", "set")
+
+
+def train_probe(cfg: TrainConfig) -> dict:
+    """Train the probe run, or reuse a finished one with the same settings; a killed one resumes."""
+    out = Path(cfg.out)
+    metrics_path = out / "metrics.json"
+    if metrics_path.is_file():
+        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
+        if all(metrics["train_config"].get(k) == getattr(cfg, k) for k in SAME_RUN):
+            log.info("reusing %s", metrics_path)
+            return metrics
+    cfg.resume = (out / "state").is_dir()
+    return Trainer.from_config(cfg).fit()
+
+
+def set_report(name: str, path: Path, task) -> dict:
+    """The set's method, size, training time, SST-5 coverage and provenance (from its .stats.json if any)."""
+    vectors = load_vectors(path)
+    stats_path = path.with_suffix(".stats.json")
+    stats = json.loads(stats_path.read_text(encoding="utf-8")) if stats_path.is_file() else {}
+    method = stats.get("settings", {}).get("method", "word2vec" if stats else "file")
+    seconds = stats.get("seconds", {})
+    source, licence = PROVENANCE.get(method, (f"the file {path}", "see the file's source"))
+    return {
+        "name": name, "path": str(path), "method": method, "rows": len(vectors.words), "dim": vectors.dim,
+        "settings": stats.get("settings", {}),
+        "train_seconds": seconds.get("train"), "train_cpu_seconds": seconds.get("train_cpu"),
+        "coverage": coverage(task, set(vectors.words)), "source": source, "licence": licence, "results": {},
+    }
+
+
+def best_by_dev(sets: list[dict], model: str) -> str | None:
+    """The set with the best dev accuracy; a tie goes to the set listed first (the incumbent: a new set
+    must beat it to replace it)."""
+    scored = [s for s in sets if model in s["results"]]
+    return max(scored, key=lambda s: s["results"][model]["dev"])["name"] if scored else None
+
+
+def markdown(report: dict) -> str:
+    """The generated section of docs/vectors.md: one row per set, dev and test per probe model."""
+    models = report["probe"]["models"]
+    head = ["set", "method", "dim", "rows", *[f"{m} dev / test" for m in models], "SST-5 tokens / types covered",
+            "unseen dev/test types covered", "training time"]
+    lines = [MARK_START, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for s in report["sets"]:
+        cells = [f"`{s['name']}`", s["method"], str(s["dim"]), f"{s['rows']:,}"]
+        for m in models:
+            r = s["results"].get(m)
+            best = report["best_by_dev"].get(m) == s["name"]
+            text = f"{100 * r['dev']:.2f} / {100 * r['test']:.2f} (epoch {r['best_epoch']})" if r else "not run"
+            cells.append(f"**{text}**" if best and r else text)
+        test = s["coverage"]["test"]
+        unseen = s["coverage"]["dev_test_types_not_in_train"]
+        cells += [f"{100 * test['tokens_covered']:.1f}% / {100 * test['types_covered']:.1f}% (test)",
+                  f"{unseen['covered']:,} of {unseen['types']:,}"]
+        t, cpu = s["train_seconds"], s["train_cpu_seconds"]
+        cells.append("n/a" if t is None else f"{t / 60:.1f} min ({cpu / 60:.1f} CPU-min)")
+        lines.append("| " + " | ".join(cells) + " |")
+    budgets = ", ".join(f"{m} {BUDGETS[m][0]} epochs (patience {BUDGETS[m][1]})" for m in models)
+    lines += ["", f"Probe: SST-5 with phrases, seed {SEED}, {budgets}, one torch thread; bold = best dev "
+                  f"(the choice, a tie going to the set listed first; test is shown, never used to choose). {report['date']}, {report['machine']}, "
+                  f"load average {report['load_average']} (shared machine), commit `{report['commit']}`. "
+                  f"Numbers: `docs/vectors_probe.json`.", "", "| set | source | licence |", "|---|---|---|"]
+    lines += [f"| `{s['name']}` | {s['source']} | {s['licence']} |" for s in report["sets"]]
+    return "\n".join(lines + ["", MARK_END])
+
+
+def write_section(doc: Path, section: str) -> None:
+    """Replace the text between the markers in `doc`, or append the section under a heading."""
+    text = doc.read_text(encoding="utf-8") if doc.is_file() else ""
+    if MARK_START in text and MARK_END in text:
+        before, rest = text.split(MARK_START, 1)
+        text = before + section + rest.split(MARK_END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n## Which vectors: the probe (issue 27)\n\n" + section + "\n"
+    doc.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.vectors_probe", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--vectors", action="append", required=True, metavar="NAME=PATH", help="a set to probe")
+    parser.add_argument("--models", default="nbow", help=f"comma-separated, of {', '.join(BUDGETS)}")
+    parser.add_argument("--runs", default=str(PROJECT_ROOT / "runs" / "vectors-probe"))
+    parser.add_argument("--json", default=str(PROJECT_ROOT / "docs" / "vectors_probe.json"))
+    parser.add_argument("--doc", default=str(PROJECT_ROOT / "docs" / "vectors.md"))
+    parser.add_argument("--data-dir", default="", help="data directory (default $DATA_DIR or ../shared/data)")
+    parser.add_argument("--max-train", type=int, default=0, help="first N training examples only (tests)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
+    torch.set_num_threads(1)  # as every probe run (TrainConfig.threads), and as machine() then reports
+    models = [m for m in args.models.split(",") if m]
+    try:
+        if unknown := [m for m in models if m not in BUDGETS]:
+            raise ValueError(f"--models: {', '.join(unknown)} is not a probe model ({', '.join(BUDGETS)})")
+        sets = parse_sets(args.vectors)
+        task = load_task(TASK, data_dir(args.data_dir or None))
+        reports = [set_report(name, path, task) for name, path in sets.items()]
+        for model in models:  # every set on one model before the next, so the cheap model's table comes first
+            for report in reports:
+                cfg = probe_config(report["name"], sets[report["name"]], report["dim"], model, Path(args.runs),
+                                   args.data_dir, args.max_train)
+                metrics = train_probe(cfg)
+                report["results"][model] = {
+                    "dev": metrics["dev_accuracy"], "test": metrics["test"]["accuracy"],
+                    "best_epoch": metrics["best_epoch"], "epochs_run": metrics["epochs_run"],
+                    "epoch_seconds": metrics["epoch_seconds"], "vocab_found": metrics["vectors"]["fraction"],
+                    "run": cfg.out}
+    except (DataError, CheckpointError, ValueError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    report = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
+              "load_average": ", ".join(f"{x:.1f}" for x in os.getloadavg()), "commit": git_commit(),
+              "probe": {"task": TASK, "phrases": True, "seed": SEED, "models": models,
+                        "budgets": {m: BUDGETS[m] for m in models}, "max_train": args.max_train},
+              "sets": reports, "best_by_dev": {m: best_by_dev(reports, m) for m in models}}
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_section(Path(args.doc), markdown(report))
+    for model, name in report["best_by_dev"].items():
+        log.info("best by dev on %s: %s", model, name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
