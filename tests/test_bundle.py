@@ -251,6 +251,16 @@ def test_a_frozen_run_reads_every_word_of_the_shared_set_and_a_mismatched_one_is
     metrics = results["sst5/nbow"]
     assert metrics["checkpoint"]["shared_vectors"]["words"] == min(20, len(known)) and metrics["checkpoint"]["not_linked"] is None
     assert metrics["test"]["accuracy"] == pytest.approx(metrics["source_run"]["test_accuracy_full_precision"], abs=0.03)
+    # the same set from another source file (its rows rounded to float16, as the set stores them): the set and
+    # its digest stay as they were, so re-bundling one checkpoint never breaks the links of the others
+    from core.vectors import Vectors, load_vectors, save_vectors
+
+    index = (out / "vectors" / "en" / "vectors.json").read_bytes()
+    first = load_vectors(trained_with)
+    save_vectors(Vectors(first.words, first.matrix.astype(np.float16).astype(np.float32)), tmp_path / "c" / "en")
+    monkeypatch.setattr(bundle_module, "VECTORS_CACHE", tmp_path / "c")
+    bundle(config, out, from_runs=True, data_dir=str(tiny_data), runs=tmp_path / "runs")
+    assert (out / "vectors" / "en" / "vectors.json").read_bytes() == index and check(out, max_total_mb=2.0) == []
     # the same run against vectors it was not trained with: bundled plainly, with the reason
     monkeypatch.setattr(bundle_module, "VECTORS_CACHE", tmp_path / "b")
     _vectors_file(tmp_path / "b", known, seed=2)

@@ -17,7 +17,7 @@ TEXT = "it is not a bad film , but the plot is dull"
 def test_map_contributions_and_the_bias_sum_to_the_logit_and_the_default_is_the_largest():
     model = tiny_model()
     ids, lengths = batch(SENTENCES)
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=len(lengths))
     for index, sentence in enumerate(SENTENCES):
         words = [f"w{t}" for t in sentence]
         _, chosen, _ = model.views(out, index, words)
@@ -32,7 +32,7 @@ def test_map_contributions_and_the_bias_sum_to_the_logit_and_the_default_is_the_
 def test_any_top_layer_map_can_be_asked_for():
     model = tiny_model()
     ids, lengths = batch(SENTENCES)
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=len(lengths))
     words = [f"w{t}" for t in SENTENCES[1]]
     default = model.views(out, 1, words)[1]
     graphs = {}
@@ -52,7 +52,7 @@ def test_detector_ngrams_stay_inside_a_sentence_shorter_than_the_filter():
     model = tiny_model(widths=[6, 3], k_top=2)  # a window of 6 words over sentences of 2 and 3 words
     sentences = [[3, 4], [5, 6, 7]]
     ids, lengths = batch(sentences)
-    out = model(ids, lengths)
+    out = model(ids, lengths, explain=len(lengths))
     for index, sentence in enumerate(sentences):
         words = [f"w{t}" for t in sentence]
         table = model.strongest_detectors(out, index, words)

@@ -36,6 +36,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from core.checkpoint import (CONFIG, SHARED_VECTORS_DIR, CheckpointError, atomic_write_text, load_checkpoint, own_rows,
@@ -47,7 +48,7 @@ from core.manifest import (CARD, MANIFEST, manifest_pairs, read_manifest, verify
 from core.metrics import evaluate
 from core.train import Trainer
 from core.models import model_class
-from core.vectors import Vectors, load_shared_vectors, load_vectors, save_shared_vectors
+from core.vectors import SHARED_INDEX, Vectors, load_shared_vectors, load_vectors, save_shared_vectors
 from core.vocab import PAD, UNK, Vocab
 from tools.git import git_commit
 from tools.release.cards import PAPER_RESULTS, render_card
@@ -279,12 +280,27 @@ def write_shared_vectors(out: Path, lang: str, rows: int, max_file_bytes: int) -
     full = load_vectors(source)
     kept = Vectors(full.words[:rows], full.matrix[:rows])
     folder = out / SHARED_VECTORS_DIR / lang
+    if (same := _unchanged_set(folder, kept)) is not None:  # a rewrite would change the digest the others link to
+        log.info("shared vectors %s: unchanged, kept as they are", display_path(folder))
+        return same
     digest = save_shared_vectors(kept, folder, max_file_bytes, source={
         "file": display_path(source), "sha256": sha256(source), "rows": len(full.words),
         "kept": f"the {len(kept.words)} most frequent words"})
     log.info("shared vectors %s: %d of %d words, %.1f MB", display_path(folder), len(kept.words), len(full.words),
              folder_bytes(folder) / 1e6)
     return digest, load_shared_vectors(folder, digest)
+
+
+def _unchanged_set(folder: Path, kept: Vectors) -> tuple[str, Vectors] | None:
+    """(digest, set) of the set already in `folder` when it holds exactly `kept`'s words and float16 rows, else None.
+    Re-bundling one checkpoint then leaves the set, and every other checkpoint's link to it, as it was."""
+    try:
+        digest = sha256(folder / SHARED_INDEX)
+        existing = load_shared_vectors(folder, digest)
+    except (OSError, ValueError):
+        return None
+    same = existing.words == kept.words and np.array_equal(existing.matrix, kept.matrix.astype(np.float16).astype(np.float32))
+    return (digest, existing) if same else None
 
 
 def remove_unread_vectors(out: Path) -> list[Path]:
@@ -332,7 +348,7 @@ def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, o
     out.mkdir(parents=True, exist_ok=True)
     keys = {e.key for e in config.entries}
     for stale in sorted(out.glob("*/*")):  # make the folder exactly the configured set
-        if stale.is_dir() and f"{stale.parent.name}/{stale.name}" not in keys:
+        if stale.is_dir() and stale.parent.name != SHARED_VECTORS_DIR and f"{stale.parent.name}/{stale.name}" not in keys:
             log.warning("removing %s: not in %s", stale, config.path)
             shutil.rmtree(stale)
     for leftover in out.glob(".staging-*"):
