@@ -5,13 +5,14 @@ faithfulness hint read from docs/attribution.json."""
 import copy
 import json
 import re
+from pathlib import Path
 from dataclasses import dataclass
 
 import pytest
 import torch
 from torch import Tensor, nn
 
-from core.attribution import (COMPLETENESS_FLOOR, COMPLETENESS_TARGET, DEFAULT_METHODS, GRADIENT_METHODS, METHODS,
+from core.attribution import (COMPLETENESS_FLOOR, COMPLETENESS_TARGET, DEFAULT_METHODS, GRADIENT_METHODS, IG_SEGMENT_STEPS, METHODS,
                               ON_DEMAND, aopc, deletion_curve, gradient_attributions, most_faithful, occlusion, ranking,
                               weights_sha256)
 from core.models import PAPER_MODELS
@@ -60,12 +61,46 @@ def test_integrated_gradients_is_complete_on_every_model(lab, task, model):
     with torch.no_grad():
         change = _logit(net, vectors, target) - _logit(net, torch.zeros_like(vectors), target)
     error = abs(sum(found.scores) - float(change)) / max(abs(float(change)), COMPLETENESS_FLOOR)
-    assert found.completeness_error == pytest.approx(error, abs=1e-4) and found.steps >= 16
+    assert found.completeness_error == pytest.approx(error, abs=1e-4) and found.steps >= IG_SEGMENT_STEPS
     if model != "dcnn":  # k-max pooling reorders its kept columns: f jumps, and a gradient integral misses jumps
         assert error < COMPLETENESS_TARGET
     elif error >= COMPLETENESS_TARGET:
         coarse, fine = (_largest_step_on_path(net, vectors, target, n) for n in (200, 1600))
         assert fine > coarse / 2  # a continuous f's largest step shrinks about 8x
+
+
+STEEP = ("if i spy were funny ( enough ) or exciting ( enough ) then it would be fairly simple to forgive the "
+         "financial extortion it 's trying to reap from the moviegoing public .")  # an SST-5 test sentence
+
+
+def test_integrated_gradients_cuts_a_steep_path_where_it_is_steep():
+    """The shipped SST-5 mRNN on a sentence whose path is smooth but steep: 2,048 equal steps still miss
+    f(x) - f(0) by more than 5%; the adaptive cut gets under 5% with at most as many steps, and its scores
+    are, to 5% of the largest, the ones 16,384 equal steps give (brute force)."""
+    from captum.attr import IntegratedGradients
+
+    from core.attribution import IG_MAX_SEGMENTS, _logit_of
+    from core.checkpoint import load_checkpoint
+
+    ckpt = load_checkpoint(Path(__file__).resolve().parents[1] / "checkpoints" / "sst5" / "mrnn")
+    net, ids = ckpt.model.eval(), ckpt.vocab.encode(STEEP.split())
+    with torch.no_grad():
+        target = int(net(torch.tensor([ids]), torch.tensor([len(ids)])).logits.argmax())
+    found = gradient_attributions(net, ids, target, ["integrated_gradients"])["integrated_gradients"]
+    assert found.completeness_error < COMPLETENESS_TARGET and found.steps <= IG_MAX_SEGMENTS * IG_SEGMENT_STEPS
+
+    vectors = net.embedding.weight.detach()[torch.tensor(ids)].unsqueeze(0)
+    with torch.inference_mode(False), torch.enable_grad():
+        def uniform(steps: int) -> tuple[list[float], float]:
+            scores, delta = IntegratedGradients(_logit_of(net, target, len(ids))).attribute(
+                vectors.clone(), torch.zeros_like(vectors), n_steps=steps, method="riemann_trapezoid",
+                internal_batch_size=1024, return_convergence_delta=True)
+            return scores.sum(-1)[0].tolist(), float(delta)
+
+        coarse_delta, (exact, exact_delta) = uniform(2048)[1], uniform(16384)
+    change = sum(exact) - exact_delta
+    assert abs(coarse_delta) > COMPLETENESS_TARGET * abs(change) and abs(exact_delta) < 0.01 * abs(change)
+    assert found.scores == pytest.approx(exact, abs=0.05 * max(map(abs, exact)))  # to 5% of the largest score
 
 
 @pytest.mark.parametrize("model", PAPER_MODELS)

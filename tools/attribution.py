@@ -20,8 +20,9 @@ from pathlib import Path
 
 import torch
 
-from core.attribution import (COMPLETENESS_TARGET, DELETION_STEPS, GRADIENT_METHODS, METHODS, ON_DEMAND, aopc,
-                              deletion_curve, gradient_attributions, occlusion, random_order, ranking, weights_sha256)
+from core.attribution import (COMPLETENESS_TARGET, DELETION_STEPS, GRADIENT_METHODS, IG_MAX_SEGMENTS, IG_SEGMENT_STEPS,
+                              METHODS, ON_DEMAND, aopc, deletion_curve, gradient_attributions, occlusion, random_order,
+                              ranking, weights_sha256)
 from core.data import PROJECT_ROOT, load_task
 from core.predict import OCCLUSION_MAX_WORDS, Lab
 from tools.bench.machine import machine_info
@@ -109,8 +110,9 @@ def render_markdown(report: dict) -> str:
         "## Integrated gradients: completeness",
         "",
         f"Error = |sum of the scores - (f(x) - f(x'))| / |f(x) - f(x')| (the explained logit, baseline x' = zero "
-        f"vectors; a change under 0.1 logit is compared with 0.1). Steps double from 16 to 128 until the error is "
-        f"under {COMPLETENESS_TARGET:.0%} or doubling no longer halves it. No number of steps makes DCNN complete: "
+        f"vectors; a change under 0.1 logit is compared with 0.1). The path is cut into segments of {IG_SEGMENT_STEPS} "
+        f"trapezoid steps, the one with the largest gap halved until the error is under {COMPLETENESS_TARGET:.0%} "
+        f"or {IG_MAX_SEGMENTS} segments ({IG_MAX_SEGMENTS * IG_SEGMENT_STEPS} steps) are reached. No number of steps makes DCNN complete: "
         "its k-max pooling keeps each row's top values in word order, so when one value overtakes another the "
         "kept columns reorder and the logit jumps; a path integral of gradients misses the jumps. The lab shows "
         "each explanation's error beside its scores.",
