@@ -12,9 +12,9 @@ import pytest
 import torch
 from torch import Tensor, nn
 
-from core.attribution import (COMPLETENESS_FLOOR, COMPLETENESS_TARGET, DEFAULT_METHODS, GRADIENT_METHODS, IG_SEGMENT_STEPS, METHODS,
-                              ON_DEMAND, aopc, deletion_curve, gradient_attributions, most_faithful, occlusion, ranking,
-                              weights_sha256)
+from core.attribution import (COMPLETENESS_FLOOR, COMPLETENESS_TARGET, DEFAULT_METHODS, GRADIENT_METHODS, IG_SEGMENT_STEPS,
+                              METHODS, ON_DEMAND, aopc, deletion_curve, gradient_attributions, most_faithful, occlusion,
+                              ranking, weights_sha256)
 from core.models import PAPER_MODELS
 from core.models.base import ModelOutput, SentenceClassifier, embedding_rows, length_mask
 from core.predict import InputError, check_methods
