@@ -142,3 +142,20 @@ def test_max_tokens_stops_reading_sources(tmp_path):
     assert corpus.capped and [s.name for s in corpus.sources] == ["toy0", "toy1"]
     assert 2000 <= corpus.tokens < 2000 + word2vec.CHUNK_LINES * 5  # stops within one chunk past the cap
     assert corpus.tokens == sum(len(line.split()) for line in corpus.path.read_text(encoding="utf-8").splitlines())
+
+
+def test_from_shared_writes_the_sets_rows_and_a_missing_set_is_one_line(tmp_path, caplog):
+    """--from-shared: the shipped set back in our format, the very float16 rows as float32, so a run trained on
+    it links to that set (tools.release.bundle.link_problem compares these rows)."""
+    from core.vectors import Vectors, load_shared_vectors, save_shared_vectors
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(30)]
+    save_shared_vectors(Vectors(words, rng.normal(size=(30, 8)).astype(np.float32)), tmp_path / "set", 4096 + 160)
+    shared = load_shared_vectors(tmp_path / "set")
+    assert word2vec.main(["--lang", "en", "--from-shared", str(tmp_path / "set"), "--out", str(tmp_path / "en")]) == 0
+    written = load_vectors(tmp_path / "en.safetensors")
+    assert written.words == words and np.array_equal(written.matrix, shared.matrix)
+    assert json.loads((tmp_path / "en.stats.json").read_text())["from_shared"] == str(tmp_path / "set")
+    assert word2vec.main(["--lang", "en", "--from-shared", str(tmp_path / "none"), "--out", str(tmp_path / "x")]) == 2
+    assert "none" in caplog.text and not (tmp_path / "x.safetensors").exists()

@@ -9,6 +9,12 @@ their Compositionality": negative sampling and frequent-word down-sampling):
     python -m tools.vectors --lang zh           # Chinese reviews and news titles -> .cache/vectors/zh.*
     python -m tools.vectors --lang en --tiny    # 300 lines per source, 50-d: the same path in seconds
     python -m tools.vectors --lang en --method fasttext --out .cache/vectors/en-fasttext   # or glove, wordllama
+    python -m tools.vectors --lang en --from-shared checkpoints/vectors/en   # no training: see below
+
+--from-shared writes .cache/vectors/<lang> from a shipped shared set (its words and float16 rows, as float32).
+A run trained on it keeps exactly the rows the linked checkpoints read, so `make train` links it to the same
+set; a new word2vec run would not (gensim's threads make it non-deterministic), and the original file is
+not in git.
 
 --method picks the set (issue 27; tools/vectors_probe.py ranks them on SST-5): word2vec; fastText (gensim,
 character n-grams, and task words the corpus lacks built from theirs); GloVe (our co-occurrence counts,
@@ -58,7 +64,7 @@ from core.data import PROJECT_ROOT, TASKS, DataError, TaskData, data_dir, load_t
 from core.data.chinese import MAX_CHARS as ZH_MAX_CHARS
 from core.data.classic import CLASSIC
 from core.text import english_tokenizer, normalize_english_token, normalize_sst_token, to_simplified, tokenize_chinese
-from core.vectors import Vectors, save_vectors
+from core.vectors import Vectors, load_shared_vectors, save_vectors
 
 log = logging.getLogger("tools.vectors")
 
@@ -722,6 +728,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Word2
     parser.add_argument("--corpus", help="train on this tokenized corpus file (.cache/corpus/<lang>-<hash>.txt) "
                         "instead of building or reusing the one the sources give")
     parser.add_argument("--tiny", action="store_true", help=f"a seconds-long run: {TINY}")
+    parser.add_argument("--from-shared", metavar="FOLDER", help="no training: write the shared vectors set in FOLDER "
+                        "(e.g. checkpoints/vectors/en) as <out>, float32")
     for f in dataclasses.fields(Word2VecConfig):
         flag = "--" + f.name.replace("_", "-")
         if f.type is bool:
@@ -792,9 +800,27 @@ def run(args: argparse.Namespace, cfg: Word2VecConfig) -> dict:
     return stats
 
 
+def from_shared(folder: Path, out: Path) -> Vectors:
+    """The shared set in `folder` written as `out` in our format, with where it came from in its stats."""
+    vectors = load_shared_vectors(folder)
+    index = json.loads((folder / "vectors.json").read_text(encoding="utf-8"))
+    save_vectors(vectors, out, {"from_shared": str(folder), "shared_source": index.get("source", {}),
+                                "vectors": {"rows": len(vectors.words), "dim": vectors.dim}})
+    log.info("wrote %s.{safetensors,words.txt,stats.json} from %s: %d x %d", out, folder, len(vectors.words), vectors.dim)
+    return vectors
+
+
 def main(argv: list[str] | None = None) -> int:
     args, cfg = parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    if args.from_shared:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
+        try:
+            from_shared(Path(args.from_shared), args.out)
+        except (OSError, ValueError) as err:
+            log.error("error: %s", err)
+            return 2
+        return 0
     # progress (ours and gensim's) to stderr and to <out>.log beside the vectors
     root = logging.getLogger()
     handlers = [logging.StreamHandler(), logging.FileHandler(args.out.with_suffix(".log"), "w", encoding="utf-8")]
