@@ -71,7 +71,11 @@ def _analyse(page, text):
 
 def _screenshot(page, name):
     """The page from the top to the end of the first model panel, into $SCREENSHOT_DIR (default: a
-    temporary folder; the README's docs/screenshot*.png are taken with the bundled checkpoints)."""
+    temporary folder; the README's docs/screenshot*.png are taken with the bundled checkpoints). A panel off
+    screen is laid out only when scrolled to (content-visibility), which a full-page capture never does: the
+    capture lays them all out first, as a reader scrolling down sees them."""
+    page.add_style_tag(content="#result .model-panel { content-visibility: visible !important; }")
+    page.wait_for_timeout(300)
     box = page.locator(".model-panel").first.bounding_box()
     folder = Path(os.environ.get("SCREENSHOT_DIR") or tempfile.mkdtemp(prefix="lab-screens-"))
     page.screenshot(path=str(folder / name), full_page=True,
