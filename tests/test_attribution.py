@@ -69,8 +69,10 @@ def test_integrated_gradients_is_complete_on_every_model(lab, task, model):
         assert fine > coarse / 2  # a continuous f's largest step shrinks about 8x
 
 
-STEEP = ("if i spy were funny ( enough ) or exciting ( enough ) then it would be fairly simple to forgive the "
-         "financial extortion it 's trying to reap from the moviegoing public .")  # an SST-5 test sentence
+# an SST-5 test sentence whose path is steep for the shipped mRNN (2,048 equal steps miss by 29%, 16,384 by under
+# 0.1%); another checkpoint has other steep sentences, so a re-bundled mRNN may need another one here
+STEEP = ("with a cast that includes some of the top actors working in independent film , lovely & amazing involves us "
+         "because it is so incisive , so bleakly amusing about how we go about our lives .")
 
 
 def test_integrated_gradients_cuts_a_steep_path_where_it_is_steep():

@@ -64,7 +64,7 @@ from core.data import PROJECT_ROOT, TASKS, DataError, TaskData, data_dir, load_t
 from core.data.chinese import MAX_CHARS as ZH_MAX_CHARS
 from core.data.classic import CLASSIC
 from core.text import english_tokenizer, normalize_english_token, normalize_sst_token, to_simplified, tokenize_chinese
-from core.vectors import Vectors, load_shared_vectors, save_vectors
+from core.vectors import SHARED_INDEX, Vectors, load_shared_vectors, save_vectors
 
 log = logging.getLogger("tools.vectors")
 
@@ -803,7 +803,7 @@ def run(args: argparse.Namespace, cfg: Word2VecConfig) -> dict:
 def from_shared(folder: Path, out: Path) -> Vectors:
     """The shared set in `folder` written as `out` in our format, with where it came from in its stats."""
     vectors = load_shared_vectors(folder)
-    index = json.loads((folder / "vectors.json").read_text(encoding="utf-8"))
+    index = json.loads((folder / SHARED_INDEX).read_text(encoding="utf-8"))
     save_vectors(vectors, out, {"from_shared": str(folder), "shared_source": index.get("source", {}),
                                 "vectors": {"rows": len(vectors.words), "dim": vectors.dim}})
     log.info("wrote %s.{safetensors,words.txt,stats.json} from %s: %d x %d", out, folder, len(vectors.words), vectors.dim)
