@@ -52,17 +52,27 @@ def scores_table(p: Prediction, ui: str) -> str:
 
 def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FAITHFULNESS) -> str:
     """Which method the deletion test found most faithful, for the chosen model (every model when "all")
-    on the chosen task (every task when "auto"); only for checkpoints the `table` measured."""
-    rows, sentences = [], 0
+    on the chosen task (every task when "auto"): a table, a row per model and a column per task; only for
+    checkpoints the `table` measured."""
+    cells, sentences = {}, 0  # (model, task) -> the cell's text
     for t in lab.tasks() if task in (None, "", AUTO) else [task]:
         for m in lab.models(t):
             best = most_faithful(lab.checkpoints[(t, m)], table) if model in (m, ALL) else None
             if best:
-                rows.append("- " + msg("attr_best_row", ui, model=model_name(m), task=task_name(t, ui),
-                                       method=method_name(best["method"], ui), aopc=best["aopc"][best["method"]],
-                                       random=best["random"]))
+                cells[(m, t)] = msg("attr_best_cell", ui, method=method_name(best["method"], ui),
+                                    aopc=best["aopc"][best["method"]], random=best["random"])
                 sentences = best["sentences"]
-    return "\n".join([msg("attr_best", ui, n=sentences)] + rows) if rows else msg("attr_not_measured", ui)
+    if not cells:
+        return msg("attr_not_measured", ui)
+    models = list(dict.fromkeys(m for m, _ in cells))
+    tasks = list(dict.fromkeys(t for _, t in cells))
+    lines = [msg("attr_best", ui, n=sentences), "",
+             "| " + " | ".join([msg("attr_model", ui)] + [task_name(t, ui) for t in tasks]) + " |",
+             "|" + "---|" * (len(tasks) + 1)]
+    # the model's name without its citation: the hint sits in a narrow column
+    lines += ["| " + " | ".join([model_name(m).split(" (")[0]] + [cells.get((m, t), "–") for t in tasks]) + " |"
+              for m in models]
+    return "\n".join(lines)
 
 
 def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown) -> gr.Radio:

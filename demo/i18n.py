@@ -581,8 +581,9 @@ MESSAGES["en"] |= {
     "attr_completeness": "Integrated gradients: {steps} steps, completeness error {error:.1%} (the scores' sum vs the logit's change from all-zero word vectors).",
     "attr_scores": "Per-word scores by method (positive: supports '{label}')",
     "attr_word": "word",
-    "attr_best": "Most faithful in the deletion test (docs/attribution.md, {n} test sentences per task):",
-    "attr_best_row": "{model} on {task}: **{method}** (AOPC {aopc:.3f}; random order {random:.3f})",
+    "attr_best": "Most faithful in the deletion test (docs/attribution.md, {n} test sentences per task; AOPC, higher is more faithful, against a random order's):",
+    "attr_best_cell": "**{method}** {aopc:.3f} (random order {random:.3f})",
+    "attr_model": "model",
     "attr_not_measured": "No deletion test has been measured for these checkpoints (`make attribution`).",
 }
 MESSAGES["zh"] |= {
@@ -591,8 +592,9 @@ MESSAGES["zh"] |= {
     "attr_completeness": "积分梯度：{steps} 步，完备性误差 {error:.1%}（分数之和与 logit 相对全零词向量的变化之差）。",
     "attr_scores": "各方法的逐词分数（正数：支持“{label}”）",
     "attr_word": "词",
-    "attr_best": "删除测试中最忠实的方法（docs/attribution.md，每个任务 {n} 个测试句）：",
-    "attr_best_row": "{model}（{task}）：**{method}**（AOPC {aopc:.3f}；随机顺序 {random:.3f}）",
+    "attr_best": "删除测试中最忠实的方法（docs/attribution.md，每个任务 {n} 个测试句；AOPC 越高越忠实，括号内为随机顺序的值）：",
+    "attr_best_cell": "**{method}** {aopc:.3f}（随机顺序 {random:.3f}）",
+    "attr_model": "模型",
     "attr_not_measured": "尚未对这些模型文件做删除测试（`make attribution`）。",
 }
 # -- the Lab's result in a real browser (issue 20): views, figures, permalinks, export ------------------

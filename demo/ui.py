@@ -28,6 +28,8 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 .figures .export button { border: 1px solid #cbd5e1; border-radius: 4px; padding: 0 0.5em; background: #f8fafc; }
 .figures .graph-edges { font-size: 0.85em; margin-left: 0.3em; }
 #result .model-panel { content-visibility: auto; contain-intrinsic-size: auto 1200px; }
+#attr-hint table { font-size: 0.85em; }
+#attr-hint td:first-child { white-space: nowrap; }
 #result .top-figures { display: flex; flex-wrap: wrap; gap: 1em; }
 #result .model-panel { border: 1px solid #e2e8f0; border-radius: 8px; padding: 0.5em 0.9em; margin: 0.6em 0; }
 #result .model-panel > summary { cursor: pointer; font-size: 1.05em; }

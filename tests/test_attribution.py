@@ -238,6 +238,6 @@ def test_faithfulness_hint_names_only_measured_weights(lab, tmp_path):
     assert most_faithful(lab.checkpoints[("sst5", "agt")], path) is None  # measured, but not these weights
     assert most_faithful(ckpt, tmp_path / "missing.json") is None
     hint = attribution_view.faithfulness_hint(lab, "all", "sst5", "en", path)
-    assert "integrated gradients" in hint and "AOPC 0.300" in hint and "random order 0.010" in hint and "AGT" not in hint
+    assert "| DCNN | **integrated gradients** 0.300 (random order 0.010) |" in hint and "AGT" not in hint
     assert "积分梯度" in attribution_view.faithfulness_hint(lab, "dcnn", "auto", "zh", path)
     assert attribution_view.faithfulness_hint(lab, "agt", "auto", "en", path).startswith("No deletion test")
