@@ -50,7 +50,6 @@ COMPLETENESS_FLOOR = 0.1  # logits: a change smaller than this is compared with 
 IG_SEGMENT_STEPS = 32  # trapezoid-rule steps per path segment
 IG_MAX_SEGMENTS = 64  # at most 2,048 steps on the finest cut of the path
 IG_MIN_WIDTH = 2.0 ** -12  # a segment this short that still misses its change holds a jump: it is not halved again
-IG_BATCH = 256  # path points per forward pass (memory stays bounded on a 60-word sentence)
 SMOOTHGRAD_SAMPLES = 16
 SMOOTHGRAD_NOISE = 0.15  # noise sigma, as a fraction of the sentence's vector value range (Smilkov et al.: 10-20%)
 DELETION_STEPS = 10  # AOPC over the first 10 deletions (Samek et al.), at most n-1: a sentence keeps a word
@@ -83,21 +82,22 @@ def _logit_of(net: SentenceClassifier, target: int, n: int):
     return forward
 
 
-def _completeness_error(delta: Tensor, change: Tensor) -> float:
-    return float(delta.abs().max() / change.abs().clamp_min(COMPLETENESS_FLOOR))
+def _completeness_error(gap: float, change: float) -> float:
+    return abs(gap) / max(abs(change), COMPLETENESS_FLOOR)
 
 
-def _integrated_gradients(ig, vectors: Tensor, change: Tensor) -> tuple[Tensor, float, int]:
+def _integrated_gradients(ig, vectors: Tensor) -> tuple[Tensor, float, int]:
     """Integrated gradients from 0 to `vectors` (1, n, d) on adaptively cut segments [a, b] of the path a x:
-    (scores (1, n, d), completeness error, steps on the final cut). `change` = f(x) - f(0)."""
+    (scores (1, n, d), completeness error, steps on the final cut)."""
     def segment(a: float, b: float) -> tuple[Tensor, float]:
-        scores, delta = ig.attribute(b * vectors, a * vectors, n_steps=IG_SEGMENT_STEPS, method="riemann_trapezoid",
-                                     internal_batch_size=IG_BATCH, return_convergence_delta=True)
-        return scores.detach(), float(delta)
+        scores, gap = ig.attribute(b * vectors, a * vectors, n_steps=IG_SEGMENT_STEPS, method="riemann_trapezoid",
+                                   return_convergence_delta=True)  # gap = sum of scores - (f(b x) - f(a x))
+        return scores.detach(), float(gap)
 
     pieces = {(0.0, 1.0): segment(0.0, 1.0)}
+    change = float(pieces[(0.0, 1.0)][0].sum()) - pieces[(0.0, 1.0)][1]  # f(x) - f(0), from the whole path's gap
     while True:
-        error = _completeness_error(torch.tensor(sum(gap for _, gap in pieces.values())), change)
+        error = _completeness_error(sum(gap for _, gap in pieces.values()), change)
         halvable = [ends for ends in pieces if ends[1] - ends[0] > IG_MIN_WIDTH]
         if error < COMPLETENESS_TARGET or len(pieces) >= IG_MAX_SEGMENTS or not halvable:
             break
@@ -123,9 +123,7 @@ def gradient_attributions(net: SentenceClassifier, ids: list[int], target: int, 
             scores = InputXGradient(forward).attribute(vectors)
             found["gradient_x_input"] = Attribution("gradient_x_input", scores.sum(-1)[0].tolist())
         if "integrated_gradients" in methods:
-            with torch.no_grad():
-                ends = forward(torch.cat([vectors, torch.zeros_like(vectors)]))  # (2,): f(x), f(x')
-            scores, error, steps = _integrated_gradients(IntegratedGradients(forward), vectors.detach(), ends[0] - ends[1])
+            scores, error, steps = _integrated_gradients(IntegratedGradients(forward), vectors.detach())
             found["integrated_gradients"] = Attribution("integrated_gradients", scores.sum(-1)[0].tolist(), error, steps)
         if "smoothgrad" in methods:
             generator_state = torch.get_rng_state()

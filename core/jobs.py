@@ -170,9 +170,10 @@ def queue_position(job: dict, jobs: list[dict]) -> int | None:
 def job_status(job_id: str, root: str | Path | None = None) -> dict:
     """The job as stored, plus its queue position and, while it runs, the seconds it has left (the
     elapsed time scaled by the part not yet done, at most the rest of its time budget)."""
-    folder, jobs = job_dir(job_id, root), list_jobs(root)
+    job_dir(job_id, root)  # an unknown or malformed id: JobError
+    jobs = list_jobs(root)
     # the job as this one snapshot of every job has it: read apart, its worker may start it in between
-    job = next((j for j in jobs if j["id"] == job_id), None) or read_job(folder)
+    job = next(j for j in jobs if j["id"] == job_id)
     job["queue_position"] = queue_position(job, jobs)
     job["eta_seconds"] = None
     if job["status"] == "running" and job["started"]:

@@ -69,8 +69,8 @@ def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FA
     lines = [msg("attr_best", ui, n=sentences), "",
              "| " + " | ".join([msg("attr_model", ui)] + [task_name(t, ui) for t in tasks]) + " |",
              "|" + "---|" * (len(tasks) + 1)]
-    # the model's name without its citation: the hint sits in a narrow column
-    lines += ["| " + " | ".join([model_name(m).split(" (")[0]] + [cells.get((m, t), "–") for t in tasks]) + " |"
+    # the model's name without its paper: the hint sits in a narrow column
+    lines += ["| " + " | ".join([model_name(m, cited=False)] + [cells.get((m, t), "–") for t in tasks]) + " |"
               for m in models]
     return "\n".join(lines)
 

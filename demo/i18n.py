@@ -277,8 +277,10 @@ def label_name(label: str, lang: str) -> str:
     return LABELS_ZH.get(label, label) if lang == "zh" else label
 
 
-def model_name(key: str) -> str:
-    return MODEL_NAMES.get(key, key)
+def model_name(key: str, cited: bool = True) -> str:
+    """The model's name with its paper ("Tensor CNN (Lei et al. 2015)"), or without (`cited=False`)."""
+    name = MODEL_NAMES.get(key, key)
+    return name if cited else name.split(" (")[0]
 
 
 def task_name(task: str, lang: str) -> str:
