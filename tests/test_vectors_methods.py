@@ -1,12 +1,13 @@
 """tools.vectors --method fasttext|glove|wordllama on the toy corpus of test_word2vec (seconds, tiny
 dimensions), GloVe's co-occurrence counts against a brute-force count, and tools.vectors_probe end to end
-on tiny SST data."""
+on tiny SST and Chinese data."""
 
 import json
 from collections import defaultdict
 
 import numpy as np
 from conftest import NEGATIVE, NEUTRAL, POSITIVE
+from lab_fixture import NEGATIVE_ZH, NEUTRAL_ZH, POSITIVE_ZH, write_zh_data
 from test_word2vec import _toy_english
 
 from core.vectors import Vectors, load_vectors, save_vectors
@@ -114,7 +115,31 @@ def test_probe_tiny(tiny_data, tmp_path):
 
     assert vectors_probe.main(argv) == 0  # the finished runs are reused; the section is replaced, not repeated
     text = doc.read_text(encoding="utf-8")
-    assert text.startswith("# Word vectors\n\nBefore.\n") and text.count(vectors_probe.MARK_START) == 1
+    assert text.startswith("# Word vectors\n\nBefore.\n") and text.count(vectors_probe.markers("sst5")[0]) == 1
     assert "| `half6` | fasttext | 6 | 4 |" in text and "1.0 min (2.0 CPU-min)" in text
     assert json.loads((tmp_path / "probe.json").read_text(encoding="utf-8"))["sets"] == report["sets"]
     assert vectors_probe.main([*argv[:2], "--models", "nbow,lstm"]) == 2
+
+
+def test_probe_chinese_has_its_own_section_and_runs(tiny_data, tmp_path):
+    """--task zh_sentiment: the Chinese probe writes its own json and section beside the SST-5 one."""
+    data = write_zh_data(tmp_path / "data")
+    words = [*POSITIVE_ZH, *NEGATIVE_ZH, *NEUTRAL_ZH]
+    save_vectors(Vectors(words, np.random.default_rng(0).normal(size=(len(words), 8)).astype(np.float32)),
+                 tmp_path / "v" / "zh8")
+    doc = tmp_path / "vectors.md"
+    sst_start, sst_end = vectors_probe.markers("sst5")
+    doc.write_text(f"# Word vectors\n\n{sst_start}\nSST-5 table\n{sst_end}\n", encoding="utf-8")
+    argv = ["--task", "zh_sentiment", "--vectors", f"zh8={tmp_path / 'v' / 'zh8'}", "--runs", str(tmp_path / "runs"),
+            "--json", str(tmp_path / "zh.json"), "--doc", str(doc), "--data-dir", str(data), "--max-train", "60"]
+    assert vectors_probe.main(argv) == 0
+    report = json.loads((tmp_path / "zh.json").read_text(encoding="utf-8"))
+    assert report["probe"]["task"] == "zh_sentiment" and report["probe"]["phrases"] is False
+    (zh8,) = report["sets"]
+    assert zh8["coverage"]["train"]["types_covered"] > 0.5 and 0 <= zh8["results"]["nbow"]["dev"] <= 1
+    metrics = json.loads((tmp_path / "runs" / "zh_sentiment" / "zh8" / "nbow-s1" / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["task"] == "zh_sentiment" and metrics["vectors"]["found"] > 0
+    text = doc.read_text(encoding="utf-8")
+    zh_start, zh_end = vectors_probe.markers("zh_sentiment")
+    assert "SST-5 table" in text and text.count(zh_start) == 1 and text.count(zh_end) == 1
+    assert "Probe: zh_sentiment, seed 1" in text and "| `zh8` | file | 8 |" in text

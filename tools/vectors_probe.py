@@ -1,16 +1,16 @@
-"""`make vectors-probe`: which English word vectors help most, measured on one fixed probe.
+"""`make vectors-probe`: which word vectors help most, measured on one fixed probe per language.
 
     python -m tools.vectors_probe --vectors word2vec=.cache/vectors/en --vectors fasttext=.cache/vectors/en-fasttext \
-        [--models nbow,tensor_cnn] [--runs runs/vectors-probe] [--json docs/vectors_probe.json] [--doc docs/vectors.md]
+        [--task sst5|zh_sentiment] [--models nbow,tensor_cnn] [--runs runs/vectors-probe] [--json ...] [--doc ...]
 
-The probe (issue 27): SST-5 with phrases, seed 1, one torch thread, each model with the same fixed epoch
-budget and patience for every vectors set; only the initial word vectors differ. A set is any file
+The probe (issue 27): SST-5 with phrases (English) or zh_sentiment (Chinese), seed 1, one torch thread, each
+model with the same fixed epoch budget and patience for every vectors set; only the initial word vectors differ. A set is any file
 `core.vectors.load_vectors` reads, normally one that `python -m tools.vectors --method ...` wrote (its
 .stats.json gives the method, the training time and the settings). Per set and model: dev accuracy at the
 best dev evaluation and test accuracy there (the test number is recorded, never used to choose); per set:
-how much of the SST vocabulary it covers, where it comes from and under which licence. The best set is
+how much of the task's vocabulary it covers, where it comes from and under which licence. The best set is
 the one with the best dev accuracy. Results go to --json and to a generated section of --doc (between
-its markers); runs go to <runs>/<set>/<model>-s1, and a finished run with the same settings is reused.
+its markers, one section per task); runs go to <runs>/<task>/<set>/<model>-s1 (SST-5: <runs>/<set>/<model>-s1), and a finished run with the same settings is reused.
 """
 
 import argparse
@@ -40,8 +40,14 @@ log = logging.getLogger("tools.vectors_probe")
 # nice 15 on the shared 2-core machine, a tensor CNN epoch 2-7 min on its own
 BUDGETS = {"nbow": (4, 4), "tensor_cnn": (3, 3)}
 SEED = 1
-TASK = "sst5"
-MARK_START, MARK_END = "<!-- vectors-probe:start (written by python -m tools.vectors_probe) -->", "<!-- vectors-probe:end -->"
+TASKS = {"sst5": "SST-5 with phrases", "zh_sentiment": "zh_sentiment"}  # the probe task per language, and its name
+
+
+def markers(task: str) -> tuple[str, str]:
+    """The generated section's first and last lines in --doc: one section per probe task."""
+    name = "vectors-probe" if task == "sst5" else f"vectors-probe {task}"
+    return f"<!-- {name}:start (written by python -m tools.vectors_probe) -->", f"<!-- {name}:end -->"
+
 
 # where each kind of set comes from and under which terms it may be used (docs/vectors.md, "Which vectors")
 PROVENANCE = {
@@ -49,7 +55,7 @@ PROVENANCE = {
                  "ours, under the text's terms (../shared/data/SOURCES.md): IMDB (Maas et al. 2011, no licence "
                  "stated) and Cornell review data, research use; Wikipedia CC BY-SA 3.0 and GFDL; NLTK corpora as "
                  "distributed, research/educational use"),
-    "fasttext": ("trained here by gensim FastText (character 3..6-grams) on the same corpus",
+    "fasttext": ("trained here by gensim FastText (character n-grams) on the same corpus",
                  "as word2vec: the corpus sources' terms"),
     "glove": ("trained here by the glove package (bicleaner-ai-glove 0.2.1, Apache-2.0) on the same corpus",
               "as word2vec: the corpus sources' terms"),
@@ -72,14 +78,16 @@ def parse_sets(specs: list[str]) -> dict[str, Path]:
     return sets
 
 
-def probe_config(name: str, path: Path, dim: int, model: str, runs: Path, root: str, max_train: int) -> TrainConfig:
+def probe_config(name: str, path: Path, dim: int, model: str, task: str, runs: Path, root: str,
+                 max_train: int) -> TrainConfig:
     """The model embeds in the set's own dimension (the trainer would reduce larger vectors by PCA and
     ignore smaller ones); everything else is the same for every set."""
     epochs, patience = BUDGETS[model]
     default_dim = {f.name: f.default for f in dataclasses.fields(model_class(model).config_class)}["embed_dim"]
     resize = [f"embed_dim={dim}"] if dim != default_dim else []
-    return TrainConfig(model=model, task=TASK, phrases=True, seed=SEED, epochs=epochs, patience=patience,
-                       vectors=str(path), out=str(runs / name / f"{model}-s{SEED}"), data_dir=root,
+    folder = runs / name if task == "sst5" else runs / task / name
+    return TrainConfig(model=model, task=task, phrases=task == "sst5", seed=SEED, epochs=epochs, patience=patience,
+                       vectors=str(path), out=str(folder / f"{model}-s{SEED}"), data_dir=root,
                        max_train=max_train, threads=1, progress=False, set=resize)
 
 
@@ -100,7 +108,7 @@ def train_probe(cfg: TrainConfig) -> dict:
 
 
 def set_report(name: str, path: Path, task) -> dict:
-    """The set's method, size, training time, SST-5 coverage and provenance (from its .stats.json if any)."""
+    """The set's method, size, training time, coverage of the task and provenance (from its .stats.json if any)."""
     vectors = load_vectors(path)
     stats_path = path.with_suffix(".stats.json")
     stats = json.loads(stats_path.read_text(encoding="utf-8")) if stats_path.is_file() else {}
@@ -125,9 +133,11 @@ def best_by_dev(sets: list[dict], model: str) -> str | None:
 def markdown(report: dict) -> str:
     """The generated section of docs/vectors.md: one row per set, dev and test per probe model."""
     models = report["probe"]["models"]
-    head = ["set", "method", "dim", "rows", *[f"{m} dev / test" for m in models], "SST-5 tokens / types covered",
+    task = report["probe"]["task"]
+    start, end = markers(task)
+    head = ["set", "method", "dim", "rows", *[f"{m} dev / test" for m in models], "test tokens / types covered",
             "unseen dev/test types covered", "training time"]
-    lines = [MARK_START, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [start, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s in report["sets"]:
         cells = [f"`{s['name']}`", s["method"], str(s["dim"]), f"{s['rows']:,}"]
         for m in models:
@@ -143,31 +153,33 @@ def markdown(report: dict) -> str:
         cells.append("n/a" if t is None else f"{t / 60:.1f} min ({cpu / 60:.1f} CPU-min)")
         lines.append("| " + " | ".join(cells) + " |")
     budgets = ", ".join(f"{m} {BUDGETS[m][0]} epochs (patience {BUDGETS[m][1]})" for m in models)
-    lines += ["", f"Probe: SST-5 with phrases, seed {SEED}, {budgets}, one torch thread; bold = best dev "
+    lines += ["", f"Probe: {TASKS[task]}, seed {SEED}, {budgets}, one torch thread; bold = best dev "
                   f"(the choice, a tie going to the set listed first; test is shown, never used to choose). {report['date']}, {report['machine']}, "
                   f"load average {report['load_average']} (shared machine), commit `{report['commit']}`. "
-                  f"Numbers: `docs/vectors_probe.json`.", "", "| set | source | licence |", "|---|---|---|"]
+                  f"Numbers: `{report['json']}`.", "", "| set | source | licence |", "|---|---|---|"]
     lines += [f"| `{s['name']}` | {s['source']} | {s['licence']} |" for s in report["sets"]]
-    return "\n".join(lines + ["", MARK_END])
+    return "\n".join(lines + ["", end])
 
 
-def write_section(doc: Path, section: str) -> None:
-    """Replace the text between the markers in `doc`, or append the section under a heading."""
+def write_section(doc: Path, task: str, section: str) -> None:
+    """Replace the text between the task's markers in `doc`, or append the section under a heading."""
+    start, end = markers(task)
     text = doc.read_text(encoding="utf-8") if doc.is_file() else ""
-    if MARK_START in text and MARK_END in text:
-        before, rest = text.split(MARK_START, 1)
-        text = before + section + rest.split(MARK_END, 1)[1]
+    if start in text and end in text:
+        before, rest = text.split(start, 1)
+        text = before + section + rest.split(end, 1)[1]
     else:
-        text = text.rstrip("\n") + "\n\n## Which vectors: the probe (issue 27)\n\n" + section + "\n"
+        text = text.rstrip("\n") + f"\n\n## Which vectors: the {TASKS[task]} probe (issue 27)\n\n" + section + "\n"
     doc.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.vectors_probe", description=__doc__.split("\n\n")[0])
     parser.add_argument("--vectors", action="append", required=True, metavar="NAME=PATH", help="a set to probe")
+    parser.add_argument("--task", default="sst5", choices=list(TASKS), help="the probe task (default sst5)")
     parser.add_argument("--models", default="nbow", help=f"comma-separated, of {', '.join(BUDGETS)}")
     parser.add_argument("--runs", default=str(PROJECT_ROOT / "runs" / "vectors-probe"))
-    parser.add_argument("--json", default=str(PROJECT_ROOT / "docs" / "vectors_probe.json"))
+    parser.add_argument("--json", default="", help="default docs/vectors_probe.json (SST-5), docs/vectors_probe_<task>.json")
     parser.add_argument("--doc", default=str(PROJECT_ROOT / "docs" / "vectors.md"))
     parser.add_argument("--data-dir", default="", help="data directory (default $DATA_DIR or ../shared/data)")
     parser.add_argument("--max-train", type=int, default=0, help="first N training examples only (tests)")
@@ -179,12 +191,12 @@ def main(argv: list[str] | None = None) -> int:
         if unknown := [m for m in models if m not in BUDGETS]:
             raise ValueError(f"--models: {', '.join(unknown)} is not a probe model ({', '.join(BUDGETS)})")
         sets = parse_sets(args.vectors)
-        task = load_task(TASK, data_dir(args.data_dir or None))
+        task = load_task(args.task, data_dir(args.data_dir or None))
         reports = [set_report(name, path, task) for name, path in sets.items()]
         for model in models:  # every set on one model before the next, so the cheap model's table comes first
             for report in reports:
-                cfg = probe_config(report["name"], sets[report["name"]], report["dim"], model, Path(args.runs),
-                                   args.data_dir, args.max_train)
+                cfg = probe_config(report["name"], sets[report["name"]], report["dim"], model, args.task,
+                                   Path(args.runs), args.data_dir, args.max_train)
                 metrics = train_probe(cfg)
                 report["results"][model] = {
                     "dev": metrics["dev_accuracy"], "test": metrics["test"]["accuracy"],
@@ -194,14 +206,17 @@ def main(argv: list[str] | None = None) -> int:
     except (DataError, CheckpointError, ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    json_path = Path(args.json or PROJECT_ROOT / "docs" / ("vectors_probe.json" if args.task == "sst5" else
+                                                          f"vectors_probe_{args.task}.json"))
     report = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
               "load_average": ", ".join(f"{x:.1f}" for x in os.getloadavg()), "commit": git_commit(),
-              "probe": {"task": TASK, "phrases": True, "seed": SEED, "models": models,
+              "json": str(json_path.relative_to(PROJECT_ROOT) if json_path.is_relative_to(PROJECT_ROOT) else json_path),
+              "probe": {"task": args.task, "phrases": args.task == "sst5", "seed": SEED, "models": models,
                         "budgets": {m: BUDGETS[m] for m in models}, "max_train": args.max_train},
               "sets": reports, "best_by_dev": {m: best_by_dev(reports, m) for m in models}}
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    write_section(Path(args.doc), markdown(report))
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_section(Path(args.doc), args.task, markdown(report))
     for model, name in report["best_by_dev"].items():
         log.info("best by dev on %s: %s", model, name)
     return 0

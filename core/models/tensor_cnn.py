@@ -121,10 +121,12 @@ class TensorCNN(SentenceClassifier):
     config_class = TensorCNNConfig
     word_curve_kind = "native"  # Fig. 5: each position's softmax over its layers' states
     # §6 and the authors' README run: AdaGrad lr 0.01, L2 1e-5, no gradient clipping. The code's penalty
-    # is 1e-5·Σ‖p‖² on every parameter but the embeddings: torch weight_decay 2e-5 matches it. Batch 32
-    # instead of the authors' 15 (half the steps: an SST phrase epoch fits in about a minute on 2 cores);
-    # 20 epochs at most (the authors allow 100 with early stopping; our budget is CPU minutes).
-    default_training = {"optimizer": "adagrad", "lr": 0.01, "l2": 2e-5, "batch_size": 32, "clip": 0, "epochs": 20}
+    # is 1e-5·Σ‖p‖² on every parameter but the embeddings, which torch weight_decay 2e-5 matches; 1e-5 (half
+    # of it) won on SST-5 dev: mean best dev 51.71 against 51.20 over seeds 1-3 with 10 evaluations per epoch
+    # (test 48.7 against 48.8; runs/protocol, README). Batch 32 instead of the authors' 15 (half the steps: an
+    # SST phrase epoch fits in about a minute on 2 cores); 20 epochs at most (the authors allow 100 with early
+    # stopping; our budget is CPU minutes).
+    default_training = {"optimizer": "adagrad", "lr": 0.01, "l2": 1e-5, "batch_size": 32, "clip": 0, "epochs": 20}
     # §6: the paper's own grid (AdaGrad lr 0.01 and L2 1e-5 fixed), sampled at random by `make sweep`
     search_space = {"num_layers": ("choice", [1, 2, 3]), "ngram_order": ("choice", [2, 3]),
                     "hidden": ("choice", [50, 100, 200]), "dropout": ("choice", [0.0, 0.1, 0.3, 0.5]),
