@@ -113,12 +113,18 @@ space-check: install ## the Space from a clean venv: requirements.txt alone (pub
 checkpoints-report: install ## words, unknown test tokens and accuracy of the shipped checkpoints, and their size -> docs/checkpoints.md
 	$(PY) -m tools.release.bundle report
 
-.PHONY: vectors-sets vectors-probe
+.PHONY: vectors-sets vectors-probe vectors-sets-zh vectors-probe-zh
 PROBE_MODELS ?= nbow
+# every other set of a language present: .cache/vectors/<lang>-<name>.safetensors -> --vectors <name>=.cache/vectors/<lang>-<name>
+vector_sets = $(foreach f,$(sort $(wildcard .cache/vectors/$(1)-*.safetensors)),--vectors $(patsubst $(1)-%,%,$(basename $(notdir $(f))))=$(basename $(f)))
 vectors-sets: install ## the English sets the probe compares with word2vec: fastText, GloVe, wordllama -> .cache/vectors/en-<method>
 	$(PY) -m tools.vectors --lang en --method fasttext --out .cache/vectors/en-fasttext
 	$(PY) -m tools.vectors --lang en --method glove --window 10 --epochs 10 --out .cache/vectors/en-glove
 	$(PY) -m tools.vectors --lang en --method wordllama --out .cache/vectors/en-wordllama
-vectors-probe: install ## SST-5 dev/test of PROBE_MODELS=nbow[,tensor_cnn] with each English set -> docs/vectors_probe.json, docs/vectors.md
-	$(PY) -m tools.vectors_probe --models $(PROBE_MODELS) --vectors word2vec=.cache/vectors/en \
-		$(foreach m,fasttext glove wordllama,$(if $(wildcard .cache/vectors/en-$(m).safetensors),--vectors $(m)=.cache/vectors/en-$(m)))
+vectors-probe: install ## SST-5 dev/test of PROBE_MODELS=nbow[,tensor_cnn] with word2vec and every .cache/vectors/en-<name> -> docs/vectors_probe.json, docs/vectors.md
+	$(PY) -m tools.vectors_probe --models $(PROBE_MODELS) --vectors word2vec=.cache/vectors/en $(call vector_sets,en)
+vectors-sets-zh: install ## the Chinese set the zh probe compares with word2vec: fastText over 1..3-character n-grams -> .cache/vectors/zh-fasttext
+	$(PY) -m tools.vectors --lang zh --method fasttext --min-n 1 --max-n 3 --out .cache/vectors/zh-fasttext
+vectors-probe-zh: install ## zh_sentiment and zh_news dev/test of PROBE_MODELS with word2vec and every .cache/vectors/zh-<name> -> docs/vectors_probe_<task>.json, docs/vectors.md
+	for task in zh_sentiment zh_news; do \
+		$(PY) -m tools.vectors_probe --task $$task --models $(PROBE_MODELS) --vectors word2vec=.cache/vectors/zh $(call vector_sets,zh) || exit 1; done

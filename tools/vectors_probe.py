@@ -1,9 +1,9 @@
 """`make vectors-probe`: which word vectors help most, measured on one fixed probe per language.
 
     python -m tools.vectors_probe --vectors word2vec=.cache/vectors/en --vectors fasttext=.cache/vectors/en-fasttext \
-        [--task sst5|zh_sentiment] [--models nbow,tensor_cnn] [--runs runs/vectors-probe] [--json ...] [--doc ...]
+        [--task sst5|zh_sentiment|zh_news] [--models nbow,tensor_cnn] [--runs runs/vectors-probe] [--json ...] [--doc ...]
 
-The probe (issue 27): SST-5 with phrases (English) or zh_sentiment (Chinese), seed 1, one torch thread, each
+The probe (issue 27): SST-5 with phrases (English), zh_sentiment or zh_news (Chinese), seed 1, one torch thread, each
 model with the same fixed epoch budget and patience for every vectors set; only the initial word vectors differ. A set is any file
 `core.vectors.load_vectors` reads, normally one that `python -m tools.vectors --method ...` wrote (its
 .stats.json gives the method, the training time and the settings). Per set and model: dev accuracy at the
@@ -40,7 +40,8 @@ log = logging.getLogger("tools.vectors_probe")
 # nice 15 on the shared 2-core machine, a tensor CNN epoch 2-7 min on its own
 BUDGETS = {"nbow": (4, 4), "tensor_cnn": (3, 3)}
 SEED = 1
-TASKS = {"sst5": "SST-5 with phrases", "zh_sentiment": "zh_sentiment"}  # the probe task per language, and its name
+# the probe tasks and their names: SST-5 for English; Chinese reviews (sentiment) and news titles (topic)
+TASKS = {"sst5": "SST-5 with phrases", "zh_sentiment": "zh_sentiment", "zh_news": "zh_news"}
 
 
 def markers(task: str) -> tuple[str, str]:
