@@ -88,6 +88,16 @@ def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
     assert "1†‡" in text and "`for s in 1 2 3; do python -m core.train --model mrnn --task sst5 --phrases --seed $s; done`" in text
     svg = ET.fromstring((out / "scaling.svg").read_text())
     assert len([e for e in svg.iter() if e.tag.endswith("polyline")]) == 2 * len(models)  # both panels, every model
+    # every row below its paper's number (tiny runs all are) is drawn with a dev curve per seed
+    assert sorted(three["dev_curves"]) == ["seed 1", "seed 2", "seed 3"]
+    logged = [json.loads(line) for line in (runs / "sst5-phrases" / "tensor_cnn-s2" / "log.jsonl").read_text().splitlines()]
+    evals = [dev for entry in logged for dev in entry.get("dev_evals") or [entry["dev_accuracy"]]]
+    assert three["dev_curves"]["seed 2"][1] == pytest.approx([100 * dev for dev in evals])
+    assert three["dev_curves"]["seed 2"][0][-1] == pytest.approx(logged[-1]["epoch"])
+    missed = [r for r in report["accuracy"]["rows"] if r.get("delta") is not None and r["delta"] < 0]
+    curves = ET.fromstring((out / "dev_curves.svg").read_text())
+    assert len([e for e in curves.iter() if e.tag.endswith("polyline")]) == sum(len(r["dev_curves"]) for r in missed) >= 3
+    assert "![dev curves of the missed bars](dev_curves.svg)" in text
 
 
 def test_without_checkpoints_every_measurement_says_not_run(tiny_runs, tmp_path):

@@ -205,6 +205,21 @@ def _latest_per_seed(members: list[dict]) -> list[dict]:
     return list(latest.values())
 
 
+def dev_curve(run_dir: str) -> tuple[list[float], list[float]]:
+    """Dev accuracy (%) at every evaluation of a run, from its log.jsonl: evaluation i of n in epoch e sits at
+    x = e - 1 + i / n epochs (one per epoch: at x = e). Empty when the log is gone."""
+    xs, ys = [], []
+    path = Path(run_dir) / "log.jsonl"
+    if not path.is_file():
+        return xs, ys
+    for line in path.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        evals = entry.get("dev_evals") or [entry["dev_accuracy"]]
+        xs += [entry["epoch"] - 1 + i / len(evals) for i in range(1, len(evals) + 1)]
+        ys += [100 * dev for dev in evals]
+    return xs, ys
+
+
 def accuracy_table(runs: list[dict]) -> list[dict]:
     rows = []
     for (task, phrases, model, variant, _), members in _groups(runs):
@@ -227,8 +242,21 @@ def accuracy_table(runs: list[dict]) -> list[dict]:
         if paper:
             row["paper"], row["paper_source"], comparable = paper
             row["delta"] = row["mean"] - paper[0] if comparable else None
+        if row.get("delta") is not None and row["delta"] < 0:  # a missed bar is shown with its dev curves
+            curves = {run_label(m, len(row["folds"]) > 1): dev_curve(m["path"]) for m in members}
+            row["dev_curves"] = {label: curve for label, curve in curves.items() if curve[0]}
         rows.append(row)
     return rows
+
+
+def run_label(metrics: dict, folds: bool) -> str:
+    fold = f" fold {metrics.get('train_config', {}).get('fold', 0)}" if folds else ""
+    return f"seed {metrics.get('seed')}{fold}"
+
+
+def curve_rows(rows: list[dict]) -> list[tuple[str, dict]]:
+    """(table id, row) of the rows below their paper's number that have dev curves to draw."""
+    return [(f"A{i}", row) for i, row in enumerate(rows, 1) if row.get("dev_curves")]
 
 
 def missing_runs(rows: list[dict]) -> list[dict]:

@@ -43,7 +43,7 @@ import torch
 from core.data import PROJECT_ROOT
 from core.hub import display_path
 from core.predict import MAX_WORDS, Lab
-from tools.bench.accuracy import accuracy_table, load_runs, load_sweeps, missing_runs, speed_table
+from tools.bench.accuracy import accuracy_table, curve_rows, load_runs, load_sweeps, missing_runs, speed_table
 from tools.bench.inference import bench_sentences, measure_inference, measure_scaling
 from tools.bench.machine import machine_info
 from tools.bench.markdown import render_markdown
@@ -51,7 +51,7 @@ from tools.bench.memory import measure_memory, memory_probe
 from tools.bench.served import measure_app
 from tools.bench.smoke import train_smoke_runs, write_synthetic_sst
 from tools.bench.steps import measure_steps
-from tools.bench.svg import render_svg
+from tools.bench.svg import render_dev_curves, render_svg
 
 # Repetitions and time budgets. A measurement stops at its budget once it has min_reps samples;
 # scale_budget_s is per model for the bare-forward curve and per length for Lab.predict.
@@ -145,6 +145,10 @@ def write_outputs(report: dict, out: Path) -> None:
                   ("one sentence, Lab.predict (explanations, p50)", {m: (x["predict"]["lengths"], x["predict"]["p50_ms"])
                                                                for m, x in report["scaling"].items()})]
         (out / "scaling.svg").write_text(render_svg(panels), encoding="utf-8")
+    if missed := curve_rows(report.get("accuracy", {}).get("rows", [])):
+        panels = [(f"{i}: {row['task']} {row['model']} {row['variant'] or 'defaults'}"[:72], row["dev_curves"], row["paper"])
+                  for i, row in missed]
+        (out / "dev_curves.svg").write_text(render_dev_curves(panels), encoding="utf-8")
 
 
 def parse_args(argv: list[str] | None = None):

@@ -1,7 +1,7 @@
 """docs/benchmarks.md from a benchmark report: every section's table with what it measures."""
 
 from core.predict import MAX_WORDS
-from tools.bench.accuracy import SST
+from tools.bench.accuracy import SST, curve_rows
 
 
 def _ms(x: float | None) -> str:
@@ -80,6 +80,10 @@ def render_markdown(r: dict) -> str:
                              f"{ranking}{source}")
                 lines += [f"  - `{c}`" for c in row["commands"]]
             lines += ["", "</details>"]
+        if missed := curve_rows(acc["rows"]):
+            lines += ["", f"Dev accuracy at every evaluation of each run below its paper's number "
+                      f"({', '.join(i for i, _ in missed)}; the dashed line is the paper's test accuracy):", "",
+                      "![dev curves of the missed bars](dev_curves.svg)"]
         lines += ["", "### Not run", ""]
         if acc["missing"]:
             lines += ["Default-variant entries the issue asks for that have no run (or fewer seeds than wanted):", ""]

@@ -1,4 +1,5 @@
-"""docs/scaling.svg: log-log latency-versus-length charts, drawn directly as SVG (no plotting library)."""
+"""docs/scaling.svg (log-log latency-versus-length charts) and dev_curves.svg (dev accuracy at every evaluation of
+the runs below their paper's number), drawn directly as SVG (no plotting library)."""
 
 import math
 import statistics
@@ -67,4 +68,44 @@ def render_svg(panels: list[tuple[str, dict[str, tuple[list[float], list[float]]
         x = 10 + i * 110
         out.append(f'<rect x="{x}" y="{ph + 6}" width="12" height="12" fill="{colors[name]}"/>'
                    f'<text x="{x + 16}" y="{ph + 16}">{name}</text>')
+    return "\n".join(out + ["</svg>"]) + "\n"
+
+
+def render_dev_curves(panels: list[tuple[str, dict[str, tuple[list[float], list[float]]], float]], columns: int = 3) -> str:
+    """Linear charts in a grid: panels = [(title, {run: (epochs, dev %)}, paper %)], one line per run and the
+    paper's (test) number dashed, so a missed bar shows where dev peaked and how far below the paper."""
+    pw, ph, ml, mr, mt, mb = 400, 280, 48, 12, 30, 40
+    rows = math.ceil(len(panels) / columns)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{pw * min(columns, len(panels))}" height="{ph * rows}" '
+           f'font-family="sans-serif" font-size="11">', '<rect width="100%" height="100%" fill="white"/>']
+    for p, (title, series, paper) in enumerate(panels):
+        x0, y0 = (p % columns) * pw, (p // columns) * ph
+        xs = [x for xv, _ in series.values() for x in xv]
+        ys = [y for _, yv in series.values() for y in yv] + [paper]
+        xmax, ylo, yhi = max(xs), math.floor(min(ys) / 5) * 5, math.ceil(max(ys) / 5) * 5
+        yhi = yhi if yhi > ylo else ylo + 5
+        left, right, top, bottom = x0 + ml, x0 + pw - mr, y0 + mt, y0 + ph - mb
+
+        def px(x, y):
+            return left + x / xmax * (right - left), bottom - (y - ylo) / (yhi - ylo) * (bottom - top)
+
+        out.append(f'<text x="{x0 + pw / 2}" y="{y0 + 18}" text-anchor="middle">{title}</text>')
+        out.append(f'<rect x="{left}" y="{top}" width="{right - left}" height="{bottom - top}" fill="none" stroke="#999"/>')
+        for y in range(ylo, yhi + 1, 5 if yhi - ylo <= 40 else 10):
+            _, Y = px(0, y)
+            out.append(f'<line x1="{left}" y1="{Y:.1f}" x2="{right}" y2="{Y:.1f}" stroke="#eee"/>'
+                       f'<text x="{left - 4}" y="{Y + 4:.1f}" text-anchor="end">{y}</text>')
+        for x in range(0, math.ceil(xmax) + 1, max(1, math.ceil(xmax / 8))):
+            X, _ = px(x, ylo)
+            out.append(f'<text x="{X:.1f}" y="{bottom + 14}" text-anchor="middle">{x}</text>')
+        out.append(f'<text x="{(left + right) / 2}" y="{bottom + 30}" text-anchor="middle">epochs; dev accuracy %</text>')
+        (a, b), (c, _) = px(0, paper), px(xmax, paper)
+        out.append(f'<line x1="{a:.1f}" y1="{b:.1f}" x2="{c:.1f}" y2="{b:.1f}" stroke="#555" stroke-dasharray="5 3"/>'
+                   f'<text x="{c - 4:.1f}" y="{b - 4:.1f}" text-anchor="end" fill="#555">paper (test) {paper:g}</text>')
+        for i, (name, (xv, yv)) in enumerate(series.items()):
+            color = PALETTE[i % len(PALETTE)]
+            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.4" points="'
+                       + " ".join("{:.1f},{:.1f}".format(*px(x, y)) for x, y in zip(xv, yv)) + '"/>')
+            out.append(f'<text x="{right - 6}" y="{bottom - 8 - 13 * (len(series) - 1 - i)}" text-anchor="end" '
+                       f'fill="{color}">{name}</text>')  # bottom right: rising curves leave it empty
     return "\n".join(out + ["</svg>"]) + "\n"
