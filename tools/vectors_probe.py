@@ -50,16 +50,30 @@ def markers(task: str) -> tuple[str, str]:
     return f"<!-- {name}:start (written by python -m tools.vectors_probe) -->", f"<!-- {name}:end -->"
 
 
-# where each kind of set comes from and under which terms it may be used (docs/vectors.md, "Which vectors")
+# the text our own sets are trained on, per language, and its terms (../shared/data/SOURCES.md)
+CORPORA = {
+    "en": ("our unlabeled English corpus (../shared/data/unlabeled_en)",
+           "IMDB (Maas et al. 2011, no licence stated) and Cornell review data, research use; Wikipedia CC BY-SA 3.0 "
+           "and GFDL; NLTK corpora as distributed, research/educational use"),
+    "zh": ("our Chinese text (the zh_sentiment and zh_news training splits, waimai_10k, ChnSentiCorp hotel and train, "
+           "the TNEWS training split; ../shared/data)",
+           "SophonPlus reviews: no licence file, collected from the web; ChnSentiCorp: Baidu LUGE agreement, "
+           "non-commercial research or teaching only; THUCNews (THUCTC) and TNEWS (CLUE): research use"),
+}
+
+
+def provenance(method: str, lang: str, path: Path) -> tuple[str, str]:
+    """Where a kind of set comes from and under which terms it may be used (docs/vectors.md, "Which vectors")."""
+    text, terms = CORPORA[lang]
+    trained = {"word2vec": "gensim word2vec", "fasttext": "gensim FastText (word and character n-gram vectors)",
+               "glove": "the glove package (bicleaner-ai-glove 0.2.1, Apache-2.0)"}
+    if method in trained:
+        return f"trained here by {trained[method]} on {text}", f"ours, under the text's terms: {terms}"
+    return PROVENANCE.get(method, (f"the file {path}", "see the file's source"))
+
+
+# sets that are not trained here
 PROVENANCE = {
-    "word2vec": ("trained here by gensim word2vec on our unlabeled corpus (../shared/data/unlabeled_en)",
-                 "ours, under the text's terms (../shared/data/SOURCES.md): IMDB (Maas et al. 2011, no licence "
-                 "stated) and Cornell review data, research use; Wikipedia CC BY-SA 3.0 and GFDL; NLTK corpora as "
-                 "distributed, research/educational use"),
-    "fasttext": ("trained here by gensim FastText (character n-grams) on the same corpus",
-                 "as word2vec: the corpus sources' terms"),
-    "glove": ("trained here by the glove package (bicleaner-ai-glove 0.2.1, Apache-2.0) on the same corpus",
-              "as word2vec: the corpus sources' terms"),
     "wordllama": ("the static token table in the wordllama 0.4.0.post1 wheel (config l2_supercat: Llama 2's "
                   "32k-token vocabulary, 256-d, distilled from the token embeddings of Llama 2 70B and other "
                   "models sharing its tokenizer); a word's vector is the mean of its pieces' vectors",
@@ -115,7 +129,7 @@ def set_report(name: str, path: Path, task) -> dict:
     stats = json.loads(stats_path.read_text(encoding="utf-8")) if stats_path.is_file() else {}
     method = stats.get("settings", {}).get("method", "word2vec" if stats else "file")
     seconds = stats.get("seconds", {})
-    source, licence = PROVENANCE.get(method, (f"the file {path}", "see the file's source"))
+    source, licence = provenance(method, stats.get("lang", "en"), path)
     return {
         "name": name, "path": str(path), "method": method, "rows": len(vectors.words), "dim": vectors.dim,
         "settings": stats.get("settings", {}),
@@ -156,7 +170,7 @@ def markdown(report: dict) -> str:
     budgets = ", ".join(f"{m} {BUDGETS[m][0]} epochs (patience {BUDGETS[m][1]})" for m in models)
     lines += ["", f"Probe: {TASKS[task]}, seed {SEED}, {budgets}, one torch thread; bold = best dev "
                   f"(the choice, a tie going to the set listed first; test is shown, never used to choose). {report['date']}, {report['machine']}, "
-                  f"load average {report['load_average']} (shared machine), commit `{report['commit']}`. "
+                  f"load average {report['load_average']}, commit `{report['commit']}`. "
                   f"Numbers: `{report['json']}`.", "", "| set | source | licence |", "|---|---|---|"]
     lines += [f"| `{s['name']}` | {s['source']} | {s['licence']} |" for s in report["sets"]]
     return "\n".join(lines + ["", end])
