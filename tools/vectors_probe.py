@@ -3,14 +3,15 @@
     python -m tools.vectors_probe --vectors word2vec=.cache/vectors/en --vectors fasttext=.cache/vectors/en-fasttext \
         [--task sst5|zh_sentiment|zh_news] [--models nbow,tensor_cnn] [--runs runs/vectors-probe] [--json ...] [--doc ...]
 
-The probe (issue 27): SST-5 with phrases (English), zh_sentiment or zh_news (Chinese), seed 1, one torch thread, each
-model with the same fixed epoch budget and patience for every vectors set; only the initial word vectors differ. A set is any file
-`core.vectors.load_vectors` reads, normally one that `python -m tools.vectors --method ...` wrote (its
-.stats.json gives the method, the training time and the settings). Per set and model: dev accuracy at the
-best dev evaluation and test accuracy there (the test number is recorded, never used to choose); per set:
-how much of the task's vocabulary it covers, where it comes from and under which licence. The best set is
-the one with the best dev accuracy. Results go to --json and to a generated section of --doc (between
-its markers, one section per task); runs go to <runs>/<task>/<set>/<model>-s1 (SST-5: <runs>/<set>/<model>-s1), and a finished run with the same settings is reused.
+The probe (issue 27): SST-5 with phrases (English), zh_sentiment or zh_news (Chinese), seed 1, one torch
+thread, each model with the same fixed epoch budget and patience for every vectors set; only the initial word
+vectors differ. A set is any file `core.vectors.load_vectors` reads, normally one that `python -m tools.vectors
+--method ...` wrote (its .stats.json gives the method, the language, the training time and the settings). Per
+set and model: dev accuracy at the best dev evaluation and test accuracy there (the test number is recorded,
+never used to choose); per set: how much of the task's vocabulary it covers, where it comes from and under
+which licence. The best set is the one with the best dev accuracy. Results go to --json and to a generated
+section of --doc (between its markers, one section per task); runs go to <runs>/<set>/<model>-s1 (SST-5) or
+<runs>/<task>/<set>/<model>-s1, and a finished run with the same settings is reused.
 """
 
 import argparse
