@@ -800,11 +800,12 @@ def run(args: argparse.Namespace, cfg: Word2VecConfig) -> dict:
     return stats
 
 
-def from_shared(folder: Path, out: Path) -> Vectors:
-    """The shared set in `folder` written as `out` in our format, with where it came from in its stats."""
+def from_shared(folder: Path, out: Path, lang: str) -> Vectors:
+    """The shared set in `folder` written as `out` in our format, with its language and where it came from in
+    its stats (as a trained set's stats say them)."""
     vectors = load_shared_vectors(folder)
     index = json.loads((folder / SHARED_INDEX).read_text(encoding="utf-8"))
-    save_vectors(vectors, out, {"from_shared": str(folder), "shared_source": index.get("source", {}),
+    save_vectors(vectors, out, {"lang": lang, "from_shared": str(folder), "shared_source": index.get("source", {}),
                                 "vectors": {"rows": len(vectors.words), "dim": vectors.dim}})
     log.info("wrote %s.{safetensors,words.txt,stats.json} from %s: %d x %d", out, folder, len(vectors.words), vectors.dim)
     return vectors
@@ -816,7 +817,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_shared:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
         try:
-            from_shared(Path(args.from_shared), args.out)
+            from_shared(Path(args.from_shared), args.out, args.lang)
         except (OSError, ValueError) as err:
             log.error("error: %s", err)
             return 2

@@ -27,6 +27,7 @@ import torch
 
 from core.checkpoint import CheckpointError
 from core.data import PROJECT_ROOT, DataError, data_dir, load_task
+from core.hub import display_path
 from core.models import model_class
 from core.train import TrainConfig, Trainer
 from core.vectors import load_vectors
@@ -62,17 +63,6 @@ CORPORA = {
            "non-commercial research or teaching only; THUCNews (THUCTC) and TNEWS (CLUE): research use"),
 }
 
-
-def provenance(method: str, lang: str, path: Path) -> tuple[str, str]:
-    """Where a kind of set comes from and under which terms it may be used (docs/vectors.md, "Which vectors")."""
-    text, terms = CORPORA[lang]
-    trained = {"word2vec": "gensim word2vec", "fasttext": "gensim FastText (word and character n-gram vectors)",
-               "glove": "the glove package (bicleaner-ai-glove 0.2.1, Apache-2.0)"}
-    if method in trained:
-        return f"trained here by {trained[method]} on {text}", f"ours, under the text's terms: {terms}"
-    return PROVENANCE.get(method, (f"the file {path}", "see the file's source"))
-
-
 # sets that are not trained here
 PROVENANCE = {
     "wordllama": ("the static token table in the wordllama 0.4.0.post1 wheel (config l2_supercat: Llama 2's "
@@ -82,6 +72,16 @@ PROVENANCE = {
                   "applies (attribution, its acceptable-use policy, and a separate licence from Meta above "
                   "700 M monthly users)"),
 }
+
+
+def provenance(method: str, lang: str, path: Path) -> tuple[str, str]:
+    """Where a kind of set comes from and under which terms it may be used (docs/vectors.md, "Which vectors")."""
+    text, terms = CORPORA[lang]
+    trained = {"word2vec": "gensim word2vec", "fasttext": "gensim FastText (word and character n-gram vectors)",
+               "glove": "the glove package (bicleaner-ai-glove 0.2.1, Apache-2.0)"}
+    if method in trained:
+        return f"trained here by {trained[method]} on {text}", f"ours, under the text's terms: {terms}"
+    return PROVENANCE.get(method, (f"the file {path}", "see the file's source"))
 
 
 def parse_sets(specs: list[str]) -> dict[str, Path]:
@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
                                                           f"vectors_probe_{args.task}.json"))
     report = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
               "load_average": ", ".join(f"{x:.1f}" for x in os.getloadavg()), "commit": git_commit(),
-              "json": str(json_path.relative_to(PROJECT_ROOT) if json_path.is_relative_to(PROJECT_ROOT) else json_path),
+              "json": display_path(json_path),
               "probe": {"task": args.task, "phrases": args.task == "sst5", "seed": SEED, "models": models,
                         "budgets": {m: BUDGETS[m] for m in models}, "max_train": args.max_train},
               "sets": reports, "best_by_dev": {m: best_by_dev(reports, m) for m in models}}
