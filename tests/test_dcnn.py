@@ -343,7 +343,7 @@ def test_presets_are_the_papers():
         model = DCNN(DCNNConfig(vocab_size=VOCAB, **preset)).eval()
         assert model(*batch([[4]])).logits.shape == (1, 5), name  # one word: shorter than every filter
     trec = DCNNConfig(vocab_size=VOCAB, **DCNN.presets["trec"])
-    assert (trec.widths, trec.maps, trec.embed_dim) == ([8], [5], 32)
+    assert (trec.widths, trec.maps, trec.embed_dim) == ([8], [5], 128)
 
 
 def test_param_groups_per_layer_l2():

@@ -100,7 +100,9 @@ class AdaSent(SentenceClassifier):
     # given in the paper: our choices.
     default_training = {"optimizer": "adagrad", "lr": 0.05, "l2": 2e-4, "batch_size": 32, "clip": 5.0, "epochs": 20}
     # sizes are not given by the paper (§Structure: 10K-100K parameters); lr and L2 are our recipe's
-    search_space = {"hidden_dim": ("choice", [50, 100, 200]), "classifier_hidden": ("choice", [50, 100]),
+    # embed_dim: our vectors are not the paper's 50-d Wikipedia word2vec, so how much of them to keep is searched
+    search_space = {"embed_dim": ("choice", [50, 100, 300]), "hidden_dim": ("choice", [50, 100, 200]),
+                    "classifier_hidden": ("choice", [50, 100]), "pooling": ("choice", ["mean", "max"]),
                     "lr": ("loguniform", 0.01, 0.2), "l2": ("loguniform", 1e-5, 1e-3), "dropout": ("choice", [0.0, 0.2, 0.5])}
 
     def __init__(self, config: AdaSentConfig):

@@ -29,7 +29,8 @@ Deviations from the paper:
   padding); the paper does not discuss ties.
 - The bias is per (row, map): §3.4 gives one bias per row of a pooled matrix, and each map is its own matrix.
 - TREC (§5.3): the paper gives no k_top ("mostly the same hyper-parameters as ... binary"), so we use
-  the binary 4. Its 32-d vectors were pretrained (Turian et al.); the trainer gives ours, PCA-reduced to 32-d.
+  the binary 4. Its 32-d vectors were pretrained (Turian et al.); ours are PCA-reduced to 128-d, not 32-d
+  (better on dev; see `presets`).
   On SST (§5.2) the paper's vectors are random, and so are ours (`random_embeddings_for`).
 - Filters and FC layer use PyTorch's default initialisation; the paper does not give one.
 - There is no native per-word curve (`word_curve` stays None): the predictor computes prefix predictions.
@@ -184,12 +185,14 @@ class DCNN(SentenceClassifier):
     search_space = {"lr": ("loguniform", 0.02, 0.3), "batch_size": ("choice", [4, 8, 16, 32]),
                     "l2": ("loguniform", 1e-5, 3e-4), "embed_l2": ("choice", [0.0, 5e-5, 5e-4, 2e-3]),
                     "dropout": ("uniform", 0.3, 0.6)}
-    random_embeddings_for = frozenset({"sst5", "sst2"})  # §5.2 random 48-d; §5.3 TREC: pretrained 32-d
+    random_embeddings_for = frozenset({"sst5", "sst2"})  # §5.2 random 48-d; §5.3 TREC: pretrained
     presets = {
         "sst5": {"widths": [10, 7], "maps": [6, 12], "k_top": 5},  # §5.2 fine-grained
         "sst2": {"widths": [7, 5], "maps": [6, 14], "k_top": 4},  # §5.2 binary
-        # §5.3; its 32-d pretrained vectors are ours PCA-reduced by the trainer
-        "trec": {"embed_dim": 32, "widths": [8], "maps": [5], "k_top": 4, "conv_l2_scale": [0.3]},
+        # §5.3's one layer. Its 32-d vectors were Turian et al.'s; ours PCA-reduced to 32-d are no better than
+        # random ones, so the trainer keeps 128 of their 300 dimensions: seeds 1-3, mean best dev 86.48 (test
+        # 87.5 ± 1.0) against 83.73 (86.9 ± 0.2) at 32-d; 300-d also 86.48 (87.4), at 2.3x the parameters
+        "trec": {"embed_dim": 128, "widths": [8], "maps": [5], "k_top": 4, "conv_l2_scale": [0.3]},
     }
 
     def __init__(self, config: DCNNConfig):
