@@ -66,11 +66,13 @@ PYRAMID_DETAIL_WORDS = 60
 class AdaSentConfig:
     vocab_size: int
     num_classes: int = 5
-    embed_dim: int = 50  # §Implementation Details: 50-d word2vec (Wikipedia); the trainer PCA-reduces ours
+    # §Implementation Details: 50-d word2vec (Wikipedia). Ours are weaker and the trainer PCA-reduces them;
+    # keeping 100 of their 300 dimensions won the TREC sweep (see `default_training`)
+    embed_dim: int = 100
     hidden_dim: int = 100  # §Structure: D >= d (size not given; 10K-100K parameters in all, §Results)
-    classifier_hidden: int = 100  # §Implementation Details: the classifier g is an MLP (size not given)
+    classifier_hidden: int = 50  # §Implementation Details: the classifier g is an MLP (size not given)
     pooling: str = "mean"  # §Local Composition and Level Pooling: "average pooling or max pooling"
-    dropout: float = 0.0  # not in the paper: on pooled level vectors before g
+    dropout: float = 0.2  # not in the paper: on pooled level vectors before g
     freeze_embeddings: bool = False  # §Implementation Details: "we fine-tune the word embeddings"
 
     def __post_init__(self):
@@ -95,10 +97,14 @@ class AdaSent(SentenceClassifier):
     key = "adasent"
     config_class = AdaSentConfig
     word_curve_kind = "probe"  # level 1: g on each word alone; the model only ever applies g to pooled levels
-    # §Regularization of Recurrent Matrix: mini-batch AdaGrad with norm clipping; lambda in [5e-5, 0.01],
-    # here 1e-4, so l2 (weight decay on W_L, W_R) = 2 lambda. lr, batch size, clip and epochs are not
-    # given in the paper: our choices.
-    default_training = {"optimizer": "adagrad", "lr": 0.05, "l2": 2e-4, "batch_size": 32, "clip": 5.0, "epochs": 20}
+    # §Regularization of Recurrent Matrix: mini-batch AdaGrad with norm clipping; l2 (weight decay on W_L, W_R)
+    # = 2 lambda. lr, batch size, clip and epochs are not given in the paper: our choices. lr, l2 and the sizes
+    # above are the best of a 48-trial TREC sweep (runs/sweeps/adasent-trec, values to 3 digits); lambda 9.2e-6
+    # is under the paper's range [5e-5, 0.01]. Seeds 1-3, mean best dev against the old lr 0.05, l2 2e-4,
+    # 50-d, g hidden 100, no dropout: TREC 88.13 (test 88.9 ± 1.7) vs 83.30 (86.5 ± 2.7); MR fold 0 78.00
+    # (test 78.2 ± 0.6) vs 77.86 (76.5 ± 1.4)
+    default_training = {"optimizer": "adagrad", "lr": 0.0189, "l2": 1.84e-5, "batch_size": 32, "clip": 5.0,
+                        "epochs": 20}
     # sizes are not given by the paper (§Structure: 10K-100K parameters); lr and L2 are our recipe's
     # embed_dim: our vectors are not the paper's 50-d Wikipedia word2vec, so how much of them to keep is searched
     search_space = {"embed_dim": ("choice", [50, 100, 300]), "hidden_dim": ("choice", [50, 100, 200]),

@@ -31,7 +31,9 @@ Deviations from the paper:
 - TREC (§5.3): the paper gives no k_top ("mostly the same hyper-parameters as ... binary"), so we use
   the binary 4. Its 32-d vectors were pretrained (Turian et al.); ours are PCA-reduced to 128-d, not 32-d
   (better on dev; see `presets`).
-  On SST (§5.2) the paper's vectors are random, and so are ours (`random_embeddings_for`).
+  On SST (§5.2) the paper's vectors are random. On SST-5 ours start from our vectors PCA-reduced to 48-d:
+  seeds 1-3, mean best dev 47.02 (test 44.6 ± 0.7) against 45.26 (44.8 ± 1.3) from random ones, so
+  better on dev only. SST-2, not measured that way, stays random (`random_embeddings_for`).
 - Filters and FC layer use PyTorch's default initialisation; the paper does not give one.
 - There is no native per-word curve (`word_curve` stays None): the predictor computes prefix predictions.
 - The induced feature graph (§4.2, `feature_graph`) gets weighted edges: an edge's weight counts the
@@ -185,7 +187,7 @@ class DCNN(SentenceClassifier):
     search_space = {"lr": ("loguniform", 0.02, 0.3), "batch_size": ("choice", [4, 8, 16, 32]),
                     "l2": ("loguniform", 1e-5, 3e-4), "embed_l2": ("choice", [0.0, 5e-5, 5e-4, 2e-3]),
                     "dropout": ("uniform", 0.3, 0.6)}
-    random_embeddings_for = frozenset({"sst5", "sst2"})  # §5.2 random 48-d; §5.3 TREC: pretrained
+    random_embeddings_for = frozenset({"sst2"})  # §5.2 random 48-d (SST-5: see the docstring); §5.3 pretrained
     presets = {
         "sst5": {"widths": [10, 7], "maps": [6, 12], "k_top": 5},  # §5.2 fine-grained
         "sst2": {"widths": [7, 5], "maps": [6, 14], "k_top": 4},  # §5.2 binary
