@@ -63,6 +63,10 @@ CORPORA = {
            "non-commercial research or teaching only; THUCNews (THUCTC) and TNEWS (CLUE): research use"),
 }
 
+# the tools.vectors methods that train a set here, on CORPORA[lang]
+TRAINERS = {"word2vec": "gensim word2vec", "fasttext": "gensim FastText (word and character n-gram vectors)",
+            "glove": "the glove package (bicleaner-ai-glove 0.2.1, Apache-2.0)"}
+
 # sets that are not trained here
 PROVENANCE = {
     "wordllama": ("the static token table in the wordllama 0.4.0.post1 wheel (config l2_supercat: Llama 2's "
@@ -76,11 +80,9 @@ PROVENANCE = {
 
 def provenance(method: str, lang: str, path: Path) -> tuple[str, str]:
     """Where a kind of set comes from and under which terms it may be used (docs/vectors.md, "Which vectors")."""
-    text, terms = CORPORA[lang]
-    trained = {"word2vec": "gensim word2vec", "fasttext": "gensim FastText (word and character n-gram vectors)",
-               "glove": "the glove package (bicleaner-ai-glove 0.2.1, Apache-2.0)"}
-    if method in trained:
-        return f"trained here by {trained[method]} on {text}", f"ours, under the text's terms: {terms}"
+    if method in TRAINERS:
+        text, terms = CORPORA[lang]
+        return f"trained here by {TRAINERS[method]} on {text}", f"ours, under the text's terms: {terms}"
     return PROVENANCE.get(method, (f"the file {path}", "see the file's source"))
 
 
