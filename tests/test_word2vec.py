@@ -159,3 +159,21 @@ def test_from_shared_writes_the_sets_rows_and_a_missing_set_is_one_line(tmp_path
     assert json.loads((tmp_path / "en.stats.json").read_text())["from_shared"] == str(tmp_path / "set")
     assert word2vec.main(["--lang", "en", "--from-shared", str(tmp_path / "none"), "--out", str(tmp_path / "x")]) == 2
     assert "none" in caplog.text and not (tmp_path / "x.safetensors").exists()
+
+
+def test_from_wink_writes_the_packages_glove_rows_and_a_bad_file_is_one_line(tmp_path, caplog):
+    """--from-wink: the npm package's JSON (rows carry wink's norm and index after the d values) in our format,
+    rows in the file's word order, the method recorded for the probe's provenance; a file of another shape is
+    refused by name and writes nothing."""
+    rows = {"the": [0.5, -1.0, 2.0], "film": [1.5, 0.25, -0.5]}
+    wink = {"precision": 8, "l2NormIndex": 3, "wordIndex": 4, "size": 2, "dimensions": 3, "words": ["the", "film"],
+            "vectors": {w: v + [float(np.linalg.norm(v)), i] for i, (w, v) in enumerate(rows.items())}, "unkVector": [0.0] * 5}
+    (tmp_path / "wink.json").write_text(json.dumps(wink))
+    assert word2vec.main(["--lang", "en", "--from-wink", str(tmp_path / "wink.json"), "--out", str(tmp_path / "g")]) == 0
+    written = load_vectors(tmp_path / "g.safetensors")
+    assert written.words == ["the", "film"] and np.array_equal(written.matrix, np.array(list(rows.values()), np.float32))
+    assert json.loads((tmp_path / "g.stats.json").read_text())["settings"]["method"] == word2vec.WINK_METHOD
+    (tmp_path / "bad.json").write_text(json.dumps({"dimensions": 3, "words": ["the"], "vectors": {}}))
+    assert word2vec.main(["--lang", "en", "--from-wink", str(tmp_path / "bad.json"), "--out", str(tmp_path / "x")]) == 2
+    assert "bad.json" in caplog.text and "not a wink embeddings file" in caplog.text
+    assert not (tmp_path / "x.safetensors").exists()

