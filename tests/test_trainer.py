@@ -318,3 +318,17 @@ def test_adagrad_reset_restores_the_initial_accumulator(tiny_data, tmp_path):
     trainer.optimizers[0].step = lambda: None  # observe the reset alone: no update after it
     trainer.train_epoch()
     assert all(float(s.abs().sum()) == 0.0 for s in sums) and any(before[id(s)].abs().sum() > 0 for s in sums)
+
+
+def test_auto_vectors_take_a_tasks_own_best_set_and_fall_back_to_the_languages(tmp_path, monkeypatch, caplog):
+    """--vectors auto: zh_news starts from the Chinese fastText set when it is built (it won on dev, docs/vectors.md),
+    otherwise from the language's word2vec, saying which file is missing; other tasks always from the language's."""
+    folder = tmp_path / ".cache" / "vectors"
+    save_vectors(Vectors(["新闻"], np.ones((1, 4), np.float32)), folder / "zh")
+    monkeypatch.setattr(run_module, "PROJECT_ROOT", tmp_path)
+    news = TrainConfig(model="dcnn", task="zh_news", vectors="auto")
+    assert run_module.vectors_file(news, "zh") == folder / "zh.safetensors"
+    assert "zh-fasttext.safetensors are not built" in caplog.text
+    save_vectors(Vectors(["新闻"], np.ones((1, 4), np.float32)), folder / "zh-fasttext")
+    assert run_module.vectors_file(news, "zh") == folder / "zh-fasttext.safetensors"
+    assert run_module.vectors_file(TrainConfig(model="dcnn", task="zh_sentiment", vectors="auto"), "zh") == folder / "zh.safetensors"
