@@ -11,7 +11,7 @@ import pytest
 from core.models import model_class
 from core.models.dcnn import DCNNConfig
 from core.train import Trainer, TrainConfig, parse_args
-from tools.bench.accuracy import (accuracy_table, field_defaults, load_runs, missing_runs, train_command, variant_label,
+from tools.bench.accuracy import (accuracy_table, carry_over, field_defaults, load_runs, missing_runs, train_command, variant_label,
                                   vectors_source, vectors_used)
 from tools.bench.cli import SMOKE, main
 from tools.bench.served import measure_app
@@ -218,3 +218,36 @@ def test_timing_runs_count_for_speed_only(tmp_path):
     assert [r["accuracies"] for r in report["accuracy"]["rows"]] == [[44.0]]
     # speed: the dedicated timing run gets its own row (first), apart from the training run
     assert [(r["runs"], r["timing_only"]) for r in report["speed"]] == [(1, True), (1, False)]
+
+
+def test_make_bench_keeps_the_history_whose_runs_are_elsewhere(tmp_path):
+    """A runs folder that lacks earlier runs does not erase them: the previous benchmarks.json's rows for groups
+    not measured now are kept, marked with the report that measured them, in table order; a group measured now
+    replaces its earlier row, and so does a row read from the same run folder under another label."""
+    def metrics(folder, model, seed, accuracy):
+        (tmp_path / "runs" / folder).mkdir(parents=True)
+        (tmp_path / "runs" / folder / "metrics.json").write_text(json.dumps({
+            "task": "trec", "model": model, "seed": seed, "dev_accuracy": accuracy, "test": {"accuracy": accuracy},
+            "train_config": {"model": model, "task": "trec"}}))
+
+    metrics("trec/dcnn-s1", "dcnn", 1, 0.875)
+    runs, _ = load_runs(tmp_path / "runs")
+    (now,) = accuracy_table(runs)
+    old = lambda model, variant, paths, mean: dict(now, model=model, variant=variant, paths=paths, mean=mean, accuracies=[mean])
+    previous = {"generated": "2026-11-22 14:28 UTC", "accuracy": {"rows": [
+        old("dcnn", "", ["runs/trec/dcnn-s9"], 86.4),  # the same group: replaced by the run measured now
+        old("dcnn", "older label", now["paths"], 80.0),  # the same run folder under an older label: replaced
+        old("adasent", "", ["runs/trec/adasent-s1"], 85.5),  # not here: kept
+        old("nbow", "", ["runs/trec/nbow-s1"], 89.6)]}}  # not here: kept, last in table order
+    rows = carry_over([now], previous)
+    assert [(r["model"], r["mean"], r.get("carried_from")) for r in rows] == [
+        ("dcnn", 87.5, None), ("adasent", 85.5, "2026-11-22 14:28 UTC"), ("nbow", 89.6, "2026-11-22 14:28 UTC")]
+    assert carry_over(rows, {"generated": "later", "accuracy": {"rows": rows}})[1]["carried_from"] == "2026-11-22 14:28 UTC"
+    # make bench does it with the benchmarks.json it is about to replace
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "benchmarks.json").write_text(json.dumps(previous))
+    assert main(["--sections", "accuracy", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "docs")]) == 0
+    written = json.loads((tmp_path / "docs" / "benchmarks.json").read_text())
+    assert [r["model"] for r in written["accuracy"]["rows"]] == ["dcnn", "adasent", "nbow"]
+    text = (tmp_path / "docs" / "benchmarks.md").read_text()
+    assert "| 1†§ |" in text and "carried over from the report of 2026-11-22 14:28 UTC" in text

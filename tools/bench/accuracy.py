@@ -181,19 +181,37 @@ def _paper(model: str, task: str, phrases: bool) -> tuple[float, str, bool] | No
     return (other[0], other[1] + (", with phrases" if not phrases else ", root labels"), False) if other else None
 
 
+def _order(key: tuple) -> tuple:
+    """Table order of a group (task, phrases, model, variant, vectors): by task, phrases first, model, defaults first."""
+    task, phrases, model, variant, vectors = key
+    tasks = list(TASKS)
+    return (tasks.index(task) if task in tasks else 99, not phrases, MODEL_ORDER.index(model) if model in MODEL_ORDER else 99,
+            variant != "", variant, vectors)
+
+
 def _groups(runs: list[dict]) -> list[tuple[tuple, list[dict]]]:
     """Runs grouped by (task, phrases, model, variant, vectors used), in table order."""
     groups: dict[tuple, list[dict]] = {}
     for m in runs:
         groups.setdefault((m["task"], _phrases(m), m["model"], variant_label(m), vectors_source(m)), []).append(m)
-    tasks = list(TASKS)
+    return sorted(groups.items(), key=lambda kv: _order(kv[0]))
 
-    def order(key):
-        task, phrases, model, variant, vectors = key
-        return (tasks.index(task) if task in tasks else 99, not phrases, MODEL_ORDER.index(model) if model in MODEL_ORDER else 99,
-                variant != "", variant, vectors)
 
-    return sorted(groups.items(), key=lambda kv: order(kv[0]))
+def _row_key(row: dict) -> tuple:
+    return row["task"], row["phrases"], row["model"], row["variant"], row["vectors"]
+
+
+def carry_over(rows: list[dict], previous: dict) -> list[dict]:
+    """`rows` plus the accuracy rows of an earlier report (its benchmarks.json) whose runs are not under the runs
+    folder now, so that a machine without the older runs does not erase measured history. A carried row keeps
+    every number it had and says which report measured it (`carried_from`); a group measured now replaces it, and
+    so does any current row that read one of its run folders. Rows come back in table order."""
+    groups_now = {_row_key(r) for r in rows}
+    paths_now = {p for r in rows for p in r["paths"]}
+    kept = [dict(r, carried_from=r.get("carried_from") or previous.get("generated", "an earlier report"))
+            for r in previous.get("accuracy", {}).get("rows", [])
+            if _row_key(r) not in groups_now and not paths_now & set(r["paths"])]
+    return sorted(rows + kept, key=lambda r: _order(_row_key(r)))
 
 
 def _latest_per_seed(members: list[dict]) -> list[dict]:

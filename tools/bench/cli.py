@@ -9,6 +9,8 @@ What each section measures (the markdown repeats this next to the numbers):
   model and a variant label (every train/model setting that differs from the model's defaults);
   test accuracy mean ± sample std over seeds, the paper's number and our delta, and the command and
   commit of each run. It trains nothing: missing entries are listed with the command that makes them.
+  The rows of the previous <out>/benchmarks.json whose runs are not here are kept, marked with the
+  report that measured them (runs/ is not in git, so another machine would otherwise erase them).
 - speed: the same runs' per-epoch training seconds (`epoch_seconds`, training only, no evaluation),
   median over all epochs of all seeds, and the ratio to Lei et al.'s 28 s / 445 s per epoch.
 - inference: per checkpoint of one task (checkpoints/<task>/<model>/): p50/p95 latency of one
@@ -43,7 +45,7 @@ import torch
 from core.data import PROJECT_ROOT
 from core.hub import display_path
 from core.predict import MAX_WORDS, Lab
-from tools.bench.accuracy import accuracy_table, curve_rows, load_runs, load_sweeps, missing_runs, speed_table
+from tools.bench.accuracy import accuracy_table, carry_over, curve_rows, load_runs, load_sweeps, missing_runs, speed_table
 from tools.bench.inference import bench_sentences, measure_inference, measure_scaling
 from tools.bench.machine import machine_info
 from tools.bench.markdown import render_markdown
@@ -179,6 +181,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     report = run(args)
     out = Path(args.out) if args.out else (Path(tempfile.mkdtemp(prefix="bench-smoke-out-")) if args.smoke else PROJECT_ROOT / "docs")
+    previous = out / "benchmarks.json"
+    if "accuracy" in report and previous.is_file():  # keep the history whose runs this machine lacks
+        acc = report["accuracy"]
+        acc["rows"] = carry_over(acc["rows"], json.loads(previous.read_text(encoding="utf-8")))
     write_outputs(report, out)
     if report["settings"].get("scratch"):
         shutil.rmtree(report["settings"]["scratch"], ignore_errors=True)

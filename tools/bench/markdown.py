@@ -53,13 +53,14 @@ def render_markdown(r: dict) -> str:
                   "that differs from the model's defaults and task preset, e.g. `--vectors none`; empty = defaults). *vectors* = "
                   "the word vectors the run actually started from (with `--vectors auto` that depends on what existed). "
                   "Mean ± sample std over seeds, or over the test folds of a 10-fold split (MR, CR, SUBJ, MPQA; *runs* says "
-                  "which); † = one run; ‡ = fewer seeds than the 3 the issue asks for on SST. "
+                  "which); † = one run; ‡ = fewer seeds than the 3 the issue asks for on SST; § = carried over from the "
+                  "report generated then (its runs are not in this runs folder; see the commands below). "
                   "Δ = ours − paper, shown only when the paper used the same regime. Re-running an entry's command "
                   "should land within its std.", ""]
         rows = []
         for i, row in enumerate(acc["rows"], 1):
             seeds, folds = len(set(row["seeds"])), len(row["folds"])
-            mark = ("†" if row["n"] == 1 else "") + ("‡" if seeds < row["seeds_wanted"] else "")
+            mark = ("†" if row["n"] == 1 else "") + ("‡" if seeds < row["seeds_wanted"] else "") + ("§" if row.get("carried_from") else "")
             runs = f"{folds} folds" + (f" × {seeds} seeds" if seeds > 1 else "") if folds > 1 else f"{row['n']}"
             value = f"{row['mean']:.1f}" + (f" ± {row['std']:.1f}" if row["std"] is not None else "")
             paper = f"{row['paper']:.1f}" if "paper" in row else "—"
@@ -76,8 +77,9 @@ def render_markdown(r: dict) -> str:
                 source = f"; paper: {row['paper_source']}" if "paper_source" in row else ""
                 folds = f", folds {row['folds']}" if len(row["folds"]) > 1 else ""
                 ranking = f", ranking loss {row['ranking_loss']:.4f}" if "ranking_loss" in row else ""
+                carried = f"; carried over from the report of {row['carried_from']}" if row.get("carried_from") else ""
                 lines.append(f"- **A{i}** seeds {row['seeds']}{folds}, accuracies {[round(a, 2) for a in row['accuracies']]}"
-                             f"{ranking}{source}")
+                             f"{ranking}{source}{carried}")
                 lines += [f"  - `{c}`" for c in row["commands"]]
             lines += ["", "</details>"]
         if missed := curve_rows(acc["rows"]):
