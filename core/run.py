@@ -144,13 +144,13 @@ def vectors_file(cfg: TrainConfig, lang: str) -> Path | None:
         log.info("%s on %s: random embeddings, as in the paper (pass --vectors to override)", cfg.model, cfg.task)
         return None
     folder = PROJECT_ROOT / ".cache" / "vectors"
+    path = folder / f"{lang}.safetensors"
     if cfg.task in TASK_VECTORS:
         best = folder / f"{TASK_VECTORS[cfg.task]}.safetensors"
         if best.is_file():
             return best
         log.warning("%s: its best vectors .cache/vectors/%s are not built (docs/vectors.md); using %s instead",
-                    cfg.task, best.name, f"{lang}.safetensors")
-    path = folder / f"{lang}.safetensors"
+                    cfg.task, best.name, path.name)
     return path if path.is_file() else None
 
 

@@ -834,10 +834,11 @@ def from_wink(path: Path, out: Path, lang: str) -> Vectors:
         raise ValueError(f"{path}: not a wink embeddings file (no {err})") from None
     if matrix.shape != (len(words), dim):
         raise ValueError(f"{path}: rows are not all {dim}-d")
-    save_vectors(Vectors(words, matrix), out, {"lang": lang, "settings": {"method": WINK_METHOD}, "from_file": str(path),
-                                               "vectors": {"rows": len(words), "dim": dim}})
+    vectors = Vectors(words, matrix)
+    save_vectors(vectors, out, {"lang": lang, "settings": {"method": WINK_METHOD}, "from_file": str(path),
+                                "vectors": {"rows": len(words), "dim": dim}})
     log.info("wrote %s.{safetensors,words.txt,stats.json} from %s: %d x %d", out, path, len(words), dim)
-    return Vectors(words, matrix)
+    return vectors
 
 
 def main(argv: list[str] | None = None) -> int:

