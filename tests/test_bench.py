@@ -10,6 +10,7 @@ import pytest
 
 from core.models import model_class
 from core.models.dcnn import DCNNConfig
+from core.run import resolve_recipe
 from core.train import Trainer, TrainConfig, parse_args
 from tools.bench.accuracy import (accuracy_table, carry_over, field_defaults, load_runs, missing_runs, train_command, variant_label,
                                   vectors_source, vectors_used)
@@ -127,7 +128,7 @@ def test_reconstructed_command_reproduces_the_config(tiny_runs):
 def _default_metrics(model: str, task: str) -> dict:
     """metrics.json fields of a run with the model's own recipe, its task preset and pretrained vectors."""
     cls = model_class(model)
-    train = dataclasses.asdict(TrainConfig(model=model, task=task)) | cls.default_training
+    train = dataclasses.asdict(resolve_recipe(TrainConfig(model=model, task=task)))  # as core.train stores it
     config = field_defaults(cls.config_class) | getattr(cls, "presets", {}).get(task, {}) | {"vocab_size": 50, "num_classes": 2}
     return {"model": model, "task": task, "vectors": {"file": ".cache/vectors/en.safetensors"},
             "train_config": train, "model_config": config}

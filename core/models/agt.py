@@ -96,8 +96,10 @@ class AGT(SentenceClassifier):
     key = "agt"
     config_class = AGTConfig
     # §3.1: Adadelta, mini-batch 50, dropout 0.2 (in the config). lr 1.0 instead of the paper's 0.0005
-    # (see the docstring); no L2, no clipping and no epoch count are stated: 0, 0 and 25 with dev selection.
-    default_training = {"optimizer": "adadelta", "lr": 1.0, "l2": 0.0, "batch_size": 50, "clip": 0, "epochs": 25}
+    # (see the docstring); no L2, no clipping and no epoch count are stated: 0, 0 and 25 with dev selection,
+    # 10 dev evaluations per epoch (issue 27; SST-5 seed 1, same vectors: best dev 46.50 against 45.78 with one).
+    default_training = {"optimizer": "adadelta", "lr": 1.0, "l2": 0.0, "batch_size": 50, "clip": 0, "epochs": 25,
+                        "evals_per_epoch": 10}
     # §3.2 varies depth and the attention layers; dropout and the gate bias are §3.1's single choices
     search_space = {"num_layers": ("choice", [5, 10, 15]), "attention_layers": ("choice", [0, 1, 3]),
                     "dropout": ("choice", [0.1, 0.2, 0.3, 0.5]), "gate_bias": ("choice", [0.0, 1.0, 2.0])}

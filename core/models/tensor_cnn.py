@@ -125,8 +125,10 @@ class TensorCNN(SentenceClassifier):
     # of it) won on SST-5 dev: mean best dev 51.71 against 51.20 over seeds 1-3 with 10 evaluations per epoch
     # (test 48.7 against 48.8; runs/protocol, README). Batch 32 instead of the authors' 15 (half the steps: an
     # SST phrase epoch fits in about a minute on 2 cores); 20 epochs at most (the authors allow 100 with early
-    # stopping; our budget is CPU minutes).
-    default_training = {"optimizer": "adagrad", "lr": 0.01, "l2": 1e-5, "batch_size": 32, "clip": 0, "epochs": 20}
+    # stopping; our budget is CPU minutes). 10 dev evaluations per epoch, as the authors' --eval_period selects
+    # within epochs: seed 1 best dev 51.32 against 50.23 with one per epoch (the latter on the 147,050-word vectors).
+    default_training = {"optimizer": "adagrad", "lr": 0.01, "l2": 1e-5, "batch_size": 32, "clip": 0, "epochs": 20,
+                        "evals_per_epoch": 10}
     # §6: the paper's own grid (AdaGrad lr 0.01 and L2 1e-5 fixed), sampled at random by `make sweep`
     search_space = {"num_layers": ("choice", [1, 2, 3]), "ngram_order": ("choice", [2, 3]),
                     "hidden": ("choice", [50, 100, 200]), "dropout": ("choice", [0.0, 0.1, 0.3, 0.5]),

@@ -10,6 +10,7 @@ from pathlib import Path
 from core.data.tasks import TASKS
 from core.hub import display_path
 from core.models import PAPER_MODELS, model_class
+from core.run import resolve_recipe
 from core.train import TrainConfig
 
 log = logging.getLogger("tools.bench")
@@ -41,11 +42,11 @@ PAPER_ACCURACY = {
 # (root labels) matches 28 s for SST-5's 8,544 training sentences, so we compare SST-5 epochs only.
 PAPER_EPOCH_SECONDS = {("tensor_cnn", "sst5", False): 28.0, ("tensor_cnn", "sst5", True): 445.0}
 
-# train_config fields that name a run rather than change it
 # settings that do not make a variant: the run's identity, and the epoch budget (early stopping on dev
 # decides the epoch that counts; the command column shows the budget)
 RUN_IDENTITY = {"model", "task", "phrases", "seed", "fold", "out", "resume", "data_dir", "threads", "progress", "set",
                 "epochs", "patience"}
+
 
 def field_defaults(cls) -> dict:
     out = {}
@@ -100,7 +101,8 @@ def variant_label(metrics: dict) -> str:
         return "unknown model"
     parts = []
     used_vectors = metrics.get("vectors") is not None
-    defaults = field_defaults(TrainConfig) | cls.default_training
+    # what the trainer stores when nothing is set: the model's recipe resolved as core.run does it
+    defaults = dataclasses.asdict(resolve_recipe(TrainConfig(model=key)))
     for name in (f.name for f in dataclasses.fields(TrainConfig)):
         if name not in RUN_IDENTITY and name in train and train[name] != defaults.get(name):
             parts.append(f"{name}={_short(train[name])}")
@@ -212,6 +214,34 @@ def carry_over(rows: list[dict], previous: dict) -> list[dict]:
             for r in previous.get("accuracy", {}).get("rows", [])
             if _row_key(r) not in groups_now and not paths_now & set(r["paths"])]
     return sorted(rows + kept, key=lambda r: _order(_row_key(r)))
+
+
+FOLD_TASKS = ("mr", "cr", "subj", "mpqa")  # reported over all 10 test folds of the seeded split
+
+
+def complete(row: dict) -> bool:
+    """Whether a row carries the evidence a paper bar is judged on: all 10 folds of a cross-validated task,
+    else at least 3 seeds (the issue: mean of 3 seeds, test at best dev)."""
+    return len(row["folds"]) >= 10 if row["task"] in FOLD_TASKS else len(set(row["seeds"])) >= 3
+
+
+def paper_bars(rows: list[dict]) -> list[dict]:
+    """One entry per paper number that has comparable rows: the complete row with the best mean dev accuracy
+    (the variant a user would pick without looking at test; `row` is its 1-based index in `rows`), its gap to
+    the paper, and how many variants and runs were tried for it. `best` is None when no row is complete."""
+    bars = []
+    for (model, task, regime), (paper, source) in PAPER_ACCURACY.items():
+        tried = [(i, r) for i, r in enumerate(rows, 1) if (r["model"], r["task"]) == (model, task)
+                 and r.get("delta") is not None and (regime is None or r["phrases"] == regime)]
+        if not tried:
+            continue
+        full = [(i, r) for i, r in tried if complete(r)]
+        index, best = max(full, key=lambda ir: ir[1]["dev_mean"]) if full else (None, None)
+        bars.append({"model": model, "task": task, "phrases": tried[0][1]["phrases"], "paper": paper, "source": source,
+                     "variants": len(tried), "runs": sum(r["n"] for _, r in tried), "row": index,
+                     "best": None if best is None else {k: best[k] for k in ("variant", "vectors", "mean", "std", "n",
+                                                                              "dev_mean", "delta", "folds", "seeds")}})
+    return bars
 
 
 def _latest_per_seed(members: list[dict]) -> list[dict]:

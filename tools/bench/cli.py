@@ -45,7 +45,8 @@ import torch
 from core.data import PROJECT_ROOT
 from core.hub import display_path
 from core.predict import MAX_WORDS, Lab
-from tools.bench.accuracy import accuracy_table, carry_over, curve_rows, load_runs, load_sweeps, missing_runs, speed_table
+from tools.bench.accuracy import (accuracy_table, carry_over, curve_rows, load_runs, load_sweeps, missing_runs, paper_bars,
+                                  speed_table)
 from tools.bench.inference import bench_sentences, measure_inference, measure_scaling
 from tools.bench.machine import machine_info
 from tools.bench.markdown import render_markdown
@@ -185,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     if "accuracy" in report and previous.is_file():  # keep the history whose runs this machine lacks
         acc = report["accuracy"]
         acc["rows"] = carry_over(acc["rows"], json.loads(previous.read_text(encoding="utf-8")))
+    if "accuracy" in report:
+        report["accuracy"]["bars"] = paper_bars(report["accuracy"]["rows"])
     write_outputs(report, out)
     if report["settings"].get("scratch"):
         shutil.rmtree(report["settings"]["scratch"], ignore_errors=True)

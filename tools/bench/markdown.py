@@ -57,6 +57,26 @@ def render_markdown(r: dict) -> str:
                   "report generated then (its runs are not in this runs folder; see the commands below). "
                   "Δ = ours − paper, shown only when the paper used the same regime. Re-running an entry's command "
                   "should land within its std.", ""]
+        if acc.get("bars"):
+            lines += ["### Paper bars", "",
+                      "Each paper number against the complete entry (3 seeds, or all 10 folds on MR/CR/SUBJ/MPQA) with the "
+                      "best mean dev accuracy among the variants tried for it, so no test number chose it; *entry* is its "
+                      "row in the table below.", ""]
+            bar_rows = []
+            for bar in acc["bars"]:
+                best = bar["best"]
+                tried = f"{bar['variants']} ({bar['runs']} runs)"
+                head = [bar["task"], _regime(bar["task"], bar["phrases"]), bar["model"], f"{bar['paper']:.1f}"]
+                if best is None:
+                    bar_rows.append(head + ["no complete entry", "—", "—", "—", "—", tried])
+                    continue
+                runs = f"{len(best['folds'])} folds" if len(best["folds"]) > 1 else f"{best['n']} seeds"
+                value = f"{best['mean']:.1f}" + (f" ± {best['std']:.1f}" if best["std"] is not None else "") + f" ({runs})"
+                bar_rows.append(head + [value, f"{best['delta']:+.1f}", f"{best['dev_mean']:.2f}",
+                                        f"A{bar['row']}", best["variant"] or "defaults", tried])
+            lines += _table(["task", "regime", "model", "paper", "ours (test)", "Δ", "dev", "entry", "variant",
+                             "variants tried"], bar_rows)
+            lines += ["", "### Every entry", ""]
         rows = []
         for i, row in enumerate(acc["rows"], 1):
             seeds, folds = len(set(row["seeds"])), len(row["folds"])
