@@ -103,17 +103,19 @@ def parse_sets(specs: list[str]) -> dict[str, Path]:
 def probe_config(name: str, path: Path, dim: int, model: str, task: str, runs: Path, root: str,
                  max_train: int) -> TrainConfig:
     """The model embeds in the set's own dimension (the trainer would reduce larger vectors by PCA and
-    ignore smaller ones); everything else is the same for every set."""
+    ignore smaller ones); everything else is the same for every set, one dev evaluation per epoch included
+    (fixed here, so that a change of a model's recipe cannot make a new set's runs incomparable with the
+    stored ones)."""
     epochs, patience = BUDGETS[model]
     default_dim = {f.name: f.default for f in dataclasses.fields(model_class(model).config_class)}["embed_dim"]
     resize = [f"embed_dim={dim}"] if dim != default_dim else []
     folder = runs / name if task == "sst5" else runs / task / name
     return TrainConfig(model=model, task=task, phrases=task == "sst5", seed=SEED, epochs=epochs, patience=patience,
-                       vectors=str(path), out=str(folder / f"{model}-s{SEED}"), data_dir=root,
+                       evals_per_epoch=1, vectors=str(path), out=str(folder / f"{model}-s{SEED}"), data_dir=root,
                        max_train=max_train, threads=1, progress=False, set=resize)
 
 
-SAME_RUN = ("model", "task", "phrases", "seed", "epochs", "patience", "vectors", "max_train", "set")
+SAME_RUN = ("model", "task", "phrases", "seed", "epochs", "patience", "evals_per_epoch", "vectors", "max_train", "set")
 
 
 def train_probe(cfg: TrainConfig) -> dict:
