@@ -244,6 +244,9 @@ def test_make_bench_keeps_the_history_whose_runs_are_elsewhere(tmp_path):
     assert [(r["model"], r["mean"], r.get("carried_from")) for r in rows] == [
         ("dcnn", 87.5, None), ("adasent", 85.5, "2026-11-22 14:28 UTC"), ("nbow", 89.6, "2026-11-22 14:28 UTC")]
     assert carry_over(rows, {"generated": "later", "accuracy": {"rows": rows}})[1]["carried_from"] == "2026-11-22 14:28 UTC"
+    # a folder read now but superseded by a longer rerun of its seed is in no row, and still is not history
+    superseded = old("dcnn", "older label", ["runs/trec-short/dcnn-s1"], 80.0)
+    assert carry_over([now], {"accuracy": {"rows": [superseded]}}, read={"runs/trec-short/dcnn-s1"}) == [now]
     # make bench does it with the benchmarks.json it is about to replace
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "benchmarks.json").write_text(json.dumps(previous))

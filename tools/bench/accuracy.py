@@ -203,13 +203,14 @@ def _row_key(row: dict) -> tuple:
     return row["task"], row["phrases"], row["model"], row["variant"], row["vectors"]
 
 
-def carry_over(rows: list[dict], previous: dict) -> list[dict]:
+def carry_over(rows: list[dict], previous: dict, read: set[str] = frozenset()) -> list[dict]:
     """`rows` plus the accuracy rows of an earlier report (its benchmarks.json) whose runs are not under the runs
     folder now, so that a machine without the older runs does not erase measured history. A carried row keeps
     every number it had and says which report measured it (`carried_from`); a group measured now replaces it, and
-    so does any current row that read one of its run folders. Rows come back in table order."""
+    so does a row any of whose run folders was read now (`read`: every run folder loaded, also those a longer
+    rerun of the same seed superseded, and every folder of `rows`). Rows come back in table order."""
     groups_now = {_row_key(r) for r in rows}
-    paths_now = {p for r in rows for p in r["paths"]}
+    paths_now = set(read) | {p for r in rows for p in r["paths"]}
     kept = [dict(r, carried_from=r.get("carried_from") or previous.get("generated", "an earlier report"))
             for r in previous.get("accuracy", {}).get("rows", [])
             if _row_key(r) not in groups_now and not paths_now & set(r["paths"])]

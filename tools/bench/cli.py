@@ -101,6 +101,7 @@ def run(args) -> dict:
 
     if sections & {"accuracy", "speed"}:
         runs, unfinished = load_runs(runs_dir)
+        report["runs_read"] = {display_path(m["path"]) for m in runs}  # for carry_over; not written
         if "accuracy" in sections:
             rows = accuracy_table([m for m in runs if not m.get("timing_only")])
             report["accuracy"] = {"rows": rows, "missing": missing_runs(rows), "unfinished": unfinished,
@@ -185,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     previous = out / "benchmarks.json"
     if "accuracy" in report and previous.is_file():  # keep the history whose runs this machine lacks
         acc = report["accuracy"]
-        acc["rows"] = carry_over(acc["rows"], json.loads(previous.read_text(encoding="utf-8")))
+        acc["rows"] = carry_over(acc["rows"], json.loads(previous.read_text(encoding="utf-8")), report.pop("runs_read"))
+    report.pop("runs_read", None)
     if "accuracy" in report:
         report["accuracy"]["bars"] = paper_bars(report["accuracy"]["rows"])
     write_outputs(report, out)
