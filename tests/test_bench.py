@@ -12,7 +12,8 @@ from core.models import model_class
 from core.models.dcnn import DCNNConfig
 from core.run import resolve_recipe
 from core.train import Trainer, TrainConfig, parse_args
-from tools.bench.accuracy import (accuracy_table, carry_over, field_defaults, load_runs, missing_runs, train_command, variant_label,
+from tools.bench.accuracy import (accuracy_table, carry_over, field_defaults, load_runs, missing_runs, paper_bars, train_command,
+                                  variant_label,
                                   vectors_source, vectors_used)
 from tools.bench.cli import SMOKE, main
 from tools.bench.served import measure_app
@@ -162,6 +163,21 @@ def test_runs_differing_only_in_vectors_are_not_averaged():
     assert [(r["vectors"], r["n"]) for r in rows] == [("en (0% of vocab)", 1), ("random", 1)]
     assert not any(x["model"] == "nbow" and x["task"] == "sst5" and x["missing_seeds"] == [1, 2, 3]
                    for x in missing_runs(rows))  # both count as the default variant: seed 3 is what is missing
+
+
+def test_paper_bars_pick_the_complete_entry_best_on_dev():
+    """Each paper number is set beside the entry with 3 seeds (10 folds on MR) whose mean dev is highest, never
+    a one-seed entry, whatever their test numbers."""
+    def row(variant, seeds, dev, test, folds=(0,), task="trec"):
+        return {"task": task, "phrases": False, "model": "dcnn" if task == "trec" else "adasent", "variant": variant,
+                "vectors": "en", "n": len(seeds) * len(folds), "seeds": list(seeds), "folds": list(folds), "mean": test,
+                "std": 1.0, "dev_mean": dev, "delta": test - 93.0}
+    rows = [row("", [1, 2, 3], 86.0, 88.0), row("lucky", [1], 99.0, 95.0), row("better dev", [1, 2, 3], 87.0, 87.0),
+            row("", [1], 80.0, 78.0, folds=range(10), task="mr"), row("fold 0", [1, 2, 3], 90.0, 80.0, task="mr")]
+    bars = {(b["model"], b["task"]): b for b in paper_bars(rows)}
+    assert bars[("dcnn", "trec")]["row"] == 3 and bars[("dcnn", "trec")]["variants"] == 3
+    assert bars[("dcnn", "trec")]["best"]["variant"] == "better dev"  # chosen on dev, though its test is lower
+    assert bars[("adasent", "mr")]["row"] == 4  # the 10-fold entry; three seeds on one fold are not complete
 
 
 def test_statistics_helpers():
