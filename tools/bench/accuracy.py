@@ -7,6 +7,7 @@ import logging
 import statistics
 from pathlib import Path
 
+from core.data.classic import CLASSIC
 from core.data.tasks import TASKS
 from core.hub import display_path
 from core.models import PAPER_MODELS, model_class
@@ -217,19 +218,16 @@ def carry_over(rows: list[dict], previous: dict, read: set[str] = frozenset()) -
     return sorted(rows + kept, key=lambda r: _order(_row_key(r)))
 
 
-FOLD_TASKS = ("mr", "cr", "subj", "mpqa")  # reported over all 10 test folds of the seeded split
-
-
 def complete(row: dict) -> bool:
-    """Whether a row carries the evidence a paper bar is judged on: all 10 folds of a cross-validated task,
-    else at least 3 seeds (the issue: mean of 3 seeds, test at best dev)."""
-    return len(row["folds"]) >= 10 if row["task"] in FOLD_TASKS else len(set(row["seeds"])) >= 3
+    """Whether a row carries the evidence a paper bar is judged on: all 10 folds of a cross-validated task
+    (MR, CR, SUBJ, MPQA), else at least 3 seeds (the issue: mean of 3 seeds, test at best dev)."""
+    return len(row["folds"]) >= 10 if row["task"] in CLASSIC else len(set(row["seeds"])) >= 3
 
 
 def paper_bars(rows: list[dict]) -> list[dict]:
     """One entry per paper number that has comparable rows: the complete row with the best mean dev accuracy
-    (the variant a user would pick without looking at test; `row` is its 1-based index in `rows`), its gap to
-    the paper, and how many variants and runs were tried for it. `best` is None when no row is complete."""
+    (the variant a user would pick without looking at test; `row`: its 1-based index in `rows`, None when no row
+    is complete), the paper's number and source, and how many variants and runs were tried for it."""
     bars = []
     for (model, task, regime), (paper, source) in PAPER_ACCURACY.items():
         tried = [(i, r) for i, r in enumerate(rows, 1) if (r["model"], r["task"]) == (model, task)
@@ -237,11 +235,9 @@ def paper_bars(rows: list[dict]) -> list[dict]:
         if not tried:
             continue
         full = [(i, r) for i, r in tried if complete(r)]
-        index, best = max(full, key=lambda ir: ir[1]["dev_mean"]) if full else (None, None)
         bars.append({"model": model, "task": task, "phrases": tried[0][1]["phrases"], "paper": paper, "source": source,
-                     "variants": len(tried), "runs": sum(r["n"] for _, r in tried), "row": index,
-                     "best": None if best is None else {k: best[k] for k in ("variant", "vectors", "mean", "std", "n",
-                                                                              "dev_mean", "delta", "folds", "seeds")}})
+                     "variants": len(tried), "runs": sum(r["n"] for _, r in tried),
+                     "row": max(full, key=lambda ir: ir[1]["dev_mean"])[0] if full else None})
     return bars
 
 

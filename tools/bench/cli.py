@@ -11,6 +11,7 @@ What each section measures (the markdown repeats this next to the numbers):
   commit of each run. It trains nothing: missing entries are listed with the command that makes them.
   The rows of the previous <out>/benchmarks.json whose runs are not here are kept, marked with the
   report that measured them (runs/ is not in git, so another machine would otherwise erase them).
+  Paper bars: each paper number beside the complete entry (3 seeds, or 10 folds) that is best on mean dev.
 - speed: the same runs' per-epoch training seconds (`epoch_seconds`, training only, no evaluation),
   median over all epochs of all seeds, and the ratio to Lei et al.'s 28 s / 445 s per epoch.
 - inference: per checkpoint of one task (checkpoints/<task>/<model>/): p50/p95 latency of one
@@ -68,7 +69,8 @@ SMOKE = dict(forward_reps=10, predict_reps=3, min_reps=3, batch_reps=2, budget_s
 SECTIONS = ("accuracy", "speed", "inference", "steps", "scaling", "memory", "app")
 
 
-def run(args) -> dict:
+def run(args, previous: dict | None = None) -> dict:
+    """The report; `previous` (the benchmarks.json it replaces) lends its accuracy rows whose runs are not here."""
     started = time.perf_counter()
     torch.set_num_threads(args.threads)
     settings = dict(SMOKE if args.smoke else FULL, smoke=args.smoke, threads=args.threads, task=args.task)
@@ -101,11 +103,12 @@ def run(args) -> dict:
 
     if sections & {"accuracy", "speed"}:
         runs, unfinished = load_runs(runs_dir)
-        report["runs_read"] = {display_path(m["path"]) for m in runs}  # for carry_over; not written
         if "accuracy" in sections:
-            rows = accuracy_table([m for m in runs if not m.get("timing_only")])
-            report["accuracy"] = {"rows": rows, "missing": missing_runs(rows), "unfinished": unfinished,
-                                  "sweeps": load_sweeps(runs_dir)}
+            measured = accuracy_table([m for m in runs if not m.get("timing_only")])
+            # keep the history whose runs this machine lacks
+            rows = carry_over(measured, previous or {}, {display_path(m["path"]) for m in runs})
+            report["accuracy"] = {"rows": rows, "missing": missing_runs(measured), "unfinished": unfinished,
+                                  "sweeps": load_sweeps(runs_dir), "bars": paper_bars(rows)}
         if "speed" in sections:
             report["speed"] = speed_table(runs)
 
@@ -181,15 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.memory_probe:
         print(json.dumps(memory_probe(args.memory_probe, args.threads, args.probe_words)))
         return 0
-    report = run(args)
     out = Path(args.out) if args.out else (Path(tempfile.mkdtemp(prefix="bench-smoke-out-")) if args.smoke else PROJECT_ROOT / "docs")
     previous = out / "benchmarks.json"
-    if "accuracy" in report and previous.is_file():  # keep the history whose runs this machine lacks
-        acc = report["accuracy"]
-        acc["rows"] = carry_over(acc["rows"], json.loads(previous.read_text(encoding="utf-8")), report.pop("runs_read"))
-    report.pop("runs_read", None)
-    if "accuracy" in report:
-        report["accuracy"]["bars"] = paper_bars(report["accuracy"]["rows"])
+    report = run(args, json.loads(previous.read_text(encoding="utf-8")) if previous.is_file() else None)
     write_outputs(report, out)
     if report["settings"].get("scratch"):
         shutil.rmtree(report["settings"]["scratch"], ignore_errors=True)

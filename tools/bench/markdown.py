@@ -20,6 +20,10 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
     return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
 
 
+def _mean_std(row: dict) -> str:
+    return f"{row['mean']:.1f}" + (f" ± {row['std']:.1f}" if row["std"] is not None else "")
+
+
 def render_markdown(r: dict) -> str:
     m, s = r["machine"], r["settings"]
     lines = ["# Benchmarks", "",
@@ -64,15 +68,14 @@ def render_markdown(r: dict) -> str:
                       "row in the table below.", ""]
             bar_rows = []
             for bar in acc["bars"]:
-                best = bar["best"]
                 tried = f"{bar['variants']} ({bar['runs']} runs)"
                 head = [bar["task"], _regime(bar["task"], bar["phrases"]), bar["model"], f"{bar['paper']:.1f}"]
-                if best is None:
+                if bar["row"] is None:
                     bar_rows.append(head + ["no complete entry", "—", "—", "—", "—", tried])
                     continue
+                best = acc["rows"][bar["row"] - 1]
                 runs = f"{len(best['folds'])} folds" if len(best["folds"]) > 1 else f"{best['n']} seeds"
-                value = f"{best['mean']:.1f}" + (f" ± {best['std']:.1f}" if best["std"] is not None else "") + f" ({runs})"
-                bar_rows.append(head + [value, f"{best['delta']:+.1f}", f"{best['dev_mean']:.2f}",
+                bar_rows.append(head + [f"{_mean_std(best)} ({runs})", f"{best['delta']:+.1f}", f"{best['dev_mean']:.2f}",
                                         f"A{bar['row']}", best["variant"] or "defaults", tried])
             lines += _table(["task", "regime", "model", "paper", "ours (test)", "Δ", "dev", "entry", "variant",
                              "variants tried"], bar_rows)
@@ -82,7 +85,7 @@ def render_markdown(r: dict) -> str:
             seeds, folds = len(set(row["seeds"])), len(row["folds"])
             mark = ("†" if row["n"] == 1 else "") + ("‡" if seeds < row["seeds_wanted"] else "") + ("§" if row.get("carried_from") else "")
             runs = f"{folds} folds" + (f" × {seeds} seeds" if seeds > 1 else "") if folds > 1 else f"{row['n']}"
-            value = f"{row['mean']:.1f}" + (f" ± {row['std']:.1f}" if row["std"] is not None else "")
+            value = _mean_std(row)
             paper = f"{row['paper']:.1f}" if "paper" in row else "—"
             if "paper" in row and row.get("delta") is None:
                 paper += " (other regime)"
