@@ -49,7 +49,7 @@ check-checkpoints: install ## verify checkpoints/ (manifest, size budget, every 
 	$(PY) -m tools.release.bundle check
 
 train-one: install ## train one model: make train-one MODEL=dcnn TASK=sst2 SEED=2
-	$(PY) -m core.train --model $(MODEL) --task $(TASK) --phrases --seed $(SEED)
+	$(PY) -m core.training.train --model $(MODEL) --task $(TASK) --phrases --seed $(SEED)
 
 tokenizer-agreement: install ## token agreement of our English tokenizer with the SST test trees
 	$(PY) -m tools.tokenizer_agreement
@@ -94,7 +94,7 @@ LABEL_COLUMN ?=
 
 train-data: install ## train a model on your own labelled file: make train-data DATA=reviews.csv MODEL=dcnn [TEXT_COLUMN=review LABEL_COLUMN=stars]
 	$(if $(DATA),,$(error set DATA=path/to/file.csv))
-	$(PY) -m core.train --model $(MODEL) --data $(DATA) $(if $(TEXT_COLUMN),--text-column $(TEXT_COLUMN)) $(if $(LABEL_COLUMN),--label-column $(LABEL_COLUMN)) --resume
+	$(PY) -m core.training.train --model $(MODEL) --data $(DATA) $(if $(TEXT_COLUMN),--text-column $(TEXT_COLUMN)) $(if $(LABEL_COLUMN),--label-column $(LABEL_COLUMN)) --resume
 
 train-load: install ## /compare p95 over 20 calls idle vs while a ~3-minute training job runs -> docs/train_load.md
 	$(PY) -m tools.train_load

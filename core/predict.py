@@ -10,7 +10,7 @@ with their character spans and whether the model knows them, a per-word curve (t
 per-position output or a probe where it has one, else the prediction on each prefix), a
 leave-one-word-out occlusion score per word (the same method for every model), and the model's own
 views. Core returns data: what the user should know comes as `Notice`s (a code and its parameters),
-and bad input as an `InputError` carrying one; the front end words them (demo/i18n.py).
+and bad input as an `InputError` carrying one; the front end words them (core.notices, demo/i18n.py).
 """
 
 import argparse
@@ -27,12 +27,13 @@ from typing import Protocol
 
 import torch
 
-from core.attribution import (DEFAULT_METHODS, GRADIENT_METHODS, METHODS, Attribution, gradient_attributions,
+from core.analysis.attribution import (DEFAULT_METHODS, GRADIENT_METHODS, METHODS, Attribution, gradient_attributions,
                               on_demand)
-from core.batching import pad_batch
-from core.checkpoint import Checkpoint, CheckpointError, load_checkpoint
-from core.hub import load_all
+from core.data.batching import pad_batch
+from core.checkpoints.checkpoint import Checkpoint, CheckpointError, load_checkpoint
+from core.checkpoints.hub import load_all
 from core.models import PAPER_MODELS
+from core.notices import LANGUAGE_NAMES, InputError, Notice
 from core.text import MAX_CHARS, Token, detect_language, tokenize
 from core.views import Pyramid, Text, WordCurve, plain, sentiment_scores, view_to_dict
 
@@ -46,62 +47,6 @@ AUTO = "auto"  # task or language: chosen from the text
 ALL = "all"  # model: every model of the task (compare)
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
-# What core tells the user, as codes with parameters; the English wording here serves the CLI, the JSON API
-# and the logs, and demo/i18n.py words the same codes for the page (English from here, Chinese its own).
-NOTICE_TEXT = {
-    # input that cannot be analysed (InputError)
-    "not_a_string": "{name} must be a string, got {type}",
-    "empty": "Please type a sentence: the text is empty.",
-    "no_words": "No words found in the text.",
-    "unknown_language": "unknown language '{lang}'; choose 'en' or 'zh'",
-    "unknown_task": "no model is loaded for task '{task}'; available: {available}",
-    "nothing_loaded": "no model is loaded for task '{task}': no checkpoint is loaded at all",
-    "unknown_model": "model '{model}' is not available for task '{task}'; available: {available}",
-    "one_model_expected": "'all' is every model, not one: use compare (the /compare endpoint, --model all)",
-    "unknown_method": "unknown attribution method '{method}'; available: {available}",
-    # notices on a prediction
-    "surrogates_replaced": "Invalid characters (lone surrogates) were replaced with \ufffd.",
-    "text_cut": "The text was cut to its first {max_chars} characters.",
-    "words_cut": "Only the first {max_words} words were analysed.",
-    "language_mismatch": ("The text looks {text_lang} but task {task} is {task_lang}; "
-                          "most words will be unknown to its models."),
-    "all_unknown": "None of these words is in the model's vocabulary: the prediction is the model's prior.",
-    "some_unknown": "{unknown} of {total} words are unknown to this model (marked in the highlight).",
-    "occlusion_skipped": "Word attributions (leave-one-word-out) are computed for texts of up to {max_words} words.",
-    "pyramid_reduced": ("The text has more than {max_words} words, so AdaSent's pyramid is sent at reduced "
-                        "resolution: without its gates, scores rounded to 3 decimals."),
-}
-LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
-LANGUAGE_PARAMS = ("text_lang", "task_lang")  # parameters that hold a language code, worded as its name
-
-
-@dataclass
-class Notice:
-    """Something the user should know, as data: `code` (a key of NOTICE_TEXT) and its `params`."""
-
-    code: str
-    params: dict = field(default_factory=dict)
-
-    def format(self, templates: dict[str, str] = NOTICE_TEXT, language_names: dict[str, str] = LANGUAGE_NAMES) -> str:
-        """The notice in words: its template filled in, language codes as names, lists joined."""
-        values = {k: language_names.get(v, v) if k in LANGUAGE_PARAMS else ", ".join(v) if isinstance(v, list) else v
-                  for k, v in self.params.items()}
-        return templates[self.code].format(**values)
-
-
-class NoticeError(ValueError):
-    """A request core cannot answer; `notice` (a code of TEXT and its params) says why, and str(err) is its
-    English wording. Each part of core that refuses input subclasses it with its own TEXT."""
-
-    TEXT = NOTICE_TEXT
-
-    def __init__(self, code: str, **params):
-        self.notice = Notice(code, params)
-        super().__init__(self.notice.format(self.TEXT))
-
-
-class InputError(NoticeError):
-    """Input we cannot analyse."""
 
 
 class Cancelled(Exception):
@@ -145,7 +90,7 @@ class Prediction:
     views: list = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     source: str = ""  # where the checkpoint came from
-    attributions: dict[str, Attribution] = field(default_factory=dict)  # method -> per-word scores (core.attribution)
+    attributions: dict[str, Attribution] = field(default_factory=dict)  # method -> per-word scores (core.analysis.attribution)
 
     def to_dict(self) -> dict:
         """JSON-ready; `notices` in English words, `notice_codes` as data for a client that words them itself."""
@@ -183,7 +128,7 @@ class CheckedText:
 
 @dataclass(frozen=True)
 class ModelJob:
-    """One model's work on a checked text, in a form another process can run (core.model_worker, where
+    """One model's work on a checked text, in a form another process can run (core.serving, where
     demo/runner.py sends long requests so that they never hold the server's GIL): the checkpoint travels
     as its directory and is loaded there once."""
 
@@ -239,7 +184,7 @@ class Lab:
     @classmethod
     def load(cls, root: str | Path | None = None, prefer: str = "auto", config: str | Path | None = None,
              bundled: str | Path | None = None) -> "Lab":
-        """Resolve every checkpoint through core.hub: the explicit `root` directory if given, else the
+        """Resolve every checkpoint through core.checkpoints.hub: the explicit `root` directory if given, else the
         pinned Hub repo of configs/hub.toml (cache first; offline or unreachable falls back within 3 s),
         else the bundled checkpoints/. `prefer`: "auto", "hub" (no fallback) or "bundled" (no network).
         Each checkpoint must sit in its own <task>/<model>/ folder and match the manifest.json of its
@@ -250,7 +195,7 @@ class Lab:
         return cls(checkpoints, sources, errors)
 
     def add_checkpoint(self, directory: str | Path, source: str = "") -> tuple[str, str]:
-        """Serve one more checkpoint (a model trained while the app runs, core.jobs) under its (task, model),
+        """Serve one more checkpoint (a model trained while the app runs, core.training.jobs) under its (task, model),
         replacing any there. New dicts, swapped in whole: a request reading the old ones is unaffected."""
         ckpt = load_checkpoint(directory)
         key = (ckpt.meta.get("task", ""), ckpt.model.key)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from core.attribution import DEFAULT_METHODS, FAITHFULNESS, METHODS, most_faithful
+from core.analysis.attribution import DEFAULT_METHODS, FAITHFULNESS, METHODS, most_faithful
 from core.predict import ALL, AUTO, Lab, Prediction
 from demo.i18n import ATTRIBUTION_NAMES, L, label_name, model_name, msg, request_lang, task_name
 from demo.plots import esc

@@ -11,11 +11,11 @@ import dataclasses
 
 import gradio as gr
 
-from core.attribution import ON_DEMAND
-from core.predict import Notice
-from core.probes import PROBE_NOTICE_TEXT
+from core.analysis.attribution import ON_DEMAND
+from core.notices import Notice
+from core.analysis.probes import PROBE_NOTICE_TEXT
 from core.data.sst import FINE_LABELS
-from core.treebank import TREEBANK_NOTICE_TEXT
+from core.analysis.treebank import TREEBANK_NOTICE_TEXT
 from core.views import Text
 from demo.examples import EXAMPLES
 
@@ -237,7 +237,7 @@ NOTICES_ZH = {
 }
 LANGUAGE_NAMES_ZH = {"en": "英文", "zh": "中文"}
 
-# core.probes' problems with user cases (PROBE_NOTICE_TEXT) in Chinese: the same codes and parameters
+# core.analysis.probes' problems with user cases (PROBE_NOTICE_TEXT) in Chinese: the same codes and parameters
 PROBE_NOTICES_ZH = {
     "no_cases": "没有用例：每行写一个，`句子<TAB>预期` 或 `句子<TAB>变体<TAB>up|down|same`。",
     "bad_columns": "第 {line} 行：应有 2 或 3 列（以制表符分隔），实际为 {found} 列。",
@@ -269,7 +269,7 @@ def notice_text(notice: Notice, lang: str) -> str:
 
 
 def probe_notice_text(notice: Notice, lang: str) -> str:
-    """A problem with probe cases from core.probes in the UI language."""
+    """A problem with probe cases from core.analysis.probes in the UI language."""
     return notice.format(PROBE_NOTICES_ZH, LANGUAGE_NAMES_ZH) if lang == "zh" else notice.format(PROBE_NOTICE_TEXT)
 
 
@@ -427,7 +427,7 @@ MESSAGES["zh"].update({
     "tb_no_sentence": "请先选择一个句子。",
 })
 
-# core.treebank's errors (TREEBANK_NOTICE_TEXT) in Chinese: the same codes and parameters
+# core.analysis.treebank's errors (TREEBANK_NOTICE_TEXT) in Chinese: the same codes and parameters
 TREEBANK_NOTICES_ZH = {
     "no_trees": "SST 句法树不可用（{error}）；请把 DATA_DIR 设为包含 sst/trees/ 的文件夹。",
     "unknown_split": "未知的数据划分 '{split}'；可选：{available}",
@@ -442,7 +442,7 @@ TREEBANK_NOTICES_ZH = {
 
 
 def treebank_notice_text(notice: Notice, lang: str) -> str:
-    """A problem from core.treebank in the UI language."""
+    """A problem from core.analysis.treebank in the UI language."""
     return notice.format(TREEBANK_NOTICES_ZH, LANGUAGE_NAMES_ZH) if lang == "zh" else notice.format(TREEBANK_NOTICE_TEXT)
 
 # -- the Train tab (issue 26): static labels, callback text, and core's job/file errors in Chinese -----------
@@ -527,7 +527,7 @@ MESSAGES["zh"].update({
     "col_gold": "真实 \\ 预测",
 })
 
-# core.data.user.USER_DATA_TEXT and core.jobs.JOB_TEXT in Chinese: the same codes and parameters
+# core.data.user.USER_DATA_TEXT and core.training.jobs.JOB_TEXT in Chinese: the same codes and parameters
 TRAIN_ERRORS_ZH = {
     "unknown_format": "“{name}”不是 CSV、TSV 或 JSONL 文件（文件名须以 .csv、.tsv 或 .jsonl 结尾）",
     "too_large": "文件大小为 {size_mb:.1f} MB，上限是 {max_mb:.1f} MB",
@@ -562,7 +562,7 @@ TRAIN_ERRORS_ZH = {
 def train_error_text(code: str, params: dict, english: str, lang: str) -> str:
     """A UserDataError or JobError from core (a code, its parameters and core's English) in the UI language."""
     return TRAIN_ERRORS_ZH[code].format(**params) if lang == "zh" and code in TRAIN_ERRORS_ZH else english
-# -- word attribution methods (demo/attribution_view.py, core/attribution.py) ------------------------
+# -- word attribution methods (demo/attribution_view.py, core/analysis/attribution.py) ------------------------
 NOTICES_ZH["unknown_method"] = "未知的词归因方法 '{method}'；可用：{available}"
 ATTRIBUTION_NAMES = {
     "en": {"occlusion": "leave-one-word-out (occlusion)", "gradient_x_input": "gradient × input",
@@ -711,6 +711,6 @@ SOURCE_KINDS_ZH = {"directory": "目录", "hub": "Hub", "bundled": "随应用附
 
 
 def source_text(source: str, lang: str) -> str:
-    """Where a checkpoint came from (core.hub: "bundled: <path>", "hub: <repo>@<rev>", "directory: <path>")."""
+    """Where a checkpoint came from (core.checkpoints.hub: "bundled: <path>", "hub: <repo>@<rev>", "directory: <path>")."""
     kind, _, where = source.partition(": ")
     return f"{SOURCE_KINDS_ZH[kind]}：{where}" if lang == "zh" and kind in SOURCE_KINDS_ZH and where else source

@@ -11,7 +11,7 @@ import html
 import re
 from functools import singledispatch
 
-from core.pairs import WordAlignment
+from core.analysis.pairs import WordAlignment
 from core.views import Heatmap, KMaxGraph, LineCurves, Pyramid, Table, Trajectory, WordCurve
 import demo.svg as svg
 from demo.i18n import msg

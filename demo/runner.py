@@ -24,7 +24,7 @@ import gradio as gr
 from gradio.context import LocalContext
 
 from core.data import PROJECT_ROOT
-from core.model_worker import decode, encode
+from core.serving import decode, encode
 from core.predict import Cancelled, Lab, ModelFailure, ModelJob, Prediction
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ class Lanes:
 
 
 class ModelWorker:
-    """The process that runs long requests' models (`python -m core.model_worker`), one at a time: started
+    """The process that runs long requests' models (`python -m core.serving`), one at a time: started
     on first use, replaced after `jobs_per_process` runs or when it dies, and killed when the client of the
     model it runs has left (the next long request starts a new one)."""
 
@@ -98,7 +98,7 @@ class ModelWorker:
 
     def _started(self) -> subprocess.Popen:
         if self._process is None or self._process.poll() is not None:
-            self._process = subprocess.Popen([sys.executable, "-m", "core.model_worker", "--nice", str(self.nice)],
+            self._process = subprocess.Popen([sys.executable, "-m", "core.serving", "--nice", str(self.nice)],
                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=PROJECT_ROOT,
                                              text=True, encoding="utf-8")
             self._jobs = 0

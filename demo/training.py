@@ -1,10 +1,10 @@
 """The app's training queue: one worker process at a time, outside the request queue.
 
-Each job runs in `python -m core.jobs run <job folder>`, a process of its own at a lower priority with one
+Each job runs in `python -m core.training.jobs run <job folder>`, a process of its own at a lower priority with one
 torch thread, so the app's requests keep their speed while a model trains (docs/train_load.md measures
 it). A scheduler thread starts the oldest queued job when no worker runs, notices when the worker ends
 and adds the finished model to the running Lab. On start it takes up where a previous app left off
-(core.jobs.recover_jobs): a job whose worker died with the app resumes, and installed models are served.
+(core.training.jobs.recover_jobs): a job whose worker died with the app resumes, and installed models are served.
 """
 
 import logging
@@ -15,12 +15,12 @@ import threading
 import time
 from pathlib import Path
 
-from core.checkpoint import CheckpointError
+from core.checkpoints.checkpoint import CheckpointError
 from core.data import PROJECT_ROOT
-from core.jobs import (FINISHED, TrainLimits, job_dir, job_status, next_queued, read_job, recover_jobs, submit_job,
+from core.training.jobs import (FINISHED, TrainLimits, job_dir, job_status, next_queued, read_job, recover_jobs, submit_job,
                        update_job)
 from core.predict import Lab
-from core.user_models import installed_checkpoints, user_models_dir
+from core.checkpoints.user_models import installed_checkpoints, user_models_dir
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ class TrainingQueue:
         update_job(folder, status="running", started=time.time())
         env = {**os.environ, "OMP_NUM_THREADS": "1", "LAB_USER_MODELS": str(self.root)}
         with open(folder / "worker.log", "a") as worker_log:
-            self.worker = subprocess.Popen([sys.executable, "-m", "core.jobs", "run", str(folder)], cwd=PROJECT_ROOT,
+            self.worker = subprocess.Popen([sys.executable, "-m", "core.training.jobs", "run", str(folder)], cwd=PROJECT_ROOT,
                                            env=env, stdout=worker_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.job_id, self.cancelling = job["id"], False
         log.info("job %s started (worker pid %d)", job["id"], self.worker.pid)

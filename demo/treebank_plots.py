@@ -1,10 +1,10 @@
-"""The Treebank tab's figures (core.treebank.TreeView, core.dataset_view.DatasetView -> plotly: the tree
+"""The Treebank tab's figures (core.analysis.treebank.TreeView, core.analysis.dataset_view.DatasetView -> plotly: the tree
 is zoomable and hoverable). Pure functions like demo/plots.py, whose escaping and palette they use; words
 and labels arrive already in the UI language."""
 
 import plotly.graph_objects as go
 
-from core.treebank import TreeView
+from core.analysis.treebank import TreeView
 from demo.plots import PALETTE, esc
 
 SYMBOLS = {5: ["−−", "−", "0", "+", "++"], 2: ["−", "+"]}  # gold label inside a node, by number of classes

@@ -18,9 +18,9 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from core.manifest import write_manifest
+from core.checkpoints.manifest import write_manifest
 from core.models import PAPER_MODELS
-from core.train import TrainConfig, Trainer
+from core.training.train import TrainConfig, Trainer
 from tools.loadtest import free_port
 
 # tiny, pairwise-different sizes; widths/maps keep the task presets (--set cannot parse lists yet)

@@ -16,7 +16,8 @@ import pytest
 from gradio_client.exceptions import AppError
 
 from core.models import PAPER_MODELS
-from core.predict import NOTICE_TEXT, InputError, Lab, Notice
+from core.predict import Lab
+from core.notices import NOTICE_TEXT, InputError, Notice
 from demo import build_demo
 from demo.i18n import NOTICES_ZH, notice_text, request_lang
 from demo.tabs.checkpoints import facts

@@ -19,7 +19,7 @@ def _imports(prefix: str) -> dict[str, set[str]]:
 
 
 def test_the_scan_sees_the_project():
-    assert {"core.predict", "core.hub", "core.manifest", "demo.ui", "tools.bench.cli", "tools.release.push", "app"} <= set(MODULES)
+    assert {"core.predict", "core.checkpoints.hub", "core.checkpoints.manifest", "demo.ui", "tools.bench.cli", "tools.release.push", "app"} <= set(MODULES)
     assert all(path.is_relative_to(PROJECT_ROOT) for path in MODULES.values())
 
 

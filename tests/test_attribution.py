@@ -1,4 +1,4 @@
-"""Word attributions (core/attribution.py): each gradient method against what it claims, the deletion test
+"""Word attributions (core/analysis/attribution.py): each gradient method against what it claims, the deletion test
 on a model whose output depends on one word, the methods through Lab, the API and the Lab tab, and the
 faithfulness hint read from docs/attribution.json."""
 
@@ -12,12 +12,13 @@ import pytest
 import torch
 from torch import Tensor, nn
 
-from core.attribution import (COMPLETENESS_FLOOR, COMPLETENESS_TARGET, DEFAULT_METHODS, GRADIENT_METHODS, IG_SEGMENT_STEPS,
+from core.analysis.attribution import (COMPLETENESS_FLOOR, COMPLETENESS_TARGET, DEFAULT_METHODS, GRADIENT_METHODS, IG_SEGMENT_STEPS,
                               METHODS, ON_DEMAND, aopc, deletion_curve, gradient_attributions, most_faithful, occlusion,
                               ranking, weights_sha256)
 from core.models import PAPER_MODELS
 from core.models.base import ModelOutput, SentenceClassifier, embedding_rows, length_mask
-from core.predict import InputError, check_methods
+from core.predict import check_methods
+from core.notices import InputError
 from demo import attribution_view
 from demo.attribution_view import requested
 from demo.plots import esc
@@ -81,8 +82,8 @@ def test_integrated_gradients_cuts_a_steep_path_where_it_is_steep():
     are, to 5% of the largest, the ones 16,384 equal steps give (brute force)."""
     from captum.attr import IntegratedGradients
 
-    from core.attribution import IG_MAX_SEGMENTS, _logit_of
-    from core.checkpoint import load_checkpoint
+    from core.analysis.attribution import IG_MAX_SEGMENTS, _logit_of
+    from core.checkpoints.checkpoint import load_checkpoint
 
     ckpt = load_checkpoint(Path(__file__).resolve().parents[1] / "checkpoints" / "sst5" / "mrnn")
     net, ids = ckpt.model.eval(), ckpt.vocab.encode(STEEP.split())

@@ -10,8 +10,8 @@ import pytest
 
 from core.models import model_class
 from core.models.dcnn import DCNNConfig
-from core.run import resolve_recipe
-from core.train import Trainer, TrainConfig, parse_args
+from core.training.config import resolve_recipe
+from core.training.train import Trainer, TrainConfig, parse_args
 from tools.bench.accuracy import (accuracy_table, carry_over, field_defaults, load_runs, missing_runs, paper_bars, train_command,
                                   variant_label,
                                   vectors_source, vectors_used)
@@ -28,7 +28,7 @@ PLAN = [("tensor_cnn", 1, True, {}), ("tensor_cnn", 2, True, {}), ("tensor_cnn",
 
 @pytest.fixture(scope="module")
 def tiny_runs(tiny_data, tmp_path_factory):
-    """runs/ and checkpoints/sst5/<model>/ of tiny models trained for one epoch with core.train.Trainer."""
+    """runs/ and checkpoints/sst5/<model>/ of tiny models trained for one epoch with core.training.train.Trainer."""
     root = tmp_path_factory.mktemp("bench")
     for model, seed, phrases, extra in PLAN:
         out = root / "runs" / ("sst5-phrases" if phrases else "sst5") / f"{model}-s{seed}"
@@ -55,7 +55,7 @@ def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
     assert rows[("tensor_cnn", False)]["paper"] == 50.6  # root labels: Lei's other row
     assert "lr=0.05" in rows[("nbow", True)]["variant"] and "lr=" not in three["variant"]
     assert all(0 <= a <= 100 for r in rows.values() for a in r["accuracies"])
-    assert all(c.startswith("python -m core.train") for r in rows.values() for c in r["commands"])
+    assert all(c.startswith("python -m core.training.train") for r in rows.values() for c in r["commands"])
     missing = {(x["model"], x["task"]) for x in report["accuracy"]["missing"]}
     assert ("mrnn", "sst5") in missing and ("agt", "trec") in missing  # never trained: listed with a command
 
@@ -87,7 +87,7 @@ def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
                     "## Forward pass and training step", "## Scaling", "## Memory",
                     "## Load test"):
         assert heading in text
-    assert "1†‡" in text and "`for s in 1 2 3; do python -m core.train --model mrnn --task sst5 --phrases --seed $s; done`" in text
+    assert "1†‡" in text and "`for s in 1 2 3; do python -m core.training.train --model mrnn --task sst5 --phrases --seed $s; done`" in text
     svg = ET.fromstring((out / "scaling.svg").read_text())
     assert len([e for e in svg.iter() if e.tag.endswith("polyline")]) == 2 * len(models)  # both panels, every model
     # every row below its paper's number (tiny runs all are) is drawn with a dev curve per seed
@@ -129,7 +129,7 @@ def test_reconstructed_command_reproduces_the_config(tiny_runs):
 def _default_metrics(model: str, task: str) -> dict:
     """metrics.json fields of a run with the model's own recipe, its task preset and pretrained vectors."""
     cls = model_class(model)
-    train = dataclasses.asdict(resolve_recipe(TrainConfig(model=model, task=task)))  # as core.train stores it
+    train = dataclasses.asdict(resolve_recipe(TrainConfig(model=model, task=task)))  # as core.training.train stores it
     config = field_defaults(cls.config_class) | getattr(cls, "presets", {}).get(task, {}) | {"vocab_size": 50, "num_classes": 2}
     return {"model": model, "task": task, "vectors": {"file": ".cache/vectors/en.safetensors"},
             "train_config": train, "model_config": config}

@@ -12,11 +12,11 @@ import yaml
 from safetensors import safe_open
 
 import tools.release.bundle as bundle_module
-from core.checkpoint import CheckpointError, load_checkpoint
-from core.files import sha256
+from core.checkpoints.checkpoint import CheckpointError, load_checkpoint
+from core.checkpoints.files import sha256
 from core.data import load_task
-from core.manifest import read_manifest
-from core.metrics import evaluate
+from core.checkpoints.manifest import read_manifest
+from core.analysis.metrics import evaluate
 from tools.release.bundle import bundle, check, choose_vocab, main, plan_run
 from tools.release.cards import render_card
 from tools.release.config import read_bundle_config
@@ -112,7 +112,7 @@ def test_model_card_front_matter_and_body(bundled):
         assert result["metrics"][0] == {"type": "accuracy", "value": round(metrics["test"]["accuracy"], 4),
                                         "name": "Test accuracy (this float16 checkpoint, as shipped)"}
         assert f"**{100 * metrics['test']['accuracy']:.1f}%**" in card
-        assert "python -m core.train --model nbow" in card and "| paper |" in card
+        assert "python -m core.training.train --model nbow" in card and "| paper |" in card
     from huggingface_hub import ModelCard
 
     parsed = ModelCard((bundled["out"] / "sst5" / "nbow" / "README.md").read_text())
@@ -220,7 +220,7 @@ FROZEN_ARGS = ["--set", "hidden=12", "--set", "freeze_embeddings=true", "--epoch
 
 
 def _vectors_file(folder: Path, words: list[str], seed: int) -> Path:
-    from core.vectors import Vectors, save_vectors
+    from core.data.vectors import Vectors, save_vectors
 
     matrix = np.random.default_rng(seed).normal(size=(len(words), 12)).astype(np.float32)
     save_vectors(Vectors(words, matrix), folder / "en")
@@ -253,7 +253,7 @@ def test_a_frozen_run_reads_every_word_of_the_shared_set_and_a_mismatched_one_is
     assert metrics["test"]["accuracy"] == pytest.approx(metrics["source_run"]["test_accuracy_full_precision"], abs=0.03)
     # the same set from another source file (its rows rounded to float16, as the set stores them): the set and
     # its digest stay as they were, so re-bundling one checkpoint never breaks the links of the others
-    from core.vectors import Vectors, load_vectors, save_vectors
+    from core.data.vectors import Vectors, load_vectors, save_vectors
 
     index = (out / "vectors" / "en" / "vectors.json").read_bytes()
     first = load_vectors(trained_with)

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 import torch
 
-from core.checkpoint import save_checkpoint
+from core.checkpoints.checkpoint import save_checkpoint
 from core.data import load_task
 from tools.detectors import main as detectors_main
 from tools.detectors import markdown_table, top_ngrams
 from core.models.dcnn import DCNN, DCNNConfig, DCNNLayer, dynamic_k, kmax_pooling
 from core.views import KMaxGraph, Table, view_to_dict
-from core.vocab import Vocab
+from core.data.vocab import Vocab
 
 VOCAB = 23  # conftest.py seeds torch before every test
 

@@ -18,7 +18,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from core.models import PAPER_MODELS
 from core.predict import Lab
-from core.probes import run_suite
+from core.analysis.probes import run_suite
 from demo.i18n import model_name
 
 pytestmark = pytest.mark.e2e

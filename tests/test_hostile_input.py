@@ -22,7 +22,8 @@ import pytest
 
 import core.predict as predict_module
 from core.models import PAPER_MODELS
-from core.predict import MAX_WORDS, NOTICE_TEXT, OCCLUSION_MAX_WORDS, InputError, Lab, main
+from core.predict import MAX_WORDS, OCCLUSION_MAX_WORDS, Lab, main
+from core.notices import NOTICE_TEXT, InputError
 from core.text import MAX_CHARS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""core.hub and tools.release.push: explicit directory > pinned Hub repo (cache first) > bundled; offline and unreachable Hubs
+"""core.checkpoints.hub and tools.release.push: explicit directory > pinned Hub repo (cache first) > bundled; offline and unreachable Hubs
 fall back within 3 s; broken files are named; the dry-run push folder holds valid cards; names that
 could escape a path are refused. The Hub is never contacted: a hand-made cache, a closed local port
 (HF_ENDPOINT=http://127.0.0.1:9) and a local socket that never answers stand in for it."""
@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-import core.hub as hub
+import core.checkpoints.hub as hub
 import tools.release.push as push
-from core.checkpoint import CheckpointError
-from core.files import sha256
-from core.hub import HubConfig, Resolver, load_all, read_hub_config
-from core.manifest import check_name, check_repo_id, read_manifest, write_manifest
+from core.checkpoints.checkpoint import CheckpointError
+from core.checkpoints.files import sha256
+from core.checkpoints.hub import HubConfig, Resolver, load_all, read_hub_config
+from core.checkpoints.manifest import check_name, check_repo_id, read_manifest, write_manifest
 from core.predict import Lab
 from tools.release.bundle import bundle
 from tools.release.cards import render_repo_card
@@ -130,7 +130,7 @@ def test_an_explicit_directory_wins_and_is_the_only_source(bundled, tmp_path):
 # which a busy machine stretches
 SCRIPT = """
 import json, sys, time
-from core.hub import load_all
+from core.checkpoints.hub import load_all
 out = {}
 for name, config in (("empty_cache", sys.argv[1]), ("cached", sys.argv[2])):
     started = time.monotonic()
@@ -405,7 +405,7 @@ def test_hub_config_default_is_disabled():
 
 
 def test_the_log_names_each_checkpoints_source_once(bundled, tmp_path, caplog):
-    caplog.set_level("INFO", logger="core.hub")
+    caplog.set_level("INFO", logger="core.checkpoints.hub")
     checkpoints, sources, _, _ = load_all(prefer="bundled", bundled=bundled)
     lines = [r.getMessage() for r in caplog.records if " <- " in r.getMessage()]
     assert sorted(lines) == sorted(f"checkpoint {task}/{model} <- {source}" for (task, model), source in sources.items())

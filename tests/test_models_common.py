@@ -10,12 +10,12 @@ import json
 import pytest
 import torch
 
-from core.batching import pad_batch
-from core.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from core.data.batching import pad_batch
+from core.checkpoints.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from core.models import MODELS, PAPER_MODELS, model_class
 from core.models.base import Dropout, dropout
 from core.views import view_to_dict
-from core.vocab import Vocab
+from core.data.vocab import Vocab
 
 VOCAB, CLASSES = 23, 3
 # tiny configs with pairwise-different sizes, so a wrong transpose fails loudly

@@ -1,4 +1,4 @@
-"""Minimal pairs (core/pairs.py, demo/tabs/pairs.py): the alignment puts shared words at one position and
+"""Minimal pairs (core/analysis/pairs.py, demo/tabs/pairs.py): the alignment puts shared words at one position and
 inserted or removed words alone, the difference is the two predictions' difference, the Lab's pair callback
 draws one figure per model, and a probe failure opens in the Lab tab with both its sentences."""
 
@@ -7,7 +7,7 @@ import re
 import pytest
 
 from core.models import PAPER_MODELS
-from core.pairs import PairInputError, align_words, compare_pair
+from core.analysis.pairs import PairInputError, align_words, compare_pair
 from core.views import sentiment_scores
 
 A, B = "The film is good.", "The film is not good at all."
@@ -106,7 +106,7 @@ def test_bad_pair_input_names_the_sentence(lab):
 def test_a_probe_failure_opens_in_the_lab_with_both_sentences(lab):
     import gradio as gr
 
-    from core.probes import run_suite
+    from core.analysis.probes import run_suite
     from demo.tabs.probes import cell_at, failure_choices, open_failure
 
     report = run_suite(lab, "en")

@@ -1,4 +1,4 @@
-"""Behavioural probes (core/probes.py, probes/*.toml): the suites expand deterministically into enough cases,
+"""Behavioural probes (core/analysis/probes.py, probes/*.toml): the suites expand deterministically into enough cases,
 a broken suite names its file and key, a model that always predicts one class fails every directional test,
 the runner answers for every loaded model, and the app serves it (the /probes endpoint, the Probes tab)."""
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from core.predict import Lab
-from core.probes import (PROBE_NOTICE_TEXT, Case, ProbeInputError, SuiteError, class_probabilities, load_suite,
+from core.analysis.probes import (PROBE_NOTICE_TEXT, Case, ProbeInputError, SuiteError, class_probabilities, load_suite,
                          parse_user_cases, polarity_groups, read_suite, run_cases, run_suite, suite_names)
 from core.text import tokenize
 

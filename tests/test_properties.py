@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from core.models import PAPER_MODELS
-from core.predict import InputError
+from core.notices import InputError
 from core.text import tokenize
 from test_hostile_input import check_prediction
 

@@ -10,11 +10,11 @@ import time
 
 import pytest
 
-import core.evaluate as evaluate_module
+import core.analysis.evaluate as evaluate_module
 import core.predict as predict_module
-import core.train as train_module
-from core.checkpoint import CheckpointError, load_checkpoint
-from core.manifest import write_manifest
+import core.training.train as train_module
+from core.checkpoints.checkpoint import CheckpointError, load_checkpoint
+from core.checkpoints.manifest import write_manifest
 from core.models import PAPER_MODELS, model_class
 from core.models.adasent import PYRAMID_DETAIL_WORDS
 from core.predict import MAX_WORDS, OCCLUSION_MAX_WORDS, Lab

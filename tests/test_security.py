@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 import torch
 
-import core.hub as hub
-import core.manifest as manifest
+import core.checkpoints.hub as hub
+import core.checkpoints.manifest as manifest
 import core.predict as predict_module
 import demo
 import tools.release.push as push
-from core.checkpoint import UNSAFE_SUFFIXES, CheckpointError, load_checkpoint
-from core.files import sha256
+from core.checkpoints.checkpoint import UNSAFE_SUFFIXES, CheckpointError, load_checkpoint
+from core.checkpoints.files import sha256
 from core.predict import Lab
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from core.models import MODELS, model_class
-from core.run import TrainConfig
+from core.training.config import TrainConfig
 from tools.bench.accuracy import load_runs, load_sweeps
 from tools.sweep import command, sweep, trial_config, tune_space
 
@@ -22,7 +22,7 @@ def test_every_model_declares_a_search_space_of_known_settings(model):
 def test_a_trial_sets_training_settings_and_overrides_model_fields(tmp_path):
     cfg = trial_config(TrainConfig(model="dcnn", task="sst5", set=["k_top=3"]), {"lr": 0.05, "dropout": 0.4}, tmp_path)
     assert cfg.lr == 0.05 and cfg.set == ["k_top=3", "dropout=0.4"] and cfg.resume and cfg.out == str(tmp_path)
-    assert command(cfg) == "python -m core.train --model dcnn --task sst5 --seed 1 --lr 0.05 --set k_top=3 --set dropout=0.4"
+    assert command(cfg) == "python -m core.training.train --model dcnn --task sst5 --seed 1 --lr 0.05 --set k_top=3 --set dropout=0.4"
 
 
 def test_unknown_distribution_is_refused():

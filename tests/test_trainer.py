@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 import torch
 
-import core.checkpoint as checkpoint_module
-import core.run as run_module
-from core.batching import bucket_batches, pad_batch
-from core.checkpoint import CheckpointError, load_checkpoint
+import core.checkpoints.checkpoint as checkpoint_module
+import core.training.config as run_module
+from core.data.batching import bucket_batches, pad_batch
+from core.checkpoints.checkpoint import CheckpointError, load_checkpoint
 from core.gitinfo import git_commit
-from core.run import build_run, model_config, model_overrides
-from core.train import DenseGradientAdadelta, Trainer, TrainConfig, main, parse_args
+from core.training.config import build_run, model_config, model_overrides
+from core.training.train import DenseGradientAdadelta, Trainer, TrainConfig, main, parse_args
 from core.models.nbow import NBoWConfig
-from core.vectors import Vectors, save_vectors
+from core.data.vectors import Vectors, save_vectors
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -162,13 +162,13 @@ def test_sigkill_at_random_points_then_resume(tiny_data, tmp_path):
     args = ["--model", "nbow", "--task", "sst5", "--phrases", "--epochs", "15", "--patience", "15", "--vectors", "none",
             "--data-dir", str(tiny_data), "--set", "embed_dim=16", "--set", "hidden=12", "--batch-size", "4", "--threads", "1"]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    reference = subprocess.run([sys.executable, "-m", "core.train", *args, "--out", str(tmp_path / "ref")],
+    reference = subprocess.run([sys.executable, "-m", "core.training.train", *args, "--out", str(tmp_path / "ref")],
                                env=env, capture_output=True, text=True, cwd=ROOT)
     assert reference.returncode == 0, reference.stderr
     rng = random.Random(0)
     out = tmp_path / "killed"
     for _ in range(5):
-        proc = subprocess.Popen([sys.executable, "-m", "core.train", *args, "--out", str(out), "--resume"],
+        proc = subprocess.Popen([sys.executable, "-m", "core.training.train", *args, "--out", str(out), "--resume"],
                                 env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(2.5, 4.5))
         proc.send_signal(signal.SIGKILL)
@@ -176,7 +176,7 @@ def test_sigkill_at_random_points_then_resume(tiny_data, tmp_path):
         if (out / "best").exists():
             load_checkpoint(out / "best")  # never half-written
         assert not list(out.rglob("*.tmp")) or all(p.name.startswith(".") for p in out.rglob("*.tmp"))
-    final = subprocess.run([sys.executable, "-m", "core.train", *args, "--out", str(out), "--resume"],
+    final = subprocess.run([sys.executable, "-m", "core.training.train", *args, "--out", str(out), "--resume"],
                            env=env, capture_output=True, text=True, cwd=ROOT)
     assert final.returncode == 0, final.stderr
     ref, got = (json.loads((d / "metrics.json").read_text()) for d in (tmp_path / "ref", out))
@@ -302,7 +302,7 @@ def test_several_dev_evaluations_per_epoch_keep_the_best_one(tiny_data, tmp_path
     assert [r["dev_accuracy"] for r in trainer.history] == [r["dev_evals"][-1] for r in trainer.history]
     # the saved best checkpoint is the one that scored the best dev accuracy, wherever in the epoch it came
     best = load_checkpoint(tmp_path / "best")
-    from core.metrics import evaluate
+    from core.analysis.metrics import evaluate
     assert evaluate(best.model, trainer.task.dev, best.vocab, trainer.task.labels)["accuracy"] == max(evals)
 
 

@@ -1,6 +1,6 @@
-"""The Treebank tab's core (core.treebank, core.dataset_view), its command (tools.evaluate_all) and its
+"""The Treebank tab's core (core.analysis.treebank, core.analysis.dataset_view), its command (tools.evaluate_all) and its
 callbacks and endpoints, on the tiny checkpoints; and the shipped SST-5 checkpoints' stored evaluation
-against core.evaluate."""
+against core.analysis.evaluate."""
 
 import json
 import shutil
@@ -10,13 +10,13 @@ import plotly.graph_objects as go
 import pytest
 
 from core.data.sst import FINE_LABELS, node_examples, parse_tree
-from core.dataset_view import EVALUATION, length_buckets, read_evaluation
-from core.evaluate import main as evaluate_main
-from core.manifest import read_manifest
+from core.analysis.dataset_view import EVALUATION, length_buckets, read_evaluation
+from core.analysis.evaluate import main as evaluate_main
+from core.checkpoints.manifest import read_manifest
 from core.data import PROJECT_ROOT, Example
-from core.metrics import predict_examples
+from core.analysis.metrics import predict_examples
 from core.predict import Lab
-from core.treebank import TREEBANK_NOTICE_TEXT, Treebank, TreebankError, phenomena, tree_view
+from core.analysis.treebank import TREEBANK_NOTICE_TEXT, Treebank, TreebankError, phenomena, tree_view
 from demo.i18n import I18N_TREEBANK, MESSAGES, TREEBANK_NOTICES_ZH
 from tools.evaluate_all import main as evaluate_all_main
 from tools.release.bundle import check
@@ -232,7 +232,7 @@ def shipped():
 @pytest.mark.parametrize("model", SHIPPED_SST5)
 def test_shipped_evaluation_is_current(shipped, model):
     """Every shipped checkpoint has its evaluation, computed from its weights (`make evaluate-all`), and
-    the root accuracy equals the one the bundle measured with core.metrics.evaluate (metrics.json)."""
+    the root accuracy equals the one the bundle measured with core.analysis.metrics.evaluate (metrics.json)."""
     view = read_evaluation(shipped.checkpoints, "sst5", model)
     assert view.status == "ok" and not view.disagreement_stale, f"run make evaluate-all ({view.status})"
     metrics = json.loads((SHIPPED / "sst5" / model / "metrics.json").read_text())
@@ -242,7 +242,7 @@ def test_shipped_evaluation_is_current(shipped, model):
 @pytest.mark.slow
 @pytest.mark.parametrize("model", SHIPPED_SST5)
 def test_shipped_all_phrase_and_root_accuracy_equal_core_evaluate(shipped, model, capsys):
-    """About 25 s per model on 2 shared cores: core.evaluate runs all 82,600 labelled test nodes."""
+    """About 25 s per model on 2 shared cores: core.analysis.evaluate runs all 82,600 labelled test nodes."""
     assert evaluate_main(["--checkpoint", str(SHIPPED / "sst5" / model)]) == 0
     report = json.loads(capsys.readouterr().out)
     e = read_evaluation(shipped.checkpoints, "sst5", model).evaluation

@@ -1,5 +1,5 @@
 """Train your own (issue 26): a user's labelled file -> checks -> a queued job -> a worker process -> a model
-the lab serves. Tiny files, tiny runs: the worker is a real `python -m core.jobs run` process."""
+the lab serves. Tiny files, tiny runs: the worker is a real `python -m core.training.jobs run` process."""
 
 import csv
 import json
@@ -12,9 +12,10 @@ import pytest
 from gradio_client import handle_file
 
 from core.data.user import UserDataError, load_user_task, read_rows
-from core.jobs import JobError, TrainLimits, list_jobs, push_job, recover_jobs, submit_job, update_job
+from core.training.jobs import JobError, TrainLimits, list_jobs, recover_jobs, submit_job, update_job
+from core.training.publish import push_job
 from core.predict import Lab
-from core.train import main as train_main
+from core.training.train import main as train_main
 from demo.i18n import TRAIN_ERRORS_ZH, train_error_text
 from demo.training import TrainingQueue
 

@@ -10,7 +10,7 @@ from conftest import NEGATIVE, NEUTRAL, POSITIVE
 from lab_fixture import NEGATIVE_ZH, NEUTRAL_ZH, POSITIVE_ZH, write_zh_data
 from test_word2vec import _toy_english
 
-from core.vectors import Vectors, load_vectors, save_vectors
+from core.data.vectors import Vectors, load_vectors, save_vectors
 from tools import vectors as tv
 from tools import vectors_probe
 

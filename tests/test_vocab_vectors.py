@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from core.vectors import Vectors, embedding_matrix, load_vectors, reduce_dim, save_vectors
-from core.vocab import Vocab
+from core.data.vectors import Vectors, embedding_matrix, load_vectors, reduce_dim, save_vectors
+from core.data.vocab import Vocab
 
 
 def test_vocab_build_encode_roundtrip(tmp_path):
@@ -71,13 +71,13 @@ def test_pca_reduction_keeps_the_main_directions():
         reduce_dim(vectors, 11)
 
 
-# -- the shared vectors set and checkpoints linked to it (core.vectors, core.checkpoint) ---------------
+# -- the shared vectors set and checkpoints linked to it (core.data.vectors, core.checkpoints.checkpoint) ---------------
 
 def _linked_model(words, dim=8, unit_norm=False):
     """A frozen-embedding NBoW whose rows for the set's words are the set's (float16) rows."""
     import torch
 
-    from core.checkpoint import shared_rows
+    from core.checkpoints.checkpoint import shared_rows
     from core.models.nbow import NBoW, NBoWConfig
 
     rng = np.random.default_rng(0)
@@ -94,7 +94,7 @@ def _linked_model(words, dim=8, unit_norm=False):
 
 
 def test_shared_vectors_shard_within_the_limit_and_load_once(tmp_path):
-    from core.vectors import load_shared_vectors, save_shared_vectors
+    from core.data.vectors import load_shared_vectors, save_shared_vectors
 
     words = [f"w{i}" for i in range(50)]
     vectors = Vectors(words, np.random.default_rng(1).normal(size=(50, 16)).astype(np.float32))
@@ -107,7 +107,7 @@ def test_shared_vectors_shard_within_the_limit_and_load_once(tmp_path):
     with pytest.raises(ValueError, match="not the ones"):
         load_shared_vectors(tmp_path / "en", "0" * 64)
     shards[1].write_bytes(shards[1].read_bytes()[:-2] + b"\0\0")
-    from core.vectors import _load_shared
+    from core.data.vectors import _load_shared
     _load_shared.cache_clear()
     with pytest.raises(ValueError, match="does not match its sha256"):
         load_shared_vectors(tmp_path / "en", digest)
@@ -117,8 +117,8 @@ def test_shared_vectors_shard_within_the_limit_and_load_once(tmp_path):
 def test_a_linked_checkpoint_reads_every_word_of_the_set_and_predicts_as_before(tmp_path, unit_norm):
     import torch
 
-    from core.checkpoint import OWN_ROWS, CheckpointError, load_checkpoint, save_checkpoint
-    from core.vectors import save_shared_vectors
+    from core.checkpoints.checkpoint import OWN_ROWS, CheckpointError, load_checkpoint, save_checkpoint
+    from core.data.vectors import save_shared_vectors
     from safetensors import safe_open
 
     model, vocab, vectors = _linked_model(["film", "good", "bad", "superb", "dreadful"], unit_norm=unit_norm)

@@ -1,5 +1,5 @@
 """tools.vectors: the tiny-corpus path end to end (toy sources -> corpus -> gensim -> our format ->
-core.vectors.load_vectors), and its pieces checked against their slow, obvious versions."""
+core.data.vectors.load_vectors), and its pieces checked against their slow, obvious versions."""
 
 import csv
 import gzip
@@ -10,7 +10,7 @@ import numpy as np
 
 from tools import vectors as word2vec
 from core.text import tokenize_english
-from core.vectors import load_vectors
+from core.data.vectors import load_vectors
 
 
 def test_english_words_many_equals_tokenize_english():
@@ -147,7 +147,7 @@ def test_max_tokens_stops_reading_sources(tmp_path):
 def test_from_shared_writes_the_sets_rows_and_a_missing_set_is_one_line(tmp_path, caplog):
     """--from-shared: the shipped set back in our format, the very float16 rows as float32, so a run trained on
     it links to that set (tools.release.bundle.link_problem compares these rows)."""
-    from core.vectors import Vectors, load_shared_vectors, save_shared_vectors
+    from core.data.vectors import Vectors, load_shared_vectors, save_shared_vectors
 
     rng = np.random.default_rng(0)
     words = [f"w{i}" for i in range(30)]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from core.attribution import (COMPLETENESS_TARGET, DELETION_STEPS, GRADIENT_METHODS, IG_MAX_SEGMENTS, IG_SEGMENT_STEPS,
+from core.analysis.attribution import (COMPLETENESS_TARGET, DELETION_STEPS, GRADIENT_METHODS, IG_MAX_SEGMENTS, IG_SEGMENT_STEPS,
                               METHODS, ON_DEMAND, aopc, deletion_curve, gradient_attributions, occlusion, random_order,
                               ranking, weights_sha256)
 from core.data import PROJECT_ROOT, load_task

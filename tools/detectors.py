@@ -14,8 +14,8 @@ from pathlib import Path
 
 import torch
 
-from core.batching import pad_batch
-from core.checkpoint import CheckpointError, load_checkpoint
+from core.data.batching import pad_batch
+from core.checkpoints.checkpoint import CheckpointError, load_checkpoint
 from core.data import DataError, load_task
 
 

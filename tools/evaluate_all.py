@@ -1,5 +1,5 @@
 """`make evaluate-all`: every checkpoint against its task's test set -> <task>/<model>/evaluation.json
-(core.dataset_view), the manifest updated, and docs/treebank.md + docs/treebank.json (the numbers, the
+(core.analysis.dataset_view), the manifest updated, and docs/treebank.md + docs/treebank.json (the numbers, the
 length-bucket curve, and the Treebank tab's server time).
 
     python -m tools.evaluate_all [--checkpoints checkpoints] [--data-dir D] [--force] [--docs docs]
@@ -22,14 +22,14 @@ from pathlib import Path
 
 import torch
 
-from core.checkpoint import CheckpointError
+from core.checkpoints.checkpoint import CheckpointError
 from core.data import PROJECT_ROOT, DataError, data_dir, load_task
 from core.data.sst import load_sst_trees
-from core.dataset_view import SLICES, evaluate_task, read_evaluation, write_evaluation
-from core.hub import BUNDLED, display_path
-from core.manifest import write_manifest
+from core.analysis.dataset_view import SLICES, evaluate_task, read_evaluation, write_evaluation
+from core.checkpoints.hub import BUNDLED, display_path
+from core.checkpoints.manifest import write_manifest
 from core.predict import Lab
-from core.treebank import SST_TASKS, Treebank, TreebankError
+from core.analysis.treebank import SST_TASKS, Treebank, TreebankError
 from tools.git import git_commit
 from tools.probes import machine
 
@@ -102,7 +102,7 @@ def measure(lab: Lab, treebank: Treebank) -> dict:
 def render(lab: Lab, timing: dict | None, root: str, load: str) -> str:
     lines = ["# Treebank and dataset view", "",
              "Written by `make evaluate-all` (`python -m tools.evaluate_all`); do not edit by hand. Every number is "
-             "read from the checkpoints' `evaluation.json` (core.dataset_view), the files the Treebank tab shows.", "",
+             "read from the checkpoints' `evaluation.json` (core.analysis.dataset_view), the files the Treebank tab shows.", "",
              f"Checkpoints: `{root}`. Commit: `{git_commit() or 'unknown'}`. Machine: {machine()}; load average "
              f"{load} while it ran. Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC.", ""]
     for task in lab.tasks():

@@ -18,7 +18,7 @@ import torch
 
 from core.data import PROJECT_ROOT
 from core.predict import Lab
-from core.probes import ProbeReport, load_suite, run_suite, suite_names
+from core.analysis.probes import ProbeReport, load_suite, run_suite, suite_names
 from tools.git import git_commit
 
 TYPE_NAMES = {"mft": "minimum functionality", "inv": "invariance", "dir": "directional"}

@@ -4,7 +4,7 @@
     make sweep MODEL=dcnn TASK=sst5 SAMPLES=20
 
 The search space is the model's `search_space`, declared next to its defaults in its model file. Each
-trial is an ordinary trainer run (core.train: the same log.jsonl, metrics.json and best/ checkpoint) in
+trial is an ordinary trainer run (core.training.train: the same log.jsonl, metrics.json and best/ checkpoint) in
 runs/sweeps/<name>/<trial>/, and it reports its dev accuracy after every epoch; ASHA stops the weaker
 half at each rung, and a stopped trial's state stays on disk. Ray runs locally (one trial per core, one
 torch thread each) unless RAY_ADDRESS names a cluster. Run the same command again after an interruption
@@ -26,11 +26,11 @@ import ray
 from ray import tune
 from ray.tune.schedulers import ASHAScheduler
 
-from core.checkpoint import atomic_write_text
+from core.checkpoints.checkpoint import atomic_write_text
 from core.data import PROJECT_ROOT
 from core.models import model_class
-from core.run import TrainConfig
-from core.train import Trainer
+from core.training.config import TrainConfig
+from core.training.train import Trainer
 from tools.bench.accuracy import train_command
 
 log = logging.getLogger("tools.sweep")
@@ -58,7 +58,7 @@ def trial_config(base: TrainConfig, sampled: dict, out: Path) -> TrainConfig:
 
 
 def command(cfg: TrainConfig) -> str:
-    """The `python -m core.train` command that repeats a trial as an ordinary run."""
+    """The `python -m core.training.train` command that repeats a trial as an ordinary run."""
     return train_command(dataclasses.asdict(cfg))
 
 

@@ -30,7 +30,7 @@ Pipeline: raw lines -> HTML tags stripped (English) -> our tokenizer (core.text,
 -> lines holding a dev/test text of our tasks dropped, exact duplicates dropped -> one corpus file, a
 space-joined line per document or paragraph, under .cache/corpus/ (a rerun with the same sources and
 held-out texts reuses it) -> gensim Word2Vec trained from that file (corpus_file mode: its workers do not
-contend for the GIL) -> core.vectors.save_vectors, rows by descending corpus frequency, with statistics.
+contend for the GIL) -> core.data.vectors.save_vectors, rows by descending corpus frequency, with statistics.
 docs/vectors.md justifies the settings and reports the real runs.
 
 Held-out texts. English: ../shared/data/SOURCES.md checked the unlabeled sources (IMDB contains none of
@@ -69,7 +69,7 @@ from core.data import PROJECT_ROOT, TASKS, DataError, TaskData, data_dir, load_t
 from core.data.chinese import MAX_CHARS as ZH_MAX_CHARS
 from core.data.classic import CLASSIC
 from core.text import english_tokenizer, normalize_english_token, normalize_sst_token, to_simplified, tokenize_chinese
-from core.vectors import SHARED_INDEX, Vectors, load_shared_vectors, save_vectors
+from core.data.vectors import SHARED_INDEX, Vectors, load_shared_vectors, save_vectors
 
 log = logging.getLogger("tools.vectors")
 

@@ -5,7 +5,7 @@
 
 The probe (issue 27): SST-5 with phrases (English), zh_sentiment or zh_news (Chinese), seed 1, one torch
 thread, each model with the same fixed epoch budget and patience for every vectors set; only the initial word
-vectors differ. A set is any file `core.vectors.load_vectors` reads, normally one that `python -m tools.vectors
+vectors differ. A set is any file `core.data.vectors.load_vectors` reads, normally one that `python -m tools.vectors
 --method ...` wrote (its .stats.json gives the method, the language, the training time and the settings). Per
 set and model: dev accuracy at the best dev evaluation and test accuracy there (the test number is recorded,
 never used to choose); per set: how much of the task's vocabulary it covers, where it comes from and under
@@ -25,12 +25,12 @@ from pathlib import Path
 
 import torch
 
-from core.checkpoint import CheckpointError
+from core.checkpoints.checkpoint import CheckpointError
 from core.data import PROJECT_ROOT, DataError, data_dir, load_task
-from core.hub import display_path
+from core.checkpoints.hub import display_path
 from core.models import model_class
-from core.train import TrainConfig, Trainer
-from core.vectors import load_vectors
+from core.training.train import TrainConfig, Trainer
+from core.data.vectors import load_vectors
 from tools.git import git_commit
 from tools.probes import machine
 from tools.vectors import WINK_METHOD, coverage

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.data.base import DataError, Example, TaskData
+from core.notices import NoticeError
 from core.text import detect_language, tokenize
 
 FORMATS = {".csv": ",", ".tsv": "\t", ".txt": "\t", ".jsonl": None}
@@ -54,12 +55,10 @@ USER_DATA_TEXT = {
 }
 
 
-class UserDataError(DataError):
+class UserDataError(NoticeError, DataError):
     """A user file we cannot train on: `code` (a key of USER_DATA_TEXT) and its `params`."""
 
-    def __init__(self, code: str, **params):
-        self.code, self.params = code, params
-        super().__init__(USER_DATA_TEXT[code].format(**params))
+    TEXT = USER_DATA_TEXT
 
 
 @dataclass

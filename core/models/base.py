@@ -14,8 +14,8 @@ import torch
 from huggingface_hub import PyTorchModelHubMixin, snapshot_download
 from torch import Tensor, nn
 
-from core.checkpoint import CONFIG, VOCAB, WEIGHTS, CheckpointError, load_checkpoint, save_checkpoint
-from core.vocab import Vocab
+from core.checkpoints.checkpoint import CONFIG, VOCAB, WEIGHTS, CheckpointError, load_checkpoint, save_checkpoint
+from core.data.vocab import Vocab
 
 # A task preset for the models whose papers keep pretrained vectors fixed (tensor CNN, mRNN, AGT), on the
 # Chinese tasks: our Chinese word2vec (3.1 M tokens, docs/vectors.md) covers only 54-58% of a Chinese
@@ -83,7 +83,7 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
 
     Through huggingface_hub's PyTorchModelHubMixin every model has `save_pretrained(dir)`,
     `push_to_hub(repo_id)` and `from_pretrained(dir or repo_id)`, in our checkpoint format
-    (core.checkpoint: weights, config.json, vocab.json), so a bundled checkpoint folder loads as it is:
+    (core.checkpoints.checkpoint: weights, config.json, vocab.json), so a bundled checkpoint folder loads as it is:
     `DCNN.from_pretrained("checkpoints/sst5/dcnn")`. The vocabulary and config.json's task, lang and labels
     travel with the model (`vocab`, `meta`), set by every checkpoint load; loading is always strict.
     """
@@ -91,7 +91,7 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
     key: str = ""
     config_class: type = object
     # what `make sweep` (tools/sweep.py) searches: {name: ("choice", [values]) | ("uniform" | "loguniform",
-    # low, high)}, a name being a training setting (core.run.TrainConfig) or a field of `config_class`
+    # low, high)}, a name being a training setting (core.training.config.TrainConfig) or a field of `config_class`
     search_space: dict = {}
     # tasks on which the paper trained randomly initialised embeddings although it had vectors elsewhere;
     # `--vectors auto` then uses none
@@ -147,7 +147,7 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
     @staticmethod
     def build_embedding(vocab_size: int, dim: int, freeze: bool) -> nn.Embedding:
         # Trained embeddings get sparse gradients: a dense (V, d) update per step dominates a CPU epoch.
-        # Each optimizer takes them its own way (core.train.build_optimizers; Adadelta densifies them).
+        # Each optimizer takes them its own way (core.training.train.build_optimizers; Adadelta densifies them).
         embedding = WordEmbedding(vocab_size, dim, padding_idx=0, sparse=not freeze)
         nn.init.uniform_(embedding.weight, -0.25, 0.25)  # Kim (2014)'s range for random word vectors
         with torch.no_grad():
@@ -156,7 +156,7 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
         return embedding
 
     def load_pretrained_embeddings(self, matrix: Tensor) -> None:
-        """Copy pretrained rows (V, d) into `self.embedding` (core.run.build_run, as part of building)."""
+        """Copy pretrained rows (V, d) into `self.embedding` (core.training.config.build_run, as part of building)."""
         weight = self.embedding.weight
         if tuple(matrix.shape) != tuple(weight.shape):
             raise ValueError(f"pretrained matrix {tuple(matrix.shape)} does not match embedding {tuple(weight.shape)}")
@@ -198,7 +198,7 @@ _ROWS: ContextVar[Tensor | None] = ContextVar("embedding_rows", default=None)
 
 class WordEmbedding(nn.Embedding):
     """nn.Embedding (same weight, same checkpoints) that can read its rows from a given table instead:
-    the hook gradient attributions (core.attribution) need to differentiate a model with respect to
+    the hook gradient attributions (core.analysis.attribution) need to differentiate a model with respect to
     the word vectors it reads, whichever way the model reads them (mRNN and AGT look up each distinct
     word once), without touching the shared weight or another thread's forward."""
 

@@ -7,8 +7,10 @@ import logging
 import gradio as gr
 from gradio.components.api_component import Api
 
-from core.predict import AUTO, Cancelled, InputError, Lab
-from core.probes import ProbeInputError, SuiteError, run_suite
+from core.predict import AUTO, Cancelled, Lab
+
+from core.notices import InputError
+from core.analysis.probes import ProbeInputError, SuiteError, run_suite
 from demo.i18n import L, request_lang
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from core.files import sha256
+from core.checkpoints.files import sha256
 from core.gitinfo import git_commit
 from core.predict import Lab
 from demo.i18n import L, model_name, msg, task_name

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from core.predict import ALL, AUTO, Cancelled, InputError, Lab, Prediction
+from core.predict import ALL, AUTO, Cancelled, Lab, Prediction
+
+from core.notices import InputError
 from core.views import KMaxGraph
 from demo.attribution_view import build as build_method_selector
 from demo.attribution_view import highlight_texts, requested, scores_table, word_scores

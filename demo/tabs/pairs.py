@@ -1,6 +1,6 @@
 """The minimal pair, inside the Lab tab: a second sentence B beside the Lab's sentence A; per model both
 labels, both expected sentiments and their difference, and one figure overlaying the two per-word curves on
-aligned words. core.pairs computes all of it; this module words and draws it.
+aligned words. core.analysis.pairs computes all of it; this module words and draws it.
 
 Callbacks first, then the layout, then the wiring.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from core.pairs import SENTENCES, PairComparison, PairInputError, compare_pair
+from core.analysis.pairs import SENTENCES, PairComparison, PairInputError, compare_pair
 from core.predict import ALL, Cancelled, Lab
 from demo.i18n import L, label_name, model_name, msg, notice_text, request_lang, task_name, view_text, word_view
 from demo.plots import esc, md, pair_curves

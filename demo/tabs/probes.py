@@ -2,7 +2,7 @@
 opens in the Lab tab, a pair as a minimal pair), and the user's own cases (typed or uploaded) against
 every loaded model.
 
-Callbacks first (they only call core.probes), then the layout, then the wiring.
+Callbacks first (they only call core.analysis.probes), then the layout, then the wiring.
 """
 
 import csv
@@ -14,7 +14,7 @@ import gradio as gr
 import pandas as pd
 
 from core.predict import AUTO, Cancelled, Lab
-from core.probes import Case, ProbeInputError, ProbeReport, SuiteError, load_suite, run_suite, run_text_cases, suite_names
+from core.analysis.probes import Case, ProbeInputError, ProbeReport, SuiteError, load_suite, run_suite, run_text_cases, suite_names
 from demo.i18n import L, label_name, model_name, msg, probe_notice_text, request_lang, task_name, view_text
 from demo.plots import esc
 from demo.runner import RequestGate, abandoned

@@ -12,7 +12,8 @@ import gradio as gr
 import pandas as pd
 
 from core.data.user import UserDataError, read_columns, read_rows
-from core.jobs import ACTIVE, JobError, push_job
+from core.training.jobs import ACTIVE, JobError
+from core.training.publish import push_job
 from core.models import PAPER_MODELS
 from core.predict import Lab
 from demo.i18n import L, label_name, model_name, msg, request_lang, train_error_text

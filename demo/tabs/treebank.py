@@ -7,7 +7,7 @@ stored beside the weights (no test set runs while a user waits). The named endpo
 Node clicks: Gradio's plot sends no click events, so a node is chosen in the node table (a row click) or
 the node menu, and the button opens it in the Lab tab, as the Probes tab opens a failure.
 
-Callbacks first (they only call core.treebank and core.dataset_view), then the layout, then the wiring.
+Callbacks first (they only call core.analysis.treebank and core.analysis.dataset_view), then the layout, then the wiring.
 """
 
 import functools
@@ -17,9 +17,10 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from core.dataset_view import SLICES, read_evaluation
-from core.predict import Lab, Notice
-from core.treebank import MAX_HITS, Hit, PHENOMENA, SPLITS, SST_TASKS, Treebank, TreebankError, tree_view
+from core.analysis.dataset_view import SLICES, read_evaluation
+from core.predict import Lab
+from core.notices import Notice
+from core.analysis.treebank import MAX_HITS, Hit, PHENOMENA, SPLITS, SST_TASKS, Treebank, TreebankError, tree_view
 from core.data import TASKS
 from core.data.sst import FINE_LABELS
 from demo.i18n import TASK_NAMES, L, label_name, model_name, msg, request_lang, task_name, treebank_notice_text

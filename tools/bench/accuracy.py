@@ -1,4 +1,4 @@
-"""Accuracy and training speed from stored runs: every runs/**/metrics.json that core.train wrote,
+"""Accuracy and training speed from stored runs: every runs/**/metrics.json that core.training.train wrote,
 grouped by task, phrase regime, model, variant and vectors, next to the papers' numbers. It trains nothing."""
 
 import dataclasses
@@ -9,10 +9,10 @@ from pathlib import Path
 
 from core.data.classic import CLASSIC
 from core.data.tasks import TASKS
-from core.hub import display_path
+from core.checkpoints.hub import display_path
 from core.models import PAPER_MODELS, model_class
-from core.run import resolve_recipe
-from core.train import TrainConfig
+from core.training.config import resolve_recipe
+from core.training.train import TrainConfig
 
 log = logging.getLogger("tools.bench")
 
@@ -102,7 +102,7 @@ def variant_label(metrics: dict) -> str:
         return "unknown model"
     parts = []
     used_vectors = metrics.get("vectors") is not None
-    # what the trainer stores when nothing is set: the model's recipe resolved as core.run does it
+    # what the trainer stores when nothing is set: the model's recipe resolved as core.training.config does it
     defaults = dataclasses.asdict(resolve_recipe(TrainConfig(model=key)))
     for name in (f.name for f in dataclasses.fields(TrainConfig)):
         if name not in RUN_IDENTITY and name in train and train[name] != defaults.get(name):
@@ -120,9 +120,9 @@ def variant_label(metrics: dict) -> str:
 
 
 def train_command(train: dict) -> str:
-    """The core.train command line equivalent to a stored train_config."""
+    """The core.training.train command line equivalent to a stored train_config."""
     defaults = field_defaults(TrainConfig)
-    parts = ["python -m core.train", f"--model {train.get('model')}", f"--task {train.get('task')}"]
+    parts = ["python -m core.training.train", f"--model {train.get('model')}", f"--task {train.get('task')}"]
     if train.get("phrases"):
         parts.append("--phrases")
     parts.append(f"--seed {train.get('seed')}")
@@ -316,7 +316,7 @@ def missing_runs(rows: list[dict]) -> list[dict]:
     for task, phrases, model in wanted:
         seeds = [s for s in range(1, SEEDS_WANTED.get(task, 1) + 1) if s not in have.get((task, phrases, model), set())]
         if seeds and len(have.get((task, phrases, model), ())) < SEEDS_WANTED.get(task, 1):
-            base = f"python -m core.train --model {model} --task {task}{' --phrases' if phrases else ''} --seed"
+            base = f"python -m core.training.train --model {model} --task {task}{' --phrases' if phrases else ''} --seed"
             command = f"{base} {seeds[0]}" if len(seeds) == 1 else f"for s in {' '.join(map(str, seeds))}; do {base} $s; done"
             out.append({"task": task, "phrases": phrases, "model": model, "missing_seeds": seeds, "command": command})
     return out

@@ -5,7 +5,7 @@
     python -m tools.bench --sections accuracy,speed    # only re-read the stored runs
 
 What each section measures (the markdown repeats this next to the numbers):
-- accuracy: reads every runs/**/metrics.json that core.train wrote; groups runs by task, phrase regime,
+- accuracy: reads every runs/**/metrics.json that core.training.train wrote; groups runs by task, phrase regime,
   model and a variant label (every train/model setting that differs from the model's defaults);
   test accuracy mean ± sample std over seeds, the paper's number and our delta, and the command and
   commit of each run. It trains nothing: missing entries are listed with the command that makes them.
@@ -44,7 +44,7 @@ from pathlib import Path
 import torch
 
 from core.data import PROJECT_ROOT
-from core.hub import display_path
+from core.checkpoints.hub import display_path
 from core.predict import MAX_WORDS, Lab
 from tools.bench.accuracy import (accuracy_table, carry_over, curve_rows, load_runs, load_sweeps, missing_runs, paper_bars,
                                   speed_table)

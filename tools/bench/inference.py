@@ -8,7 +8,7 @@ import time
 
 import torch
 
-from core.batching import pad_batch
+from core.data.batching import pad_batch
 from core.data import DataError
 from core.data.tasks import load_task
 from core.predict import MAX_WORDS, Lab

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import torch
 
-from core.batching import pad_batch
-from core.checkpoint import load_checkpoint
+from core.data.batching import pad_batch
+from core.checkpoints.checkpoint import load_checkpoint
 from core.data import PROJECT_ROOT
 from core.predict import MAX_WORDS, Lab
 from core.text import words as tokenize_words

@@ -4,13 +4,13 @@ import random
 import shutil
 from pathlib import Path
 
-from core.train import Trainer, TrainConfig
+from core.training.train import Trainer, TrainConfig
 
 
 SMOKE_MODELS = {  # tiny dims, pairwise different (as in tests/test_models_common.py)
     "tensor_cnn": ["embed_dim=5", "hidden=7", "num_layers=2"],
     "mrnn": ["embed_dim=5", "hidden=7"],
-    "dcnn": ["embed_dim=8", "k_top=2"],  # widths/maps stay the preset: core.train cannot parse list values in --set
+    "dcnn": ["embed_dim=8", "k_top=2"],  # widths/maps stay the preset: core.training.train cannot parse list values in --set
     "adasent": ["embed_dim=5", "hidden_dim=7", "classifier_hidden=6"],
     "agt": ["embed_dim=5", "hidden=7", "num_layers=3", "attention_dim=6", "fc_hidden=8"],
     "nbow": ["embed_dim=5", "hidden=7"],

@@ -5,7 +5,7 @@ change to a model's forward).
 A batch of 32 random in-vocabulary sentences of exactly L words (the trainer's exact-length buckets):
 the forward is the model in eval mode under inference mode with no explanation tensors (`explain=0`, as in
 training and evaluation); the training step is forward, backward and the model's own optimizer recipe
-(`default_training`, core.train.build_optimizers) on a copy of the shipped model.
+(`default_training`, core.training.train.build_optimizers) on a copy of the shipped model.
 """
 
 import copy
@@ -13,10 +13,10 @@ import logging
 
 import torch
 
-from core.batching import pad_batch
+from core.data.batching import pad_batch
 from core.predict import Lab
-from core.run import TrainConfig, resolve_recipe
-from core.train import build_optimizers
+from core.training.config import TrainConfig, resolve_recipe
+from core.training.train import build_optimizers
 from tools.bench.inference import random_ids
 from tools.bench.timing import summary, time_calls
 

@@ -8,11 +8,11 @@
     python -m tools.release.bundle report              # docs/checkpoints.md: unknown test tokens, accuracy, sizes
 
 For each entry {model, task, phrases, seed, args} the run `runs/<task>[-phrases]/<model>-s<seed>/` is
-trained with core.train (its best-on-dev checkpoint), then copied into `checkpoints/<task>/<model>/`
+trained with core.training.train (its best-on-dev checkpoint), then copied into `checkpoints/<task>/<model>/`
 in float16 with its whole training vocabulary, unless the size budget forces pruning to the most
 frequent training words: one word budget for all checkpoints is chosen so that the whole folder stays
 within `max_total_mb`, and a checkpoint whose weights file would exceed `max_file_mb` keeps fewer words.
-A run whose embedding is fixed pretrained vectors is *linked* instead (core.checkpoint): the most frequent
+A run whose embedding is fixed pretrained vectors is *linked* instead (core.checkpoints.checkpoint): the most frequent
 `vectors_rows` words of `.cache/vectors/<lang>.safetensors` are written once per language to
 `checkpoints/vectors/<lang>/` (float16 shards of at most `max_file_mb`), and the checkpoint keeps only the
 rows its set lacks, so at prediction time it reads every word of the set. A run is linked only when its
@@ -39,17 +39,17 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from core.checkpoint import (CONFIG, SHARED_VECTORS_DIR, CheckpointError, atomic_write_text, load_checkpoint, own_rows,
+from core.checkpoints.checkpoint import (CONFIG, SHARED_VECTORS_DIR, CheckpointError, atomic_write_text, load_checkpoint, own_rows,
                              save_checkpoint, sha256, shared_rows)
 from core.data import PROJECT_ROOT, DataError, load_task
-from core.hub import BUNDLED, display_path
-from core.manifest import (CARD, MANIFEST, manifest_pairs, read_manifest, verify_against_manifest,
+from core.checkpoints.hub import BUNDLED, display_path
+from core.checkpoints.manifest import (CARD, MANIFEST, manifest_pairs, read_manifest, verify_against_manifest,
                            verify_vectors_against_manifest, write_manifest)
-from core.metrics import evaluate
-from core.train import Trainer
+from core.analysis.metrics import evaluate
+from core.training.train import Trainer
 from core.models import model_class
-from core.vectors import SHARED_INDEX, Vectors, load_shared_vectors, load_vectors, save_shared_vectors
-from core.vocab import PAD, UNK, Vocab
+from core.data.vectors import SHARED_INDEX, Vectors, load_shared_vectors, load_vectors, save_shared_vectors
+from core.data.vocab import PAD, UNK, Vocab
 from tools.git import git_commit
 from tools.release.cards import PAPER_RESULTS, render_card
 from tools.release.config import BUNDLE_CONFIG, BundleConfig, Entry, read_bundle_config
@@ -95,7 +95,7 @@ class Plan:
     """What one run becomes: sizes to choose the word budget, the words in frequency order."""
     entry: Entry
     run_dir: Path
-    ckpt: object  # core.checkpoint.Checkpoint of the run's best epoch
+    ckpt: object  # core.checkpoints.checkpoint.Checkpoint of the run's best epoch
     task: object  # core.data.TaskData
     words: list[str]
     weight_bytes: int  # float16 weights without the embedding
@@ -235,7 +235,7 @@ def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> d
             "not_linked": plan.link_note or None,
         },
         "source_run": {
-            "path": display_path(plan.run_dir), "command": "python -m core.train " + " ".join(entry.train_argv()),
+            "path": display_path(plan.run_dir), "command": "python -m core.training.train " + " ".join(entry.train_argv()),
             "test_accuracy_full_precision": run_metrics.get("test", {}).get("accuracy"),
             "dev_accuracy": run_metrics.get("dev_accuracy"), "best_epoch": run_metrics.get("best_epoch"),
             "epochs_run": run_metrics.get("epochs_run"), "train_examples": run_metrics.get("train_examples"),

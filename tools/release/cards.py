@@ -10,9 +10,9 @@ from pathlib import Path
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
-from core.checkpoint import CheckpointError
+from core.checkpoints.checkpoint import CheckpointError
 from core.data import TASKS
-from core.manifest import manifest_pairs, read_manifest
+from core.checkpoints.manifest import manifest_pairs, read_manifest
 from tools.release.config import BUNDLE_CONFIG, BundleConfig, read_bundle_config
 
 # The papers' own numbers (test accuracy, %), from docs/notes on the five papers. None: no such number.
@@ -166,7 +166,7 @@ vocabulary: {_pct(ck["source_test_token_coverage"])}); other words read as `<unk
 `model.safetensors` (float16; loads as float32), `config.json` (model configuration, labels, the sha256
 of the weights and the vocabulary), `vocab.json` (index = id), `metrics.json` (the full report: per-class
 precision/recall/F1 and the confusion matrix). Every file's sha256 is in `manifest.json` at the root.
-No pickle anywhere: `core.checkpoint.load_checkpoint("{task}/{model}")` reads them, and the lab's
+No pickle anywhere: `core.checkpoints.checkpoint.load_checkpoint("{task}/{model}")` reads them, and the lab's
 `Lab.load()` finds them in the bundled folder or in a pinned Hub repo.
 """
     return _card(card_data(metrics, config), body)

@@ -1,6 +1,6 @@
 """configs/bundled.toml: which runs become the bundled checkpoints, and the size budget they share.
 
-Each [[checkpoint]] entry {model, task, phrases, seed, args, max_vocab} names one core.train run;
+Each [[checkpoint]] entry {model, task, phrases, seed, args, max_vocab} names one core.training.train run;
 [bundle] sets max_total_mb (the whole folder), max_file_mb (any one weights file), the vocabulary
 bounds and the cards' library_name and license. read_bundle_config refuses unknown keys, duplicate
 entries and train arguments that would move a run out of its default folder.
@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.data import PROJECT_ROOT
-from core.manifest import check_name
-from core.train import parse_args
+from core.checkpoints.manifest import check_name
+from core.training.train import parse_args
 
 BUNDLE_CONFIG = PROJECT_ROOT / "configs" / "bundled.toml"
 RESERVED_ARGS = ("--model", "--task", "--seed", "--phrases", "--no-phrases", "--resume", "--no-resume")
@@ -25,7 +25,7 @@ class Entry:
     task: str
     phrases: bool = False
     seed: int = 1
-    args: list[str] = field(default_factory=list)  # extra `python -m core.train` arguments
+    args: list[str] = field(default_factory=list)  # extra `python -m core.training.train` arguments
     max_vocab: int = 0  # 0: the [bundle] max_vocab
 
     @property

@@ -5,7 +5,7 @@
 
 The repo gets the layout of `checkpoints/` (`<task>/<model>/...`, `manifest.json`) and one README.md
 card for the whole repo; every checkpoint is verified against the manifest and loaded before upload.
-The lab reads it back through core.hub once `configs/hub.toml` pins the commit. The token (HF_TOKEN,
+The lab reads it back through core.checkpoints.hub once `configs/hub.toml` pins the commit. The token (HF_TOKEN,
 or `hf auth login`) is left to huggingface_hub and never printed.
 """
 
@@ -18,10 +18,10 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from core.checkpoint import CheckpointError, atomic_write_text, load_checkpoint
+from core.checkpoints.checkpoint import CheckpointError, atomic_write_text, load_checkpoint
 from core.data import PROJECT_ROOT
-from core.hub import BUNDLED, HUB_CONFIG, HubConfig, display_path, error_line, hub_offline
-from core.manifest import (CARD, MANIFEST, check_repo_id, check_revision, manifest_pairs, read_manifest,
+from core.checkpoints.hub import BUNDLED, HUB_CONFIG, HubConfig, display_path, error_line, hub_offline
+from core.checkpoints.manifest import (CARD, MANIFEST, check_repo_id, check_revision, manifest_pairs, read_manifest,
                            verify_against_manifest)
 from tools.release.cards import render_repo_card
 

@@ -6,7 +6,7 @@
 recipe (`resolve_recipe`), load the task, seed, choose the pretrained vectors (`vectors_file`), build the
 vocabulary, decide the model configuration (`model_config`: the one place where its four sources meet),
 build the model and copy the (PCA-reduced) vectors into it. Every decision about the model is made
-before it is built; nothing changes it afterwards. core.train trains the returned `Run`.
+before it is built; nothing changes it afterwards. core.training.train trains the returned `Run`.
 """
 
 import dataclasses
@@ -24,10 +24,10 @@ from core.data import PROJECT_ROOT, TaskData, load_task
 from core.data.user import load_user_task
 from core.models import model_class
 from core.models.base import SentenceClassifier
-from core.vectors import Vectors, embedding_matrix, load_vectors, reduce_dim
-from core.vocab import Vocab
+from core.data.vectors import Vectors, embedding_matrix, load_vectors, reduce_dim
+from core.data.vocab import Vocab
 
-log = logging.getLogger("core.run")
+log = logging.getLogger("core.training.config")
 
 
 @dataclass

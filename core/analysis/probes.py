@@ -1,7 +1,7 @@
 """Behavioural probes: CheckList-style test suites (Ribeiro et al. 2020) run against every model of a task.
 
-    python -m core.probes en            # the pass-rate table of probes/en.toml on the loaded checkpoints
-    python -m core.probes zh --json
+    python -m core.analysis.probes en            # the pass-rate table of probes/en.toml on the loaded checkpoints
+    python -m core.analysis.probes zh --json
 
 A suite is data (probes/<suite>.toml): lexicons, capabilities (each worded in English and Chinese) and
 tests of three types. A minimum-functionality test ("mft") expects a label or a polarity ("positive" is
@@ -28,9 +28,10 @@ from pathlib import Path
 
 import torch
 
-from core.batching import pad_batch
+from core.data.batching import pad_batch
 from core.data import PROJECT_ROOT
-from core.predict import Lab, NoticeError
+from core.predict import Lab
+from core.notices import NoticeError
 from core.text import tokenize
 from core.views import plain, sentiment_scores
 
@@ -390,7 +391,7 @@ def run_suite(lab: Lab, suite: Suite | str, task: str | None = None, models: lis
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.probes", description="Run a probe suite on the loaded checkpoints.")
+    parser = argparse.ArgumentParser(prog="python -m core.analysis.probes", description="Run a probe suite on the loaded checkpoints.")
     parser.add_argument("suite", help=f"a suite name ({', '.join(suite_names())}) or a .toml path")
     parser.add_argument("--task", default=None, help="default: the suite's task")
     parser.add_argument("--checkpoints", default=None, help="a checkpoint directory (default: Hub, else bundled)")

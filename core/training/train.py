@@ -1,13 +1,13 @@
 """The one trainer for every model.
 
-    python -m core.train --model tensor_cnn --task sst5 --phrases --seed 1
-    python -m core.train --model dcnn --task sst2 --phrases --set k_top=4 --epochs 5
-    python -m core.train --model nbow --task sst5 --phrases --resume   # continue a killed run
-    python -m core.train --model dcnn --data reviews.csv --text-column review --label-column stars
+    python -m core.training.train --model tensor_cnn --task sst5 --phrases --seed 1
+    python -m core.training.train --model dcnn --task sst2 --phrases --set k_top=4 --epochs 5
+    python -m core.training.train --model nbow --task sst5 --phrases --resume   # continue a killed run
+    python -m core.training.train --model dcnn --data reviews.csv --text-column review --label-column stars
 
 It knows nothing model-specific: a model brings its config dataclass, its paper's training recipe
 (`default_training`, `presets` per task) and its parameter groups. The flow:
-  1. core.run.build_run(config): the task, vocabulary and model, every setting decided;
+  1. core.training.config.build_run(config): the task, vocabulary and model, every setting decided;
   2. Trainer(run): the optimizers for the recipe (`build_optimizers`); with --resume, the saved state,
      after checking it was trained with the same settings (`resume_conflicts`);
   3. fit(): per epoch, shuffled exact-length buckets (order derived from (seed, epoch), so a resumed run
@@ -16,7 +16,7 @@ It knows nothing model-specific: a model brings its config dataclass, its paper'
      (model, optimizers, RNG, counters) for --resume;
   4. finish(): test accuracy of the best dev checkpoint.
 Output directory:
-    best/            the checkpoint of the best dev evaluation (core.checkpoint format)
+    best/            the checkpoint of the best dev evaluation (core.checkpoints.checkpoint format)
     state/           the last epoch's training state
     log.jsonl        one line per epoch
     metrics.json     final report: test at the best dev evaluation, per-class P/R/F1, confusion, epoch times
@@ -36,18 +36,18 @@ from collections.abc import Callable
 import torch
 from tqdm import tqdm
 
-from core.batching import bucket_batches
-from core.checkpoint import (CheckpointError, atomic_write_text, load_checkpoint, load_training_state,
+from core.data.batching import bucket_batches
+from core.checkpoints.checkpoint import (CheckpointError, atomic_write_text, load_checkpoint, load_training_state,
                              save_checkpoint, save_training_state)
 from core.data import DataError
 from core.data.user import read_rows, user_task_name
 from core.gitinfo import git_commit
-from core.metrics import evaluate
+from core.analysis.metrics import evaluate
 from core.models.base import SentenceClassifier
-from core.run import Run, TrainConfig, build_run
-from core.user_models import install_checkpoint
+from core.training.config import Run, TrainConfig, build_run
+from core.checkpoints.user_models import install_checkpoint
 
-log = logging.getLogger("core.train")
+log = logging.getLogger("core.training.train")
 # torch warns once per process that it does not validate the sparse embedding gradients it builds itself
 warnings.filterwarnings("ignore", message="Sparse invariant checks are implicitly disabled")
 
@@ -107,7 +107,7 @@ class Trainer:
         self.optimizers = build_optimizers(self.model, self.cfg)
         self.epoch, self.best_dev, self.best_epoch, self.bad_epochs, self.eval_seconds = 0, -1.0, 0, 0, 0.0
         self.history: list[dict] = []
-        # called after every training step with (step, steps in the epoch, loss): live progress for core.jobs
+        # called after every training step with (step, steps in the epoch, loss): live progress for core.training.jobs
         self.on_batch: Callable[[int, int, float], None] | None = None
 
     @classmethod
@@ -253,7 +253,7 @@ class Trainer:
             "parameters": sum(p.numel() for p in best.model.parameters() if p.requires_grad),
             "vectors": self.run.coverage, "train_config": dataclasses.asdict(self.cfg),
             "model_config": dataclasses.asdict(best.model.config), "commit": git_commit(),
-            "command": "python -m core.train " + " ".join(sys.argv[1:]) if sys.argv[0].endswith("train.py") else "",
+            "command": "python -m core.training.train " + " ".join(sys.argv[1:]) if sys.argv[0].endswith("train.py") else "",
             "torch_threads": torch.get_num_threads(),
         }
         atomic_write_text(self.out / "metrics.json", json.dumps(metrics, indent=2))
@@ -263,7 +263,7 @@ class Trainer:
 
 
 def parse_args(argv: list[str] | None = None) -> TrainConfig:
-    parser = argparse.ArgumentParser(prog="python -m core.train", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m core.training.train", description=__doc__.split("\n\n")[0])
     for f in dataclasses.fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
         if f.type is bool:
@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = parse_args(argv)
         metrics = Trainer.from_config(cfg).fit()
-        if cfg.data:  # where the lab finds it (core.user_models), beside the models trained in the app
+        if cfg.data:  # where the lab finds it (core.checkpoints.user_models), beside the models trained in the app
             installed = install_checkpoint(cfg.output_dir() / "best")
             log.info("installed as task %s: %s", cfg.task, installed)
     except (DataError, CheckpointError, ValueError, FileNotFoundError, FloatingPointError) as err:

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
-from core.files import sha256
-from core.vocab import Vocab
+from core.checkpoints.files import sha256
+from core.data.vocab import Vocab
 
 log = logging.getLogger(__name__)
 

@@ -1,17 +1,17 @@
 """Evaluate a saved checkpoint on a task's test set (and its extra test sets); for SST also on every
 labelled phrase of the split's trees (`<split>_all_phrases`, Socher et al. 2013's "all" accuracy).
 
-    python -m core.evaluate --checkpoint runs/sst5-phrases/tensor_cnn-s1/best --task sst5 [--split dev]
+    python -m core.analysis.evaluate --checkpoint runs/sst5-phrases/tensor_cnn-s1/best --task sst5 [--split dev]
 """
 
 import argparse
 import json
 import sys
 
-from core.checkpoint import CheckpointError, load_checkpoint
+from core.checkpoints.checkpoint import CheckpointError, load_checkpoint
 from core.data import DataError, Example, data_dir, load_task
 from core.data.sst import load_sst_trees, node_examples
-from core.metrics import evaluate
+from core.analysis.metrics import evaluate
 
 
 def sst_phrases(task: str, split: str, data: str | None = None) -> list[Example]:
@@ -22,7 +22,7 @@ def sst_phrases(task: str, split: str, data: str | None = None) -> list[Example]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.evaluate", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m core.analysis.evaluate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--task", default=None, help="default: the task the checkpoint was trained on")
     parser.add_argument("--split", default="test", choices=["dev", "test"])

@@ -6,14 +6,16 @@ share sit at one position and the words only one sentence has stand alone.
     [(p.model, p.a.label, p.b.label, p.difference) for p in comparison.pairs]
 
 The front end draws this data (demo/tabs/pairs.py); a probe failure of an invariance or directional test
-is such a pair (core.probes.Case.text and .variant).
+is such a pair (core.analysis.probes.Case.text and .variant).
 """
 
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from core.predict import Gate, InputError, Lab, ModelFailure, Prediction
+from core.predict import Gate, Lab, ModelFailure, Prediction
+
+from core.notices import InputError
 from core.views import sentiment_scores
 
 SENTENCES = ("a", "b")

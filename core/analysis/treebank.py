@@ -15,12 +15,12 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
-from core.batching import pad_batch
-from core.checkpoint import Checkpoint
+from core.data.batching import pad_batch
+from core.checkpoints.checkpoint import Checkpoint
 from core.data import DataError, data_dir
 from core.data.sst import FINE_LABELS, Tree, load_sst_trees, relabel
 from core.models import PAPER_MODELS
-from core.predict import NoticeError
+from core.notices import NoticeError
 
 SPLITS = ("dev", "test")
 SST_TASKS = {"sst5": False, "sst2": True}  # task -> binary

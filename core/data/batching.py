@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 
 from core.data import Example
-from core.vocab import Vocab
+from core.data.vocab import Vocab
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""`python -m core.model_worker [--nice N]`: a process that runs core.predict.ModelJobs for the app.
+"""`python -m core.serving [--nice N]`: a process that runs core.predict.ModelJobs for the app.
 
 demo/runner.py sends long requests' models here, so that they never hold the server's GIL, and at a lower
 CPU priority, so that on a busy machine the server's short requests come first (issue 21). Jobs arrive as
@@ -14,8 +14,9 @@ import sys
 from dataclasses import fields, is_dataclass
 from typing import TextIO
 
-from core.attribution import Attribution
-from core.predict import CheckedText, Lab, ModelFailure, ModelJob, Notice, Prediction, TokenInfo
+from core.analysis.attribution import Attribution
+from core.predict import CheckedText, Lab, ModelFailure, ModelJob, Prediction, TokenInfo
+from core.notices import Notice
 from core.text import Token
 from core.views import Heatmap, KMaxGraph, LineCurves, Pyramid, Table, Text, Trajectory, WordCurve
 
@@ -73,7 +74,7 @@ def serve(jobs: TextIO, answers: TextIO) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.model_worker", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m core.serving", description=__doc__.split("\n\n")[0])
     parser.add_argument("--nice", type=int, default=0, help="lower this process's CPU priority by N")
     args = parser.parse_args(argv)
     if args.nice:

@@ -2,9 +2,9 @@
 
 import torch
 
-from core.batching import bucket_batches
+from core.data.batching import bucket_batches
 from core.data import Example
-from core.vocab import Vocab
+from core.data.vocab import Vocab
 
 
 def classification_report(gold: list[int], pred: list[int], labels: list[str]) -> dict:

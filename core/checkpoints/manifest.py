@@ -3,10 +3,10 @@
 A checkpoint folder (`checkpoints/`, a Hub snapshot, a `--checkpoints` directory) holds
 `<task>/<model>/{model.safetensors, config.json, vocab.json, metrics.json, README.md, evaluation.json}` and a
 `manifest.json` listing every one of those files with its sha256, and, when a checkpoint reads shared
-word vectors (core.checkpoint), the vectors set `vectors/<lang>/{vectors.json, words.txt,
+word vectors (core.checkpoints.checkpoint), the vectors set `vectors/<lang>/{vectors.json, words.txt,
 vectors-NNN.safetensors}` (listed in the manifest too, but not a checkpoint: `manifest_pairs` leaves it out). Names are validated before they
 become paths: task and model names must be registry keys, Hub repo ids `owner/name`, manifest entries
-exactly `<task>/<model>/<known file>`. core.hub verifies a checkpoint against the manifest before
+exactly `<task>/<model>/<known file>`. core.checkpoints.hub verifies a checkpoint against the manifest before
 loading it; tools.release.bundle writes the manifest.
 """
 
@@ -14,15 +14,15 @@ import json
 import re
 from pathlib import Path
 
-from core.checkpoint import CONFIG, METRICS, SHARED_VECTORS_DIR, VOCAB, WEIGHTS, CheckpointError, atomic_write_text
-from core.files import sha256
+from core.checkpoints.checkpoint import CONFIG, METRICS, SHARED_VECTORS_DIR, VOCAB, WEIGHTS, CheckpointError, atomic_write_text
+from core.checkpoints.files import sha256
 from core.data import TASKS
 from core.models import MODELS
-from core.vectors import SHARED_FILES
+from core.data.vectors import SHARED_FILES
 
 MANIFEST = "manifest.json"
 CARD = "README.md"
-EVALUATION = "evaluation.json"  # the test-set evaluation behind the Treebank tab (core.dataset_view, make evaluate-all)
+EVALUATION = "evaluation.json"  # the test-set evaluation behind the Treebank tab (core.analysis.dataset_view, make evaluate-all)
 CHECKPOINT_FILES = (WEIGHTS, CONFIG, VOCAB, METRICS, CARD, EVALUATION)  # the only files a checkpoint folder may list
 REQUIRED_FILES = (WEIGHTS, CONFIG, VOCAB)
 VECTORS_LANGS = ("en", "zh")

@@ -7,7 +7,7 @@ A checkpoint directory holds
   vocab.json          the vocabulary, a JSON list (index = id)
   metrics.json        written by the trainer (optional for loading)
 A model that keeps pretrained vectors fixed may instead be *linked* to the shared vectors set of its
-checkpoint folder (`<root>/vectors/<lang>/`, core.vectors): its weights file then holds every tensor but
+checkpoint folder (`<root>/vectors/<lang>/`, core.data.vectors): its weights file then holds every tensor but
 the embedding, plus `shared_vectors.own_rows`, the rows of its training words (and <pad>, <unk>) that the
 set lacks, in vocabulary order; config.json's "shared_vectors" names the set's language and digest. At
 load, the vocabulary becomes the training words followed by every other word of the set, so a word the
@@ -31,10 +31,10 @@ from safetensors.torch import load_file, save_file
 
 from torch import nn
 
-from core.files import sha256
+from core.checkpoints.files import sha256
 from core.models import model_class
-from core.vectors import SHARED_INDEX, Vectors, load_shared_vectors, unit_rows
-from core.vocab import Vocab
+from core.data.vectors import SHARED_INDEX, Vectors, load_shared_vectors, unit_rows
+from core.data.vocab import Vocab
 
 # a weights file declaring more parameters (400 MB of float32) is refused before it is read
 MAX_PARAMETERS = 100_000_000

@@ -1,8 +1,8 @@
 """Where the models users train live: $LAB_USER_MODELS (default `user_models/`, not in git).
 
     user_models/
-      checkpoints/<task>/<model>/   each trained model, laid out as checkpoints/ (core.checkpoint format)
-      jobs/<job id>/                one training job (core.jobs): job.json, the uploaded file, run/, worker.log
+      checkpoints/<task>/<model>/   each trained model, laid out as checkpoints/ (core.checkpoints.checkpoint format)
+      jobs/<job id>/                one training job (core.training.jobs): job.json, the uploaded file, run/, worker.log
 
 A checkpoint is installed whole or not at all: copied beside its place, then renamed into it.
 """
@@ -11,7 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
-from core.checkpoint import CONFIG, CheckpointError, _read_json
+from core.checkpoints.checkpoint import CONFIG, CheckpointError, _read_json
 from core.data import PROJECT_ROOT
 
 

@@ -1,7 +1,7 @@
 """Where checkpoints come from: an explicit directory, a pinned Hugging Face Hub model repo, or the
 bundled `checkpoints/` folder, in that order.
 
-    python -m core.hub sources                         # which source every checkpoint would load from
+    python -m core.checkpoints.hub sources                         # which source every checkpoint would load from
 
 Resolution, per (task, model):
 1. an explicit directory (`Lab.load(root=...)`, `--checkpoints`): only that directory is used;
@@ -11,10 +11,10 @@ Resolution, per (task, model):
    from the start of the attempt, so a closed port, a dead DNS or a silent server all fall back within
    3 s), the attempt is abandoned and logged instead of huggingface_hub's ~23 s of retries;
 3. the bundled `checkpoints/<task>/<model>/`.
-The Hub repo has the layout of `checkpoints/` (see core.manifest); tools.release.push publishes it.
+The Hub repo has the layout of `checkpoints/` (see core.checkpoints.manifest); tools.release.push publishes it.
 
-Integrity: a Hub or bundled checkpoint must match `manifest.json` (core.manifest: a file missing,
-corrupt or not listed is an error naming the file), then `core.checkpoint.load_checkpoint` checks the
+Integrity: a Hub or bundled checkpoint must match `manifest.json` (core.checkpoints.manifest: a file missing,
+corrupt or not listed is an error naming the file), then `core.checkpoints.checkpoint.load_checkpoint` checks the
 config, the vocabulary and the weights (safetensors only, never pickle). The token (HF_TOKEN, or
 `hf auth login`) is left to huggingface_hub and never logged.
 """
@@ -29,12 +29,12 @@ import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from core.checkpoint import CONFIG, SHARED_VECTORS_DIR, Checkpoint, CheckpointError, load_checkpoint
+from core.checkpoints.checkpoint import CONFIG, SHARED_VECTORS_DIR, Checkpoint, CheckpointError, load_checkpoint
 from core.data import PROJECT_ROOT
-from core.manifest import (CARD, CHECKPOINT_FILES, MANIFEST, check_name, check_repo_id, check_revision, is_vectors_entry,
+from core.checkpoints.manifest import (CARD, CHECKPOINT_FILES, MANIFEST, check_name, check_repo_id, check_revision, is_vectors_entry,
                            manifest_pairs, read_manifest, verify_against_manifest)
 
-log = logging.getLogger("core.hub")
+log = logging.getLogger("core.checkpoints.hub")
 
 HUB_CONFIG = PROJECT_ROOT / "configs" / "hub.toml"
 BUNDLED = PROJECT_ROOT / "checkpoints"
@@ -359,7 +359,7 @@ def load_all(root: str | Path | None = None, prefer: str = "auto", config: str |
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
-    parser = argparse.ArgumentParser(prog="python -m core.hub", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m core.checkpoints.hub", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     show = sub.add_parser("sources", help="where every checkpoint would be loaded from")
     show.add_argument("--checkpoints", default=None, help="an explicit directory (overrides Hub and bundled)")

@@ -35,9 +35,9 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from core.batching import pad_batch
-from core.checkpoint import WEIGHTS, Checkpoint
-from core.files import sha256
+from core.data.batching import pad_batch
+from core.checkpoints.checkpoint import WEIGHTS, Checkpoint
+from core.checkpoints.files import sha256
 from core.models.base import SentenceClassifier, embedding_rows
 
 METHODS = ("occlusion", "gradient_x_input", "integrated_gradients", "smoothgrad")
@@ -53,7 +53,7 @@ IG_MIN_WIDTH = 2.0 ** -12  # a segment this short that still misses its change h
 SMOOTHGRAD_SAMPLES = 16
 SMOOTHGRAD_NOISE = 0.15  # noise sigma, as a fraction of the sentence's vector value range (Smilkov et al.: 10-20%)
 DELETION_STEPS = 10  # AOPC over the first 10 deletions (Samek et al.), at most n-1: a sentence keeps a word
-FAITHFULNESS = Path(__file__).resolve().parent.parent / "docs" / "attribution.json"
+FAITHFULNESS = Path(__file__).resolve().parents[2] / "docs" / "attribution.json"
 
 
 def on_demand(methods: tuple[str, ...]) -> bool:

@@ -1,11 +1,11 @@
 """Training jobs: a user's file and settings become a queued job, a worker process trains it, and the best
-checkpoint is installed where the lab loads it (core.user_models).
+checkpoint is installed where the lab loads it (core.checkpoints.user_models).
 
     job = submit_job("reviews.csv", "dcnn", "review", "stars", epochs=3)      # checked now, queued
-    python -m core.jobs run user_models/jobs/<id>                              # the worker (one at a time)
+    python -m core.training.jobs run user_models/jobs/<id>                              # the worker (one at a time)
 
 A job is one folder, jobs/<id>/, holding the uploaded file, `job.json` (its settings, status, progress,
-per-epoch history and, when done, its test metrics) and run/ (core.train's output, so a killed worker
+per-epoch history and, when done, its test metrics) and run/ (core.training.train's output, so a killed worker
 resumes from its last epoch). Every write of job.json is atomic, so a reader sees the old state or the
 new one. Statuses: queued -> running -> done | failed | cancelled | stopped (the worker was killed and
 not resumed). Who writes: the submitter creates the job, the worker writes it while it runs, the
@@ -19,22 +19,19 @@ import os
 import secrets
 import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from huggingface_hub import EvalResult, HfApi, ModelCardData
 
-from core.checkpoint import atomic_write_text
+from core.checkpoints.checkpoint import atomic_write_text
 from core.data.user import read_rows, user_task_name
-from core.hub import describe_hub_error, hub_offline
-from core.manifest import check_repo_id
 from core.models import PAPER_MODELS
-from core.run import TrainConfig
-from core.train import Trainer
-from core.user_models import install_checkpoint, user_models_dir
+from core.notices import NoticeError
+from core.training.config import TrainConfig
+from core.training.train import Trainer
+from core.checkpoints.user_models import install_checkpoint, user_models_dir
 
 log = logging.getLogger(__name__)
 JOB_FILE = "job.json"
@@ -58,12 +55,10 @@ JOB_TEXT = {
 }
 
 
-class JobError(ValueError):
+class JobError(NoticeError):
     """A job request we cannot take: `code` (a key of JOB_TEXT) and its `params`."""
 
-    def __init__(self, code: str, **params):
-        self.code, self.params = code, params
-        super().__init__(JOB_TEXT[code].format(**params))
+    TEXT = JOB_TEXT
 
 
 def _env_number(name: str, default: float) -> float:
@@ -235,7 +230,7 @@ class _Progress:
 
 
 def train_config(folder: Path, job: dict) -> TrainConfig:
-    """The core.train settings of a job: one torch thread, resumable from its own run/ folder."""
+    """The core.training.train settings of a job: one torch thread, resumable from its own run/ folder."""
     return TrainConfig(model=job["model"], task=job["task"], data=str(folder / job["data"]), text_column=job["text_column"],
                        label_column=job["label_column"], epochs=job["epochs"], max_minutes=job["minutes"],
                        vectors=job["vectors"], out=str(folder / "run"), resume=True, progress=False, threads=1)
@@ -269,63 +264,13 @@ def run_job(folder: str | Path) -> dict:
     return job
 
 
-# -- publishing ------------------------------------------------------------------------------------
-
-
-def model_card(job: dict) -> str:
-    """A Hub model card for a trained job: what it is, its data and its measured test metrics."""
-    m = job["metrics"]
-    data = ModelCardData(
-        language=[job["lang"]], library_name="pytorch", pipeline_tag="text-classification",
-        tags=["sentence-classification", job["model"], "sentence-lab"], model_name=f"{job['model']}-{job['task']}",
-        eval_results=[EvalResult(task_type="text-classification", dataset_type="user", dataset_name=job["file"],
-                                 metric_type="accuracy", metric_name="test accuracy", metric_value=round(m["test_accuracy"], 4))])
-    rows = "\n".join(f"| {label} | {v['precision']:.3f} | {v['recall']:.3f} | {v['f1']:.3f} | {v['support']} |"
-                     for label, v in m["per_class"].items())
-    return (f"---\n{data.to_yaml()}\n---\n\n# {job['model']} on {job['file']}\n\n"
-            f"A `{job['model']}` sentence classifier trained with the sentence-model lab on `{job['file']}` "
-            f"(text column `{job['text_column']}`, label column `{job['label_column']}`, {job['rows']} rows, "
-            f"language `{job['lang']}`), {m['epochs_run']} epochs, best dev accuracy at epoch {m['best_epoch']}.\n\n"
-            f"**Test accuracy: {m['test_accuracy']:.4f}** on {m['test_examples']} held-out rows "
-            f"(dev {m['dev_accuracy']:.4f}).\n\n| label | precision | recall | F1 | support |\n|---|---|---|---|---|\n{rows}\n\n"
-            f"Load it with `core.models.model_class('{job['model']}').from_pretrained(repo_id)`.\n")
-
-
-def push_job(job_id: str, repo_id: str, token: str | None, root: str | Path | None = None) -> str:
-    """Upload a finished job's checkpoint with its card to a Hub model repo; the commit URL. Fails at once,
-    with a JobError, when the Hub is off (HF_HUB_OFFLINE) or the request is incomplete."""
-    job = read_job(job_dir(job_id, root))
-    if job["status"] != "done":
-        raise JobError("not_done", job=job_id, status=job["status"])
-    if not token:
-        raise JobError("no_token")
-    try:
-        check_repo_id(repo_id)
-    except ValueError:
-        raise JobError("bad_repo", repo=str(repo_id)[:100]) from None
-    if hub_offline():
-        raise JobError("hub_offline")
-    api = HfApi(token=token)
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "model"
-        shutil.copytree(job["checkpoint"], folder)
-        (folder / "README.md").write_text(model_card(job), encoding="utf-8")
-        try:
-            api.create_repo(repo_id, repo_type="model", exist_ok=True)
-            commit = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="model",
-                                       commit_message=f"{job['model']} trained on {job['file']} (sentence-model lab)")
-        except Exception as err:  # HTTP, auth, network: one line, never the token
-            raise JobError("hub_failed", error=describe_hub_error(err).replace(token, "***")) from None
-    return commit.commit_url
-
-
 def main(argv: list[str] | None = None) -> int:
-    """`python -m core.jobs run <job folder>`: the worker. It yields the CPU to the app: the lowest priority
+    """`python -m core.training.jobs run <job folder>`: the worker. It yields the CPU to the app: the lowest priority
     (nice 19: Linux then gives the app's threads about 98% of a core they both want, and the worker all the CPU
     the app leaves idle) and one torch thread."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2 or argv[0] != "run":
-        print("usage: python -m core.jobs run <job folder>", file=sys.stderr)
+        print("usage: python -m core.training.jobs run <job folder>", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     os.nice(19 - os.nice(0))  # predictions in the app come first

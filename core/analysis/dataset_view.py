@@ -13,13 +13,13 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.checkpoint import WEIGHTS, Checkpoint, atomic_write_text
-from core.files import sha256
+from core.checkpoints.checkpoint import WEIGHTS, Checkpoint, atomic_write_text
+from core.checkpoints.files import sha256
 from core.data import Example, TaskData
 from core.data.sst import Tree, node_examples
-from core.manifest import EVALUATION
-from core.metrics import classification_report, predict_examples
-from core.treebank import SST_TASKS, TreebankError, join_words, phenomena
+from core.checkpoints.manifest import EVALUATION
+from core.analysis.metrics import classification_report, predict_examples
+from core.analysis.treebank import SST_TASKS, TreebankError, join_words, phenomena
 
 FORMAT = 1
 COMMAND = "make evaluate-all"  # what builds the files (python -m tools.evaluate_all)
