@@ -87,7 +87,8 @@ def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
                     "## Forward pass and training step", "## Scaling", "## Memory",
                     "## Load test"):
         assert heading in text
-    assert "1†‡" in text and "`for s in 1 2 3; do python -m core.training.train --model mrnn --task sst5 --phrases --seed $s; done`" in text
+    assert "`for s in 1 2 3; do python -m core.training.train --model mrnn --task sst5 --phrases --seed $s; done`" in text
+    assert "1†‡" in (out / "runs.md").read_text()  # the every-entry table, beside the headline page
     svg = ET.fromstring((out / "scaling.svg").read_text())
     assert len([e for e in svg.iter() if e.tag.endswith("polyline")]) == 2 * len(models)  # both panels, every model
     # every row below its paper's number (tiny runs all are) is drawn with a dev curve per seed
@@ -269,5 +270,5 @@ def test_make_bench_keeps_the_history_whose_runs_are_elsewhere(tmp_path):
     assert main(["--sections", "accuracy", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "docs")]) == 0
     written = json.loads((tmp_path / "docs" / "benchmarks.json").read_text())
     assert [r["model"] for r in written["accuracy"]["rows"]] == ["dcnn", "adasent", "nbow"]
-    text = (tmp_path / "docs" / "benchmarks.md").read_text()
+    text = (tmp_path / "docs" / "runs.md").read_text()
     assert "| 1†§ |" in text and "carried over from the report of 2026-11-22 14:28 UTC" in text

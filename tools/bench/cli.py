@@ -3,6 +3,7 @@
     python -m tools.bench                       # make bench: docs/benchmarks.{md,json}, docs/scaling.svg
     python -m tools.bench --smoke               # make bench-smoke: seconds, on tiny models it trains itself
     python -m tools.bench --sections accuracy,speed    # only re-read the stored runs
+    python -m tools.bench --render              # re-write the markdown and SVGs from the stored benchmarks.json
 
 What each section measures (the markdown repeats this next to the numbers):
 - accuracy: reads every runs/**/metrics.json that core.training.train wrote; groups runs by task, phrase regime,
@@ -50,7 +51,7 @@ from tools.bench.accuracy import (accuracy_table, carry_over, curve_rows, load_r
                                   speed_table)
 from tools.bench.inference import bench_sentences, measure_inference, measure_scaling
 from tools.bench.machine import machine_info
-from tools.bench.markdown import render_markdown
+from tools.bench.markdown import RUNS_FILE, render_markdown, render_runs
 from tools.bench.memory import measure_memory, memory_probe
 from tools.bench.served import measure_app
 from tools.bench.smoke import train_smoke_runs, write_synthetic_sst
@@ -145,7 +146,14 @@ def run(args, previous: dict | None = None) -> dict:
 def write_outputs(report: dict, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "benchmarks.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    render_outputs(report, out)
+
+
+def render_outputs(report: dict, out: Path) -> None:
+    """Everything drawn from the report: benchmarks.md, RUNS_FILE and the SVGs (--render redraws them alone)."""
     (out / "benchmarks.md").write_text(render_markdown(report), encoding="utf-8")
+    if "accuracy" in report:
+        (out / RUNS_FILE).write_text(render_runs(report), encoding="utf-8")
     if "scaling" in report:
         panels = [("one sentence, bare forward (best of N)",
                    {m: (x["forward"]["lengths"], x["forward"]["best_ms"]) for m, x in report["scaling"].items()}),
@@ -169,6 +177,8 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads for every timing (default 2, the machine's cores; --smoke: 1)")
     parser.add_argument("--sections", default="", help=f"comma-separated subset of {','.join(SECTIONS)} (default all)")
+    parser.add_argument("--render", action="store_true",
+                        help="measure nothing: re-write the markdown and SVGs from <out>/benchmarks.json (default docs/)")
     parser.add_argument("--memory-probe", default=None, help=argparse.SUPPRESS)  # internal: one model's memory, in a child
     parser.add_argument("--probe-words", type=int, default=MAX_WORDS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -186,6 +196,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     out = Path(args.out) if args.out else (Path(tempfile.mkdtemp(prefix="bench-smoke-out-")) if args.smoke else PROJECT_ROOT / "docs")
     previous = out / "benchmarks.json"
+    if args.render:
+        if not previous.is_file():
+            raise SystemExit(f"--render: no {previous} to render (make bench writes it)")
+        render_outputs(json.loads(previous.read_text(encoding="utf-8")), out)
+        print(f"wrote {out / 'benchmarks.md'} from {previous}")
+        return 0
     report = run(args, json.loads(previous.read_text(encoding="utf-8")) if previous.is_file() else None)
     write_outputs(report, out)
     if report["settings"].get("scratch"):

@@ -1,4 +1,5 @@
-"""docs/benchmarks.md from a benchmark report: every section's table with what it measures."""
+"""docs/benchmarks.md from a benchmark report: every section's table with what it measures; the accuracy
+section's every-entry table, with each entry's commands, in its own file beside it (docs/runs.md)."""
 
 from core.predict import MAX_WORDS
 from tools.bench.accuracy import SST, curve_rows
@@ -18,6 +19,9 @@ def _regime(task: str, phrases: bool) -> str:
 def _table(header: list[str], rows: list[list]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+
+
+RUNS_FILE = "runs.md"  # beside benchmarks.md: every accuracy entry, too long for the headline page
 
 
 def _mean_std(row: dict) -> str:
@@ -52,20 +56,15 @@ def render_markdown(r: dict) -> str:
         lines += ["Not run (section not selected).", ""]
     else:
         acc = r["accuracy"]
-        lines += [f"Test accuracy (%) read from `{r['runs_dir']}/**/metrics.json` (test at the best dev epoch). Runs are grouped "
-                  "by task, training regime (SST: sentences only or all labelled phrases), model and variant (every setting "
-                  "that differs from the model's defaults and task preset, e.g. `--vectors none`; empty = defaults). *vectors* = "
-                  "the word vectors the run actually started from (with `--vectors auto` that depends on what existed). "
-                  "Mean ± sample std over seeds, or over the test folds of a 10-fold split (MR, CR, SUBJ, MPQA; *runs* says "
-                  "which); † = one run; ‡ = fewer seeds than the 3 the issue asks for on SST; § = carried over from the "
-                  "report generated then (its runs are not in this runs folder; see the commands below). "
-                  "Δ = ours − paper, shown only when the paper used the same regime. Re-running an entry's command "
-                  "should land within its std.", ""]
+        lines += [f"Test accuracy (%) read from `{r['runs_dir']}/**/metrics.json` (test at the best dev epoch), mean ± "
+                  "sample std over seeds or over the test folds of a 10-fold split (MR, CR, SUBJ, MPQA). Δ = ours − paper. "
+                  f"Every entry ({len(acc['rows'])} rows: each variant and ablation, with its seeds, commands and commit) is in "
+                  f"[{RUNS_FILE}]({RUNS_FILE}), where the ids A1, A2, ... name its rows.", ""]
         if acc.get("bars"):
             lines += ["### Paper bars", "",
                       "Each paper number against the complete entry (3 seeds, or all 10 folds on MR/CR/SUBJ/MPQA) with the "
                       "best mean dev accuracy among the variants tried for it, so no test number chose it; *entry* is its "
-                      "row in the table below.", ""]
+                      f"row in [{RUNS_FILE}]({RUNS_FILE}).", ""]
             bar_rows = []
             for bar in acc["bars"]:
                 tried = f"{bar['variants']} ({bar['runs']} runs)"
@@ -79,37 +78,12 @@ def render_markdown(r: dict) -> str:
                                         f"A{bar['row']}", best["variant"] or "defaults", tried])
             lines += _table(["task", "regime", "model", "paper", "ours (test)", "Δ", "dev", "entry", "variant",
                              "variants tried"], bar_rows)
-            lines += ["", "### Every entry", ""]
-        rows = []
-        for i, row in enumerate(acc["rows"], 1):
-            seeds, folds = len(set(row["seeds"])), len(row["folds"])
-            mark = ("†" if row["n"] == 1 else "") + ("‡" if seeds < row["seeds_wanted"] else "") + ("§" if row.get("carried_from") else "")
-            runs = f"{folds} folds" + (f" × {seeds} seeds" if seeds > 1 else "") if folds > 1 else f"{row['n']}"
-            value = _mean_std(row)
-            paper = f"{row['paper']:.1f}" if "paper" in row else "—"
-            if "paper" in row and row.get("delta") is None:
-                paper += " (other regime)"
-            delta = f"{row['delta']:+.1f}" if row.get("delta") is not None else "—"
-            rows.append([f"A{i}", row["task"], _regime(row["task"], row["phrases"]), row["model"], row["variant"] or "defaults",
-                         row["vectors"], value, f"{runs}{mark}", paper, delta, ", ".join(row["commits"])])
-        header = ["id", "task", "regime", "model", "variant", "vectors", "test %", "seeds", "paper", "Δ", "commit"]
-        lines += _table(header, rows) if rows else ["No finished runs found."]
-        if rows:
-            lines += ["", "<details><summary>Commands, seeds and paper sources</summary>", ""]
-            for i, row in enumerate(acc["rows"], 1):
-                source = f"; paper: {row['paper_source']}" if "paper_source" in row else ""
-                folds = f", folds {row['folds']}" if len(row["folds"]) > 1 else ""
-                ranking = f", ranking loss {row['ranking_loss']:.4f}" if "ranking_loss" in row else ""
-                carried = f"; carried over from the report of {row['carried_from']}" if row.get("carried_from") else ""
-                lines.append(f"- **A{i}** seeds {row['seeds']}{folds}, accuracies {[round(a, 2) for a in row['accuracies']]}"
-                             f"{ranking}{source}{carried}")
-                lines += [f"  - `{c}`" for c in row["commands"]]
-            lines += ["", "</details>"]
+            lines.append("")
         if missed := curve_rows(acc["rows"]):
-            lines += ["", f"Dev accuracy at every evaluation of each run below its paper's number "
+            lines += [f"Dev accuracy at every evaluation of each run below its paper's number "
                       f"({', '.join(i for i, _ in missed)}; the dashed line is the paper's test accuracy):", "",
-                      "![dev curves of the missed bars](dev_curves.svg)"]
-        lines += ["", "### Not run", ""]
+                      "![dev curves of the missed bars](dev_curves.svg)", ""]
+        lines += ["### Not run", ""]
         if acc["missing"]:
             lines += ["Default-variant entries the issue asks for that have no run (or fewer seeds than wanted):", ""]
             lines += _table(["task", "regime", "model", "missing seeds", "command"],
@@ -152,6 +126,52 @@ def render_markdown(r: dict) -> str:
 
     lines += inference_markdown(r)
     lines += loadtest_markdown(r.get("loadtest"))
+    return "\n".join(lines) + "\n"
+
+
+def render_runs(r: dict) -> str:
+    """RUNS_FILE: every accuracy entry (A1, A2, ... as benchmarks.md names them) with its seeds and commands;
+    for a report with an accuracy section."""
+    m = r["machine"]
+    lines = ["# Every accuracy entry", "",
+             f"Written by `{r['command']}` on {r['generated']} at commit `{m['commit'] or 'unknown'}` beside "
+             "[benchmarks.md](benchmarks.md), whose *Paper bars* table names these rows. Do not edit by hand: re-run "
+             "the command. Raw numbers: `benchmarks.json`.", ""]
+    acc = r["accuracy"]
+    lines += [f"Test accuracy (%) read from `{r['runs_dir']}/**/metrics.json` (test at the best dev epoch). Runs are grouped "
+              "by task, training regime (SST: sentences only or all labelled phrases), model and variant (every setting "
+              "that differs from the model's defaults and task preset, e.g. `--vectors none`; empty = defaults). *vectors* = "
+              "the word vectors the run actually started from (with `--vectors auto` that depends on what existed). "
+              "Mean ± sample std over seeds, or over the test folds of a 10-fold split (MR, CR, SUBJ, MPQA; *runs* says "
+              "which); † = one run; ‡ = fewer seeds than the 3 the issue asks for on SST; § = carried over from the "
+              "report generated then (its runs are not in this runs folder; see the commands below). "
+              "Δ = ours − paper, shown only when the paper used the same regime. Re-running an entry's command "
+              "should land within its std.", ""]
+    rows = []
+    for i, row in enumerate(acc["rows"], 1):
+        seeds, folds = len(set(row["seeds"])), len(row["folds"])
+        mark = ("†" if row["n"] == 1 else "") + ("‡" if seeds < row["seeds_wanted"] else "") + ("§" if row.get("carried_from") else "")
+        runs = f"{folds} folds" + (f" × {seeds} seeds" if seeds > 1 else "") if folds > 1 else f"{row['n']}"
+        value = _mean_std(row)
+        paper = f"{row['paper']:.1f}" if "paper" in row else "—"
+        if "paper" in row and row.get("delta") is None:
+            paper += " (other regime)"
+        delta = f"{row['delta']:+.1f}" if row.get("delta") is not None else "—"
+        rows.append([f"A{i}", row["task"], _regime(row["task"], row["phrases"]), row["model"], row["variant"] or "defaults",
+                     row["vectors"], value, f"{runs}{mark}", paper, delta, ", ".join(row["commits"])])
+    header = ["id", "task", "regime", "model", "variant", "vectors", "test %", "seeds", "paper", "Δ", "commit"]
+    lines += _table(header, rows) if rows else ["No finished runs found."]
+    if rows:
+        lines += ["", "<details><summary>Commands, seeds and paper sources</summary>", ""]
+        for i, row in enumerate(acc["rows"], 1):
+            source = f"; paper: {row['paper_source']}" if "paper_source" in row else ""
+            folds = f", folds {row['folds']}" if len(row["folds"]) > 1 else ""
+            ranking = f", ranking loss {row['ranking_loss']:.4f}" if "ranking_loss" in row else ""
+            carried = f"; carried over from the report of {row['carried_from']}" if row.get("carried_from") else ""
+            lines.append(f"- **A{i}** seeds {row['seeds']}{folds}, accuracies {[round(a, 2) for a in row['accuracies']]}"
+                         f"{ranking}{source}{carried}")
+            lines += [f"  - `{c}`" for c in row["commands"]]
+        lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
 
 
