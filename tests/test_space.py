@@ -46,7 +46,7 @@ def test_front_matter_follows_the_space_rules():
     assert card.sdk == "gradio" and card.app_file == "app.py" and Path(PROJECT_ROOT / card.app_file).is_file()
     assert 0 < len(meta["short_description"]) <= 60, meta["short_description"]
     assert meta["suggested_hardware"] == "cpu-basic" and meta["suggested_hardware"] in HARDWARE
-    # a license chosen on purpose (README, Publishing): MIT, a Hub license id
+    # a license chosen on purpose (docs/space.md, License): MIT, a Hub license id
     assert card.license == "mit"
     # every dataset id names a Hub dataset (the ones the cards use), none a plain corpus name
     assert set(card.datasets) <= set(HUB_DATASETS.values()) - {None}

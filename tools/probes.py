@@ -61,7 +61,7 @@ def test_table(report: ProbeReport) -> list[str]:
 def render(reports: list[ProbeReport], root: str, commit: str) -> str:
     lines = ["# Behavioural probes", "",
              "Written by `make probes` (`python -m tools.probes`); do not edit by hand. Suites: `probes/*.toml` "
-             "(CheckList's test types: minimum functionality, invariance, directional; see the README's Probes section). "
+             "(CheckList's test types: minimum functionality, invariance, directional; see docs/analysis.md, Probes). "
              "Cells are pass rates in %.", "",
              f"Checkpoints: `{root}`. Commit: `{commit}`. Machine: {machine()}. "
              f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC.", ""]
