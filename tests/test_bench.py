@@ -87,7 +87,8 @@ def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
                     "## Forward pass and training step", "## Scaling", "## Memory",
                     "## Load test"):
         assert heading in text
-    assert "`for s in 1 2 3; do python -m core.training.train --model mrnn --task sst5 --phrases --seed $s; done`" in text
+    command = "for s in 1 2 3; do python -m core.training.train --model mrnn --task sst5 --phrases --seed $s; done"
+    assert f"`{command}`" in text
     assert "1†‡" in (out / "runs.md").read_text()  # the every-entry table, beside the headline page
     svg = ET.fromstring((out / "scaling.svg").read_text())
     assert len([e for e in svg.iter() if e.tag.endswith("polyline")]) == 2 * len(models)  # both panels, every model

@@ -178,7 +178,7 @@ def parse_args(argv: list[str] | None = None):
                         help="torch threads for every timing (default 2, the machine's cores; --smoke: 1)")
     parser.add_argument("--sections", default="", help=f"comma-separated subset of {','.join(SECTIONS)} (default all)")
     parser.add_argument("--render", action="store_true",
-                        help="measure nothing: re-write the markdown and SVGs from <out>/benchmarks.json (default docs/)")
+                        help="measure nothing: re-write the markdown and SVGs from <out>/benchmarks.json")
     parser.add_argument("--memory-probe", default=None, help=argparse.SUPPRESS)  # internal: one model's memory, in a child
     parser.add_argument("--probe-words", type=int, default=MAX_WORDS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

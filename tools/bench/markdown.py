@@ -56,10 +56,10 @@ def render_markdown(r: dict) -> str:
         lines += ["Not run (section not selected).", ""]
     else:
         acc = r["accuracy"]
-        lines += [f"Test accuracy (%) read from `{r['runs_dir']}/**/metrics.json` (test at the best dev epoch), mean ± "
-                  "sample std over seeds or over the test folds of a 10-fold split (MR, CR, SUBJ, MPQA). Δ = ours − paper. "
-                  f"Every entry ({len(acc['rows'])} rows: each variant and ablation, with its seeds, commands and commit) is in "
-                  f"[{RUNS_FILE}]({RUNS_FILE}), where the ids A1, A2, ... name its rows.", ""]
+        lines += [f"Test accuracy (%) read from `{r['runs_dir']}/**/metrics.json` (test at the best dev epoch), "
+                  "mean ± sample std over seeds or over the test folds of a 10-fold split (MR, CR, SUBJ, MPQA). "
+                  f"Δ = ours − paper. Every entry ({len(acc['rows'])} rows: each variant and ablation, with its seeds, "
+                  f"commands and commit) is in [{RUNS_FILE}]({RUNS_FILE}), where the ids A1, A2, ... name its rows.", ""]
         if acc.get("bars"):
             lines += ["### Paper bars", "",
                       "Each paper number against the complete entry (3 seeds, or all 10 folds on MR/CR/SUBJ/MPQA) with the "
@@ -85,7 +85,7 @@ def render_markdown(r: dict) -> str:
                       "![dev curves of the missed bars](dev_curves.svg)", ""]
         lines += ["### Not run", ""]
         if acc["missing"]:
-            lines += ["Default-variant entries the issue asks for that have no run (or fewer seeds than wanted):", ""]
+            lines += ["Default-variant entries wanted that have no run (or fewer seeds than wanted):", ""]
             lines += _table(["task", "regime", "model", "missing seeds", "command"],
                             [[x["task"], _regime(x["task"], x["phrases"]), x["model"], ",".join(map(str, x["missing_seeds"])),
                               f"`{x['command']}`"] for x in acc["missing"]])
@@ -138,27 +138,30 @@ def render_runs(r: dict) -> str:
              "[benchmarks.md](benchmarks.md), whose *Paper bars* table names these rows. Do not edit by hand: re-run "
              "the command. Raw numbers: `benchmarks.json`.", ""]
     acc = r["accuracy"]
-    lines += [f"Test accuracy (%) read from `{r['runs_dir']}/**/metrics.json` (test at the best dev epoch). Runs are grouped "
-              "by task, training regime (SST: sentences only or all labelled phrases), model and variant (every setting "
-              "that differs from the model's defaults and task preset, e.g. `--vectors none`; empty = defaults). *vectors* = "
-              "the word vectors the run actually started from (with `--vectors auto` that depends on what existed). "
-              "Mean ± sample std over seeds, or over the test folds of a 10-fold split (MR, CR, SUBJ, MPQA; *runs* says "
-              "which); † = one run; ‡ = fewer seeds than the 3 the issue asks for on SST; § = carried over from the "
+    lines += [f"Test accuracy (%) read from `{r['runs_dir']}/**/metrics.json` (test at the best dev epoch). "
+              "Runs are grouped by task, training regime (SST: sentences only or all labelled phrases), model and "
+              "variant (every setting that differs from the model's defaults and task preset, e.g. `--vectors none`; "
+              "empty = defaults). *vectors* = the word vectors the run actually started from (with `--vectors auto` "
+              "that depends on what existed). Mean ± sample std over seeds, or over the test folds of a 10-fold split "
+              "(MR, CR, SUBJ, MPQA; *runs* says which); † = one run; ‡ = fewer seeds than the 3 wanted on SST; "
+              "§ = carried over from the "
               "report generated then (its runs are not in this runs folder; see the commands below). "
               "Δ = ours − paper, shown only when the paper used the same regime. Re-running an entry's command "
               "should land within its std.", ""]
     rows = []
     for i, row in enumerate(acc["rows"], 1):
         seeds, folds = len(set(row["seeds"])), len(row["folds"])
-        mark = ("†" if row["n"] == 1 else "") + ("‡" if seeds < row["seeds_wanted"] else "") + ("§" if row.get("carried_from") else "")
+        mark = (("†" if row["n"] == 1 else "") + ("‡" if seeds < row["seeds_wanted"] else "")
+                + ("§" if row.get("carried_from") else ""))
         runs = f"{folds} folds" + (f" × {seeds} seeds" if seeds > 1 else "") if folds > 1 else f"{row['n']}"
         value = _mean_std(row)
         paper = f"{row['paper']:.1f}" if "paper" in row else "—"
         if "paper" in row and row.get("delta") is None:
             paper += " (other regime)"
         delta = f"{row['delta']:+.1f}" if row.get("delta") is not None else "—"
-        rows.append([f"A{i}", row["task"], _regime(row["task"], row["phrases"]), row["model"], row["variant"] or "defaults",
-                     row["vectors"], value, f"{runs}{mark}", paper, delta, ", ".join(row["commits"])])
+        rows.append([f"A{i}", row["task"], _regime(row["task"], row["phrases"]), row["model"],
+                     row["variant"] or "defaults", row["vectors"], value, f"{runs}{mark}", paper, delta,
+                     ", ".join(row["commits"])])
     header = ["id", "task", "regime", "model", "variant", "vectors", "test %", "seeds", "paper", "Δ", "commit"]
     lines += _table(header, rows) if rows else ["No finished runs found."]
     if rows:
@@ -168,8 +171,8 @@ def render_runs(r: dict) -> str:
             folds = f", folds {row['folds']}" if len(row["folds"]) > 1 else ""
             ranking = f", ranking loss {row['ranking_loss']:.4f}" if "ranking_loss" in row else ""
             carried = f"; carried over from the report of {row['carried_from']}" if row.get("carried_from") else ""
-            lines.append(f"- **A{i}** seeds {row['seeds']}{folds}, accuracies {[round(a, 2) for a in row['accuracies']]}"
-                         f"{ranking}{source}{carried}")
+            accuracies = [round(a, 2) for a in row["accuracies"]]
+            lines.append(f"- **A{i}** seeds {row['seeds']}{folds}, accuracies {accuracies}{ranking}{source}{carried}")
             lines += [f"  - `{c}`" for c in row["commands"]]
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
