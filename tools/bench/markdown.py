@@ -59,7 +59,8 @@ def render_markdown(r: dict) -> str:
         lines += [f"Test accuracy (%) read from `{r['runs_dir']}/**/metrics.json` (test at the best dev epoch), "
                   "mean ± sample std over seeds or over the test folds of a 10-fold split (MR, CR, SUBJ, MPQA). "
                   f"Δ = ours − paper. Every entry ({len(acc['rows'])} rows: each variant and ablation, with its seeds, "
-                  f"commands and commit) is in [{RUNS_FILE}]({RUNS_FILE}), where the ids A1, A2, ... name its rows.", ""]
+                  f"commands and commit) is in [{RUNS_FILE}]({RUNS_FILE}), where the ids A1, A2, ... name its rows.",
+                  ""]
         if acc.get("bars"):
             lines += ["### Paper bars", "",
                       "Each paper number against the complete entry (3 seeds, or all 10 folds on MR/CR/SUBJ/MPQA) with the "
