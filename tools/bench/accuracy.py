@@ -12,6 +12,7 @@ from core.data.tasks import TASKS
 from core.checkpoints.hub import display_path
 from core.models import PAPER_MODELS, model_class
 from core.training.config import resolve_recipe
+from core.training.recipes import load_recipe
 from core.training.train import TrainConfig
 
 log = logging.getLogger("tools.bench")
@@ -107,7 +108,7 @@ def variant_label(metrics: dict) -> str:
     for name in (f.name for f in dataclasses.fields(TrainConfig)):
         if name not in RUN_IDENTITY and name in train and train[name] != defaults.get(name):
             parts.append(f"{name}={_short(train[name])}")
-    config_defaults = field_defaults(cls.config_class) | getattr(cls, "presets", {}).get(metrics.get("task"), {})
+    config_defaults = field_defaults(cls.config_class) | load_recipe(key).preset(metrics.get("task"))
     explicit = {pair.partition("=")[0] for pair in train.get("set", [])}
     for name, value in model_cfg.items():
         if name in ("vocab_size", "num_classes"):
