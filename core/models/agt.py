@@ -29,9 +29,8 @@ Deviations from the paper (and why):
 - Ablation (§3.2: "only s+_0", 48.5; "s+_0..s+_2", 49.0, "removing s+_i for i > k-1"): with
   attention_layers = k > 0 only k attention vectors exist, and layers l >= k reuse the last one,
   s+_{k-1}, in Eq. 7-8; for k = 1 every layer sees the same linear combination of word vectors, which is
-  what §3.2 says this ablation transforms. The paper does not say what replaces s+_l. We first read it as
-  plain highway layers on y_{l-1} (s+_l := y_{l-1}), but that network did not train on SST-5 here: after
-  2 epochs its loss stayed at the label prior's (1.29) and dev accuracy at 20.8%, far from the paper's 48.5.
+  what §3.2 says this ablation transforms. The paper does not say what replaces s+_l; plain highway layers
+  on y_{l-1} did not train here (docs/experiments.md).
 - Outputs: layer 0 has no gate (y_0 = s+_0), so `gates` holds layers 1..14 (L2..L15) only.
 - Word vectors that start random (every row when no pretrained vectors are used, else the rows they
   lack) are drawn from U(±0.25), Kim (2014)'s range, with the padding row at zero (`build_embedding`,
