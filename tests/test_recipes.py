@@ -81,3 +81,8 @@ def test_an_unknown_recipe_entry_is_refused(tmp_path, monkeypatch):
             load_recipe("nbow")
     finally:
         load_recipe.cache_clear()
+
+
+def test_an_unknown_model_is_refused_by_name():
+    with pytest.raises(ValueError, match="unknown model 'nope'; choose one of nbow"):
+        resolve_recipe(TrainConfig(model="nope"))

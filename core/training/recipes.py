@@ -14,6 +14,7 @@ import tomllib
 from dataclasses import dataclass
 
 from core.data import PROJECT_ROOT
+from core.models import model_class
 
 RECIPES = PROJECT_ROOT / "configs" / "recipes"
 SECTIONS = {"training", "search", "vectors", "presets"}
@@ -33,6 +34,7 @@ class Recipe:
 
 @functools.cache
 def load_recipe(model: str) -> Recipe:
+    model_class(model)  # an unknown model is refused by name, before any file is looked for
     path = RECIPES / f"{model}.toml"
     with path.open("rb") as f:
         data = tomllib.load(f)
