@@ -14,8 +14,8 @@ from core.data import TASKS
 from core.data.vectors import Vectors
 from core.models import MODELS, model_class
 from core.training import config as training_config
-from core.training.config import TrainConfig, model_config, resolve_recipe, vectors_file
 from core.training import recipes
+from core.training.config import TrainConfig, model_config, resolve_recipe, vectors_file
 from core.training.recipes import load_recipe
 
 PINNED = Path(__file__).with_name("resolved_recipes.json")
