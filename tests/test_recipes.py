@@ -1,6 +1,6 @@
 """Every model x task resolves to the training settings, model configuration, vectors and search space pinned in
 tests/resolved_recipes.json: the values the project trained with before the recipes moved to configs/recipes/.
-A change to a recipe shows up here as a diff to review (then regenerate the file with `resolved()` below)."""
+A deliberate change to a recipe shows up here as a failure to review; then edit the pinned value in the JSON."""
 
 import dataclasses
 import json
