@@ -54,3 +54,9 @@ def papers() -> dict[str, Paper]:
 
 def paper(model: str) -> Paper | None:
     return papers().get(model)
+
+
+def find_reported(model: str, task: str, phrases: bool) -> tuple[Reported, bool] | None:
+    """`Paper.result` of the model's paper; None when the model has no record."""
+    record = paper(model)
+    return record.result(task, phrases) if record else None

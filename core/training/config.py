@@ -5,8 +5,8 @@
 `build_run` is the whole setup, in order: fill the unset training settings from the model's recipe
 (configs/recipes/<model>.toml, `resolve_recipe`), load the task, seed, choose the pretrained vectors
 (`vectors_file`), build the vocabulary, decide the model configuration (`model_config`: the one place where
-its four sources meet), build the model and copy the (PCA-reduced) vectors into it. Every decision about the model is made
-before it is built; nothing changes it afterwards. core.training.train trains the returned `Run`.
+its four sources meet), build the model and copy the (PCA-reduced) vectors into it. Every decision about the
+model is made before it is built; nothing changes it afterwards. core.training.train trains the returned `Run`.
 """
 
 import dataclasses

@@ -11,7 +11,7 @@ from core.data.classic import CLASSIC
 from core.data.tasks import TASKS
 from core.checkpoints.hub import display_path
 from core.models import PAPER_MODELS, model_class
-from core.models.papers import paper, papers
+from core.models.papers import find_reported, papers
 from core.training.config import resolve_recipe
 from core.training.recipes import load_recipe
 from core.training.train import TrainConfig
@@ -21,7 +21,6 @@ log = logging.getLogger("tools.bench")
 MODEL_ORDER = PAPER_MODELS + ["nbow"]
 SST = ("sst5", "sst2")
 SEEDS_WANTED = {"sst5": 3, "sst2": 3}  # the issue: 3 seeds on SST, 1 allowed elsewhere
-
 
 # settings that do not make a variant: the run's identity, and the epoch budget (early stopping on dev
 # decides the epoch that counts; the command column shows the budget)
@@ -158,7 +157,7 @@ def _phrases(metrics: dict) -> bool:
 def _paper(model: str, task: str, phrases: bool) -> tuple[float, str, bool] | None:
     """(number, source, comparable): comparable is False when the paper used the other phrase regime
     (configs/papers.toml)."""
-    found = paper(model) and paper(model).result(task, phrases)
+    found = find_reported(model, task, phrases)
     if not found:
         return None
     reported, comparable = found
@@ -323,7 +322,7 @@ def speed_table(runs: list[dict]) -> list[dict]:
                    "runs": len(members), "timing_only": not training,
                    "epochs_timed": len(seconds), "median_s": median, "min_s": min(seconds), "max_s": max(seconds),
                    "train_examples": examples, "s_per_10k": 1e4 * median / examples if examples else None, "threads": threads}
-            found = paper(model) and paper(model).result(task, phrases)
+            found = find_reported(model, task, phrases)
             if found and found[1] and found[0].epoch_seconds:
                 row["paper_s"], row["ratio"] = found[0].epoch_seconds, median / found[0].epoch_seconds
             rows.append(row)

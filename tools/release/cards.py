@@ -13,13 +13,13 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from core.checkpoints.checkpoint import CheckpointError
 from core.data import TASKS
 from core.checkpoints.manifest import manifest_pairs, read_manifest
-from core.models.papers import paper
+from core.models.papers import find_reported, paper
 from tools.release.config import BUNDLE_CONFIG, BundleConfig, read_bundle_config
 
 
 def paper_result(model: str, task: str, phrases: bool) -> dict | None:
     """The paper's number for this checkpoint's task and phrase regime (configs/papers.toml), when it has one."""
-    found = paper(model) and paper(model).result(task, phrases)
+    found = find_reported(model, task, phrases)
     return {"accuracy": found[0].accuracy, "source": found[0].source} if found and found[1] else None
 
 
