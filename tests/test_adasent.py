@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from core.models.adasent import AdaSent, AdaSentConfig
+from core.training.recipes import load_recipe
 from core.views import Pyramid, sentiment_scores, view_to_dict
 
 V, d, D, H, C = 23, 5, 7, 6, 3  # pairwise-distinct tiny sizes
@@ -216,7 +217,8 @@ def test_defaults_follow_the_paper():
     config = AdaSentConfig(vocab_size=V)
     assert not config.freeze_embeddings  # fine-tuned word vectors (their size, 100, is ours: see the model file)
     assert config.hidden_dim >= config.embed_dim  # §Structure: D >= d
-    assert AdaSent.default_training["optimizer"] == "adagrad" and AdaSent.default_training["clip"] > 0
+    recipe = load_recipe("adasent").training
+    assert recipe["optimizer"] == "adagrad" and recipe["clip"] > 0
 
 
 @pytest.mark.parametrize("bad", [{"pooling": "sum"}, {"hidden_dim": 0}, {"dropout": 1.0}, {"num_classes": 1}])

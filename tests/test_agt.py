@@ -7,6 +7,7 @@ import torch
 from torch.nn import functional as F
 
 from core.models.agt import AGT, AGTConfig, AGTOutput
+from core.training.recipes import load_recipe
 from core.views import Heatmap, LineCurves, Table
 
 torch.set_num_threads(1)
@@ -134,7 +135,7 @@ def test_loss_is_mean_cross_entropy_and_adadelta_trains():
     out = model.eval()(ids, lengths, labels)
     torch.testing.assert_close(out.loss, F.cross_entropy(out.logits, labels))
     model.train()
-    recipe = AGT.default_training
+    recipe = load_recipe("agt").training
     optimizer = torch.optim.Adadelta(model.param_groups(recipe["l2"]), lr=recipe["lr"])
     losses = []
     for _ in range(120):

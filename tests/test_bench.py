@@ -11,6 +11,7 @@ import pytest
 from core.models import model_class
 from core.models.dcnn import DCNNConfig
 from core.training.config import resolve_recipe
+from core.training.recipes import load_recipe
 from core.training.train import Trainer, TrainConfig, parse_args
 from tools.bench.accuracy import (accuracy_table, carry_over, field_defaults, load_runs, missing_runs, paper_bars, train_command,
                                   variant_label,
@@ -132,7 +133,7 @@ def _default_metrics(model: str, task: str) -> dict:
     """metrics.json fields of a run with the model's own recipe, its task preset and pretrained vectors."""
     cls = model_class(model)
     train = dataclasses.asdict(resolve_recipe(TrainConfig(model=model, task=task)))  # as core.training.train stores it
-    config = field_defaults(cls.config_class) | getattr(cls, "presets", {}).get(task, {}) | {"vocab_size": 50, "num_classes": 2}
+    config = field_defaults(cls.config_class) | load_recipe(model).preset(task) | {"vocab_size": 50, "num_classes": 2}
     return {"model": model, "task": task, "vectors": {"file": ".cache/vectors/en.safetensors"},
             "train_config": train, "model_config": config}
 

@@ -112,7 +112,8 @@ def test_model_card_front_matter_and_body(bundled):
         assert result["metrics"][0] == {"type": "accuracy", "value": round(metrics["test"]["accuracy"], 4),
                                         "name": "Test accuracy (this float16 checkpoint, as shipped)"}
         assert f"**{100 * metrics['test']['accuracy']:.1f}%**" in card
-        assert "python -m core.training.train --model nbow" in card and "| paper |" in card
+        assert "python -m core.training.train --model nbow" in card
+        assert "| paper (Lei et al. 2015, Table 1, their NBoW) |" in card  # the baseline's number in Lei's table
     from huggingface_hub import ModelCard
 
     parsed = ModelCard((bundled["out"] / "sst5" / "nbow" / "README.md").read_text())

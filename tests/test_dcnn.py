@@ -14,6 +14,7 @@ from core.data import load_task
 from tools.detectors import main as detectors_main
 from tools.detectors import markdown_table, top_ngrams
 from core.models.dcnn import DCNN, DCNNConfig, DCNNLayer, dynamic_k, kmax_pooling
+from core.training.recipes import load_recipe
 from core.views import KMaxGraph, Table, view_to_dict
 from core.data.vocab import Vocab
 
@@ -335,14 +336,15 @@ def test_config_rejects_bad_values(overrides, bad):
 
 
 def test_presets_are_the_papers():
-    assert DCNN.presets["sst2"] == {"widths": [7, 5], "maps": [6, 14], "k_top": 4}
+    presets = load_recipe("dcnn").presets
+    assert presets["sst2"] == {"widths": [7, 5], "maps": [6, 14], "k_top": 4}
     defaults = DCNNConfig(vocab_size=VOCAB)
     assert (defaults.widths, defaults.maps, defaults.k_top, defaults.embed_dim) == ([10, 7], [6, 12], 5, 48)
     assert not defaults.freeze_embeddings
-    for name, preset in DCNN.presets.items():
+    for name, preset in presets.items():
         model = DCNN(DCNNConfig(vocab_size=VOCAB, **preset)).eval()
         assert model(*batch([[4]])).logits.shape == (1, 5), name  # one word: shorter than every filter
-    trec = DCNNConfig(vocab_size=VOCAB, **DCNN.presets["trec"])
+    trec = DCNNConfig(vocab_size=VOCAB, **presets["trec"])
     assert (trec.widths, trec.maps, trec.embed_dim) == ([8], [5], 128)
 
 

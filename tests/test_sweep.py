@@ -6,16 +6,17 @@ import pytest
 
 from core.models import MODELS, model_class
 from core.training.config import TrainConfig
+from core.training.recipes import load_recipe
 from tools.bench.accuracy import load_runs, load_sweeps
 from tools.sweep import command, sweep, trial_config, tune_space
 
 
 @pytest.mark.parametrize("model", list(MODELS))
 def test_every_model_declares_a_search_space_of_known_settings(model):
-    cls = model_class(model)
-    config_fields = set(cls.config_class.__dataclass_fields__)
-    assert cls.search_space and set(tune_space(cls.search_space)) == set(cls.search_space)
-    for name in cls.search_space:
+    config_fields = set(model_class(model).config_class.__dataclass_fields__)
+    space = load_recipe(model).search_space
+    assert space and set(tune_space(space)) == set(space)
+    for name in space:
         assert name in config_fields or name in TrainConfig.__dataclass_fields__, name
 
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from core.models.tensor_cnn import TensorCNN, TensorCNNConfig, TensorCNNOutput, TensorLayer, decay_matrix
+from core.training.recipes import load_recipe
 from core.views import LineCurves, sentiment_scores
 
 torch.set_num_threads(1)
@@ -186,7 +187,8 @@ def test_paper_defaults_and_validation():
     model = TensorCNN(config)
     assert not model.embedding.weight.requires_grad and model.classifier.bias is None
     assert torch.all(model.classifier.weight == 0) and torch.all(model.layers[0].o.bias == 0.01)
-    assert TensorCNN.default_training["optimizer"] == "adagrad" and TensorCNN.default_training["lr"] == 0.01
+    recipe = load_recipe("tensor_cnn").training
+    assert recipe["optimizer"] == "adagrad" and recipe["lr"] == 0.01
     for bad in ({"decay": 1.0}, {"decay": -0.1}, {"dropout": 1.0}, {"ngram_order": 0}, {"num_layers": 0}):
         with pytest.raises(ValueError, match=str(next(iter(bad.values())))):
             TensorCNNConfig(vocab_size=10, **bad)

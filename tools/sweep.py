@@ -3,7 +3,7 @@
     python -m tools.sweep --model dcnn --task sst5 --phrases --samples 20 --max-epochs 8
     make sweep MODEL=dcnn TASK=sst5 SAMPLES=20
 
-The search space is the model's `search_space`, declared next to its defaults in its model file. Each
+The search space is the [search] table of the model's recipe, configs/recipes/<model>.toml. Each
 trial is an ordinary trainer run (core.training.train: the same log.jsonl, metrics.json and best/ checkpoint) in
 runs/sweeps/<name>/<trial>/, and it reports its dev accuracy after every epoch; ASHA stops the weaker
 half at each rung, and a stopped trial's state stays on disk. Ray runs locally (one trial per core, one
@@ -30,6 +30,7 @@ from core.checkpoints.checkpoint import atomic_write_text
 from core.data import PROJECT_ROOT
 from core.models import model_class
 from core.training.config import TrainConfig
+from core.training.recipes import load_recipe
 from core.training.train import Trainer
 from tools.bench.accuracy import train_command
 
@@ -96,9 +97,9 @@ class Progress(tune.Callback):
 
 def sweep(base: TrainConfig, samples: int, max_epochs: int, grace: int, name: str, root: Path = SWEEPS) -> dict:
     """Run (or resume) the sweep `name`; returns the best trial's record, also written to best.json."""
-    spec = model_class(base.model).search_space
+    spec = load_recipe(base.model).search_space
     if not spec:
-        raise ValueError(f"{base.model} declares no search_space")
+        raise ValueError(f"{base.model} recipe declares no [search] space")
     root = (root / name).resolve()
     threads = base.threads or 1
     if not ray.is_initialized():  # RAY_ADDRESS (a cluster) is read by ray.init itself

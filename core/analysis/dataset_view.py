@@ -35,15 +35,8 @@ def weights_sha256(ckpt: Checkpoint) -> str:
 
 
 def predictions(ckpt: Checkpoint, examples: list[Example]) -> list[int]:
-    """The checkpoint's predicted class per example, in the examples' order. predict_examples runs
-    exact-length buckets in length order, keeping the given order inside a bucket: feeding it the
-    examples stably sorted by length makes its output order known."""
-    order = sorted(range(len(examples)), key=lambda i: len(examples[i].words))
-    _, predicted = predict_examples(ckpt.model, [examples[i] for i in order], ckpt.vocab)
-    out = [0] * len(examples)
-    for k, i in enumerate(order):
-        out[i] = predicted[k]
-    return out
+    """The checkpoint's predicted class per example, in the examples' order."""
+    return predict_examples(ckpt.model, examples, ckpt.vocab)[1]
 
 
 def _counts_by_length(examples: list[Example], predicted: list[int]) -> list[list[int]]:

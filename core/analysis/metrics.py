@@ -1,8 +1,6 @@
 """Classification metrics, and running a model over a list of examples."""
 
-import torch
-
-from core.data.batching import bucket_batches
+from core.analysis.batched import predict_batched
 from core.data import Example
 from core.data.vocab import Vocab
 
@@ -29,18 +27,10 @@ def classification_report(gold: list[int], pred: list[int], labels: list[str]) -
             "per_class": per_class, "confusion": confusion}
 
 
-@torch.inference_mode()
 def predict_examples(model, examples: list[Example], vocab: Vocab, batch_size: int = 256) -> tuple[list[int], list[int]]:
-    """(gold, predicted) labels, in a fixed order (exact-length buckets)."""
-    was_training = model.training
-    model.eval()
-    gold, pred = [], []
-    for batch in bucket_batches(examples, vocab, batch_size):
-        out = model(batch.ids, batch.lengths)
-        pred += model.predict_labels(out).tolist()
-        gold += batch.labels.tolist()
-    model.train(was_training)
-    return gold, pred
+    """(gold, predicted) labels in the examples' order, from exact-length batches (no padding), as in training."""
+    _, pred = predict_batched(model, [vocab.encode(e.words) for e in examples], batch_size, exact_lengths=True)
+    return [e.label for e in examples], pred
 
 
 def evaluate(model, examples: list[Example], vocab: Vocab, labels: list[str]) -> dict:

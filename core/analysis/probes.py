@@ -26,9 +26,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
-
-from core.data.batching import pad_batch
+from core.analysis.batched import predict_batched
 from core.data import PROJECT_ROOT
 from core.predict import Lab
 from core.notices import NoticeError
@@ -289,22 +287,9 @@ def parse_user_cases(text: str, labels: list[str], task: str) -> list[Case]:
 
 # -- running -----------------------------------------------------------------------------------------------
 
-@torch.inference_mode()
 def class_probabilities(checkpoint, words: list[list[str]], batch_size: int = BATCH_SIZE) -> tuple[list[list[float]], list[int]]:
-    """One model over many tokenized sentences: (class probabilities, predicted label ids), in input order.
-    Sentences are sorted by length so a batch carries little padding."""
-    net = checkpoint.model
-    ids = [checkpoint.vocab.encode(w) for w in words]
-    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-    probs: list[list[float]] = [[] for _ in ids]
-    label_ids = [0] * len(ids)
-    for start in range(0, len(order), batch_size):
-        chunk = order[start:start + batch_size]
-        batch = pad_batch([ids[i] for i in chunk])
-        output = net(batch.ids, batch.lengths)
-        for i, row, label in zip(chunk, output.logits.softmax(-1).tolist(), net.predict_labels(output).tolist()):
-            probs[i], label_ids[i] = row, label
-    return probs, label_ids
+    """One model over many tokenized sentences: (class probabilities, predicted label ids), in input order."""
+    return predict_batched(checkpoint.model, [checkpoint.vocab.encode(w) for w in words], batch_size)
 
 
 def score_cases(cases: list[Case], outputs: dict[str, dict[str, tuple[str, float]]], labels: list[str], task: str,

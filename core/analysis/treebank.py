@@ -13,9 +13,7 @@ words them in English, demo/i18n.py in Chinese).
 import random
 from dataclasses import asdict, dataclass, field
 
-import torch
-
-from core.data.batching import pad_batch
+from core.analysis.batched import predict_batched
 from core.checkpoints.checkpoint import Checkpoint
 from core.data import DataError, data_dir
 from core.data.sst import FINE_LABELS, Tree, load_sst_trees, relabel
@@ -186,23 +184,13 @@ def _height(node: Tree) -> int:
     return 1 + max(map(_height, node.children)) if node.children else 0
 
 
-@torch.inference_mode()
 def phrase_predictions(ckpt: Checkpoint, phrases: list[tuple[str, ...]], batch_size: int = PHRASE_BATCH) -> tuple[list[int], list[float]]:
     """Every phrase classified as an input of its own: predicted class and its probability, in order.
     Phrases go shortest first in batches of `batch_size`, so that a one-word phrase is not padded to the
     sentence's length (a tree's phrases have every length: one batch padded to the longest cost AdaSent's
     quadratic pyramid 3x more on a 42-word sentence)."""
-    order = sorted(range(len(phrases)), key=lambda i: len(phrases[i]))
-    labels, probs = [0] * len(phrases), [0.0] * len(phrases)
-    for start in range(0, len(order), batch_size):
-        chunk = order[start:start + batch_size]
-        batch = pad_batch([ckpt.vocab.encode(phrases[i]) for i in chunk])
-        output = ckpt.model(batch.ids, batch.lengths)
-        predicted = ckpt.model.predict_labels(output)  # (N,)
-        confidence = output.logits.softmax(-1).gather(1, predicted[:, None])[:, 0]  # (N,)
-        for i, label, p in zip(chunk, predicted.tolist(), confidence.tolist()):
-            labels[i], probs[i] = label, p
-    return labels, probs
+    probs, labels = predict_batched(ckpt.model, [ckpt.vocab.encode(p) for p in phrases], batch_size)
+    return labels, [row[label] for row, label in zip(probs, labels)]
 
 
 def tree_view(checkpoints: dict[tuple[str, str], Checkpoint], tree: Tree, task: str, split: str, index: int) -> TreeView:

@@ -67,7 +67,7 @@ class AdaSentConfig:
     vocab_size: int
     num_classes: int = 5
     # §Implementation Details: 50-d word2vec (Wikipedia). Ours are weaker and the trainer PCA-reduces them;
-    # keeping 100 of their 300 dimensions won the TREC sweep (see `default_training`)
+    # keeping 100 of their 300 dimensions won the TREC sweep (docs/experiments.md)
     embed_dim: int = 100
     hidden_dim: int = 100  # §Structure: D >= d (size not given; 10K-100K parameters in all, §Results)
     classifier_hidden: int = 50  # §Implementation Details: the classifier g is an MLP (size not given)
@@ -97,20 +97,6 @@ class AdaSent(SentenceClassifier):
     key = "adasent"
     config_class = AdaSentConfig
     word_curve_kind = "probe"  # level 1: g on each word alone; the model only ever applies g to pooled levels
-    # §Regularization of Recurrent Matrix: mini-batch AdaGrad with norm clipping; l2 (weight decay on W_L, W_R)
-    # = 2 lambda. lr, batch size, clip and epochs are not given in the paper: our choices. lr, l2 and the sizes
-    # above are the best of a 48-trial TREC sweep (runs/sweeps/adasent-trec, values to 3 digits); lambda 9.2e-6
-    # is under the paper's range [5e-5, 0.01]. Seeds 1-3, mean best dev against the old lr 0.05, l2 2e-4,
-    # 50-d, g hidden 100, no dropout: TREC 88.13 (test 88.9 ± 1.7) vs 83.30 (86.5 ± 2.7); MR fold 0 78.00
-    # (test 78.2 ± 0.6) vs 77.86 (76.5 ± 1.4). 10 dev evaluations per epoch (issue 27; SST-5 seed 1, same vectors:
-    # best dev 43.87 against 42.69 with one per epoch).
-    default_training = {"optimizer": "adagrad", "lr": 0.0189, "l2": 1.84e-5, "batch_size": 32, "clip": 5.0,
-                        "epochs": 20, "evals_per_epoch": 10}
-    # sizes are not given by the paper (§Structure: 10K-100K parameters); lr and L2 are our recipe's
-    # embed_dim: our vectors are not the paper's 50-d Wikipedia word2vec, so how much of them to keep is searched
-    search_space = {"embed_dim": ("choice", [50, 100, 300]), "hidden_dim": ("choice", [50, 100, 200]),
-                    "classifier_hidden": ("choice", [50, 100]), "pooling": ("choice", ["mean", "max"]),
-                    "lr": ("loguniform", 0.01, 0.2), "l2": ("loguniform", 1e-5, 1e-3), "dropout": ("choice", [0.0, 0.2, 0.5])}
 
     def __init__(self, config: AdaSentConfig):
         super().__init__(config)

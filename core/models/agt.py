@@ -22,15 +22,15 @@ Deviations from the paper (and why):
   the output of the first FC layer (the penultimate features, as in Kim 2014). Eq. 6 has no bias.
 - Embeddings are frozen by default. The paper initialises from GloVe but does not say whether it
   fine-tunes. On the Chinese tasks, where our vectors cover little of the vocabulary, they are trained
-  (presets); PyTorch's Adadelta has no sparse form, so the trainer gives the embedding dense gradients.
+  (configs/recipes/agt.toml); PyTorch's Adadelta has no sparse form, so the trainer gives the embedding
+  dense gradients.
 - Adadelta with lr 1.0 (Zeiler's original rule; PyTorch's default) instead of the stated 0.0005,
   which would shrink Adadelta's unit-free step about 2000x; L2, clipping and epochs are not stated.
 - Ablation (§3.2: "only s+_0", 48.5; "s+_0..s+_2", 49.0, "removing s+_i for i > k-1"): with
   attention_layers = k > 0 only k attention vectors exist, and layers l >= k reuse the last one,
   s+_{k-1}, in Eq. 7-8; for k = 1 every layer sees the same linear combination of word vectors, which is
-  what §3.2 says this ablation transforms. The paper does not say what replaces s+_l. We first read it as
-  plain highway layers on y_{l-1} (s+_l := y_{l-1}), but that network did not train on SST-5 here: after
-  2 epochs its loss stayed at the label prior's (1.29) and dev accuracy at 20.8%, far from the paper's 48.5.
+  what §3.2 says this ablation transforms. The paper does not say what replaces s+_l; plain highway layers
+  on y_{l-1} did not train here (docs/experiments.md).
 - Outputs: layer 0 has no gate (y_0 = s+_0), so `gates` holds layers 1..14 (L2..L15) only.
 - Word vectors that start random (every row when no pretrained vectors are used, else the rows they
   lack) are drawn from U(±0.25), Kim (2014)'s range, with the padding row at zero (`build_embedding`,
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.models.base import (DIM, LAYERS, NUM_CLASSES, TRAINED_EMBEDDINGS, VOCAB_SIZE, check_config,
+from core.models.base import (DIM, LAYERS, NUM_CLASSES, VOCAB_SIZE, check_config,
                               classification_loss, Dropout, length_mask, ModelOutput, SentenceClassifier)
 from core.views import Heatmap, LineCurves, Table, Text
 
@@ -68,7 +68,7 @@ class AGTConfig:
     fc_hidden: int = 200  # first of the two FC layers (§2.2): width not stated
     gate_bias: float = 1.0  # §3.1: "transform gate bias of 1" (§3.2: it drives the compositional behaviour)
     dropout: float = 0.2  # §3.1
-    freeze_embeddings: bool = True  # not stated in the paper: GloVe kept fixed; trained on Chinese (presets)
+    freeze_embeddings: bool = True  # not stated in the paper: GloVe kept fixed; trained on Chinese (its recipe)
     # not in the paper: scale pretrained rows to unit norm; our CBOW vectors' norms (about 13) saturate the
     # tanh projection B = tanh(P x). Off by default until a run shows it helps (compare on SST-5 dev).
     unit_norm_vectors: bool = False
@@ -95,15 +95,6 @@ class AGTOutput(ModelOutput):
 class AGT(SentenceClassifier):
     key = "agt"
     config_class = AGTConfig
-    # §3.1: Adadelta, mini-batch 50, dropout 0.2 (in the config). lr 1.0 instead of the paper's 0.0005
-    # (see the docstring); no L2, no clipping and no epoch count are stated: 0, 0 and 25 with dev selection,
-    # 10 dev evaluations per epoch (issue 27; SST-5 seed 1, same vectors: best dev 46.50 against 45.78 with one).
-    default_training = {"optimizer": "adadelta", "lr": 1.0, "l2": 0.0, "batch_size": 50, "clip": 0, "epochs": 25,
-                        "evals_per_epoch": 10}
-    # §3.2 varies depth and the attention layers; dropout and the gate bias are §3.1's single choices
-    search_space = {"num_layers": ("choice", [5, 10, 15]), "attention_layers": ("choice", [0, 1, 3]),
-                    "dropout": ("choice", [0.1, 0.2, 0.3, 0.5]), "gate_bias": ("choice", [0.0, 1.0, 2.0])}
-    presets = {"zh_news": TRAINED_EMBEDDINGS, "zh_sentiment": TRAINED_EMBEDDINGS}
 
     def __init__(self, config: AGTConfig):
         super().__init__(config)

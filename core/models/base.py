@@ -17,14 +17,6 @@ from torch import Tensor, nn
 from core.checkpoints.checkpoint import CONFIG, VOCAB, WEIGHTS, CheckpointError, load_checkpoint, save_checkpoint
 from core.data.vocab import Vocab
 
-# A task preset for the models whose papers keep pretrained vectors fixed (tensor CNN, mRNN, AGT), on the
-# Chinese tasks: our Chinese word2vec (3.1 M tokens, docs/vectors.md) covers only 54-58% of a Chinese
-# task's training vocabulary (our English vectors: 91% of SST's), and fixed vectors would leave the rest
-# as fixed random rows. Test accuracy, seed 1, fixed -> trained: tensor CNN zh_news 86.5 -> 87.5, zh_sentiment
-# 91.6 -> 93.1; mRNN zh_news 82.2 -> 83.5, zh_sentiment 89.6 -> 89.3; AGT zh_news 85.3 -> 87.0, zh_sentiment 91.5 -> 92.2.
-TRAINED_EMBEDDINGS = {"freeze_embeddings": False}
-
-
 # Bounds on a config's sizes, (lowest, highest): a checkpoint's config.json is input, checked before any tensor
 # is allocated. Far above every paper setting (the largest: a 3 M-word vocabulary is not bundled; dims <= 300).
 VOCAB_SIZE = (1, 2_000_000)
@@ -90,12 +82,6 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
 
     key: str = ""
     config_class: type = object
-    # what `make sweep` (tools/sweep.py) searches: {name: ("choice", [values]) | ("uniform" | "loguniform",
-    # low, high)}, a name being a training setting (core.training.config.TrainConfig) or a field of `config_class`
-    search_space: dict = {}
-    # tasks on which the paper trained randomly initialised embeddings although it had vectors elsewhere;
-    # `--vectors auto` then uses none
-    random_embeddings_for: frozenset[str] = frozenset()
     # what `word_curve` gives: "native" (the model's own per-word output, which it computes and uses), "probe"
     # (a part of the model applied where the model itself never applies it), or None: no curve of its own,
     # and the predictor runs prefixes

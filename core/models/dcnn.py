@@ -19,22 +19,18 @@ Deviations from the paper:
 - Sparse (trained) embeddings get no L2: sparse AdaGrad cannot apply weight decay. The rest of the
   per-layer L2 follows the authors' Matlab code (via Godin); biases are not penalised (§5.1 lists
   embeddings, filters and FC weights).
-- Training recipe: the paper names AdaGrad only. lr 0.1 comes from Godin's and mwilliammyers'
-  re-implementations (taken from the Matlab code); so does dropout 0.5 (the paper gives no rate).
-  Their batch of 4 sentences would make an epoch with phrases about 4x slower on one CPU core than
-  our batch of 32. Godin's reset of the AdaGrad accumulator every 5 epochs is a trainer matter and
-  is not done here.
+- Training recipe (configs/recipes/dcnn.toml): the paper names AdaGrad only. lr 0.1 comes from Godin's and
+  mwilliammyers' re-implementations (taken from the Matlab code); so does dropout 0.5 (the paper gives no rate).
+  Our batch is 32, not their 4 (docs/experiments.md).
 - k-max ties go to the earlier position (as a stable sort would rank them), so a sentence keeps the
   same columns whatever its padding or batch (torch.topk's choice among ties changes with the
   padding); the paper does not discuss ties.
 - The bias is per (row, map): §3.4 gives one bias per row of a pooled matrix, and each map is its own matrix.
 - TREC (§5.3): the paper gives no k_top ("mostly the same hyper-parameters as ... binary"), so we use
   the binary 4. Its 32-d vectors were pretrained (Turian et al.); ours are PCA-reduced to 128-d, not 32-d
-  (better on dev; see `presets`).
-  On SST (§5.2) the paper's vectors are random. On SST-5 ours start from our vectors PCA-reduced to 48-d:
-  seeds 1-3, 20 dev evaluations per epoch, mean best dev 47.02 (test 44.6 ± 0.7) against 45.99 (44.3 ± 0.5)
-  from random ones, higher for every seed. On SST-2 the same comparison keeps random ones
-  (`random_embeddings_for`): mean best dev 83.56 (test 82.7 ± 0.5) against 83.37 (82.1 ± 0.4) from ours.
+  (better on dev: docs/experiments.md).
+  On SST (§5.2) the paper's vectors are random. On SST-5 ours start from our vectors PCA-reduced to 48-d
+  (better on dev); on SST-2 the same comparison keeps random ones (the recipe's [vectors] random_for).
 - Filters and FC layer use PyTorch's default initialisation; the paper does not give one.
 - There is no native per-word curve (`word_curve` stays None): the predictor computes prefix predictions.
 - The induced feature graph (§4.2, `feature_graph`) gets weighted edges: an edge's weight counts the
@@ -174,29 +170,6 @@ class DCNNLayer(nn.Module):
 class DCNN(SentenceClassifier):
     key = "dcnn"
     config_class = DCNNConfig
-    # §5.1 AdaGrad; lr 0.1 from Godin/mwilliammyers (the authors' Matlab code); the paper gives no lr or
-    # batch size. Batch 32, not their 4: an epoch with phrases is about 4x cheaper on one CPU core. l2 is
-    # the softmax layer's weight decay: Godin's penalty 5e-5 * sum w^2 has gradient 1e-4 * w, and
-    # param_groups scales it per conv layer. No clipping in any source; epochs: our cap.
-    # evals_per_epoch: the authors select on dev every 10 batches (Godin); 20 dev evaluations per epoch, SST-5
-    # phrases, seeds 1-3: dev 45.26 (test 44.78 ± 1.31) against 44.99 (test 43.70 ± 0.16) with one. Their batch 4,
-    # AdaGrad reset every 5 epochs and per-layer L2 5e-5/1.5e-5/1.5e-6 (embeddings 5e-5) on top: dev 45.87 but
-    # test 43.4, 4-9x the epoch time, and the reset threw the loss back up (0.56 -> 0.76): not adopted.
-    default_training = {"optimizer": "adagrad", "lr": 0.1, "l2": 1e-4, "batch_size": 32, "clip": 0, "epochs": 20,
-                        "evals_per_epoch": 20}
-    # the paper gives no search: the optimizer settings its re-implementations disagree on, and the dropout
-    search_space = {"lr": ("loguniform", 0.02, 0.3), "batch_size": ("choice", [4, 8, 16, 32]),
-                    "l2": ("loguniform", 1e-5, 3e-4), "embed_l2": ("choice", [0.0, 5e-5, 5e-4, 2e-3]),
-                    "dropout": ("uniform", 0.3, 0.6)}
-    random_embeddings_for = frozenset({"sst2"})  # §5.2 random 48-d (SST-5: see the docstring); §5.3 pretrained
-    presets = {
-        "sst5": {"widths": [10, 7], "maps": [6, 12], "k_top": 5},  # §5.2 fine-grained
-        "sst2": {"widths": [7, 5], "maps": [6, 14], "k_top": 4},  # §5.2 binary
-        # §5.3's one layer. Its 32-d vectors were Turian et al.'s; ours PCA-reduced to 32-d are no better than
-        # random ones, so the trainer keeps 128 of their 300 dimensions: seeds 1-3, mean best dev 86.48 (test
-        # 87.5 ± 1.0) against 83.73 (86.9 ± 0.2) at 32-d; 300-d also 86.48 (87.4), at 2.3x the parameters
-        "trec": {"embed_dim": 128, "widths": [8], "maps": [5], "k_top": 4, "conv_l2_scale": [0.3]},
-    }
 
     def __init__(self, config: DCNNConfig):
         super().__init__(config)

@@ -48,7 +48,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from core.models.base import (DIM, NUM_CLASSES, TRAINED_EMBEDDINGS, VOCAB_SIZE, check_config, Dropout, length_mask,
+from core.models.base import (DIM, NUM_CLASSES, VOCAB_SIZE, check_config, Dropout, length_mask,
                               ModelOutput, SentenceClassifier)
 from core.views import LineCurves, Text, Trajectory, sentiment_scores
 
@@ -65,8 +65,7 @@ class MRNNConfig:
     vocab_size: int
     num_classes: int = 5
     embed_dim: int = 300  # §5.1: 300-d word2vec (Google News)
-    # dh: Table 2 uses 20 on SST (Table 1: 25 on MPQA). dh = 50 was no better on SST-5 phrases (42.1 ± 0.8
-    # against 43.6 ± 1.0 with 20, 3 seeds each) and costs about 6x the compute of x_tᵀA (dx·dh² per word)
+    # dh: Table 2 uses 20 on SST (Table 1: 25 on MPQA); 50 was no better here (docs/experiments.md)
     hidden: int = 20
     activation: str = "tanh"  # f in Eq. 5; §5.2: tanh best on MPQA, identity only slightly worse
     head: str = "softmax"  # §5.1: softmax on SST; "ordinal" = §4.2 cumulative sigmoids (MPQA)
@@ -118,21 +117,6 @@ class MRNN(SentenceClassifier):
     key = "mrnn"
     config_class = MRNNConfig
     word_curve_kind = "native"  # Eq. 6: y_t at every step
-    # The paper gives no training recipe. The same author's DRNN code (oir/deep-recursive drsv.cpp) uses
-    # AdaGrad lr 0.01, L2 1e-4, global grad-norm clip 1 and minibatches of 20 trees; with that recipe our
-    # first SST-5 epoch reached only 29% dev accuracy, so we train with Adam (lr 1e-3, clip 5) and keep
-    # its L2 1e-4. Batches of 32 (our per-step loop costs about the same for 20 or 32 rows); DRNN runs
-    # 200 epochs, we cap at 30 and the trainer keeps the best dev evaluation, 10 per epoch (issue 27; SST-5 seed 1:
-    # best dev 46.50 against 45.41 with one per epoch, the latter on the 147,050-word vectors).
-    default_training = {"optimizer": "adam", "lr": 0.001, "l2": 1e-4, "batch_size": 32, "clip": 5.0, "epochs": 30,
-                        "evals_per_epoch": 10}
-    # §5.1 tunes the hidden size on dev; the rest are our recipe's settings
-    search_space = {"hidden": ("choice", [10, 20, 30, 50]), "lr": ("loguniform", 3e-4, 3e-3),
-                    "l2": ("loguniform", 1e-5, 1e-3), "dropout": ("choice", [0.1, 0.3, 0.5])}
-    # §5.1 MPQA: dh = 25, tanh, ordinal head (Table 1). Our mpqa task is binary, where the ordinal head
-    # is one logistic output.
-    presets = {"mpqa": {"hidden": 25, "activation": "tanh", "head": "ordinal"},
-               "zh_news": TRAINED_EMBEDDINGS, "zh_sentiment": TRAINED_EMBEDDINGS}
 
     def __init__(self, config: MRNNConfig):
         super().__init__(config)

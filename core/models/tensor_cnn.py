@@ -29,7 +29,7 @@ Deviations from the paper
 - Any n-gram order n >= 1 is allowed (the DP generalises, one more factor matrix per order); the
   paper uses n <= 3.
 - Unit-norm word vectors (§6) are applied by the trainer (`unit_norm_vectors`); L2 and AdaGrad live
-  in the optimizer (see `default_training`).
+  in the optimizer (configs/recipes/tensor_cnn.toml).
 - Word vectors that start random (every row when no pretrained vectors are used, else the rows they
   lack) are drawn from U(±0.25), Kim (2014)'s range, with the padding row at zero (`build_embedding`,
   core/models/base.py); the paper does not give this initialisation.
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.models.base import (DIM, LAYERS, NUM_CLASSES, TRAINED_EMBEDDINGS, VOCAB_SIZE, check_config,
+from core.models.base import (DIM, LAYERS, NUM_CLASSES, VOCAB_SIZE, check_config,
                               classification_loss, dropout, length_mask, masked_mean, ModelOutput,
                               SentenceClassifier)
 from core.views import LineCurves, Text, sentiment_scores
@@ -120,25 +120,6 @@ class TensorCNN(SentenceClassifier):
     key = "tensor_cnn"
     config_class = TensorCNNConfig
     word_curve_kind = "native"  # Fig. 5: each position's softmax over its layers' states
-    # §6 and the authors' README run: AdaGrad lr 0.01, L2 1e-5, no gradient clipping. The code's penalty
-    # is 1e-5·Σ‖p‖² on every parameter but the embeddings, which torch weight_decay 2e-5 matches; 1e-5 (half
-    # of it) won on SST-5 dev: mean best dev 51.71 against 51.20 over seeds 1-3 with 10 evaluations per epoch
-    # (test 48.7 against 48.8; runs/protocol, README). Batch 32 instead of the authors' 15 (half the steps: an
-    # SST phrase epoch fits in about a minute on 2 cores); 20 epochs at most (the authors allow 100 with early
-    # stopping; our budget is CPU minutes). 10 dev evaluations per epoch, as the authors' --eval_period selects
-    # within epochs: seed 1 best dev 51.32 against 50.23 with one per epoch (the latter on the 147,050-word vectors).
-    default_training = {"optimizer": "adagrad", "lr": 0.01, "l2": 1e-5, "batch_size": 32, "clip": 0, "epochs": 20,
-                        "evals_per_epoch": 10}
-    # §6: the paper's own grid (AdaGrad lr 0.01 and L2 1e-5 fixed), sampled at random by `make sweep`
-    search_space = {"num_layers": ("choice", [1, 2, 3]), "ngram_order": ("choice", [2, 3]),
-                    "hidden": ("choice", [50, 100, 200]), "dropout": ("choice", [0.0, 0.1, 0.3, 0.5]),
-                    "decay": ("choice", [0.0, 0.3, 0.5])}
-    presets = {
-        "sst5": {"num_layers": 3, "ngram_order": 3, "hidden": 200, "decay": 0.5},  # Table 1 footnote
-        "sst2": {"num_layers": 3, "ngram_order": 3, "hidden": 200, "decay": 0.5},  # Table 1 footnote
-        "zh_news": {"num_layers": 2, "ngram_order": 2, **TRAINED_EMBEDDINGS},  # §7.1: news categorisation's best, 2 layers, n = 2
-        "zh_sentiment": TRAINED_EMBEDDINGS,
-    }
 
     def __init__(self, config: TensorCNNConfig):
         super().__init__(config)

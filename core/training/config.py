@@ -2,11 +2,11 @@
 
     run = build_run(TrainConfig(model="dcnn", task="sst2", phrases=True))
 
-`build_run` is the whole setup, in order: fill the unset training settings from the model's paper
-recipe (`resolve_recipe`), load the task, seed, choose the pretrained vectors (`vectors_file`), build the
-vocabulary, decide the model configuration (`model_config`: the one place where its four sources meet),
-build the model and copy the (PCA-reduced) vectors into it. Every decision about the model is made
-before it is built; nothing changes it afterwards. core.training.train trains the returned `Run`.
+`build_run` is the whole setup, in order: fill the unset training settings from the model's recipe
+(configs/recipes/<model>.toml, `resolve_recipe`), load the task, seed, choose the pretrained vectors
+(`vectors_file`), build the vocabulary, decide the model configuration (`model_config`: the one place where
+its four sources meet), build the model and copy the (PCA-reduced) vectors into it. Every decision about the
+model is made before it is built; nothing changes it afterwards. core.training.train trains the returned `Run`.
 """
 
 import dataclasses
@@ -24,6 +24,7 @@ from core.data import PROJECT_ROOT, TaskData, load_task
 from core.data.user import load_user_task
 from core.models import model_class
 from core.models.base import SentenceClassifier
+from core.training.recipes import load_recipe
 from core.data.vectors import Vectors, embedding_matrix, load_vectors, reduce_dim
 from core.data.vocab import Vocab
 
@@ -36,7 +37,7 @@ class TrainConfig:
     task: str = "sst5"
     phrases: bool = False  # SST: train on every labelled phrase too (evaluation stays on sentences)
     seed: int = 1
-    epochs: int | None = None  # None: the model's default_training
+    epochs: int | None = None  # None: the model's recipe (configs/recipes/<model>.toml)
     batch_size: int | None = None
     optimizer: str | None = None  # adagrad | adadelta | adam
     lr: float | None = None
@@ -84,9 +85,9 @@ class Run:
 
 
 def resolve_recipe(cfg: TrainConfig) -> TrainConfig:
-    """A copy of `cfg` with every unset (None) training setting taken from the model's paper recipe
-    (`default_training`); without a recipe entry, one dev evaluation per epoch and no AdaGrad reset."""
-    recipe = {"evals_per_epoch": 1, "adagrad_reset": 0, **model_class(cfg.model).default_training}
+    """A copy of `cfg` with every unset (None) training setting taken from the model's recipe ([training]);
+    without a recipe entry, one dev evaluation per epoch and no AdaGrad reset."""
+    recipe = {"evals_per_epoch": 1, "adagrad_reset": 0, **load_recipe(cfg.model).training}
     resolved = dataclasses.replace(cfg, **{k: v for k, v in recipe.items() if getattr(cfg, k) is None})
     if resolved.evals_per_epoch < 1:
         raise ValueError(f"evals_per_epoch must be >= 1, got {resolved.evals_per_epoch}")
@@ -127,26 +128,21 @@ def model_overrides(config_class, pairs: list[str]) -> dict:
     return overrides
 
 
-# Tasks whose best set (docs/vectors.md) is not the language's word2vec .cache/vectors/<lang>: zh_news titles
-# take fastText over 1..3-character n-grams (`make vectors-sets-zh`), which covers every word. Seeds 1-3, mean
-# best dev (higher for every seed): DCNN 87.39 against 86.98 (test 88.1 ± 0.4 against 87.7 ± 0.2), tensor CNN
-# 87.68 against 87.02 (test 88.3 ± 0.1 against 87.5 ± 0.3)
-TASK_VECTORS = {"zh_news": "zh-fasttext"}
-
-
 def vectors_file(cfg: TrainConfig, lang: str) -> Path | None:
-    """The pretrained vectors this run starts from, or None for random embeddings."""
+    """The pretrained vectors this run starts from, or None for random embeddings: with "auto", the recipe's
+    set for the task ([vectors] by_task, when built), else the language's word2vec .cache/vectors/<lang>."""
     if cfg.vectors == "none":
         return None
     if cfg.vectors != "auto":
         return Path(cfg.vectors)
-    if cfg.task in model_class(cfg.model).random_embeddings_for:
+    recipe = load_recipe(cfg.model)
+    if cfg.task in recipe.random_embeddings_for:
         log.info("%s on %s: random embeddings, as in the paper (pass --vectors to override)", cfg.model, cfg.task)
         return None
     folder = PROJECT_ROOT / ".cache" / "vectors"
     path = folder / f"{lang}.safetensors"
-    if cfg.task in TASK_VECTORS:
-        best = folder / f"{TASK_VECTORS[cfg.task]}.safetensors"
+    if cfg.task in recipe.task_vectors:
+        best = folder / f"{recipe.task_vectors[cfg.task]}.safetensors"
         if best.is_file():
             return best
         log.warning("%s: its best vectors .cache/vectors/%s are not built (docs/vectors.md); using %s instead",
@@ -157,7 +153,7 @@ def vectors_file(cfg: TrainConfig, lang: str) -> Path | None:
 def model_config(cfg: TrainConfig, task: TaskData, vocab: Vocab, vectors: Vectors | None):
     """The model's configuration, from four sources, each overriding the ones before it:
       1. the config dataclass's defaults: the paper's main setting;
-      2. the task preset (`presets[task]`): the paper's setting for this task;
+      2. the recipe's task preset ([presets.<task>]): the paper's setting for this task;
       3. what the pretrained vectors imply: a model that keeps its vectors fixed takes their size
          (embed_dim), and without pretrained vectors the random ones are trained (freeze_embeddings=False),
          since fixed random vectors carry no information;
@@ -165,7 +161,7 @@ def model_config(cfg: TrainConfig, task: TaskData, vocab: Vocab, vectors: Vector
     vocab_size and num_classes are facts of the data, not settings: nothing overrides them."""
     cls = model_class(cfg.model)
     defaults = {f.name: f.default for f in dataclasses.fields(cls.config_class) if f.default is not dataclasses.MISSING}
-    preset = getattr(cls, "presets", {}).get(cfg.task, {})
+    preset = load_recipe(cfg.model).preset(cfg.task)
     overrides = model_overrides(cls.config_class, cfg.set)
     if vectors is None:
         implied = {"freeze_embeddings": False}

@@ -5,8 +5,8 @@
     python -m core.training.train --model nbow --task sst5 --phrases --resume   # continue a killed run
     python -m core.training.train --model dcnn --data reviews.csv --text-column review --label-column stars
 
-It knows nothing model-specific: a model brings its config dataclass, its paper's training recipe
-(`default_training`, `presets` per task) and its parameter groups. The flow:
+It knows nothing model-specific: a model brings its config dataclass and its parameter groups, and its
+recipe (configs/recipes/<model>.toml: training settings, presets per task) the rest. The flow:
   1. core.training.config.build_run(config): the task, vocabulary and model, every setting decided;
   2. Trainer(run): the optimizers for the recipe (`build_optimizers`); with --resume, the saved state,
      after checking it was trained with the same settings (`resume_conflicts`);

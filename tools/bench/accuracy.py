@@ -11,7 +11,9 @@ from core.data.classic import CLASSIC
 from core.data.tasks import TASKS
 from core.checkpoints.hub import display_path
 from core.models import PAPER_MODELS, model_class
+from core.models.papers import find_reported, papers
 from core.training.config import resolve_recipe
+from core.training.recipes import load_recipe
 from core.training.train import TrainConfig
 
 log = logging.getLogger("tools.bench")
@@ -19,29 +21,6 @@ log = logging.getLogger("tools.bench")
 MODEL_ORDER = PAPER_MODELS + ["nbow"]
 SST = ("sst5", "sst2")
 SEEDS_WANTED = {"sst5": 3, "sst2": 3}  # the issue: 3 seeds on SST, 1 allowed elsewhere
-
-# (model, task, phrases) -> (test accuracy %, source); phrases None = the paper does not say
-PAPER_ACCURACY = {
-    ("tensor_cnn", "sst5", True): (51.2, "Lei et al. 2015, Table 1, + phrase labels"),
-    ("tensor_cnn", "sst5", False): (50.6, "Lei et al. 2015, Table 1, root labels"),
-    ("tensor_cnn", "sst2", True): (88.6, "Lei et al. 2015, Table 1, + phrase labels"),
-    ("tensor_cnn", "sst2", False): (87.0, "Lei et al. 2015, Table 1, root labels"),
-    ("mrnn", "sst5", True): (43.5, "Irsoy & Cardie 2015, Table 2, mRNN+vec dh=20"),
-    ("dcnn", "sst5", True): (48.5, "Kalchbrenner et al. 2014, Table 1"),
-    ("dcnn", "sst2", True): (86.8, "Kalchbrenner et al. 2014, Table 1"),
-    ("dcnn", "trec", False): (93.0, "Kalchbrenner et al. 2014, Table 2"),
-    ("agt", "sst5", True): (50.5, "Guo 2017, Table 1"),
-    ("adasent", "mr", False): (83.1, "Zhao et al. 2015 (10-fold CV; via aggregator, table lost in our copy)"),
-    ("adasent", "cr", False): (86.3, "Zhao et al. 2015 (10-fold CV; via aggregator)"),
-    ("adasent", "subj", False): (95.5, "Zhao et al. 2015 (10-fold CV; via aggregator)"),
-    ("adasent", "mpqa", False): (93.3, "Zhao et al. 2015 (10-fold CV; via aggregator)"),
-    ("adasent", "trec", False): (92.4, "Zhao et al. 2015 (via aggregator)"),
-    ("nbow", "sst5", None): (44.5, "Lei et al. 2015, Table 1, their NBoW"),
-    ("nbow", "sst2", None): (82.0, "Lei et al. 2015, Table 1, their NBoW"),
-}
-# Lei et al. 2015, Table 1 (one 2.6 GHz i7 core). The table does not name the task, but its 33 s per 10k samples
-# (root labels) matches 28 s for SST-5's 8,544 training sentences, so we compare SST-5 epochs only.
-PAPER_EPOCH_SECONDS = {("tensor_cnn", "sst5", False): 28.0, ("tensor_cnn", "sst5", True): 445.0}
 
 # settings that do not make a variant: the run's identity, and the epoch budget (early stopping on dev
 # decides the epoch that counts; the command column shows the budget)
@@ -107,7 +86,7 @@ def variant_label(metrics: dict) -> str:
     for name in (f.name for f in dataclasses.fields(TrainConfig)):
         if name not in RUN_IDENTITY and name in train and train[name] != defaults.get(name):
             parts.append(f"{name}={_short(train[name])}")
-    config_defaults = field_defaults(cls.config_class) | getattr(cls, "presets", {}).get(metrics.get("task"), {})
+    config_defaults = field_defaults(cls.config_class) | load_recipe(key).preset(metrics.get("task"))
     explicit = {pair.partition("=")[0] for pair in train.get("set", [])}
     for name, value in model_cfg.items():
         if name in ("vocab_size", "num_classes"):
@@ -176,12 +155,14 @@ def _phrases(metrics: dict) -> bool:
 
 
 def _paper(model: str, task: str, phrases: bool) -> tuple[float, str, bool] | None:
-    """(number, source, comparable): comparable is False when the paper used the other phrase regime."""
-    for regime in (phrases, None):
-        if (model, task, regime) in PAPER_ACCURACY:
-            return (*PAPER_ACCURACY[(model, task, regime)], True)
-    other = PAPER_ACCURACY.get((model, task, not phrases))
-    return (other[0], other[1] + (", with phrases" if not phrases else ", root labels"), False) if other else None
+    """(number, source, comparable): comparable is False when the paper used the other phrase regime
+    (configs/papers.toml)."""
+    found = find_reported(model, task, phrases)
+    if not found:
+        return None
+    reported, comparable = found
+    other = "" if comparable else ", with phrases" if not phrases else ", root labels"
+    return reported.accuracy, reported.source + other, comparable
 
 
 def _order(key: tuple) -> tuple:
@@ -229,13 +210,15 @@ def paper_bars(rows: list[dict]) -> list[dict]:
     (the variant a user would pick without looking at test; `row`: its 1-based index in `rows`, None when no row
     is complete), the paper's number and source, and how many variants and runs were tried for it."""
     bars = []
-    for (model, task, regime), (paper, source) in PAPER_ACCURACY.items():
+    for model, reported in ((m, r) for m, p in papers().items() for r in p.reported):
+        task, regime = reported.task, reported.phrases
         tried = [(i, r) for i, r in enumerate(rows, 1) if (r["model"], r["task"]) == (model, task)
                  and r.get("delta") is not None and (regime is None or r["phrases"] == regime)]
         if not tried:
             continue
         full = [(i, r) for i, r in tried if complete(r)]
-        bars.append({"model": model, "task": task, "phrases": tried[0][1]["phrases"], "paper": paper, "source": source,
+        bars.append({"model": model, "task": task, "phrases": tried[0][1]["phrases"], "paper": reported.accuracy,
+                     "source": reported.source,
                      "variants": len(tried), "runs": sum(r["n"] for _, r in tried),
                      "row": max(full, key=lambda ir: ir[1]["dev_mean"])[0] if full else None})
     return bars
@@ -283,10 +266,10 @@ def accuracy_table(runs: list[dict]) -> list[dict]:
                    if "ranking_loss" in m["test"] and m.get("model_config", {}).get("head") == "ordinal"]
         if len(ranking) == len(members):  # the ordinal head's metric (mRNN §4.2): mean |predicted - gold| class
             row["ranking_loss"] = statistics.fmean(ranking)
-        paper = _paper(model, task, phrases)
-        if paper:
-            row["paper"], row["paper_source"], comparable = paper
-            row["delta"] = row["mean"] - paper[0] if comparable else None
+        reported = _paper(model, task, phrases)
+        if reported:
+            row["paper"], row["paper_source"], comparable = reported
+            row["delta"] = row["mean"] - reported[0] if comparable else None
         if row.get("delta") is not None and row["delta"] < 0:  # a missed bar is shown with its dev curves
             curves = {run_label(m, len(row["folds"]) > 1): dev_curve(m["path"]) for m in members}
             row["dev_curves"] = {label: curve for label, curve in curves.items() if curve[0]}
@@ -339,8 +322,8 @@ def speed_table(runs: list[dict]) -> list[dict]:
                    "runs": len(members), "timing_only": not training,
                    "epochs_timed": len(seconds), "median_s": median, "min_s": min(seconds), "max_s": max(seconds),
                    "train_examples": examples, "s_per_10k": 1e4 * median / examples if examples else None, "threads": threads}
-            paper = PAPER_EPOCH_SECONDS.get((model, task, phrases))
-            if paper:
-                row["paper_s"], row["ratio"] = paper, median / paper
+            found = find_reported(model, task, phrases)
+            if found and found[1] and found[0].epoch_seconds:
+                row["paper_s"], row["ratio"] = found[0].epoch_seconds, median / found[0].epoch_seconds
             rows.append(row)
     return rows

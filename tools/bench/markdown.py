@@ -276,7 +276,7 @@ def inference_markdown(r: dict) -> list[str]:
         lengths = s["step_lengths"]
         lines += [f"A batch of 32 random sentences of exactly L words (the trainer's exact-length buckets), torch threads "
                   f"{r['machine']['torch_threads']}, p50 in ms: *forward* in eval mode with no explanation tensors, *step* = "
-                  "forward, backward and the model's own optimizer recipe (`default_training`).", ""]
+                  "forward, backward and the model's own optimizer recipe (`configs/recipes/<model>.toml`).", ""]
         rows = [[model] + [f"{_ms(f['p50_ms'])} / {_ms(t['p50_ms'])}" for f, t in zip(x["forward"], x["train_step"])]
                 for model, x in r["steps"].items()]
         lines += _table(["model"] + [f"L={n}: forward / step" for n in lengths], rows)

@@ -5,7 +5,7 @@ change to a model's forward).
 A batch of 32 random in-vocabulary sentences of exactly L words (the trainer's exact-length buckets):
 the forward is the model in eval mode under inference mode with no explanation tensors (`explain=0`, as in
 training and evaluation); the training step is forward, backward and the model's own optimizer recipe
-(`default_training`, core.training.train.build_optimizers) on a copy of the shipped model.
+(configs/recipes/<model>.toml, core.training.train.build_optimizers) on a copy of the shipped model.
 """
 
 import copy

@@ -51,7 +51,7 @@ from core.models import model_class
 from core.data.vectors import SHARED_INDEX, Vectors, load_shared_vectors, load_vectors, save_shared_vectors
 from core.data.vocab import PAD, UNK, Vocab
 from tools.git import git_commit
-from tools.release.cards import PAPER_RESULTS, render_card
+from tools.release.cards import paper_result, render_card
 from tools.release.config import BUNDLE_CONFIG, BundleConfig, Entry, read_bundle_config
 
 log = logging.getLogger("tools.release.bundle")
@@ -218,7 +218,6 @@ def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> d
     bundled = load_checkpoint(staging, vectors_root=out_root)
     run_metrics_path = plan.run_dir / "metrics.json"
     run_metrics = json.loads(run_metrics_path.read_text(encoding="utf-8")) if run_metrics_path.is_file() else {}
-    paper = PAPER_RESULTS.get((entry.task, entry.model))
     metrics = {
         "model": entry.model, "task": entry.task, "lang": task.lang, "labels": task.labels, "seed": entry.seed,
         "phrases": entry.phrases,
@@ -242,7 +241,7 @@ def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> d
             "split": run_metrics.get("split", task.split_note), "vectors": run_metrics.get("vectors"),
             "commit": run_metrics.get("commit", ""),
         },
-        "paper": {"accuracy": paper[0], "source": paper[1]} if paper else None,
+        "paper": paper_result(entry.model, entry.task, entry.phrases),
         "train_config": ckpt.meta.get("train_config", {}),
         "model_config": dataclasses.asdict(bundled.model.config),
         "parameters": sum(p.numel() for p in bundled.model.parameters()),
@@ -383,12 +382,15 @@ def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, o
 
 
 def rewrite_cards(config: BundleConfig, out: Path = BUNDLED) -> list[Path]:
-    """Render every checkpoint's card again from its metrics.json (a change to the cards needs no
-    retraining), then the manifest, which records the cards' sha256."""
+    """Render every checkpoint's card again from its metrics.json, its paper number refreshed from
+    configs/papers.toml (a change to the cards needs no retraining), then the manifest, which records the
+    cards' sha256."""
     written = []
     for task, model in manifest_pairs(read_manifest(out)):
         folder = out / task / model
         metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+        metrics["paper"] = paper_result(model, task, metrics.get("phrases", False))
+        atomic_write_text(folder / "metrics.json", json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
         atomic_write_text(folder / CARD, render_card(metrics, config))
         written.append(folder / CARD)
     write_manifest(out)

@@ -13,38 +13,16 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from core.checkpoints.checkpoint import CheckpointError
 from core.data import TASKS
 from core.checkpoints.manifest import manifest_pairs, read_manifest
+from core.models.papers import find_reported, paper
 from tools.release.config import BUNDLE_CONFIG, BundleConfig, read_bundle_config
 
-# The papers' own numbers (test accuracy, %), from docs/notes on the five papers. None: no such number.
-PAPERS = {
-    "tensor_cnn": "Tao Lei, Regina Barzilay, Tommi Jaakkola (2015), \"Molding CNNs for text: non-linear, "
-                  "non-consecutive convolutions\", EMNLP",
-    "mrnn": "Ozan Irsoy, Claire Cardie (2015), \"Modeling Compositionality with Multiplicative Recurrent Neural "
-            "Networks\", ICLR",
-    "dcnn": "Nal Kalchbrenner, Edward Grefenstette, Phil Blunsom (2014), \"A Convolutional Neural Network for "
-            "Modelling Sentences\", ACL",
-    "adasent": "Han Zhao, Zhengdong Lu, Pascal Poupart (2015), \"Self-Adaptive Hierarchical Sentence Model\", IJCAI",
-    "agt": "Hongyu Guo (2017), \"A Deep Network with Visual Text Composition Behavior\", ACL",
-    "nbow": "neural bag-of-words baseline (as in the tables of Kalchbrenner et al. 2014 and Lei et al. 2015)",
-}
-PAPER_RESULTS = {  # (task, model) -> (accuracy %, where)
-    ("sst5", "tensor_cnn"): (51.2, "Lei et al. 2015, Table 1 (with phrase labels)"),
-    ("sst5", "mrnn"): (43.5, "Irsoy & Cardie 2015, Table 1 (mRNN+vec, dh = 20)"),
-    ("sst5", "dcnn"): (48.5, "Kalchbrenner et al. 2014, Table 1"),
-    ("sst5", "agt"): (50.5, "Guo 2017, Table 1"),
-    ("sst2", "tensor_cnn"): (88.6, "Lei et al. 2015, Table 1 (with phrase labels)"),
-    ("sst2", "dcnn"): (86.8, "Kalchbrenner et al. 2014, Table 1"),
-    ("mr", "adasent"): (83.1, "Zhao et al. 2015"),
-    ("cr", "adasent"): (86.3, "Zhao et al. 2015"),
-    ("subj", "adasent"): (95.5, "Zhao et al. 2015"),
-    ("mpqa", "adasent"): (93.3, "Zhao et al. 2015"),
-    ("trec", "adasent"): (92.4, "Zhao et al. 2015"),
-}
-NO_PAPER_RESULT = {
-    "adasent": "AdaSent reports no SST result (MR, CR, SUBJ, MPQA and TREC only)",
-    "mrnn": "the mRNN paper reports SST-5 and MPQA only",
-    "agt": "the AGT paper reports SST-5 only",
-}
+
+def paper_result(model: str, task: str, phrases: bool) -> dict | None:
+    """The paper's number for this checkpoint's task and phrase regime (configs/papers.toml), when it has one."""
+    found = find_reported(model, task, phrases)
+    return {"accuracy": found[0].accuracy, "source": found[0].source} if found and found[1] else None
+
+
 # task -> (Hub dataset id, or None when the data is not on the Hub, readable name, task name). A card's
 # `datasets` lists the Hub ids only; its model-index, which needs a dataset type, names the others plainly.
 DATASETS = {
@@ -60,6 +38,10 @@ TAGS = ["sentence-classification", "sentiment-analysis", "compositional-models",
 
 def _pct(x) -> str:
     return "—" if x is None else f"{100 * x:.1f}%"
+
+
+def _no_result(model: str) -> str:
+    return (paper(model) and paper(model).no_result) or "no published number for this task"
 
 
 def _paper_pct(metrics: dict) -> str:
@@ -112,9 +94,9 @@ def render_card(metrics: dict, config: BundleConfig) -> str:
     model, task = metrics["model"], metrics["task"]
     run, ck, tc = metrics["source_run"], metrics["checkpoint"], metrics["train_config"]
     _, dataset_name, task_name = _dataset(task)
-    paper = metrics["paper"]
-    paper_row = (f"| paper ({paper['source']}) | {paper['accuracy']:.1f}% |" if paper else
-                 f"| paper | — ({NO_PAPER_RESULT.get(model, 'no published number for this task')}) |")
+    reported = metrics["paper"]
+    paper_row = (f"| paper ({reported['source']}) | {reported['accuracy']:.1f}% |" if reported else
+                 f"| paper | — ({_no_result(model)}) |")
     extra = "".join(f"| {name} (extra test set, this checkpoint) | {_pct(r['accuracy'])} (n = {r['n']}) |\n"
                     for name, r in metrics["extra_tests"].items())
     vectors = run.get("vectors") or {}
@@ -136,7 +118,7 @@ def render_card(metrics: dict, config: BundleConfig) -> str:
 
 The `{model}` sentence classifier trained on {dataset_name}, as bundled with the compositional sentence
 models lab (an interactive Gradio lab for five classic neural sentence classifiers).
-Model: {PAPERS.get(model, model)}.
+Model: {paper(model).citation if paper(model) else model}.
 Classes: {", ".join(metrics["labels"])}.
 
 ## Results (test set accuracy)

@@ -1,0 +1,41 @@
+"""One model over many word-id sequences in batches: the one place the analyses (evaluation, probes, treebank
+phrases, dataset view) run a model in bulk."""
+
+import torch
+
+from core.data.batching import pad_batch
+
+
+def _chunks(order: list[int], lengths: list[int], batch_size: int, exact_lengths: bool) -> list[list[int]]:
+    if not exact_lengths:
+        return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+    chunks, run = [], []
+    for i in order:
+        if run and (len(run) == batch_size or lengths[i] != lengths[run[0]]):
+            chunks.append(run)
+            run = []
+        run.append(i)
+    return chunks + [run] if run else chunks
+
+
+@torch.inference_mode()
+def predict_batched(model, sequences: list[list[int]], batch_size: int,
+                    exact_lengths: bool = False) -> tuple[list[list[float]], list[int]]:
+    """(class probabilities, predicted label ids) per sequence, in input order, with the model in eval mode.
+    Sequences run shortest first (a stable sort), so a batch carries little padding; with `exact_lengths` a
+    batch holds one length only, no padding at all (the trainer's evaluation batches: core.data.batching)."""
+    was_training = model.training
+    model.eval()
+    lengths = [len(s) for s in sequences]
+    order = sorted(range(len(sequences)), key=lengths.__getitem__)
+    probs: list[list[float]] = [[] for _ in sequences]
+    labels = [0] * len(sequences)
+    try:
+        for chunk in _chunks(order, lengths, batch_size, exact_lengths):
+            batch = pad_batch([sequences[i] for i in chunk])
+            output = model(batch.ids, batch.lengths)
+            for i, row, label in zip(chunk, output.logits.softmax(-1).tolist(), model.predict_labels(output).tolist()):
+                probs[i], labels[i] = row, label
+    finally:
+        model.train(was_training)
+    return probs, labels

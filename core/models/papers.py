@@ -1,0 +1,62 @@
+"""The papers behind the models: configs/papers.toml, one record per model (display name, citation, the numbers
+the paper reports by task). The model cards, the bench and the lab all read them from here."""
+
+import functools
+import tomllib
+from dataclasses import dataclass
+
+from core.data import PROJECT_ROOT
+
+PAPERS_FILE = PROJECT_ROOT / "configs" / "papers.toml"
+
+
+@dataclass(frozen=True)
+class Reported:
+    task: str
+    phrases: bool | None  # the SST training regime of the number (True: every labelled phrase); None: not said
+    accuracy: float  # test accuracy, %
+    source: str  # where in the paper, e.g. "Kalchbrenner et al. 2014, Table 1"
+    epoch_seconds: float | None = None  # the training time per epoch the paper reports
+
+
+@dataclass(frozen=True)
+class Paper:
+    model: str
+    name: str  # "DCNN"
+    cited: str  # "Kalchbrenner et al. 2014"; "" for a baseline
+    citation: str  # authors (year), "title", venue
+    reported: tuple[Reported, ...] = ()
+    no_result: str = ""  # why tasks have no number, when the paper says which it reports
+
+    @property
+    def display_name(self) -> str:
+        return f"{self.name} ({self.cited})" if self.cited else self.name
+
+    def result(self, task: str, phrases: bool) -> tuple[Reported, bool] | None:
+        """The paper's number for `task` and the run's phrase regime, and whether it is comparable: a number of
+        the same regime (or of an unstated one) is; one of the other regime is returned as not comparable."""
+        for regime, comparable in ((phrases, True), (None, True), (not phrases, False)):
+            for r in self.reported:
+                if r.task == task and r.phrases == regime:
+                    return r, comparable
+        return None
+
+
+@functools.cache
+def papers() -> dict[str, Paper]:
+    """model key -> its paper, in the file's order."""
+    with PAPERS_FILE.open("rb") as f:
+        data = tomllib.load(f)
+    return {model: Paper(model=model, **{**entry, "reported": tuple(Reported(**{"phrases": None, **r})
+                                                                     for r in entry.get("reported", []))})
+            for model, entry in data.items()}
+
+
+def paper(model: str) -> Paper | None:
+    return papers().get(model)
+
+
+def find_reported(model: str, task: str, phrases: bool) -> tuple[Reported, bool] | None:
+    """`Paper.result` of the model's paper; None when the model has no record."""
+    record = paper(model)
+    return record.result(task, phrases) if record else None
