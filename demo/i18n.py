@@ -233,6 +233,11 @@ NOTICES_ZH = {
     "all_unknown": "这些词都不在模型的词表中：预测只是模型的先验。",
     "some_unknown": "{total} 个词中有 {unknown} 个不在模型词表中（在高亮中标出）。",
     "occlusion_skipped": "逐词删除的词归因只对不超过 {max_words} 个词的文本计算。",
+    "bad_intervention": "干预写作一个名称，或“名称:序号”，收到的是“{value}”",
+    "unknown_intervention": "模型 {model} 没有干预“{intervention}”；可用：{available}",
+    "no_index": "模型 {model} 的干预“{intervention}”不带序号",
+    "index_out_of_range": "干预“{intervention}”需要 {lowest} 到 {highest} 之间的 {what}，收到的是 {value}",
+    "intervention": "对 {model} 施加了干预 {intervention}：模型本身被改变，而不只是被观察。",
     "pyramid_reduced": "文本超过 {max_words} 个词，AdaSent 金字塔以较低精度发送：不含门控值，分数保留三位小数。",
 }
 LANGUAGE_NAMES_ZH = {"en": "英文", "zh": "中文"}
