@@ -232,3 +232,48 @@ def test_the_api_lists_and_applies_interventions(client):
         with pytest.raises(Exception) as err:
             client.predict("the film is not good", "mrnn", "sst5", "auto", "default", bad, api_name="/predict")
         assert "Traceback" not in str(err.value) and "intervention" in str(err.value)
+
+
+def test_make_ablations_writes_every_intervention(lab_root, tiny_data, tmp_path):
+    import json
+
+    from tools.ablations import main
+
+    assert main(["--tasks", "sst5", "--models", "tensor_cnn", "agt", "--checkpoints", str(lab_root),
+                 "--data", str(tiny_data), "--out", str(tmp_path)]) == 0
+    rows = json.loads((tmp_path / "ablations.json").read_text())["rows"]
+    agt = [r for r in rows if r["model"] == "agt"]
+    assert agt[0]["intervention"] == "none" and {r["intervention"].split(":")[0] for r in agt[1:]} == {
+        "uniform_attention", "gates_open", "gates_closed", "skip_only"}
+    assert all(0 <= r["dev"] <= 100 and 0 <= r["test"] <= 100 for r in rows)
+    assert next(r for r in agt if r["intervention"] == "skip_only")["paper"] == 48.5
+    assert "| `skip_only` |" in (tmp_path / "ablations.md").read_text()
+
+
+# -- in the Lab tab -----------------------------------------------------------------------------------------
+
+def test_the_lab_tab_shows_before_and_after(lab):
+    from demo.tabs.checkpoints import facts
+    from demo.tabs.lab import analyse, intervention_specs, intervention_value
+
+    specs = intervention_specs(lab, "tensor_cnn", "auto")
+    assert intervention_value("max_order", 1, specs) == "max_order:1" and intervention_value("consecutive", 3, specs) == "consecutive"
+    assert intervention_value("gates_open", 2, specs) == "none" and intervention_specs(lab, "all", "auto") == {}
+    for ui, tests in (("en", "What it tests: §3 Eq. 3"), ("zh", "它检验的是：§3 式 3")):
+        summary, _, result = analyse(lab, facts(lab), "the film is not good", "tensor_cnn", "auto", "auto", ui,
+                                     "occlusion", "consecutive")
+        assert "`consecutive`" in summary and "→" in summary and tests in summary
+        assert result.count('class="model-panel"') == 2 and "consecutive" in result  # both panels, told apart
+    summary, _, result = analyse(lab, facts(lab), "the film is not good", "all", "auto", "auto", "en", "occlusion",
+                                 "consecutive")
+    assert "one model at a time" in summary and result == ""
+
+
+def test_a_link_opens_the_intervention(lab):
+    from demo.tabs.lab import link_intervention
+
+    query = {"text": "a good film", "model": "dcnn", "intervention": "map_off", "index": "1"}
+    assert link_intervention(lab, query, "dcnn", "auto") == ("map_off", 1)
+    assert link_intervention(lab, {**query, "intervention": "max_pool"}, "dcnn", "auto") == ("max_pool", None)
+    assert link_intervention(lab, query, "mrnn", "auto") == ("none", None)  # not one of the mRNN's
+    assert link_intervention(lab, {**query, "index": "9" * 20}, "dcnn", "auto") == ("map_off", None)
