@@ -14,6 +14,7 @@ and bad input as an `InputError` carrying one; the front end words them (core.no
 """
 
 import argparse
+import html
 import json
 import logging
 import re
@@ -23,7 +24,7 @@ from concurrent.futures import Executor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import torch
 
@@ -93,6 +94,19 @@ class Prediction:
     source: str = ""  # where the checkpoint came from
     attributions: dict[str, Attribution] = field(default_factory=dict)  # method -> per-word scores (core.analysis.attribution)
     intervention: str = "none"  # what was switched off or replaced in the model ("key" or "key:index")
+
+    # how a notebook shows a prediction: set by the front end (demo.notebook draws the lab's own SVG views);
+    # without it, a plain table of the class probabilities
+    html_renderer: ClassVar[Callable[["Prediction"], str] | None] = None
+
+    def _repr_html_(self) -> str:
+        """Jupyter, VS Code and Colab call this to show the prediction inline (HTML and SVG, no JavaScript)."""
+        if Prediction.html_renderer is not None:
+            return Prediction.html_renderer(self)
+        rows = "".join(f"<tr><td>{html.escape(label)}</td><td>{prob:.3f}</td></tr>"
+                       for label, prob in zip(self.labels, self.probs))
+        return (f"<b>{html.escape(self.model)}</b>: {html.escape(self.label)} on "
+                f"<i>{html.escape(self.text)}</i><table>{rows}</table>")
 
     def to_dict(self) -> dict:
         """JSON-ready; `notices` in English words, `notice_codes` as data for a client that words them itself."""

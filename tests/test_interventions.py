@@ -277,3 +277,40 @@ def test_a_link_opens_the_intervention(lab):
     assert link_intervention(lab, {**query, "intervention": "max_pool"}, "dcnn", "auto") == ("max_pool", None)
     assert link_intervention(lab, query, "mrnn", "auto") == ("none", None)  # not one of the mRNN's
     assert link_intervention(lab, {**query, "index": "9" * 20}, "dcnn", "auto") == ("map_off", None)
+
+
+def test_a_prediction_draws_itself_in_a_notebook(lab):
+    prediction = lab.predict("the film is not good", "dcnn", "sst5")
+    Prediction = type(prediction)
+    Prediction.html_renderer, saved = None, Prediction.html_renderer
+    try:
+        plain = prediction._repr_html_()
+        assert "<table>" in plain and "dcnn" in plain and "<svg" not in plain
+        import demo.notebook
+
+        drawn = prediction._repr_html_()
+        assert drawn.count("<svg") >= 3 and "<script" not in drawn and "onclick" not in drawn
+        before_after = demo.notebook.show([prediction, lab.predict("the film is not good", "dcnn", "sst5",
+                                                                   intervention="max_pool")], ui="zh")
+        assert "max_pool" in before_after._repr_html_() and "施加" in before_after
+    finally:
+        Prediction.html_renderer = saved
+
+
+def test_the_docs_notebook_runs(lab, monkeypatch):
+    """Every code cell of docs/notebook.ipynb, in order, on the test checkpoints."""
+    import json
+    from pathlib import Path
+
+    from core.predict import Lab
+
+    monkeypatch.setattr(Lab, "load", classmethod(lambda cls, *args, **kwargs: lab))
+    cells = json.loads((Path(__file__).resolve().parents[1] / "docs" / "notebook.ipynb").read_text())["cells"]
+    scope: dict = {}
+    for cell in cells:
+        if cell["cell_type"] == "code":
+            source = "".join(cell["source"])
+            *body, last = source.strip().splitlines()
+            exec("\n".join(body), scope)
+            shown = eval(last, scope)
+            assert isinstance(shown, dict) or "<svg" in shown._repr_html_()
