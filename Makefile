@@ -15,7 +15,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke probes loadtest soak tokenizer-agreement push import-graph sweep clean attribution bench-browser
+.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke probes loadtest soak tokenizer-agreement push import-graph sweep clean attribution bench-browser ablations
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "} {printf "  make %-20s %s\n", $$1, $$2}'
@@ -98,6 +98,9 @@ train-data: install ## train a model on your own labelled file: make train-data 
 
 train-load: install ## /compare p95 over 20 calls idle vs while a ~3-minute training job runs -> docs/train_load.md
 	$(PY) -m tools.train_load
+
+ablations: install ## every intervention's effect on dev/test accuracy of the shipped checkpoints, beside the papers' ablations -> docs/ablations.md
+	$(PY) -m tools.ablations
 
 attribution: install ## faithfulness (deletion test, AOPC) and cost of each word-attribution method -> docs/attribution.md
 	$(PY) -m tools.attribution

@@ -18,6 +18,10 @@ NOTICE_TEXT = {
     "unknown_model": "model '{model}' is not available for task '{task}'; available: {available}",
     "one_model_expected": "'all' is every model, not one: use compare (the /compare endpoint, --model all)",
     "unknown_method": "unknown attribution method '{method}'; available: {available}",
+    "bad_intervention": "an intervention is a name, or a name and an index as 'name:index', got '{value}'",
+    "unknown_intervention": "model {model} has no intervention '{intervention}'; available: {available}",
+    "no_index": "intervention '{intervention}' of model {model} takes no index",
+    "index_out_of_range": "intervention '{intervention}' needs a {what} from {lowest} to {highest}, got {value}",
     # notices on a prediction
     "surrogates_replaced": "Invalid characters (lone surrogates) were replaced with \ufffd.",
     "text_cut": "The text was cut to its first {max_chars} characters.",
@@ -27,6 +31,7 @@ NOTICE_TEXT = {
     "all_unknown": "None of these words is in the model's vocabulary: the prediction is the model's prior.",
     "some_unknown": "{unknown} of {total} words are unknown to this model (marked in the highlight).",
     "occlusion_skipped": "Word attributions (leave-one-word-out) are computed for texts of up to {max_words} words.",
+    "intervention": "Intervention {intervention} on {model}: the model was changed, not only observed.",
     "pyramid_reduced": ("The text has more than {max_words} words, so AdaSent's pyramid is sent at reduced "
                         "resolution: without its gates, scores rounded to 3 decimals."),
 }
@@ -69,3 +74,9 @@ class NoticeError(ValueError):
 
 class InputError(NoticeError):
     """Input we cannot analyse."""
+
+
+
+class InterventionError(InputError):
+    """An intervention a model does not offer, or an index it does not have."""
+

@@ -14,6 +14,7 @@ and bad input as an `InputError` carrying one; the front end words them (core.no
 """
 
 import argparse
+import html
 import json
 import logging
 import re
@@ -23,7 +24,7 @@ from concurrent.futures import Executor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import torch
 
@@ -33,7 +34,8 @@ from core.data.batching import pad_batch
 from core.checkpoints.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from core.checkpoints.hub import load_all
 from core.models import PAPER_MODELS
-from core.notices import LANGUAGE_NAMES, InputError, Notice
+from core.models.base import Intervention, intervening, parse_intervention
+from core.notices import LANGUAGE_NAMES, InputError, InterventionError, Notice
 from core.text import MAX_CHARS, Token, detect_language, tokenize
 from core.views import Pyramid, Text, WordCurve, plain, sentiment_scores, view_to_dict
 
@@ -91,6 +93,20 @@ class Prediction:
     notices: list[Notice] = field(default_factory=list)
     source: str = ""  # where the checkpoint came from
     attributions: dict[str, Attribution] = field(default_factory=dict)  # method -> per-word scores (core.analysis.attribution)
+    intervention: str = "none"  # what was switched off or replaced in the model ("key" or "key:index")
+
+    # how a notebook shows a prediction: set by the front end (demo.notebook draws the lab's own SVG views);
+    # without it, a plain table of the class probabilities
+    html_renderer: ClassVar[Callable[["Prediction"], str] | None] = None
+
+    def _repr_html_(self) -> str:
+        """Jupyter, VS Code and Colab call this to show the prediction inline (HTML and SVG, no JavaScript)."""
+        if Prediction.html_renderer is not None:
+            return Prediction.html_renderer(self)
+        rows = "".join(f"<tr><td>{html.escape(label)}</td><td>{prob:.3f}</td></tr>"
+                       for label, prob in zip(self.labels, self.probs))
+        return (f"<b>{html.escape(self.model)}</b>: {html.escape(self.label)} on "
+                f"<i>{html.escape(self.text)}</i><table>{rows}</table>")
 
     def to_dict(self) -> dict:
         """JSON-ready; `notices` in English words, `notice_codes` as data for a client that words them itself."""
@@ -138,6 +154,7 @@ class ModelJob:
     model: str
     methods: tuple[str, ...]
     view_options: dict | None = None  # the model's own view choices (Lab.predict)
+    intervention: str = "none"  # Lab.predict's, checked
 
     def run_in(self, lab: "Lab") -> "Prediction | ModelFailure":
         """Run in `lab` (the worker's own), loading the checkpoint first unless `lab` serves this directory."""
@@ -147,7 +164,8 @@ class ModelJob:
                 lab.add_checkpoint(self.directory, self.source)
             except (CheckpointError, OSError) as err:
                 return ModelFailure(self.model, f"{type(err).__name__}: {err}")
-        return lab._attempt(self.checked, self.model, self.methods, self.view_options)
+        return lab._attempt(self.checked, self.model, self.methods, self.view_options,
+                            parse_intervention(self.intervention))
 
 
 def _auto(value: str | None) -> str | None:
@@ -259,17 +277,20 @@ class Lab:
 
     def predict(self, text: str, model: str, task: str | None = None, lang: str | None = None,
                 max_words: int = MAX_WORDS, methods: str | list[str] | None = None,
-                gate: Gate | None = None, view_options: dict | None = None) -> Prediction:
+                gate: Gate | None = None, view_options: dict | None = None,
+                intervention: str | Intervention | None = None) -> Prediction:
         """One model on one text, explained by the attribution `methods` (see check_methods). `view_options`
-        go to the model's `views` (the DCNN's `top_map`). Bad input raises InputError."""
+        go to the model's `views` (the DCNN's `top_map`); `intervention` ("key" or "key:index", see
+        `interventions`) switches a part of the model off or replaces it. Bad input raises InputError."""
         methods = check_methods(methods)
         checked = self.check_text(text, task, lang, max_words)
         self._check_model(checked.task, model)
+        intervention = self.check_intervention(checked, model, intervention)
         with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext():
-            here = lambda: self._explain(checked, model, methods, view_options)  # noqa: E731
+            here = lambda: self._explain(checked, model, methods, view_options, intervention)  # noqa: E731
             if gate is None:
                 return here()
-            outcome = gate.run(self._job(checked, model, methods, view_options), here)
+            outcome = gate.run(self._job(checked, model, methods, view_options, intervention), here)
         if isinstance(outcome, ModelFailure):  # run in another process, which reports instead of raising
             raise RuntimeError(f"{model}: {outcome.error}")
         return outcome
@@ -301,21 +322,61 @@ class Lab:
             raise RuntimeError("; ".join(f"{f.model}: {f.error}" for f in failures))
         return Comparison(predictions, failures)
 
-    def _job(self, checked: CheckedText, model: str, methods: tuple[str, ...], view_options: dict | None = None) -> ModelJob:
+    def interventions(self, task: str | None = None) -> dict[str, dict[str, dict]]:
+        """{model: {intervention key: {"section": the paper's claim it tests, "index": what its index names}}}
+        for the models of `task` (default: every task's models)."""
+        _check_string("task", task, optional=True)
+        if task is not None and task not in self.tasks():
+            raise InputError("unknown_task", task=task[:60], available=self.tasks())
+        found = {}
+        for (t, model), ckpt in self.checkpoints.items():
+            if task in (None, t):
+                found[model] = {key: {"section": spec.section, "index": spec.index}
+                                for key, spec in ckpt.model.interventions.items()}
+        return found
+
+    def check_intervention(self, checked: CheckedText, model: str,
+                           intervention: str | Intervention | None) -> Intervention | None:
+        """The intervention asked for, checked against the model and the text (a word or level index must
+        lie in the text); InputError (an InterventionError) otherwise."""
+        if isinstance(intervention, str) or intervention is None:
+            _check_string("intervention", intervention, optional=True)
+            intervention = parse_intervention(intervention)
+        if intervention is None:
+            return None
+        net = self.checkpoints[(checked.task, model)].model
+        net.check_intervention(intervention)
+        if net.interventions[intervention.key].index in ("word", "level") and intervention.index > len(checked.tokens):
+            raise InterventionError("index_out_of_range", intervention=intervention.key,
+                                    what=net.interventions[intervention.key].index, lowest=1,
+                                    highest=len(checked.tokens), value=intervention.index)
+        return intervention
+
+    def _job(self, checked: CheckedText, model: str, methods: tuple[str, ...], view_options: dict | None = None,
+             intervention: Intervention | None = None) -> ModelJob:
         key = (checked.task, model)
-        return ModelJob(str(self.checkpoints[key].path), self.sources.get(key, ""), checked, model, methods, view_options)
+        return ModelJob(str(self.checkpoints[key].path), self.sources.get(key, ""), checked, model, methods, view_options,
+                        str(intervention) if intervention else "none")
 
     def _attempt(self, checked: CheckedText, model: str, methods: tuple[str, ...],
-                 view_options: dict | None = None) -> Prediction | ModelFailure:
+                 view_options: dict | None = None, intervention: Intervention | None = None) -> Prediction | ModelFailure:
         try:
-            return self._explain(checked, model, methods, view_options)
+            return self._explain(checked, model, methods, view_options, intervention)
         except Exception as err:  # one broken model must not take the others down
             log.exception("model %s failed on %r", model, checked.text[:200])
             return ModelFailure(model, f"{type(err).__name__}: {err}")
 
-    @torch.inference_mode()
     def _explain(self, checked: CheckedText, model: str, methods: tuple[str, ...] = DEFAULT_METHODS,
-                 view_options: dict | None = None) -> Prediction:
+                 view_options: dict | None = None, intervention: Intervention | None = None) -> Prediction:
+        with intervening(intervention), torch.inference_mode():  # every pass, the gradient methods' too
+            prediction = self._explain_plain(checked, model, methods, view_options)
+        if intervention is not None:
+            prediction.intervention = str(intervention)
+            prediction.notices.append(Notice("intervention", {"intervention": str(intervention), "model": model}))
+        return prediction
+
+    def _explain_plain(self, checked: CheckedText, model: str, methods: tuple[str, ...],
+                       view_options: dict | None) -> Prediction:
         ckpt = self.checkpoints[(checked.task, model)]
         notices = list(checked.notices)
         words = [t.text for t in checked.tokens]

@@ -233,6 +233,11 @@ NOTICES_ZH = {
     "all_unknown": "这些词都不在模型的词表中：预测只是模型的先验。",
     "some_unknown": "{total} 个词中有 {unknown} 个不在模型词表中（在高亮中标出）。",
     "occlusion_skipped": "逐词删除的词归因只对不超过 {max_words} 个词的文本计算。",
+    "bad_intervention": "干预写作一个名称，或“名称:序号”，收到的是“{value}”",
+    "unknown_intervention": "模型 {model} 没有干预“{intervention}”；可用：{available}",
+    "no_index": "模型 {model} 的干预“{intervention}”不带序号",
+    "index_out_of_range": "干预“{intervention}”需要 {lowest} 到 {highest} 之间的 {what}，收到的是 {value}",
+    "intervention": "对 {model} 施加了干预 {intervention}：模型本身被改变，而不只是被观察。",
     "pyramid_reduced": "文本超过 {max_words} 个词，AdaSent 金字塔以较低精度发送：不含门控值，分数保留三位小数。",
 }
 LANGUAGE_NAMES_ZH = {"en": "英文", "zh": "中文"}
@@ -714,3 +719,39 @@ def source_text(source: str, lang: str) -> str:
     """Where a checkpoint came from (core.checkpoints.hub: "bundled: <path>", "hub: <repo>@<rev>", "directory: <path>")."""
     kind, _, where = source.partition(": ")
     return f"{SOURCE_KINDS_ZH[kind]}：{where}" if lang == "zh" and kind in SOURCE_KINDS_ZH and where else source
+
+# -- interventions (the Lab's intervention menu) -------------------------------------------------------------
+EN.update({"intervention": "Intervention", "intervention_index": "Which (layer, map, level, order or word)",
+           "intervention_info": "One model: switch a part of it off, and see the prediction before and after"})
+ZH.update({"intervention": "干预", "intervention_index": "哪一个（层、特征映射、层级、阶数或词）",
+           "intervention_info": "单个模型：关闭它的某个部分，比较干预前后的预测"})
+MESSAGES["en"].update({
+    "intervention_none": "none (the model as trained)", "plain_model": "as trained", "intervened": "with {intervention}",
+    "intervention_summary": "### {before} → **{after}** with `{intervention}`",
+    "intervention_tests": "What it tests: {section}",
+    "intervention_needs_one": "Interventions apply to one model at a time: choose a model to use one.",
+})
+MESSAGES["zh"].update({
+    "intervention_none": "无（训练得到的模型）", "plain_model": "训练所得", "intervened": "施加 {intervention}",
+    "intervention_summary": "### {before} → **{after}**（施加 `{intervention}`）",
+    "intervention_tests": "它检验的是：{section}",
+    "intervention_needs_one": "干预一次只作用于一个模型：请先选择一个模型。",
+})
+# What each intervention tests, in Chinese (English: the model's InterventionSpec.section)
+INTERVENTION_SECTIONS_ZH = {
+    "tensor_cnn.consecutive": "§3 式 3：非连续 n 元组（λ → 0 时只剩连续 n 元组）",
+    "tensor_cnn.max_order": "§4：各阶 n 元组 1..n 相加（去掉高于该序号的阶）",
+    "tensor_cnn.layer_off": "§4：每层的池化特征都进入 softmax（去掉其中一层）",
+    "mrnn.additive": "§4.1 式 5：关闭乘性项 xᵀAh（即 §3.2、§5.2 的加性 RNN）",
+    "mrnn.cut_at": "§3.2：循环状态携带到目前为止的语义（在该词之前把 h 重置为 h_0）",
+    "dcnn.map_off": "§4.2：顶层某个特征映射对预测的贡献（把它置零）",
+    "dcnn.max_pool": "§3.2 式 4：动态 k-max 池化（换成 k = 1 的最大池化）",
+    "dcnn.no_folding": "§3.6：折叠把相邻两行相加（改为每行单独读取）",
+    "adasent.level_only": "§门控网络：各层级的共识（只读一个层级）",
+    "adasent.uniform_gates": "§门控网络：γ_t = p(H=t | x)（换成均匀权重）",
+    "adasent.fixed_local_gates": "式 5、7：每个单元的局部门（在某一层级固定为各 1/3）",
+    "agt.uniform_attention": "式 4-6：某层对词的注意力（改为均匀）",
+    "agt.gates_open": "式 7-8：某层的变换门 T_l（固定全开：y_l = f(...)）",
+    "agt.gates_closed": "式 7-8：某层的变换门 T_l（固定关闭：y_l = y_{l-1}）",
+    "agt.skip_only": "§3.2：所有门关闭，只剩跳连路径：y = s+_0，即“只用 s+_0”的核心",
+}

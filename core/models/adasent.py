@@ -52,8 +52,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from core.models.base import (DIM, NUM_CLASSES, VOCAB_SIZE, Dropout, ModelOutput, SentenceClassifier, check_config,
-                              classification_loss)
+from core.models.base import (DIM, NUM_CLASSES, SENTENCE_INDEX, VOCAB_SIZE, Dropout, InterventionSpec, ModelOutput,
+                              SentenceClassifier, active_intervention, check_config, classification_loss)
 from core.views import Pyramid, Text, sentiment_scores
 
 
@@ -98,6 +98,13 @@ class AdaSent(SentenceClassifier):
     config_class = AdaSentConfig
     word_curve_kind = "probe"  # level 1: g on each word alone; the model only ever applies g to pooled levels
 
+    interventions = {
+        "level_only": InterventionSpec("§Gating Network: the consensus over levels (read at one level only)", "level"),
+        "uniform_gates": InterventionSpec("§Gating Network: γ_t = p(H=t | x) (replaced by uniform weights)"),
+        "fixed_local_gates": InterventionSpec("Eq. 5, 7: each unit's local gates (fixed to 1/3 each at a level)",
+                                              "level"),
+    }
+
     def __init__(self, config: AdaSentConfig):
         super().__init__(config)
         d, D = config.embed_dim, config.hidden_dim
@@ -128,6 +135,7 @@ class AdaSent(SentenceClassifier):
         # Eqs. 6-7 for both children in one matmul: rows [W_L; G_L] read the left child, [W_R; G_R] the right
         weight = torch.cat([self.W_L, self.G_L, self.W_R, self.G_R])  # (2(D+3), D)
         bias = torch.cat([self.b_W, self.b_G])  # (D+3,)
+        act = active_intervention()
         pooled, unit_probs, gates = [], [], []
         for t in range(1, L + 1):
             if t > 1:
@@ -135,6 +143,8 @@ class AdaSent(SentenceClassifier):
                 pre = both[:, :-1, : D + 3] + both[:, 1:, D + 3 :] + bias  # (B, n_t, D+3)
                 h_hat = pre[..., :D].tanh()  # Eq. 6  (B, n_t, D)
                 omega = pre[..., D:].softmax(-1)  # Eq. 7  (B, n_t, 3)
+                if act is not None and act.key == "fixed_local_gates" and act.index == t:
+                    omega = torch.full_like(omega, 1 / 3)
                 # Eq. 5: a convex combination of the left child, the right child and the composition
                 h = omega[..., 0:1] * h[:, :-1] + omega[..., 1:2] * h[:, 1:] + omega[..., 2:] * h_hat  # (B, n_t, D)
                 gates.append(omega.detach())
@@ -153,7 +163,13 @@ class AdaSent(SentenceClassifier):
         # §Gating Network: the shared classifier g gives p(C | H=t) for every level
         level_log_probs = self.classifier(self.dropout(h_bar)).log_softmax(-1)  # (B, T, C)
         # gating network w: gamma_t = softmax over the sentence's real levels of a linear score
-        scores = self.level_gate(h_bar).squeeze(-1).masked_fill(~real_level, -math.inf)  # (B, T)
+        scores = self.level_gate(h_bar).squeeze(-1)  # (B, T)
+        if act is not None and act.key == "uniform_gates":
+            scores = torch.zeros_like(scores)
+        elif act is not None and act.key == "level_only":  # a sentence with fewer levels reads its top one
+            level = torch.minimum(lengths, torch.tensor(act.index, device=ids.device)) - 1  # (B,)
+            scores = torch.where(position[None, :] == level[:, None], 0.0, -math.inf)
+        scores = scores.masked_fill(~real_level, -math.inf)  # (B, T)
         log_gamma = scores.log_softmax(-1)  # (B, T)
         # consensus p(C | x) = sum_t gamma_t p(C | H=t), in log space; Eq. 14's data term is CE on it
         logits = torch.logsumexp(log_gamma[..., None] + level_log_probs, dim=1)  # (B, C)
@@ -167,6 +183,9 @@ class AdaSent(SentenceClassifier):
             gamma=log_gamma.detach().exp(),
             level_probs=level_log_probs.detach().exp(),
         )
+
+    def intervention_range(self, key: str) -> tuple[int, int]:
+        return (2, SENTENCE_INDEX[1]) if key == "fixed_local_gates" else SENTENCE_INDEX  # level 1 has no gates
 
     def param_groups(self, weight_decay: float) -> list[dict]:
         """Eq. 14's Frobenius penalty lambda (|W_L|^2 + |W_R|^2) as weight decay on W_L and W_R only

@@ -48,8 +48,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.models.base import (DIM, LAYERS, NUM_CLASSES, VOCAB_SIZE, check_config,
-                              classification_loss, Dropout, length_mask, ModelOutput, SentenceClassifier)
+from core.models.base import (DIM, LAYERS, NUM_CLASSES, VOCAB_SIZE, Dropout, InterventionSpec,
+                              ModelOutput, SentenceClassifier, active_intervention, check_config,
+                              classification_loss, length_mask)
 from core.views import Heatmap, LineCurves, Table, Text
 
 SELECTED = 0.95  # §3.1: a word is "selected" when its normalised attention is > 0.95
@@ -96,6 +97,13 @@ class AGT(SentenceClassifier):
     key = "agt"
     config_class = AGTConfig
 
+    interventions = {
+        "uniform_attention": InterventionSpec("Eq. 4-6: a layer's attention over the words (made uniform)", "layer"),
+        "gates_open": InterventionSpec("Eq. 7-8: a layer's transform gate T_l (fixed open: y_l = f(...))", "layer"),
+        "gates_closed": InterventionSpec("Eq. 7-8: a layer's transform gate T_l (fixed shut: y_l = y_{l-1})", "layer"),
+        "skip_only": InterventionSpec("§3.2: every gate shut, only the skip paths: y = s+_0, the 'only s+_0' core"),
+    }
+
     def __init__(self, config: AGTConfig):
         super().__init__(config)
         h, a = config.hidden, config.attention_dim
@@ -126,6 +134,9 @@ class AGT(SentenceClassifier):
         type_scores = (keys * self.attn_vector).sum(-1)  # (U, A)
         words, scores = type_words[where], type_scores[where].transpose(1, 2)  # (B, N, h), (B, A, N)
         # Eq. 5: softmax over the real words only (exp(-inf) = 0 on padding)
+        act = active_intervention()
+        if act is not None and act.key == "uniform_attention":  # that layer attends to every word alike
+            scores = scores.index_fill(1, torch.tensor([act.index - 1], device=ids.device), 0.0)
         attention = scores.masked_fill(~mask[:, None, :], float("-inf")).softmax(-1)  # (B, A, N)
         # Eq. 4: s+_l = sum_n d_{l,n} B_n
         selections = attention @ words  # (B, A, h)
@@ -138,6 +149,9 @@ class AGT(SentenceClassifier):
             s = selections[:, min(l, self.attention_layers - 1)]  # (B, h)
             # Eq. 7: T_l = sigmoid(W^t_l s+_l + b^t_l)
             gate = torch.sigmoid(self.gate[l - 1](s))  # (B, h)
+            if act is not None and (act.key == "skip_only" or act.key in ("gates_open", "gates_closed")
+                                    and act.index == l + 1):  # the paper's L1..L15 are l = 0..14
+                gate = torch.full_like(gate, 1.0 if act.key == "gates_open" else 0.0)
             # Eq. 8: y_l = f([y_{l-1}; s+_l]) T_l + y_{l-1} (1 - T_l) = lerp(y_{l-1}, f, T_l), f = tanh(W^f_l . + b^f_l)
             y = torch.lerp(y, torch.tanh(self.transform[l - 1](torch.cat([y, s], dim=-1))), gate)  # (B, h)
             if explain:
@@ -154,6 +168,10 @@ class AGT(SentenceClassifier):
         return AGTOutput(logits=logits, loss=classification_loss(logits, labels), **explained)
 
     # -- explanation (word_curve stays None: the predictor computes prefix predictions) ----------
+    def intervention_range(self, key: str) -> tuple[int, int]:
+        # layer 1 (l = 0) has no gate; the attending layers are the first `attention_layers`
+        return (1, self.attention_layers) if key == "uniform_attention" else (2, self.config.num_layers)
+
     def views(self, output: AGTOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
         n = len(words)
         attention = output.attention[index, :, :n].double()  # (A, n)

@@ -16,6 +16,7 @@ from torch import Tensor, nn
 
 from core.checkpoints.checkpoint import CONFIG, VOCAB, WEIGHTS, CheckpointError, load_checkpoint, save_checkpoint
 from core.data.vocab import Vocab
+from core.notices import InterventionError
 
 # Bounds on a config's sizes, (lowest, highest): a checkpoint's config.json is input, checked before any tensor
 # is allocated. Far above every paper setting (the largest: a 3 M-word vocabulary is not bundled; dims <= 300).
@@ -54,6 +55,60 @@ def check_config(config, sizes: dict[str, tuple[int, int]]) -> None:
                 raise ValueError(f"{name} must be in [{lowest}, {highest}], got {value}")
 
 
+# -- interventions: a model's own parts switched off or replaced at inference (issue: causal checks) ----------
+
+
+@dataclass(frozen=True)
+class InterventionSpec:
+    """One intervention a model offers: the paper section whose claim it tests and what its index names
+    ("layer", "map", "level", "order", "word", 1-based like the model's views), or None when it takes none."""
+
+    section: str
+    index: str | None = None
+
+
+@dataclass(frozen=True)
+class Intervention:
+    key: str
+    index: int | None = None
+
+    def __str__(self) -> str:  # the form links, the API and the CLI use: "key" or "key:index"
+        return self.key if self.index is None else f"{self.key}:{self.index}"
+
+
+NO_INTERVENTION = "none"
+# The intervention of the forward passes in this thread (see `intervening`)
+_INTERVENTION: ContextVar[Intervention | None] = ContextVar("intervention", default=None)
+
+
+@contextmanager
+def intervening(intervention: Intervention | None):
+    """Within the block, in this thread, every forward pass runs under `intervention` (None: the plain model).
+    A context, like `embedding_rows`, so that the gradient attributions' own passes run under it too."""
+    token = _INTERVENTION.set(intervention)
+    try:
+        yield
+    finally:
+        _INTERVENTION.reset(token)
+
+
+def active_intervention() -> Intervention | None:
+    return _INTERVENTION.get()
+
+
+SENTENCE_INDEX = (1, 10_000)  # a word or level index: bounded by the sentence, which the caller checks
+
+
+def parse_intervention(value: str | None) -> Intervention | None:
+    """"none" (or empty) -> None; "key" or "key:index" -> an Intervention (not yet checked against a model)."""
+    if value is None or value.strip() in ("", NO_INTERVENTION):
+        return None
+    key, _, index = value.strip().partition(":")
+    if not key.isidentifier() or (index and not index.strip().lstrip("-").isdigit()) or len(value) > 80:
+        raise InterventionError("bad_intervention", value=value[:80])
+    return Intervention(key, int(index) if index else None)
+
+
 @dataclass
 class ModelOutput:
     logits: Tensor  # (B, C): softmax(logits) are the class probabilities
@@ -86,6 +141,8 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
     # (a part of the model applied where the model itself never applies it), or None: no curve of its own,
     # and the predictor runs prefixes
     word_curve_kind: str | None = None
+    # what `forward` can switch off or replace under `intervening`: key -> InterventionSpec
+    interventions: dict[str, InterventionSpec] = {}
 
     def __init__(self, config):
         super().__init__()
@@ -164,6 +221,26 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
     def predict_labels(self, output: ModelOutput) -> Tensor:
         """(B,) predicted class ids; argmax unless a head decodes differently (mRNN's ordinal rule)."""
         return output.logits.argmax(-1)
+
+    # -- interventions --------------------------------------------------------------------------
+    def intervention_range(self, key: str) -> tuple[int, int]:
+        """The (lowest, highest) index intervention `key` takes on this model's config (1-based)."""
+        raise NotImplementedError(f"{self.key} has no indexed intervention {key!r}")
+
+    def check_intervention(self, intervention: Intervention) -> None:
+        """InterventionError unless this model offers `intervention` with an index it has."""
+        spec = self.interventions.get(intervention.key)
+        if spec is None:
+            raise InterventionError("unknown_intervention", intervention=intervention.key[:60], model=self.key,
+                                    available=[NO_INTERVENTION, *self.interventions])
+        if spec.index is None:
+            if intervention.index is not None:
+                raise InterventionError("no_index", intervention=intervention.key, model=self.key)
+            return
+        lowest, highest = self.intervention_range(intervention.key)
+        if intervention.index is None or not lowest <= intervention.index <= highest:
+            raise InterventionError("index_out_of_range", intervention=intervention.key, what=spec.index,
+                                    lowest=lowest, highest=highest, value=intervention.index)
 
     # -- explanation ----------------------------------------------------------------------------
     def word_curve(self, output: ModelOutput, index: int):

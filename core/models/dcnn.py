@@ -53,8 +53,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from core.models.base import (DIM, NUM_CLASSES, VOCAB_SIZE, check_config, classification_loss, Dropout, length_mask,
-                              ModelOutput, SentenceClassifier)
+from core.models.base import (DIM, NUM_CLASSES, VOCAB_SIZE, Dropout, InterventionSpec, ModelOutput,
+                              SentenceClassifier, active_intervention, check_config, classification_loss, length_mask)
 from core.views import KMaxGraph, Table, Text
 
 
@@ -149,14 +149,19 @@ class DCNNLayer(nn.Module):
         self.conv = nn.Conv1d(rows * in_maps, rows * out_maps, width, padding=width - 1, groups=rows, bias=False)
         self.bias = nn.Parameter(torch.zeros(rows // 2, out_maps))  # §3.4: one per row of each pooled map
 
-    def forward(self, x: Tensor, width: Tensor, k: Tensor, unfolded: bool = False) -> tuple[Tensor, Tensor, Tensor | None]:
-        """(pooled output, kept positions, and with `unfolded` the convolution before folding (B, r, n, W))."""
+    def forward(self, x: Tensor, width: Tensor, k: Tensor, unfolded: bool = False,
+                fold: bool = True) -> tuple[Tensor, Tensor, Tensor | None]:
+        """(pooled output, kept positions, and with `unfolded` the convolution before folding (B, r, n, W)).
+        Without `fold` (an intervention) folded row ρ is twice row 2ρ: the same scale, no row 2ρ+1."""
         B, r, n_in, T = x.shape
         m, n = self.width, self.bias.shape[1]
         # Eq. 7 with wide Eq. 1, per row ρ: F_j[ρ] = sum_k m_{j,k}[ρ] * F_k[ρ], zero margins of m - 1 each side;
         # §3.6 folding adds rows 2ρ and 2ρ+1, so folded row ρ is one group that reads both rows' maps with both
         # rows' filters: one convolution with half the outputs and no separate sum (2-3x faster than conv + fold)
-        weight = self.conv.weight.view(r // 2, 2, n, n_in, m).transpose(1, 2).reshape(r // 2 * n, 2 * n_in, m)
+        pairs = self.conv.weight.view(r // 2, 2, n, n_in, m)  # (r/2, 2, n, n_in, m)
+        if not fold:
+            pairs = torch.stack([2 * pairs[:, 0], torch.zeros_like(pairs[:, 1])], 1)
+        weight = pairs.transpose(1, 2).reshape(r // 2 * n, 2 * n_in, m)
         folded = F.conv1d(x.reshape(B, r * n_in, T), weight, padding=m - 1, groups=r // 2)  # (B, r/2 * n, W)
         folded = folded.view(B, r // 2, n, T + m - 1)  # (B, r/2, n, W)
         # §3.2-3.3: keep k of the s + m - 1 valid columns (past them the input was all zero padding)
@@ -170,6 +175,11 @@ class DCNNLayer(nn.Module):
 class DCNN(SentenceClassifier):
     key = "dcnn"
     config_class = DCNNConfig
+    interventions = {
+        "map_off": InterventionSpec("§4.2: a top-layer feature map's share of the prediction (the map zeroed)", "map"),
+        "max_pool": InterventionSpec("§3.2 Eq. 4: dynamic k-max pooling (replaced by max pooling, k = 1)"),
+        "no_folding": InterventionSpec("§3.6: folding sums pairs of rows (each row read alone instead)"),
+    }
 
     def __init__(self, config: DCNNConfig):
         super().__init__(config)
@@ -191,21 +201,37 @@ class DCNN(SentenceClassifier):
         if explain:  # the kept nodes of every level and layer 1's convolution, for `views` (§4.2, Fig. 4)
             words = torch.where(mask, torch.arange(T, device=ids.device), -1)  # (B, T)
             positions, activations = [words[:, None, None, :].expand_as(x)], [x.detach()]
+        act = active_intervention()
+        max_pool = act is not None and act.key == "max_pool"
         ks, width = [lengths], lengths  # width: valid columns of each sentence at the current level
         for layer_index, layer in enumerate(self.layers, start=1):
             # Eq. 4: k from the sentence length s; the top layer gets k_top
-            k = dynamic_k(lengths, layer_index, len(self.layers), self.config.k_top)  # (B,)
-            x, kept, conv = layer(x, width, k, unfolded=explain > 0 and layer_index == 1)  # (B, r/2, n, K) x 2
+            k = torch.ones_like(lengths) if max_pool else dynamic_k(lengths, layer_index, len(self.layers),
+                                                                   self.config.k_top)  # (B,)
+            x, kept, conv = layer(x, width, k, unfolded=explain > 0 and layer_index == 1,
+                                  fold=not (act is not None and act.key == "no_folding"))  # (B, r/2, n, K) x 2
             if explain:
                 conv1 = conv.detach() if layer_index == 1 else conv1  # (B, r, n, W)
                 positions.append(kept)
                 activations.append(x.detach())
             ks.append(k)
             width = k
+        if max_pool:  # the softmax layer reads k_top columns: the max in the first, the rest empty
+            x = F.pad(x, (0, self.config.k_top - x.shape[-1]))
+            if explain:
+                positions[-1] = F.pad(positions[-1], (0, self.config.k_top - positions[-1].shape[-1]), value=-1)
+                activations[-1] = x.detach()
+        if act is not None and act.key == "map_off":
+            x = x.index_fill(2, torch.tensor([act.index], device=x.device), 0.0)
+            if explain:
+                activations[-1] = x.detach()
         # §5.1-5.2: every sentence has exactly k_top columns at the top; dropout, then the softmax layer
         logits = self.out(self.dropout(x.flatten(1)))  # (B, C)
         return DCNNOutput(logits=logits, loss=classification_loss(logits, labels), positions=positions,
                           activations=activations, k=torch.stack(ks, 1) if explain else None, conv1=conv1)
+
+    def intervention_range(self, key: str) -> tuple[int, int]:
+        return 0, self.config.maps[-1] - 1  # maps are numbered from 0, as in the map menu
 
     def param_groups(self, weight_decay: float) -> list[dict]:
         """§5.1 L2 per layer, as in the authors' Matlab code (via Godin): conv layer l gets

@@ -48,8 +48,9 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from core.models.base import (DIM, NUM_CLASSES, VOCAB_SIZE, check_config, Dropout, length_mask,
-                              ModelOutput, SentenceClassifier)
+from core.models.base import (DIM, NUM_CLASSES, SENTENCE_INDEX, VOCAB_SIZE, Dropout,
+                              InterventionSpec, ModelOutput, SentenceClassifier, active_intervention, check_config,
+                              length_mask)
 from core.views import LineCurves, Text, Trajectory, sentiment_scores
 
 def _identity(z: Tensor) -> Tensor:
@@ -117,6 +118,11 @@ class MRNN(SentenceClassifier):
     key = "mrnn"
     config_class = MRNNConfig
     word_curve_kind = "native"  # Eq. 6: y_t at every step
+    interventions = {
+        "additive": InterventionSpec("§4.1 Eq. 5: the multiplicative term xᵀAh off (the additive RNN of §3.2, §5.2)"),
+        "cut_at": InterventionSpec("§3.2: the recurrence carries the meaning so far (h reset to h_0 before the word)",
+                                   "word"),
+    }
 
     def __init__(self, config: MRNNConfig):
         super().__init__(config)
@@ -148,10 +154,15 @@ class MRNN(SentenceClassifier):
         # Eq. 5: h_t = f(M_t h_{t-1} + V h_{t-1} + W x_t + b); after its last word a sentence keeps its
         # state, so padding never reaches it and h_L is each sentence's final state
         # (unbind, not M[:, t]: indexing would back-propagate a full-size zero tensor at every step)
+        act = active_intervention()
+        additive = act is not None and act.key == "additive"
+        cut = act.index - 1 if act is not None and act.key == "cut_at" else None  # 0-based step
         h = self.h0.expand(B, -1)  # (B, dh)
         states = []
-        for M_t, u_t, m_t in zip(M.unbind(1), u.unbind(1), mask.unbind(1)):
-            h_new = self.f(torch.einsum("bik,bk->bi", M_t, h) + self.V(h) + u_t)  # (B, dh)
+        for t, (M_t, u_t, m_t) in enumerate(zip(M.unbind(1), u.unbind(1), mask.unbind(1))):
+            if t == cut:
+                h = self.h0.expand(B, -1)
+            h_new = self.f((0 if additive else torch.einsum("bik,bk->bi", M_t, h)) + self.V(h) + u_t)  # (B, dh)
             h = torch.where(m_t[:, None], h_new, h)  # (B, dh)
             states.append(h)
         states = torch.stack(states, 1)  # (B, L, dh)
@@ -175,6 +186,9 @@ class MRNN(SentenceClassifier):
             cumulative = cumulative.detach()
         return MRNNOutput(logits=logits, loss=loss, step_probs=step_probs.detach(), states=states.detach(),
                           cumulative=cumulative, lengths=lengths)
+
+    def intervention_range(self, key: str) -> tuple[int, int]:
+        return SENTENCE_INDEX
 
     def predict_labels(self, output: MRNNOutput) -> Tensor:
         """(B,) predicted classes: argmax for the softmax head, the paper's decoding (§4.2) for the

@@ -46,9 +46,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.models.base import (DIM, LAYERS, NUM_CLASSES, VOCAB_SIZE, check_config,
-                              classification_loss, dropout, length_mask, masked_mean, ModelOutput,
-                              SentenceClassifier)
+from core.models.base import (DIM, LAYERS, NUM_CLASSES, VOCAB_SIZE, Intervention, InterventionSpec,
+                              ModelOutput, SentenceClassifier, active_intervention, check_config,
+                              classification_loss, dropout, length_mask, masked_mean)
 from core.views import LineCurves, Text, sentiment_scores
 
 
@@ -103,9 +103,9 @@ class TensorLayer(nn.Module):
         nn.init.uniform_(self.o.weight, -bound, bound)
         nn.init.constant_(self.o.bias, 0.01)  # §5: "a small positive constant 0.01"
 
-    def forward(self, x: Tensor, decay: Tensor) -> Tensor:
-        # Eq. 2 factors at every position: Px_t, Qx_t, Rx_t
-        factors = self.pqr(x).chunk(self.order, dim=-1)  # n x (B, L, h)
+    def forward(self, x: Tensor, decay: Tensor, max_order: int | None = None) -> Tensor:
+        # Eq. 2 factors at every position: Px_t, Qx_t, Rx_t (orders above `max_order` left out: an intervention)
+        factors = self.pqr(x).chunk(self.order, dim=-1)[:max_order]  # n x (B, L, h)
         # §4 DP: f_1 = Px, f_2 = Qx ⊙ s_1[t-1], f_3 = Rx ⊙ s_2[t-1], where s_m[t-1] = (E f_m)[t]
         f = factors[0]  # (B, L, h)
         total = f  # (B, L, h): f_1 + ... + f_n
@@ -116,10 +116,18 @@ class TensorLayer(nn.Module):
         return torch.relu(self.o(total))  # (B, L, h)
 
 
+CONSECUTIVE = Intervention("consecutive")
+
+
 class TensorCNN(SentenceClassifier):
     key = "tensor_cnn"
     config_class = TensorCNNConfig
     word_curve_kind = "native"  # Fig. 5: each position's softmax over its layers' states
+    interventions = {
+        "consecutive": InterventionSpec("§3 Eq. 3: non-consecutive n-grams (λ -> 0 keeps consecutive ones only)"),
+        "max_order": InterventionSpec("§4: n-gram orders 1..n summed (orders above the index left out)", "order"),
+        "layer_off": InterventionSpec("§4: every layer's pooled features feed the softmax (one left out)", "layer"),
+    }
 
     def __init__(self, config: TensorCNNConfig):
         super().__init__(config)
@@ -135,15 +143,21 @@ class TensorCNN(SentenceClassifier):
 
         # Stacked layers (§4): layer k+1 reads layer k's output; dropout placed as in the authors' code
         x = dropout(self.embedding(ids), cfg.dropout, self.training, sqrt_scale=True)  # (B, L, d)
-        decay = decay_matrix(ids.shape[1], cfg.decay, x)  # (L, L)
+        act = active_intervention()
+        decay = decay_matrix(ids.shape[1], 0.0 if act == CONSECUTIVE else cfg.decay, x)  # (L, L)
+        max_order = act.index if act and act.key == "max_order" else None
         states = []  # K x (B, L, h): z⁽ᵏ⁾, un-dropped
         for layer in self.layers:
             if states:
                 x = dropout(states[-1], cfg.dropout, self.training, sqrt_scale=False)  # (B, L, h)
-            states.append(layer(x, decay))
+            states.append(layer(x, decay, max_order))
 
         # §4: mean of each layer over the real positions, concatenated; ỹ = softmax(Wᵀ z̄)
-        pooled = torch.cat([masked_mean(z, mask) for z in states], dim=-1)  # (B, K·h)
+        means = [masked_mean(z, mask) for z in states]  # K x (B, h)
+        if act and act.key == "layer_off":  # that layer's features still feed the next layer, not the softmax
+            means[act.index - 1] = torch.zeros_like(means[act.index - 1])
+            states[act.index - 1] = torch.zeros_like(states[act.index - 1])  # nor the per-position curves
+        pooled = torch.cat(means, dim=-1)  # (B, K·h)
         logits = self.classifier(dropout(pooled, cfg.dropout, self.training, sqrt_scale=True))  # (B, C)
 
         # Fig. 5: each layer's block of W applied at every position, without averaging (explanations only)
@@ -154,6 +168,9 @@ class TensorCNN(SentenceClassifier):
                 layer_logits = torch.einsum("kbth,ckh->bktc", torch.stack(states), blocks)  # (B, K, L, C)
         return TensorCNNOutput(logits=logits, loss=classification_loss(logits, labels),
                                layer_logits=layer_logits, lengths=lengths)
+
+    def intervention_range(self, key: str) -> tuple[int, int]:
+        return (1, self.config.ngram_order) if key == "max_order" else (1, self.config.num_layers)
 
     def word_curve(self, output: TensorCNNOutput, index: int) -> Tensor:
         """Fig. 5: p_t = softmax(Wᵀ[z¹_t; z²_t; z³_t]) at each real position, (n_words, C)."""

@@ -40,6 +40,9 @@ and the model use), and `notices` in English, with the same as data in `notice_c
 model of `task` (`auto`: the suite's own task) and returns the pass rate per capability and model
 (`pass_rates[capability][model]`), the counts per capability (`cells`) and per test (`test_cells`), the
 cases, and the seconds it took: the numbers of `make probes` (docs/probes.md).
+`interventions(task)` lists each model's interventions (`key`, what its `index` names, the paper `section`
+whose claim it tests); `predict` takes a sixth, optional `intervention`, `none` or `key` or `key:index` (e.g.
+`"max_order:2"`: the tensor CNN with n-gram orders 1-2 only), and its answer names it in `intervention`.
 Both take a last, optional `methods`: the word attributions to compute, `default` (leave-one-word-out
 `occlusion` only), `all`, or a comma-separated list of `occlusion`, `gradient_x_input`, `integrated_gradients`,
 `smoothgrad` (e.g. `client.predict(text, "dcnn", "auto", "auto", "occlusion,integrated_gradients",
@@ -60,7 +63,9 @@ message, never a stack trace. The same from Python or a shell:
 模型的通过率（`pass_rates[capability][model]`）、按能力（`cells`）和按测试（`test_cells`）的计数、用例及用时：与
 `make probes`（docs/probes.md）的数字相同。出错的模型不出现在 `/compare` 的列表中（并记入日志）。错误的输入得到一条错误
 信息，而不是堆栈跟踪。在 Python 或命令行中也一样：`core.predict.Lab.load("checkpoints").predict(text, "dcnn")`
-（`.compare(text)` 运行全部模型），`python -m core.predict "文本" --model dcnn --json`（`--model all` 运行全部模型）。
+（`.compare(text)` 运行全部模型），`interventions(task)` 列出每个模型的干预（`key`、`index` 所指、所检验的论文章节），
+`predict` 的第六个可选参数 `intervention` 为 `none`、`key` 或 `key:index`（如 `"max_order:2"`：只保留 1-2 元的张量 CNN），
+回答中的 `intervention` 指明所用的干预；`python -m core.predict "文本" --model dcnn --json`（`--model all` 运行全部模型）。
 """}
 
 
@@ -102,10 +107,18 @@ def build(lab: Lab) -> gr.Markdown:
     gr.Markdown(L("api_md"))
     example = gr.Markdown(usage(lab, None), elem_id="api-usage")
 
-    def predict(text: str, model: str = "tensor_cnn", task: str = AUTO, lang: str = AUTO, methods: str = "default") -> dict:
-        """One model on one sentence: prediction, per-word curve, word attributions and the model's views."""
+    def predict(text: str, model: str = "tensor_cnn", task: str = AUTO, lang: str = AUTO, methods: str = "default",
+                intervention: str = "none") -> dict:
+        """One model on one sentence: prediction, per-word curve, word attributions and the model's views;
+        with an `intervention` (see /interventions), of the model with that part switched off or replaced."""
         check_lang(lab, task, lang)
-        return _answer(lambda: lab.predict(text, model, task, lang, methods=methods, gate=RequestGate()).to_dict())
+        return _answer(lambda: lab.predict(text, model, task, lang, methods=methods, gate=RequestGate(),
+                                           intervention=intervention).to_dict())
+
+    def interventions(task: str = AUTO) -> dict:
+        """Per model of the task (`auto`: every task's models): each intervention's key, what its index names
+        and the paper section whose claim it tests; pass "key" or "key:index" to /predict."""
+        return _answer(lambda: lab.interventions(None if task in (None, "", AUTO) else task))
 
     def compare(text: str, task: str = AUTO, lang: str = AUTO, methods: str = "default") -> list[dict]:
         """Every model of the task on one sentence (a list of predictions; a model that fails is left out)."""
@@ -123,6 +136,7 @@ def build(lab: Lab) -> gr.Markdown:
     gr.api(predict, api_name="predict", concurrency_id="model")
     gr.api(compare, api_name="compare", concurrency_id="model")
     gr.api(probes, api_name="probes", concurrency_id="model")
+    gr.api(interventions, api_name="interventions")
     return example
 
 

@@ -17,15 +17,15 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from core.predict import ALL, AUTO, Cancelled, Lab, Prediction
+from core.predict import ALL, AUTO, Cancelled, Comparison, Lab, Prediction
 
 from core.notices import InputError
 from core.views import KMaxGraph
 from demo.attribution_view import build as build_method_selector
 from demo.attribution_view import highlight_texts, requested, scores_table, word_scores
 from demo.examples import EXAMPLES
-from demo.i18n import (TASK_NAMES, L, example_labels, label_name, model_name, msg, notice_text, request_lang,
-                       source_text, task_name, word_view)
+from demo.i18n import (INTERVENTION_SECTIONS_ZH, TASK_NAMES, L, example_labels, label_name, model_name, msg,
+                       notice_text, request_lang, source_text, task_name, word_view)
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 from demo.svg import EXPORT_JS
@@ -47,11 +47,13 @@ document.addEventListener('click', (event) => {
 """
 DONE_JS = "() => { document.body.classList.remove('lab-busy'); }"
 # the link to the current inputs: shown, and copied to the clipboard where the browser allows it
-LINK_JS = """(text, model, task, lang) => {
+LINK_JS = """(text, model, task, lang, intervention, index) => {
   const link = new URL(window.location.href.split('?')[0]);
   link.searchParams.set('text', text || '');
-  for (const [key, value] of [['model', model], ['task', task], ['lang', lang]])
-    if (value && value !== 'auto' && value !== 'all') link.searchParams.set(key, value);
+  for (const [key, value] of [['model', model], ['task', task], ['lang', lang], ['intervention', intervention]])
+    if (value && value !== 'auto' && value !== 'all' && value !== 'none') link.searchParams.set(key, value);
+  if (intervention && intervention !== 'none' && index !== null && index !== undefined)
+    link.searchParams.set('index', String(index));
   navigator.clipboard?.writeText(link.href).catch(() => {});
   return link.href;
 }"""
@@ -142,10 +144,16 @@ def top_map_panel(p: Prediction, index: int, view: KMaxGraph, fact: Facts | None
             f'<div class="top-map-view">{top_map_view(p, index, view, fact, ui)}</div></div>')
 
 
+def series_name(p: Prediction, ui: str) -> str:
+    """The model's name, and with an intervention which one: before and after are told apart everywhere."""
+    name = model_name(p.model)
+    return name if p.intervention == "none" else f"{name} · {msg('intervened', ui, intervention=p.intervention)}"
+
+
 def model_panel(p: Prediction, fact: Facts | None, ui: str, method: str = "occlusion") -> str:
     """One model's panel: its label, confidence and checkpoint accuracy, the word-attribution highlight by
     `method` (with every computed method's scores), then every view it returned (worded in the UI language)."""
-    head = (f"<b>{esc(model_name(p.model))}</b>: {esc(label_name(p.label, ui))} ({max(p.probs):.2f})"
+    head = (f"<b>{esc(series_name(p, ui))}</b>: {esc(label_name(p.label, ui))} ({max(p.probs):.2f})"
             f'<span class="accuracy">{esc(accuracy_text(p, fact, ui))}</span>')
     body, cap = [attribution_html(p, ui, method)], caption(p, fact, ui)
     for i, view in enumerate(p.views):
@@ -161,13 +169,24 @@ def model_panel(p: Prediction, fact: Facts | None, ui: str, method: str = "occlu
             f'<summary>{head}</summary>{"".join(body)}</details>')
 
 
+def intervention_section(lab: Lab, task: str, model: str, intervention: str, ui: str) -> str:
+    """One sentence: the paper's claim the intervention tests (its section), in the UI language."""
+    key = intervention.partition(":")[0]
+    section = lab.interventions(task).get(model, {}).get(key, {}).get("section", "")
+    return msg("intervention_tests", ui, section=INTERVENTION_SECTIONS_ZH.get(f"{model}.{key}", section)
+               if ui == "zh" else section)
+
+
 def _summary(predictions: list[Prediction], ui: str) -> str:
     first = predictions[0]
     facts_ = [f"{msg('language', ui)}: {msg('lang_' + first.lang, ui)} ({msg('detected', ui)})",
               f"{msg('task', ui)}: {esc(task_name(first.task, ui))}"]
-    if len(predictions) == 1:
-        p = predictions[0]
+    if len(predictions) == 1 or predictions[-1].intervention != "none":
+        p = predictions[-1]
         head = f"### {msg('prediction', ui)}: **{esc(label_name(p.label, ui))}** ({max(p.probs):.2f})"
+        if p.intervention != "none":
+            head = msg("intervention_summary", ui, intervention=p.intervention, after=f"{esc(label_name(p.label, ui))} "
+                       f"({max(p.probs):.2f})", before=f"{esc(label_name(first.label, ui))} ({max(first.probs):.2f})")
         facts_ = [f"{msg('model', ui)}: {esc(model_name(p.model))}"] + facts_ + [f"{msg('source', ui)}: `{source_text(p.source, ui)}`"]
     else:
         votes = Counter(p.label for p in predictions)
@@ -208,7 +227,14 @@ def result_html(predictions: list[Prediction], known: dict, ui: str, method: str
     first, kinds = predictions[0], _curve_kinds(ui)
     labels = [label_name(label, ui) for label in first.labels]
     score = word_view(first.curve, ui).score_label
-    if len(predictions) == 1:
+    if len(predictions) == 2 and predictions[1].intervention != "none":  # the same model before and after
+        cap = caption(first, known.get((first.task, first.model)), ui)
+        names = [msg("plain_model", ui), msg("intervened", ui, intervention=predictions[1].intervention)]
+        probs = probability_bars(labels, dict(zip(names, (p.probs for p in predictions))), None,
+                                 msg("probabilities", ui), cap)
+        curve = word_curves([word_view(p.curve, ui) for p in predictions], names, msg("curve_title", ui, score=score),
+                            kinds, labels, ui, cap)
+    elif len(predictions) == 1:
         cap = caption(first, known.get((first.task, first.model)), ui)
         probs = probability_bars(labels, {model_name(first.model): first.probs}, label_name(first.label, ui),
                                  msg("probabilities", ui), cap)
@@ -230,11 +256,20 @@ def result_html(predictions: list[Prediction], known: dict, ui: str, method: str
 
 
 def analyse(lab: Lab, known: dict, text: str, model: str, task: str, lang: str, ui: str,
-            method: str = "occlusion") -> tuple:
-    """All outputs of one click: summary, notices, the result HTML."""
+            method: str = "occlusion", intervention: str = "none") -> tuple:
+    """All outputs of one click: summary, notices, the result HTML. With an intervention (one model), the
+    model as trained and the model with the intervention, side by side."""
     try:
-        result = lab.compare(text, task, lang, models=None if model == ALL else [model], executor=MODEL_POOL,
-                             methods=requested(method), gate=RequestGate())
+        if intervention not in (None, "", "none"):
+            if model == ALL:
+                gr.Warning(esc(msg("intervention_needs_one", ui)))
+                return f"### {md(msg('intervention_needs_one', ui))}", gr.update(value="", visible=False), ""
+            gate = RequestGate()
+            result = Comparison([lab.predict(text, model, task, lang, methods=requested(method), gate=gate,
+                                             intervention=chosen) for chosen in (None, intervention)], [])
+        else:
+            result = lab.compare(text, task, lang, models=None if model == ALL else [model], executor=MODEL_POOL,
+                                 methods=requested(method), gate=RequestGate())
     except Cancelled:
         raise abandoned() from None
     except InputError as err:
@@ -247,8 +282,11 @@ def analyse(lab: Lab, known: dict, text: str, model: str, task: str, lang: str, 
         gr.Warning(esc(message))
         return f"### {md(message)}", gr.update(value="", visible=False), ""
     notices = _notices(result.predictions, result.failures, ui)
-    return (_summary(result.predictions, ui), gr.update(value=notices, visible=bool(notices)),
-            result_html(result.predictions, known, ui, method))
+    summary = _summary(result.predictions, ui)
+    if len(result.predictions) == 2 and result.predictions[1].intervention != "none":
+        first = result.predictions[0]
+        summary += "\n\n" + md(intervention_section(lab, first.task, first.model, result.predictions[1].intervention, ui))
+    return (summary, gr.update(value=notices, visible=bool(notices)), result_html(result.predictions, known, ui, method))
 
 
 def redraw_top_map(lab: Lab, known: dict, text: str, task: str, model: str, top_map: int, ui: str) -> str:
@@ -264,6 +302,22 @@ def redraw_top_map(lab: Lab, known: dict, text: str, task: str, model: str, top_
     return top_map_view(p, index, view, known.get((p.task, p.model)), ui)
 
 
+def intervention_specs(lab: Lab, model: str, task: str) -> dict[str, dict]:
+    """{key: {"section", "index"}} of the chosen model (the same keys on every task it is trained for)."""
+    return lab.interventions(None if task == AUTO else task).get(model, {}) if model != ALL else {}
+
+
+def intervention_choices(lab: Lab, model: str, task: str, ui: str) -> list[tuple[str, str]]:
+    return [(msg("intervention_none", ui), "none")] + [(key, key) for key in intervention_specs(lab, model, task)]
+
+
+def intervention_value(key: str, index: float | None, specs: dict[str, dict]) -> str:
+    """What Lab.predict takes: "none", "key" or "key:index"; the index only where the intervention has one."""
+    if key in (None, "", "none") or key not in specs:
+        return "none"
+    return key if specs[key]["index"] is None or index is None else f"{key}:{int(index)}"
+
+
 def link_inputs(lab: Lab, query: dict) -> tuple[str, str, str, str] | None:
     """The inputs a link names (?text=...&model=...&task=...&lang=...), each checked against what is
     loaded (a value that is not is left at its default); None without a text."""
@@ -275,6 +329,16 @@ def link_inputs(lab: Lab, query: dict) -> tuple[str, str, str, str] | None:
     lang = query.get("lang", AUTO)
     return (text, model if model in (ALL, *lab.models()) else ALL, task if task in (AUTO, *lab.tasks()) else AUTO,
             lang if lang in (AUTO, "en", "zh") else AUTO)
+
+
+def link_intervention(lab: Lab, query: dict, model: str, task: str) -> tuple[str, int | None]:
+    """The intervention a link names (?intervention=key&index=n), checked against the model's: ("none", None)
+    for one it does not have; the index only for an intervention that takes one."""
+    specs = intervention_specs(lab, model, task)
+    key = query.get("intervention") if query.get("intervention") in specs else "none"
+    raw = query.get("index", "")
+    index = int(raw) if raw.lstrip("-").isdigit() and len(raw) < 8 and key != "none" and specs[key]["index"] else None
+    return key, index
 
 
 def task_choices(lab: Lab) -> list[tuple]:
@@ -309,6 +373,11 @@ def build(lab: Lab) -> LabView:
                                    visible=len(lab.tasks()) > 1)
                 lang = gr.Radio([(L("auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")], value=AUTO,
                                 label=L("language"), elem_id="lang")
+            with gr.Row(visible=False) as intervention_row:
+                intervention = gr.Dropdown([("none", "none")], value="none", label=L("intervention"),
+                                           info=L("intervention_info"), elem_id="intervention", scale=2)
+                intervention_index = gr.Number(1, precision=0, label=L("intervention_index"), visible=False,
+                                               elem_id="intervention-index", scale=1)
     method = build_method_selector(lab, model, task)
     link = gr.Markdown(elem_id="permalink")
     examples = gr.Examples([[s] for _, s in EXAMPLES], inputs=[text], label=L("examples"),
@@ -325,15 +394,37 @@ def build(lab: Lab) -> LabView:
     result = gr.HTML("", elem_id="result", elem_classes="figures", js_on_load=EXPORT_JS + BUSY_ON_CLICK_JS + TOP_MAP_JS,
                      server_functions=[draw_top_map])
 
-    def on_run(text_value, model_value, task_value, lang_value, method_value, request: gr.Request):
-        return analyse(lab, known, text_value, model_value, task_value, lang_value, request_lang(request), method_value)
+    def on_run(text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request):
+        chosen = intervention_value(key, index, intervention_specs(lab, model_value, task_value))
+        return analyse(lab, known, text_value, model_value, task_value, lang_value, request_lang(request), method_value,
+                       chosen)
+
+    def on_model(model_value, task_value, request: gr.Request):
+        """One model: its interventions to choose from (none chosen); all five: no menu."""
+        choices = intervention_choices(lab, model_value, task_value, request_lang(request))
+        return gr.update(visible=len(choices) > 1), gr.update(choices=choices, value="none"), gr.update(visible=False)
+
+    def on_intervention(key, model_value, task_value):
+        """The index box, for an intervention that takes one, starting at its lowest value."""
+        spec = intervention_specs(lab, model_value, task_value).get(key)
+        if not spec or spec["index"] is None:
+            return gr.update(visible=False)
+        lowest = 0 if spec["index"] == "map" else 2 if key in ("gates_open", "gates_closed", "fixed_local_gates") else 1
+        return gr.update(visible=True, value=lowest, minimum=lowest, label=f"{spec['index']} ({lowest}…)")
+
+    for trigger in (model.change, task.change):
+        trigger(on_model, [model, task], [intervention_row, intervention, intervention_index], api_visibility="private",
+                show_progress="hidden")
+    intervention.input(on_intervention, [intervention, model, task], [intervention_index], api_visibility="private",
+                        show_progress="hidden")
 
     linked, outputs = [text, model, task, lang], [summary, notices, result]
-    inputs = linked + [method]
-    for trigger in (run.click, text.submit, method.change):  # another method runs on demand
+    inputs = linked + [method, intervention, intervention_index]
+    # another method, intervention or index runs on demand
+    for trigger in (run.click, text.submit, method.change, intervention.input, intervention_index.submit):
         trigger(on_run, inputs, outputs, api_visibility="private", concurrency_id="model", js=BUSY_JS,
                 show_progress="hidden").then(None, js=DONE_JS)
-    copy.click(None, linked, [link], js=LINK_JS)
+    copy.click(None, linked + [intervention, intervention_index], [link], js=LINK_JS)
 
     def analyse_after(dependency, is_pair: gr.State):
         analysed = dependency.success(on_run, inputs, outputs, api_visibility="private", concurrency_id="model",
@@ -345,13 +436,19 @@ def build(lab: Lab) -> LabView:
         """On page load: the examples' labels in the page's language; the analysis the link names."""
         ui = request_lang(request)
         labels = gr.Dataset(sample_labels=example_labels(ui))
-        chosen = link_inputs(lab, dict(request.query_params or {}))
+        query = dict(request.query_params or {})
+        chosen = link_inputs(lab, query)
         if chosen is None:
-            return (labels,) + (gr.update(),) * 7
-        return (labels, *chosen, *analyse(lab, known, *chosen, ui))
+            return (labels,) + (gr.update(),) * 10
+        specs = intervention_specs(lab, chosen[1], chosen[2])
+        key, index = link_intervention(lab, query, chosen[1], chosen[2])
+        menu = (gr.update(visible=bool(specs)), gr.update(choices=intervention_choices(lab, chosen[1], chosen[2], ui),
+                                                          value=key), gr.update(visible=index is not None, value=index))
+        return (labels, *chosen, *menu,
+                *analyse(lab, known, *chosen, ui, "occlusion", intervention_value(key, index, specs)))
 
     def open_link(demo: gr.Blocks) -> None:
-        demo.load(on_link, None, [examples.dataset, *linked, *outputs], api_visibility="private",
-                  concurrency_id="model")
+        demo.load(on_link, None, [examples.dataset, *linked, intervention_row, intervention, intervention_index,
+                                  *outputs], api_visibility="private", concurrency_id="model")
 
     return LabView(text, task, pair, analyse_after, open_link)
