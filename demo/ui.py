@@ -83,5 +83,6 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
         treebank_tab.open_in_lab(treebank_view, lab_view, tabs)  # so do a tree node and a test sentence
         demo.load(on_load, None, [warning, loaded, failed, api_usage], api_visibility="private")
         api.fill_advertised_defaults(demo)
+        api.keep_training_out_of_mcp(demo)
         train_tab.refresh_lab_tasks(demo, lab, lab_view)
     return demo

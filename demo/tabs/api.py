@@ -3,6 +3,7 @@
 
 import html
 import logging
+import os
 
 import gradio as gr
 from gradio.components.api_component import Api
@@ -138,6 +139,24 @@ def build(lab: Lab) -> gr.Markdown:
     gr.api(probes, api_name="probes", concurrency_id="model")
     gr.api(interventions, api_name="interventions")
     return example
+
+
+# what an agent must not do through the MCP server: train on the machine (publishing is private already)
+TRAINING_ENDPOINTS = ("train", "train_status", "train_cancel")
+
+
+def mcp_enabled() -> bool:
+    """Gradio's own switch: GRADIO_MCP_SERVER=true serves the named endpoints as MCP tools (launch's default)."""
+    return os.environ.get("GRADIO_MCP_SERVER", "").strip().lower() in ("1", "true", "yes")
+
+
+def keep_training_out_of_mcp(demo: gr.Blocks) -> None:
+    """With the MCP server on, the training endpoints are left out of the tools (and of the API page) and stay
+    callable by gradio_client: an MCP tool is what Gradio documents, so they become undocumented."""
+    if mcp_enabled():
+        for fn in demo.fns.values():
+            if fn.api_name in TRAINING_ENDPOINTS:
+                fn.api_visibility = "undocumented"
 
 
 def fill_advertised_defaults(demo: gr.Blocks) -> None:
