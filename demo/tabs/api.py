@@ -12,6 +12,7 @@ from core.predict import AUTO, Cancelled, Lab
 from core.notices import InputError
 from core.analysis.probes import ProbeInputError, SuiteError, run_suite
 from demo.i18n import L, request_lang
+from demo.owners import Visitors
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 
 log = logging.getLogger(__name__)
@@ -97,32 +98,44 @@ def check_lang(lab: Lab, task: str, lang: str) -> None:
                        f"'{task_lang}'; leave lang 'auto' or choose a task of that language", print_exception=False)
 
 
-def build(lab: Lab) -> gr.Markdown:
+def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
     """The tab's text; its example (usage(), on page load) names the address the page was opened at."""
     gr.Markdown(L("api_md"))
     example = gr.Markdown(usage(lab, None), elem_id="api-usage")
 
-    def predict(text: str, model: str = "tensor_cnn", task: str = AUTO, lang: str = AUTO, methods: str = "default") -> dict:
+    def predict(text: str, model: str = "tensor_cnn", task: str = AUTO, lang: str = AUTO, methods: str = "default",
+                request: gr.Request = None) -> dict:
         """One model on one sentence: prediction, per-word curve, word attributions and the model's views."""
-        check_lang(lab, task, lang)
-        return _answer(lambda: lab.predict(text, model, task, lang, methods=methods, gate=RequestGate()).to_dict())
+        seen = visitors.lab(lab, request)
+        check_lang(seen, task, lang)
+        return _answer(lambda: seen.predict(text, model, task, lang, methods=methods, gate=RequestGate()).to_dict())
 
-    def compare(text: str, task: str = AUTO, lang: str = AUTO, methods: str = "default") -> list[dict]:
+    def compare(text: str, task: str = AUTO, lang: str = AUTO, methods: str = "default",
+                request: gr.Request = None) -> list[dict]:
         """Every model of the task on one sentence (a list of predictions; a model that fails is left out)."""
-        check_lang(lab, task, lang)
-        return _answer(lambda: [p.to_dict() for p in lab.compare(text, task, lang, executor=MODEL_POOL, methods=methods,
-                                                                         gate=RequestGate()).predictions])
+        seen = visitors.lab(lab, request)
+        check_lang(seen, task, lang)
+        return _answer(lambda: [p.to_dict() for p in seen.compare(text, task, lang, executor=MODEL_POOL, methods=methods,
+                                                                  gate=RequestGate()).predictions])
 
-    def probes(suite: str = "en", task: str = AUTO) -> dict:
+    def probes(suite: str = "en", task: str = AUTO, request: gr.Request = None) -> dict:
         """A probe suite against every model of the task: pass rates per capability and model, with counts."""
         def run() -> dict:
             with RequestGate().admit_long():
-                return run_suite(lab, suite, None if task in (None, "", AUTO) else task).to_dict(failures=False)
+                seen = visitors.lab(lab, request)
+                return run_suite(seen, suite, None if task in (None, "", AUTO) else task).to_dict(failures=False)
         return _answer(run)
 
     gr.api(predict, api_name="predict", concurrency_id="model")
     gr.api(compare, api_name="compare", concurrency_id="model")
     gr.api(probes, api_name="probes", concurrency_id="model")
+
+    def owner(key: str = "", request: gr.Request = None) -> str:
+        """Whose jobs and models this session uses: with "" the key of this session's own (keep it), with a key
+        this session acts for that key's owner from now on."""
+        return visitors.on_api(key, request)
+
+    gr.api(owner, api_name="owner")
     return example
 
 

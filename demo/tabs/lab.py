@@ -24,6 +24,7 @@ from core.views import KMaxGraph
 from demo.attribution_view import build as build_method_selector
 from demo.attribution_view import highlight_texts, requested, scores_table, word_scores
 from demo.examples import EXAMPLES
+from demo.owners import Visitors
 from demo.i18n import (TASK_NAMES, L, example_labels, label_name, model_name, msg, notice_text, request_lang,
                        source_text, task_name, word_view)
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
@@ -278,8 +279,10 @@ def link_inputs(lab: Lab, query: dict) -> tuple[str, str, str, str] | None:
 
 
 def task_choices(lab: Lab) -> list[tuple]:
-    """The task dropdown's choices: auto, then every task loaded (the Train tab adds the ones it trains)."""
-    return [(L("auto"), AUTO)] + [(L(f"task_{t}") if t in TASK_NAMES["en"] else t, t) for t in lab.tasks()]
+    """The task dropdown's choices: auto, then every task of `lab` (the Train tab adds the ones it trains, named
+    by their file and date)."""
+    return [(L("auto"), AUTO)] + [(L(f"task_{t}") if t in TASK_NAMES["en"] else lab.titles.get(t, t), t)
+                                  for t in lab.tasks()]
 
 
 @dataclass
@@ -293,7 +296,7 @@ class LabView:
     open_link: Callable  # (demo) -> the page fills and runs the inputs its link names
 
 
-def build(lab: Lab) -> LabView:
+def build(lab: Lab, visitors: Visitors) -> LabView:
     known = facts(lab)
     with gr.Row():
         with gr.Column(scale=3):
@@ -309,24 +312,26 @@ def build(lab: Lab) -> LabView:
                                    visible=len(lab.tasks()) > 1)
                 lang = gr.Radio([(L("auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")], value=AUTO,
                                 label=L("language"), elem_id="lang")
-    method = build_method_selector(lab, model, task)
+    method = build_method_selector(lab, model, task, visitors)
     link = gr.Markdown(elem_id="permalink")
     examples = gr.Examples([[s] for _, s in EXAMPLES], inputs=[text], label=L("examples"),
                            examples_per_page=len(EXAMPLES), example_labels=example_labels("en"))
-    pair = pairs.build(lab, known, text, model, task, lang)
+    pair = pairs.build(lab, known, text, model, task, lang, visitors)
     gr.Markdown(L("analysing"), elem_id="analysing")
     summary = gr.Markdown(elem_id="summary")
     notices = gr.Markdown(visible=False, elem_id="notices")
 
     def draw_top_map(args: list, request: gr.Request) -> str:  # TOP_MAP_JS calls it with the panel's data
         text_value, task_value, model_value, top_map = args
-        return redraw_top_map(lab, known, text_value, task_value, model_value, top_map, request_lang(request))
+        return redraw_top_map(visitors.lab(lab, request), known, text_value, task_value, model_value, top_map,
+                              request_lang(request))
 
     result = gr.HTML("", elem_id="result", elem_classes="figures", js_on_load=EXPORT_JS + BUSY_ON_CLICK_JS + TOP_MAP_JS,
                      server_functions=[draw_top_map])
 
     def on_run(text_value, model_value, task_value, lang_value, method_value, request: gr.Request):
-        return analyse(lab, known, text_value, model_value, task_value, lang_value, request_lang(request), method_value)
+        return analyse(visitors.lab(lab, request), known, text_value, model_value, task_value, lang_value,
+                       request_lang(request), method_value)
 
     linked, outputs = [text, model, task, lang], [summary, notices, result]
     inputs = linked + [method]
@@ -345,10 +350,11 @@ def build(lab: Lab) -> LabView:
         """On page load: the examples' labels in the page's language; the analysis the link names."""
         ui = request_lang(request)
         labels = gr.Dataset(sample_labels=example_labels(ui))
-        chosen = link_inputs(lab, dict(request.query_params or {}))
+        seen = visitors.lab(lab, request)
+        chosen = link_inputs(seen, dict(request.query_params or {}))
         if chosen is None:
             return (labels,) + (gr.update(),) * 7
-        return (labels, *chosen, *analyse(lab, known, *chosen, ui))
+        return (labels, *chosen, *analyse(seen, known, *chosen, ui))
 
     def open_link(demo: gr.Blocks) -> None:
         demo.load(on_link, None, [examples.dataset, *linked, *outputs], api_visibility="private",
