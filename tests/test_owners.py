@@ -147,3 +147,21 @@ def test_the_quota_counts_one_owners_active_jobs_and_is_worded_in_both_languages
     update_job(tmp_path / "jobs" / first[0]["id"], status="failed")
     assert submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="a")["task"] == first[0]["task"]
     assert TrainLimits.from_env().max_jobs_per_owner == 2
+
+
+def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user():
+    from types import SimpleNamespace as Request
+
+    from core.owners import HF_USER
+    from demo.owners import Visitors
+
+    visitors = Visitors(capacity=3)
+    key = visitors.on_page("", Request(session_hash="first-visit"))  # a new browser: a new key for it to keep
+    assert len(key) >= 16 and visitors.owner(Request(session_hash="first-visit")) == owner_id(KEY, key)
+    assert visitors.on_page(key, Request(session_hash="reload")) == key  # a reload keeps the owner
+    assert visitors.owner(Request(session_hash="reload")) == owner_id(KEY, key)
+    visitors.on_page(key, Request(session_hash="signed-in"), Request(username="alice"))
+    assert visitors.owner(Request(session_hash="signed-in")) == owner_id(HF_USER, "alice") != owner_id(KEY, key)
+    assert visitors.on_page("short", Request(session_hash="forged")) != "short"  # not a key: a new one
+    assert visitors.owner(Request(session_hash="first-visit")) == owner_id(KEY, "first-visit")  # the oldest, forgotten
+    assert visitors.owner(Request(session_hash="api-client")) == owner_id(KEY, "api-client")  # unbound: the session

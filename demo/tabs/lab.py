@@ -162,10 +162,11 @@ def model_panel(p: Prediction, fact: Facts | None, ui: str, method: str = "occlu
             f'<summary>{head}</summary>{"".join(body)}</details>')
 
 
-def _summary(predictions: list[Prediction], ui: str) -> str:
+def _summary(predictions: list[Prediction], ui: str, titles: dict[str, str] | None = None) -> str:
+    """The headline; a visitor's task is named by its `titles` (Lab.titles: its file and date)."""
     first = predictions[0]
     facts_ = [f"{msg('language', ui)}: {msg('lang_' + first.lang, ui)} ({msg('detected', ui)})",
-              f"{msg('task', ui)}: {esc(task_name(first.task, ui))}"]
+              f"{msg('task', ui)}: {esc((titles or {}).get(first.task) or task_name(first.task, ui))}"]
     if len(predictions) == 1:
         p = predictions[0]
         head = f"### {msg('prediction', ui)}: **{esc(label_name(p.label, ui))}** ({max(p.probs):.2f})"
@@ -248,7 +249,7 @@ def analyse(lab: Lab, known: dict, text: str, model: str, task: str, lang: str, 
         gr.Warning(esc(message))
         return f"### {md(message)}", gr.update(value="", visible=False), ""
     notices = _notices(result.predictions, result.failures, ui)
-    return (_summary(result.predictions, ui), gr.update(value=notices, visible=bool(notices)),
+    return (_summary(result.predictions, ui, lab.titles), gr.update(value=notices, visible=bool(notices)),
             result_html(result.predictions, known, ui, method))
 
 
