@@ -49,7 +49,8 @@ api_name="/predict")`). Each prediction's `attributions` holds every computed me
 `completeness_error` (|sum of the scores − the change of the label's logit from the all-zero word vectors|,
 relative). Integrated gradients and SmoothGrad are slower (docs/attribution.md): they run only when named.
 A model that fails is left out of `/compare`'s list (and logged). Bad input answers with an error
-message, never a stack trace. The same from Python or a shell:
+message, never a stack trace. A task you train (`/train`) is this session's alone: `owner("")` returns this
+session's key, and `owner(key)` in a later `Client` acts for the same owner. The same from Python or a shell:
 `core.predict.Lab.load("checkpoints").predict(text, "dcnn")` (`.compare(text)` for every model),
 `python -m core.predict "text" --model dcnn --json` (`--model all` for every model).
 """, "zh": """`predict(text, model, task, lang)` 与 `compare(text, task, lang)`：`task` 为 `auto` 或本应用提供的任务
@@ -60,7 +61,8 @@ message, never a stack trace. The same from Python or a shell:
 `task` 的每个模型运行一个行为探针测试集（`en` 或 `zh`，即 `probes/` 中的文件；`auto`：测试集自己的任务），返回每项能力、每个
 模型的通过率（`pass_rates[capability][model]`）、按能力（`cells`）和按测试（`test_cells`）的计数、用例及用时：与
 `make probes`（docs/probes.md）的数字相同。出错的模型不出现在 `/compare` 的列表中（并记入日志）。错误的输入得到一条错误
-信息，而不是堆栈跟踪。在 Python 或命令行中也一样：`core.predict.Lab.load("checkpoints").predict(text, "dcnn")`
+信息，而不是堆栈跟踪。你训练的任务（`/train`）只属于本会话：`owner("")` 返回本会话的密钥，之后的 `Client` 调用
+`owner(key)` 即以同一所有者身份访问。在 Python 或命令行中也一样：`core.predict.Lab.load("checkpoints").predict(text, "dcnn")`
 （`.compare(text)` 运行全部模型），`python -m core.predict "文本" --model dcnn --json`（`--model all` 运行全部模型）。
 """}
 
