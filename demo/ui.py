@@ -1,8 +1,6 @@
 """The whole app: a banner for load problems, then the Lab, Probes, Treebank, Train, Checkpoints and API tabs.
 Each visitor sees the public models and its own (demo/owners.py): a page load says who the visitor is."""
 
-import os
-
 import gradio as gr
 
 from core.predict import Lab
@@ -61,9 +59,9 @@ def banner(lab: Lab, root: str, ui: str) -> str:
 def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
     visitors = Visitors()
     with gr.Blocks(title="Compositional sentence-model lab") as demo:
-        # the anonymous visitor's owner key, kept by its browser across reloads; the secret only hides it in
-        # localStorage, and a fixed one lets the key outlive an app restart
-        owner_key = gr.BrowserState("", storage_key="lab-owner", secret=os.environ.get("LAB_BROWSER_SECRET", "sentence-lab"))
+        # the anonymous visitor's owner key, kept by its browser across reloads. Gradio encrypts it in the page
+        # with a secret the page is sent anyway: a fixed one, so that a key outlives an app restart
+        owner_key = gr.BrowserState("", storage_key="lab-owner", secret="sentence-lab")
         gr.Markdown(L("title"))
         gr.Markdown(L("intro"))
         warning = gr.Markdown(banner(lab, root, "en"), visible=bool(banner(lab, root, "en")), elem_id="load-warning")
