@@ -69,8 +69,8 @@ class Visitors:
                 raise gr.Error(esc(msg("owner_key_taken", request_lang(request))), print_exception=False)
             return _session(request)
         if not valid_key(key):
-            raise gr.Error(esc(msg("owner_key_bad", request_lang(request), min_chars=KEY_CHARS[0], max_chars=KEY_CHARS[1])),
-                           print_exception=False)
+            words = msg("owner_key_bad", request_lang(request), min_chars=KEY_CHARS[0], max_chars=KEY_CHARS[1])
+            raise gr.Error(esc(words), print_exception=False)
         self.bind(request, owner_id(KEY, key))
         return key
 

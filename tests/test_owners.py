@@ -2,17 +2,18 @@
 sessions are two visitors of one real app: B finds no trace of A's job or model; A uses it; the same file
 trained by both gives two models; an owner's jobs waiting or running are capped."""
 
+import json
 import time
 from pathlib import Path
 
 import pytest
 from gradio_client import Client, handle_file
+from test_user_training import reviews, write_csv
 
 from core.owners import KEY, owner_id
 from core.training.jobs import JobError, TrainLimits, submit_job, update_job
 from core.training.publish import push_job
 from demo.i18n import train_error_text
-from test_user_training import reviews, write_csv
 
 
 @pytest.fixture(scope="module")
@@ -165,3 +166,16 @@ def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user(
     assert visitors.on_page("short", Request(session_hash="forged")) != "short"  # not a key: a new one
     assert visitors.owner(Request(session_hash="first-visit")) == owner_id(KEY, "first-visit")  # the oldest, forgotten
     assert visitors.owner(Request(session_hash="api-client")) == owner_id(KEY, "api-client")  # unbound: the session
+
+
+def test_the_page_everybody_is_sent_names_no_visitors_task(lab, user_models):
+    """An app started with visitors' models installed (the first test's, all jobs finished by now) serves them,
+    but its page (the config every browser gets) names none of them."""
+    from core.checkpoints.user_models import checkpoint_owner, installed_checkpoints
+    from demo import build_demo
+
+    private = [path for path in installed_checkpoints(user_models) if checkpoint_owner(path)[0]]
+    assert private, "the first test installs two visitors' models"
+    page = json.dumps(build_demo(lab).get_config_file(), ensure_ascii=False, default=str)
+    assert all(path.parent.name in lab.tasks() for path in private)  # served
+    assert not any(trace in page for path in private for trace in (path.parent.name, "class_reviews"))

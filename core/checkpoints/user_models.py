@@ -37,7 +37,8 @@ def install_checkpoint(best: str | Path, root: str | Path | None = None, owner: 
         shutil.rmtree(leftover, ignore_errors=True)
     shutil.copytree(best, staging)
     if owner:
-        (staging / OWNER_FILE).write_text(json.dumps({"owner": owner, "title": title}, ensure_ascii=False), encoding="utf-8")
+        found = json.dumps({"owner": owner, "title": title}, ensure_ascii=False)
+        (staging / OWNER_FILE).write_text(found, encoding="utf-8")
     if target.exists():
         target.rename(old)
     staging.rename(target)

@@ -49,7 +49,8 @@ JOB_TEXT = {
     "bad_minutes": "the time budget must be from 0.5 to {max_minutes} minutes, got {value}",
     "bad_vectors": "vectors must be one of {choices}, got '{value}'",
     "unknown_job": "there is no training job '{job}'",
-    "too_many_jobs": "you already have {max_jobs} training jobs waiting or running; wait for one to finish or cancel one",
+    "too_many_jobs": ("you already have {max_jobs} training jobs waiting or running; "
+                      "wait for one to finish or cancel one"),
     "not_done": "job {job} has not finished ({status}): there is no model to publish yet",
     "no_token": "log in with Hugging Face or paste a write token to publish",
     "bad_repo": "'{repo}' is not a Hub model repo name (owner/name)",
@@ -85,7 +86,8 @@ class TrainLimits:
         """LAB_TRAIN_MAX_BYTES / _ROWS / _EPOCHS / _MINUTES / _JOBS_PER_OWNER override the defaults."""
         d = cls()
         return cls(int(_env_number("LAB_TRAIN_MAX_BYTES", d.max_bytes)), int(_env_number("LAB_TRAIN_MAX_ROWS", d.max_rows)),
-                   int(_env_number("LAB_TRAIN_MAX_EPOCHS", d.max_epochs)), _env_number("LAB_TRAIN_MAX_MINUTES", d.max_minutes),
+                   int(_env_number("LAB_TRAIN_MAX_EPOCHS", d.max_epochs)),
+                   _env_number("LAB_TRAIN_MAX_MINUTES", d.max_minutes),
                    int(_env_number("LAB_TRAIN_MAX_JOBS_PER_OWNER", d.max_jobs_per_owner)))
 
 

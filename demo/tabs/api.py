@@ -10,6 +10,7 @@ from gradio.components.api_component import Api
 from core.predict import AUTO, Cancelled, Lab
 
 from core.notices import InputError
+from core.owners import PUBLIC
 from core.analysis.probes import ProbeInputError, SuiteError, run_suite
 from demo.i18n import L, request_lang
 from demo.owners import Visitors
@@ -103,7 +104,7 @@ def check_lang(lab: Lab, task: str, lang: str) -> None:
 def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
     """The tab's text; its example (usage(), on page load) names the address the page was opened at."""
     gr.Markdown(L("api_md"))
-    example = gr.Markdown(usage(lab, None), elem_id="api-usage")
+    example = gr.Markdown(usage(lab.visible_to(PUBLIC), None), elem_id="api-usage")  # the page everybody is sent
 
     def predict(text: str, model: str = "tensor_cnn", task: str = AUTO, lang: str = AUTO, methods: str = "default",
                 request: gr.Request = None) -> dict:

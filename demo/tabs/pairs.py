@@ -116,8 +116,8 @@ def build(lab: Lab, known: dict, text: gr.Textbox, model: gr.Dropdown, task: gr.
     inputs, outputs = [text, text_b, model, task, lang], [summary, table, figures]
 
     def on_pair(text_a, text_b_value, model_value, task_value, lang_value, request: gr.Request):
-        return analyse_pair(visitors.lab(lab, request), known, text_a, text_b_value, model_value, task_value, lang_value,
-                            request_lang(request))
+        return analyse_pair(visitors.lab(lab, request), known, text_a, text_b_value, model_value, task_value,
+                            lang_value, request_lang(request))
 
     def on_opened(is_pair, text_a, text_b_value, model_value, task_value, lang_value, request: gr.Request):
         return analyse_opened(visitors.lab(lab, request), known, is_pair, text_a, text_b_value, model_value, task_value,
