@@ -20,13 +20,14 @@ import gradio as gr
 from core.predict import ALL, AUTO, Cancelled, Lab, Prediction
 
 from core.notices import InputError
+from core.owners import PUBLIC
 from core.views import KMaxGraph
 from demo.attribution_view import build as build_method_selector
 from demo.attribution_view import highlight_texts, requested, scores_table, word_scores
 from demo.examples import EXAMPLES
-from demo.owners import Visitors
 from demo.i18n import (TASK_NAMES, L, example_labels, label_name, model_name, msg, notice_text, request_lang,
                        source_text, task_name, word_view)
+from demo.owners import Visitors
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 from demo.svg import EXPORT_JS
@@ -299,6 +300,7 @@ class LabView:
 
 def build(lab: Lab, visitors: Visitors) -> LabView:
     known = facts(lab)
+    public = lab.visible_to(PUBLIC)  # the page everybody is sent; a page load adds the visitor's own tasks
     with gr.Row():
         with gr.Column(scale=3):
             text = gr.Textbox(label=L("sentence"), placeholder=L("placeholder"), lines=3, elem_id="sentence")
@@ -306,11 +308,11 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
                 run = gr.Button(L("run"), variant="primary", elem_id="run", scale=3)
                 copy = gr.Button(L("copy_link"), elem_id="copy-link", scale=1)
         with gr.Column(scale=2):
-            model = gr.Dropdown([(L("all_models"), ALL)] + [(model_name(m), m) for m in lab.models()], value=ALL,
+            model = gr.Dropdown([(L("all_models"), ALL)] + [(model_name(m), m) for m in public.models()], value=ALL,
                                 label=L("model"), info=L("model_info"), elem_id="model")
             with gr.Row():
-                task = gr.Dropdown(task_choices(lab), value=AUTO, label=L("task"), info=L("task_info"), elem_id="task",
-                                   visible=len(lab.tasks()) > 1)
+                task = gr.Dropdown(task_choices(public), value=AUTO, label=L("task"), info=L("task_info"), elem_id="task",
+                                   visible=len(public.tasks()) > 1)
                 lang = gr.Radio([(L("auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")], value=AUTO,
                                 label=L("language"), elem_id="lang")
     method = build_method_selector(lab, model, task, visitors)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from core.predict import AUTO, Cancelled, Lab
 from core.analysis.probes import Case, ProbeInputError, ProbeReport, SuiteError, load_suite, run_suite, run_text_cases, suite_names
+from core.owners import PUBLIC
 from demo.i18n import L, label_name, model_name, msg, probe_notice_text, request_lang, task_name, view_text
 from demo.owners import Visitors
 from demo.plots import esc
@@ -157,8 +158,8 @@ def build(lab: Lab, visitors: Visitors) -> ProbesView:
     with gr.Row():
         suite = gr.Dropdown(suite_names(), value=suite_names()[0] if suite_names() else None, label=L("probe_suite"),
                             elem_id="probe-suite")
-        task = gr.Dropdown([(L("auto"), AUTO)] + [(t, t) for t in lab.tasks()], value=AUTO, label=L("task"),
-                           elem_id="probe-task")
+        public = lab.visible_to(PUBLIC).tasks()  # the page everybody is sent
+        task = gr.Dropdown([(L("auto"), AUTO)] + [(t, t) for t in public], value=AUTO, label=L("task"), elem_id="probe-task")
         run = gr.Button(L("probe_run"), variant="primary", elem_id="probe-run")
     summary = gr.Markdown(elem_id="probe-summary")
     table = gr.Dataframe(label=L("probe_table"), interactive=False, elem_id="probe-table")
