@@ -6,6 +6,7 @@ import json
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from gradio_client import Client, handle_file
 from test_user_training import reviews, write_csv
@@ -35,10 +36,14 @@ def app(lab, user_models, tmp_path_factory, monkeypatch_module):
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N)
     clients = []
 
-    def visitor() -> Client:
+    def visitor(session: str | None = None) -> Client:
+        """A new visitor, or (`session`) the API side of a page session opened by page_load."""
         clients.append(Client(url, verbose=False))
+        if session:
+            clients[-1].session_hash = session
         return clients[-1]
 
+    visitor.url = url
     yield visitor
     for client in clients:
         client.close()
@@ -116,6 +121,33 @@ def test_two_visitors_see_only_their_own_jobs_and_models(app, lab, user_models, 
     assert later.predict(key, api_name="/owner") == key
     assert later.predict(job_a, api_name="/train_status")["task"] == task
     assert "16 to 200 characters" in refused(later.predict, "short", api_name="/owner")
+
+
+def page_load(url: str, session: str, key: str) -> str:
+    """What a browser does on opening the page: the load event with the key its localStorage holds (BrowserState);
+    returns the key the page gives back to keep."""
+    config = httpx.get(url + "config").json()
+    store = next(c["id"] for c in config["components"] if c.get("props", {}).get("storage_key") == "lab-owner")
+    load = next(d for d in config["dependencies"] if d["inputs"] == [store])
+    httpx.post(url + "gradio_api/queue/join", json={"data": [key], "fn_index": load["id"], "session_hash": session,
+                                                    "trigger_id": load["targets"][0][0]}).raise_for_status()
+    with httpx.stream("GET", url + "gradio_api/queue/data", params={"session_hash": session}, timeout=60) as events:
+        for line in events.iter_lines():
+            if "process_completed" in line:
+                return json.loads(line.removeprefix("data: "))["output"]["data"][0]
+    raise AssertionError("the page load did not complete")
+
+
+def test_a_browser_keeps_its_jobs_across_reloads_and_another_browser_sees_none(app, tmp_path):
+    key = page_load(app.url, "page-one", "")  # a first visit: the page makes the key the browser keeps
+    assert len(key) >= 16 and page_load(app.url, "page-two", key) == key  # a reload sends it back
+    first, reloaded = app("page-one"), app("page-two")
+    job = first.predict(handle_file(str(write_csv(tmp_path / "b.csv", reviews(40)))), "dcnn", "review", "stars", 1,
+                        api_name="/train")
+    assert reloaded.predict(job, api_name="/train_status")["title"].startswith("b.csv · ")
+    assert page_load(app.url, "other-browser", "") != key
+    assert "no training job" in refused(app("other-browser").predict, job, api_name="/train_cancel")
+    assert reloaded.predict(job, api_name="/train_cancel")
 
 
 def test_an_owner_has_at_most_its_quota_of_jobs_waiting_or_running(app, tmp_path):
