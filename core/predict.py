@@ -36,6 +36,7 @@ from core.checkpoints.hub import load_all
 from core.models import PAPER_MODELS
 from core.models.base import Intervention, intervening, parse_intervention
 from core.notices import LANGUAGE_NAMES, InputError, InterventionError, Notice
+from core.owners import PUBLIC, visible
 from core.text import MAX_CHARS, Token, detect_language, tokenize
 from core.views import Pyramid, Text, WordCurve, plain, sentiment_scores, view_to_dict
 
@@ -194,10 +195,13 @@ def check_methods(methods: str | list[str] | tuple[str, ...] | None) -> tuple[st
 
 class Lab:
     def __init__(self, checkpoints: dict[tuple[str, str], Checkpoint], sources: dict[tuple[str, str], str] | None = None,
-                 errors: dict[str, str] | None = None):
+                 errors: dict[str, str] | None = None, owners: dict[str, str] | None = None,
+                 titles: dict[str, str] | None = None):
         self.checkpoints = checkpoints
         self.sources = sources or {}
         self.errors = errors or {}  # checkpoint path -> why it could not be loaded
+        self.owners = owners or {}  # task -> its owner (core.owners), for a visitor's task; the others are public
+        self.titles = titles or {}  # task -> the name people see (a visitor's file and date), where not its id
 
     @classmethod
     def load(cls, root: str | Path | None = None, prefer: str = "auto", config: str | Path | None = None,
@@ -212,14 +216,31 @@ class Lab:
         checkpoints, sources, errors, _ = load_all(root, prefer, config, bundled)
         return cls(checkpoints, sources, errors)
 
-    def add_checkpoint(self, directory: str | Path, source: str = "") -> tuple[str, str]:
+    def add_checkpoint(self, directory: str | Path, source: str = "", owner: str = PUBLIC,
+                       title: str = "") -> tuple[str, str]:
         """Serve one more checkpoint (a model trained while the app runs, core.training.jobs) under its (task, model),
-        replacing any there. New dicts, swapped in whole: a request reading the old ones is unaffected."""
+        replacing any there, for `owner` alone unless PUBLIC. New dicts, swapped in whole: a request reading the
+        old ones is unaffected."""
         ckpt = load_checkpoint(directory)
         key = (ckpt.meta.get("task", ""), ckpt.model.key)
+        if owner:  # before the model is served: never public for a moment
+            self.owners = {**self.owners, key[0]: owner}
+        if title:
+            self.titles = {**self.titles, key[0]: title}
         self.checkpoints = {**self.checkpoints, key: ckpt}
         self.sources = {**self.sources, key: source or f"trained here: {directory}"}
         return key
+
+    def visible_to(self, viewer: str) -> "Lab":
+        """The Lab as one visitor (an owner id, core.owners) sees it: the public tasks and its own. Another
+        visitor's tasks are not there at all, so every check, error and list answers as if they did not exist."""
+        # a snapshot, models before owners: add_checkpoint names a task's owner before it serves its model
+        checkpoints, sources = self.checkpoints, self.sources
+        hidden = {task for task, owner in self.owners.items() if not visible(owner, viewer)}
+        return Lab({k: c for k, c in checkpoints.items() if k[0] not in hidden},
+                   {k: s for k, s in sources.items() if k[0] not in hidden}, self.errors,
+                   {t: o for t, o in self.owners.items() if t not in hidden},
+                   {t: n for t, n in self.titles.items() if t not in hidden})
 
     def tasks(self, lang: str | None = None) -> list[str]:
         return sorted({t for (t, _), c in self.checkpoints.items() if lang is None or c.meta.get("lang") == lang})

@@ -8,6 +8,7 @@ import gradio as gr
 from core.analysis.attribution import DEFAULT_METHODS, FAITHFULNESS, METHODS, most_faithful
 from core.predict import ALL, AUTO, Lab, Prediction
 from demo.i18n import ATTRIBUTION_NAMES, L, label_name, model_name, msg, request_lang, task_name
+from demo.owners import Visitors
 from demo.plots import esc
 
 
@@ -75,7 +76,7 @@ def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FA
     return "\n".join(lines)
 
 
-def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown) -> gr.Radio:
+def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown, visitors: Visitors) -> gr.Radio:
     """The method selector and, beside it, the faithfulness hint for the chosen model and task."""
     with gr.Row():
         method = gr.Radio([(L(f"attr_{m}"), m) for m in METHODS], value=DEFAULT_METHODS[0], label=L("attr_method"),
@@ -84,7 +85,7 @@ def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown) -> gr.Radio:
         hint = gr.Markdown(elem_id="attr-hint")
 
     def on_change(model_value: str, task_value: str, request: gr.Request) -> str:
-        return faithfulness_hint(lab, model_value, task_value, request_lang(request))
+        return faithfulness_hint(visitors.lab(lab, request), model_value, task_value, request_lang(request))
 
     # triggers=None: on page load (the browser's language) and whenever the model or the task changes
     gr.on(None, on_change, [model, task], hint, api_visibility="private")

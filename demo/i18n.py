@@ -755,3 +755,10 @@ INTERVENTION_SECTIONS_ZH = {
     "agt.gates_closed": "式 7-8：某层的变换门 T_l（固定关闭：y_l = y_{l-1}）",
     "agt.skip_only": "§3.2：所有门关闭，只剩跳连路径：y = s+_0，即“只用 s+_0”的核心",
 }
+
+# -- owners (demo/owners.py, core/owners.py): whose jobs, tasks and models these are --------------------------
+TRAIN_ERRORS_ZH["too_many_jobs"] = "你已有 {max_jobs} 个训练任务在等待或进行中；请等其中一个完成，或取消一个"
+MESSAGES["en"] |= {"owner_key_bad": "an owner key is a string of {min_chars} to {max_chars} characters",
+                   "owner_key_taken": "this session already acts for an owner key; keep the key you passed"}
+MESSAGES["zh"] |= {"owner_key_bad": "所有者密钥须为 {min_chars} 到 {max_chars} 个字符的字符串",
+                   "owner_key_taken": "此会话已使用你传入的所有者密钥；请保存该密钥"}

@@ -4,7 +4,8 @@ Each job runs in `python -m core.training.jobs run <job folder>`, a process of i
 torch thread, so the app's requests keep their speed while a model trains (docs/train_load.md measures
 it). A scheduler thread starts the oldest queued job when no worker runs, notices when the worker ends
 and adds the finished model to the running Lab. On start it takes up where a previous app left off
-(core.training.jobs.recover_jobs): a job whose worker died with the app resumes, and installed models are served.
+(core.training.jobs.recover_jobs): a job whose worker died with the app resumes, and installed models are served,
+each to its owner alone (core.owners). Given an owner, status, cancel and submit act for that owner only.
 """
 
 import logging
@@ -20,7 +21,8 @@ from core.data import PROJECT_ROOT
 from core.training.jobs import (FINISHED, TrainLimits, job_dir, job_status, next_queued, read_job, recover_jobs, submit_job,
                        update_job)
 from core.predict import Lab
-from core.checkpoints.user_models import installed_checkpoints, user_models_dir
+from core.checkpoints.user_models import checkpoint_owner, installed_checkpoints, user_models_dir
+from core.owners import PUBLIC
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +32,7 @@ class TrainingQueue:
         self.lab, self.root, self.poll = lab, Path(root or user_models_dir()), poll
         self.limits = limits or TrainLimits.from_env()
         self.lock = threading.Lock()
+        self.submitting = threading.Lock()  # an owner's quota is counted and taken in one step
         self.worker: subprocess.Popen | None = None
         self.job_id: str | None = None
         self.cancelling = False
@@ -37,20 +40,28 @@ class TrainingQueue:
         for job in recover_jobs(self.root):
             log.info("job %s was running when the app stopped: %s", job["id"], job["status"])
         for path in installed_checkpoints(self.root):
+            owner = PUBLIC
             try:
-                task, model = lab.add_checkpoint(path, f"trained here: {path.parent.name}/{path.name}")
+                owner, title = checkpoint_owner(path)
+                task, model = lab.add_checkpoint(path, f"trained here: {path.parent.name}/{path.name}", owner, title)
                 log.info("checkpoint %s/%s <- %s", task, model, path)
-            except (CheckpointError, OSError, ValueError) as err:
-                lab.errors = {**lab.errors, str(path): str(err)}
+            except (CheckpointError, OSError, ValueError, KeyError) as err:
+                if owner:  # the load-problem banner is everybody's: a visitor's model is only logged
+                    log.error("checkpoint %s not served: %s", path, err)
+                else:
+                    lab.errors = {**lab.errors, str(path): str(err)}
         threading.Thread(target=self._schedule, daemon=True, name="training-queue").start()
 
-    def submit(self, file, model: str, text_column: str, label_column: str, epochs, minutes, vectors: str) -> dict:
-        return submit_job(file, model, text_column, label_column, epochs, minutes, vectors, self.root, self.limits)
+    def submit(self, file, model: str, text_column: str, label_column: str, epochs, minutes, vectors: str,
+               owner: str = PUBLIC) -> dict:
+        with self.submitting:
+            return submit_job(file, model, text_column, label_column, epochs, minutes, vectors, self.root, self.limits,
+                              owner)
 
-    def status(self, job_id: str) -> dict:
+    def status(self, job_id: str, owner: str | None = None) -> dict:
         """The job's state; a job is reported finished only once the Lab serves its model (the worker writes
         "done" just before it exits, and the scheduler notices the exit within `poll` seconds)."""
-        job = job_status(job_id, self.root)
+        job = job_status(job_id, self.root, owner)
         if job["status"] in FINISHED:
             with self.lock:
                 if self.job_id == job_id and self.worker is not None:
@@ -59,16 +70,16 @@ class TrainingQueue:
             job = job_status(job_id, self.root)
         return job
 
-    def cancel(self, job_id: str) -> dict:
+    def cancel(self, job_id: str, owner: str | None = None) -> dict:
         """A queued job is cancelled at once; a running one when its worker has stopped (within a second)."""
-        folder = job_dir(job_id, self.root)
+        folder = job_dir(job_id, self.root, owner)
         with self.lock:
             if self.job_id == job_id and self.worker is not None:
                 self.cancelling = True
                 self.worker.terminate()
             elif read_job(folder)["status"] == "queued":
                 update_job(folder, status="cancelled", finished=time.time())
-        return self.status(job_id)
+        return self.status(job_id, owner)
 
     def _schedule(self) -> None:
         while not self.stopped.is_set():
@@ -101,6 +112,7 @@ class TrainingQueue:
         elif job["status"] not in FINISHED:  # killed (out of memory, a signal) before it could write
             job = update_job(folder, status="stopped", finished=time.time(), error={"code": "stopped", "params": {"exit": code}})
         elif job["status"] == "done":
-            self.lab.add_checkpoint(job["checkpoint"], f"trained here: job {job['id']}")
+            self.lab.add_checkpoint(job["checkpoint"], f"trained here: job {job['id']}", job.get("owner", PUBLIC),
+                                    job.get("title", ""))
         log.info("job %s %s (worker exit %s)", job["id"], job["status"], code)
         self.worker, self.job_id = None, None

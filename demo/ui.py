@@ -1,9 +1,11 @@
-"""The whole app: a banner for load problems, then the Lab, Probes, Treebank, Train, Checkpoints and API tabs."""
+"""The whole app: a banner for load problems, then the Lab, Probes, Treebank, Train, Checkpoints and API tabs.
+Each visitor sees the public models and its own (demo/owners.py): a page load says who the visitor is."""
 
 import gradio as gr
 
 from core.predict import Lab
 from demo.i18n import L, msg, request_lang
+from demo.owners import Visitors
 from demo.plots import esc
 from demo.tabs import api, checkpoints, probes
 from demo.tabs import train as train_tab
@@ -55,34 +57,41 @@ def banner(lab: Lab, root: str, ui: str) -> str:
 
 
 def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
+    visitors = Visitors()
     with gr.Blocks(title="Compositional sentence-model lab") as demo:
+        # the anonymous visitor's owner key, kept by its browser across reloads. Gradio encrypts it in the page
+        # with a secret the page is sent anyway: a fixed one, so that a key outlives an app restart
+        owner_key = gr.BrowserState("", storage_key="lab-owner", secret="sentence-lab")
         gr.Markdown(L("title"))
         gr.Markdown(L("intro"))
         warning = gr.Markdown(banner(lab, root, "en"), visible=bool(banner(lab, root, "en")), elem_id="load-warning")
         with gr.Tabs() as tabs:
             with gr.Tab(L("tab_lab"), id="lab"):
-                lab_view = lab_tab.build(lab)
+                lab_view = lab_tab.build(lab, visitors)
             with gr.Tab(L("tab_probes"), id="probes"):
-                probes_view = probes.build(lab)
+                probes_view = probes.build(lab, visitors)
             with gr.Tab(L("tab_treebank"), id="treebank") as treebank_page:
-                treebank_view = treebank_tab.build(lab, treebank_page)
+                treebank_view = treebank_tab.build(lab, treebank_page, visitors)
             with gr.Tab(L("tab_train"), id="train"):
-                train_tab.build(lab, lab_view)
+                train_view = train_tab.build(lab, lab_view, visitors)
             with gr.Tab(L("tab_models"), id="checkpoints"):
                 loaded, failed = checkpoints.build(lab)
             with gr.Tab(L("tab_api"), id="api"):
-                api_usage = api.build(lab)
+                api_usage = api.build(lab, visitors)
 
-        def on_load(request: gr.Request):
-            ui = request_lang(request)
+        def on_load(key, request: gr.Request, profile: gr.OAuthProfile | None = None):
+            """Who the visitor is (its key goes back to its browser), then what it may see."""
+            key = visitors.on_page(key, request, profile)
+            ui, seen = request_lang(request), visitors.lab(lab, request)
             text = banner(lab, root, ui)
-            return (gr.update(value=text, visible=bool(text)), *checkpoints.tables(lab, ui), api.usage(lab, request))
+            return (key, gr.update(value=text, visible=bool(text)), *checkpoints.tables(seen, ui), api.usage(seen, request),
+                    *train_tab.page_updates(train_view.queue, seen, visitors.owner(request)))
 
         lab_view.open_link(demo)  # ?text=...&model=...: fill the Lab's inputs and analyse
         probes.open_in_lab(probes_view, lab_view, tabs)  # a probe failure opens in the Lab tab
         treebank_tab.open_in_lab(treebank_view, lab_view, tabs)  # so do a tree node and a test sentence
-        demo.load(on_load, None, [warning, loaded, failed, api_usage], api_visibility="private")
+        demo.load(on_load, owner_key, [owner_key, warning, loaded, failed, api_usage, lab_view.task, train_view.job],
+                  api_visibility="private")
         api.fill_advertised_defaults(demo)
         api.keep_training_out_of_mcp(demo)
-        train_tab.refresh_lab_tasks(demo, lab, lab_view)
     return demo

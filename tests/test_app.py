@@ -69,7 +69,7 @@ def test_app_py_is_small_and_honours_lab_checkpoints(lab_root, monkeypatch):
 def test_named_endpoints(client):
     endpoints = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
     assert set(endpoints) == {"/predict", "/compare", "/probes", "/treebank", "/dataset", "/train", "/train_status",
-                              "/train_cancel", "/interventions"}  # UI events are private
+                              "/train_cancel", "/interventions", "/owner"}  # UI events are private
 
 
 def test_predict_english(client, lab):

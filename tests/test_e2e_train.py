@@ -29,8 +29,8 @@ def test_upload_train_one_epoch_see_the_curve_and_predict(browser, url, tmp_path
     page.locator("#train-start").click()
     expect(page.locator("#train-status")).to_contain_text("Done", timeout=180_000)
     status = page.locator("#train-status").inner_text()
-    task = status.split("task ")[1].split(",")[0].strip()
-    assert task.startswith("user_browser_reviews_"), status
+    task = status.split("task ")[1].split(", model")[0].strip()  # named by its file and date, not its id
+    assert task.startswith("browser_reviews.csv · "), status
     for plot in ("#train-loss", "#train-dev"):
         expect(page.locator(f"{plot} canvas, {plot} svg").first).to_be_visible(timeout=TIMEOUT)
     expect(page.locator("#train-confusion")).to_contain_text("true \\ predicted", timeout=TIMEOUT)

@@ -161,7 +161,7 @@ def wait_for(queue: TrainingQueue, job_id: str, statuses=("done", "failed", "can
 
 
 def test_one_job_at_a_time_with_queue_positions_and_cancel(tmp_path, good_csv):
-    queue = TrainingQueue(Lab({}), tmp_path / "um")
+    queue = TrainingQueue(Lab({}), tmp_path / "um", TrainLimits(max_jobs_per_owner=3))  # three of one owner at once
     first = queue.submit(good_csv, "dcnn", "", "", 2, 1, "none")
     second = queue.submit(good_csv, "mrnn", "", "", 1, 1, "none")
     third = queue.submit(good_csv, "agt", "", "", 1, 1, "none")

@@ -7,20 +7,25 @@
 A checkpoint is installed whole or not at all: copied beside its place, then renamed into it.
 """
 
+import json
 import os
 import shutil
 from pathlib import Path
 
 from core.checkpoints.checkpoint import CONFIG, CheckpointError, _read_json
 from core.data import PROJECT_ROOT
+from core.owners import PUBLIC
+
+OWNER_FILE = "owner.json"  # beside a visitor's model: its owner (core.owners) and the name people see
 
 
 def user_models_dir() -> Path:
     return Path(os.environ.get("LAB_USER_MODELS") or PROJECT_ROOT / "user_models")
 
 
-def install_checkpoint(best: str | Path, root: str | Path | None = None) -> Path:
-    """Copy a trained run's best checkpoint to <root>/checkpoints/<task>/<model>/, replacing the one there."""
+def install_checkpoint(best: str | Path, root: str | Path | None = None, owner: str = PUBLIC, title: str = "") -> Path:
+    """Copy a trained run's best checkpoint to <root>/checkpoints/<task>/<model>/, replacing the one there; a
+    visitor's model carries its owner and title (OWNER_FILE), installed with it in one rename."""
     best = Path(best)
     config = _read_json(best / CONFIG)
     task, model = config.get("task"), config.get("model")
@@ -31,6 +36,9 @@ def install_checkpoint(best: str | Path, root: str | Path | None = None) -> Path
     for leftover in (staging, old):
         shutil.rmtree(leftover, ignore_errors=True)
     shutil.copytree(best, staging)
+    if owner:
+        found = json.dumps({"owner": owner, "title": title}, ensure_ascii=False)
+        (staging / OWNER_FILE).write_text(found, encoding="utf-8")
     if target.exists():
         target.rename(old)
     staging.rename(target)
@@ -42,3 +50,12 @@ def installed_checkpoints(root: str | Path | None = None) -> list[Path]:
     """Every installed user checkpoint folder (one holding a config.json), sorted."""
     folder = Path(root or user_models_dir()) / "checkpoints"
     return sorted(p.parent for p in folder.glob(f"*/*/{CONFIG}") if not p.parent.name.startswith("."))
+
+
+def checkpoint_owner(folder: str | Path) -> tuple[str, str]:
+    """(owner, title) of an installed checkpoint; (PUBLIC, "") for one without OWNER_FILE."""
+    path = Path(folder) / OWNER_FILE
+    if not path.is_file():
+        return PUBLIC, ""
+    found = json.loads(path.read_text(encoding="utf-8"))
+    return str(found["owner"]), str(found.get("title", ""))

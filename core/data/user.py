@@ -226,10 +226,12 @@ def load_user_task(path: str | Path, name: str, text_column: str = "", label_col
     return TaskData(name, rows.lang, rows.label_names, parts["train"], parts["dev"], parts["test"], split_note=note)
 
 
-def user_task_name(path: str | Path, text_column: str = "", label_column: str = "") -> str:
-    """`user_<file stem>_<6 hex>`: the same file and columns (as read_rows chose them) give the same task, so
-    a second model trained on it joins the first."""
+def user_task_name(path: str | Path, text_column: str = "", label_column: str = "", owner: str = "") -> str:
+    """`user_<file stem>_<6 hex>`: the same file and columns (as read_rows chose them) of the same owner
+    (core.owners) give the same task, so a second model trained on it joins the first; another owner's
+    run of the same file is another task."""
     path = Path(path)
     stem = re.sub(r"[^a-z0-9]+", "_", path.stem.lower()).strip("_")[:30] or "data"
-    digest = hashlib.sha256(path.read_bytes() + f"\0{text_column}\0{label_column}".encode()).hexdigest()[:6]
+    mark = f"\0{text_column}\0{label_column}" + (f"\0{owner}" if owner else "")  # a public task keeps its name
+    digest = hashlib.sha256(path.read_bytes() + mark.encode()).hexdigest()[:6]
     return f"user_{stem}_{digest}"

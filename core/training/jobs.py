@@ -10,6 +10,7 @@ resumes from its last epoch). Every write of job.json is atomic, so a reader see
 new one. Statuses: queued -> running -> done | failed | cancelled | stopped (the worker was killed and
 not resumed). Who writes: the submitter creates the job, the worker writes it while it runs, the
 scheduler (demo/training.py, which starts the worker) records cancelled/stopped once the worker is gone.
+A job belongs to its owner (core.owners): asked with an owner, another owner's job is an unknown one.
 Core returns codes with parameters (JobError, UserDataError); the front end words them.
 """
 
@@ -29,6 +30,7 @@ from core.checkpoints.checkpoint import atomic_write_text
 from core.data.user import read_rows, user_task_name
 from core.models import PAPER_MODELS
 from core.notices import NoticeError
+from core.owners import PUBLIC
 from core.training.config import TrainConfig
 from core.training.train import Trainer
 from core.checkpoints.user_models import install_checkpoint, user_models_dir
@@ -47,6 +49,8 @@ JOB_TEXT = {
     "bad_minutes": "the time budget must be from 0.5 to {max_minutes} minutes, got {value}",
     "bad_vectors": "vectors must be one of {choices}, got '{value}'",
     "unknown_job": "there is no training job '{job}'",
+    "too_many_jobs": ("you already have {max_jobs} training jobs waiting or running; "
+                      "wait for one to finish or cancel one"),
     "not_done": "job {job} has not finished ({status}): there is no model to publish yet",
     "no_token": "log in with Hugging Face or paste a write token to publish",
     "bad_repo": "'{repo}' is not a Hub model repo name (owner/name)",
@@ -68,19 +72,23 @@ def _env_number(name: str, default: float) -> float:
 
 @dataclass
 class TrainLimits:
-    """What one job may use; the defaults fit a free CPU Space (2 vCPU): a few minutes per job."""
+    """What one job may use, and how many one owner may have waiting or running; the defaults fit a free CPU
+    Space (2 vCPU): a few minutes per job."""
 
     max_bytes: int = 5 * 2**20
     max_rows: int = 20_000
     max_epochs: int = 20
     max_minutes: float = 15.0
+    max_jobs_per_owner: int = 2
 
     @classmethod
     def from_env(cls) -> "TrainLimits":
-        """LAB_TRAIN_MAX_BYTES / _ROWS / _EPOCHS / _MINUTES override the defaults."""
+        """LAB_TRAIN_MAX_BYTES / _ROWS / _EPOCHS / _MINUTES / _JOBS_PER_OWNER override the defaults."""
         d = cls()
         return cls(int(_env_number("LAB_TRAIN_MAX_BYTES", d.max_bytes)), int(_env_number("LAB_TRAIN_MAX_ROWS", d.max_rows)),
-                   int(_env_number("LAB_TRAIN_MAX_EPOCHS", d.max_epochs)), _env_number("LAB_TRAIN_MAX_MINUTES", d.max_minutes))
+                   int(_env_number("LAB_TRAIN_MAX_EPOCHS", d.max_epochs)),
+                   _env_number("LAB_TRAIN_MAX_MINUTES", d.max_minutes),
+                   int(_env_number("LAB_TRAIN_MAX_JOBS_PER_OWNER", d.max_jobs_per_owner)))
 
 
 def jobs_dir(root: str | Path | None = None) -> Path:
@@ -109,18 +117,22 @@ def list_jobs(root: str | Path | None = None) -> list[dict]:
     return sorted(jobs, key=lambda j: (j["created"], j["id"]))
 
 
-def job_dir(job_id: str, root: str | Path | None = None) -> Path:
+def job_dir(job_id: str, root: str | Path | None = None, owner: str | None = None) -> Path:
+    """The job's folder; JobError "unknown_job" for no such job or, when `owner` is given, another owner's."""
     folder = jobs_dir(root) / str(job_id)
     if not isinstance(job_id, str) or "/" in job_id or job_id.startswith(".") or not (folder / JOB_FILE).is_file():
         raise JobError("unknown_job", job=str(job_id)[:40])
+    if owner is not None and read_job(folder).get("owner", PUBLIC) != owner:
+        raise JobError("unknown_job", job=job_id[:40])  # worded as for no job at all: nothing says it exists
     return folder
 
 
 def submit_job(file: str | Path | None, model: str, text_column: str = "", label_column: str = "", epochs: int = 3,
                minutes: float | None = None, vectors: str = "none", root: str | Path | None = None,
-               limits: TrainLimits | None = None) -> dict:
+               limits: TrainLimits | None = None, owner: str = PUBLIC) -> dict:
     """Check the request and the file (read_rows: every UserDataError now, while the user waits), copy the
-    file into a new job folder and queue it. Nothing is written when a check fails."""
+    file into a new job folder and queue it for `owner` (core.owners), whose task it makes. Nothing is written
+    when a check fails, or when the owner already has its quota of jobs waiting or running."""
     limits = limits or TrainLimits.from_env()
     if not file:
         raise JobError("no_file")
@@ -133,13 +145,17 @@ def submit_job(file: str | Path | None, model: str, text_column: str = "", label
         raise JobError("bad_minutes", max_minutes=limits.max_minutes, value=minutes)
     if vectors not in VECTORS:
         raise JobError("bad_vectors", choices=", ".join(VECTORS), value=vectors)
+    active = sum(j.get("owner", PUBLIC) == owner and j["status"] in ACTIVE for j in list_jobs(root))
+    if active >= limits.max_jobs_per_owner:
+        raise JobError("too_many_jobs", max_jobs=limits.max_jobs_per_owner)
     file = Path(file)
     rows = read_rows(file, text_column or "", label_column or "", limits.max_bytes, limits.max_rows)
     job_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
     job = {
         "id": job_id, "status": "queued", "created": time.time(), "started": None, "finished": None,
+        "owner": owner, "title": f"{file.name} · {time.strftime('%d %b %H:%M')}",  # what people see, not the ids
         "file": file.name, "data": "data" + file.suffix.lower(), "model": model,
-        "task": user_task_name(file, rows.text_column, rows.label_column),
+        "task": user_task_name(file, rows.text_column, rows.label_column, owner),
         "text_column": rows.text_column, "label_column": rows.label_column, "lang": rows.lang,
         "labels": rows.label_names, "rows": len(rows.texts), "epochs": int(epochs), "minutes": float(minutes),
         "vectors": vectors, "resumes": 0, "progress": 0.0, "loss": [], "history": [], "metrics": None, "error": None,
@@ -162,10 +178,11 @@ def queue_position(job: dict, jobs: list[dict]) -> int | None:
     return waiting.index(job["id"]) + 1
 
 
-def job_status(job_id: str, root: str | Path | None = None) -> dict:
+def job_status(job_id: str, root: str | Path | None = None, owner: str | None = None) -> dict:
     """The job as stored, plus its queue position and, while it runs, the seconds it has left (the
-    elapsed time scaled by the part not yet done, at most the rest of its time budget)."""
-    job_dir(job_id, root)  # an unknown or malformed id: JobError
+    elapsed time scaled by the part not yet done, at most the rest of its time budget). With an `owner`,
+    only that owner's job (job_dir)."""
+    job_dir(job_id, root, owner)  # an unknown or malformed id, another owner's job: JobError
     jobs = list_jobs(root)
     # the job as this one snapshot of every job has it: read apart, its worker may start it in between
     job = next(j for j in jobs if j["id"] == job_id)
@@ -246,7 +263,8 @@ def run_job(folder: str | Path) -> dict:
         progress = _Progress(folder, job, trainer)
         metrics = trainer.fit(on_epoch=progress.epoch)
         job["history"] = trainer.history
-        installed = install_checkpoint(folder / "run" / "best", Path(folder).parents[1])
+        installed = install_checkpoint(folder / "run" / "best", Path(folder).parents[1], job.get("owner", PUBLIC),
+                                       job.get("title", ""))
     except Exception as err:  # the worker reports every failure in the job; the trace goes to its log
         log.exception("job %s failed", job["id"])
         job.update(status="failed", finished=time.time(),

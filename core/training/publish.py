@@ -31,10 +31,12 @@ def model_card(job: dict) -> str:
             f"Load it with `core.models.model_class('{job['model']}').from_pretrained(repo_id)`.\n")
 
 
-def push_job(job_id: str, repo_id: str, token: str | None, root: str | Path | None = None) -> str:
+def push_job(job_id: str, repo_id: str, token: str | None, root: str | Path | None = None,
+             owner: str | None = None) -> str:
     """Upload a finished job's checkpoint with its card to a Hub model repo; the commit URL. Fails at once,
-    with a JobError, when the Hub is off (HF_HUB_OFFLINE) or the request is incomplete."""
-    job = read_job(job_dir(job_id, root))
+    with a JobError, when the Hub is off (HF_HUB_OFFLINE), the request is incomplete or, with an `owner`,
+    the job is another owner's (an unknown job)."""
+    job = read_job(job_dir(job_id, root, owner))
     if job["status"] != "done":
         raise JobError("not_done", job=job_id, status=job["status"])
     if not token:

@@ -11,8 +11,10 @@ from gradio.components.api_component import Api
 from core.predict import AUTO, Cancelled, Lab
 
 from core.notices import InputError
+from core.owners import PUBLIC
 from core.analysis.probes import ProbeInputError, SuiteError, run_suite
 from demo.i18n import L, request_lang
+from demo.owners import Visitors
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 
 log = logging.getLogger(__name__)
@@ -52,7 +54,8 @@ api_name="/predict")`). Each prediction's `attributions` holds every computed me
 `completeness_error` (|sum of the scores − the change of the label's logit from the all-zero word vectors|,
 relative). Integrated gradients and SmoothGrad are slower (docs/attribution.md): they run only when named.
 A model that fails is left out of `/compare`'s list (and logged). Bad input answers with an error
-message, never a stack trace. The same from Python or a shell:
+message, never a stack trace. A task you train (`/train`) is this session's alone: `owner("")` returns this
+session's key, and `owner(key)` in a later `Client` acts for the same owner. The same from Python or a shell:
 `core.predict.Lab.load("checkpoints").predict(text, "dcnn")` (`.compare(text)` for every model),
 `python -m core.predict "text" --model dcnn --json` (`--model all` for every model).
 """, "zh": """`predict(text, model, task, lang)` 与 `compare(text, task, lang)`：`task` 为 `auto` 或本应用提供的任务
@@ -63,7 +66,8 @@ message, never a stack trace. The same from Python or a shell:
 `task` 的每个模型运行一个行为探针测试集（`en` 或 `zh`，即 `probes/` 中的文件；`auto`：测试集自己的任务），返回每项能力、每个
 模型的通过率（`pass_rates[capability][model]`）、按能力（`cells`）和按测试（`test_cells`）的计数、用例及用时：与
 `make probes`（docs/probes.md）的数字相同。出错的模型不出现在 `/compare` 的列表中（并记入日志）。错误的输入得到一条错误
-信息，而不是堆栈跟踪。在 Python 或命令行中也一样：`core.predict.Lab.load("checkpoints").predict(text, "dcnn")`
+信息，而不是堆栈跟踪。你训练的任务（`/train`）只属于本会话：`owner("")` 返回本会话的密钥，之后的 `Client` 调用
+`owner(key)` 即以同一所有者身份访问。在 Python 或命令行中也一样：`core.predict.Lab.load("checkpoints").predict(text, "dcnn")`
 （`.compare(text)` 运行全部模型），`interventions(task)` 列出每个模型的干预（`key`、`index` 所指、所检验的论文章节），
 `predict` 的第六个可选参数 `intervention` 为 `none`、`key` 或 `key:index`（如 `"max_order:2"`：只保留 1-2 元的张量 CNN），
 回答中的 `intervention` 指明所用的干预；`python -m core.predict "文本" --model dcnn --json`（`--model all` 运行全部模型）。
@@ -103,41 +107,53 @@ def check_lang(lab: Lab, task: str, lang: str) -> None:
                        f"'{task_lang}'; leave lang 'auto' or choose a task of that language", print_exception=False)
 
 
-def build(lab: Lab) -> gr.Markdown:
+def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
     """The tab's text; its example (usage(), on page load) names the address the page was opened at."""
     gr.Markdown(L("api_md"))
-    example = gr.Markdown(usage(lab, None), elem_id="api-usage")
+    example = gr.Markdown(usage(lab.visible_to(PUBLIC), None), elem_id="api-usage")  # the page everybody is sent
 
     def predict(text: str, model: str = "tensor_cnn", task: str = AUTO, lang: str = AUTO, methods: str = "default",
-                intervention: str = "none") -> dict:
+                intervention: str = "none", request: gr.Request = None) -> dict:
         """One model on one sentence: prediction, per-word curve, word attributions and the model's views;
         with an `intervention` (see /interventions), of the model with that part switched off or replaced."""
-        check_lang(lab, task, lang)
-        return _answer(lambda: lab.predict(text, model, task, lang, methods=methods, gate=RequestGate(),
-                                           intervention=intervention).to_dict())
+        seen = visitors.lab(lab, request)
+        check_lang(seen, task, lang)
+        return _answer(lambda: seen.predict(text, model, task, lang, methods=methods, gate=RequestGate(),
+                                            intervention=intervention).to_dict())
 
-    def interventions(task: str = AUTO) -> dict:
+    def interventions(task: str = AUTO, request: gr.Request = None) -> dict:
         """Per model of the task (`auto`: every task's models): each intervention's key, what its index names
         and the paper section whose claim it tests; pass "key" or "key:index" to /predict."""
-        return _answer(lambda: lab.interventions(None if task in (None, "", AUTO) else task))
+        seen = visitors.lab(lab, request)
+        return _answer(lambda: seen.interventions(None if task in (None, "", AUTO) else task))
 
-    def compare(text: str, task: str = AUTO, lang: str = AUTO, methods: str = "default") -> list[dict]:
+    def compare(text: str, task: str = AUTO, lang: str = AUTO, methods: str = "default",
+                request: gr.Request = None) -> list[dict]:
         """Every model of the task on one sentence (a list of predictions; a model that fails is left out)."""
-        check_lang(lab, task, lang)
-        return _answer(lambda: [p.to_dict() for p in lab.compare(text, task, lang, executor=MODEL_POOL, methods=methods,
-                                                                         gate=RequestGate()).predictions])
+        seen = visitors.lab(lab, request)
+        check_lang(seen, task, lang)
+        return _answer(lambda: [p.to_dict() for p in seen.compare(text, task, lang, executor=MODEL_POOL, methods=methods,
+                                                                  gate=RequestGate()).predictions])
 
-    def probes(suite: str = "en", task: str = AUTO) -> dict:
+    def probes(suite: str = "en", task: str = AUTO, request: gr.Request = None) -> dict:
         """A probe suite against every model of the task: pass rates per capability and model, with counts."""
         def run() -> dict:
             with RequestGate().admit_long():
-                return run_suite(lab, suite, None if task in (None, "", AUTO) else task).to_dict(failures=False)
+                seen = visitors.lab(lab, request)
+                return run_suite(seen, suite, None if task in (None, "", AUTO) else task).to_dict(failures=False)
         return _answer(run)
 
     gr.api(predict, api_name="predict", concurrency_id="model")
     gr.api(compare, api_name="compare", concurrency_id="model")
     gr.api(probes, api_name="probes", concurrency_id="model")
     gr.api(interventions, api_name="interventions")
+
+    def owner(key: str = "", request: gr.Request = None) -> str:
+        """Whose jobs and models this session uses: with "" the key of this session's own (keep it), with a key
+        this session acts for that key's owner from now on."""
+        return visitors.on_api(key, request)
+
+    gr.api(owner, api_name="owner")
     return example
 
 

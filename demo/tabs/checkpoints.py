@@ -62,8 +62,8 @@ def facts(lab: Lab) -> dict[tuple[str, str], Facts]:
 
 
 def tables(lab: Lab, ui: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    loaded = [[task_name(t, ui), model_name(m), msg(f"lang_{c.meta.get('lang', 'en')}", ui), len(c.meta.get("labels", [])),
-               _accuracy(c.path), _paper(c.path), lab.sources.get((t, m), str(c.path))]
+    loaded = [[lab.titles.get(t) or task_name(t, ui), model_name(m), msg(f"lang_{c.meta.get('lang', 'en')}", ui),
+               len(c.meta.get("labels", [])), _accuracy(c.path), _paper(c.path), lab.sources.get((t, m), str(c.path))]
               for (t, m), c in sorted(lab.checkpoints.items())]
     columns = [msg(k, ui) for k in ("col_task", "col_model", "col_lang", "col_classes", "col_accuracy", "col_paper",
                                     "col_source")]

@@ -20,12 +20,14 @@ import gradio as gr
 from core.predict import ALL, AUTO, Cancelled, Comparison, Lab, Prediction
 
 from core.notices import InputError
+from core.owners import PUBLIC
 from core.views import KMaxGraph
 from demo.attribution_view import build as build_method_selector
 from demo.attribution_view import highlight_texts, requested, scores_table, word_scores
 from demo.examples import EXAMPLES
 from demo.i18n import (INTERVENTION_SECTIONS_ZH, TASK_NAMES, L, example_labels, label_name, model_name, msg,
                        notice_text, request_lang, source_text, task_name, word_view)
+from demo.owners import Visitors
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 from demo.svg import EXPORT_JS
@@ -177,10 +179,11 @@ def intervention_section(lab: Lab, task: str, model: str, intervention: str, ui:
                if ui == "zh" else section)
 
 
-def _summary(predictions: list[Prediction], ui: str) -> str:
+def _summary(predictions: list[Prediction], ui: str, titles: dict[str, str] | None = None) -> str:
+    """The headline; a visitor's task is named by its `titles` (Lab.titles: its file and date)."""
     first = predictions[0]
     facts_ = [f"{msg('language', ui)}: {msg('lang_' + first.lang, ui)} ({msg('detected', ui)})",
-              f"{msg('task', ui)}: {esc(task_name(first.task, ui))}"]
+              f"{msg('task', ui)}: {esc((titles or {}).get(first.task) or task_name(first.task, ui))}"]
     if len(predictions) == 1 or predictions[-1].intervention != "none":
         p = predictions[-1]
         head = f"### {msg('prediction', ui)}: **{esc(label_name(p.label, ui))}** ({max(p.probs):.2f})"
@@ -282,7 +285,7 @@ def analyse(lab: Lab, known: dict, text: str, model: str, task: str, lang: str, 
         gr.Warning(esc(message))
         return f"### {md(message)}", gr.update(value="", visible=False), ""
     notices = _notices(result.predictions, result.failures, ui)
-    summary = _summary(result.predictions, ui)
+    summary = _summary(result.predictions, ui, lab.titles)
     if len(result.predictions) == 2 and result.predictions[1].intervention != "none":
         first = result.predictions[0]
         summary += "\n\n" + md(intervention_section(lab, first.task, first.model, result.predictions[1].intervention, ui))
@@ -342,8 +345,10 @@ def link_intervention(lab: Lab, query: dict, model: str, task: str) -> tuple[str
 
 
 def task_choices(lab: Lab) -> list[tuple]:
-    """The task dropdown's choices: auto, then every task loaded (the Train tab adds the ones it trains)."""
-    return [(L("auto"), AUTO)] + [(L(f"task_{t}") if t in TASK_NAMES["en"] else t, t) for t in lab.tasks()]
+    """The task dropdown's choices: auto, then every task of `lab` (the Train tab adds the ones it trains, named
+    by their file and date)."""
+    return [(L("auto"), AUTO)] + [(L(f"task_{t}") if t in TASK_NAMES["en"] else lab.titles.get(t, t), t)
+                                  for t in lab.tasks()]
 
 
 @dataclass
@@ -357,8 +362,9 @@ class LabView:
     open_link: Callable  # (demo) -> the page fills and runs the inputs its link names
 
 
-def build(lab: Lab) -> LabView:
+def build(lab: Lab, visitors: Visitors) -> LabView:
     known = facts(lab)
+    public = lab.visible_to(PUBLIC)  # the page everybody is sent; a page load adds the visitor's own tasks
     with gr.Row():
         with gr.Column(scale=3):
             text = gr.Textbox(label=L("sentence"), placeholder=L("placeholder"), lines=3, elem_id="sentence")
@@ -366,11 +372,11 @@ def build(lab: Lab) -> LabView:
                 run = gr.Button(L("run"), variant="primary", elem_id="run", scale=3)
                 copy = gr.Button(L("copy_link"), elem_id="copy-link", scale=1)
         with gr.Column(scale=2):
-            model = gr.Dropdown([(L("all_models"), ALL)] + [(model_name(m), m) for m in lab.models()], value=ALL,
+            model = gr.Dropdown([(L("all_models"), ALL)] + [(model_name(m), m) for m in public.models()], value=ALL,
                                 label=L("model"), info=L("model_info"), elem_id="model")
             with gr.Row():
-                task = gr.Dropdown(task_choices(lab), value=AUTO, label=L("task"), info=L("task_info"), elem_id="task",
-                                   visible=len(lab.tasks()) > 1)
+                task = gr.Dropdown(task_choices(public), value=AUTO, label=L("task"), info=L("task_info"), elem_id="task",
+                                   visible=len(public.tasks()) > 1)
                 lang = gr.Radio([(L("auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")], value=AUTO,
                                 label=L("language"), elem_id="lang")
             with gr.Row(visible=False) as intervention_row:
@@ -378,35 +384,37 @@ def build(lab: Lab) -> LabView:
                                            info=L("intervention_info"), elem_id="intervention", scale=2)
                 intervention_index = gr.Number(1, precision=0, label=L("intervention_index"), visible=False,
                                                elem_id="intervention-index", scale=1)
-    method = build_method_selector(lab, model, task)
+    method = build_method_selector(lab, model, task, visitors)
     link = gr.Markdown(elem_id="permalink")
     examples = gr.Examples([[s] for _, s in EXAMPLES], inputs=[text], label=L("examples"),
                            examples_per_page=len(EXAMPLES), example_labels=example_labels("en"))
-    pair = pairs.build(lab, known, text, model, task, lang)
+    pair = pairs.build(lab, known, text, model, task, lang, visitors)
     gr.Markdown(L("analysing"), elem_id="analysing")
     summary = gr.Markdown(elem_id="summary")
     notices = gr.Markdown(visible=False, elem_id="notices")
 
     def draw_top_map(args: list, request: gr.Request) -> str:  # TOP_MAP_JS calls it with the panel's data
         text_value, task_value, model_value, top_map = args
-        return redraw_top_map(lab, known, text_value, task_value, model_value, top_map, request_lang(request))
+        return redraw_top_map(visitors.lab(lab, request), known, text_value, task_value, model_value, top_map,
+                              request_lang(request))
 
     result = gr.HTML("", elem_id="result", elem_classes="figures", js_on_load=EXPORT_JS + BUSY_ON_CLICK_JS + TOP_MAP_JS,
                      server_functions=[draw_top_map])
 
     def on_run(text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request):
-        chosen = intervention_value(key, index, intervention_specs(lab, model_value, task_value))
-        return analyse(lab, known, text_value, model_value, task_value, lang_value, request_lang(request), method_value,
-                       chosen)
+        seen = visitors.lab(lab, request)
+        chosen = intervention_value(key, index, intervention_specs(seen, model_value, task_value))
+        return analyse(seen, known, text_value, model_value, task_value, lang_value, request_lang(request),
+                       method_value, chosen)
 
     def on_model(model_value, task_value, request: gr.Request):
         """One model: its interventions to choose from (none chosen); all five: no menu."""
-        choices = intervention_choices(lab, model_value, task_value, request_lang(request))
+        choices = intervention_choices(visitors.lab(lab, request), model_value, task_value, request_lang(request))
         return gr.update(visible=len(choices) > 1), gr.update(choices=choices, value="none"), gr.update(visible=False)
 
-    def on_intervention(key, model_value, task_value):
+    def on_intervention(key, model_value, task_value, request: gr.Request):
         """The index box, for an intervention that takes one, starting at its lowest value."""
-        spec = intervention_specs(lab, model_value, task_value).get(key)
+        spec = intervention_specs(visitors.lab(lab, request), model_value, task_value).get(key)
         if not spec or spec["index"] is None:
             return gr.update(visible=False)
         lowest = 0 if spec["index"] == "map" else 2 if key in ("gates_open", "gates_closed", "fixed_local_gates") else 1
@@ -416,7 +424,7 @@ def build(lab: Lab) -> LabView:
         trigger(on_model, [model, task], [intervention_row, intervention, intervention_index], api_visibility="private",
                 show_progress="hidden")
     intervention.input(on_intervention, [intervention, model, task], [intervention_index], api_visibility="private",
-                        show_progress="hidden")
+                       show_progress="hidden")
 
     linked, outputs = [text, model, task, lang], [summary, notices, result]
     inputs = linked + [method, intervention, intervention_index]
@@ -436,16 +444,17 @@ def build(lab: Lab) -> LabView:
         """On page load: the examples' labels in the page's language; the analysis the link names."""
         ui = request_lang(request)
         labels = gr.Dataset(sample_labels=example_labels(ui))
+        seen = visitors.lab(lab, request)
         query = dict(request.query_params or {})
-        chosen = link_inputs(lab, query)
+        chosen = link_inputs(seen, query)
         if chosen is None:
             return (labels,) + (gr.update(),) * 10
-        specs = intervention_specs(lab, chosen[1], chosen[2])
-        key, index = link_intervention(lab, query, chosen[1], chosen[2])
-        menu = (gr.update(visible=bool(specs)), gr.update(choices=intervention_choices(lab, chosen[1], chosen[2], ui),
+        specs = intervention_specs(seen, chosen[1], chosen[2])
+        key, index = link_intervention(seen, query, chosen[1], chosen[2])
+        menu = (gr.update(visible=bool(specs)), gr.update(choices=intervention_choices(seen, chosen[1], chosen[2], ui),
                                                           value=key), gr.update(visible=index is not None, value=index))
         return (labels, *chosen, *menu,
-                *analyse(lab, known, *chosen, ui, "occlusion", intervention_value(key, index, specs)))
+                *analyse(seen, known, *chosen, ui, "occlusion", intervention_value(key, index, specs)))
 
     def open_link(demo: gr.Blocks) -> None:
         demo.load(on_link, None, [examples.dataset, *linked, intervention_row, intervention, intervention_index,

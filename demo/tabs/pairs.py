@@ -15,6 +15,7 @@ import pandas as pd
 from core.analysis.pairs import SENTENCES, PairComparison, PairInputError, compare_pair
 from core.predict import ALL, Cancelled, Lab
 from demo.i18n import L, label_name, model_name, msg, notice_text, request_lang, task_name, view_text, word_view
+from demo.owners import Visitors
 from demo.plots import esc, md, pair_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 from demo.svg import EXPORT_JS
@@ -100,7 +101,8 @@ class PairView:
     analyse_after: Callable  # (event dependency, a gr.State saying whether a pair was opened) -> dependency
 
 
-def build(lab: Lab, known: dict, text: gr.Textbox, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio) -> PairView:
+def build(lab: Lab, known: dict, text: gr.Textbox, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio,
+          visitors: Visitors) -> PairView:
     """The accordion under the Lab's sentence box; `text` is sentence A, and model, task and language are
     the Lab's own choices; `known` holds each checkpoint's facts (demo.tabs.checkpoints.facts)."""
     with gr.Accordion(L("pair"), open=False, elem_id="pair") as box:
@@ -114,11 +116,12 @@ def build(lab: Lab, known: dict, text: gr.Textbox, model: gr.Dropdown, task: gr.
     inputs, outputs = [text, text_b, model, task, lang], [summary, table, figures]
 
     def on_pair(text_a, text_b_value, model_value, task_value, lang_value, request: gr.Request):
-        return analyse_pair(lab, known, text_a, text_b_value, model_value, task_value, lang_value, request_lang(request))
+        return analyse_pair(visitors.lab(lab, request), known, text_a, text_b_value, model_value, task_value,
+                            lang_value, request_lang(request))
 
     def on_opened(is_pair, text_a, text_b_value, model_value, task_value, lang_value, request: gr.Request):
-        return analyse_opened(lab, known, is_pair, text_a, text_b_value, model_value, task_value, lang_value,
-                              request_lang(request))
+        return analyse_opened(visitors.lab(lab, request), known, is_pair, text_a, text_b_value, model_value, task_value,
+                              lang_value, request_lang(request))
 
     for trigger in (run.click, text_b.submit):
         trigger(on_pair, inputs, outputs, api_visibility="private", concurrency_id="model")

@@ -15,7 +15,9 @@ import pandas as pd
 
 from core.predict import AUTO, Cancelled, Lab
 from core.analysis.probes import Case, ProbeInputError, ProbeReport, SuiteError, load_suite, run_suite, run_text_cases, suite_names
+from core.owners import PUBLIC
 from demo.i18n import L, label_name, model_name, msg, probe_notice_text, request_lang, task_name, view_text
+from demo.owners import Visitors
 from demo.plots import esc
 from demo.runner import RequestGate, abandoned
 from demo.tabs.lab import LabView
@@ -151,13 +153,13 @@ class ProbesView:
     open: gr.Button
 
 
-def build(lab: Lab) -> ProbesView:
+def build(lab: Lab, visitors: Visitors) -> ProbesView:
     gr.Markdown(L("probes_md"))
     with gr.Row():
         suite = gr.Dropdown(suite_names(), value=suite_names()[0] if suite_names() else None, label=L("probe_suite"),
                             elem_id="probe-suite")
-        task = gr.Dropdown([(L("auto"), AUTO)] + [(t, t) for t in lab.tasks()], value=AUTO, label=L("task"),
-                           elem_id="probe-task")
+        public = lab.visible_to(PUBLIC).tasks()  # the page everybody is sent
+        task = gr.Dropdown([(L("auto"), AUTO)] + [(t, t) for t in public], value=AUTO, label=L("task"), elem_id="probe-task")
         run = gr.Button(L("probe_run"), variant="primary", elem_id="probe-run")
     summary = gr.Markdown(elem_id="probe-summary")
     table = gr.Dataframe(label=L("probe_table"), interactive=False, elem_id="probe-table")
@@ -177,10 +179,11 @@ def build(lab: Lab) -> ProbesView:
     outputs = [summary, table, capability, model, cell_head, failures, failure, state]
 
     def on_run(suite_value, task_value, request: gr.Request):
-        return run_probe_suite(lab, suite_value, task_value, request_lang(request))
+        return run_probe_suite(visitors.lab(lab, request), suite_value, task_value, request_lang(request))
 
     def on_user(text_value, upload_value, suite_value, task_value, request: gr.Request):
-        return run_user_cases(lab, text_value, upload_value, suite_value, task_value, request_lang(request))
+        return run_user_cases(visitors.lab(lab, request), text_value, upload_value, suite_value, task_value,
+                              request_lang(request))
 
     def on_cell(report, capability_value, model_value, request: gr.Request):
         if report is None or capability_value not in report.cells or model_value not in report.models:

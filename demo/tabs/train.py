@@ -2,7 +2,8 @@
 when done, the task to predict with) and `/train_cancel`: a user's labelled file becomes a model in the lab.
 
 Training runs in demo.training's worker process; this tab only submits, polls (a timer, once a second while
-a job is active) and draws what the job's state holds. Callbacks first, then the layout, then the wiring.
+a job is active) and draws what the job's state holds. A job is its submitter's (demo/owners.py): to anyone
+else its id is unknown. Callbacks first, then the layout, then the wiring.
 """
 
 import os
@@ -12,11 +13,12 @@ import gradio as gr
 import pandas as pd
 
 from core.data.user import UserDataError, read_columns, read_rows
-from core.training.jobs import ACTIVE, JobError
+from core.training.jobs import ACTIVE, JobError, list_jobs
 from core.training.publish import push_job
 from core.models import PAPER_MODELS
 from core.predict import Lab
 from demo.i18n import L, label_name, model_name, msg, request_lang, train_error_text
+from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.tabs.lab import LabView, task_choices
 from demo.training import TrainingQueue
@@ -64,7 +66,7 @@ def status_text(job: dict, ui: str) -> str:
                    percent=100 * job["progress"] / job["epochs"], eta=eta)
     if status == "done":
         m = job["metrics"]
-        return msg("train_status_done", ui, task=md(job["task"]), model=md(model_name(job["model"])),
+        return msg("train_status_done", ui, task=md(job.get("title") or job["task"]), model=md(model_name(job["model"])),
                    accuracy=m["test_accuracy"], n=m["test_examples"])
     if status == "failed":
         error = job["error"]
@@ -88,13 +90,19 @@ def confusion_table(job: dict, ui: str) -> pd.DataFrame:
                         columns=[msg("col_gold", ui), *labels])
 
 
+def job_choices(queue: TrainingQueue, owner: str) -> list[tuple[str, str]]:
+    """The job box's choices: the owner's jobs, newest first, each named by its file, date and model."""
+    jobs = [j for j in list_jobs(queue.root) if j.get("owner") == owner]
+    return [(f"{j.get('title') or j['file']} · {model_name(j['model'], cited=False)}", j["id"]) for j in reversed(jobs)]
+
+
 @dataclass
 class TrainView:
     queue: TrainingQueue
     job: gr.Textbox
 
 
-def build(lab: Lab, lab_view: LabView) -> TrainView:
+def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
     queue = TrainingQueue(lab)
     limits = queue.limits
     gr.Markdown(L("train_md"))
@@ -118,7 +126,7 @@ def build(lab: Lab, lab_view: LabView) -> TrainView:
             with gr.Row():
                 start = gr.Button(L("train_start"), variant="primary", elem_id="train-start")
                 cancel = gr.Button(L("train_cancel"), variant="stop", elem_id="train-cancel")
-    job = gr.Textbox(label=L("train_job"), interactive=False, elem_id="train-job")
+    job = gr.Dropdown([], value=None, allow_custom_value=True, label=L("train_job"), elem_id="train-job")
     status = gr.Markdown(elem_id="train-status")
     with gr.Row():
         loss_plot = gr.LinePlot(x="epoch", y="loss", label=L("train_loss"), elem_id="train-loss")
@@ -141,42 +149,55 @@ def build(lab: Lab, lab_view: LabView) -> TrainView:
 
     def train(file: str, model: str = "dcnn", text_column: str = "", label_column: str = "", epochs: int = 3,
               minutes: float = 5.0, vectors: str = "none", request: gr.Request = None) -> str:
-        """Queue a training job on a labelled CSV/TSV/JSONL file; returns the job id for /train_status."""
+        """Queue a training job on a labelled CSV/TSV/JSONL file; returns the job id for /train_status (the
+        job, its task and its model are this session's owner's: /owner)."""
         try:
-            return queue.submit(file, model, text_column, label_column, epochs, minutes, vectors)["id"]
+            return queue.submit(file, model, text_column, label_column, epochs, minutes, vectors,
+                                visitors.owner(request))["id"]
         except (UserDataError, JobError) as err:
             raise _error(err, request_lang(request)) from None
 
-    def train_status(job: str) -> dict:
+    def on_started(job_id, request: gr.Request):
+        """The job box names the new job (and the owner's others) by file, date and model; polling starts."""
+        return gr.update(choices=job_choices(queue, visitors.owner(request)), value=job_id), gr.Timer(active=True)
+
+    def train_status(job: str, request: gr.Request = None) -> dict:
         """A job's status (queued/running/done/failed/cancelled/stopped), queue position, progress, per-epoch
         history, ETA and, when done, the task to predict with (/predict, /compare) and its test metrics."""
         try:
-            return queue.status(job)
+            return queue.status(job, visitors.owner(request))
         except JobError as err:
-            raise gr.Error(esc(str(err)), print_exception=False) from None
+            raise _error(err, request_lang(request)) from None
 
     def on_tick(job_id, request: gr.Request):
         ui = request_lang(request)
-        if not job_id:
-            return msg("train_no_job", ui), None, None, gr.update(), gr.Timer(active=False), gr.update()
-        current = queue.status(job_id)
+        try:
+            current = queue.status(job_id, visitors.owner(request)) if job_id else None
+        except JobError as err:
+            current, problem = None, f"❌ {md(train_error_text(err.code, err.params, str(err), ui))}"
+        else:
+            problem = msg("train_no_job", ui)
+        if current is None:
+            return problem, None, None, gr.update(visible=False), gr.Timer(active=False), gr.update()
         loss, dev = curves(current)
         done = current["status"] == "done"
         table = gr.update(value=confusion_table(current, ui), visible=True) if done else gr.update(visible=False)
-        lab_task = gr.update(choices=task_choices(lab), value=current["task"], visible=True) if done else gr.update()
+        lab_task = (gr.update(choices=task_choices(visitors.lab(lab, request)), value=current["task"], visible=True)
+                    if done else gr.update())
         return (status_text(current, ui), loss, dev, table, gr.Timer(active=current["status"] in ACTIVE), lab_task)
 
     def train_cancel(job: str, request: gr.Request = None) -> str:
         """Cancel a queued or running job."""
         try:
-            return status_text(queue.cancel(job), request_lang(request))
+            return status_text(queue.cancel(job, visitors.owner(request)), request_lang(request))
         except JobError as err:
             raise _error(err, request_lang(request)) from None
 
     def on_push(job_id, repo_id, token_value, request: gr.Request, oauth: gr.OAuthToken | None = None):
         ui = request_lang(request)
         try:
-            url = push_job(job_id, repo_id, (oauth.token if oauth else None) or token_value, queue.root)
+            url = push_job(job_id, repo_id, (oauth.token if oauth else None) or token_value, queue.root,
+                           visitors.owner(request))
         except JobError as err:
             raise _error(err, ui) from None
         return msg("train_pushed", ui, url=url)
@@ -188,15 +209,17 @@ def build(lab: Lab, lab_view: LabView) -> TrainView:
         column.input(on_file, [file, text_column, label_column], [summary, text_column, label_column],
                      api_visibility="private")
     started = start.click(train, [file, model, text_column, label_column, epochs, minutes, vectors], job, api_name="train")
-    started.success(lambda: gr.Timer(active=True), None, timer, api_visibility="private")
+    started.success(on_started, job, [job, timer], api_visibility="private")
     timer.tick(on_tick, job, [status, loss_plot, dev_plot, confusion, timer, lab_view.task], api_visibility="private")
+    job.input(lambda: gr.Timer(active=True), None, timer, api_visibility="private")  # an earlier job, chosen
     cancel.click(train_cancel, job, status, api_name="train_cancel")
     push.click(on_push, [job, repo, token], pushed, api_visibility="private")
     gr.api(train_status, api_name="train_status")
     return TrainView(queue, job)
 
 
-def refresh_lab_tasks(demo: gr.Blocks, lab: Lab, lab_view: LabView) -> None:
-    """On every page load, the Lab tab's task choice lists the tasks trained since the app started."""
-    demo.load(lambda: gr.update(choices=task_choices(lab), visible=len(lab.tasks()) > 1), None, lab_view.task,
-              api_visibility="private")
+def page_updates(queue: TrainingQueue, seen: Lab, owner: str) -> tuple:
+    """On a page load, for its owner: the Lab tab's task choice (the public tasks and the owner's, trained since
+    the app started) and the job box (the owner's jobs)."""
+    return (gr.update(choices=task_choices(seen), visible=len(seen.tasks()) > 1),
+            gr.update(choices=job_choices(queue, owner)))

@@ -24,6 +24,7 @@ from core.analysis.treebank import MAX_HITS, Hit, PHENOMENA, SPLITS, SST_TASKS, 
 from core.data import TASKS
 from core.data.sst import FINE_LABELS
 from demo.i18n import TASK_NAMES, L, label_name, model_name, msg, request_lang, task_name, treebank_notice_text
+from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.treebank_plots import confusion_figure, label_symbols, length_figure, tree_figure
 
@@ -149,7 +150,7 @@ class TreebankView:
     open_sentence: gr.Button
 
 
-def build(lab: Lab, tab: gr.Tab) -> TreebankView:
+def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     trees = functools.cache(load_treebank)  # parsed on the tab's first use (about a second), not at start-up
     sst_tasks = [t for t in lab.tasks() if t in SST_TASKS]
     data_tasks = [t for t in lab.tasks() if t in TASKS]  # what make evaluate-all evaluates (not a user's own task)
@@ -223,13 +224,13 @@ def build(lab: Lab, tab: gr.Tab) -> TreebankView:
         treebank, _ = trees()
         if index is None or treebank is None or not task_value:
             return gr.update(), gr.update(), gr.update(), gr.update(), gr.update()
-        return tree_outputs(lab, treebank, split_value, index, task_value, request_lang(request))
+        return tree_outputs(visitors.lab(lab, request), treebank, split_value, index, task_value, request_lang(request))
 
     def on_dataset(task_value, model_value, request: gr.Request):
-        return dataset_outputs(lab, task_value, model_value, request_lang(request))
+        return dataset_outputs(visitors.lab(lab, request), task_value, model_value, request_lang(request))
 
-    def on_data_task(task_value):
-        models = lab.models(task_value)
+    def on_data_task(task_value, request: gr.Request):
+        models = visitors.lab(lab, request).models(task_value)
         return gr.update(choices=[(model_name(m), m) for m in models], value=models[0] if models else None)
 
     def on_open_tab(tree_value, dataset_value, split_value, words_value, label_value, phenomenon_value, low, high,
@@ -241,7 +242,8 @@ def build(lab: Lab, tab: gr.Tab) -> TreebankView:
         warning = f"⚠️ {md(msg('tb_no_trees', ui, error=treebank_notice_text(problem.notice, ui)))}" if problem else ""
         picker = (search_choices(treebank, split_value, words_value, label_value, phenomenon_value, low, high, ui)
                   if tree_value is None and treebank is not None else keep * 2)
-        data = dataset_outputs(lab, task_value, model_value, ui) if dataset_value is None and task_value else keep * 8
+        data = (dataset_outputs(visitors.lab(lab, request), task_value, model_value, ui)
+                if dataset_value is None and task_value else keep * 8)
         return warning, *picker, *data
 
     filters = [split, words, label, phenomenon, min_words, max_words]
@@ -261,20 +263,21 @@ def build(lab: Lab, tab: gr.Tab) -> TreebankView:
     tab.select(on_open_tab, [tree_state, dataset_state, *filters, data_task, data_model],
                [problem_md, sentence, hits, *dataset_outputs_list], api_visibility="private")
 
-    def treebank_api(index: int = 0, split: str = "test", task: str = "sst5") -> dict:
+    def treebank_api(index: int = 0, split: str = "test", task: str = "sst5", request: gr.Request = None) -> dict:
         """The gold tree of one SST sentence with every model's prediction on every node's phrase."""
         treebank, problem = trees()
         if treebank is None:
             raise gr.Error(html.escape(str(problem), quote=False), print_exception=False)
         try:
-            return tree_view(lab.checkpoints, treebank.tree(split, index), task, split, index).to_dict()
+            seen = visitors.lab(lab, request).checkpoints
+            return tree_view(seen, treebank.tree(split, index), task, split, index).to_dict()
         except TreebankError as err:
             raise gr.Error(html.escape(str(err), quote=False), print_exception=False) from None
 
-    def dataset_api(task: str = "sst5", model: str = "tensor_cnn") -> dict:
+    def dataset_api(task: str = "sst5", model: str = "tensor_cnn", request: gr.Request = None) -> dict:
         """One model's test-set numbers (status 'missing'/'stale'/'invalid' says which command rebuilds them)."""
         try:
-            return read_evaluation(lab.checkpoints, task, model).to_dict()
+            return read_evaluation(visitors.lab(lab, request).checkpoints, task, model).to_dict()
         except TreebankError as err:
             raise gr.Error(html.escape(str(err), quote=False), print_exception=False) from None
 

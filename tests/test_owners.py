@@ -1,0 +1,213 @@
+"""Owners: a visitor's jobs, tasks and models are its own (demo/owners.py, core/owners.py). Two gradio_client
+sessions are two visitors of one real app: B finds no trace of A's job or model; A uses it; the same file
+trained by both gives two models; an owner's jobs waiting or running are capped."""
+
+import json
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from gradio_client import Client, handle_file
+from test_user_training import reviews, write_csv
+
+from core.owners import KEY, owner_id
+from core.training.jobs import JobError, TrainLimits, submit_job, update_job
+from core.training.publish import push_job
+from demo.i18n import train_error_text
+
+
+@pytest.fixture(scope="module")
+def user_models(tmp_path_factory, monkeypatch_module):
+    root = tmp_path_factory.mktemp("user_models")
+    monkeypatch_module.setenv("LAB_USER_MODELS", str(root))
+    monkeypatch_module.setenv("LAB_TRAIN_MAX_JOBS_PER_OWNER", "2")
+    return root
+
+
+@pytest.fixture(scope="module")
+def app(lab, user_models, tmp_path_factory, monkeypatch_module):
+    """The app on the tiny checkpoints, and a factory of clients: each Client is one visitor."""
+    from demo import CSS, I18N, THEME, build_demo
+
+    monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
+    demo = build_demo(lab)
+    demo.queue(default_concurrency_limit=2)
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N)
+    clients = []
+
+    def visitor(session: str | None = None) -> Client:
+        """A new visitor, or (`session`) the API side of a page session opened by page_load."""
+        clients.append(Client(url, verbose=False))
+        if session:
+            clients[-1].session_hash = session
+        return clients[-1]
+
+    visitor.url = url
+    yield visitor
+    for client in clients:
+        client.close()
+    demo.close()
+
+
+def owner_of(client: Client) -> str:
+    return owner_id(KEY, client.session_hash)
+
+
+def wait_done(client: Client, job: str) -> dict:
+    deadline, status = time.monotonic() + 240, {}
+    while time.monotonic() < deadline:
+        status = client.predict(job, api_name="/train_status")
+        if status["status"] not in ("queued", "running"):
+            break
+        time.sleep(0.5)
+    assert status["status"] == "done", status
+    return status
+
+
+def refused(call, *args, api_name: str) -> str:
+    with pytest.raises(Exception) as err:
+        call(*args, api_name=api_name)
+    return str(err.value)
+
+
+def test_two_visitors_see_only_their_own_jobs_and_models(app, lab, user_models, tmp_path):
+    from demo.tabs.api import usage
+    from demo.tabs.checkpoints import tables
+    from demo.tabs.lab import task_choices
+
+    a, b = app(), app()
+    path = write_csv(tmp_path / "class_reviews.csv", reviews(40))
+    job_a = a.predict(handle_file(str(path)), "dcnn", "review", "stars", 1, api_name="/train")
+    job_b = b.predict(handle_file(str(path)), "dcnn", "review", "stars", 1, api_name="/train")
+    done_a, done_b = wait_done(a, job_a), wait_done(b, job_b)
+    task = done_a["task"]
+    # the same file by two owners: two tasks, two installed models, neither replacing the other
+    assert done_b["task"] != task
+    for t in (task, done_b["task"]):
+        assert (user_models / "checkpoints" / t / "dcnn" / "model.safetensors").is_file()
+    assert done_a["title"].startswith("class_reviews.csv · ")
+
+    # B: A's job is unknown to status, cancel and publish; A's task to every endpoint, and named nowhere
+    for message in (refused(b.predict, job_a, api_name="/train_status"),
+                    refused(b.predict, job_a, api_name="/train_cancel")):
+        assert f"no training job '{job_a}'" in message
+    def answers(t: str) -> list[str]:  # what B is told about task t, with t itself blanked out
+        calls = [(("a fun film", "dcnn", t, "auto"), "/predict"), (("a fun film", t, "auto"), "/compare"),
+                 ((t, "dcnn"), "/dataset"), (("en", t), "/probes")]
+        return [refused(b.predict, *args, api_name=name).replace(t, "<task>") for args, name in calls]
+
+    never = "user_never_trained_0a1b2c"
+    assert answers(task) == answers(never) and not any(task in m for m in answers(never))
+    with pytest.raises(JobError, match="no training job"):
+        push_job(job_a, "someone/model", "hf_token", user_models, owner=owner_of(b))
+    seen_by_b = lab.visible_to(owner_of(b))
+    assert task not in seen_by_b.tasks() and done_b["task"] in seen_by_b.tasks()
+    page = (str(task_choices(seen_by_b)) + tables(seen_by_b, "en")[0].to_csv() + usage(seen_by_b, None))
+    assert task not in page and job_a not in page and done_b["task"] in page
+
+    # A: its own job and model, named by its file and date
+    assert a.predict(job_a, api_name="/train_status")["status"] == "done"
+    assert a.predict("a fun film", "dcnn", task, "auto", api_name="/predict")["task"] == task
+    assert [p["model"] for p in a.predict("a dull film", task, "auto", api_name="/compare")] == ["dcnn"]
+    with pytest.raises(JobError, match="HF_HUB_OFFLINE"):  # past the owner check: only the Hub is missing
+        push_job(job_a, "someone/model", "hf_token", user_models, owner=owner_of(a))
+    assert (done_a["title"], task) in task_choices(lab.visible_to(owner_of(a)))
+
+    # a later session that passes A's key acts for A
+    key = a.predict("", api_name="/owner")
+    later = app()
+    assert refused(later.predict, job_a, api_name="/train_status")
+    assert later.predict(key, api_name="/owner") == key
+    assert later.predict(job_a, api_name="/train_status")["task"] == task
+    assert "16 to 200 characters" in refused(later.predict, "short", api_name="/owner")
+
+
+def page_load(url: str, session: str, key: str) -> str:
+    """What a browser does on opening the page: the load event with the key its localStorage holds (BrowserState);
+    returns the key the page gives back to keep."""
+    config = httpx.get(url + "config").json()
+    store = next(c["id"] for c in config["components"] if c.get("props", {}).get("storage_key") == "lab-owner")
+    load = next(d for d in config["dependencies"] if d["inputs"] == [store])
+    httpx.post(url + "gradio_api/queue/join", json={"data": [key], "fn_index": load["id"], "session_hash": session,
+                                                    "trigger_id": load["targets"][0][0]}).raise_for_status()
+    with httpx.stream("GET", url + "gradio_api/queue/data", params={"session_hash": session}, timeout=60) as events:
+        for line in events.iter_lines():
+            if "process_completed" in line:
+                return json.loads(line.removeprefix("data: "))["output"]["data"][0]
+    raise AssertionError("the page load did not complete")
+
+
+def test_a_browser_keeps_its_jobs_across_reloads_and_another_browser_sees_none(app, tmp_path):
+    key = page_load(app.url, "page-one", "")  # a first visit: the page makes the key the browser keeps
+    assert len(key) >= 16 and page_load(app.url, "page-two", key) == key  # a reload sends it back
+    first, reloaded = app("page-one"), app("page-two")
+    job = first.predict(handle_file(str(write_csv(tmp_path / "b.csv", reviews(40)))), "dcnn", "review", "stars", 1,
+                        api_name="/train")
+    assert reloaded.predict(job, api_name="/train_status")["title"].startswith("b.csv · ")
+    assert page_load(app.url, "other-browser", "") != key
+    assert "no training job" in refused(app("other-browser").predict, job, api_name="/train_cancel")
+    assert reloaded.predict(job, api_name="/train_cancel")
+
+
+def test_an_owner_has_at_most_its_quota_of_jobs_waiting_or_running(app, tmp_path):
+    visitor, other = app(), app()
+    path = str(write_csv(tmp_path / "quota.csv", reviews(40)))
+    jobs = [visitor.predict(handle_file(path), "dcnn", "review", "stars", 20, 15, api_name="/train") for _ in range(2)]
+    message = refused(visitor.predict, handle_file(path), "dcnn", "review", "stars", 1, api_name="/train")
+    assert "you already have 2 training jobs waiting or running" in message
+    other_job = other.predict(handle_file(path), "dcnn", "review", "stars", 1, api_name="/train")  # another owner's quota
+    for job in jobs:
+        visitor.predict(job, api_name="/train_cancel")
+    deadline = time.monotonic() + 30
+    while {visitor.predict(j, api_name="/train_status")["status"] for j in jobs} != {"cancelled"}:
+        assert time.monotonic() < deadline
+        time.sleep(0.3)
+    freed = visitor.predict(handle_file(path), "dcnn", "review", "stars", 1, api_name="/train")
+    for client, job in ((visitor, freed), (other, other_job)):
+        client.predict(job, api_name="/train_cancel")
+
+
+def test_the_quota_counts_one_owners_active_jobs_and_is_worded_in_both_languages(tmp_path):
+    path = write_csv(tmp_path / "r.csv", reviews(20))
+    limits = TrainLimits(max_jobs_per_owner=2)
+    first = [submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="a") for _ in range(2)]
+    with pytest.raises(JobError) as err:
+        submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="a")
+    assert err.value.code == "too_many_jobs" and not (Path(tmp_path) / "jobs" / ".x").exists()
+    assert "2 个训练任务" in train_error_text(err.value.code, err.value.params, str(err.value), "zh")
+    assert submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="b")["owner"] == "b"
+    update_job(tmp_path / "jobs" / first[0]["id"], status="failed")
+    assert submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="a")["task"] == first[0]["task"]
+    assert TrainLimits.from_env().max_jobs_per_owner == 2
+
+
+def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user():
+    from types import SimpleNamespace as Request
+
+    from core.owners import HF_USER
+    from demo.owners import Visitors
+
+    visitors = Visitors(capacity=3)
+    key = visitors.on_page("", Request(session_hash="first-visit"))  # a new browser: a new key for it to keep
+    assert len(key) >= 16 and visitors.owner(Request(session_hash="first-visit")) == owner_id(KEY, key)
+    assert visitors.on_page(key, Request(session_hash="reload")) == key  # a reload keeps the owner
+    assert visitors.owner(Request(session_hash="reload")) == owner_id(KEY, key)
+    visitors.on_page(key, Request(session_hash="signed-in"), Request(username="alice"))
+    assert visitors.owner(Request(session_hash="signed-in")) == owner_id(HF_USER, "alice") != owner_id(KEY, key)
+    assert visitors.on_page("short", Request(session_hash="forged")) != "short"  # not a key: a new one
+    assert visitors.owner(Request(session_hash="first-visit")) == owner_id(KEY, "first-visit")  # the oldest, forgotten
+    assert visitors.owner(Request(session_hash="api-client")) == owner_id(KEY, "api-client")  # unbound: the session
+
+
+def test_the_page_everybody_is_sent_names_no_visitors_task(lab, user_models):
+    """An app started with visitors' models installed (the first test's, all jobs finished by now) serves them,
+    but its page (the config every browser gets) names none of them."""
+    from core.checkpoints.user_models import checkpoint_owner, installed_checkpoints
+    from demo import build_demo
+
+    private = [path for path in installed_checkpoints(user_models) if checkpoint_owner(path)[0]]
+    assert private, "the first test installs two visitors' models"
+    page = json.dumps(build_demo(lab).get_config_file(), ensure_ascii=False, default=str)
+    assert all(path.parent.name in lab.tasks() for path in private)  # served
+    assert not any(trace in page for path in private for trace in (path.parent.name, "class_reviews"))
