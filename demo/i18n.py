@@ -753,7 +753,7 @@ INTERVENTION_SECTIONS_ZH = {
     "agt.uniform_attention": "式 4-6：某层对词的注意力（改为均匀）",
     "agt.gates_open": "式 7-8：某层的变换门 T_l（固定全开：y_l = f(...)）",
     "agt.gates_closed": "式 7-8：某层的变换门 T_l（固定关闭：y_l = y_{l-1}）",
-    "agt.skip_only": "§3.2：所有门关闭，只剩跳连路径：y = s+_0，即“只用 s+_0”的核心",
+    "agt.skip_only": "§3.2：所有门关闭，只剩跳连路径：y = s+_0，即词向量加权和这一核心（论文的“只用 s+_0”消融是每层都用 s+_0 重新训练）",
 }
 
 # -- owners (demo/owners.py, core/owners.py): whose jobs, tasks and models these are --------------------------

@@ -61,8 +61,13 @@ def retrained(model: str, key: str) -> dict | None:
         return None
     rows = json.loads(stored.read_text(encoding="utf-8")).get("accuracy", {}).get("rows", [])
     row = next((r for r in rows if r["model"] == model and (r["task"], r["variant"]) == wanted), None)
-    return None if row is None else {"test": row["mean"], "dev": row.get("dev_mean"), "runs": row["n"],
-                                     "variant": row["variant"], "phrases": row["phrases"]}
+    if row is None:
+        return None
+    # the full model trained the same way (same task and phrase regime, the recipe's own variant)
+    full = next((r for r in rows if r["model"] == model and r["task"] == row["task"] and r["phrases"] == row["phrases"]
+                 and r["variant"] == ""), None)
+    return {"test": row["mean"], "dev": row.get("dev_mean"), "runs": row["n"], "variant": row["variant"],
+            "phrases": row["phrases"], "full_test": full["mean"] if full else None, "full_runs": full["n"] if full else 0}
 
 
 def measure(task_name: str, model: str, root: Path, data: str | None = None) -> list[dict]:
@@ -104,8 +109,11 @@ def markdown(report: dict) -> str:
                       "ours retrained |", "|---|---|---|---|---|---|---|"]
             for r in rows:
                 ours = r["retrained"]
-                ours_text = (f"{ours['test']:.1f} (dev {ours['dev']:.1f}, {ours['runs']} run, `{ours['variant']}`)"
-                             if ours else "")
+                ours_text = "" if not ours else (
+                    f"{ours['test']:.1f} (`{ours['variant']}`, {ours['runs']} run, "
+                    f"{'all phrases' if ours['phrases'] else 'sentences'})"
+                    + (f" against {ours['full_test']:.1f} for the full model ({ours['full_runs']} runs)"
+                       if ours.get("full_test") is not None else ""))
                 paper = (f"{r['paper']:.1f}: " if r["paper"] is not None else "") + r["paper_source"]
                 delta = "" if r is plain else f"{r['test'] - plain['test']:+.1f}"
                 lines.append(f"| `{r['intervention']}` | {r['section']} | {r['dev']:.1f} | {r['test']:.1f} | {delta} | "
@@ -121,11 +129,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))
     parser.add_argument("--data", default=None, help="the data directory (default: $DATA_DIR, else ../shared/data)")
     parser.add_argument("--out", default=str(DOCS))
+    parser.add_argument("--render", action="store_true",
+                        help="rewrite ablations.md from the stored ablations.json (retrained rows re-read), measuring nothing")
     args = parser.parse_args(argv)
-    rows = [r for task in args.tasks for model in args.models for r in measure(task, model, Path(args.checkpoints), args.data)]
-    report = {"command": "make ablations", "generated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-              "machine": machine_info(), "rows": rows}
     out = Path(args.out)
+    if args.render:
+        report = json.loads((out / "ablations.json").read_text(encoding="utf-8"))
+        for row in report["rows"]:
+            key = row["intervention"].partition(":")[0]
+            row["retrained"] = retrained(row["model"], key) if key != "none" else None
+    else:
+        rows = [r for task in args.tasks for model in args.models
+                for r in measure(task, model, Path(args.checkpoints), args.data)]
+        report = {"command": "make ablations", "generated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                  "machine": machine_info(), "rows": rows}
     (out / "ablations.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / "ablations.md").write_text(markdown(report) + "\n", encoding="utf-8")
     return 0

@@ -101,7 +101,8 @@ class AGT(SentenceClassifier):
         "uniform_attention": InterventionSpec("Eq. 4-6: a layer's attention over the words (made uniform)", "layer"),
         "gates_open": InterventionSpec("Eq. 7-8: a layer's transform gate T_l (fixed open: y_l = f(...))", "layer"),
         "gates_closed": InterventionSpec("Eq. 7-8: a layer's transform gate T_l (fixed shut: y_l = y_{l-1})", "layer"),
-        "skip_only": InterventionSpec("§3.2: every gate shut, only the skip paths: y = s+_0, the 'only s+_0' core"),
+        "skip_only": InterventionSpec("§3.2: every gate shut, only the skip paths: y = s+_0, the bag-of-vectors core "
+                                      "(the paper's 'only s+_0' ablation retrains with s+_0 at every layer)"),
     }
 
     def __init__(self, config: AGTConfig):
