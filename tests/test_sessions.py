@@ -11,7 +11,7 @@ from gradio_client import Client
 
 from core.predict import Lab
 from demo import APP_KWARGS, CSS, I18N, THEME, build_demo
-from tools.loadtest import free_port, main, rest_call
+from tools.loadtest import free_port, main, page_load, rest_call
 
 CAPACITY = 4
 SENTENCE = ("It is not a bad film at all.", "dcnn", "sst5", "auto")
@@ -62,6 +62,16 @@ def test_sessions_beyond_the_capacity_go_least_recently_used_first(app):
     finally:
         for client in clients:
             client.close()
+
+
+def test_page_loads_are_sessions_within_the_capacity(app):
+    """A browser's page load (its load events through the queue) opens a session that stays, up to the cap."""
+    url, sessions = app
+    before = set(sessions)
+    with httpx.Client(timeout=60) as http:
+        loads = [page_load(http, url) for _ in range(CAPACITY + 1)]
+    assert [r.error for r in loads] == [""] * len(loads)
+    assert len(sessions) == CAPACITY and not before & set(sessions)  # the newest CAPACITY page loads
 
 
 def test_a_thousand_fresh_sessions_leave_rss_flat(lab_root, tmp_path):

@@ -72,6 +72,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from unittest import mock
 
 from core.data import PROJECT_ROOT
 from core.text import MAX_CHARS
@@ -642,8 +643,11 @@ def train_and_use(client, path: Path, deadline: float, timeout: float) -> list[R
             break
         if status.get("status") not in ("queued", "running"):
             break
-    if status.get("status") in ("queued", "running"):
-        client.submit(job, api_name="/train_cancel").result(timeout=timeout)
+    if status.get("status") in ("queued", "running"):  # the class is over
+        try:
+            client.submit(job, api_name="/train_cancel").result(timeout=timeout)
+        except Exception as err:  # noqa: BLE001
+            return results + [Result("/train_cancel", time.perf_counter() - start, error_line(err), True)]
     elif status.get("status") != "done":
         return results + [Result("/train", time.perf_counter() - start, f"job ended {status.get('status')}", True)]
     results.append(Result("/train", time.perf_counter() - start, "", True))
@@ -665,24 +669,33 @@ def class_test(args) -> dict:
 
     scratch = Path(tempfile.mkdtemp(prefix="loadtest-class-"))
     disk = {"user_models": scratch / "user_models", "gradio_cache": scratch / "gradio"}
-    os.environ.update(LAB_USER_MODELS=str(disk["user_models"]), GRADIO_TEMP_DIR=str(disk["gradio_cache"]))
     args.clients = args.class_visitors
-    with served_app(args) as (tasks, root, proc, clients), httpx.Client(timeout=args.request_timeout) as http:
+    folders = {"LAB_USER_MODELS": str(disk["user_models"]), "GRADIO_TEMP_DIR": str(disk["gradio_cache"])}
+    with mock.patch.dict(os.environ, folders), served_app(args) as (tasks, root, proc, clients), \
+            httpx.Client(timeout=args.request_timeout) as http:
         url, context, start = clients[0].src, ssl.create_default_context(), time.monotonic()
         deadline = start + args.class_minutes * 60
-        samples, stop, sessions = [dict(rss_sample(proc.pid, start, 0), at="after warm-up")], threading.Event(), [0]
+        samples, stop = [dict(rss_sample(proc.pid, start, 0), at="after warm-up")], threading.Event()
+        counts, lock = {"visits": 0, "requests": 0}, threading.Lock()
+
+        def count(visits: int, requests: int):
+            with lock:
+                counts["visits"] += visits
+                counts["requests"] += requests
 
         def visitor(n: int, client):
             rng, out = random.Random(30_000 + n), []
             files = training_file(scratch, n) if n < args.trainers else None
             while time.monotonic() < deadline:
                 client = client or app_client(url, context)  # every visit after the first: a new session
-                sessions[0] += 1
+                count(1, 0)
                 if files:
-                    out += train_and_use(client, files, deadline, args.request_timeout)
+                    out += (trained := train_and_use(client, files, deadline, args.request_timeout))
+                    count(0, len(trained))
                 for _ in range(0 if files else args.visit_requests):
                     if time.monotonic() >= deadline:
                         break
+                    count(0, 1)
                     out.append(class_request(client, http, url, rng, tasks, args.request_timeout))
                     time.sleep(rng.uniform(0, 2 * args.think))
                 client.close()
@@ -691,7 +704,7 @@ def class_test(args) -> dict:
 
         def sample():
             while not stop.wait(args.rss_every):
-                samples.append(rss_sample(proc.pid, start, sessions[0]))
+                samples.append(dict(rss_sample(proc.pid, start, counts["requests"]), visits=counts["visits"]))
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -701,7 +714,7 @@ def class_test(args) -> dict:
         stop.set()
         sampler.join()
         time.sleep(5.0)  # cancelled workers exit
-        samples.append(dict(rss_sample(proc.pid, start, sessions[0]), at="end"))
+        samples.append(dict(rss_sample(proc.pid, start, counts["requests"]), visits=counts["visits"], at="end"))
         disk_mb = {k: folder_mb(v) for k, v in disk.items()}
     failed = [r for r in results if r.error]
     by_endpoint = {e: [r.seconds for r in results if r.endpoint == e and not r.error]
@@ -711,7 +724,7 @@ def class_test(args) -> dict:
     short_p95 = latency_by_length(results).get("short", {}).get("p95")
     return {"date": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "load_average_end": os.getloadavg(),
             "checkpoints": str(root), "visitors": args.class_visitors, "trainers": args.trainers,
-            "sessions": sessions[0], "requests": len(results), "failed": len(failed),
+            "visits": counts["visits"], "requests": len(results), "failed": len(failed),
             "failures": sorted({r.error for r in failed})[:10], "wall_s": round(time.monotonic() - start, 1),
             "latency_by_length_s": latency_by_length(results),
             "latency_by_endpoint_s": {e: {"n": len(v), "p50": percentile(v, 0.5), "p95": percentile(v, 0.95)}
@@ -726,7 +739,7 @@ def class_test(args) -> dict:
 
 def class_markdown(s: dict) -> str:
     fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
-    rows = [("visitors (training), sessions", f"{s['visitors']} ({s['trainers']}), {s['sessions']}"),
+    rows = [("visitors (training), visits (each a new session)", f"{s['visitors']} ({s['trainers']}), {s['visits']}"),
             ("requests (failed)", f"{s['requests']} ({s['failed']})"), ("wall time (s)", s["wall_s"])]
     rows += [(f"{kind} requests p50 / p95 / max (s), n",
               f"{fmt(v['p50'])} / {fmt(v['p95'])} / {fmt(v['max'])}, {v['n']}") for kind, v in s["latency_by_length_s"].items()]
