@@ -34,8 +34,8 @@ def test_a_rest_call_naming_no_session_leaves_no_state(app):
     url, sessions = app
     before = set(sessions)
     with httpx.Client() as http:
-        results = [rest_call(http, url, api, args, 60) for api, args in
-                   [("predict", SENTENCE), ("compare", (SENTENCE[0], "sst5", "auto")), ("predict", ("",) + SENTENCE[1:])]]
+        calls = [("predict", SENTENCE), ("compare", (SENTENCE[0], "sst5", "auto")), ("predict", ("",) + SENTENCE[1:])]
+        results = [rest_call(http, url, api, args, 60) for api, args in calls]
     assert [r.error for r in results[:2]] == ["", ""]
     assert results[2].error  # a refused input opens a session too, and it goes as well
     assert set(sessions) == before
@@ -44,7 +44,8 @@ def test_a_rest_call_naming_no_session_leaves_no_state(app):
 def test_a_rest_call_naming_its_session_keeps_it(app):
     url, sessions = app
     named = uuid.uuid4().hex  # shaped like an event id: only the call's own event id is forgotten
-    posted = httpx.post(f"{url}gradio_api/call/predict", json={"data": list(SENTENCE), "session_hash": named}, timeout=60)
+    posted = httpx.post(f"{url}gradio_api/call/predict", json={"data": list(SENTENCE), "session_hash": named},
+                        timeout=60)
     answer = httpx.get(f"{url}gradio_api/call/predict/{posted.json()['event_id']}", timeout=60)
     assert "event: complete" in answer.text and named in sessions
 
@@ -80,8 +81,8 @@ def test_a_thousand_fresh_sessions_leave_rss_flat(lab_root, tmp_path, monkeypatc
     cap is Gradio's default here, so that only the dropping of one-shot sessions can keep RSS flat."""
     monkeypatch.setenv("LAB_SESSIONS", "10000")
     out = tmp_path / "loadtest.json"
-    code = main(["--sessions", "1000", "--session-endpoint", "predict", "--checkpoints", str(lab_root), "--clients", "1",
-                 "--warmup", "1", "--request-timeout", "60", "--out", str(out)])
+    code = main(["--sessions", "1000", "--session-endpoint", "predict", "--checkpoints", str(lab_root),
+                 "--clients", "1", "--warmup", "1", "--request-timeout", "60", "--out", str(out)])
     figures = json.loads(out.read_text())["sessions"]["rest"]
     assert figures["sessions"] == 1000 and figures["failed"] == 0, figures["failures"]
     assert [x["requests_started"] for x in figures["rss_samples"]] == [0, 200, 400, 600, 800, 1000]
