@@ -11,11 +11,14 @@ SEED   ?= 1
 PROFILE ?= plain
 SOAK   ?= 5000
 SOAK_MINUTES ?= 30
+CLASS_MINUTES ?= 10
+SESSIONS ?= 1200
+SESSION_KIND ?= rest
 export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke probes loadtest soak tokenizer-agreement push import-graph sweep clean attribution bench-browser ablations
+.PHONY: help install test test-e2e demo train check-checkpoints train-one vectors bench bench-smoke probes loadtest soak sessions tokenizer-agreement push import-graph sweep clean attribution bench-browser ablations
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "} {printf "  make %-20s %s\n", $$1, $$2}'
@@ -66,8 +69,11 @@ bench-smoke: install ## a seconds-long version of the benchmarks (CI)
 probes: install ## behavioural probe pass rates of the shipped checkpoints -> docs/probes.md
 	$(PY) -m tools.probes
 
-loadtest: install ## 32 clients x 20 requests against the app -> docs/loadtest.json (PROFILE=mixed: 10% long inputs)
-	$(PY) -m tools.loadtest --profile $(PROFILE)
+loadtest: install ## 32 clients x 20 requests against the app -> docs/loadtest.json (PROFILE=mixed: 10% long inputs; PROFILE=class: 30 visitors, CLASS_MINUTES=10)
+	$(PY) -m tools.loadtest --profile $(PROFILE) --class-minutes $(CLASS_MINUTES)
+
+sessions: install ## SESSIONS=1200 REST /compare calls, each a new session: RSS after every 200 -> docs/loadtest.json (SESSION_KIND=client: new gradio_client Clients)
+	$(PY) -m tools.loadtest --sessions $(SESSIONS) --session-kind $(SESSION_KIND) --clients 1 --warmup 2
 
 soak: install ## SOAK=5000 mixed requests (at most SOAK_MINUTES=30), the app's RSS sampled over time -> docs/loadtest.json
 	$(PY) -m tools.loadtest --soak $(SOAK) --soak-minutes $(SOAK_MINUTES)

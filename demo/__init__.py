@@ -5,6 +5,8 @@ from demo.i18n import I18N
 from demo.limits import APP_KWARGS
 from demo.memory import bound_malloc
 from demo.runner import MODEL_CONCURRENCY, warm_up
+from demo.sessions import SESSION_CAPACITY
 from demo.ui import CSS, THEME, build_demo
 
-__all__ = ["APP_KWARGS", "CSS", "I18N", "MODEL_CONCURRENCY", "THEME", "bound_malloc", "build_demo", "warm_up"]
+__all__ = ["APP_KWARGS", "CSS", "I18N", "MODEL_CONCURRENCY", "SESSION_CAPACITY", "THEME", "bound_malloc", "build_demo",
+           "warm_up"]

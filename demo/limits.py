@@ -8,6 +8,7 @@ from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse
 
 from core.training.jobs import TrainLimits
+from demo.sessions import OneShotSessions
 
 MAX_BODY_BYTES = 1 << 20  # 1 MiB
 MAX_UPLOAD_BYTES = 2 * TrainLimits.from_env().max_bytes
@@ -52,4 +53,4 @@ class RequestBodyLimit:
 
 
 # FastAPI keyword arguments for Blocks.launch(app_kwargs=...): app.py and the tests launch with them
-APP_KWARGS = {"middleware": [Middleware(RequestBodyLimit, max_bytes=MAX_BODY_BYTES)]}
+APP_KWARGS = {"middleware": [Middleware(RequestBodyLimit, max_bytes=MAX_BODY_BYTES), Middleware(OneShotSessions)]}

@@ -18,8 +18,9 @@ from core.owners import HF_USER, KEY, owner_id
 from core.predict import Lab
 from demo.i18n import msg, request_lang
 from demo.plots import esc
+from demo.sessions import SESSION_CAPACITY
 
-MAX_SESSIONS = 10_000  # Gradio's own default session capacity: a session it forgot is forgotten here too
+MAX_SESSIONS = SESSION_CAPACITY  # the sessions Gradio keeps: a session it forgot is forgotten here too
 KEY_CHARS = (16, 200)  # a shorter key could be guessed; a longer one is not a key
 
 

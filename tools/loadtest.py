@@ -6,6 +6,8 @@ or a soak: many mixed requests with the server's resident memory sampled over ti
     python -m tools.loadtest --soak 5000                   # make soak: 5,000 mixed requests, RSS over time
     python -m tools.loadtest --soak-minutes 20             # make soak SOAK_MINUTES=20: bounded by time
     python -m tools.loadtest --checkpoints DIR --clients 8 --requests 5
+    python -m tools.loadtest --profile class               # make loadtest PROFILE=class: a class of 30, 10 minutes
+    python -m tools.loadtest --sessions 1200               # make sessions: 1,200 REST /compare calls, each a new session
 
 It starts `app.py` as a separate process on 127.0.0.1 (LAB_CHECKPOINTS=DIR, a free port), then:
 1. warm-up: every (task, model) once through /predict, every task through /compare, then `--warmup`
@@ -34,8 +36,22 @@ requests (or as many as M minutes allow) from `--clients` clients while a thread
 resident memory every `--rss-every` seconds; after the last request, and a second's rest, a last sample.
 Target (issue 21): 0 failed requests, RSS at the end <= 1.1 x RSS after the warm-up.
 
+The class profile (`--profile class`, issue 41) is a class sharing the Space: `--class-visitors` (30) visitors
+for `--class-minutes` (10); each visit is a new session (a new gradio_client Client) of `--visit-requests`
+requests, a mix of /predict, /compare, page loads (the page, its config and its load events through the
+queue, as a browser sends them), /treebank and /probes, with a visitor's think time between them; `--trainers`
+(3) of the visitors train small CSV files of their own at once (/train, /train_status every 2 s, then /predict
+with the new task). The server's RSS is sampled over time; the disk of the user models and Gradio's cache
+(both in a temporary folder) is read at the end. Targets: 0 failed requests, short-request p95 <= 1 s (/probes
+and /train have their own budgets), RSS at the end <= 1.15 x after the warm-up, disk <= `--max-disk-mb`.
+
+Fresh sessions (`--sessions N`, issue 41): N requests, each in a session of its own (a raw REST call naming no
+session, or with `--session-kind client` a new gradio_client Client), RSS read after every `--session-step`;
+target: RSS after the last step <= 1.15 x after the first.
+
 docs/loadtest.json holds the last plain run at its top level (the format `make bench` quotes), the last
-mixed run under "mixed" and the last soak under "soak"; each run replaces only its own part.
+mixed run under "mixed", the last soak under "soak", the last class under "class" and the last fresh-session
+run of each kind under "sessions"; each run replaces only its own part.
 """
 
 import argparse
@@ -46,6 +62,7 @@ import logging
 import math
 import os
 import random
+import shutil
 import socket
 import ssl
 import subprocess
@@ -53,8 +70,10 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from unittest import mock
 
 from core.data import PROJECT_ROOT
 from core.text import MAX_CHARS
@@ -210,8 +229,13 @@ def timed(client, args: tuple, api_name: str, timeout: float, long: bool = False
             raise ValueError(f"malformed answer: {str(answer)[:200]}")
         error = ""
     except Exception as err:  # noqa: BLE001 - every failure is counted and reported, none stops the run
-        error = f"{type(err).__name__}: {err}".splitlines()[0][:300] or type(err).__name__
+        error = error_line(err)
     return Result(api_name, time.perf_counter() - start, error, long)
+
+
+def error_line(err: Exception) -> str:
+    """A failed request in one line of the report."""
+    return f"{type(err).__name__}: {err}".splitlines()[0][:300] or type(err).__name__
 
 
 def planned_request(rng: random.Random, tasks: dict[str, tuple[str, list[str]]], compare_share: float,
@@ -449,6 +473,298 @@ def soak_test(args) -> dict:
                         f"rss_end_le_{args.max_rss_ratio:g}x_warmup": ratio is not None and ratio <= args.max_rss_ratio}}
 
 
+def rest_call(http, url: str, api_name: str, args: tuple, timeout: float) -> Result:
+    """One REST call as curl makes it, naming no session (Gradio opens a new one for it): POST
+    /gradio_api/call/<api>, then read the answer's event stream; the answer must be a prediction."""
+    start = time.perf_counter()
+    try:
+        posted = http.post(f"{url}gradio_api/call/{api_name}", json={"data": list(args)}, timeout=timeout)
+        posted.raise_for_status()
+        stream = http.get(f"{url}gradio_api/call/{api_name}/{posted.json()['event_id']}", timeout=timeout)
+        event, _, data = stream.text.strip().rpartition("event: ")[2].partition("\ndata: ")
+        answers = json.loads(data)[0] if event == "complete" else None
+        answers = answers if isinstance(answers, list) else [answers]
+        if not all(isinstance(a, dict) and a.get("label") in a.get("labels", ()) for a in answers):
+            raise ValueError(f"{event or 'no event'}: {data[:200]}")
+        error = ""
+    except Exception as err:  # noqa: BLE001 - counted and reported
+        error = error_line(err)
+    return Result(f"/{api_name}", time.perf_counter() - start, error)
+
+
+def fresh_session_call(kind: str, url: str, http, context: ssl.SSLContext, args: tuple, api_name: str,
+                       timeout: float) -> Result:
+    """One request in a session of its own: a raw REST call ("rest") or a new gradio_client.Client ("client")."""
+    if kind == "rest":
+        return rest_call(http, url, api_name.strip("/"), args, timeout)
+    client = app_client(url, context)
+    try:
+        return timed(client, args, api_name, timeout)
+    finally:
+        client.close()
+
+
+def sessions_test(args) -> dict:
+    """`--sessions N` calls, each in a new session (`--session-kind`), `--session-step` at a time from four
+    threads; the server's RSS after each step. Target (issue 41): RSS after the last step <= `--max-rss-ratio`
+    x RSS after the first."""
+    import httpx
+
+    with served_app(args) as (tasks, root, proc, clients):
+        url, context, start = clients[0].src, ssl.create_default_context(), time.monotonic()
+        task = min(tasks, key=lambda t: (tasks[t][0] != "en", -len(tasks[t][1]), t))  # English, most models
+        lang, models = tasks[task]
+        sentences = SENTENCES.get(lang, SENTENCES["en"])
+        planned = [((sentences[i % len(sentences)], task, "auto"), "/compare") if args.session_endpoint == "compare"
+                   else ((sentences[i % len(sentences)], models[i % len(models)], task, "auto"), "/predict")
+                   for i in range(args.sessions)]
+        samples, results = [dict(rss_sample(proc.pid, start, 0), at="after warm-up")], []
+        with httpx.Client() as http, ThreadPoolExecutor(4) as pool:
+            for first in range(0, args.sessions, args.session_step):
+                step = planned[first:first + args.session_step]
+                results += pool.map(lambda p: fresh_session_call(args.session_kind, url, http, context, *p,
+                                                                 args.request_timeout), step)
+                samples.append(rss_sample(proc.pid, start, len(results)))
+                log.info("%d sessions: RSS %.0f MB", len(results), samples[-1]["rss_mb"])
+    failed = [r for r in results if r.error]
+    first, last = samples[1]["rss_mb"], samples[-1]["rss_mb"]
+    ratio = round(last / first, 3) if first else None
+    return {"date": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "load_average_end": os.getloadavg(),
+            "kind": args.session_kind, "endpoint": f"/{args.session_endpoint}", "sessions": len(results),
+            "failed": len(failed), "failures": sorted({r.error for r in failed})[:10],
+            "wall_s": round(time.monotonic() - start, 1), "latency_s": latency_by_length(results).get("short"),
+            "rss_samples": samples, "rss_last_over_first_step": ratio,
+            "targets": {"no_failed_requests": not failed, f"rss_last_le_{args.max_rss_ratio:g}x_first_step":
+                        ratio is not None and ratio <= args.max_rss_ratio}}
+
+
+def sessions_markdown(s: dict) -> str:
+    rows = [("sessions (failed)", f"{s['sessions']} {s['kind']} {s['endpoint']} ({s['failed']})"),
+            ("wall time (s)", s["wall_s"]),
+            ("RSS (MB) by sessions opened", ", ".join(f"{x['requests_started']}: {x['rss_mb']:.0f}"
+                                                      for x in s["rss_samples"])),
+            ("RSS last / first step", s["rss_last_over_first_step"])]
+    rows += [(f"target: {k}", "✓" if v else "✗") for k, v in s["targets"].items()]
+    return "\n".join(["| fresh sessions | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
+
+
+# the class profile: what a visitor does next, with its weight; the Lab tab's sentences most of the time
+CLASS_MIX = {"/predict": 0.45, "/compare": 0.2, "page": 0.2, "/treebank": 0.1, "/probes": 0.05}
+LONG_ENDPOINTS = {"/probes", "/train"}  # their own work budget: the short p95 target is on the others
+
+
+def page_load(http, url: str) -> Result:
+    """A browser opening the page, without the browser: the page, its config, and the page's load events
+    in a new session, joined and awaited through the queue as Gradio's front end does it."""
+    start = time.perf_counter()
+    try:
+        http.get(url).raise_for_status()
+        config = http.get(f"{url}config").json()
+        values = {c["id"]: c.get("props", {}).get("value") for c in config["components"]}
+        session, loads = os.urandom(6).hex(), [d for d in config["dependencies"]
+                                               if any(event == "load" for _, event in d["targets"])]
+        for dep in loads:
+            http.post(f"{url}gradio_api/queue/join", json={
+                "data": [values.get(i) for i in dep["inputs"]], "fn_index": dep["id"], "session_hash": session,
+                "trigger_id": None, "event_data": None}).raise_for_status()
+        done = 0
+        with http.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session}) as stream:
+            for line in stream.iter_lines():
+                message = json.loads(line[5:]) if line.startswith("data:") else {}
+                if message.get("msg") == "process_completed":
+                    if not message.get("success"):
+                        raise ValueError(f"load event failed: {str(message.get('output'))[:200]}")
+                    done += 1
+                if done == len(loads) or message.get("msg") == "close_stream":
+                    break
+        if done < len(loads):
+            raise ValueError(f"{done} of {len(loads)} load events answered")
+        error = ""
+    except Exception as err:  # noqa: BLE001 - counted and reported
+        error = error_line(err)
+    return Result("page", time.perf_counter() - start, error)
+
+
+def class_request(client, http, url: str, rng: random.Random, tasks: dict, timeout: float,
+                  endpoint: str | None = None) -> Result:
+    """One thing a visitor does (`endpoint`, by default drawn from CLASS_MIX): a prediction, a comparison, a page
+    load, a treebank tree or a probe suite, on an English or Chinese task; each answer must be well formed."""
+    endpoint = endpoint or rng.choices(list(CLASS_MIX), weights=list(CLASS_MIX.values()))[0]
+    if endpoint == "page":
+        return page_load(http, url)
+    task = rng.choice(sorted(tasks))
+    lang, models = tasks[task]
+    if endpoint in ("/predict", "/compare"):
+        args, endpoint, _ = planned_request(rng, {task: tasks[task]}, float(endpoint == "/compare"), 0.0)
+        return timed(client, args, endpoint, timeout)
+    args = (rng.randrange(50), "test", "sst5") if endpoint == "/treebank" else ("zh" if lang == "zh" else "en", task)
+    start = time.perf_counter()
+    try:
+        answer = client.submit(*args, api_name=endpoint).result(timeout=timeout)
+        if not isinstance(answer, dict) or not answer:
+            raise ValueError(f"malformed answer: {str(answer)[:200]}")
+        error = ""
+    except Exception as err:  # noqa: BLE001 - counted and reported
+        error = error_line(err)
+    return Result(endpoint, time.perf_counter() - start, error, endpoint in LONG_ENDPOINTS)
+
+
+def training_file(folder: Path, n: int) -> Path:
+    """A small labelled CSV of its own for trainer `n`: English sentences, positive or negative."""
+    rng, rows = random.Random(n), ["text,label"]
+    good, bad = ["great", "moving", "funny", "beautiful", "clever"], ["dull", "slow", "boring", "flat", "predictable"]
+    for i in range(200):
+        positive = rng.random() < 0.5
+        words = rng.sample(good if positive else bad, 2) + rng.sample(["plot", "film", "acting", "story", "ending"], 2)
+        rows.append(f"the {words[2]} is {words[0]} and the {words[3]} {words[1]} {i},{'pos' if positive else 'neg'}")
+    path = folder / f"class-{n}.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def train_and_use(client, path: Path, deadline: float, timeout: float) -> list[Result]:
+    """A trainer's visit: /train on its file (2 epochs), /train_status every 2 s until the job ends, then one
+    /predict with the task it made; a job still running at the deadline is cancelled."""
+    from gradio_client import handle_file
+
+    start, results = time.perf_counter(), []
+    try:
+        job = client.submit(handle_file(str(path)), "dcnn", "text", "label", 2, 2.0, "none",
+                            api_name="/train").result(timeout=timeout)
+    except Exception as err:  # noqa: BLE001 - counted and reported
+        return [Result("/train", time.perf_counter() - start, error_line(err), True)]
+    status = {}
+    while time.monotonic() < deadline:
+        time.sleep(2)
+        begun = time.perf_counter()
+        try:
+            status = client.submit(job, api_name="/train_status").result(timeout=timeout)
+            results.append(Result("/train_status", time.perf_counter() - begun))
+        except Exception as err:  # noqa: BLE001
+            results.append(Result("/train_status", time.perf_counter() - begun, error_line(err)))
+            break
+        if status.get("status") not in ("queued", "running"):
+            break
+    if status.get("status") in ("queued", "running"):  # the class is over
+        try:
+            client.submit(job, api_name="/train_cancel").result(timeout=timeout)
+        except Exception as err:  # noqa: BLE001
+            return results + [Result("/train_cancel", time.perf_counter() - start, error_line(err), True)]
+    elif status.get("status") != "done":
+        return results + [Result("/train", time.perf_counter() - start, f"job ended {status.get('status')}", True)]
+    results.append(Result("/train", time.perf_counter() - start, "", True))
+    if status.get("status") == "done" and status.get("task"):
+        results.append(timed(client, ("a great and moving film", "dcnn", status["task"], "auto"), "/predict", timeout))
+    return results
+
+
+def folder_mb(path: Path) -> float:
+    return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 2)
+
+
+def class_test(args) -> dict:
+    """`--class-visitors` visitors for `--class-minutes`: each visit is a new session (a new gradio_client
+    Client) of `--visit-requests` requests from CLASS_MIX with up to 2 x `--think` seconds between them, and
+    `--trainers` of the visitors train small files of their own instead; RSS sampled every `--rss-every`
+    seconds, the disk of the user models and Gradio's cache at the end."""
+    import httpx
+
+    scratch = Path(tempfile.mkdtemp(prefix="loadtest-class-"))
+    disk = {"user_models": scratch / "user_models", "gradio_cache": scratch / "gradio"}
+    args.clients = args.class_visitors
+    folders = {"LAB_USER_MODELS": str(disk["user_models"]), "GRADIO_TEMP_DIR": str(disk["gradio_cache"])}
+    with mock.patch.dict(os.environ, folders), served_app(args) as (tasks, root, proc, clients), \
+            httpx.Client(timeout=args.request_timeout) as http:
+        url, context = clients[0].src, ssl.create_default_context()
+        # served_app warmed /predict and /compare up; the class's other requests load what they first use (the
+        # probe suites, the treebank) now, so that the RSS after the warm-up is the app's, not a cache filling
+        warm = [page_load(http, url)] + [class_request(clients[0], http, url, random.Random(0), {task: tasks[task]},
+                                                       args.request_timeout, endpoint)
+                                         for task in tasks for endpoint in ("/probes", "/treebank")]
+        if any(r.error for r in warm):
+            raise LoadTestError(f"the class warm-up failed: {next(r.error for r in warm if r.error)}")
+        start = time.monotonic()
+        deadline = start + args.class_minutes * 60
+        samples, stop = [dict(rss_sample(proc.pid, start, 0), at="after warm-up")], threading.Event()
+        counts, lock = {"visits": 0, "requests": 0}, threading.Lock()
+
+        def count(visits: int, requests: int):
+            with lock:
+                counts["visits"] += visits
+                counts["requests"] += requests
+
+        def visitor(n: int, client):
+            rng, out = random.Random(30_000 + n), []
+            files = training_file(scratch, n) if n < args.trainers else None
+            while time.monotonic() < deadline:
+                client = client or app_client(url, context)  # every visit after the first: a new session
+                count(1, 0)
+                if files:
+                    out += (trained := train_and_use(client, files, deadline, args.request_timeout))
+                    count(0, len(trained))
+                for _ in range(0 if files else args.visit_requests):
+                    if time.monotonic() >= deadline:
+                        break
+                    count(0, 1)
+                    out.append(class_request(client, http, url, rng, tasks, args.request_timeout))
+                    time.sleep(rng.uniform(0, 2 * args.think))
+                client.close()
+                client = None
+            return out
+
+        def sample():
+            while not stop.wait(args.rss_every):
+                samples.append(dict(rss_sample(proc.pid, start, counts["requests"]), visits=counts["visits"]))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        log.info("class: %d visitors (%d training) for %g min", args.class_visitors, args.trainers, args.class_minutes)
+        with ThreadPoolExecutor(args.class_visitors) as pool:
+            results = [r for rs in pool.map(visitor, range(args.class_visitors), clients) for r in rs]
+        stop.set()
+        sampler.join()
+        time.sleep(5.0)  # cancelled workers exit
+        samples.append(dict(rss_sample(proc.pid, start, counts["requests"]), visits=counts["visits"], at="end"))
+        disk_mb = {k: folder_mb(v) for k, v in disk.items()}
+    shutil.rmtree(scratch, ignore_errors=True)
+    failed = [r for r in results if r.error]
+    by_endpoint = {e: [r.seconds for r in results if r.endpoint == e and not r.error]
+                   for e in sorted({r.endpoint for r in results})}
+    warm, end = samples[0]["rss_mb"], samples[-1]["rss_mb"]
+    ratio = round(end / warm, 3) if warm else None
+    short_p95 = latency_by_length(results).get("short", {}).get("p95")
+    return {"date": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "load_average_end": os.getloadavg(),
+            "checkpoints": str(root), "visitors": args.class_visitors, "trainers": args.trainers,
+            "visits": counts["visits"], "requests": len(results), "failed": len(failed),
+            "failures": sorted({r.error for r in failed})[:10], "wall_s": round(time.monotonic() - start, 1),
+            "latency_by_length_s": latency_by_length(results),
+            "latency_by_endpoint_s": {e: {"n": len(v), "p50": percentile(v, 0.5), "p95": percentile(v, 0.95)}
+                                      for e, v in by_endpoint.items()},
+            "rss_mb": {"after_warmup": warm, "end": end, "max": max(x["rss_mb"] for x in samples)},
+            "rss_end_over_warmup": ratio, "rss_samples": samples, "disk_mb": disk_mb,
+            "targets": {"no_failed_requests": not failed,
+                        f"short_p95_le_{args.max_p95:g}s": short_p95 is not None and short_p95 <= args.max_p95,
+                        f"rss_end_le_{args.max_rss_ratio:g}x_warmup": ratio is not None and ratio <= args.max_rss_ratio,
+                        f"disk_le_{args.max_disk_mb:g}mb": sum(disk_mb.values()) <= args.max_disk_mb}}
+
+
+def class_markdown(s: dict) -> str:
+    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+    rows = [("visitors (training), visits (each a new session)", f"{s['visitors']} ({s['trainers']}), {s['visits']}"),
+            ("requests (failed)", f"{s['requests']} ({s['failed']})"), ("wall time (s)", s["wall_s"])]
+    rows += [(f"{kind} requests p50 / p95 / max (s), n",
+              f"{fmt(v['p50'])} / {fmt(v['p95'])} / {fmt(v['max'])}, {v['n']}") for kind, v in s["latency_by_length_s"].items()]
+    rows += [(f"{e} p50 / p95 (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])}, {v['n']}")
+             for e, v in s["latency_by_endpoint_s"].items()]
+    rows += [("RSS after warm-up / end / max (MB)", " / ".join(f"{s['rss_mb'][k]:.0f}" for k in ("after_warmup", "end", "max"))),
+             ("RSS end / after warm-up", s["rss_end_over_warmup"]),
+             ("RSS samples (s: MB)", ", ".join(f"{x['t_s']:.0f}: {x['rss_mb']:.0f}"
+                                             for x in s["rss_samples"][::max(1, len(s["rss_samples"]) // 12)])),
+             ("disk at the end (MB)", ", ".join(f"{k} {v}" for k, v in s["disk_mb"].items()))]
+    rows += [(f"target: {k}", "✓" if v else "✗") for k, v in s["targets"].items()]
+    return "\n".join(["| class | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
+
+
 def soak_markdown(s: dict) -> str:
     fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
     rows = [("requests (failed)", f"{s['requests']} ({s['failed']})"), ("wall time (s)", s["wall_s"]),
@@ -460,6 +776,13 @@ def soak_markdown(s: dict) -> str:
              ("RSS samples (s: MB)", ", ".join(f"{x['t_s']:.0f}: {x['rss_mb']:.0f}" for x in s["rss_samples"][::max(1, len(s["rss_samples"]) // 12)]))]
     rows += [(f"target: {k}", "✓" if v else "✗") for k, v in s["targets"].items()]
     return "\n".join(["| soak | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
+
+
+def stored_part(path: Path, key: str) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get(key) or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
 
 
 def write_figures(path: Path, key: str | None, figures: dict) -> None:
@@ -474,7 +797,7 @@ def write_figures(path: Path, key: str | None, figures: dict) -> None:
     path.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
 
 
-PARTS = ("mixed", "soak")  # keys of docs/loadtest.json besides the plain run's figures
+PARTS = ("mixed", "soak", "sessions", "class")  # keys of docs/loadtest.json besides the plain run's figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -482,14 +805,30 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per HTTP request otherwise
     parser = argparse.ArgumentParser(prog="python -m tools.loadtest", description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoints", default=None, help="<task>/<model>/ folders (default $LAB_CHECKPOINTS, else checkpoints/)")
-    parser.add_argument("--profile", choices=("plain", "mixed"), default="plain",
-                        help="plain: short sentences only; mixed: --long-share of the requests long")
+    parser.add_argument("--profile", choices=("plain", "mixed", "class"), default="plain",
+                        help="plain: short sentences only; mixed: --long-share of the requests long; class: a class of "
+                             "--class-visitors, each visit a new session, --trainers of them training")
+    parser.add_argument("--class-minutes", type=float, default=10.0, help="class: how long the class works")
+    parser.add_argument("--class-visitors", type=int, default=30, help="class: visitors at once")
+    parser.add_argument("--trainers", type=int, default=3, help="class: visitors who train small files of their own")
+    parser.add_argument("--visit-requests", type=int, default=10, help="class: requests per visit (one session)")
+    parser.add_argument("--think", type=float, default=1.0, help="class: mean seconds a visitor waits between requests")
+    parser.add_argument("--max-disk-mb", type=float, default=1024.0,
+                        help="class target: user models and Gradio's cache at the end, MB")
     parser.add_argument("--long-share", type=float, default=0.1, help="share of long inputs in the mixed profile and the soak")
     parser.add_argument("--soak", type=int, nargs="?", const=5000, default=None,
                         help="soak instead: N mixed requests (default 5000) with the server's RSS sampled over time")
     parser.add_argument("--soak-minutes", type=float, default=None, help="soak bounded by time (with --soak: whichever ends first)")
     parser.add_argument("--rss-every", type=float, default=5.0, help="soak: seconds between RSS samples")
-    parser.add_argument("--max-rss-ratio", type=float, default=1.1, help="soak target: RSS at the end / after the warm-up")
+    parser.add_argument("--max-rss-ratio", type=float, default=None,
+                        help="target: RSS at the end / after the warm-up (soak: 1.1), or after the last step / the "
+                             "first (--sessions: 1.15)")
+    parser.add_argument("--sessions", type=int, default=None,
+                        help="fresh sessions instead: N requests, each in a session of its own, RSS after every step")
+    parser.add_argument("--session-kind", choices=("rest", "client"), default="rest",
+                        help="--sessions: per request a raw REST call naming no session, or a new gradio_client.Client")
+    parser.add_argument("--session-endpoint", choices=("compare", "predict"), default="compare")
+    parser.add_argument("--session-step", type=int, default=200, help="--sessions: RSS read after every STEP requests")
     parser.add_argument("--clients", type=int, default=32, help="concurrent gradio_client clients")
     parser.add_argument("--requests", type=int, default=20, help="requests per client, one after the other")
     parser.add_argument("--warmup", type=int, default=5, help="warm-up requests per client (all clients at once)")
@@ -505,27 +844,41 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     soak = args.soak is not None or args.soak_minutes is not None
     if min(args.clients, args.requests, args.warmup + 1, args.burst + 1, args.soak or 1, args.soak_minutes or 1,
-           args.rss_every) <= 0 or not 0 <= args.compare_share <= 1 or not 0 <= args.long_share <= 1:
-        parser.error("--clients, --requests, --soak, --soak-minutes and --rss-every must be > 0, --warmup and --burst "
+           args.rss_every, args.sessions or 1, args.session_step, args.class_minutes, args.class_visitors,
+           args.visit_requests) <= 0 or not 0 <= args.trainers <= args.class_visitors or args.think < 0 \
+            or not 0 <= args.compare_share <= 1 or not 0 <= args.long_share <= 1:
+        parser.error("--clients, --requests, --soak, --soak-minutes, --rss-every, --sessions, --session-step and the "
+                     "--class- options must be > 0, --warmup, --burst, --trainers (at most --class-visitors) and --think "
                      ">= 0, --compare-share and --long-share in [0, 1]")
-    if args.profile == "plain" and not soak:
+    if args.profile in ("plain", "class") and not soak:
         args.long_share = 0.0
+    if args.max_rss_ratio is None:
+        args.max_rss_ratio = 1.15 if args.sessions or args.profile == "class" else 1.1
     load_at_start = os.getloadavg()  # the machine is shared: its load goes beside every figure
+    run = sessions_test if args.sessions else soak_test if soak else class_test if args.profile == "class" else None
     try:
-        figures, report = (soak_test(args), None) if soak else load_test(args)
+        figures, report = (run(args), None) if run else load_test(args)
     except LoadTestError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     config = {k: v for k, v in vars(args).items() if k != "out"}
-    if soak:
+    if args.sessions:  # one entry per kind of session under "sessions"
         figures = {**figures, "load_average_start": load_at_start, "config": config}
-        print(soak_markdown(figures))
+        print(sessions_markdown(figures))
+        if args.out:
+            write_figures(Path(args.out), "sessions",
+                          {**stored_part(Path(args.out), "sessions"), args.session_kind: figures})
+        return 0 if all(figures["targets"].values()) else 1
+    if soak or run is class_test:
+        figures = {**figures, "load_average_start": load_at_start, "config": config}
+        print(soak_markdown(figures) if soak else class_markdown(figures))
     else:
         figures = {"date": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "load_average_start": load_at_start,
                    "load_average": os.getloadavg(), "config": config, **figures}
         print(markdown(figures, report))
     if args.out:
-        write_figures(Path(args.out), "soak" if soak else "mixed" if args.long_share else None, figures)
+        key = "soak" if soak else "class" if run is class_test else "mixed" if args.long_share else None
+        write_figures(Path(args.out), key, figures)
     return 0 if all(figures["targets"].values()) else 1
 
 

@@ -1,0 +1,36 @@
+"""What the app keeps per visitor (issue 41). Gradio keeps a SessionState for every session id it sees: a page
+load, a gradio_client Client, and each REST call that names no session (the call's event id becomes its
+session). A SessionState copies the config of every block on the page (173 blocks: ~270 KB) plus the values
+its events returned, and Gradio drops one only when `state_session_capacity` newer ones exist (default 10,000):
+RSS grew ~410 MB per 1,000 REST /compare calls and never came back. Two bounds:
+- a REST call that names no session can never be continued, so its state is dropped once its answer is read;
+- at most SESSION_CAPACITY sessions are kept (pages and clients), the least recently used go first. An evicted
+  visitor's next event starts from the page's defaults: their inputs travel with each event, but what a
+  gr.State held (a probe table, a tree) must be run again.
+"""
+
+import os
+import re
+
+# ~0.3-0.5 MB each: 200 sessions hold at most ~100 MB, several times what a class of thirty keeps open (a class
+# run measured 1.18x RSS growth at 500 and 1.12x at 50: docs/performance.md)
+SESSION_CAPACITY = int(os.environ.get("LAB_SESSIONS") or 200)
+# GET /gradio_api/call/<api>/<event id> streams one REST call's answer (Gradio's routes.py, simple_predict_get)
+ANSWER_STREAM = re.compile(r"/call/(?:v2/)?[^/]+/([0-9a-f]{32})$")
+
+
+class OneShotSessions:
+    """ASGI middleware: once a REST call's answer stream has been sent, the session Gradio opened for it (named
+    by the call's event id) is forgotten. A call that named its own session keeps it."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        await self.app(scope, receive, send)
+        answered = scope["type"] == "http" and scope["method"] == "GET" and ANSWER_STREAM.search(scope["path"])
+        holder = getattr(scope.get("app"), "state_holder", None)  # scope["app"]: Gradio's App (Starlette sets it)
+        if answered and holder is not None:
+            with holder.lock:
+                holder.session_data.pop(answered.group(1), None)
+                holder.time_last_used.pop(answered.group(1), None)

@@ -1,0 +1,33 @@
+"""`make loadtest PROFILE=class` in small: app.py on the tiny checkpoints, three visitors (one training a file
+of its own) for twenty seconds, each visit a new session; the figures merged into loadtest.json."""
+
+import json
+
+from tools.loadtest import CLASS_MIX, main, training_file
+
+
+def test_training_files_are_small_labelled_and_each_its_own(tmp_path):
+    first, second = training_file(tmp_path, 0), training_file(tmp_path, 1)
+    rows = first.read_text().splitlines()
+    assert rows[0] == "text,label" and len(rows) == 201 and {r.rsplit(",", 1)[1] for r in rows[1:]} == {"pos", "neg"}
+    assert first.read_text() != second.read_text()
+
+
+def test_class_profile_against_the_app(lab_root, tmp_path):
+    out = tmp_path / "loadtest.json"
+    out.write_text(json.dumps({"soak": {"requests": 1}}))
+    code = main(["--profile", "class", "--class-minutes", "0.35", "--class-visitors", "3", "--trainers", "1",
+                 "--visit-requests", "4", "--think", "0.2", "--warmup", "1", "--checkpoints", str(lab_root),
+                 "--request-timeout", "60", "--out", str(out)])
+    assert code in (0, 1)  # 1: a target missed on a busy machine
+    figures = json.loads(out.read_text())
+    run = figures["class"]
+    assert figures["soak"] == {"requests": 1}  # the file's other parts stay
+    assert run["failed"] == 0, run["failures"]
+    assert run["visits"] > 3  # the visitors came back, each time in a new session
+    assert "/train" in run["latency_by_endpoint_s"] and "/train_status" in run["latency_by_endpoint_s"]
+    assert set(run["latency_by_endpoint_s"]) <= set(CLASS_MIX) | {"/train", "/train_status"}
+    assert run["latency_by_length_s"]["short"]["n"] > 0 and run["latency_by_length_s"]["long"]["n"] > 0
+    assert run["rss_samples"][0]["at"] == "after warm-up" and run["rss_samples"][-1]["at"] == "end"
+    assert set(run["disk_mb"]) == {"user_models", "gradio_cache"} and run["disk_mb"]["user_models"] > 0
+    assert set(run["targets"]) == {"no_failed_requests", "short_p95_le_1s", "rss_end_le_1.15x_warmup", "disk_le_1024mb"}
