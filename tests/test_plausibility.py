@@ -22,10 +22,12 @@ def test_word_polarities_come_from_the_leaves():
     assert word_polarities(parse_tree("(3 (4 8 1\\/2) (2 stars))")) == [1, 1, 0]  # a leaf of two words
 
 
-def test_agreeing_words_are_inside_non_root_phrases_of_the_predicted_side():
-    assert agreeing_words(NOT_BAD, +1) == {0, 1}  # "not bad"; the root is positive too but left out
-    assert agreeing_words(NOT_BAD, -1) == {1}  # "bad" alone
-    assert agreeing_words(DULL, -1) == {1, 2, 3, 4}  # every word but "a"
+def test_agreeing_words_are_inside_the_smallest_polar_phrase_of_the_predicted_side():
+    assert agreeing_words(NOT_BAD, +1) == {0}  # "not" in "not bad"; "bad" is itself negative, "at all" neutral
+    assert agreeing_words(NOT_BAD, -1) == {1}  # "bad" alone; the positive root is left out
+    assert agreeing_words(DULL, -1) == {1, 2, 3, 4}  # "," through "dull ,", "film" through "lifeless film"; not "a"
+    assert agreeing_words(parse_tree("(4 (4 great))"), +1) == {0}
+    assert agreeing_words(parse_tree("(4 great)"), +1) == {0}  # a one-word sentence
 
 
 def test_kendall_tau_b_known_values():
@@ -42,7 +44,7 @@ def test_a_method_that_ranks_the_gold_reading_first_agrees():
     # gold oriented (0, -1, 0, 0): every pair with "bad" is concordant (3), the 3 neutral pairs tie in gold
     assert p.rank_agreement == pytest.approx(3 / (6 * 3) ** 0.5)
     assert p.precision == pytest.approx(1 / 3)  # top 3: not, at, all; only "not" lies in "not bad"
-    assert p.chance == pytest.approx(2 / 4)
+    assert p.chance == pytest.approx(1 / 4)
 
 
 def test_the_sign_flips_for_a_negative_prediction():
@@ -71,4 +73,4 @@ def test_summary_means_over_the_sentences_that_have_a_score():
     summary = summarize(found)
     assert summary["precision_sentences"] == 2 and summary["rank_sentences"] == 2
     assert summary["precision"] == pytest.approx((1.0 + 1 / 3) / 2)
-    assert summary["chance"] == pytest.approx((4 / 5 + 2 / 4) / 2)
+    assert summary["chance"] == pytest.approx((4 / 5 + 1 / 4) / 2)

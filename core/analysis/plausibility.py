@@ -14,9 +14,10 @@ scores s_1..s_n (positive = supports c):
 - rank agreement = Kendall's tau-b between (s_i) and (g_i), in [-1, 1], 0 expected of a random ranking; None
   when either side is constant (e.g. every word neutral). g has many ties, so its maximum is below 1 unless
   s ties the same words.
-- agreeing words A = the words covered by some node of T other than the root (leaves included) whose gold
-  polarity equals o: the words inside a phrase the annotators labelled the prediction's way. The root is left
-  out: when the whole sentence agrees, every word would.
+- a word's phrase = the smallest node of T holding it (its leaf included, the root not) whose gold label is
+  not neutral; agreeing words A = the words whose phrase's polarity equals o: the words inside the phrases the
+  annotators labelled the prediction's way. The smallest: "bad" in the positive "not bad" is negative evidence,
+  "not" positive. The root is left out: when the whole sentence agrees, every word would.
 - precision@k = |top-k words by s (ties: left to right) within A| / k, k = min(TOP_K, n); its chance level
   (the expectation for a random ranking) is |A| / n.
 """
@@ -43,18 +44,31 @@ def word_polarities(tree: Tree) -> list[int]:
 
 
 def agreeing_words(tree: Tree, orientation: int) -> set[int]:
-    """Positions covered by a non-root node whose gold polarity is `orientation` (see the module docstring)."""
+    """Positions whose smallest non-neutral, non-root node has polarity `orientation` (module docstring)."""
     found: set[int] = set()
 
-    def visit(node: Tree, offset: int, root: bool) -> None:
-        if not root and polarity(node.label) == orientation:
+    def visit(node: Tree, offset: int, inherited: int) -> None:  # inherited: the nearest polar ancestor's polarity
+        nearest = polarity(node.label) or inherited
+        if not node.children and nearest == orientation:
             found.update(range(offset, offset + len(node.words)))
         for child in node.children:
-            visit(child, offset, False)
+            visit(child, offset, nearest)
             offset += len(child.words)
 
-    visit(tree, 0, True)
+    for child, offset in zip(tree.children, _offsets(tree)):
+        visit(child, offset, 0)
+    if not tree.children and polarity(tree.label) == orientation:  # a one-leaf sentence is its own phrase
+        found.update(range(len(tree.words)))
     return found
+
+
+def _offsets(tree: Tree) -> list[int]:
+    """Where each child of `tree` starts among its words."""
+    starts, offset = [], 0
+    for child in tree.children:
+        starts.append(offset)
+        offset += len(child.words)
+    return starts
 
 
 def kendall_tau_b(x: list[float], y: list[float]) -> float | None:
