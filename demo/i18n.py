@@ -587,6 +587,11 @@ MESSAGES["en"] |= {
     "attr_best_cell": "**{method}** {aopc:.3f} (random order {random:.3f})",
     "attr_model": "model",
     "attr_not_measured": "No deletion test has been measured for these checkpoints (`make attribution`).",
+    "attr_plausible_cell": "closest to the annotators: **{method}** τ {tau:.2f}, "
+                           "P@{k} {precision:.2f} (chance {chance:.2f})",
+    "attr_plausible_note": "Plausibility (SST only): τ = rank agreement of the word scores with the annotators' "
+                           "word labels, oriented by the prediction (0: none); P@{k} = share of the top {k} words "
+                           "inside a gold phrase of the predicted side.",
 }
 MESSAGES["zh"] |= {
     "attr_highlight": "{method}：预测“{label}”依赖哪些词",
@@ -598,6 +603,9 @@ MESSAGES["zh"] |= {
     "attr_best_cell": "**{method}** {aopc:.3f}（随机顺序 {random:.3f}）",
     "attr_model": "模型",
     "attr_not_measured": "尚未对这些模型文件做删除测试（`make attribution`）。",
+    "attr_plausible_cell": "最接近标注者：**{method}** τ {tau:.2f}，P@{k} {precision:.2f}（随机 {chance:.2f}）",
+    "attr_plausible_note": "合理性（仅 SST）：τ = 词分数与标注者词标签（按预测方向取正负）的秩一致性（0 为无一致）；"
+                           "P@{k} = 得分最高的 {k} 个词落在与预测同向的金标短语中的比例。",
 }
 # -- the Lab's result in a real browser (issue 20): views, figures, permalinks, export ------------------
 

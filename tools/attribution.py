@@ -192,13 +192,16 @@ def render_plausibility(results: dict) -> list[str]:
         + " | ".join(f"{x} P@{TOP_K}" for x in METHODS) + " | chance |",
         "|---|---|---:|" + "---:|" * (2 * len(METHODS) + 1),
     ]
+    def cell(value: float | None) -> str:  # None: no sentence had the score (e.g. every one predicted neutral)
+        return "–" if value is None else f"{value:.3f}"
+
     for task, model, p in rows:
-        best = max(METHODS, key=lambda x: p[x]["rank_agreement"] or -1)
-        taus = [f"**{p[x]['rank_agreement']:.3f}**" if x == best else f"{p[x]['rank_agreement']:.3f}" for x in METHODS]
+        taus = {x: p[x]["rank_agreement"] for x in METHODS if p[x]["rank_agreement"] is not None}
+        best = max(taus, key=taus.get) if taus else None
         first = p[METHODS[0]]
         lines.append(f"| {task} | {model} | {first['rank_sentences']} / {first['precision_sentences']} | "
-                     + " | ".join(taus) + " | " + " | ".join(f"{p[x]['precision']:.3f}" for x in METHODS)
-                     + f" | {first['chance']:.3f} |")
+                     + " | ".join(f"**{cell(taus[x])}**" if x == best else cell(p[x]["rank_agreement"]) for x in METHODS)
+                     + " | " + " | ".join(cell(p[x]["precision"]) for x in METHODS) + f" | {cell(first['chance'])} |")
     return lines + [""]
 
 
