@@ -12,6 +12,7 @@ import dataclasses
 import gradio as gr
 
 from core.analysis.attribution import ON_DEMAND
+from core.analysis.export import EXPORT_NOTICE_TEXT
 from core.notices import Notice
 from core.analysis.probes import PROBE_NOTICE_TEXT
 from core.data.sst import FINE_LABELS
@@ -607,6 +608,41 @@ MESSAGES["zh"] |= {
     "attr_plausible_note": "合理性（仅 SST）：τ = 词分数与标注者词标签（按预测方向取正负）的秩一致性（0 为无一致）；"
                            "P@{k} = 得分最高的 {k} 个词落在与预测同向的金标短语中的比例。",
 }
+# -- attributions of an uploaded file (demo/attribution_export.py, core/analysis/export.py) -----------------
+EXPORT_NOTICES_ZH = {
+    "too_many_lines": "文件有 {lines} 句；上传最多 {cap} 句，每行一句。",
+    "too_many_chars": "文件有 {chars} 个字符；上传最多 {cap} 个。",
+    "empty_file": "文件中没有句子：每行一句，UTF-8 文本。",
+    "not_text": "文件不是 UTF-8 文本：每行一句。",
+    "nothing_explained": "没有一个句子的词数在 {min} 到 {max} 之间（计算词归因的长度）。",
+}
+EN |= {"export_title": "Attributions of a file (JSONL, CSV and a dataset card)",
+       "export_file": "Text file: one sentence per line",
+       "export_run": "Explain every line", "export_files": "Download"}
+ZH |= {"export_title": "整份文件的词归因（JSONL、CSV 和数据集说明）", "export_file": "文本文件：每行一句",
+       "export_run": "解释每一行", "export_files": "下载"}
+MESSAGES["en"] |= {
+    "export_info": "Every attribution method's per-word scores, the prediction and each sentence's AOPC for the "
+                   "model and task chosen above; up to {lines} lines and {chars} characters (about a second per "
+                   "sentence and model). `datasets.load_dataset(\"json\", data_files=\"attributions.jsonl\")` "
+                   "reads the result.",
+    "export_done": "{pairs} (sentence, model) pairs from {lines} lines; {skipped} lines left out (refused, or "
+                   "outside {min} to {max} words).",
+    "export_no_file": "Choose a text file first.",
+}
+MESSAGES["zh"] |= {
+    "export_info": "对上面选定的模型和任务，给出每种词归因方法的逐词分数、预测和每句的 AOPC；最多 {lines} 行、{chars} 个字符"
+                   "（每句每个模型约一秒）。可用 `datasets.load_dataset(\"json\", data_files=\"attributions.jsonl\")` 读取结果。",
+    "export_done": "{lines} 行得到 {pairs} 个（句子，模型）对；{skipped} 行未计算（被拒绝，或词数不在 {min} 到 {max} 之间）。",
+    "export_no_file": "请先选择一个文本文件。",
+}
+
+
+def export_notice_text(notice: Notice, lang: str) -> str:
+    """A refused upload (core.analysis.export) in the UI language."""
+    return notice.format(EXPORT_NOTICES_ZH) if lang == "zh" else notice.format(EXPORT_NOTICE_TEXT)
+
+
 # -- the Lab's result in a real browser (issue 20): views, figures, permalinks, export ------------------
 
 EN.update({"analysing": "⏳ Analysing…", "copy_link": "Copy link", "permalink": "Link to this analysis"})

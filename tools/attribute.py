@@ -15,8 +15,8 @@ from pathlib import Path
 
 import torch
 
-from core.analysis.export import (DEFAULT_LIMIT, SENTENCES_CAP, ExportError, Sentence, attribution_records, card,
-                                  check_limit, write_export)
+from core.analysis.export import (DEFAULT_LIMIT, MAX_WORDS, MIN_WORDS, SENTENCES_CAP, ExportError, Sentence,
+                                  attribution_records, card, check_limit, write_export)
 from core.analysis.treebank import join_words
 from core.data import PROJECT_ROOT, DataError, load_task
 from core.predict import Lab
@@ -64,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         records += attribution_records(lab.checkpoints[(args.task, model)], sentences)
         print(f"{args.task} {model}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    if not records:
+        print(f"make attribute: {ExportError('nothing_explained', min=MIN_WORDS, max=MAX_WORDS)}", file=sys.stderr)
+        return 2
     explained = len({r["id"] for r in records})
     out = Path(args.out or PROJECT_ROOT / "exports" / "attributions" / f"{args.task}-{args.split}")
     source = f"{args.task}'s {args.split} split (its first {len(sentences)})"

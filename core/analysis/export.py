@@ -19,6 +19,7 @@ import torch
 from core.analysis.attribution import METHODS, every_method, sentence_aopc
 from core.checkpoints.checkpoint import Checkpoint
 from core.notices import NoticeError
+from core.predict import ALL, Lab
 from core.predict import OCCLUSION_MAX_WORDS as MAX_WORDS  # the lab's attribution cap: longer sentences are left out
 
 MIN_WORDS = 2  # occlusion and the deletion test need a word to leave out and one to keep
@@ -104,6 +105,33 @@ def attribution_records(ckpt: Checkpoint, sentences: list[Sentence], seed: int =
                         "confidence": probs[label], "probs": probs}
                        | {m: found[m].scores for m in METHODS} | {f"aopc_{m}": aopc[m] for m in METHODS})
     return records
+
+
+def text_records(lab: Lab, lines: list[str], task: str | None, lang: str | None, model: str,
+                 progress=None) -> tuple[list[dict], int]:
+    """A user's sentences (read_lines) explained by `model` (ALL: every model of each line's task), read the way
+    the Lab reads them (check_text; the task may be "auto": each line's own). (records, lines left out): a line
+    the Lab refuses or one outside MIN_WORDS..MAX_WORDS words is left out; ExportError when none is left.
+    `progress(done, total)` follows the (sentence, model) pairs."""
+    by_task: dict[str, list[Sentence]] = {}
+    for i, line in enumerate(lines):
+        try:
+            checked = lab.check_text(line, task, lang)
+        except NoticeError:
+            continue
+        if MIN_WORDS <= len(checked.tokens) <= MAX_WORDS:
+            by_task.setdefault(checked.task, []).append(Sentence(i, [t.text for t in checked.tokens], checked.text))
+    work = [(lab.checkpoints[(t, name)], sentence) for t, sentences in by_task.items()
+            for name in (lab.models(t) if model == ALL else [model]) if (t, name) in lab.checkpoints
+            for sentence in sentences]
+    records = []
+    for done, (ckpt, sentence) in enumerate(work, 1):
+        records += attribution_records(ckpt, [sentence])
+        if progress:
+            progress(done, len(work))
+    if not records:
+        raise ExportError("nothing_explained", min=MIN_WORDS, max=MAX_WORDS)
+    return records, len(lines) - len({r["id"] for r in records})
 
 
 def word_rows(records: list[dict]) -> list[dict]:

@@ -21,6 +21,7 @@ from core.predict import ALL, AUTO, Cancelled, Lab, Prediction
 
 from core.notices import InputError
 from core.views import KMaxGraph
+from demo.attribution_export import build as build_export
 from demo.attribution_view import build as build_method_selector
 from demo.attribution_view import highlight_texts, requested, scores_table, word_scores
 from demo.examples import EXAMPLES
@@ -324,6 +325,7 @@ def build(lab: Lab) -> LabView:
 
     result = gr.HTML("", elem_id="result", elem_classes="figures", js_on_load=EXPORT_JS + BUSY_ON_CLICK_JS + TOP_MAP_JS,
                      server_functions=[draw_top_map])
+    build_export(lab, model, task, lang)
 
     def on_run(text_value, model_value, task_value, lang_value, method_value, request: gr.Request):
         return analyse(lab, known, text_value, model_value, task_value, lang_value, request_lang(request), method_value)
