@@ -105,7 +105,7 @@ attribution: install ## faithfulness (deletion test, AOPC) and cost of each word
 LIMIT ?= 200
 SPLIT ?= test
 .PHONY: attribute
-attribute: install ## every method's word attributions as a dataset: make attribute TASK=sst5 SPLIT=test [LIMIT=200] -> exports/attributions/<task>-<split>/
+attribute: install ## word attributions as a dataset: make attribute TASK=sst5 SPLIT=test [LIMIT=200] -> exports/
 	$(PY) -m tools.attribute --task $(TASK) --split $(SPLIT) --limit $(LIMIT)
 
 bench-browser: install ## the lab in Debian chromium: click to settled page, 'All five' and one model -> docs/browser.md

@@ -7,8 +7,17 @@ from pathlib import Path
 
 import gradio as gr
 
-from core.analysis.export import (MAX_WORDS, MIN_WORDS, UPLOAD_MAX_CHARS, UPLOAD_MAX_LINES, ExportError, card,
-                                  read_lines, text_records, write_export)
+from core.analysis.export import (
+    MAX_WORDS,
+    MIN_WORDS,
+    UPLOAD_MAX_CHARS,
+    UPLOAD_MAX_LINES,
+    ExportError,
+    card,
+    read_lines,
+    text_records,
+    write_export,
+)
 from core.notices import InputError
 from core.predict import Lab
 from demo.i18n import L, export_notice_text, msg, notice_text, request_lang
@@ -29,7 +38,8 @@ def export_file(lab: Lab, path: str | None, model: str, task: str, lang: str, ui
     task_lang = lab.checkpoints[(records[0]["task"], records[0]["model"])].meta.get("lang", "en")
     source = f"an uploaded file ({Path(path).name}, {len(lines)} lines)"
     out = tempfile.mkdtemp(prefix="attributions-")
-    files = write_export(records, out, card("Word attributions of an uploaded file", task_lang, source, records, skipped))
+    title = "Word attributions of an uploaded file"
+    files = write_export(records, out, card(title, task_lang, source, records, skipped))
     return [str(f) for f in files], msg("export_done", ui, pairs=len(records), lines=len(lines), skipped=skipped,
                                         min=MIN_WORDS, max=MAX_WORDS)
 

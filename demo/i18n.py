@@ -433,6 +433,7 @@ TREEBANK_NOTICES_ZH = {
     "no_trees": "SST 句法树不可用（{error}）；请把 DATA_DIR 设为包含 sst/trees/ 的文件夹。",
     "unknown_split": "未知的数据划分 '{split}'；可选：{available}",
     "bad_index": "{split} 中没有第 {index} 个句子，它共有 {size} 个句子（0..{last}）",
+    "bad_node": "这棵树中没有第 {node} 个节点，它共有 {size} 个节点（0..{last}）",
     "not_sst": "任务 '{task}' 没有句法树；树视图需要以下任务之一：{available}",
     "no_models": "任务 '{task}' 没有加载模型；可用任务：{available}",
     "unknown_model": "模型 '{model}' 没有为任务 '{task}' 加载；可用模型：{available}",
@@ -607,6 +608,22 @@ MESSAGES["zh"] |= {
     "attr_plausible_cell": "最接近标注者：**{method}** τ {tau:.2f}，P@{k} {precision:.2f}（随机 {chance:.2f}）",
     "attr_plausible_note": "合理性（仅 SST）：τ = 词分数与标注者词标签（按预测方向取正负）的秩一致性（0 为无一致）；"
                            "P@{k} = 得分最高的 {k} 个词落在与预测同向的金标短语中的比例。",
+}
+# -- the Treebank tab: a node's attributions beside its gold labels (core.analysis.treebank.node_attributions)
+EN |= {"tb_node_attr": "The chosen node: each word's gold label and each model's occlusion score on the phrase alone"}
+ZH |= {"tb_node_attr": "所选节点：每个词的标准标签，以及每个模型单独对该短语的遮挡分数"}
+MESSAGES["en"] |= {
+    "tb_node_attr_head": "**Node {node}**, gold label: {gold}. Each model on the phrase alone, its occlusion scores "
+                         "against the annotators' (τ: rank agreement with the words' gold polarity; P@k: its top "
+                         "words inside a gold phrase of its prediction's side):",
+    "tb_node_attr_scores": "τ {tau}, P@{k} {precision}",
+    "tb_col_word": "word",
+}
+MESSAGES["zh"] |= {
+    "tb_node_attr_head": "**节点 {node}**，标准标签：{gold}。每个模型单独对该短语的预测，其遮挡分数与标注者的一致程度"
+                         "（τ：与词的标准极性的秩一致性；P@k：得分最高的词落在与预测同向的标准短语中的比例）：",
+    "tb_node_attr_scores": "τ {tau}，P@{k} {precision}",
+    "tb_col_word": "词",
 }
 # -- attributions of an uploaded file (demo/attribution_export.py, core/analysis/export.py) -----------------
 EXPORT_NOTICES_ZH = {

@@ -9,9 +9,17 @@ import pytest
 import yaml
 
 from core.analysis.attribution import METHODS
+from core.analysis.export import (
+    CARD,
+    CSV,
+    JSONL,
+    SENTENCES_CAP,
+    UPLOAD_MAX_CHARS,
+    UPLOAD_MAX_LINES,
+    ExportError,
+    read_lines,
+)
 from core.data.sst import FINE_LABELS
-from core.analysis.export import (CARD, CSV, JSONL, SENTENCES_CAP, UPLOAD_MAX_CHARS, UPLOAD_MAX_LINES, ExportError,
-                                  read_lines)
 from tools import attribute
 
 

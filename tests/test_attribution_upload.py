@@ -2,6 +2,7 @@
 one clear line, in English or Chinese, for a file it refuses."""
 
 import json
+from pathlib import Path
 
 import gradio as gr
 import pytest
@@ -19,7 +20,7 @@ def test_every_line_is_explained_by_every_model_of_its_task(lab, tmp_path):
     files, summary = export_file(lab, str(upload), "all", "sst5", "auto", "en",
                                  lambda done, total: progress.append((done, total)))
     assert [f.rsplit("/", 1)[1] for f in files] == [JSONL, CSV, CARD]
-    records = [json.loads(line) for line in open(files[0], encoding="utf-8")]
+    records = [json.loads(line) for line in Path(files[0]).read_text(encoding="utf-8").splitlines()]
     models = lab.models("sst5")
     assert len(records) == 2 * len(models) and {r["id"] for r in records} == {0, 2}  # "fun" is one word
     assert {r["model"] for r in records} == set(models) and all(r["gold"] is None for r in records)

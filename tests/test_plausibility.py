@@ -2,8 +2,14 @@
 
 import pytest
 
-from core.analysis.plausibility import (agreeing_words, kendall_tau_b, plausibility, polarity, summarize,
-                                        word_polarities)
+from core.analysis.plausibility import (
+    agreeing_words,
+    kendall_tau_b,
+    plausibility,
+    polarity,
+    summarize,
+    word_polarities,
+)
 from core.data.sst import parse_tree
 
 # "not bad at all": the annotators read "bad" as negative, "not bad" and the sentence as positive

@@ -15,8 +15,18 @@ from pathlib import Path
 
 import torch
 
-from core.analysis.export import (DEFAULT_LIMIT, MAX_WORDS, MIN_WORDS, SENTENCES_CAP, ExportError, Sentence,
-                                  attribution_records, card, check_limit, write_export)
+from core.analysis.export import (
+    DEFAULT_LIMIT,
+    MAX_WORDS,
+    MIN_WORDS,
+    SENTENCES_CAP,
+    ExportError,
+    Sentence,
+    attribution_records,
+    card,
+    check_limit,
+    write_export,
+)
 from core.analysis.treebank import join_words
 from core.data import PROJECT_ROOT, DataError, load_task
 from core.predict import Lab

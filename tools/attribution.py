@@ -199,9 +199,10 @@ def render_plausibility(results: dict) -> list[str]:
         taus = {x: p[x]["rank_agreement"] for x in METHODS if p[x]["rank_agreement"] is not None}
         best = max(taus, key=taus.get) if taus else None
         first = p[METHODS[0]]
+        tau_cells = [f"**{cell(taus[x])}**" if x == best else cell(p[x]["rank_agreement"]) for x in METHODS]
         lines.append(f"| {task} | {model} | {first['rank_sentences']} / {first['precision_sentences']} | "
-                     + " | ".join(f"**{cell(taus[x])}**" if x == best else cell(p[x]["rank_agreement"]) for x in METHODS)
-                     + " | " + " | ".join(cell(p[x]["precision"]) for x in METHODS) + f" | {cell(first['chance'])} |")
+                     + " | ".join(tau_cells) + " | " + " | ".join(cell(p[x]["precision"]) for x in METHODS)
+                     + f" | {cell(first['chance'])} |")
     return lines + [""]
 
 

@@ -20,7 +20,9 @@ from core.analysis.attribution import METHODS, every_method, sentence_aopc
 from core.checkpoints.checkpoint import Checkpoint
 from core.notices import NoticeError
 from core.predict import ALL, Lab
-from core.predict import OCCLUSION_MAX_WORDS as MAX_WORDS  # the lab's attribution cap: longer sentences are left out
+from core.predict import (
+    OCCLUSION_MAX_WORDS as MAX_WORDS,  # the lab's attribution cap: longer sentences are left out
+)
 
 MIN_WORDS = 2  # occlusion and the deletion test need a word to leave out and one to keep
 SENTENCES_CAP = 2000  # make attribute: about an hour of the five SST-5 models on 2 cores (docs/attribution.md)

@@ -38,9 +38,13 @@ def polarity(label: int, classes: int = FINE_CLASSES) -> int:
     return (label > 2) - (label < 2)
 
 
+def word_labels(tree: Tree) -> list[int]:
+    """The fine gold label of each word: its leaf's (a leaf of several words gives each its label)."""
+    return [node.label for node in tree.nodes() if not node.children for _ in node.words]
+
+
 def word_polarities(tree: Tree) -> list[int]:
-    """The fine polarity of each word from the leaf that holds it (a leaf of several words gives each its label)."""
-    return [polarity(node.label) for node in tree.nodes() if not node.children for _ in node.words]
+    return [polarity(label) for label in word_labels(tree)]
 
 
 def agreeing_words(tree: Tree, orientation: int) -> set[int]:
