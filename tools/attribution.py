@@ -186,7 +186,8 @@ def render_plausibility(results: dict) -> list[str]:
         "*chance* = that share for a random ranking (the agreeing words' share of the sentence).",
         "",
         "Faithfulness (AOPC) and plausibility answer different questions: a method can follow the model closely "
-        "where the model reads the sentence unlike the annotators. Best τ per row in bold.",
+        "where the model reads the sentence unlike the annotators. Best τ per row in bold. Every sentence's scores "
+        "and AOPC, per method, as a dataset: `make attribute TASK=sst5 SPLIT=test`.",
         "",
         "| task | model | sentences (τ / P@k) | " + " | ".join(f"{x} τ" for x in METHODS) + " | "
         + " | ".join(f"{x} P@{TOP_K}" for x in METHODS) + " | chance |",
