@@ -66,7 +66,7 @@ def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FA
     """Which method the deletion test found most faithful, for the chosen model (every model when "all")
     on the chosen task (every task when "auto"), and, where the task has gold trees, which agrees best with
     the annotators: a table, a row per model and a column per task; only for checkpoints the `table` measured."""
-    cells, sentences, plausible = {}, 0, False  # (model, task) -> the cell's text
+    cells, sentences, plausible = {}, set(), False  # (model, task) -> the cell's text; the samples' sizes
     for t in lab.tasks() if task in (None, "", AUTO) else [task]:
         for m in lab.models(t):
             best = most_faithful(lab.checkpoints[(t, m)], table) if model in (m, ALL) else None
@@ -76,12 +76,13 @@ def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FA
                 if best["plausibility"] and (agreeing := plausible_text(best["plausibility"], ui)):
                     cells[(m, t)] += "<br>" + agreeing
                     plausible = True
-                sentences = best["sentences"]
+                sentences.add(best["sentences"])  # each task's run has its own sample
     if not cells:
         return msg("attr_not_measured", ui)
     models = list(dict.fromkeys(m for m, _ in cells))
     tasks = list(dict.fromkeys(t for _, t in cells))
-    lines = [msg("attr_best", ui, n=sentences), "",
+    sizes = sorted(sentences)
+    lines = [msg("attr_best", ui, n=f"{sizes[0]}–{sizes[-1]}" if len(sizes) > 1 else sizes[0]), "",
              "| " + " | ".join([msg("attr_model", ui)] + [task_name(t, ui) for t in tasks]) + " |",
              "|" + "---|" * (len(tasks) + 1)]
     # the model's name without its paper: the hint sits in a narrow column

@@ -38,13 +38,17 @@ def test_the_hint_names_the_method_closest_to_the_annotators(lab, tmp_path):
     entry = {"sentences": 7, "aopc": dict(zip(METHODS, (0.2, 0.1, 0.3, 0.05))), "random": 0.01,
              "weights_sha256": weights_sha256(ckpt)}
     path = tmp_path / "attribution.json"
+    zh = lab.checkpoints[("zh_sentiment", "dcnn")]
     path.write_text(json.dumps({"results": {"sst5": {"dcnn": entry | {"plausibility": plausible}},
-                                            "zh_sentiment": {}}}))
+                                            "zh_sentiment": {"dcnn": entry | {"sentences": 200,
+                                                                              "weights_sha256": weights_sha256(zh)}}}}))
     assert most_faithful(ckpt, path)["plausibility"] == plausible
     hint = attribution_view.faithfulness_hint(lab, "dcnn", "sst5", "en", path)
     assert ("**integrated gradients** 0.300 (random order 0.010)<br>closest to the annotators: "
             "**gradient × input** τ 0.30, P@3 0.50 (chance 0.40)") in hint
     assert hint.endswith("inside a gold phrase of the predicted side.")
+    assert "docs/attribution.md, 7–200 test sentences per task" in attribution_view.faithfulness_hint(lab, "dcnn",
+                                                                                                      "auto", "en", path)
     assert "最接近标注者：**梯度 × 输入**" in attribution_view.faithfulness_hint(lab, "dcnn", "sst5", "zh", path)
     path.write_text(json.dumps({"results": {"sst5": {"dcnn": entry}}}))  # measured before plausibility
     assert "annotators" not in attribution_view.faithfulness_hint(lab, "dcnn", "sst5", "en", path)
