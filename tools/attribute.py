@@ -5,7 +5,8 @@ dataset card README.md; core/analysis/export.py says what each field is).
     python -m tools.attribute --task sst5 --split test [--models dcnn agt] [--limit 200] [--out DIR]
 
 The first --limit sentences of the split, in order (those outside 2..60 words are left out, and said so);
---limit above the cap fails with one line. About 1-4 s per sentence and model on 2 busy cores (docs/attribution.md).
+--limit above the cap fails with one line. Measured: 40 SST-5 test sentences, 5 models, 156 s on 2 busy cores
+(0.3 s per sentence for most models, 2.3 s for DCNN, whose integrated gradients takes up to 2,048 steps).
 """
 
 import argparse
