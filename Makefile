@@ -111,6 +111,12 @@ ablations: install ## every intervention's effect on dev/test accuracy of the sh
 attribution: install ## faithfulness (deletion test, AOPC) and cost of each word-attribution method -> docs/attribution.md
 	$(PY) -m tools.attribution
 
+LIMIT ?= 200
+SPLIT ?= test
+.PHONY: attribute
+attribute: install ## word attributions as a dataset: make attribute TASK=sst5 SPLIT=test [LIMIT=200] -> exports/
+	$(PY) -m tools.attribute --task $(TASK) --split $(SPLIT) --limit $(LIMIT)
+
 bench-browser: install ## the lab in Debian chromium: click to settled page, 'All five' and one model -> docs/browser.md
 	HF_HUB_OFFLINE=1 $(PY) -m tools.bench.browser --rounds 5
 

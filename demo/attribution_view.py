@@ -6,6 +6,7 @@ from pathlib import Path
 import gradio as gr
 
 from core.analysis.attribution import DEFAULT_METHODS, FAITHFULNESS, METHODS, most_faithful
+from core.analysis.plausibility import TOP_K
 from core.predict import ALL, AUTO, Lab, Prediction
 from demo.i18n import ATTRIBUTION_NAMES, L, label_name, model_name, msg, request_lang, task_name
 from demo.owners import Visitors
@@ -51,29 +52,44 @@ def scores_table(p: Prediction, ui: str) -> str:
             "<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in heads) + f"</tr></thead><tbody>{rows}</tbody></table>")
 
 
+def plausible_text(plausibility: dict, ui: str) -> str:
+    """The method that agrees best with the SST annotators (highest rank agreement), with its tau and P@k."""
+    scored = {m: p for m, p in plausibility.items() if p["rank_agreement"] is not None}
+    if not scored:
+        return ""
+    best = max(scored, key=lambda m: scored[m]["rank_agreement"])
+    p = scored[best]
+    return msg("attr_plausible_cell", ui, method=method_name(best, ui), tau=p["rank_agreement"], k=TOP_K,
+               precision=p["precision"], chance=p["chance"])
+
+
 def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FAITHFULNESS) -> str:
     """Which method the deletion test found most faithful, for the chosen model (every model when "all")
-    on the chosen task (every task when "auto"): a table, a row per model and a column per task; only for
-    checkpoints the `table` measured."""
-    cells, sentences = {}, 0  # (model, task) -> the cell's text
+    on the chosen task (every task when "auto"), and, where the task has gold trees, which agrees best with
+    the annotators: a table, a row per model and a column per task; only for checkpoints the `table` measured."""
+    cells, sentences, plausible = {}, set(), False  # (model, task) -> the cell's text; the samples' sizes
     for t in lab.tasks() if task in (None, "", AUTO) else [task]:
         for m in lab.models(t):
             best = most_faithful(lab.checkpoints[(t, m)], table) if model in (m, ALL) else None
             if best:
                 cells[(m, t)] = msg("attr_best_cell", ui, method=method_name(best["method"], ui),
                                     aopc=best["aopc"][best["method"]], random=best["random"])
-                sentences = best["sentences"]
+                if best["plausibility"] and (agreeing := plausible_text(best["plausibility"], ui)):
+                    cells[(m, t)] += "<br>" + agreeing
+                    plausible = True
+                sentences.add(best["sentences"])  # each task's run has its own sample
     if not cells:
         return msg("attr_not_measured", ui)
     models = list(dict.fromkeys(m for m, _ in cells))
     tasks = list(dict.fromkeys(t for _, t in cells))
-    lines = [msg("attr_best", ui, n=sentences), "",
+    sizes = sorted(sentences)
+    lines = [msg("attr_best", ui, n=f"{sizes[0]}–{sizes[-1]}" if len(sizes) > 1 else sizes[0]), "",
              "| " + " | ".join([msg("attr_model", ui)] + [task_name(t, ui) for t in tasks]) + " |",
              "|" + "---|" * (len(tasks) + 1)]
     # the model's name without its paper: the hint sits in a narrow column
     lines += ["| " + " | ".join([model_name(m, cited=False)] + [cells.get((m, t), "–") for t in tasks]) + " |"
               for m in models]
-    return "\n".join(lines)
+    return "\n".join(lines + (["", msg("attr_plausible_note", ui, k=TOP_K)] if plausible else []))
 
 
 def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown, visitors: Visitors) -> gr.Radio:

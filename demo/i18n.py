@@ -12,6 +12,7 @@ import dataclasses
 import gradio as gr
 
 from core.analysis.attribution import ON_DEMAND
+from core.analysis.export import EXPORT_NOTICE_TEXT
 from core.notices import Notice
 from core.analysis.probes import PROBE_NOTICE_TEXT
 from core.data.sst import FINE_LABELS
@@ -437,6 +438,7 @@ TREEBANK_NOTICES_ZH = {
     "no_trees": "SST 句法树不可用（{error}）；请把 DATA_DIR 设为包含 sst/trees/ 的文件夹。",
     "unknown_split": "未知的数据划分 '{split}'；可选：{available}",
     "bad_index": "{split} 中没有第 {index} 个句子，它共有 {size} 个句子（0..{last}）",
+    "bad_node": "这棵树中没有第 {node} 个节点，它共有 {size} 个节点（0..{last}）",
     "not_sst": "任务 '{task}' 没有句法树；树视图需要以下任务之一：{available}",
     "no_models": "任务 '{task}' 没有加载模型；可用任务：{available}",
     "unknown_model": "模型 '{model}' 没有为任务 '{task}' 加载；可用模型：{available}",
@@ -592,6 +594,11 @@ MESSAGES["en"] |= {
     "attr_best_cell": "**{method}** {aopc:.3f} (random order {random:.3f})",
     "attr_model": "model",
     "attr_not_measured": "No deletion test has been measured for these checkpoints (`make attribution`).",
+    "attr_plausible_cell": "closest to the annotators: **{method}** τ {tau:.2f}, "
+                           "P@{k} {precision:.2f} (chance {chance:.2f})",
+    "attr_plausible_note": "Plausibility (SST only): τ = rank agreement of the word scores with the annotators' "
+                           "word labels, oriented by the prediction (0: none); P@{k} = share of the top {k} words "
+                           "inside a gold phrase of the predicted side.",
 }
 MESSAGES["zh"] |= {
     "attr_highlight": "{method}：预测“{label}”依赖哪些词",
@@ -603,7 +610,61 @@ MESSAGES["zh"] |= {
     "attr_best_cell": "**{method}** {aopc:.3f}（随机顺序 {random:.3f}）",
     "attr_model": "模型",
     "attr_not_measured": "尚未对这些模型文件做删除测试（`make attribution`）。",
+    "attr_plausible_cell": "最接近标注者：**{method}** τ {tau:.2f}，P@{k} {precision:.2f}（随机 {chance:.2f}）",
+    "attr_plausible_note": "合理性（仅 SST）：τ = 词分数与标注者词标签（按预测方向取正负）的秩一致性（0 为无一致）；"
+                           "P@{k} = 得分最高的 {k} 个词落在与预测同向的金标短语中的比例。",
 }
+# -- the Treebank tab: a node's attributions beside its gold labels (core.analysis.treebank.node_attributions)
+EN |= {"tb_node_attr": "The chosen node: each word's gold label and each model's occlusion score on the phrase alone"}
+ZH |= {"tb_node_attr": "所选节点：每个词的标准标签，以及每个模型单独对该短语的遮挡分数"}
+MESSAGES["en"] |= {
+    "tb_node_attr_head": "**Node {node}**, gold label: {gold}. Each model on the phrase alone, its occlusion scores "
+                         "against the annotators' (τ: rank agreement with the words' gold polarity; P@k: its top "
+                         "words inside a gold phrase of its prediction's side):",
+    "tb_node_attr_scores": "τ {tau}, P@{k} {precision}",
+    "tb_col_word": "word",
+}
+MESSAGES["zh"] |= {
+    "tb_node_attr_head": "**节点 {node}**，标准标签：{gold}。每个模型单独对该短语的预测，其遮挡分数与标注者的一致程度"
+                         "（τ：与词的标准极性的秩一致性；P@k：得分最高的词落在与预测同向的标准短语中的比例）：",
+    "tb_node_attr_scores": "τ {tau}，P@{k} {precision}",
+    "tb_col_word": "词",
+}
+# -- attributions of an uploaded file (demo/attribution_export.py, core/analysis/export.py) -----------------
+EXPORT_NOTICES_ZH = {
+    "too_many_lines": "文件有 {lines} 句；上传最多 {cap} 句，每行一句。",
+    "too_many_chars": "文件有 {chars} 个字符；上传最多 {cap} 个。",
+    "empty_file": "文件中没有句子：每行一句，UTF-8 文本。",
+    "not_text": "文件不是 UTF-8 文本：每行一句。",
+    "nothing_explained": "没有一个句子的词数在 {min} 到 {max} 之间（计算词归因的长度）。",
+}
+EN |= {"export_title": "Attributions of a file (JSONL, CSV and a dataset card)",
+       "export_file": "Text file: one sentence per line",
+       "export_run": "Explain every line", "export_files": "Download"}
+ZH |= {"export_title": "整份文件的词归因（JSONL、CSV 和数据集说明）", "export_file": "文本文件：每行一句",
+       "export_run": "解释每一行", "export_files": "下载"}
+MESSAGES["en"] |= {
+    "export_info": "Every attribution method's per-word scores, the prediction and each sentence's AOPC for the "
+                   "model and task chosen above; up to {lines} lines and {chars} characters (about a second per "
+                   "sentence and model). `datasets.load_dataset(\"json\", data_files=\"attributions.jsonl\")` "
+                   "reads the result.",
+    "export_done": "{pairs} (sentence, model) pairs from {lines} lines; {skipped} lines left out (refused, or "
+                   "outside {min} to {max} words).",
+    "export_no_file": "Choose a text file first.",
+}
+MESSAGES["zh"] |= {
+    "export_info": "对上面选定的模型和任务，给出每种词归因方法的逐词分数、预测和每句的 AOPC；最多 {lines} 行、{chars} 个字符"
+                   "（每句每个模型约一秒）。可用 `datasets.load_dataset(\"json\", data_files=\"attributions.jsonl\")` 读取结果。",
+    "export_done": "{lines} 行得到 {pairs} 个（句子，模型）对；{skipped} 行未计算（被拒绝，或词数不在 {min} 到 {max} 之间）。",
+    "export_no_file": "请先选择一个文本文件。",
+}
+
+
+def export_notice_text(notice: Notice, lang: str) -> str:
+    """A refused upload (core.analysis.export) in the UI language."""
+    return notice.format(EXPORT_NOTICES_ZH) if lang == "zh" else notice.format(EXPORT_NOTICE_TEXT)
+
+
 # -- the Lab's result in a real browser (issue 20): views, figures, permalinks, export ------------------
 
 EN.update({"analysing": "⏳ Analysing…", "copy_link": "Copy link", "permalink": "Link to this analysis"})

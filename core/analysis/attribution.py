@@ -23,7 +23,8 @@ input, so a model that looks each distinct word up once (mRNN, AGT) still sees o
 Faithfulness (`deletion_curve`, `aopc`): delete the words in the order a method ranks them (highest first)
 and follow P(c); the area over that curve (AOPC, Samek et al. 2017) is larger when the method found the
 words the prediction rests on; a random order is the baseline. `tools/attribution.py` measures it on the
-test sets into docs/attribution.md and docs/attribution.json, which `most_faithful` reads.
+test sets into docs/attribution.md and docs/attribution.json, which `most_faithful` reads, beside how
+plausible each method is (core.analysis.plausibility: agreement with the SST annotators).
 """
 
 import json
@@ -154,6 +155,17 @@ def occlusion(net: SentenceClassifier, ids: list[int], target: int) -> Attributi
     return Attribution("occlusion", [full - p for p in left_out])
 
 
+def every_method(net: SentenceClassifier, ids: list[int], target: int, seed: int = 0) -> dict[str, Attribution]:
+    """All of METHODS for class `target` of the sentence `ids` (2 words or more: occlusion leaves one out)."""
+    return {"occlusion": occlusion(net, ids, target)} | gradient_attributions(net, ids, target, GRADIENT_METHODS, seed)
+
+
+def sentence_aopc(net: SentenceClassifier, ids: list[int], target: int,
+                  found: dict[str, Attribution]) -> dict[str, float]:
+    """Each method's AOPC on this one sentence: its deletion curve in the method's order."""
+    return {m: aopc(deletion_curve(net, ids, target, ranking(a.scores))) for m, a in found.items()}
+
+
 def ranking(scores: list[float]) -> list[int]:
     """Positions from the highest score down (ties: left to right)."""
     return sorted(range(len(scores)), key=lambda j: -scores[j])
@@ -191,7 +203,8 @@ def weights_sha256(checkpoint: Checkpoint) -> str:
 def most_faithful(checkpoint: Checkpoint, path: str | Path = FAITHFULNESS) -> dict | None:
     """What docs/attribution.json measured for these very weights (its task and model, same sha256):
     {"method": the method with the highest AOPC, "aopc": {method: AOPC}, "random": the random order's
-    AOPC, "sentences": n}; None when they were not measured."""
+    AOPC, "sentences": n, "plausibility": {method: core.analysis.plausibility.summarize(...)} or None where
+    the task has no gold trees}; None when they were not measured."""
     try:
         table = json.loads(Path(path).read_text(encoding="utf-8"))
         entry = table["results"][checkpoint.meta["task"]][checkpoint.model.key]
@@ -200,4 +213,5 @@ def most_faithful(checkpoint: Checkpoint, path: str | Path = FAITHFULNESS) -> di
     except (OSError, ValueError, KeyError, TypeError):
         return None
     best = max(entry["aopc"], key=entry["aopc"].get)
-    return {"method": best, "aopc": entry["aopc"], "random": entry["random"], "sentences": entry["sentences"]}
+    return {"method": best, "aopc": entry["aopc"], "random": entry["random"], "sentences": entry["sentences"],
+            "plausibility": entry.get("plausibility")}

@@ -13,7 +13,9 @@ words them in English, demo/i18n.py in Chinese).
 import random
 from dataclasses import asdict, dataclass, field
 
+from core.analysis.attribution import occlusion
 from core.analysis.batched import predict_batched
+from core.analysis.plausibility import Plausibility, plausibility, word_labels
 from core.checkpoints.checkpoint import Checkpoint
 from core.data import DataError, data_dir
 from core.data.sst import FINE_LABELS, Tree, load_sst_trees, relabel
@@ -39,6 +41,7 @@ TREEBANK_NOTICE_TEXT = {
     "no_trees": "The SST trees are not available ({error}); set DATA_DIR to a folder holding sst/trees/.",
     "unknown_split": "unknown split '{split}'; choose one of: {available}",
     "bad_index": "sentence {index} does not exist in {split}, which has {size} sentences (0..{last})",
+    "bad_node": "node {node} does not exist in this tree, which has {size} nodes (0..{last})",
     "not_sst": "task '{task}' has no trees; the tree view needs one of: {available}",
     "no_models": "no model is loaded for task '{task}'; available: {available}",
     "unknown_model": "model '{model}' is not loaded for task '{task}'; available: {available}",
@@ -217,3 +220,44 @@ def tree_view(checkpoints: dict[tuple[str, str], Checkpoint], tree: Tree, task: 
     accuracy = {m: sum(n.predictions[m] == n.gold for n in labelled) / len(labelled) if labelled else 0.0 for m in models}
     labels = checkpoints[(task, models[0])].meta["labels"]
     return TreeView(split, index, task, list(labels), models, list(tree.words), nodes, accuracy)
+
+
+@dataclass
+class NodeAttribution:
+    """One node's phrase, classified alone by every model of a task, each model's occlusion scores (explaining
+    its own prediction) beside the annotators' labels of the phrase and of its words."""
+
+    node: int
+    words: list[str]
+    gold: int | None  # the node's gold label in the task's classes (None: neutral in SST-2)
+    word_gold: list[int]  # each word's fine gold label (0..4) from its leaf
+    predictions: dict[str, int]  # model -> predicted class on the phrase alone
+    scores: dict[str, list[float]]  # model -> occlusion per word; [] for a one-word phrase (nothing to leave out)
+    plausibility: dict[str, Plausibility]  # model -> agreement of its scores with the gold labels
+
+
+def node_attributions(checkpoints: dict[tuple[str, str], Checkpoint], tree: Tree, node: int,
+                      task: str) -> NodeAttribution:
+    """Occlusion on the phrase of `tree`'s node `node` (pre-order id, as in tree_view) for every model of `task`,
+    with its plausibility (core.analysis.plausibility; the node stands as the root)."""
+    nodes = list(tree.nodes())  # pre-order, as _flatten numbers them
+    if task not in SST_TASKS:
+        raise TreebankError("not_sst", task=task, available=list(SST_TASKS))
+    if not isinstance(node, int) or isinstance(node, bool) or not 0 <= node < len(nodes):
+        raise TreebankError("bad_node", node=node, size=len(nodes), last=len(nodes) - 1)
+    phrase = nodes[node]
+    models = [m for m in PAPER_MODELS if (task, m) in checkpoints] + sorted(
+        m for t, m in checkpoints if t == task and m not in PAPER_MODELS)
+    predictions, scores, agreement = {}, {}, {}
+    for model in models:
+        ckpt = checkpoints[(task, model)]
+        (label,), _ = phrase_predictions(ckpt, [phrase.words])
+        predictions[model] = label
+        if len(phrase.words) > 1:
+            scores[model] = occlusion(ckpt.model, ckpt.vocab.encode(phrase.words), label).scores
+            agreement[model] = plausibility(phrase, scores[model], label, len(ckpt.meta["labels"]))
+        else:
+            scores[model], agreement[model] = [], Plausibility(None, None, None)
+    return NodeAttribution(node, list(phrase.words), relabel(phrase.label, SST_TASKS[task]),
+                           word_labels(phrase),
+                           predictions, scores, agreement)

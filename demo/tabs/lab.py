@@ -22,6 +22,7 @@ from core.predict import ALL, AUTO, Cancelled, Comparison, Lab, Prediction
 from core.notices import InputError
 from core.owners import PUBLIC
 from core.views import KMaxGraph
+from demo.attribution_export import build as build_export
 from demo.attribution_view import build as build_method_selector
 from demo.attribution_view import highlight_texts, requested, scores_table, word_scores
 from demo.examples import EXAMPLES
@@ -400,6 +401,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
 
     result = gr.HTML("", elem_id="result", elem_classes="figures", js_on_load=EXPORT_JS + BUSY_ON_CLICK_JS + TOP_MAP_JS,
                      server_functions=[draw_top_map])
+    build_export(lab, model, task, lang)
 
     def on_run(text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request):
         seen = visitors.lab(lab, request)

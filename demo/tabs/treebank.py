@@ -20,7 +20,9 @@ import pandas as pd
 from core.analysis.dataset_view import SLICES, read_evaluation
 from core.predict import Lab
 from core.notices import Notice
-from core.analysis.treebank import MAX_HITS, Hit, PHENOMENA, SPLITS, SST_TASKS, Treebank, TreebankError, tree_view
+from core.analysis.plausibility import TOP_K
+from core.analysis.treebank import (MAX_HITS, Hit, PHENOMENA, SPLITS, SST_TASKS, Treebank, TreebankError,
+                                    node_attributions, tree_view)
 from core.data import TASKS
 from core.data.sst import FINE_LABELS
 from demo.i18n import TASK_NAMES, L, label_name, model_name, msg, request_lang, task_name, treebank_notice_text
@@ -74,6 +76,34 @@ def tree_outputs(lab: Lab, treebank: Treebank, split: str, index: int, task: str
                + [msg(k, ui) for k in ("tb_col_agree", "tb_col_words", "tb_col_phrase")])  # the long phrase last
     choices = [(f"{n.id}: {n.text[:100]}", n.id) for n in view.nodes]
     return summary, figure, pd.DataFrame(rows, columns=columns), gr.update(choices=choices, value=0), view
+
+
+def node_outputs(lab: Lab, treebank: Treebank, view, node: int | None, ui: str) -> tuple:
+    """A node's words with their gold labels beside each model's occlusion scores on the phrase alone, and a
+    line per model: its prediction and how far its scores agree with the gold labels (tau, P@k)."""
+    if view is None or node is None:
+        return "", None
+    try:
+        found = node_attributions(lab.checkpoints, treebank.tree(view.split, view.index), int(node), view.task)
+    except TreebankError as err:
+        _fail(err, ui)
+    labels = [label_name(label, ui) for label in view.labels]
+    models = list(found.predictions)
+    gold = labels[found.gold] if found.gold is not None else msg("tb_no_gold", ui)
+    lines = [msg("tb_node_attr_head", ui, node=found.node, gold=esc(gold))]
+    def number(value: float | None) -> str:
+        return "–" if value is None else f"{value:.2f}"
+
+    for m in models:
+        p = found.plausibility[m]
+        agreement = ("" if p.rank_agreement is None and p.precision is None else " · " + msg(
+            "tb_node_attr_scores", ui, tau=number(p.rank_agreement), k=TOP_K, precision=number(p.precision)))
+        lines.append(f"- {esc(model_name(m))}: {esc(labels[found.predictions[m]])}{agreement}")
+    rows = [[word, label_name(FINE_LABELS[found.word_gold[j]], ui),
+             *(f"{found.scores[m][j]:+.3f}" if found.scores[m] else "–" for m in models)]
+            for j, word in enumerate(found.words)]
+    columns = [msg("tb_col_word", ui), msg("tb_col_gold", ui)] + [model_name(m) for m in models]
+    return "\n".join(lines), pd.DataFrame(rows, columns=columns)
 
 
 def dataset_outputs(lab: Lab, task: str, model: str, ui: str) -> tuple:
@@ -179,6 +209,8 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         with gr.Row():
             node = gr.Dropdown([], label=L("tb_node"), info=L("tb_node_info"), scale=4, elem_id="tb-node")
             open_node_button = gr.Button(L("tb_open_node"), scale=1, elem_id="tb-open-node")
+        node_summary = gr.Markdown(elem_id="tb-node-attr-summary")
+        node_attr = gr.Dataframe(label=L("tb_node_attr"), interactive=False, wrap=True, elem_id="tb-node-attr")
     with gr.Accordion(L("tb_dataset"), open=True):
         with gr.Row():
             data_task = gr.Dropdown([(_task_label(t), t) for t in data_tasks], value=data_tasks[0] if data_tasks else None,
@@ -255,6 +287,12 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     def on_row(event: gr.SelectData):
         return event.index[0]
 
+    def on_node(tree_value, node_value, request: gr.Request):
+        treebank, _ = trees()
+        return node_outputs(lab, treebank, tree_value, node_value, request_lang(request)) if treebank else ("", None)
+
+    node.change(on_node, [tree_state, node], [node_summary, node_attr], api_visibility="private",
+                concurrency_id="model")
     nodes.select(on_row, None, [node], api_visibility="private")  # a row of the table picks its node
     disagree.select(on_row, None, [pick], api_visibility="private")
     data_task.change(on_data_task, [data_task], [data_model], api_visibility="private")

@@ -1,0 +1,55 @@
+"""A treebank node's attributions beside its gold labels (core.analysis.treebank.node_attributions) and the
+Treebank tab's table of them."""
+
+import pandas as pd
+import pytest
+
+from core.analysis.attribution import occlusion
+from core.analysis.plausibility import plausibility, word_labels
+from core.analysis.treebank import Treebank, TreebankError, node_attributions, tree_view
+from demo.tabs.treebank import node_outputs
+
+
+@pytest.fixture(scope="module")
+def treebank(tiny_data):
+    return Treebank.load(tiny_data)
+
+
+def _longest(treebank: Treebank) -> int:
+    trees = treebank.trees["test"]
+    return max(range(len(trees)), key=lambda i: len(trees[i].words))
+
+
+def test_a_node_is_explained_alone_by_every_model(lab, treebank):
+    index = _longest(treebank)
+    tree = treebank.tree("test", index)
+    child = list(tree.nodes())[2]  # the right-branching fixture: node 2 is the phrase without the first word
+    found = node_attributions(lab.checkpoints, tree, 2, "sst5")
+    assert found.words == list(child.words) and found.gold == child.label and found.word_gold == word_labels(child)
+    assert set(found.predictions) == set(lab.models("sst5"))
+    for model, label in found.predictions.items():
+        ckpt = lab.checkpoints[("sst5", model)]
+        assert found.scores[model] == occlusion(ckpt.model, ckpt.vocab.encode(child.words), label).scores
+        assert found.plausibility[model] == plausibility(child, found.scores[model], label)
+    leaf = next(i for i, n in enumerate(tree.nodes()) if not n.children)
+    assert all(s == [] for s in node_attributions(lab.checkpoints, tree, leaf, "sst5").scores.values())
+
+
+@pytest.mark.parametrize("node, task, code", [(999, "sst5", "bad_node"), (-1, "sst5", "bad_node"),
+                                              (0, "zh_sentiment", "not_sst")])
+def test_bad_nodes_raise_codes(lab, treebank, node, task, code):
+    with pytest.raises(TreebankError) as err:
+        node_attributions(lab.checkpoints, treebank.tree("test", 0), node, task)
+    assert err.value.code == code
+
+
+def test_the_tab_shows_words_gold_labels_and_scores(lab, treebank):
+    index = _longest(treebank)
+    view = tree_view(lab.checkpoints, treebank.tree("test", index), "sst5", "test", index)
+    summary, table = node_outputs(lab, treebank, view, 0, "en")
+    assert summary.startswith("**Node 0**, gold label:") and summary.count("\n- ") == len(view.models)
+    assert isinstance(table, pd.DataFrame) and list(table["word"]) == view.words
+    assert list(table.columns[2:]) and table.iloc[0, 2].startswith(("+", "-"))
+    summary_zh, _ = node_outputs(lab, treebank, view, 0, "zh")
+    assert summary_zh.startswith("**节点 0**")
+    assert node_outputs(lab, treebank, None, None, "en") == ("", None)
