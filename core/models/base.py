@@ -90,6 +90,7 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
 
     key: str = ""
     config_class: type = object
+    embedding: nn.Embedding  # built by the subclass (build_embedding); declared for the type checker
     # what `make sweep` (tools/sweep.py) searches: {name: ("choice", [values]) | ("uniform" | "loguniform",
     # low, high)}, a name being a training setting (core.training.config.TrainConfig) or a field of `config_class`
     search_space: dict = {}
@@ -101,7 +102,7 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
     # and the predictor runs prefixes
     word_curve_kind: str | None = None
 
-    def __init__(self, config):
+    def __init__(self, config) -> None:
         super().__init__()
         self.config = config
         self.vocab: Vocab | None = None  # the word ids the weights were trained on

@@ -155,7 +155,7 @@ class TensorCNN(SentenceClassifier):
         # Stacked layers (§4): layer k+1 reads layer k's output; dropout placed as in the authors' code
         x = dropout(self.embedding(ids), cfg.dropout, self.training, sqrt_scale=True)  # (B, L, d)
         decay = decay_matrix(ids.shape[1], cfg.decay, x)  # (L, L)
-        states = []  # K x (B, L, h): z⁽ᵏ⁾, un-dropped
+        states: list[Tensor] = []  # K x (B, L, h): z⁽ᵏ⁾, un-dropped
         for layer in self.layers:
             if states:
                 x = dropout(states[-1], cfg.dropout, self.training, sqrt_scale=False)  # (B, L, h)
