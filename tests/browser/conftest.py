@@ -9,8 +9,14 @@ from lab_fixture import serve_app
 from playwright.sync_api import expect, sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 expect.set_options(timeout=30_000)  # ms, per expectation: a shared 2-core machine can be slow
 
 
@@ -49,7 +55,9 @@ def open_page(browser):
     def open_(url: str, locale: str = "en-US"):
         page = browser.new_context(locale=locale, viewport={"width": 1280, "height": 1000}).new_page()
         page.external = []
-        page.on("request", lambda r: r.url.startswith((url.rstrip("/"), "data:", "blob:")) or page.external.append(r.url))
+        page.on(
+            "request", lambda r: r.url.startswith((url.rstrip("/"), "data:", "blob:")) or page.external.append(r.url)
+        )
         page.goto(url)
         return page
 

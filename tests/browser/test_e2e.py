@@ -233,7 +233,8 @@ def test_the_agt_table_shows_all_15_layers_and_screenshots(open_page, bundled_ur
 def test_a_probe_failure_opens_in_the_lab_as_a_minimal_pair(open_page, url, lab_root):
     """Probes tab: run the English suite, choose a cell of the table and a failure of a pair test in it, open it:
     the Lab tab shows both sentences, the analysis of the first, and the minimal pair's table and figures."""
-    report = run_suite(Lab.load(lab_root), "en")  # the app's checkpoints answer the same: a cell whose first failure is a pair
+    # the app's checkpoints answer the same: a cell whose first failure is a pair
+    report = run_suite(Lab.load(lab_root), "en")
     row, column, capability, model = next((r, c, cap, m) for r, (cap, cells) in enumerate(report.cells.items())
                                           for c, m in enumerate(report.models, start=1)
                                           if len(cells[m].failures) > 1 and cells[m].failures[0].case.variant)
@@ -244,7 +245,7 @@ def test_a_probe_failure_opens_in_the_lab_as_a_minimal_pair(open_page, url, lab_
     expect(page.locator("#probe-summary")).to_contain_text(f"{report.cases} cases")
     page.locator(f"#probe-table [data-testid='cell-{row}-{column}']").click()
     cell = report.cells[capability][model]
-    expect(page.locator("#probe-cell")).to_contain_text(f"{model_name(model)}: {cell.passed} of {cell.total} passed",)
+    expect(page.locator("#probe-cell")).to_contain_text(f"{model_name(model)}: {cell.passed} of {cell.total} passed")
     page.locator("#probe-failure input").click()  # choose another failure, then the first by its row
     page.get_by_role("option").nth(1).click()
     expect(page.locator("#probe-failure input")).not_to_have_value(f"1. {case.text} → {case.variant}")

@@ -36,7 +36,7 @@ def test_picking_another_map_redraws_its_graph_and_says_which_and_why(open_page,
     other = options.nth(options.count() - 1).get_attribute("value")  # the map that adds least
     added = re.search(r"map \d+: ([+-]\d\.\d{3})", options.nth(options.count() - 1).inner_text())[1]
     choice.select_option(other)
-    expect(box.locator("svg > text").first).to_have_text(f"Induced feature graph (§4.2), top-layer map {other}",)
+    expect(box.locator("svg > text").first).to_have_text(f"Induced feature graph (§4.2), top-layer map {other}")
     note = box.locator(".view-note")
     expect(note).to_contain_text(f"Top-layer map {other}, as picked: it adds {added} to the logit of the predicted class")
     expect(note).to_contain_text(f"map {best} adds most")
