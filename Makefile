@@ -55,7 +55,7 @@ test-e2e: install ## browser tests, tests/browser, with Debian chromium (apt-get
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m e2e
 
 clean: ## remove the tokenized-task cache and Gradio's cached examples (keeps runs/ and word vectors)
-	rm -rf .cache/tasks .gradio/cached_examples .pytest_cache
+	rm -rf .cache/tasks .gradio/cached_examples .pytest_cache .mypy_cache .ruff_cache
 
 # -- train -----------------------------------------------------------------------------------------
 .PHONY: train train-one train-data sweep vectors vectors-sets vectors-sets-zh evaluate-all
