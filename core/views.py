@@ -56,6 +56,9 @@ class Text(str):
     """A string of a view as data: `code` (a key of VIEW_TEXT) and its `params` (numbers, class names, other
     Texts). As a str it is the English wording, so JSON, f-strings and comparisons read it as before."""
 
+    code: str
+    params: dict
+
     def __new__(cls, code: str, **params):
         text = super().__new__(cls, VIEW_TEXT[code].format(**params))
         text.code, text.params = code, params

@@ -1,5 +1,5 @@
 """The Gradio front end. It only calls core.predict (Lab, Prediction) and draws core.views; it holds
-no model logic and never imports torch (tests/test_app.py checks)."""
+no model logic and never imports torch (tests/unit/test_architecture.py checks)."""
 
 from demo.i18n import I18N
 from demo.limits import APP_KWARGS

@@ -48,7 +48,7 @@ def _lines(title: str, series: list[tuple[str, list[float], str, str, list[str]]
     body = [svg.y_axis(y, low, high, left, right, y_label)]
     if low < 0 < high:
         body.append(f'<line x1="{left}" x2="{right}" y1="{y(0)}" y2="{y(0)}" stroke="#999"/>')
-    for (label, values, fill, dash, hovers), xs in zip(series, positions):
+    for (_label, values, fill, dash, hovers), xs in zip(series, positions):
         points = " ".join(f"{x(a)},{y(v)}" for a, v in zip(xs, values))
         dashing = f' stroke-dasharray="{dash}"' if dash else ""
         body.append(f'<polyline points="{points}" fill="none" stroke="{fill}" stroke-width="2"{dashing}/>')

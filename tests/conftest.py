@@ -17,12 +17,9 @@ if "LAB_USER_MODELS" not in os.environ:  # nor into user_models/ (the Train tab'
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from lab_fixture import NEGATIVE, NEUTRAL, POSITIVE, build_checkpoints  # noqa: E402
 
 torch.set_num_threads(1)
-
-POSITIVE = ["good", "great", "fun", "moving"]
-NEGATIVE = ["bad", "dull", "awful", "flat"]
-NEUTRAL = ["the", "movie", "film", "plot", "is", "a"]
 
 
 def _score(words: list[str]) -> int:
@@ -72,8 +69,6 @@ def tiny_data(tmp_path_factory):
 @pytest.fixture(scope="session")
 def lab_root(tiny_data, tmp_path_factory):
     """Tiny checkpoints of every paper model (sst5, sst2, zh_sentiment), trained once per session."""
-    from lab_fixture import build_checkpoints
-
     return build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
 
 

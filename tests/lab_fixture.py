@@ -31,6 +31,9 @@ SMALL = {
     "adasent": ["embed_dim=8", "hidden_dim=7", "classifier_hidden=5"],
     "agt": ["embed_dim=8", "hidden=6", "num_layers=3", "attention_dim=5", "fc_hidden=7"],
 }
+POSITIVE = ["good", "great", "fun", "moving"]
+NEGATIVE = ["bad", "dull", "awful", "flat"]
+NEUTRAL = ["the", "movie", "film", "plot", "is", "a"]
 POSITIVE_ZH = ["很好", "喜欢", "满意", "漂亮", "好用", "很棒"]
 NEGATIVE_ZH = ["很差", "失望", "难看", "糟糕", "不好用", "退货"]
 NEUTRAL_ZH = ["这个", "手机", "衣服", "质量", "物流", "东西", "电影", "演员"]

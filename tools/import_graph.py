@@ -6,7 +6,7 @@
 Every import counts, including those inside functions: a lazy import still ties two modules together
 (it only hides a cycle until the function runs). An import names the deepest project module it reaches:
 `from core.data import tasks` is an edge to core.data.tasks, `from core.data import PROJECT_ROOT` one to
-core.data. tests/test_architecture.py asserts the layering on the same graph.
+core.data. tests/unit/test_architecture.py asserts the layering on the same graph.
 """
 
 import argparse

@@ -295,7 +295,7 @@ def clean_english(text: str) -> str:
 
 def english_words_many(texts: list[str]) -> list[list[str]]:
     """`core.text.tokenize_english` for many texts, via tokenizer.pipe and without Token objects.
-    Mirrors its normalization (tests/test_word2vec.py checks identity); ASCII tokens skip the Unicode maps."""
+    Mirrors its normalization (tests/unit/test_word2vec.py checks identity); ASCII tokens skip the Unicode maps."""
     out = []
     for doc in english_tokenizer().pipe(texts):
         words, quote_open = [], False

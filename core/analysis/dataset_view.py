@@ -64,7 +64,7 @@ def length_buckets(by_length: list[list[int]]) -> list[dict]:
 
 
 def _slices(test: list[Example], predicted: list[int], ckpt: Checkpoint, lang: str) -> dict[str, dict]:
-    members = {name: [] for name in SLICES}
+    members: dict[str, list] = {name: [] for name in SLICES}
     for e, p in zip(test, predicted):
         found = phenomena(e.words, lang) | {"all"}
         if any(w not in ckpt.vocab.stoi for w in e.words):

@@ -229,7 +229,7 @@ def expand_test(test: dict, lexicon: dict[str, list[str]], seed: int, max_cases:
         for slot, words in zip(reversed(slots), reversed(values)):  # mixed radix: the last slot varies fastest
             index, digit = divmod(index, len(words))
             filling[slot] = words[digit]
-        texts = [SLOT.sub(lambda m: filling[m.group(1) + m.group(2)], t) for t in templates]
+        texts = [SLOT.sub(lambda m: filling[m.group(1) + m.group(2)], t) for t in templates]  # noqa: B023
         texts = [t[0].upper() + t[1:] for t in texts]  # templates may start with a lower-case slot
         expect = test.get("expect", "") if test["type"] == "mft" else test.get("direction", "")
         cases.append(Case(test["name"], test["capability"], test["type"], texts[0], texts[1] if len(texts) > 1 else "",

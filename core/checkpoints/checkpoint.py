@@ -24,12 +24,11 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
-
-from torch import nn
 
 from core.checkpoints.files import sha256
 from core.models import model_class
@@ -44,13 +43,17 @@ SHARED_VECTORS_DIR = "vectors"  # <checkpoint root>/vectors/<lang>/: the shared 
 OWN_ROWS = "shared_vectors.own_rows"
 
 
+# a core.models.base.SentenceClassifier, typed loosely: core.models imports this module, not the other way
+Model = Any
+
+
 class CheckpointError(Exception):
     """A checkpoint that is missing, corrupt or inconsistent; the message names the file."""
 
 
 @dataclass
 class Checkpoint:
-    model: nn.Module  # a core.models.base.SentenceClassifier
+    model: Model
     vocab: Vocab
     meta: dict  # config.json without the model config: task, lang, labels, ...
     path: Path
@@ -76,7 +79,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
-def embedding_key(model: nn.Module) -> str:
+def embedding_key(model: Model) -> str:
     """The state_dict name of the model's word embedding."""
     weight = model.embedding.weight
     return next(k for k, v in model.state_dict().items() if v.data_ptr() == weight.data_ptr())
@@ -92,7 +95,7 @@ def shared_rows(vectors: Vectors, unit_norm: bool) -> torch.Tensor:
     return torch.from_numpy(unit_rows(vectors.matrix) if unit_norm else vectors.matrix)
 
 
-def save_checkpoint(directory: str | Path, model: nn.Module, vocab: Vocab, meta: dict,
+def save_checkpoint(directory: str | Path, model: Model, vocab: Vocab, meta: dict,
                     half: bool = False, shared_vectors: tuple[str, str, Vectors] | None = None) -> Path:
     """`shared_vectors` = (lang, digest, vectors): save the model linked to that shared set (the module
     docstring); the caller has checked that the model's fixed embedding rows are the set's rows."""
@@ -225,7 +228,7 @@ def load_checkpoint(directory: str | Path, verify: bool = True, vectors_root: st
     return Checkpoint(model, vocab, meta, directory)
 
 
-def _read_shared(model: nn.Module, vocab: Vocab, weights: dict, vectors: Vectors, unit_norm: bool, own: list[int]):
+def _read_shared(model: Model, vocab: Vocab, weights: dict, vectors: Vectors, unit_norm: bool, own: list[int]):
     """The model over its training words followed by the set's other words: rows from the set, the
     checkpoint's own rows where the set has none. Fills `weights` in place; returns (model, vocab)."""
     index = vectors.index()

@@ -137,6 +137,7 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
 
     key: str = ""
     config_class: type = object
+    embedding: nn.Embedding  # built by the subclass (build_embedding); declared for the type checker
     # what `word_curve` gives: "native" (the model's own per-word output, which it computes and uses), "probe"
     # (a part of the model applied where the model itself never applies it), or None: no curve of its own,
     # and the predictor runs prefixes
@@ -144,7 +145,7 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
     # what `forward` can switch off or replace under `intervening`: key -> InterventionSpec
     interventions: dict[str, InterventionSpec] = {}
 
-    def __init__(self, config):
+    def __init__(self, config) -> None:
         super().__init__()
         self.config = config
         self.vocab: Vocab | None = None  # the word ids the weights were trained on

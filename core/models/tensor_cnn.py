@@ -146,7 +146,7 @@ class TensorCNN(SentenceClassifier):
         act = active_intervention()
         decay = decay_matrix(ids.shape[1], 0.0 if act == CONSECUTIVE else cfg.decay, x)  # (L, L)
         max_order = act.index if act and act.key == "max_order" else None
-        states = []  # K x (B, L, h): z⁽ᵏ⁾, un-dropped
+        states: list[Tensor] = []  # K x (B, L, h): z⁽ᵏ⁾, un-dropped
         for layer in self.layers:
             if states:
                 x = dropout(states[-1], cfg.dropout, self.training, sqrt_scale=False)  # (B, L, h)

@@ -7,7 +7,7 @@ from pathlib import Path
 from core.training.train import Trainer, TrainConfig
 
 
-SMOKE_MODELS = {  # tiny dims, pairwise different (as in tests/test_models_common.py)
+SMOKE_MODELS = {  # tiny dims, pairwise different (as in tests/unit/test_models_common.py)
     "tensor_cnn": ["embed_dim=5", "hidden=7", "num_layers=2"],
     "mrnn": ["embed_dim=5", "hidden=7"],
     "dcnn": ["embed_dim=8", "k_top=2"],  # widths/maps stay the preset: core.training.train cannot parse list values in --set

@@ -35,7 +35,8 @@ from tools.loadtest import free_port, stop_process
 
 OUT = PROJECT_ROOT / "docs" / "space_check.json"
 # what `hf upload` leaves out in the README's publish steps, plus git's own folder
-EXCLUDE = (".venv", "runs", ".cache", ".gradio", "__pycache__", ".git", ".pytest_cache", ".hypothesis")
+EXCLUDE = (".venv", "runs", ".cache", ".gradio", "__pycache__", ".git", ".pytest_cache", ".hypothesis", ".mypy_cache",
+           ".ruff_cache")
 CUDA_MARKERS = ("nvidia-", "cuda", "triton", "cudnn", "cublas", "nccl")
 TORCH_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
 PROBE = """

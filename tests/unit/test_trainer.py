@@ -23,7 +23,7 @@ from core.training.train import DenseGradientAdadelta, Trainer, TrainConfig, mai
 from core.models.nbow import NBoWConfig
 from core.data.vectors import Vectors, save_vectors
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _config(tiny_data, out, **kw):

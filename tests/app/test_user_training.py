@@ -256,7 +256,7 @@ def test_upload_train_poll_and_predict_through_the_api(client, tmp_path, user_mo
 
 
 def test_bad_files_get_their_message_through_the_api(client, tmp_path):
-    for code, (path, params) in bad_files(tmp_path).items():
+    for code, (path, _params) in bad_files(tmp_path).items():
         column = "sentence" if code == "missing_column" else ""
         with pytest.raises(Exception) as err:
             client.predict(handle_file(str(path)), "dcnn", column, "", 1, api_name="/train")

@@ -1,8 +1,8 @@
-"""The hostile-input table of test_hostile_input.py through the Gradio API of the launched app (issue 13).
+"""The hostile-input table of tests/unit/test_predict_input.py through the Gradio API of the launched app (issue 13).
 
 gradio_client for everything JSON can carry; raw HTTP for what gradio_client cannot send (lone surrogates,
 malformed requests). Every case gets a prediction or a one-line error, and the server keeps answering.
-The e2e test checks in a real browser that a payload typed into the page is shown as text, never run.
+tests/browser/test_e2e_payloads.py types payloads into the page.
 """
 
 import json
@@ -12,8 +12,7 @@ import httpx
 import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
-from playwright.sync_api import sync_playwright
-from test_hostile_input import BAD_NAMES, SECONDS, SURROGATE, check_message, check_prediction, params
+from test_predict_input import BAD_NAMES, SECONDS, SURROGATE, check_message, check_prediction, params
 
 from core.models import PAPER_MODELS
 from core.predict import Lab
@@ -149,35 +148,6 @@ def test_the_server_still_answers_after_the_table(app):
     for text in ("It is not a bad film.", "这部电影不怎么好看"):
         for p in client.predict(text, "auto", "auto", api_name="/compare"):
             check_prediction(p, text)
-
-
-# -- the page, in a real browser -------------------------------------------------------------------------
-
-PAYLOADS = ['<img src=x onerror="window.__pwned=1">good film',
-            "<script>window.__pwned=2</script> not bad",
-            '"><svg onload="window.__pwned=3"> **bold** [link](javascript:window.__pwned=4)']
-SHOWN = """() => [...document.querySelectorAll('.occlusion-text')].map(e => e.innerText.replaceAll('\\n', ''))"""
-
-
-@pytest.mark.e2e
-def test_payloads_in_the_page_are_text_never_run(app):
-    url, _ = app
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox"])
-        page = browser.new_page()
-        dialogs = []
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.goto(url)
-        for payload in PAYLOADS:
-            page.fill("#sentence textarea", payload)
-            page.click("#run")
-            # every model's highlight shows the payload, character for character, as text
-            page.wait_for_function(f"({SHOWN})().length > 0 && ({SHOWN})().every(t => t.endsWith({json.dumps(payload)}))",
-                                   timeout=60_000)
-            assert page.evaluate("window.__pwned") is None and not dialogs
-            injected = "#summary img, #summary svg, #summary script, #notices img, .occlusion img, .occlusion svg[onload]"
-            assert page.locator(injected).count() == 0
-        browser.close()
 
 
 @pytest.mark.parametrize("endpoint", ["predict", "compare"])

@@ -3,7 +3,7 @@
 One table, CASES, of at least 30 kinds of input. Each case either expects a clear InputError (one line,
 no trace, matching `error`) or a sensible Prediction: finite probabilities summing to 1, token offsets
 that point into the analysed text, a curve and an occlusion score per token, a JSON form that encodes
-as UTF-8, and the expected notice. tests/test_app_hostile.py sends the same table through the Gradio API.
+as UTF-8, and the expected notice. tests/app/test_api_input.py sends the same table through the Gradio API.
 
 Checkpoints are the tiny one-epoch models of tests/lab_fixture.py (shared with test_app.py).
 """
@@ -26,7 +26,7 @@ from core.predict import MAX_WORDS, OCCLUSION_MAX_WORDS, Lab, main
 from core.notices import NOTICE_TEXT, InputError
 from core.text import MAX_CHARS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SURROGATE = re.compile("[\ud800-\udfff]")
 SECONDS = 120  # a hang guard only (speed is measured by `make bench`, not by tests)
 

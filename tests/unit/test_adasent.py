@@ -181,7 +181,7 @@ def test_word_curve_and_pyramid_view():
     curve = model.word_curve(out, 2)
     assert curve.shape == (len(words), 5)
     torch.testing.assert_close(curve, out.unit_probs[0][2, : len(words)])
-    [view] = model.views(out, 2, ["w%d" % i for i in words])
+    [view] = model.views(out, 2, [f"w{i}" for i in words])
     assert isinstance(view, Pyramid)
     n = len(words)
     assert [len(level) for level in view.scores] == list(range(n, 0, -1))

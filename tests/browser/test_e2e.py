@@ -1,8 +1,5 @@
-"""The lab in a real browser: Debian chromium driven by Playwright against `python app.py`.
-
-Needs `apt-get install chromium fonts-wqy-microhei` (never `playwright install`: no network); without
-it the tests fail, saying so, rather than skip. Run with `make test-e2e`. Saves its screenshots into
-$SCREENSHOT_DIR (default: a temporary folder).
+"""The lab in a real browser (the setup, Debian chromium and `python app.py`: tests/browser/conftest.py).
+Saves its screenshots into $SCREENSHOT_DIR (default: a temporary folder).
 """
 
 import hashlib
@@ -13,55 +10,24 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from lab_fixture import build_checkpoints, serve_app
-from playwright.sync_api import expect, sync_playwright
+from lab_fixture import serve_app
+from playwright.sync_api import expect
 
 from core.models import PAPER_MODELS
 from core.predict import Lab
 from core.analysis.probes import run_suite
 from demo.i18n import model_name
 
-pytestmark = pytest.mark.e2e
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 EN, ZH = "It is not a bad film, but the plot is dull.", "这部电影不怎么好看，但是演员很棒"
-TIMEOUT = 30_000  # ms, per expectation (a shared 2-core machine can be slow)
 # names, symbols and file formats that stay as they are in the Chinese UI
 NAMES = {"Tensor", "CNN", "Lei", "mRNN", "Irsoy", "Cardie", "DCNN", "Kalchbrenner", "AdaSent", "Zhao", "AGT", "Guo",
          "SVG", "PNG", "sha", "logit", "max", "min", "sigmoid", "Hub"}
 
 
 @pytest.fixture(scope="module")
-def url(tiny_data, tmp_path_factory):
-    """The app on tiny checkpoints."""
-    assert Path(CHROMIUM).exists(), "Debian chromium is not installed (apt-get install chromium fonts-wqy-microhei)"
-    root = build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
-    yield from serve_app(tmp_path_factory.mktemp("app") / "app.log", {"LAB_CHECKPOINTS": str(root)})
-
-
-@pytest.fixture(scope="module")
 def bundled_url(tmp_path_factory):
     """The app on the bundled checkpoints (the real models: a 15-layer AGT; the README's screenshots)."""
     yield from serve_app(tmp_path_factory.mktemp("bundled") / "app.log", {})
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield browser
-        browser.close()
-
-
-def _page(browser, url, locale):
-    context = browser.new_context(locale=locale, viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
-    page.external = []
-    page.on("request", lambda r: r.url.startswith((url.rstrip("/"), "data:", "blob:")) or page.external.append(r.url))
-    page.goto(url)
-    return page
 
 
 def _analyse(page, text):
@@ -85,14 +51,14 @@ def _screenshot(page, name):
 def _expect_panels(page, count, text=None):
     """`count` model panels, each with its highlight, legend and at least one figure (of `text`, when given)."""
     panels = page.locator(".model-panel")
-    expect(panels).to_have_count(count, timeout=TIMEOUT)
+    expect(panels).to_have_count(count)
     for i in range(count):
         panel = panels.nth(i)
         if text is not None:
-            expect(panel).to_have_attribute("data-text", text, timeout=TIMEOUT)
-        expect(panel.locator(".occlusion-text")).to_be_visible(timeout=TIMEOUT)
-        expect(panel.locator(".occlusion-legend")).to_be_visible(timeout=TIMEOUT)
-        expect(panel.locator("figure.view svg").first).to_be_visible(timeout=TIMEOUT)
+            expect(panel).to_have_attribute("data-text", text)
+        expect(panel.locator(".occlusion-text")).to_be_visible()
+        expect(panel.locator(".occlusion-legend")).to_be_visible()
+        expect(panel.locator("figure.view svg").first).to_be_visible()
 
 
 def _choose_model(page, name):
@@ -100,28 +66,28 @@ def _choose_model(page, name):
     page.get_by_role("option", name=name).click()
 
 
-def test_english_all_five(browser, url):
-    page = _page(browser, url, "en-US")
+def test_english_all_five(open_page, url):
+    page = open_page(url, "en-US")
     expect(page.locator("#result figure")).to_have_count(0)  # the start page: no empty frames
     _analyse(page, EN)
-    expect(page.locator("#summary")).to_contain_text("Majority label", timeout=TIMEOUT)
-    expect(page.locator("#comparison")).to_contain_text("Tensor CNN", timeout=TIMEOUT)
+    expect(page.locator("#summary")).to_contain_text("Majority label")
+    expect(page.locator("#comparison")).to_contain_text("Tensor CNN")
     expect(page.locator("#comparison")).to_contain_text("test accuracy")
-    expect(page.locator("figure[data-name='probabilities'] svg")).to_be_visible(timeout=TIMEOUT)
-    expect(page.locator("figure[data-name='curve']")).to_contain_text("native", timeout=TIMEOUT)
-    expect(page.locator("#notices")).to_contain_text("unknown", timeout=TIMEOUT)
+    expect(page.locator("figure[data-name='probabilities'] svg")).to_be_visible()
+    expect(page.locator("figure[data-name='curve']")).to_contain_text("native")
+    expect(page.locator("#notices")).to_contain_text("unknown")
     _expect_panels(page, len(PAPER_MODELS), EN)
     expect(page.locator(".model-panel").first).to_contain_text("unknown word")  # the occlusion legend
     expect(page.locator(".model-panel summary").first).to_contain_text("test accuracy")
     assert not page.external, f"the page reached outside: {page.external[:3]}"
 
 
-def test_single_model_and_html_shown_as_text(browser, url):
-    page = _page(browser, url, "en-US")
+def test_single_model_and_html_shown_as_text(open_page, url):
+    page = open_page(url, "en-US")
     _choose_model(page, "DCNN (Kalchbrenner et al. 2014)")
     typed = '<img src=x onerror="window.__xss=1"> <b>bold</b> <script>window.__xss=2</script> good" onclick="window.__xss=3'
     _analyse(page, typed)
-    expect(page.locator("#summary")).to_contain_text("Prediction", timeout=TIMEOUT)
+    expect(page.locator("#summary")).to_contain_text("Prediction")
     _expect_panels(page, 1, typed)  # the text, quotes and all, stays inside its attribute
     panel = page.locator(".model-panel")
     expect(panel).to_contain_text("DCNN")
@@ -143,10 +109,10 @@ def test_single_model_and_html_shown_as_text(browser, url):
     assert page.evaluate("window.__xss") is None
 
 
-def test_empty_input_says_so(browser, url):
-    page = _page(browser, url, "en-US")
+def test_empty_input_says_so(open_page, url):
+    page = open_page(url, "en-US")
     _analyse(page, "   ")
-    expect(page.locator("#summary")).to_contain_text("Please type a sentence", timeout=TIMEOUT)
+    expect(page.locator("#summary")).to_contain_text("Please type a sentence")
     expect(page.locator(".model-panel")).to_have_count(0)
 
 
@@ -168,8 +134,8 @@ WATCH = """text => {
 }"""
 
 
-def test_no_stale_panel_is_ever_visible_after_a_click(browser, url):
-    page = _page(browser, url, "en-US")
+def test_no_stale_panel_is_ever_visible_after_a_click(open_page, url):
+    page = open_page(url, "en-US")
     _choose_model(page, "mRNN (Irsoy & Cardie 2015)")
     _analyse(page, EN)
     _expect_panels(page, 1, EN)
@@ -185,15 +151,15 @@ def test_no_stale_panel_is_ever_visible_after_a_click(browser, url):
     expect(page.locator("#analysing")).to_be_hidden()
 
 
-def test_chinese_ui_has_no_english_left(browser, url):
-    page = _page(browser, url, "zh-CN")
-    expect(page.locator("#run")).to_have_text("分析", timeout=TIMEOUT)
+def test_chinese_ui_has_no_english_left(open_page, url):
+    page = open_page(url, "zh-CN")
+    expect(page.locator("#run")).to_have_text("分析")
     expect(page.locator("#copy-link")).to_have_text("复制链接")
-    expect(page.get_by_text("否定：The movie is not good.")).to_be_visible(timeout=TIMEOUT)  # example labels
+    expect(page.get_by_text("否定：The movie is not good.")).to_be_visible()  # example labels
     _analyse(page, ZH)
-    expect(page.locator("#summary")).to_contain_text("多数标签", timeout=TIMEOUT)
+    expect(page.locator("#summary")).to_contain_text("多数标签")
     expect(page.locator("#summary")).to_contain_text("中文情感")
-    expect(page.locator("figure[data-name='curve']")).to_contain_text("很棒", timeout=TIMEOUT)
+    expect(page.locator("figure[data-name='curve']")).to_contain_text("很棒")
     _expect_panels(page, len(PAPER_MODELS), ZH)
     expect(page.locator(".model-panel").first).to_contain_text("未登录词")
     # every text node of the result, except the checkpoint paths (<code>): no English word is left
@@ -207,29 +173,28 @@ def test_chinese_ui_has_no_english_left(browser, url):
     assert not english, f"untranslated English in the Chinese UI: {sorted(english)}"
 
 
-def test_a_link_fills_and_runs_the_lab_and_copy_link_writes_it(browser, url):
-    page = _page(browser, url, "en-US")
+def test_a_link_fills_and_runs_the_lab_and_copy_link_writes_it(open_page, url):
+    page = open_page(url, "en-US")
     link = f"{url}?{urllib.parse.urlencode({'text': EN, 'model': 'dcnn', 'lang': 'en'})}"
     page.goto(link)
-    expect(page.locator("#sentence textarea")).to_have_value(EN, timeout=TIMEOUT)
+    expect(page.locator("#sentence textarea")).to_have_value(EN)
     expect(page.locator("#model input")).to_have_value("DCNN (Kalchbrenner et al. 2014)")
     _expect_panels(page, 1, EN)
     expect(page.locator(".model-panel")).to_have_attribute("data-model", "dcnn")
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.locator("#sentence textarea").fill("A good film.")
     page.locator("#copy-link").click()
-    expect(page.locator("#permalink")).to_contain_text("text=A+good+film.", timeout=TIMEOUT)
+    expect(page.locator("#permalink")).to_contain_text("text=A+good+film.")
     copied = page.evaluate("navigator.clipboard.readText()")
     assert urllib.parse.parse_qs(urllib.parse.urlparse(copied).query) == {"text": ["A good film."], "model": ["dcnn"],
                                                                           "lang": ["en"]}
-    again = _page(browser, copied, "en-US")
+    again = open_page(copied, "en-US")
     _expect_panels(again, 1, "A good film.")
 
 
-def test_every_view_exports_as_svg_and_png_with_its_caption(browser, url, tiny_data, tmp_path_factory):
-    root = build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
-    digest = hashlib.sha256((root / "sst5" / "agt" / "model.safetensors").read_bytes()).hexdigest()
-    page = _page(browser, url, "en-US")
+def test_every_view_exports_as_svg_and_png_with_its_caption(open_page, url, lab_root):
+    digest = hashlib.sha256((lab_root / "sst5" / "agt" / "model.safetensors").read_bytes()).hexdigest()
+    page = open_page(url, "en-US")
     _choose_model(page, "AGT (Guo 2017)")
     _analyse(page, EN)
     _expect_panels(page, 1, EN)
@@ -248,12 +213,12 @@ def test_every_view_exports_as_svg_and_png_with_its_caption(browser, url, tiny_d
         assert download.value.suggested_filename.endswith(".png") and png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000
 
 
-def test_the_agt_table_shows_all_15_layers_and_screenshots(browser, bundled_url):
+def test_the_agt_table_shows_all_15_layers_and_screenshots(open_page, bundled_url):
     """On the bundled checkpoints: the AGT's 'words selected per layer' lists L1..L15 in full, nothing cut;
     the README's screenshots (SCREENSHOT_DIR=docs) come from here."""
     for locale, text, name in (("en-US", "The acting is great, but the plot is dull and far too long.", "screenshot.png"),
                                ("zh-CN", ZH, "screenshot_zh.png")):
-        page = _page(browser, bundled_url, locale)
+        page = open_page(bundled_url, locale)
         _analyse(page, text)
         _expect_panels(page, len(PAPER_MODELS), text)
         table = page.locator(".model-panel[data-model='agt'] figure.view").nth(1)
@@ -265,36 +230,35 @@ def test_the_agt_table_shows_all_15_layers_and_screenshots(browser, bundled_url)
         assert not page.external, f"the page reached outside: {page.external[:3]}"
 
 
-def test_a_probe_failure_opens_in_the_lab_as_a_minimal_pair(browser, url, tiny_data, tmp_path_factory):
+def test_a_probe_failure_opens_in_the_lab_as_a_minimal_pair(open_page, url, lab_root):
     """Probes tab: run the English suite, choose a cell of the table and a failure of a pair test in it, open it:
     the Lab tab shows both sentences, the analysis of the first, and the minimal pair's table and figures."""
-    root = build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)  # the app's
-    report = run_suite(Lab.load(root), "en")  # the same checkpoints answer the same: a cell whose first failure is a pair
+    # the app's checkpoints answer the same: a cell whose first failure is a pair
+    report = run_suite(Lab.load(lab_root), "en")
     row, column, capability, model = next((r, c, cap, m) for r, (cap, cells) in enumerate(report.cells.items())
                                           for c, m in enumerate(report.models, start=1)
                                           if len(cells[m].failures) > 1 and cells[m].failures[0].case.variant)
     case = report.cells[capability][model].failures[0].case
-    page = _page(browser, url, "en-US")
+    page = open_page(url, "en-US")
     page.get_by_role("tab", name="Probes").click()
     page.locator("#probe-run").click()
-    expect(page.locator("#probe-summary")).to_contain_text(f"{report.cases} cases", timeout=TIMEOUT)
+    expect(page.locator("#probe-summary")).to_contain_text(f"{report.cases} cases")
     page.locator(f"#probe-table [data-testid='cell-{row}-{column}']").click()
     cell = report.cells[capability][model]
-    expect(page.locator("#probe-cell")).to_contain_text(f"{model_name(model)}: {cell.passed} of {cell.total} passed",
-                                                        timeout=TIMEOUT)
+    expect(page.locator("#probe-cell")).to_contain_text(f"{model_name(model)}: {cell.passed} of {cell.total} passed")
     page.locator("#probe-failure input").click()  # choose another failure, then the first by its row
     page.get_by_role("option").nth(1).click()
     expect(page.locator("#probe-failure input")).not_to_have_value(f"1. {case.text} → {case.variant}")
     page.locator("#probe-failures [data-testid='cell-0-2']").click()
-    expect(page.locator("#probe-failure input")).to_have_value(f"1. {case.text} → {case.variant}", timeout=TIMEOUT)
+    expect(page.locator("#probe-failure input")).to_have_value(f"1. {case.text} → {case.variant}")
     page.locator("#probe-open").click()
-    expect(page.locator("#sentence textarea")).to_have_value(case.text, timeout=TIMEOUT)
+    expect(page.locator("#sentence textarea")).to_have_value(case.text)
     expect(page.locator("#sentence-b textarea")).to_have_value(case.variant)
-    expect(page.locator("#summary")).to_contain_text("Majority label", timeout=TIMEOUT)
-    expect(page.locator("#pair-summary")).to_contain_text("A → B", timeout=TIMEOUT)
+    expect(page.locator("#summary")).to_contain_text("Majority label")
+    expect(page.locator("#pair-summary")).to_contain_text("A → B")
     expect(page.locator("#pair-table")).to_contain_text("B − A")
     for model_key in PAPER_MODELS:
         expect(page.locator("#pair-table")).to_contain_text(model_name(model_key))
-    expect(page.locator("#pair-figures figure.view")).to_have_count(len(PAPER_MODELS), timeout=TIMEOUT)
+    expect(page.locator("#pair-figures figure.view")).to_have_count(len(PAPER_MODELS))
     _expect_panels(page, len(PAPER_MODELS))
     assert not page.external, f"the page reached outside: {page.external[:3]}"

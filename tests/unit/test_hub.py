@@ -26,7 +26,7 @@ from tools.release.bundle import bundle
 from tools.release.cards import render_repo_card
 from tools.release.config import read_bundle_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REPO = "someone/sentence-lab"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 TOKEN = "hf_TestTokenThatMustNeverBeLogged123"

@@ -1,7 +1,8 @@
-"""The Space: README.md's front matter by the Hub's rules (docs/hub/spaces-config-reference.md) and the
-requirements file the Space installs."""
+"""The Space: README.md's front matter by the Hub's rules (docs/hub/spaces-config-reference.md), the
+requirements file the Space installs and pyproject.toml's run-time dependencies, the same packages."""
 
 import re
+import tomllib
 from importlib.metadata import version
 from pathlib import Path
 
@@ -67,17 +68,20 @@ def test_the_space_installs_the_cpu_torch_and_run_time_packages_only():
     assert not DEV_ONLY & set(reqs), DEV_ONLY & set(reqs)
 
 
-def test_the_local_install_keeps_the_space_index_out_and_the_same_run_time_packages():
-    """`make install` reads requirements-dev.txt only: no remote index (pip retries an unreachable one five
-    times per package), torch pinned for the local CPU wheel, every other run-time line as the Space has it."""
-    dev_options, dev = requirements(PROJECT_ROOT / "requirements-dev.txt")
-    assert not dev_options, dev_options
-    assert "-r requirements-dev.txt" in (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
-    assert str(dev["torch"].specifier) == "==2.13.0"
+def test_the_project_s_dependencies_are_the_space_s_run_time_packages():
+    """pyproject.toml's dependencies (what `make demo` and `make install` install) are requirements.txt's lines
+    but torch's: no remote index (pip would retry an unreachable one five times per package), torch pinned
+    for the local CPU wheel; the tools' and tests' packages are extras."""
+    project = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    local = {req.name.lower().replace("_", "-"): req for req in map(Requirement, project["dependencies"])}
+    assert str(local["torch"].specifier) == "==2.13.0" and not local["torch"].url
     _, space = requirements(PROJECT_ROOT / "requirements.txt")
     assert {name: str(req) for name, req in space.items() if name != "torch"} == \
-        {name: str(dev[name]) for name in space if name != "torch" and name in dev}
-    assert set(space) <= set(dev)
+        {name: str(req) for name, req in local.items() if name != "torch"}
+    assert not DEV_ONLY & set(local), DEV_ONLY & set(local)
+    extras = {Requirement(line).name for lines in project["optional-dependencies"].values() for line in lines}
+    assert DEV_ONLY <= extras, DEV_ONLY - extras
+    assert "-r requirements" not in (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
 
 
 def test_space_check_names_cuda_packages_and_keeps_the_index_line_or_replaces_it_by_the_wheel(tmp_path, monkeypatch):

@@ -9,8 +9,8 @@ import torch
 from core.data.batching import pad_batch
 from core.models.base import Intervention, intervening, parse_intervention
 from core.notices import InterventionError
-from tests.test_models_common import SENTENCES
-from tests.test_models_common import build as build_model
+from test_models_common import SENTENCES
+from test_models_common import build as build_model
 
 BATCH = pad_batch(SENTENCES)
 

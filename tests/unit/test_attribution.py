@@ -85,7 +85,7 @@ def test_integrated_gradients_cuts_a_steep_path_where_it_is_steep():
     from core.analysis.attribution import IG_MAX_SEGMENTS, _logit_of
     from core.checkpoints.checkpoint import load_checkpoint
 
-    ckpt = load_checkpoint(Path(__file__).resolve().parents[1] / "checkpoints" / "sst5" / "mrnn")
+    ckpt = load_checkpoint(Path(__file__).resolve().parents[2] / "checkpoints" / "sst5" / "mrnn")
     net, ids = ckpt.model.eval(), ckpt.vocab.encode(STEEP.split())
     with torch.no_grad():
         target = int(net(torch.tensor([ids]), torch.tensor([len(ids)])).logits.argmax())

@@ -39,9 +39,9 @@ def test_core_does_not_import(forbidden):
     assert not found, f"{forbidden} imported by {', '.join(found)}"
 
 
-def test_demo_does_not_import_torch():
-    """The front end draws what core computed; torch stays behind core.predict."""
-    found = sorted(module for module, names in _imports("demo").items() if "torch" in names)
+def test_front_end_does_not_import_torch():
+    """The front end (demo/, app.py) draws what core computed; torch stays behind core.predict."""
+    found = sorted(module for prefix in ("demo", "app") for module, names in _imports(prefix).items() if "torch" in names)
     assert not found, f"torch imported by {', '.join(found)}"
 
 

@@ -4,7 +4,7 @@ For any text: token offsets are ordered, inside the text and point at the token'
 a prediction has finite probabilities summing to 1, one curve row and one occlusion score per token,
 and a JSON form that encodes as UTF-8 -- or the text is refused with an InputError. Every paper model
 is drawn: one missing from the lab fails the test.
-Lone surrogates are left to the hostile-input table (a known core bug, see test_hostile_input.py).
+Lone surrogates are left to the hostile-input table (a known core bug, see test_predict_input.py).
 """
 
 import json
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from core.models import PAPER_MODELS
 from core.notices import InputError
 from core.text import tokenize
-from test_hostile_input import check_prediction
+from test_predict_input import check_prediction
 
 
 # any code point but lone surrogates; plus alphabets that reach the tricky paths more often than chance

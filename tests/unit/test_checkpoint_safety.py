@@ -27,7 +27,7 @@ from core.checkpoints.files import sha256
 from core.predict import Lab
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "core").rglob("*.py")) + sorted((ROOT / "demo").rglob("*.py")) + [ROOT / "app.py"]
 TOOLS = sorted((ROOT / "tools").rglob("*.py"))  # not served, but they read checkpoints and the Hub token (push)
 EVERYTHING = SHIPPED + TOOLS + sorted((ROOT / "tests").rglob("*.py"))

@@ -6,8 +6,7 @@ import json
 from collections import defaultdict
 
 import numpy as np
-from conftest import NEGATIVE, NEUTRAL, POSITIVE
-from lab_fixture import NEGATIVE_ZH, NEUTRAL_ZH, POSITIVE_ZH, write_zh_data
+from lab_fixture import NEGATIVE, NEGATIVE_ZH, NEUTRAL, NEUTRAL_ZH, POSITIVE, POSITIVE_ZH, write_zh_data
 from test_word2vec import _toy_english
 
 from core.data.vectors import Vectors, load_vectors, save_vectors
