@@ -271,10 +271,13 @@ class _Writer:
     def __init__(self, folder: Path, parent: int):
         self.folder, self.parent = folder, parent
 
+    def check_app(self) -> None:
+        if os.getppid() != self.parent:  # the app died, and this process was handed to another
+            raise _Stop(f"its app (pid {self.parent}) is gone")
+
     @contextmanager
     def checked(self):
-        if os.getppid() != self.parent:
-            raise _Stop(f"its app (pid {self.parent}) is gone")
+        self.check_app()
         with _locked(self.folder):
             if read_job(self.folder)["status"] == "cancelled":
                 raise _Stop("cancelled")
@@ -294,8 +297,7 @@ class _Progress:
         trainer.on_batch = self.batch
 
     def batch(self, step: int, steps: int, loss: float) -> None:
-        if os.getppid() != self.writer.parent:
-            raise _Stop(f"its app (pid {self.writer.parent}) is gone")
+        self.writer.check_app()
         if not self.losses and self.last == 0.0:  # the first step (of a resumed run: after its saved epochs)
             self.job["loss"] = [p for p in self.job["loss"] if p[0] <= self.trainer.epoch]
             self.job["history"] = list(self.trainer.history)
