@@ -126,7 +126,7 @@ def test_a_worker_whose_app_is_gone_stops_at_the_next_batch_and_leaves_the_job_t
     monkeypatch.setattr(jobs.os, "getppid", parent)
     assert run_job(folder, parent=app)["status"] == "running"
     stored = read_job(folder)
-    assert stored["history"] == [] and stored["error"] is None and stored["metrics"] is None
+    assert stored["loss"] and stored["history"] == [] and stored["error"] is None and stored["metrics"] is None
     assert installed_checkpoints(root) == [] and [j["status"] for j in recover_jobs(root)] == ["queued"]
 
 
