@@ -7,12 +7,12 @@ The model events therefore enter their handlers up to MODEL_CONCURRENCY at a tim
 the work: one short and one long request run at once, each lane in arrival order. A long request's models
 run in `WORKER`, a process of their own at a lower CPU priority: in this process they would share one GIL
 with the short requests, which then waited up to 1.35 s (p95). A handler whose client disconnected stops
-waiting for its lane, stops before its next model once admitted (Gradio marks the event dead when its
-stream closes), and stops the worker in the middle of a model."""
+waiting for its lane, and stops before its next model once admitted (Gradio marks the event dead when its
+stream closes), in this process and in the worker alike: the worker finishes the model it runs and stays
+warm, since starting a new one (torch, tokenizers, checkpoints) cost the next visitor about 5 s (issue 41)."""
 
 import logging
 import os
-import select
 import subprocess
 import sys
 import threading
@@ -64,8 +64,8 @@ class Lanes:
 
 class ModelWorker:
     """The process that runs long requests' models (`python -m core.serving`), one at a time: started
-    on first use, replaced after `jobs_per_process` runs or when it dies, and killed when the client of the
-    model it runs has left (the next long request starts a new one)."""
+    on first use, replaced after `jobs_per_process` runs or when it dies. When the client of the model it runs
+    has left, the model's answer is thrown away and the request stops there; the process goes on."""
 
     def __init__(self, jobs_per_process: int = WORKER_JOBS, nice: int = WORKER_NICE):
         self.jobs_per_process, self.nice = jobs_per_process, nice
@@ -79,10 +79,6 @@ class ModelWorker:
             try:
                 process.stdin.write(encode(job) + "\n")
                 process.stdin.flush()
-                while not select.select([process.stdout], [], [], POLL_S)[0]:
-                    if not alive():
-                        self._stop(kill=True)
-                        raise Cancelled()
                 answer = process.stdout.readline()
                 if not answer:
                     raise EOFError("no answer")
@@ -94,6 +90,8 @@ class ModelWorker:
             self._jobs += 1
             if self._jobs >= self.jobs_per_process:
                 self._stop()
+            if not alive():  # its client left while it ran: the next model boundary
+                raise Cancelled()
             return outcome
 
     def _started(self) -> subprocess.Popen:

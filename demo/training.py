@@ -6,6 +6,8 @@ it). A scheduler thread starts the oldest queued job when no worker runs, notice
 and adds the finished model to the running Lab. On start it takes up where a previous app left off
 (core.training.jobs.recover_jobs): a job whose worker died with the app resumes, and installed models are served,
 each to its owner alone (core.owners). Given an owner, status, cancel and submit act for that owner only.
+A worker ends with this app (core.training.jobs.main) and holds its job folder's lock, so a job left running
+by a worker still on its way out is queued again only once that worker is gone.
 """
 
 import logging
@@ -18,8 +20,8 @@ from pathlib import Path
 
 from core.checkpoints.checkpoint import CheckpointError
 from core.data import PROJECT_ROOT
-from core.training.jobs import (FINISHED, TrainLimits, job_dir, job_status, next_queued, read_job, recover_jobs, submit_job,
-                       update_job)
+from core.training.jobs import (FINISHED, REFUSED, TrainLimits, cancel_job, job_dir, job_status, list_jobs, next_queued,
+                                read_job, recover_jobs, submit_job, update_job)
 from core.predict import Lab
 from core.checkpoints.user_models import checkpoint_owner, installed_checkpoints, user_models_dir
 from core.owners import PUBLIC
@@ -35,10 +37,10 @@ class TrainingQueue:
         self.submitting = threading.Lock()  # an owner's quota is counted and taken in one step
         self.worker: subprocess.Popen | None = None
         self.job_id: str | None = None
-        self.cancelling = False
-        self.stopped = threading.Event()  # set: the scheduler stops (a running worker goes on alone)
-        for job in recover_jobs(self.root):
-            log.info("job %s was running when the app stopped: %s", job["id"], job["status"])
+        # set: the scheduler stops, and its worker with it (the parent-death signal follows the thread that
+        # started the worker)
+        self.stopped = threading.Event()
+        self.recovering = self._recover()
         for path in installed_checkpoints(self.root):
             owner = PUBLIC
             try:
@@ -71,14 +73,13 @@ class TrainingQueue:
         return job
 
     def cancel(self, job_id: str, owner: str | None = None) -> dict:
-        """A queued job is cancelled at once; a running one when its worker has stopped (within a second)."""
-        folder = job_dir(job_id, self.root, owner)
+        """The cancel is recorded at once (no worker installs the job's model after it, an old one neither);
+        this app's worker on the job is stopped, and is gone when this returns. Another owner's job is unknown."""
+        job_dir(job_id, self.root, owner)
         with self.lock:
+            cancel_job(job_id, self.root)
             if self.job_id == job_id and self.worker is not None:
-                self.cancelling = True
                 self.worker.terminate()
-            elif read_job(folder)["status"] == "queued":
-                update_job(folder, status="cancelled", finished=time.time())
         return self.status(job_id, owner)
 
     def _schedule(self) -> None:
@@ -87,28 +88,37 @@ class TrainingQueue:
                 with self.lock:
                     if self.worker is not None and self.worker.poll() is not None:
                         self._finished()
+                    if self.worker is None and self.recovering:
+                        self.recovering = self._recover()
                     if self.worker is None and (job := next_queued(self.root)) is not None:
                         self._start(job)
             except Exception:  # the queue must outlive one broken job folder
                 log.exception("training queue")
             self.stopped.wait(self.poll)
 
+    def _recover(self) -> bool:
+        """Queue again the jobs whose worker died with the previous app; True while a job is left running by a
+        worker that still holds its lock (the scheduler then looks again while it has no worker of its own)."""
+        for job in recover_jobs(self.root):
+            log.info("job %s was running when the app stopped: %s", job["id"], job["status"])
+        return any(job["status"] == "running" for job in list_jobs(self.root))
+
     def _start(self, job: dict) -> None:
         folder = job_dir(job["id"], self.root)
         update_job(folder, status="running", started=time.time())
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "LAB_USER_MODELS": str(self.root)}
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "LAB_USER_MODELS": str(self.root), "LAB_APP_PID": str(os.getpid())}
         with open(folder / "worker.log", "a") as worker_log:
             self.worker = subprocess.Popen([sys.executable, "-m", "core.training.jobs", "run", str(folder)], cwd=PROJECT_ROOT,
                                            env=env, stdout=worker_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.job_id, self.cancelling = job["id"], False
+        self.job_id = job["id"]
         log.info("job %s started (worker pid %d)", job["id"], self.worker.pid)
 
     def _finished(self) -> None:
         """The worker ended: serve its model, or record why it stopped when it could not say so itself."""
         folder, code = job_dir(self.job_id, self.root), self.worker.returncode
         job = read_job(folder)
-        if self.cancelling:
-            job = update_job(folder, status="cancelled", finished=time.time())
+        if code == REFUSED:  # another process's worker holds the job (one started from the command line)
+            self.recovering = True  # queued again should that worker die without a verdict
         elif job["status"] not in FINISHED:  # killed (out of memory, a signal) before it could write
             job = update_job(folder, status="stopped", finished=time.time(), error={"code": "stopped", "params": {"exit": code}})
         elif job["status"] == "done":

@@ -16,6 +16,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import random
 import re
 from dataclasses import dataclass
@@ -146,10 +147,16 @@ def _choose_columns(columns: list[str], rows, text_column: str, label_column: st
 
 
 def _label_order(labels: set[str]) -> list[str]:
+    """Numerically when every label is a finite number (stars 1..5), else as text. A total order, the same in
+    every process: equal numbers ("1", "01") go by their text, where a tie would follow the set's order, which
+    follows string hashing (per process), and a resumed worker would swap the labels its model learnt."""
     try:
-        return sorted(labels, key=float)
+        numbers = {label: float(label) for label in labels}
     except ValueError:
         return sorted(labels)
+    if not all(math.isfinite(n) for n in numbers.values()):  # nan compares false with everything
+        return sorted(labels)
+    return sorted(labels, key=lambda label: (numbers[label], label))
 
 
 def read_rows(path: str | Path, text_column: str = "", label_column: str = "", max_bytes: int = 0,

@@ -7,20 +7,30 @@ checkpoint is installed where the lab loads it (core.checkpoints.user_models).
 A job is one folder, jobs/<id>/, holding the uploaded file, `job.json` (its settings, status, progress,
 per-epoch history and, when done, its test metrics) and run/ (core.training.train's output, so a killed worker
 resumes from its last epoch). Every write of job.json is atomic, so a reader sees the old state or the
-new one. Statuses: queued -> running -> done | failed | cancelled | stopped (the worker was killed and
-not resumed). Who writes: the submitter creates the job, the worker writes it while it runs, the
-scheduler (demo/training.py, which starts the worker) records cancelled/stopped once the worker is gone.
-A job belongs to its owner (core.owners): asked with an owner, another owner's job is an unknown one.
-Core returns codes with parameters (JobError, UserDataError); the front end words them.
+new one, and every change of it is made under job.lock, so that no writer undoes another's. Statuses:
+queued -> running -> done | failed | cancelled | stopped (the worker was killed and not resumed). Who writes:
+the submitter creates the job, the worker writes it while it runs, a cancel is recorded at once (cancel_job),
+the scheduler (demo/training.py, which starts the worker) records stopped when a worker died silently.
+
+One worker per job, and none without its app: a worker holds worker.lock (an flock, which the kernel releases
+when the process dies, however it dies) for its whole life, and a second one on the same folder refuses to
+start. It ends with the app that started it (Linux PR_SET_PDEATHSIG, and a parent check at every batch), and
+it installs nothing once a cancel is recorded: it looks, under job.lock, at every write and right before
+installing. A job belongs to its owner (core.owners): asked with an owner, another owner's job is
+an unknown one. Core returns codes with parameters (JobError, UserDataError); the front end words them.
 """
 
+import ctypes
+import fcntl
 import json
 import logging
 import os
 import secrets
 import shutil
+import signal
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,8 +47,9 @@ from core.checkpoints.user_models import install_checkpoint, user_models_dir
 
 log = logging.getLogger(__name__)
 JOB_FILE = "job.json"
+JOB_LOCK, WORKER_LOCK = "job.lock", "worker.lock"  # held for one change of job.json / for a worker's life
 ACTIVE, FINISHED = ("queued", "running"), ("done", "failed", "cancelled", "stopped")
-MAX_RESUMES = 2  # a worker killed this often (by a restart of the app) is reported as stopped
+MAX_RESUMES = 2  # a job queued again this often (after restarts of the app) is reported as stopped
 VECTORS = ("none", "auto")  # random embeddings, or the pretrained ones of the file's language when present
 LOSS_POINTS = 400  # the live loss curve keeps at most this many points (halved when full)
 
@@ -103,9 +114,43 @@ def write_job(job_dir: str | Path, job: dict) -> None:
     atomic_write_text(Path(job_dir) / JOB_FILE, json.dumps(job, ensure_ascii=False, indent=1))
 
 
+@contextmanager
+def _locked(job_dir: str | Path):
+    """One change of job.json at a time, across processes (a read, then a write that depends on it)."""
+    with open(Path(job_dir) / JOB_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def update_job(job_dir: str | Path, **fields) -> dict:
-    job = {**read_job(job_dir), **fields}
-    write_job(job_dir, job)
+    with _locked(job_dir):
+        job = {**read_job(job_dir), **fields}
+        write_job(job_dir, job)
+    return job
+
+
+def has_worker(job_dir: str | Path) -> bool:
+    """Whether a worker process holds the job folder's lock now (the lock dies with its process)."""
+    path = Path(job_dir) / WORKER_LOCK
+    if not path.exists():
+        return False
+    with open(path, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+    return False  # closing the file released the lock just taken
+
+
+def cancel_job(job_id: str, root: str | Path | None = None) -> dict:
+    """Record the cancel of a queued or running job at once; its worker, whichever process it is (an old one
+    too), stops at its next write and installs nothing. A finished job stays as it is."""
+    folder = job_dir(job_id, root)
+    with _locked(folder):
+        job = read_job(folder)
+        if job["status"] in ACTIVE:
+            job = {**job, "status": "cancelled", "finished": time.time()}
+            write_job(folder, job)
     return job
 
 
@@ -158,7 +203,8 @@ def submit_job(file: str | Path | None, model: str, text_column: str = "", label
         "task": user_task_name(file, rows.text_column, rows.label_column, owner),
         "text_column": rows.text_column, "label_column": rows.label_column, "lang": rows.lang,
         "labels": rows.label_names, "rows": len(rows.texts), "epochs": int(epochs), "minutes": float(minutes),
-        "vectors": vectors, "resumes": 0, "progress": 0.0, "loss": [], "history": [], "metrics": None, "error": None,
+        "vectors": vectors, "resumes": 0, "restarts": 0, "progress": 0.0, "loss": [], "history": [], "metrics": None,
+        "error": None,
     }
     folder = jobs_dir(root) / job_id
     staging = folder.with_name(f".{job_id}")  # renamed into place complete: a job is all there or not at all
@@ -201,30 +247,74 @@ def next_queued(root: str | Path | None = None) -> dict | None:
 
 def recover_jobs(root: str | Path | None = None) -> list[dict]:
     """After an app restart: a job left running lost its worker; it is queued again to resume from its
-    last saved epoch, or reported stopped once it was resumed MAX_RESUMES times. Returns the jobs changed."""
+    last saved epoch, or reported stopped once it was queued again MAX_RESUMES times. A job whose folder
+    lock is still held keeps its worker (one on its way out, or started from the command line) and is left
+    alone. Returns the jobs changed."""
     changed = []
     for job in list_jobs(root):
-        if job["status"] == "running":
-            folder = jobs_dir(root) / job["id"]
-            if job["resumes"] < MAX_RESUMES:
-                changed.append(update_job(folder, status="queued", resumes=job["resumes"] + 1))
+        folder = jobs_dir(root) / job["id"]
+        if job["status"] != "running" or has_worker(folder):
+            continue
+        with _locked(folder):
+            job = read_job(folder)
+            if job["status"] != "running":  # finished or cancelled since it was listed
+                continue
+            restarts = job.get("restarts", 0)
+            if restarts < MAX_RESUMES:
+                job.update(status="queued", restarts=restarts + 1)
             else:
-                changed.append(update_job(folder, status="stopped", finished=time.time(),
-                                          error={"code": "stopped", "params": {"resumes": job["resumes"]}}))
+                job.update(status="stopped", finished=time.time(),
+                           error={"code": "stopped", "params": {"restarts": restarts}})
+            write_job(folder, job)
+        changed.append(job)
     return changed
 
 
 # -- the worker ------------------------------------------------------------------------------------
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+REFUSED = 3  # the worker's exit status when its job folder already has a worker
+
+
+class _Stop(Exception):
+    """The worker stops without a verdict of its own: its job was cancelled, or its app is gone (the job
+    stays running, and the next app queues it again to resume)."""
+
+
+class _Writer:
+    """The worker's writes of its job: each one first looks at what is recorded, under job.lock, so that it
+    never overwrites a cancel, and at the app that started it."""
+
+    def __init__(self, folder: Path, parent: int):
+        self.folder, self.parent = folder, parent
+
+    def check_app(self) -> None:
+        if os.getppid() != self.parent:  # the app died, and this process was handed to another
+            raise _Stop(f"its app (pid {self.parent}) is gone")
+
+    @contextmanager
+    def checked(self):
+        self.check_app()
+        with _locked(self.folder):
+            if read_job(self.folder)["status"] == "cancelled":
+                raise _Stop("cancelled")
+            yield
+
+    def write(self, job: dict) -> None:
+        with self.checked():
+            write_job(self.folder, job)
+
 
 class _Progress:
-    """Writes the job's live progress (epoch fraction, a loss curve) at most twice a second."""
+    """Writes the job's live progress (epoch fraction, a loss curve) at most twice a second; the app's
+    presence is looked at every batch."""
 
-    def __init__(self, folder: Path, job: dict, trainer: Trainer):
-        self.folder, self.job, self.trainer, self.last, self.losses = folder, job, trainer, 0.0, []
+    def __init__(self, writer: _Writer, job: dict, trainer: Trainer):
+        self.writer, self.job, self.trainer, self.last, self.losses = writer, job, trainer, 0.0, []
         trainer.on_batch = self.batch
 
     def batch(self, step: int, steps: int, loss: float) -> None:
+        self.writer.check_app()
         if not self.losses and self.last == 0.0:  # the first step (of a resumed run: after its saved epochs)
             self.job["loss"] = [p for p in self.job["loss"] if p[0] <= self.trainer.epoch]
             self.job["history"] = list(self.trainer.history)
@@ -238,12 +328,12 @@ class _Progress:
             points[:] = points[::2]
         self.losses, self.last = [], time.monotonic()
         self.job["progress"] = epoch
-        write_job(self.folder, self.job)
+        self.writer.write(self.job)
 
     def epoch(self, record: dict) -> None:
         self.job["history"] = list(self.trainer.history)
         self.job["progress"] = float(record["epoch"])
-        write_job(self.folder, self.job)
+        self.writer.write(self.job)
 
 
 def train_config(folder: Path, job: dict) -> TrainConfig:
@@ -253,47 +343,82 @@ def train_config(folder: Path, job: dict) -> TrainConfig:
                        vectors=job["vectors"], out=str(folder / "run"), resume=True, progress=False, threads=1)
 
 
-def run_job(folder: str | Path) -> dict:
-    """Train one job to the end (the worker process's whole life): status running, live progress, then
-    done with the test metrics and the checkpoint installed, or failed with the error."""
+def run_job(folder: str | Path, parent: int | None = None) -> dict:
+    """Train one job to the end (the worker process's whole life, under its folder lock): status running,
+    live progress, then done with the test metrics and the checkpoint installed, or failed with the error.
+    A job that is cancelled, or whose app (`parent`, by default the process that started this one) ends,
+    before or while it trains, is left as recorded: cancelled, or running for the next app to resume."""
     folder = Path(folder)
-    job = update_job(folder, status="running", started=time.time(), pid=os.getpid())
+    writer = _Writer(folder, os.getppid() if parent is None else parent)
     try:
-        trainer = Trainer.from_config(train_config(folder, job))
-        progress = _Progress(folder, job, trainer)
-        metrics = trainer.fit(on_epoch=progress.epoch)
-        job["history"] = trainer.history
-        installed = install_checkpoint(folder / "run" / "best", Path(folder).parents[1], job.get("owner", PUBLIC),
-                                       job.get("title", ""))
-    except Exception as err:  # the worker reports every failure in the job; the trace goes to its log
-        log.exception("job %s failed", job["id"])
-        job.update(status="failed", finished=time.time(),
-                   error={"code": getattr(err, "code", "error"), "params": getattr(err, "params", {}),
-                          "message": f"{type(err).__name__}: {err}"})
-        write_job(folder, job)
-        return job
-    test = metrics["test"]
-    job.update(status="done", finished=time.time(), progress=float(trainer.epoch), checkpoint=str(installed),
-               metrics={"test_accuracy": test["accuracy"], "test_examples": test["n"], "confusion": test["confusion"],
-                        "per_class": test["per_class"], "dev_accuracy": metrics["dev_accuracy"],
-                        "best_epoch": metrics["best_epoch"], "epochs_run": metrics["epochs_run"],
-                        "train_examples": metrics["train_examples"], "labels": trainer.task.labels})
-    write_job(folder, job)
+        with writer.checked():
+            job = read_job(folder)
+            if job["status"] not in ACTIVE:
+                raise _Stop(f"the job is {job['status']} already")
+            resumed = (folder / "run" / "state").exists()  # a real resume: a worker before this one saved epochs
+            job.update(status="running", started=time.time(), pid=os.getpid(), resumes=job["resumes"] + resumed)
+            write_job(folder, job)
+        try:
+            trainer = Trainer.from_config(train_config(folder, job))
+            metrics = trainer.fit(on_epoch=_Progress(writer, job, trainer).epoch)
+            job["history"] = trainer.history
+            test = metrics["test"]
+            results = {"test_accuracy": test["accuracy"], "test_examples": test["n"], "confusion": test["confusion"],
+                       "per_class": test["per_class"], "dev_accuracy": metrics["dev_accuracy"],
+                       "best_epoch": metrics["best_epoch"], "epochs_run": metrics["epochs_run"],
+                       "train_examples": metrics["train_examples"], "labels": trainer.task.labels}
+            with writer.checked():  # a cancel recorded by now wins: nothing is installed
+                installed = install_checkpoint(folder / "run" / "best", folder.parents[1], job.get("owner", PUBLIC),
+                                               job.get("title", ""))
+                job.update(status="done", finished=time.time(), progress=float(trainer.epoch),
+                           checkpoint=str(installed), metrics=results)
+                write_job(folder, job)
+        except _Stop:
+            raise
+        except Exception as err:  # the worker reports every failure in the job; the trace goes to its log
+            log.exception("job %s failed", job["id"])
+            job.update(status="failed", finished=time.time(),
+                       error={"code": getattr(err, "code", "error"), "params": getattr(err, "params", {}),
+                              "message": f"{type(err).__name__}: {err}"})
+            writer.write(job)
+    except _Stop as stop:
+        log.info("job %s: this worker stops, %s", folder.name, stop)
+        return read_job(folder)
     return job
+
+
+def _end_with_parent() -> None:
+    """Ask Linux for SIGTERM when the thread that started this process ends (so with its app, however the
+    app dies). Elsewhere, and should the app die before this call, the parent check in run_job does it."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m core.training.jobs run <job folder>`: the worker. It yields the CPU to the app: the lowest priority
     (nice 19: Linux then gives the app's threads about 98% of a core they both want, and the worker all the CPU
-    the app leaves idle) and one torch thread."""
+    the app leaves idle) and one torch thread. LAB_APP_PID names its app (the scheduler sets it); without it,
+    the process that started the worker is its app."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2 or argv[0] != "run":
         print("usage: python -m core.training.jobs run <job folder>", file=sys.stderr)
         return 2
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
-    os.nice(19 - os.nice(0))  # predictions in the app come first
-    torch.set_num_threads(1)
-    return 0 if run_job(argv[1])["status"] == "done" else 1
+    _end_with_parent()
+    parent = int(os.environ.get("LAB_APP_PID") or os.getppid())
+    folder = Path(argv[1])
+    if not (folder / JOB_FILE).is_file():
+        print(f"{folder} is not a training job folder (no {JOB_FILE})", file=sys.stderr)
+        return 2
+    with open(folder / WORKER_LOCK, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"job {folder.name} already has a worker; this one exits and changes nothing", file=sys.stderr)
+            return REFUSED
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
+        os.nice(19 - os.nice(0))  # predictions in the app come first
+        torch.set_num_threads(1)
+        return 0 if run_job(folder, parent)["status"] == "done" else 1
 
 
 if __name__ == "__main__":

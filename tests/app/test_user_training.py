@@ -193,8 +193,8 @@ def test_a_job_left_running_resumes_after_a_restart(tmp_path, good_csv):
     assert "resumed" in (folder / "worker.log").read_text()
     assert (job["task"], "dcnn") in restarted.lab.checkpoints
     restarted.stopped.set()
-    # resumed too often: reported as stopped
-    update_job(folder, status="running", resumes=2)
+    # queued again too often: reported as stopped
+    update_job(folder, status="running", restarts=2)
     assert recover_jobs(root)[0]["status"] == "stopped"
 
 
