@@ -148,13 +148,13 @@ def build(lab: Lab, lab_view: LabView) -> TrainView:
         except (UserDataError, JobError) as err:
             raise _error(err, request_lang(request)) from None
 
-    def train_status(job: str) -> dict:
+    def train_status(job: str, request: gr.Request = None) -> dict:
         """A job's status (queued/running/done/failed/cancelled/stopped), queue position, progress, per-epoch
         history, ETA and, when done, the task to predict with (/predict, /compare) and its test metrics."""
         try:
             return queue.status(job)
         except JobError as err:
-            raise gr.Error(esc(str(err)), print_exception=False) from None
+            raise _error(err, request_lang(request)) from None
 
     def on_tick(job_id, request: gr.Request):
         ui = request_lang(request)
