@@ -248,6 +248,12 @@ PROBE_NOTICES_ZH = {
     "unknown_task": "任务 {task} 没有加载模型；可用任务：{available}。",
     "unknown_model": "模型 {model} 没有为任务 {task} 加载；可用模型：{available}。",
     "unknown_expectation": "测试 {test}：'{value}' 不是任务 {task} 的预期；可用：{allowed}。",
+    "long_sentence": "第 {line} 行：句子有 {chars} 个字符；最多 {max_chars} 个。",
+    "long_case": "{test}：句子有 {words} 个词；最多 {max_words} 个，与实验室页相同。",
+    "too_many_words": "这些用例总共超过 {max_words} 个词，超出一次运行的上限。",
+    "file_too_large": "文件大小为 {size_kb} KB；用例文件最多 {max_kb} KB。",
+    "long_cell": "第 {line} 行：有单元格超过 {max_chars} 个字符。",
+    "bad_file": "第 {line} 行无法按 CSV 读取（{error}）。",
 }
 
 
