@@ -32,6 +32,7 @@ from core.analysis.attribution import (DEFAULT_METHODS, GRADIENT_METHODS, METHOD
 from core.data.batching import pad_batch
 from core.checkpoints.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from core.checkpoints.hub import load_all
+from core.checkpoints.memory import ModelCache
 from core.models import PAPER_MODELS
 from core.notices import LANGUAGE_NAMES, InputError, Notice
 from core.text import MAX_CHARS, Token, detect_language, tokenize
@@ -180,6 +181,7 @@ class Lab:
         self.checkpoints = checkpoints
         self.sources = sources or {}
         self.errors = errors or {}  # checkpoint path -> why it could not be loaded
+        self.user_models = ModelCache()  # models added while the app runs: the recently used ones stay loaded
 
     @classmethod
     def load(cls, root: str | Path | None = None, prefer: str = "auto", config: str | Path | None = None,
@@ -196,12 +198,23 @@ class Lab:
 
     def add_checkpoint(self, directory: str | Path, source: str = "") -> tuple[str, str]:
         """Serve one more checkpoint (a model trained while the app runs, core.training.jobs) under its (task, model),
-        replacing any there. New dicts, swapped in whole: a request reading the old ones is unaffected."""
+        replacing any there; its weights are held by recency (core.checkpoints.memory). New dicts, swapped in
+        whole: a request reading the old ones is unaffected."""
         ckpt = load_checkpoint(directory)
         key = (ckpt.meta.get("task", ""), ckpt.model.key)
-        self.checkpoints = {**self.checkpoints, key: ckpt}
+        self.checkpoints = {**self.checkpoints, key: self.user_models.add(ckpt)}
         self.sources = {**self.sources, key: source or f"trained here: {directory}"}
         return key
+
+    def remove_checkpoints(self, directories: list[str | Path]) -> list[tuple[str, str]]:
+        """Stop serving the added checkpoints in `directories` (their folders were removed); their keys."""
+        gone = {Path(d) for d in directories}
+        keys = [k for k, c in self.checkpoints.items() if Path(c.path) in gone]
+        self.checkpoints = {k: c for k, c in self.checkpoints.items() if k not in keys}
+        self.sources = {k: s for k, s in self.sources.items() if k not in keys}
+        for directory in gone:
+            self.user_models.forget(directory)
+        return keys
 
     def tasks(self, lang: str | None = None) -> list[str]:
         return sorted({t for (t, _), c in self.checkpoints.items() if lang is None or c.meta.get("lang") == lang})

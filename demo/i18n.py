@@ -254,6 +254,7 @@ PROBE_NOTICES_ZH = {
     "file_too_large": "文件大小为 {size_kb} KB；用例文件最多 {max_kb} KB。",
     "long_cell": "第 {line} 行：有单元格超过 {max_chars} 个字符。",
     "bad_file": "第 {line} 行无法按 CSV 读取（{error}）。",
+    "file_gone": "上传的文件已不在这里（上传文件只保留一段时间）；请重新上传。",
 }
 
 
@@ -551,6 +552,7 @@ TRAIN_ERRORS_ZH = {
     "too_many_labels": "“{column}”列有 {count} 个不同标签（最多 {max_labels} 个）；它是标签列吗？",
     "too_few_rows": "文件只有 {rows} 行；至少需要 {min_rows} 行",
     "too_many_rows": "文件超过 {max_rows} 行，超出这里的上限",
+    "file_gone": "上传的文件已不在这里（上传文件只保留一段时间）；请重新上传",
     "long_cell": "第 {row} 行的一个单元格（或一行 JSONL）超过 {max_chars} 个字符",
     "bad_csv": "第 {row} 行无法按 {format} 读取（{error}）",
     "too_deep": "第 {row} 行的 JSON 对象嵌套过深；每行须是由文本和标签组成的扁平对象",
@@ -563,6 +565,7 @@ TRAIN_ERRORS_ZH = {
     "bad_minutes": "时间上限必须在 0.5 到 {max_minutes} 分钟之间，收到 {value}",
     "bad_vectors": "词向量必须是 {choices} 之一，收到“{value}”",
     "unknown_job": "没有训练任务“{job}”",
+    "disk_full": "训练模型的存储空间已满（{max_mb:.0f} MB）；请等有任务结束后再试",
     "not_done": "任务 {job} 尚未完成（{status}）：还没有可发布的模型",
     "no_token": "请用 Hugging Face 登录或粘贴写入令牌后再发布",
     "bad_repo": "“{repo}”不是 Hub 模型仓库名（owner/name）",

@@ -60,6 +60,7 @@ PROBE_NOTICE_TEXT = {
     "file_too_large": "The file is {size_kb} KB; at most {max_kb} KB of cases.",
     "long_cell": "Line {line}: a cell of more than {max_chars} characters.",
     "bad_file": "Line {line} cannot be read as CSV ({error}).",
+    "file_gone": "The uploaded file is no longer here (uploads are kept for a while only); upload it again.",
 }
 # the work budget of "Run my cases": every model reads every sentence, so the cases are few and short
 MAX_USER_CASES = 500
@@ -306,7 +307,11 @@ def read_cases_file(path: str | Path) -> str:
     """An uploaded CSV or TSV of cases as tab-separated lines (what parse_user_cases reads), its size checked
     before it is read."""
     path = Path(path)
-    if (size := path.stat().st_size) > MAX_CASES_FILE_BYTES:
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:  # Gradio's upload cache is cleaned (demo/ui.py)
+        raise ProbeInputError("file_gone") from None
+    if size > MAX_CASES_FILE_BYTES:
         raise ProbeInputError("file_too_large", size_kb=size // 1024, max_kb=MAX_CASES_FILE_BYTES // 1024)
     text = path.read_text(encoding="utf-8-sig", errors="replace")
     if path.suffix.lower() != ".csv":

@@ -41,6 +41,7 @@ MAX_COLUMNS = 100
 # English wording of the codes; demo/i18n.py words the same codes in Chinese
 USER_DATA_TEXT = {
     "unknown_format": "'{name}' is not a CSV, TSV or JSONL file (the name must end in .csv, .tsv or .jsonl)",
+    "file_gone": "the uploaded file is no longer here (uploads are kept for a while only); upload it again",
     "too_large": "the file is {size_mb:.1f} MB; the limit is {max_mb:.1f} MB",
     "bad_encoding": "row {row} is not UTF-8 text; save the file as UTF-8 and upload it again",
     "empty_file": "the file holds no rows",
@@ -160,7 +161,10 @@ def read_table(path: str | Path, max_bytes: int = 0, max_rows: int = 0) -> Table
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
         raise UserDataError("unknown_format", name=path.name)
-    size = path.stat().st_size
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:  # Gradio's upload cache is cleaned (demo/ui.py)
+        raise UserDataError("file_gone") from None
     if max_bytes and size > max_bytes:
         raise UserDataError("too_large", size_mb=size / 2**20, max_mb=max_bytes / 2**20)
     table = _records(path, _decode(path.read_bytes()), max_rows)

@@ -49,6 +49,7 @@ JOB_TEXT = {
     "bad_minutes": "the time budget must be from 0.5 to {max_minutes} minutes, got {value}",
     "bad_vectors": "vectors must be one of {choices}, got '{value}'",
     "unknown_job": "there is no training job '{job}'",
+    "disk_full": "the space for trained models is full ({max_mb:.0f} MB); try again when a job has finished",
     "not_done": "job {job} has not finished ({status}): there is no model to publish yet",
     "no_token": "log in with Hugging Face or paste a write token to publish",
     "bad_repo": "'{repo}' is not a Hub model repo name (owner/name)",
@@ -189,7 +190,11 @@ def queue_position(job: dict, jobs: list[dict]) -> int | None:
 def job_status(job_id: str, root: str | Path | None = None) -> dict:
     """The job as stored, plus its queue position and, while it runs, the seconds it has left (the
     elapsed time scaled by the part not yet done, at most the rest of its time budget)."""
-    job = read_job(job_dir(job_id, root))  # an unknown or malformed id: JobError
+    folder = job_dir(job_id, root)  # an unknown or malformed id: JobError
+    try:
+        job = read_job(folder)
+    except FileNotFoundError:  # removed (core.training.cleanup) since job_dir looked
+        raise JobError("unknown_job", job=job_id[:40]) from None
     # only a waiting job needs the others (parsed again only where changed): how many wait before it
     job["queue_position"] = queue_position(job, list_jobs(root)) if job["status"] == "queued" else None
     job["eta_seconds"] = None
