@@ -16,18 +16,18 @@ from demo.i18n import PROBE_NOTICES_ZH, TRAIN_ERRORS_ZH, probe_notice_text, trai
 from demo.tabs.probes import run_user_cases
 from demo.tabs.train import file_summary
 
+CELL = "x" * (MAX_CELL_CHARS + 10)
 GOOD = "".join(f"{'a fine film' if i % 2 else 'a dull film'},{i % 2}\n" for i in range(20))
 
 
 def hostile_files() -> dict[str, tuple[str, str, str]]:
     """name -> (file name, content, the code it must be refused with)."""
     return {
-        "a CSV cell over the csv limit": ("cell.csv", "text,label\n" + GOOD + "x" * (MAX_CELL_CHARS + 10) + ",1\n", "long_cell"),
-        "a TSV cell over the csv limit": ("cell.tsv", "text\tlabel\n" + "y" * (MAX_CELL_CHARS + 10) + "\t1\n", "long_cell"),
-        "a JSONL line over the cell limit": ("line.jsonl", json.dumps({"text": "z" * MAX_CELL_CHARS, "label": "1"}) + "\n",
-                                             "long_cell"),
+        "a CSV cell over the csv limit": ("cell.csv", "text,label\n" + GOOD + CELL + ",1\n", "long_cell"),
+        "a TSV cell over the csv limit": ("cell.tsv", "text\tlabel\n" + CELL + "\t1\n", "long_cell"),
+        "a JSONL line over the cell limit": ("line.jsonl", json.dumps({"text": CELL, "label": 1}) + "\n", "long_cell"),
         "JSONL nested 100,000 deep": ("deep100k.jsonl", "[" * 100_000 + "]" * 100_000 + "\n", "long_cell"),
-        "JSONL nested 50,000 deep (within the line cap)": ("deep.jsonl", '{"text": ' + "[" * 50_000 + "]" * 50_000 + "}\n",
+        "JSONL nested 50,000 deep": ("deep.jsonl", '{"text": ' + "[" * 50_000 + "]" * 50_000 + "}\n", "too_deep"),
                                                             "too_deep"),
         "a 100 KB label": ("label.csv", "text,label\n" + GOOD + "a film," + "L" * 100_000 + "\n", "long_label"),
         "a 100 KB column name": ("name.csv", "text," + "N" * 100_000 + "\n" + GOOD, "long_name"),
@@ -78,8 +78,8 @@ def test_rows_are_counted_while_reading_and_the_reading_stops_at_the_limit(tmp_p
 def test_labels_and_column_names_at_the_cap_are_taken(tmp_path):
     path = tmp_path / "ok.csv"
     label = "L" * MAX_NAME_CHARS
-    path.write_text("text," + "N" * MAX_NAME_CHARS + "\n" + "".join(f"film {i},{label if i % 2 else 'b'}\n" for i in range(20)),
-                    encoding="utf-8")
+    rows = "".join(f"film {i},{label if i % 2 else 'b'}\n" for i in range(20))
+    path.write_text("text," + "N" * MAX_NAME_CHARS + "\n" + rows, encoding="utf-8")
     assert sorted(read_rows(path).label_names) == sorted([label, "b"])
 
 
@@ -120,7 +120,8 @@ def probe_case_inputs(tmp_path) -> dict[str, tuple[str, str | None, str]]:
         "8 cases of 3,000 words": ("\n".join(f"{long_words}\tpositive" for _ in range(8)), None, "long_sentence"),
         f"a sentence of {MAX_WORDS + 1} words": (" ".join(["ok"] * (MAX_WORDS + 1)) + "\tpositive", None, "long_case"),
         "more words than the budget": ("\n".join(f"{i} " + " ".join(["fine"] * (MAX_WORDS - 1)) + "\tpositive"
-                                                 for i in range(MAX_CASE_WORDS // MAX_WORDS + 1)), None, "too_many_words"),
+                                                 for i in range(MAX_CASE_WORDS // MAX_WORDS + 1)), None,
+                                       "too_many_words"),
         "too many cases": ("\n".join(f"film {i}\tpositive" for i in range(MAX_USER_CASES + 1)), None, "too_many_cases"),
         "a CSV upload with a cell over the csv limit": ("", str(cell), "long_cell"),
         "an upload larger than any allowed cases": ("", str(large), "file_too_large"),

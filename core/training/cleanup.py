@@ -44,7 +44,8 @@ class CleanupLimits:
     def from_env(cls) -> "CleanupLimits":
         """LAB_USER_MODELS_MAX_MB / LAB_USER_MODELS_TTL_HOURS / LAB_FAILED_JOBS_TTL_MINUTES override the defaults."""
         d = cls()
-        return cls(_env_number("LAB_USER_MODELS_MAX_MB", d.max_mb), _env_number("LAB_USER_MODELS_TTL_HOURS", d.ttl_hours),
+        return cls(_env_number("LAB_USER_MODELS_MAX_MB", d.max_mb),
+                   _env_number("LAB_USER_MODELS_TTL_HOURS", d.ttl_hours),
                    _env_number("LAB_FAILED_JOBS_TTL_MINUTES", d.failed_minutes))
 
 

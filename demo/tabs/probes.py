@@ -11,8 +11,8 @@ import gradio as gr
 import pandas as pd
 
 from core.predict import AUTO, Cancelled, Lab
-from core.analysis.probes import (Case, ProbeInputError, ProbeReport, SuiteError, load_suite, read_cases_file, run_suite,
-                                  run_text_cases, suite_names)
+from core.analysis.probes import (Case, ProbeInputError, ProbeReport, SuiteError, load_suite, read_cases_file,
+                                  run_suite, run_text_cases, suite_names)
 from demo.i18n import L, label_name, model_name, msg, probe_notice_text, request_lang, task_name, view_text
 from demo.plots import esc
 from demo.runner import RequestGate, abandoned
