@@ -28,7 +28,6 @@ def hostile_files() -> dict[str, tuple[str, str, str]]:
         "a JSONL line over the cell limit": ("line.jsonl", json.dumps({"text": CELL, "label": 1}) + "\n", "long_cell"),
         "JSONL nested 100,000 deep": ("deep100k.jsonl", "[" * 100_000 + "]" * 100_000 + "\n", "long_cell"),
         "JSONL nested 50,000 deep": ("deep.jsonl", '{"text": ' + "[" * 50_000 + "]" * 50_000 + "}\n", "too_deep"),
-                                                            "too_deep"),
         "a 100 KB label": ("label.csv", "text,label\n" + GOOD + "a film," + "L" * 100_000 + "\n", "long_label"),
         "a 100 KB column name": ("name.csv", "text," + "N" * 100_000 + "\n" + GOOD, "long_name"),
         "5,000 columns": ("wide.csv", ",".join(f"c{i}" for i in range(5000)) + "\n" + GOOD, "too_many_columns"),
