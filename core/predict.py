@@ -33,6 +33,7 @@ from core.analysis.attribution import (DEFAULT_METHODS, GRADIENT_METHODS, METHOD
 from core.data.batching import pad_batch
 from core.checkpoints.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from core.checkpoints.hub import load_all
+from core.checkpoints.memory import ModelCache
 from core.models import PAPER_MODELS
 from core.models.base import Intervention, intervening, parse_intervention
 from core.notices import LANGUAGE_NAMES, InputError, InterventionError, Notice
@@ -202,6 +203,7 @@ class Lab:
         self.errors = errors or {}  # checkpoint path -> why it could not be loaded
         self.owners = owners or {}  # task -> its owner (core.owners), for a visitor's task; the others are public
         self.titles = titles or {}  # task -> the name people see (a visitor's file and date), where not its id
+        self.user_models = ModelCache()  # models added while the app runs: the recently used ones stay loaded
 
     @classmethod
     def load(cls, root: str | Path | None = None, prefer: str = "auto", config: str | Path | None = None,
@@ -219,17 +221,27 @@ class Lab:
     def add_checkpoint(self, directory: str | Path, source: str = "", owner: str = PUBLIC,
                        title: str = "") -> tuple[str, str]:
         """Serve one more checkpoint (a model trained while the app runs, core.training.jobs) under its (task, model),
-        replacing any there, for `owner` alone unless PUBLIC. New dicts, swapped in whole: a request reading the
-        old ones is unaffected."""
+        replacing any there, for `owner` alone unless PUBLIC; its weights are held by recency
+        (core.checkpoints.memory). New dicts, swapped in whole: a request reading the old ones is unaffected."""
         ckpt = load_checkpoint(directory)
         key = (ckpt.meta.get("task", ""), ckpt.model.key)
         if owner:  # before the model is served: never public for a moment
             self.owners = {**self.owners, key[0]: owner}
         if title:
             self.titles = {**self.titles, key[0]: title}
-        self.checkpoints = {**self.checkpoints, key: ckpt}
+        self.checkpoints = {**self.checkpoints, key: self.user_models.add(ckpt)}
         self.sources = {**self.sources, key: source or f"trained here: {directory}"}
         return key
+
+    def remove_checkpoints(self, directories: list[str | Path]) -> list[tuple[str, str]]:
+        """Stop serving the added checkpoints in `directories` (their folders were removed); their keys."""
+        gone = {Path(d) for d in directories}
+        keys = [k for k, c in self.checkpoints.items() if Path(c.path) in gone]
+        self.checkpoints = {k: c for k, c in self.checkpoints.items() if k not in keys}
+        self.sources = {k: s for k, s in self.sources.items() if k not in keys}
+        for directory in gone:
+            self.user_models.forget(directory)
+        return keys
 
     def visible_to(self, viewer: str) -> "Lab":
         """The Lab as one visitor (an owner id, core.owners) sees it: the public tasks and its own. Another

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from core.checkpoints.checkpoint import CheckpointError
 from core.data import PROJECT_ROOT
+from core.training.cleanup import CleanupLimits, check_quota, clean_user_models
 from core.training.jobs import (FINISHED, REFUSED, TrainLimits, cancel_job, job_dir, job_status, list_jobs, next_queued,
                                 read_job, recover_jobs, submit_job, update_job)
 from core.predict import Lab
@@ -27,12 +28,14 @@ from core.checkpoints.user_models import checkpoint_owner, installed_checkpoints
 from core.owners import PUBLIC
 
 log = logging.getLogger(__name__)
+CLEAN_EVERY = 60.0  # seconds between two cleanups of the user-models folder (core.training.cleanup)
 
 
 class TrainingQueue:
     def __init__(self, lab: Lab, root: str | Path | None = None, limits: TrainLimits | None = None, poll: float = 0.5):
         self.lab, self.root, self.poll = lab, Path(root or user_models_dir()), poll
         self.limits = limits or TrainLimits.from_env()
+        self.cleanup_limits, self.cleaned = CleanupLimits.from_env(), 0.0
         self.lock = threading.Lock()
         self.submitting = threading.Lock()  # an owner's quota is counted and taken in one step
         self.worker: subprocess.Popen | None = None
@@ -56,6 +59,10 @@ class TrainingQueue:
 
     def submit(self, file, model: str, text_column: str, label_column: str, epochs, minutes, vectors: str,
                owner: str = PUBLIC) -> dict:
+        """Queue a job once the folder has room for it (JobError "disk_full" while active jobs fill it)."""
+        with self.lock:
+            self._clean()
+        check_quota(self.root, self.cleanup_limits)
         with self.submitting:
             return submit_job(file, model, text_column, label_column, epochs, minutes, vectors, self.root, self.limits,
                               owner)
@@ -92,6 +99,8 @@ class TrainingQueue:
                         self.recovering = self._recover()
                     if self.worker is None and (job := next_queued(self.root)) is not None:
                         self._start(job)
+                    if time.monotonic() - self.cleaned > CLEAN_EVERY:
+                        self._clean()
             except Exception:  # the queue must outlive one broken job folder
                 log.exception("training queue")
             self.stopped.wait(self.poll)
@@ -102,6 +111,12 @@ class TrainingQueue:
         for job in recover_jobs(self.root):
             log.info("job %s was running when the app stopped: %s", job["id"], job["status"])
         return any(job["status"] == "running" for job in list_jobs(self.root))
+
+    def _clean(self) -> None:
+        """Remove jobs and models past their time or over the quota; the Lab stops serving the removed models."""
+        removed = clean_user_models(self.root, self.cleanup_limits, busy=(self.job_id,) if self.job_id else ())
+        self.lab.remove_checkpoints([path for job in removed for path in job["removed_checkpoints"]])
+        self.cleaned = time.monotonic()
 
     def _start(self, job: dict) -> None:
         folder = job_dir(job["id"], self.root)

@@ -1,6 +1,8 @@
 """The whole app: a banner for load problems, then the Lab, Probes, Treebank, Train, Checkpoints and API tabs.
 Each visitor sees the public models and its own (demo/owners.py): a page load says who the visitor is."""
 
+import os
+
 import gradio as gr
 
 from core.predict import Lab
@@ -13,6 +15,9 @@ from demo.tabs import lab as lab_tab
 from demo.tabs import treebank as treebank_tab
 
 THEME = gr.themes.Soft(primary_hue="indigo")
+# Gradio keeps every upload in its cache; a training file is copied into its job and a cases file read at once,
+# so every quarter hour the files older than $LAB_UPLOAD_CACHE_MINUTES are deleted
+UPLOAD_CACHE_MINUTES = float(os.environ.get("LAB_UPLOAD_CACHE_MINUTES") or 60)
 CSS = """
 #summary h3 { margin: 0.2em 0; }
 #notices { border-left: 4px solid #f59e0b; background: #fffbeb; padding: 0.4em 0.8em; border-radius: 6px; }
@@ -58,7 +63,8 @@ def banner(lab: Lab, root: str, ui: str) -> str:
 
 def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
     visitors = Visitors()
-    with gr.Blocks(title="Compositional sentence-model lab") as demo:
+    cache = (900, int(UPLOAD_CACHE_MINUTES * 60))  # (how often, how old), in seconds
+    with gr.Blocks(title="Compositional sentence-model lab", delete_cache=cache) as demo:
         # the anonymous visitor's owner key, kept by its browser across reloads. Gradio encrypts it in the page
         # with a secret the page is sent anyway: a fixed one, so that a key outlives an app restart
         owner_key = gr.BrowserState("", storage_key="lab-owner", secret="sentence-lab")

@@ -17,6 +17,8 @@ of all of them (no explanations), and scores the cases. It returns plain data; t
 """
 
 import argparse
+import csv
+import io
 import json
 import random
 import re
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from core.analysis.batched import predict_batched
 from core.data import PROJECT_ROOT
-from core.predict import Lab
+from core.predict import MAX_WORDS, Lab
 from core.notices import NoticeError
 from core.text import tokenize
 from core.views import plain, sentiment_scores
@@ -50,8 +52,20 @@ PROBE_NOTICE_TEXT = {
     "unknown_task": "No model is loaded for task {task}; available: {available}.",
     "unknown_model": "Model {model} is not loaded for task {task}; available: {available}.",
     "unknown_expectation": "Test {test}: '{value}' is not an expectation for task {task}; use one of: {allowed}.",
+    "long_sentence": "Line {line}: a sentence of {chars} characters; at most {max_chars}.",
+    "long_case": "{test}: a sentence of {words} words; at most {max_words}, as in the Lab.",
+    "too_many_words": "The cases hold more than {max_words} words in all, the limit for one run.",
+    "file_too_large": "The file is {size_kb} KB; at most {max_kb} KB of cases.",
+    "long_cell": "Line {line}: a cell of more than {max_chars} characters.",
+    "bad_file": "Line {line} cannot be read as CSV ({error}).",
+    "file_gone": "The uploaded file is no longer here (uploads are kept for a while only); upload it again.",
 }
-MAX_USER_CASES = 2000
+# the work budget of "Run my cases": every model reads every sentence, so the cases are few and short
+MAX_USER_CASES = 500
+MAX_CASE_CHARS = 1000  # per sentence, checked before tokenizing; then at most core.predict.MAX_WORDS words each
+MAX_CASE_WORDS = 6000  # in all (a bundled suite holds about 10,000 short ones): 5 models read them in about 3 s
+MAX_CASES_FILE_BYTES = 2 * MAX_USER_CASES * MAX_CASE_CHARS
+CSV_CELL_LIMIT = 131_072  # the csv module's own field limit: it refuses a longer cell before building it
 
 
 class SuiteError(ValueError):
@@ -269,6 +283,8 @@ def parse_user_cases(text: str, labels: list[str], task: str) -> list[Case]:
         columns = [c.strip() for c in line.split("\t")]
         if len(columns) not in (2, 3) or not all(columns):
             raise ProbeInputError("bad_columns", line=number, found=len([c for c in columns if c]))
+        if (chars := max(len(columns[0]), len(columns[1]) if len(columns) == 3 else 0)) > MAX_CASE_CHARS:
+            raise ProbeInputError("long_sentence", line=number, chars=chars, max_chars=MAX_CASE_CHARS)
         if len(columns) == 2:
             expect = columns[1].lower().replace(" ", "_") if columns[1].lower() not in groups else columns[1].lower()
             if expect not in groups:
@@ -283,6 +299,28 @@ def parse_user_cases(text: str, labels: list[str], task: str) -> list[Case]:
     if not cases:
         raise ProbeInputError("no_cases")
     return cases
+
+
+def read_cases_file(path: str | Path) -> str:
+    """An uploaded CSV or TSV of cases as tab-separated lines (what parse_user_cases reads), its size checked
+    before it is read."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:  # Gradio's upload cache is cleaned (demo/ui.py)
+        raise ProbeInputError("file_gone") from None
+    if size > MAX_CASES_FILE_BYTES:
+        raise ProbeInputError("file_too_large", size_kb=size // 1024, max_kb=MAX_CASES_FILE_BYTES // 1024)
+    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    if path.suffix.lower() != ".csv":
+        return text
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        return "\n".join("\t".join(row) for row in reader)
+    except csv.Error as err:
+        if "field limit" in str(err):
+            raise ProbeInputError("long_cell", line=reader.line_num, max_chars=CSV_CELL_LIMIT) from None
+        raise ProbeInputError("bad_file", line=reader.line_num, error=str(err)) from None
 
 
 # -- running -----------------------------------------------------------------------------------------------
@@ -327,9 +365,11 @@ def _cells(results: dict[str, list[CaseResult]], key) -> dict[str, dict[str, Cel
 
 
 def run_cases(lab: Lab, cases: list[Case], task: str, models: list[str] | None = None, dir_margin: float = 0.02,
-              suite: str = "user", capabilities: dict[str, dict[str, str]] | None = None) -> ProbeReport:
+              suite: str = "user", capabilities: dict[str, dict[str, str]] | None = None,
+              max_total_words: int = 0) -> ProbeReport:
     """`cases` against `models` (every model of `task` by default), batched: each distinct sentence is
-    tokenized once and each model reads all of them in a few forward passes."""
+    tokenized once and each model reads all of them in a few forward passes. A sentence may hold
+    core.predict.MAX_WORDS words, all of them together `max_total_words` (0: no limit)."""
     started = time.perf_counter()
     if not lab.models(task):
         raise ProbeInputError("unknown_task", task=task, available=lab.tasks())
@@ -344,8 +384,19 @@ def run_cases(lab: Lab, cases: list[Case], task: str, models: list[str] | None =
     for case in cases:
         if case.type == "mft" and case.expect not in groups:
             raise ProbeInputError("unknown_expectation", test=case.test, value=case.expect, task=task, allowed=sorted(groups))
-    sentences = list(dict.fromkeys(t for c in cases for t in (c.text, c.variant) if t))
-    words = [[t.text for t in tokenize(s, lang)] or ["."] for s in sentences]  # a probe sentence is never empty
+    first_case = {}
+    for case in cases:
+        for text in (case.text, case.variant):
+            if text:
+                first_case.setdefault(text, case)
+    sentences, words = list(first_case), []
+    for sentence in sentences:  # checked as they are tokenized: a file over the budget costs no more than the budget
+        tokens = [t.text for t in tokenize(sentence, lang)] or ["."]  # a probe sentence is never empty
+        if len(tokens) > MAX_WORDS:  # /predict's budget per sentence; every model reads every one
+            raise ProbeInputError("long_case", test=first_case[sentence].test, words=len(tokens), max_words=MAX_WORDS)
+        words.append(tokens)
+        if max_total_words and sum(map(len, words)) > max_total_words:
+            raise ProbeInputError("too_many_words", max_words=max_total_words)
     outputs, score_label, score_range = {}, "", (0.0, 1.0)
     for model, checkpoint in checkpoints.items():
         probs, label_ids = class_probabilities(checkpoint, words)
@@ -366,7 +417,8 @@ def run_text_cases(lab: Lab, text: str, task: str, capabilities: dict[str, dict[
     if not lab.models(task):
         raise ProbeInputError("unknown_task", task=task, available=lab.tasks())
     labels = lab.checkpoints[(task, lab.models(task)[0])].meta["labels"]
-    return run_cases(lab, parse_user_cases(text, labels, task), task, capabilities=capabilities)
+    return run_cases(lab, parse_user_cases(text, labels, task), task, capabilities=capabilities,
+                     max_total_words=MAX_CASE_WORDS)
 
 
 def run_suite(lab: Lab, suite: Suite | str, task: str | None = None, models: list[str] | None = None) -> ProbeReport:

@@ -34,10 +34,15 @@ SPLIT_SEED = 13  # the split must not change between a run and its resumption
 MAX_TEXT_CHARS = 1000  # a longer text is cut (Chinese reviews run to thousands of characters)
 MIN_ROWS = 10  # fewer leave nothing to evaluate on
 MAX_LABELS = 100  # more distinct labels than this is almost surely the wrong column
+# caps checked while reading, before a value is parsed or kept: a hostile file costs no more than a good one
+MAX_CELL_CHARS = 131_072  # one CSV cell or JSONL line (the csv module's own field limit); texts are cut to 1000
+MAX_NAME_CHARS = 100  # a label or column name; every job.json, status and prediction repeats them
+MAX_COLUMNS = 100
 
 # English wording of the codes; demo/i18n.py words the same codes in Chinese
 USER_DATA_TEXT = {
     "unknown_format": "'{name}' is not a CSV, TSV or JSONL file (the name must end in .csv, .tsv or .jsonl)",
+    "file_gone": "the uploaded file is no longer here (uploads are kept for a while only); upload it again",
     "too_large": "the file is {size_mb:.1f} MB; the limit is {max_mb:.1f} MB",
     "bad_encoding": "row {row} is not UTF-8 text; save the file as UTF-8 and upload it again",
     "empty_file": "the file holds no rows",
@@ -53,6 +58,12 @@ USER_DATA_TEXT = {
     "too_many_labels": "column '{column}' has {count} different labels (at most {max_labels}); is it the label column?",
     "too_few_rows": "the file has {rows} rows; at least {min_rows} are needed",
     "too_many_rows": "the file has more than {max_rows} rows, the limit here",
+    "long_cell": "row {row} holds more than {max_chars} characters in one cell (or one JSONL line)",
+    "bad_csv": "row {row} cannot be read as {format} ({error})",
+    "too_deep": "row {row} is a JSON object nested too deep; each line must be a flat object of texts and labels",
+    "long_name": "a column name is {length} characters long; at most {max_chars}",
+    "too_many_columns": "the file has {count} columns; at most {max_columns}",
+    "long_label": "row {row}: the label is {length} characters long (at most {max_chars}); is it the label column?",
 }
 
 
@@ -60,6 +71,14 @@ class UserDataError(NoticeError, DataError):
     """A user file we cannot train on: `code` (a key of USER_DATA_TEXT) and its `params`."""
 
     TEXT = USER_DATA_TEXT
+
+
+@dataclass
+class Table:
+    """A user file as read: its column names and its rows, (row number in the file, {column: value})."""
+
+    columns: list[str]
+    rows: list[tuple[int, dict]]
 
 
 @dataclass
@@ -82,43 +101,77 @@ def _decode(raw: bytes) -> str:
         raise UserDataError("bad_encoding", row=raw[: err.start].count(b"\n") + 1) from None
 
 
-def _records(path: Path, text: str) -> tuple[list[str], list[tuple[int, dict]]]:
-    """(column names, [(row number in the file, {column: value})])."""
+def _check_columns(columns: list[str]) -> None:
+    if len(columns) > MAX_COLUMNS:
+        raise UserDataError("too_many_columns", count=len(columns), max_columns=MAX_COLUMNS)
+    longest = max(map(len, columns), default=0)
+    if longest > MAX_NAME_CHARS:
+        raise UserDataError("long_name", length=longest, max_chars=MAX_NAME_CHARS)
+
+
+def _records(path: Path, text: str, max_rows: int) -> Table:
+    """The file's columns and rows, counted while they are read: the row past `max_rows` (0: no limit)
+    stops the reading."""
     delimiter = FORMATS[path.suffix.lower()]
+    rows, columns = [], {}
+
+    def add(number: int, record: dict) -> None:
+        rows.append((number, record))
+        if max_rows and len(rows) > max_rows:
+            raise UserDataError("too_many_rows", max_rows=max_rows)
+
     if delimiter is None:  # JSONL: one object per line
-        rows, columns = [], {}
-        for number, line in enumerate(text.split("\n"), 1):
+        for number, line in enumerate(io.StringIO(text, newline="\n"), 1):
             if not line.strip():
                 continue
+            if len(line) > MAX_CELL_CHARS:
+                raise UserDataError("long_cell", row=number, max_chars=MAX_CELL_CHARS)
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as err:
                 raise UserDataError("bad_json", row=number, error=err.msg) from None
+            except RecursionError:  # nested past the parser's depth limit (within a line already capped)
+                raise UserDataError("too_deep", row=number) from None
             if not isinstance(record, dict):
                 raise UserDataError("bad_json", row=number, error=type(record).__name__)
-            columns.update(dict.fromkeys(record))
-            rows.append((number, {k: "" if v is None else str(v) for k, v in record.items()}))
-        return list(columns), rows
+            if record.keys() - columns.keys():
+                columns.update(dict.fromkeys(record))
+                _check_columns(list(columns))
+            add(number, {k: "" if v is None else str(v) for k, v in record.items()})
+        return Table(list(columns), rows)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header = next(reader, None)
-    if header is None:
-        return [], []
-    header = [name.strip() for name in header]
-    rows = []
-    for values in reader:
-        if any(v.strip() for v in values):
-            rows.append((reader.line_num, dict(zip(header, values))))
-    return header, rows
+    try:  # the csv module refuses a cell over its field limit (MAX_CELL_CHARS) before it builds it
+        header = next(reader, None)
+        if header is None:
+            return Table([], [])
+        header = [name.strip() for name in header]
+        _check_columns(header)
+        for values in reader:
+            if any(v.strip() for v in values):
+                add(reader.line_num, dict(zip(header, values)))
+    except csv.Error as err:
+        if "field limit" in str(err):
+            raise UserDataError("long_cell", row=reader.line_num, max_chars=MAX_CELL_CHARS) from None
+        raise UserDataError("bad_csv", row=reader.line_num, format=path.suffix[1:].upper(), error=str(err)) from None
+    return Table(header, rows)
 
 
-def read_columns(path: str | Path, max_bytes: int = 0) -> list[str]:
-    """The file's column names (the header, or every key of a JSONL file), for the user to choose from."""
+def read_table(path: str | Path, max_bytes: int = 0, max_rows: int = 0) -> Table:
+    """The file's column names (the header, or every key of a JSONL file) and rows, with the checks of the
+    file as a whole (format, size, encoding, cell and name lengths, rows). `max_bytes` / `max_rows`: 0 = no limit."""
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
         raise UserDataError("unknown_format", name=path.name)
-    if max_bytes and path.stat().st_size > max_bytes:
-        raise UserDataError("too_large", size_mb=path.stat().st_size / 2**20, max_mb=max_bytes / 2**20)
-    return _records(path, _decode(path.read_bytes()))[0]
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:  # Gradio's upload cache is cleaned (demo/ui.py)
+        raise UserDataError("file_gone") from None
+    if max_bytes and size > max_bytes:
+        raise UserDataError("too_large", size_mb=size / 2**20, max_mb=max_bytes / 2**20)
+    table = _records(path, _decode(path.read_bytes()), max_rows)
+    if not table.rows:
+        raise UserDataError("empty_file")
+    return table
 
 
 def _find(columns: list[str], names: tuple[str, ...]) -> str | None:
@@ -129,7 +182,7 @@ def _find(columns: list[str], names: tuple[str, ...]) -> str | None:
 def _choose_columns(columns: list[str], rows, text_column: str, label_column: str) -> tuple[str, str]:
     for column in (text_column, label_column):
         if column and column not in columns:
-            raise UserDataError("missing_column", column=column, columns=", ".join(columns))
+            raise UserDataError("missing_column", column=column[:MAX_NAME_CHARS], columns=", ".join(columns))
     candidates = [c for c in columns if c.lower() != "split"]
     text_column = text_column or _find(candidates, TEXT_NAMES) or ""
     label_column = label_column or _find([c for c in candidates if c != text_column], LABEL_NAMES) or ""
@@ -163,17 +216,12 @@ def read_rows(path: str | Path, text_column: str = "", label_column: str = "", m
               max_rows: int = 0) -> UserRows:
     """Every check of a user file (format, size, encoding, columns, empty cells, labels, split, rows);
     UserDataError at the first problem. `max_bytes` / `max_rows`: 0 = no limit."""
-    path = Path(path)
-    if path.suffix.lower() not in FORMATS:
-        raise UserDataError("unknown_format", name=path.name)
-    size = path.stat().st_size
-    if max_bytes and size > max_bytes:
-        raise UserDataError("too_large", size_mb=size / 2**20, max_mb=max_bytes / 2**20)
-    columns, rows = _records(path, _decode(path.read_bytes()))
-    if not rows:
-        raise UserDataError("empty_file")
-    if max_rows and len(rows) > max_rows:
-        raise UserDataError("too_many_rows", max_rows=max_rows)
+    return check_rows(read_table(path, max_bytes, max_rows), text_column, label_column)
+
+
+def check_rows(table: Table, text_column: str = "", label_column: str = "") -> UserRows:
+    """The checks of a file already read (read_table) on its chosen or detected text and label columns."""
+    columns, rows = table.columns, table.rows
     text_column, label_column = _choose_columns(columns, rows, text_column, label_column)
     split_column = _find(columns, ("split",))
     texts, labels, splits = [], [], []
@@ -183,9 +231,11 @@ def read_rows(path: str | Path, text_column: str = "", label_column: str = "", m
             raise UserDataError("empty_text", row=number)
         if not label:
             raise UserDataError("empty_label", row=number)
+        if len(label) > MAX_NAME_CHARS:
+            raise UserDataError("long_label", row=number, length=len(label), max_chars=MAX_NAME_CHARS)
         split = (row.get(split_column) or "").strip().lower() if split_column else ""
         if split_column and split not in SPLIT_NAMES:
-            raise UserDataError("bad_split", row=number, value=split)
+            raise UserDataError("bad_split", row=number, value=split[:40])
         texts.append(text[:MAX_TEXT_CHARS])
         labels.append(label)
         splits.append(SPLIT_NAMES.get(split, ""))

@@ -25,6 +25,7 @@ import fcntl
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -52,6 +53,7 @@ ACTIVE, FINISHED = ("queued", "running"), ("done", "failed", "cancelled", "stopp
 MAX_RESUMES = 2  # a job queued again this often (after restarts of the app) is reported as stopped
 VECTORS = ("none", "auto")  # random embeddings, or the pretrained ones of the file's language when present
 LOSS_POINTS = 400  # the live loss curve keeps at most this many points (halved when full)
+JOB_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")  # checked before the id touches the disk, a log or a message
 
 JOB_TEXT = {
     "no_file": "choose a CSV, TSV or JSONL file to train on",
@@ -62,6 +64,7 @@ JOB_TEXT = {
     "unknown_job": "there is no training job '{job}'",
     "too_many_jobs": ("you already have {max_jobs} training jobs waiting or running; "
                       "wait for one to finish or cancel one"),
+    "disk_full": "the space for trained models is full ({max_mb:.0f} MB); try again when a job has finished",
     "not_done": "job {job} has not finished ({status}): there is no model to publish yet",
     "no_token": "log in with Hugging Face or paste a write token to publish",
     "bad_repo": "'{repo}' is not a Hub model repo name (owner/name)",
@@ -154,21 +157,44 @@ def cancel_job(job_id: str, root: str | Path | None = None) -> dict:
     return job
 
 
+_parsed: dict[Path, tuple[tuple, dict]] = {}  # job.json -> (its stat when read, the job): list_jobs reads only changes
+
+
+def _read_cached(path: Path) -> dict | None:
+    """The job in `path` as last written (every write replaces the file, so a new inode, size or mtime);
+    None when it went away meanwhile (cleaned up)."""
+    try:
+        st = path.stat()
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if (hit := _parsed.get(path)) is None or hit[0] != key:
+            _parsed[path] = hit = (key, read_job(path.parent))
+    except FileNotFoundError:
+        return None
+    return dict(hit[1])
+
+
 def list_jobs(root: str | Path | None = None) -> list[dict]:
-    """Every job, oldest first (a job still being created, in its hidden staging folder, is not one yet)."""
+    """Every job, oldest first (a job still being created, in its hidden staging folder, is not one yet).
+    Each job.json is parsed again only when it has changed since the last call."""
     folder = jobs_dir(root)
-    paths = folder.glob(f"*/{JOB_FILE}") if folder.is_dir() else []
-    jobs = [read_job(p.parent) for p in paths if not p.parent.name.startswith(".")]
+    paths = [p for p in folder.glob(f"*/{JOB_FILE}") if not p.parent.name.startswith(".")] if folder.is_dir() else []
+    present = set(paths)
+    for gone in [p for p in list(_parsed) if p.parent.parent == folder and p not in present]:
+        _parsed.pop(gone, None)
+    jobs = [job for job in map(_read_cached, paths) if job is not None]
     return sorted(jobs, key=lambda j: (j["created"], j["id"]))
 
 
 def job_dir(job_id: str, root: str | Path | None = None, owner: str | None = None) -> Path:
-    """The job's folder; JobError "unknown_job" for no such job or, when `owner` is given, another owner's."""
-    folder = jobs_dir(root) / str(job_id)
-    if not isinstance(job_id, str) or "/" in job_id or job_id.startswith(".") or not (folder / JOB_FILE).is_file():
+    """The job's folder; JobError "unknown_job" for a malformed id, no such job or, when `owner` is given,
+    another owner's (worded as for no job at all: nothing says it exists)."""
+    if not isinstance(job_id, str) or not JOB_ID.fullmatch(job_id):
         raise JobError("unknown_job", job=str(job_id)[:40])
+    folder = jobs_dir(root) / job_id
+    if not (folder / JOB_FILE).is_file():
+        raise JobError("unknown_job", job=job_id[:40])
     if owner is not None and read_job(folder).get("owner", PUBLIC) != owner:
-        raise JobError("unknown_job", job=job_id[:40])  # worded as for no job at all: nothing says it exists
+        raise JobError("unknown_job", job=job_id[:40])
     return folder
 
 
@@ -220,19 +246,21 @@ def queue_position(job: dict, jobs: list[dict]) -> int | None:
     """1 for the next job to start, 2 for the one after it...; None when the job is not waiting."""
     if job["status"] != "queued":
         return None
-    waiting = [j["id"] for j in jobs if j["status"] == "queued"]
-    return waiting.index(job["id"]) + 1
+    order = (job["created"], job["id"])
+    return 1 + sum(j["status"] == "queued" and (j["created"], j["id"]) < order for j in jobs)
 
 
 def job_status(job_id: str, root: str | Path | None = None, owner: str | None = None) -> dict:
     """The job as stored, plus its queue position and, while it runs, the seconds it has left (the
     elapsed time scaled by the part not yet done, at most the rest of its time budget). With an `owner`,
     only that owner's job (job_dir)."""
-    job_dir(job_id, root, owner)  # an unknown or malformed id, another owner's job: JobError
-    jobs = list_jobs(root)
-    # the job as this one snapshot of every job has it: read apart, its worker may start it in between
-    job = next(j for j in jobs if j["id"] == job_id)
-    job["queue_position"] = queue_position(job, jobs)
+    folder = job_dir(job_id, root, owner)  # an unknown or malformed id, another owner's job: JobError
+    try:
+        job = read_job(folder)
+    except FileNotFoundError:  # removed (core.training.cleanup) since job_dir looked
+        raise JobError("unknown_job", job=job_id[:40]) from None
+    # only a waiting job needs the others (parsed again only where changed): how many wait before it
+    job["queue_position"] = queue_position(job, list_jobs(root)) if job["status"] == "queued" else None
     job["eta_seconds"] = None
     if job["status"] == "running" and job["started"]:
         elapsed, done = time.time() - job["started"], job["progress"] / job["epochs"]

@@ -5,16 +5,14 @@ every loaded model.
 Callbacks first (they only call core.analysis.probes), then the layout, then the wiring.
 """
 
-import csv
-import io
 from dataclasses import dataclass
-from pathlib import Path
 
 import gradio as gr
 import pandas as pd
 
 from core.predict import AUTO, Cancelled, Lab
-from core.analysis.probes import Case, ProbeInputError, ProbeReport, SuiteError, load_suite, run_suite, run_text_cases, suite_names
+from core.analysis.probes import (Case, ProbeInputError, ProbeReport, SuiteError, load_suite, read_cases_file,
+                                  run_suite, run_text_cases, suite_names)
 from core.owners import PUBLIC
 from demo.i18n import L, label_name, model_name, msg, probe_notice_text, request_lang, task_name, view_text
 from demo.owners import Visitors
@@ -116,21 +114,11 @@ def run_probe_suite(lab: Lab, suite: str, task: str, ui: str) -> tuple:
         return _error(str(err))
 
 
-def read_upload(path: str | None) -> str:
-    """A CSV or TSV upload as tab-separated lines (what parse_user_cases reads)."""
-    if not path:
-        return ""
-    text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
-    if Path(path).suffix.lower() == ".csv":
-        return "\n".join("\t".join(row) for row in csv.reader(io.StringIO(text)))
-    return text
-
-
 def run_user_cases(lab: Lab, text: str, upload: str | None, suite: str, task: str, ui: str) -> tuple:
     """The user's cases on the chosen task (AUTO: the chosen suite's task) against every loaded model."""
     try:
         task = load_suite(suite).task if task == AUTO else task
-        lines = "\n".join(t for t in (text or "", read_upload(upload)) if t.strip())
+        lines = "\n".join(t for t in (text or "", read_cases_file(upload) if upload else "") if t.strip())
         names = {"user": {"en": msg("user_cases", "en"), "zh": msg("user_cases", "zh")}}
         with RequestGate().admit_long():
             return show(run_text_cases(lab, lines, task, names), ui)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from core.data.user import UserDataError, read_columns, read_rows
+from core.data.user import UserDataError, check_rows, read_table
 from core.training.jobs import ACTIVE, JobError, list_jobs
 from core.training.publish import push_job
 from core.models import PAPER_MODELS
@@ -33,12 +33,13 @@ def file_summary(path: str | None, text_column: str, label_column: str, limits, 
     column choices."""
     if not path:
         return "", gr.update(choices=[], value=""), gr.update(choices=[], value="")
-    try:
-        columns = read_columns(path, limits.max_bytes)
+    try:  # read once: the columns to choose from, then the checks on the chosen ones
+        table = read_table(path, limits.max_bytes, limits.max_rows)
     except UserDataError as err:
         return f"❌ {md(train_error_text(err.code, err.params, str(err), ui))}", gr.update(choices=[]), gr.update(choices=[])
+    columns = table.columns
     try:
-        rows = read_rows(path, text_column, label_column, limits.max_bytes, limits.max_rows)
+        rows = check_rows(table, text_column, label_column)
     except UserDataError as err:
         return (f"❌ {md(train_error_text(err.code, err.params, str(err), ui))}", gr.update(choices=columns),
                 gr.update(choices=columns))

@@ -1,0 +1,112 @@
+"""Keeping $LAB_USER_MODELS within bounds on a shared Space: jobs and the models they installed are removed,
+oldest first, once they are past their time or the folder is past its disk quota.
+
+    removed = clean_user_models(root, CleanupLimits.from_env())   # the jobs removed, with their checkpoints
+
+What goes, in this order (a queued or running job never does; nor does a checkpoint no removed job installed,
+such as one `make train-data` put there):
+1. a cancelled, failed or stopped job, `failed_minutes` after it ended (its status stays readable that long);
+2. any finished job older than `ttl_hours`, with the model it installed;
+3. while the folder holds more than `max_mb`, the oldest finished job with its model.
+A model installed by a job is removed only when no remaining job installed it too (a later run of the same
+task and model replaces it in place). The scheduler (demo/training.py) runs this every minute and before
+each submission, which is refused while the quota stays full (JobError "disk_full").
+"""
+
+import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.checkpoints.user_models import user_models_dir
+from core.training.jobs import ACTIVE, JobError, jobs_dir, list_jobs
+
+log = logging.getLogger(__name__)
+
+
+def _env_number(name: str, default: float) -> float:
+    value = os.environ.get(name, "")
+    return float(value) if value else default
+
+
+@dataclass
+class CleanupLimits:
+    """The defaults fit a free CPU Space (50 GB of disk, wiped on restart) shared by a class: a job with its
+    model takes 2 to 10 MB."""
+
+    max_mb: float = 2048.0  # jobs and models together
+    ttl_hours: float = 48.0  # a finished job and its model
+    failed_minutes: float = 60.0  # a cancelled, failed or stopped job
+
+    @classmethod
+    def from_env(cls) -> "CleanupLimits":
+        """LAB_USER_MODELS_MAX_MB / LAB_USER_MODELS_TTL_HOURS / LAB_FAILED_JOBS_TTL_MINUTES override the defaults."""
+        d = cls()
+        return cls(_env_number("LAB_USER_MODELS_MAX_MB", d.max_mb),
+                   _env_number("LAB_USER_MODELS_TTL_HOURS", d.ttl_hours),
+                   _env_number("LAB_FAILED_JOBS_TTL_MINUTES", d.failed_minutes))
+
+
+def folder_bytes(path: Path) -> int:
+    """The bytes of every file under `path` (0 when it is gone)."""
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except FileNotFoundError:  # removed while we counted
+                pass
+    return total
+
+
+def _remove(job: dict, root: Path, remaining: list[dict]) -> list[str]:
+    """Remove a job's folder and the checkpoint it installed unless a remaining job installed the same one;
+    the checkpoint folders removed."""
+    shutil.rmtree(jobs_dir(root) / job["id"], ignore_errors=True)
+    checkpoint = job.get("checkpoint")
+    if not checkpoint or any(j.get("checkpoint") == checkpoint for j in remaining):
+        return []
+    shutil.rmtree(checkpoint, ignore_errors=True)
+    return [checkpoint]
+
+
+def clean_user_models(root: str | Path | None = None, limits: CleanupLimits | None = None, now: float | None = None,
+                      busy: tuple[str, ...] = ()) -> list[dict]:
+    """Remove what is past its time or over the quota (see the module's docstring); the removed jobs, each
+    with "removed_checkpoints" (the folders to stop serving). `busy`: ids of jobs whose worker the
+    scheduler has not yet seen end (it still reads them)."""
+    root, limits = Path(root or user_models_dir()), limits or CleanupLimits.from_env()
+    now = time.time() if now is None else now
+    jobs = [j for j in list_jobs(root) if j["status"] not in ACTIVE and j["id"] not in busy]  # oldest first
+
+    def expired(job: dict) -> bool:
+        ended = job.get("finished") or job["created"]
+        if job["status"] != "done" and now - ended > limits.failed_minutes * 60:
+            return True
+        return now - job["created"] > limits.ttl_hours * 3600
+
+    removed = []
+    doomed = [j for j in jobs if expired(j)]
+    kept = [j for j in jobs if not expired(j)]
+    used = folder_bytes(root) if limits.max_mb else 0
+    while kept and limits.max_mb and used > limits.max_mb * 2**20:
+        job = kept.pop(0)
+        used -= folder_bytes(jobs_dir(root) / job["id"]) + (folder_bytes(Path(job["checkpoint"]))
+                                                           if job.get("checkpoint") else 0)
+        doomed.append(job)
+    remaining = kept + [j for j in list_jobs(root) if j["status"] in ACTIVE or j["id"] in busy]
+    for job in doomed:
+        job["removed_checkpoints"] = _remove(job, root, remaining)
+        removed.append(job)
+        log.info("job %s removed (%s, created %s)", job["id"], job["status"],
+                 time.strftime("%Y-%m-%d %H:%M", time.localtime(job["created"])))
+    return removed
+
+
+def check_quota(root: str | Path | None = None, limits: CleanupLimits | None = None) -> None:
+    """JobError "disk_full" while the folder is over its quota even after cleaning (active jobs fill it)."""
+    root, limits = Path(root or user_models_dir()), limits or CleanupLimits.from_env()
+    if limits.max_mb and folder_bytes(root) > limits.max_mb * 2**20:
+        raise JobError("disk_full", max_mb=limits.max_mb)

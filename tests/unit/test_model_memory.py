@@ -1,0 +1,38 @@
+"""Models trained here are held in memory by recency (core.checkpoints.memory): at most `capacity` stay
+loaded, the least recently used is dropped first, and an evicted one loads again from its folder when asked for."""
+
+from core.checkpoints.memory import ModelCache, capacity_from_env
+from core.predict import Lab
+
+MODELS = ("tensor_cnn", "dcnn", "mrnn")
+
+
+def test_the_least_recently_used_model_is_evicted_and_loads_again_when_asked_for(lab_root):
+    lab = Lab({})
+    lab.user_models = ModelCache(capacity=2)
+    folders = {m: lab_root / "sst5" / m for m in MODELS}
+    for model in MODELS:
+        assert lab.add_checkpoint(folders[model]) == ("sst5", model)
+    assert list(lab.user_models.loaded) == [folders["dcnn"], folders["mrnn"]]  # tensor_cnn, the oldest, went
+    assert sorted(lab.models("sst5")) == sorted(MODELS)  # an evicted model is still served
+    lab.predict("a fine film", "dcnn", "sst5")  # dcnn becomes the most recently used
+    first = lab.predict("a fine film", "tensor_cnn", "sst5")  # loaded again; mrnn, now the oldest, goes
+    assert list(lab.user_models.loaded) == [folders["dcnn"], folders["tensor_cnn"]]
+    again = lab.predict("a fine film", "tensor_cnn", "sst5")
+    assert first.probs == again.probs and lab.checkpoints[("sst5", "tensor_cnn")].meta["task"] == "sst5"
+
+
+def test_removed_checkpoints_are_no_longer_served_or_held(lab_root):
+    lab = Lab({})
+    for model in MODELS[:2]:
+        lab.add_checkpoint(lab_root / "sst5" / model, "trained here")
+    assert lab.remove_checkpoints([lab_root / "sst5" / "dcnn"]) == [("sst5", "dcnn")]
+    assert lab.models("sst5") == ["tensor_cnn"] and ("sst5", "dcnn") not in lab.sources
+    assert list(lab.user_models.loaded) == [lab_root / "sst5" / "tensor_cnn"]
+
+
+def test_the_cap_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("LAB_USER_MODELS_IN_MEMORY", "3")
+    assert capacity_from_env() == 3 and ModelCache().capacity == 3
+    monkeypatch.setenv("LAB_USER_MODELS_IN_MEMORY", "0")
+    assert capacity_from_env() == 1
