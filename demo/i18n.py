@@ -9,6 +9,9 @@ Core's coded messages (a NoticeError, a prediction's Notice, a view's Text) are 
 `view_text`. The rule: core's English stays in core (its TEXT tables also serve the CLI, the JSON API and the
 logs) and is the English here; zh.toml words the same codes and parameters under [codes.<table>].
 tests/test_locales.py checks that both languages have the same keys and placeholders.
+
+Browsers that ask for Traditional Chinese (zh-TW, zh-HK) get a page converted from the simplified words by zhconv
+at start-up: `lang` is then 'zh-TW' or 'zh-HK', never typed in a file.
 """
 
 import dataclasses
@@ -16,6 +19,7 @@ import tomllib
 from pathlib import Path
 
 import gradio as gr
+import zhconv
 
 from core.analysis.attribution import METHODS, ON_DEMAND
 from core.analysis.probes import PROBE_NOTICE_TEXT
@@ -27,7 +31,8 @@ from core.training.jobs import JOB_TEXT
 from core.views import VIEW_TEXT, Text
 from demo.examples import EXAMPLES
 
-LANGS = ("en", "zh")
+LANGS = ("en", "zh")  # the locale files
+TRADITIONAL = {"zh-TW": "zh-tw", "zh-HK": "zh-hk"}  # UI language -> zhconv's conversion of zh
 LOCALES = Path(__file__).parent / "locales"
 CORE_TEXT = {"notice": NOTICE_TEXT, "probes": PROBE_NOTICE_TEXT, "treebank": TREEBANK_NOTICE_TEXT,
              "user_data": USER_DATA_TEXT, "jobs": JOB_TEXT, "view": VIEW_TEXT}  # by their name in [codes.<name>]
@@ -70,8 +75,13 @@ for _lang in LANGS:  # labels built from core's lists
     _built |= {f"tb_label_{i}": label_name(name, _lang) for i, name in enumerate(FINE_LABELS)}  # gold-label filter
     PAGE[_lang] |= _built
     TEXT[_lang] |= _built
+for _lang, _locale in TRADITIONAL.items():  # placeholders are ASCII: the conversion leaves them as they are
+    PAGE[_lang] = {k: zhconv.convert(v, _locale) for k, v in PAGE["zh"].items()}
+    TEXT[_lang] = {k: zhconv.convert(v, _locale) for k, v in TEXT["zh"].items()}
+    CODES[_lang] = {table: {code: zhconv.convert(v, _locale) for code, v in codes.items()}
+                    for table, codes in CODES["zh"].items()}
 
-I18N = gr.I18n(en=PAGE["en"], zh=PAGE["zh"], **{"zh-CN": PAGE["zh"], "zh-TW": PAGE["zh"]})
+I18N = gr.I18n(en=PAGE["en"], zh=PAGE["zh"], **{"zh-CN": PAGE["zh"]}, **{lang: PAGE[lang] for lang in TRADITIONAL})
 L = I18N  # L("key") in component constructors
 
 MODEL_NAMES = {
@@ -85,11 +95,23 @@ MODEL_NAMES = {
 
 
 def request_lang(request) -> str:
-    """'zh' when the browser prefers Chinese (Accept-Language), else 'en'."""
+    """The browser's first language (Accept-Language): 'zh' (Simplified Chinese), 'zh-TW' or 'zh-HK'
+    (Traditional: Taiwan's, Hong Kong's and Macau's), else 'en'."""
     headers = getattr(request, "headers", None) or {}
     accept = headers.get("accept-language", "") if hasattr(headers, "get") else ""
     first = accept.split(",")[0].strip().lower()
-    return "zh" if first.startswith("zh") else "en"
+    if not first.startswith("zh"):
+        return "en"
+    if first.startswith(("zh-hk", "zh-mo", "zh-hant-hk", "zh-hant-mo")):
+        return "zh-HK"
+    return "zh-TW" if first.startswith(("zh-tw", "zh-hant")) else "zh"
+
+
+def words_in(words: dict[str, str], lang: str, default: str) -> str:
+    """Words a data file gives per language ({"en": ..., "zh": ...}, e.g. a probe suite's capabilities) in the
+    UI language; `default` where the file has none."""
+    found = words.get("en" if lang == "en" else "zh", default)
+    return zhconv.convert(found, TRADITIONAL[lang]) if lang in TRADITIONAL else found
 
 
 def notice_text(notice: Notice | NoticeError, lang: str, english: dict = NOTICE_TEXT) -> str:
@@ -145,7 +167,8 @@ def example_labels(lang: str) -> list[str]:
 
 
 def source_text(source: str, lang: str) -> str:
-    """Where a checkpoint came from (core.checkpoints.hub: "bundled: <path>", "hub: <repo>@<rev>", "directory: <path>")."""
+    """Where a checkpoint came from (core.checkpoints.hub: "bundled: <path>", "hub: <repo>@<rev>",
+    "directory: <path>") in the UI language."""
     kind, _, where = source.partition(": ")
     known = where and f"source_{kind}" in TEXT[lang]
     return f"{t(f'source_{kind}', lang)}{t('colon', lang)}{where}" if known else source

@@ -7,7 +7,7 @@ import string
 
 import pytest
 
-from demo.i18n import CODES, CORE_TEXT, I18N, PAGE, TEXT, load_locale, notice_text, t
+from demo.i18n import CODES, CORE_TEXT, I18N, PAGE, TEXT, TRADITIONAL, load_locale, notice_text, request_lang, t
 
 CHINESE = re.compile("[\u4e00-\u9fff]")
 
@@ -61,6 +61,22 @@ def test_gradio_gets_the_page_labels_only():
     """Callback text holds {placeholders} that Gradio's front end would read as its own message syntax."""
     assert I18N.translations["en"] == PAGE["en"] and I18N.translations["zh"] == PAGE["zh"]
     assert not any("{" in words for words in PAGE["en"].values())
+
+
+def test_traditional_chinese_is_converted_from_the_simplified_words():
+    class Request:
+        def __init__(self, accept: str):
+            self.headers = {"accept-language": accept}
+
+    asked = {"zh-TW,zh;q=0.9": "zh-TW", "zh-Hant": "zh-TW", "zh-HK": "zh-HK", "zh-MO": "zh-HK", "zh-CN,zh": "zh",
+             "zh": "zh", "en-US,zh;q=0.5": "en"}
+    assert {accept: request_lang(Request(accept)) for accept in asked} == asked
+    for lang in TRADITIONAL:
+        assert TEXT[lang].keys() == TEXT["zh"].keys() and I18N.translations[lang] == PAGE[lang]
+        for key, words in TEXT[lang].items():
+            assert fields(words) == fields(TEXT["zh"][key]), (lang, key)
+        assert CODES[lang]["notice"]["empty"] == "請輸入一句話：文本為空。"
+    assert t("tab_lab", "zh-TW") == "實驗室" and t("tb_hits", "zh-HK", n=2) == "找到 2 個句子"
 
 
 def test_a_key_in_two_tabs_is_refused(tmp_path, monkeypatch):

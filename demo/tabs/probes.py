@@ -15,7 +15,7 @@ import pandas as pd
 
 from core.predict import AUTO, Cancelled, Lab
 from core.analysis.probes import Case, ProbeInputError, ProbeReport, SuiteError, load_suite, run_suite, run_text_cases, suite_names
-from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_name, view_text
+from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_name, view_text, words_in
 from demo.plots import esc
 from demo.runner import RequestGate, abandoned
 from demo.tabs.lab import LabView
@@ -23,7 +23,7 @@ from demo.tabs.lab import LabView
 
 def pass_rate_table(report: ProbeReport, ui: str) -> pd.DataFrame:
     """Rows: capabilities in the suite's words; columns: models; cells: pass rate in %."""
-    rows = [[report.capabilities[cap].get(ui, cap), *(round(100 * row[m].rate, 1) for m in report.models)]
+    rows = [[words_in(report.capabilities[cap], ui, cap), *(round(100 * row[m].rate, 1) for m in report.models)]
             for cap, row in report.cells.items()]
     return pd.DataFrame(rows, columns=[t("col_capability", ui)] + [model_name(m) for m in report.models])
 
@@ -31,8 +31,8 @@ def pass_rate_table(report: ProbeReport, ui: str) -> pd.DataFrame:
 def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> tuple[str, pd.DataFrame]:
     """The failures of one cell: a headline and one row per failed case."""
     cell = report.cells[capability][model]
-    head = t("probe_cell", ui, capability=report.capabilities[capability].get(ui, capability), model=model_name(model),
-             passed=cell.passed, total=cell.total)
+    head = t("probe_cell", ui, capability=words_in(report.capabilities[capability], ui, capability),
+             model=model_name(model), passed=cell.passed, total=cell.total)
     rows = []
     for f in cell.failures:
         case = f.case
@@ -80,7 +80,7 @@ def cell_at(report: ProbeReport | None, row: int, column: int) -> tuple:
 
 
 def _choices(report: ProbeReport, ui: str) -> tuple[dict, dict]:
-    capabilities = [(report.capabilities[c].get(ui, c), c) for c in report.cells]
+    capabilities = [(words_in(report.capabilities[c], ui, c), c) for c in report.cells]
     models = [(model_name(m), m) for m in report.models]
     return (gr.update(choices=capabilities, value=capabilities[0][1]), gr.update(choices=models, value=models[0][1]))
 
