@@ -10,8 +10,9 @@ Core's coded messages (a NoticeError, a prediction's Notice, a view's Text) are 
 logs) and is the English here; zh.toml words the same codes and parameters under [codes.<table>].
 tests/test_locales.py checks that both languages have the same keys and placeholders.
 
-Browsers that ask for Traditional Chinese (zh-TW, zh-HK) get a page converted from the simplified words by zhconv
-at start-up: `lang` is then 'zh-TW' or 'zh-HK', never typed in a file.
+Browsers that ask for Traditional Chinese (zh-TW, zh-HK) get words converted from the simplified ones by zhconv
+at start-up: `lang` is then 'zh-TW' or 'zh-HK', never typed in a file. Gradio's front end (6.31) picks only the
+locales it ships itself (zh-CN, zh-TW), so a zh-HK browser's static labels stay English.
 """
 
 import dataclasses
@@ -60,7 +61,7 @@ for _lang in LANGS:
 
 
 def t(key: str, lang: str, **params) -> str:
-    """The words of `key` in `lang` ('en' or 'zh'), its {placeholders} filled in from `params`."""
+    """The words of `key` in `lang` ('en', 'zh' or a TRADITIONAL one), its {placeholders} filled in from `params`."""
     return TEXT[lang][key].format(**params)
 
 
@@ -76,12 +77,12 @@ for _lang in LANGS:  # labels built from core's lists
     PAGE[_lang] |= _built
     TEXT[_lang] |= _built
 for _lang, _locale in TRADITIONAL.items():  # placeholders are ASCII: the conversion leaves them as they are
-    PAGE[_lang] = {k: zhconv.convert(v, _locale) for k, v in PAGE["zh"].items()}
     TEXT[_lang] = {k: zhconv.convert(v, _locale) for k, v in TEXT["zh"].items()}
     CODES[_lang] = {table: {code: zhconv.convert(v, _locale) for code, v in codes.items()}
                     for table, codes in CODES["zh"].items()}
 
-I18N = gr.I18n(en=PAGE["en"], zh=PAGE["zh"], **{"zh-CN": PAGE["zh"]}, **{lang: PAGE[lang] for lang in TRADITIONAL})
+I18N = gr.I18n(en=PAGE["en"], zh=PAGE["zh"], **{"zh-CN": PAGE["zh"]},
+               **{"zh-TW": {key: TEXT["zh-TW"][key] for key in PAGE["zh"]}})  # Gradio has no zh-HK (see above)
 L = I18N  # L("key") in component constructors
 
 MODEL_NAMES = {
