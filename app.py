@@ -29,11 +29,10 @@ demo = build_demo(lab, ROOT)
 
 if __name__ == "__main__":
     gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
-    bound_malloc()  # before the model threads first allocate: long requests' memory is given back (issue 21)
+    bound_malloc()  # before the model threads first allocate: long requests' memory is given back
     threading.Thread(target=warm_up, args=(lab,), daemon=True).start()
-    # model events enter their handlers MODEL_CONCURRENCY at a time and demo.runner.LANES admits their work:
-    # one short and one long request at once, so a short one never queues behind a long one (issue 21).
-    # Waiting clients get their queue position once a second, not on every job start
+    # model events enter their handlers MODEL_CONCURRENCY at a time and demo.runner.LANES admits one short and one
+    # long request at once; waiting clients get their queue position once a second, not on every job start
     demo.queue(default_concurrency_limit=MODEL_CONCURRENCY, max_size=64, status_update_rate=1).launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),

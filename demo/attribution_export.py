@@ -20,19 +20,19 @@ from core.analysis.export import (
 )
 from core.notices import InputError
 from core.predict import Lab
-from demo.i18n import L, export_notice_text, msg, notice_text, request_lang
+from demo.i18n import L, notice_text, request_lang, t
 
 
 def export_file(lab: Lab, path: str | None, model: str, task: str, lang: str, ui: str,
                 progress=None) -> tuple[list[str], str]:
     """(the files to download, one line saying what they hold); a refused file raises gr.Error with one line."""
     if not path:
-        raise gr.Error(msg("export_no_file", ui))
+        raise gr.Error(t("export_no_file", ui))
     try:
         lines = read_lines(Path(path).read_bytes())
         records, skipped = text_records(lab, lines, task, lang, model, progress)
     except ExportError as err:
-        raise gr.Error(export_notice_text(err.notice, ui)) from None
+        raise gr.Error(notice_text(err, ui)) from None
     except InputError as err:  # the model or task chosen above (check_text refuses each line on its own)
         raise gr.Error(notice_text(err.notice, ui)) from None
     task_lang = lab.checkpoints[(records[0]["task"], records[0]["model"])].meta.get("lang", "en")
@@ -40,7 +40,7 @@ def export_file(lab: Lab, path: str | None, model: str, task: str, lang: str, ui
     out = tempfile.mkdtemp(prefix="attributions-")
     title = "Word attributions of an uploaded file"
     files = write_export(records, out, card(title, task_lang, source, records, skipped))
-    return [str(f) for f in files], msg("export_done", ui, pairs=len(records), lines=len(lines), skipped=skipped,
+    return [str(f) for f in files], t("export_done", ui, pairs=len(records), lines=len(lines), skipped=skipped,
                                         min=MIN_WORDS, max=MAX_WORDS)
 
 
@@ -62,6 +62,6 @@ def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio) -> No
     run.click(on_run, [upload, model, task, lang], [files, summary], api_visibility="private",
               concurrency_id="model")
     def on_load(request: gr.Request) -> str:
-        return msg("export_info", request_lang(request), lines=UPLOAD_MAX_LINES, chars=UPLOAD_MAX_CHARS)
+        return t("export_info", request_lang(request), lines=UPLOAD_MAX_LINES, chars=UPLOAD_MAX_CHARS)
 
     gr.on(None, on_load, None, info, api_visibility="private")  # triggers=None: on page load, in its language

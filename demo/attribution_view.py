@@ -8,13 +8,13 @@ import gradio as gr
 from core.analysis.attribution import DEFAULT_METHODS, FAITHFULNESS, METHODS, most_faithful
 from core.analysis.plausibility import TOP_K
 from core.predict import ALL, AUTO, Lab, Prediction
-from demo.i18n import ATTRIBUTION_NAMES, L, label_name, model_name, msg, request_lang, task_name
+from demo.i18n import L, label_name, model_name, request_lang, t, task_name
 from demo.owners import Visitors
 from demo.plots import esc
 
 
 def method_name(method: str, ui: str) -> str:
-    return ATTRIBUTION_NAMES.get(ui, ATTRIBUTION_NAMES["en"])[method]
+    return t(f"attr_name_{method}", ui)
 
 
 def requested(method: str) -> list[str]:
@@ -32,23 +32,23 @@ def highlight_texts(p: Prediction, method: str, scale: float, ui: str) -> tuple[
     """The highlight's label and the note under it (integrated gradients: its steps and completeness error)."""
     label = label_name(p.label, ui)
     if method == "occlusion":
-        return msg("occlusion", ui, label=label), msg("occlusion_note", ui, label=label, scale=scale)
-    title = msg("attr_highlight", ui, method=method_name(method, ui), label=label)
-    note = msg("attr_note_gradient", ui, method=method_name(method, ui), label=label, scale=scale)
+        return t("occlusion", ui, label=label), t("occlusion_note", ui, label=label, scale=scale)
+    title = t("attr_highlight", ui, method=method_name(method, ui), label=label)
+    note = t("attr_note_gradient", ui, method=method_name(method, ui), label=label, scale=scale)
     found = p.attributions.get(method)
     if found and found.completeness_error is not None:
-        note += " " + msg("attr_completeness", ui, steps=found.steps, error=found.completeness_error)
+        note += " " + t("attr_completeness", ui, steps=found.steps, error=found.completeness_error)
     return title, note
 
 
 def scores_table(p: Prediction, ui: str) -> str:
     """An HTML table, one row per word, one column per computed method: every method's scores side by side."""
     methods = [m for m in METHODS if m in p.attributions and p.attributions[m].scores]
-    heads = [msg("attr_word", ui)] + [method_name(m, ui) for m in methods]
+    heads = [t("attr_word", ui)] + [method_name(m, ui) for m in methods]
     rows = "".join("<tr><td>" + esc(token.surface) + "</td>"
                    + "".join(f"<td>{p.attributions[m].scores[i]:+.3f}</td>" for m in methods) + "</tr>"
                    for i, token in enumerate(p.tokens))
-    return (f'<table class="attr-scores"><caption>{esc(msg("attr_scores", ui, label=label_name(p.label, ui)))}</caption>'
+    return (f'<table class="attr-scores"><caption>{esc(t("attr_scores", ui, label=label_name(p.label, ui)))}</caption>'
             "<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in heads) + f"</tr></thead><tbody>{rows}</tbody></table>")
 
 
@@ -59,7 +59,7 @@ def plausible_text(plausibility: dict, ui: str) -> str:
         return ""
     best = max(scored, key=lambda m: scored[m]["rank_agreement"])
     p = scored[best]
-    return msg("attr_plausible_cell", ui, method=method_name(best, ui), tau=p["rank_agreement"], k=TOP_K,
+    return t("attr_plausible_cell", ui, method=method_name(best, ui), tau=p["rank_agreement"], k=TOP_K,
                precision=p["precision"], chance=p["chance"])
 
 
@@ -68,28 +68,28 @@ def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FA
     on the chosen task (every task when "auto"), and, where the task has gold trees, which agrees best with
     the annotators: a table, a row per model and a column per task; only for checkpoints the `table` measured."""
     cells, sentences, plausible = {}, set(), False  # (model, task) -> the cell's text; the samples' sizes
-    for t in lab.tasks() if task in (None, "", AUTO) else [task]:
-        for m in lab.models(t):
-            best = most_faithful(lab.checkpoints[(t, m)], table) if model in (m, ALL) else None
+    for tk in lab.tasks() if task in (None, "", AUTO) else [task]:
+        for m in lab.models(tk):
+            best = most_faithful(lab.checkpoints[(tk, m)], table) if model in (m, ALL) else None
             if best:
-                cells[(m, t)] = msg("attr_best_cell", ui, method=method_name(best["method"], ui),
-                                    aopc=best["aopc"][best["method"]], random=best["random"])
+                cells[(m, tk)] = t("attr_best_cell", ui, method=method_name(best["method"], ui),
+                                   aopc=best["aopc"][best["method"]], random=best["random"])
                 if best["plausibility"] and (agreeing := plausible_text(best["plausibility"], ui)):
-                    cells[(m, t)] += "<br>" + agreeing
+                    cells[(m, tk)] += "<br>" + agreeing
                     plausible = True
                 sentences.add(best["sentences"])  # each task's run has its own sample
     if not cells:
-        return msg("attr_not_measured", ui)
+        return t("attr_not_measured", ui)
     models = list(dict.fromkeys(m for m, _ in cells))
-    tasks = list(dict.fromkeys(t for _, t in cells))
+    tasks = list(dict.fromkeys(tk for _, tk in cells))
     sizes = sorted(sentences)
-    lines = [msg("attr_best", ui, n=f"{sizes[0]}–{sizes[-1]}" if len(sizes) > 1 else sizes[0]), "",
-             "| " + " | ".join([msg("attr_model", ui)] + [task_name(t, ui) for t in tasks]) + " |",
+    lines = [t("attr_best", ui, n=f"{sizes[0]}–{sizes[-1]}" if len(sizes) > 1 else sizes[0]), "",
+             "| " + " | ".join([t("attr_model", ui)] + [task_name(tk, ui) for tk in tasks]) + " |",
              "|" + "---|" * (len(tasks) + 1)]
     # the model's name without its paper: the hint sits in a narrow column
-    lines += ["| " + " | ".join([model_name(m, cited=False)] + [cells.get((m, t), "–") for t in tasks]) + " |"
+    lines += ["| " + " | ".join([model_name(m, cited=False)] + [cells.get((m, tk), "–") for tk in tasks]) + " |"
               for m in models]
-    return "\n".join(lines + (["", msg("attr_plausible_note", ui, k=TOP_K)] if plausible else []))
+    return "\n".join(lines + (["", t("attr_plausible_note", ui, k=TOP_K)] if plausible else []))
 
 
 def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown, visitors: Visitors) -> gr.Radio:

@@ -16,7 +16,7 @@ import gradio as gr
 
 from core.owners import HF_USER, KEY, owner_id
 from core.predict import Lab
-from demo.i18n import msg, request_lang
+from demo.i18n import request_lang, t
 from demo.plots import esc
 from demo.sessions import SESSION_CAPACITY
 
@@ -67,10 +67,10 @@ class Visitors:
         session's own work so far (its session id), to pass to `/owner` from a later session."""
         if key in (None, ""):
             if self.is_bound(request):
-                raise gr.Error(esc(msg("owner_key_taken", request_lang(request))), print_exception=False)
+                raise gr.Error(esc(t("owner_key_taken", request_lang(request))), print_exception=False)
             return _session(request)
         if not valid_key(key):
-            words = msg("owner_key_bad", request_lang(request), min_chars=KEY_CHARS[0], max_chars=KEY_CHARS[1])
+            words = t("owner_key_bad", request_lang(request), min_chars=KEY_CHARS[0], max_chars=KEY_CHARS[1])
             raise gr.Error(esc(words), print_exception=False)
         self.bind(request, owner_id(KEY, key))
         return key

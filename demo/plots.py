@@ -14,7 +14,7 @@ from functools import singledispatch
 from core.analysis.pairs import WordAlignment
 from core.views import Heatmap, KMaxGraph, LineCurves, Pyramid, Table, Trajectory, WordCurve
 import demo.svg as svg
-from demo.i18n import msg
+from demo.i18n import t
 from demo.svg import PALETTE, Scale, figure, text
 
 MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|~-])")
@@ -163,7 +163,7 @@ def _(view: Trajectory, ui: str = "en", caption: str = "", name: str = "view") -
                     f'stroke-width="0.5"><title>{svg.esc(f"{label}: {score:.3f}")}</title></circle>')
         body.append(text(x(a), y(b) - 9, label, size=10))
     body.append(text((left + width - 90) / 2, top + plot_h + 18, "PC1", colour_="#444"))
-    body.append(svg.colour_bar(width - 70, top + 20, 160, low, high, svg.RDBU, msg("plot_score", ui)))
+    body.append(svg.colour_bar(width - 70, top + 20, 160, low, high, svg.RDBU, t("plot_score", ui)))
     note_lines = _wrap(view.axis_note, width - 20)
     body += [text(8, top + plot_h + 40 + 14 * i, line, size=10, anchor="start", colour_="#666")
              for i, line in enumerate(note_lines)]
@@ -230,16 +230,16 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
     low, high = min(every, default=0.0), max(every, default=1.0)
     body = [f'<g class="strong-edges" stroke="#8aa" opacity="0.7">{"".join(strong)}</g>']
     for level, (positions, values) in enumerate(zip(view.levels, view.values)):
-        label = msg("graph_words", ui) if level == 0 else msg("graph_layer", ui, layer=level)
+        label = t("graph_words", ui) if level == 0 else t("graph_layer", ui, layer=level)
         body.append(text(8, y[level] + 4, label, size=10, anchor="start", colour_="#555"))
         for p, v in zip(positions, values):
-            what = view.words[p] if level == 0 and p < len(view.words) else msg("graph_position", ui, position=p)
+            what = view.words[p] if level == 0 and p < len(view.words) else t("graph_position", ui, position=p)
             body.append(f'<circle cx="{x(pos[(level, p)])}" cy="{y[level]}" r="6" fill="{svg.colour(v, low, high, svg.VIRIDIS)}" '
                         f'stroke="#333" stroke-width="0.6"><title>{svg.esc(f"{label}, {what}: {v:.3f}")}</title></circle>')
     bottom = y[0] + 8
     body.append(svg.word_ticks(view.words, x, bottom))
-    body.append(svg.colour_bar(width - 60, top + 20, 140, low, high, svg.VIRIDIS, msg("graph_value", ui)))
-    shown = msg("graph_edges", ui, shown=len(strong), total=len(strong) + len(weak), per_node=EDGES_PER_NODE)
+    body.append(svg.colour_bar(width - 60, top + 20, 140, low, high, svg.VIRIDIS, t("graph_value", ui)))
+    shown = t("graph_edges", ui, shown=len(strong), total=len(strong) + len(weak), per_node=EDGES_PER_NODE)
     # the other edges wait in a <template> (inert: no style, no layout) until the checkbox adds them (EXPORT_JS)
     controls = (f'<label class="graph-edges"><input type="checkbox" class="all-edges"> {svg.esc(shown)}</label>'
                 f'<template class="weak-edges"><svg><g class="weak-edges" stroke="#bcc" opacity="0.5">{"".join(weak)}</g>'
@@ -255,23 +255,25 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
     cell_w, cell_h, left, top = max(10, min(50, 760 / max(n, 1))), max(8, min(22, 600 / max(n, 1))), 70, 36
     low, high = view.score_range
     body = []
-    for t, (scores, gates) in enumerate(zip(view.scores, view.gates), start=1):
+    for level, (scores, gates) in enumerate(zip(view.scores, view.gates), start=1):
         for j, s in enumerate(scores):  # unit (t, j), centred over words j..j+t-1
-            gate = msg("pyramid_gates", ui, left=gates[j][0], right=gates[j][1], compose=gates[j][2]) if gates else ""
-            hover = f"{msg('pyramid_level', ui, level=t)}: {' '.join(view.words[j:j + t])}: {s:.3f}{gate}"
-            body.append(f'<rect x="{round(left + (j + (t - 1) / 2) * cell_w, 1)}" y="{round(top + (t - 1) * cell_h, 1)}" '
+            gate = t("pyramid_gates", ui, left=gates[j][0], right=gates[j][1], compose=gates[j][2]) if gates else ""
+            hover = f"{t('pyramid_level', ui, level=level)}: {' '.join(view.words[j:j + level])}: {s:.3f}{gate}"
+            body.append(f'<rect x="{round(left + (j + (level - 1) / 2) * cell_w, 1)}" '
+                        f'y="{round(top + (level - 1) * cell_h, 1)}" '
                         f'width="{round(cell_w, 1)}" height="{round(cell_h, 1)}" fill="{svg.colour(s, low, high)}">'
                         f'<title>{svg.esc(hover)}</title></rect>')
-    body += [text(left - 6, top + (t - 0.3) * cell_h, str(t), size=9, anchor="end") for t in range(1, n + 1)
-             if n <= 30 or t % 5 == 0 or t == 1]
-    body.append(text(16, top + n * cell_h / 2, msg("pyramid_axis", ui), size=10, rotate=-90))
+    body += [text(left - 6, top + (level - 0.3) * cell_h, str(level), size=9, anchor="end") for level in range(1, n + 1)
+             if n <= 30 or level % 5 == 0 or level == 1]
+    body.append(text(16, top + n * cell_h / 2, t("pyramid_axis", ui), size=10, rotate=-90))
     bottom = top + n * cell_h + 2
     body.append(svg.word_ticks(view.words, [left + (j + 0.5) * cell_w for j in range(n)], bottom))
     bars_x, bar_w = left + n * cell_w + 30, 160
-    body.append(text(bars_x + bar_w / 2, top - 4, msg("pyramid_beliefs", ui), size=10))
-    for t, (belief, probs) in enumerate(zip(view.level_beliefs, view.level_probs), start=1):
-        hover = f"{msg('pyramid_level', ui, level=t)}: γ = {belief:.3f}; p = " + ", ".join(f"{p:.2f}" for p in probs)
-        body.append(f'<rect x="{bars_x}" y="{round(top + (t - 1) * cell_h + 1, 1)}" width="{round(bar_w * belief, 1)}" '
+    body.append(text(bars_x + bar_w / 2, top - 4, t("pyramid_beliefs", ui), size=10))
+    for level, (belief, probs) in enumerate(zip(view.level_beliefs, view.level_probs), start=1):
+        hover = f"{t('pyramid_level', ui, level=level)}: γ = {belief:.3f}; p = " + ", ".join(f"{p:.2f}" for p in probs)
+        body.append(f'<rect x="{bars_x}" y="{round(top + (level - 1) * cell_h + 1, 1)}" '
+                    f'width="{round(bar_w * belief, 1)}" '
                     f'height="{round(cell_h - 2, 1)}" fill="#4c78a8"><title>{svg.esc(hover)}</title></rect>')
     body.append(svg.colour_bar(bars_x + bar_w + 50, top + 40, 120, low, high, svg.RDBU, view.score_label))
     width = bars_x + bar_w + 90 + svg.text_width(view.score_label, 10) / 2

@@ -6,7 +6,7 @@ import os
 import gradio as gr
 
 from core.predict import Lab
-from demo.i18n import L, msg, request_lang
+from demo.i18n import L, request_lang, t
 from demo.owners import Visitors
 from demo.plots import esc
 from demo.tabs import api, checkpoints, probes
@@ -56,7 +56,7 @@ def banner(lab: Lab, root: str, ui: str) -> str:
     """Markdown warning when nothing loaded, or when some checkpoints failed (the others still serve)."""
     if lab.checkpoints and not lab.errors:
         return ""
-    head = msg("load_errors", ui) if lab.checkpoints else msg("no_models", ui, root=root.replace("`", ""))
+    head = t("load_errors", ui) if lab.checkpoints else t("no_models", ui, root=root.replace("`", ""))
     # each failure by name: a missing folder, a broken config
     return "\n".join([f"⚠️ {head}"] + [f"- `{p.replace('`', '')}`: {esc(e)}" for p, e in sorted(lab.errors.items())])
 

@@ -13,7 +13,7 @@ from core.predict import AUTO, Cancelled, Lab
 from core.notices import InputError
 from core.owners import PUBLIC
 from core.analysis.probes import ProbeInputError, SuiteError, run_suite
-from demo.i18n import L, request_lang
+from demo.i18n import L, request_lang, t
 from demo.owners import Visitors
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 
@@ -32,46 +32,6 @@ table = client.predict("en", "auto", api_name="/probes")
 print(table["pass_rates"]["negation"])
 ```
 """
-USAGE = {"en": """`predict(text, model, task, lang)` and `compare(text, task, lang)`: `task` is `auto` or a task this app
-serves ({tasks}), `lang` is `auto`, `en` or `zh` (it chooses the default task; with a task given it must be
-that task's language). Each
-prediction holds the label, the class probabilities, the tokens (with `known`), the per-word `curve`
-(`kind`: `native`, `probe` or `prefix`), the leave-one-word-out `occlusion`, the model's `views`, the
-checkpoint `source`, the text's detected language `lang` and the task's `task_lang` (which the tokenizer
-and the model use), and `notices` in English, with the same as data in `notice_codes` (`code`, `params`).
-`probes(suite, task)` runs a behavioural probe suite (`en` or `zh`, the files in `probes/`) against every
-model of `task` (`auto`: the suite's own task) and returns the pass rate per capability and model
-(`pass_rates[capability][model]`), the counts per capability (`cells`) and per test (`test_cells`), the
-cases, and the seconds it took: the numbers of `make probes` (docs/probes.md).
-`interventions(task)` lists each model's interventions (`key`, what its `index` names, the paper `section`
-whose claim it tests); `predict` takes a sixth, optional `intervention`, `none` or `key` or `key:index` (e.g.
-`"max_order:2"`: the tensor CNN with n-gram orders 1-2 only), and its answer names it in `intervention`.
-Both take a last, optional `methods`: the word attributions to compute, `default` (leave-one-word-out
-`occlusion` only), `all`, or a comma-separated list of `occlusion`, `gradient_x_input`, `integrated_gradients`,
-`smoothgrad` (e.g. `client.predict(text, "dcnn", "auto", "auto", "occlusion,integrated_gradients",
-api_name="/predict")`). Each prediction's `attributions` holds every computed method's per-word `scores`
-(positive: the word supports the predicted label); `integrated_gradients` also gives its `steps` and
-`completeness_error` (|sum of the scores − the change of the label's logit from the all-zero word vectors|,
-relative). Integrated gradients and SmoothGrad are slower (docs/attribution.md): they run only when named.
-A model that fails is left out of `/compare`'s list (and logged). Bad input answers with an error
-message, never a stack trace. A task you train (`/train`) is this session's alone: `owner("")` returns this
-session's key, and `owner(key)` in a later `Client` acts for the same owner. The same from Python or a shell:
-`core.predict.Lab.load("checkpoints").predict(text, "dcnn")` (`.compare(text)` for every model),
-`python -m core.predict "text" --model dcnn --json` (`--model all` for every model).
-""", "zh": """`predict(text, model, task, lang)` 与 `compare(text, task, lang)`：`task` 为 `auto` 或本应用提供的任务
-（{tasks}），`lang` 为 `auto`、`en` 或 `zh`（它决定默认任务；指定了任务时必须是该任务的语言）。每个预测包含标签、
-各类别概率、词元（含 `known`）、逐词曲线 `curve`（`kind`：`native` 原生、`probe` 探针或 `prefix` 前缀）、逐词删除归因
-`occlusion`、模型自己的视图 `views`、模型文件来源 `source`、文本识别出的语言 `lang` 和任务的语言 `task_lang`（分词器和模型
-使用它），以及英文的提示 `notices` 和同样内容的数据形式 `notice_codes`（`code`、`params`）。`probes(suite, task)` 用
-`task` 的每个模型运行一个行为探针测试集（`en` 或 `zh`，即 `probes/` 中的文件；`auto`：测试集自己的任务），返回每项能力、每个
-模型的通过率（`pass_rates[capability][model]`）、按能力（`cells`）和按测试（`test_cells`）的计数、用例及用时：与
-`make probes`（docs/probes.md）的数字相同。出错的模型不出现在 `/compare` 的列表中（并记入日志）。错误的输入得到一条错误
-信息，而不是堆栈跟踪。你训练的任务（`/train`）只属于本会话：`owner("")` 返回本会话的密钥，之后的 `Client` 调用
-`owner(key)` 即以同一所有者身份访问。在 Python 或命令行中也一样：`core.predict.Lab.load("checkpoints").predict(text, "dcnn")`
-（`.compare(text)` 运行全部模型），`interventions(task)` 列出每个模型的干预（`key`、`index` 所指、所检验的论文章节），
-`predict` 的第六个可选参数 `intervention` 为 `none`、`key` 或 `key:index`（如 `"max_order:2"`：只保留 1-2 元的张量 CNN），
-回答中的 `intervention` 指明所用的干预；`python -m core.predict "文本" --model dcnn --json`（`--model all` 运行全部模型）。
-"""}
 
 
 def _answer(run) -> dict | list[dict]:
@@ -89,14 +49,14 @@ def _answer(run) -> dict | list[dict]:
 
 
 def usage(lab: Lab, request: gr.Request | None) -> str:
-    """USAGE for this server: its address as the browser reached it (behind a proxy, such as a Space, the
+    """How to call this server (the locales' api_usage): its address as the browser reached it (behind a proxy, such as a Space, the
     forwarded host and scheme), and the tasks it has loaded."""
     headers = getattr(request, "headers", None) or {}
     host = headers.get("x-forwarded-host") or headers.get("host") or "127.0.0.1:7860"
     scheme = headers.get("x-forwarded-proto") or getattr(getattr(request, "url", None), "scheme", None) or "http"
     tasks = ", ".join(f"`{t}`" for t in lab.tasks()) or "-"
     address = f"{scheme.split(',')[0].strip()}://{host.split(',')[0].strip()}/"
-    return CODE.replace("{url}", address) + USAGE[request_lang(request)].replace("{tasks}", tasks)
+    return CODE.replace("{url}", address) + t("api_usage", request_lang(request), tasks=tasks)
 
 
 def check_lang(lab: Lab, task: str, lang: str) -> None:

@@ -9,7 +9,7 @@ import pandas as pd
 from core.checkpoints.files import sha256
 from core.gitinfo import git_commit
 from core.predict import Lab
-from demo.i18n import L, model_name, msg, task_name
+from demo.i18n import L, model_name, t, task_name
 
 
 @dataclass
@@ -62,14 +62,14 @@ def facts(lab: Lab) -> dict[tuple[str, str], Facts]:
 
 
 def tables(lab: Lab, ui: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    loaded = [[lab.titles.get(t) or task_name(t, ui), model_name(m), msg(f"lang_{c.meta.get('lang', 'en')}", ui),
-               len(c.meta.get("labels", [])), _accuracy(c.path), _paper(c.path), lab.sources.get((t, m), str(c.path))]
-              for (t, m), c in sorted(lab.checkpoints.items())]
-    columns = [msg(k, ui) for k in ("col_task", "col_model", "col_lang", "col_classes", "col_accuracy", "col_paper",
+    loaded = [[lab.titles.get(task) or task_name(task, ui), model_name(m), t(f"lang_{c.meta.get('lang', 'en')}", ui),
+               len(c.meta.get("labels", [])), _accuracy(c.path), _paper(c.path), lab.sources.get((task, m), str(c.path))]
+              for (task, m), c in sorted(lab.checkpoints.items())]
+    columns = [t(k, ui) for k in ("col_task", "col_model", "col_lang", "col_classes", "col_accuracy", "col_paper",
                                     "col_source")]
     errors = [[path, error] for path, error in sorted(lab.errors.items())]
     return (pd.DataFrame(loaded, columns=columns),
-            pd.DataFrame(errors, columns=[msg("col_path", ui), msg("col_error", ui)]))
+            pd.DataFrame(errors, columns=[t("col_path", ui), t("col_error", ui)]))
 
 
 def build(lab: Lab) -> tuple[gr.Dataframe, gr.Dataframe]:

@@ -26,8 +26,8 @@ from demo.attribution_export import build as build_export
 from demo.attribution_view import build as build_method_selector
 from demo.attribution_view import highlight_texts, requested, scores_table, word_scores
 from demo.examples import EXAMPLES
-from demo.i18n import (INTERVENTION_SECTIONS_ZH, TASK_NAMES, L, example_labels, label_name, model_name, msg,
-                       notice_text, request_lang, source_text, task_name, word_view)
+from demo.i18n import (L, example_labels, intervention_text, label_name, model_name, notice_text, request_lang,
+                       source_text, t, task_label, task_name, word_view)
 from demo.owners import Visitors
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
@@ -92,16 +92,16 @@ def attribution_html(p: Prediction, ui: str, method: str = "occlusion") -> str:
         key = ("unknown" if not token.known else "strong_for" if s > 0.6 else "for" if s > 0.2
                else "strong_against" if s < -0.6 else "against" if s < -0.2 else None)
         piece = esc(p.text[max(pos, token.start):token.end])
-        parts.append(f'<mark style="background:{OCCLUSION_COLOURS[key]}" title="{attr(msg(key, ui))} ({score:+.3f})">'
+        parts.append(f'<mark style="background:{OCCLUSION_COLOURS[key]}" title="{attr(t(key, ui))} ({score:+.3f})">'
                      f'{piece}</mark>' if key else piece)
         pos = max(pos, token.end)
     parts.append(esc(p.text[pos:]))
-    legend = "".join(f'<span class="key"><mark style="background:{c}">&nbsp;&nbsp;</mark> {esc(msg(k, ui))}</span>'
+    legend = "".join(f'<span class="key"><mark style="background:{c}">&nbsp;&nbsp;</mark> {esc(t(k, ui))}</span>'
                      for k, c in OCCLUSION_COLOURS.items())
     title, note = highlight_texts(p, method, scale, ui)
     return (f'<div class="occlusion"><div class="occlusion-head">{esc(title)}</div>'
             f'<div class="occlusion-text">{"".join(parts)}</div><div class="occlusion-legend">{legend}</div>'
-            f'<small>{esc(note)} {esc(msg("source", ui))}: <code>{esc(source_text(p.source, ui))}</code></small>'
+            f'<small>{esc(note)} {esc(t("source", ui))}: <code>{esc(source_text(p.source, ui))}</code></small>'
             f'{scores_table(p, ui) if len(p.attributions) > 1 else ""}</div>')
 
 
@@ -109,13 +109,13 @@ def accuracy_text(p: Prediction, fact: Facts | None, ui: str) -> str:
     """"test accuracy 42.7% on SST-5 · paper 48.5%": how good the checkpoint behind this prediction is."""
     if fact is None or fact.accuracy is None:
         return ""
-    text = msg("accuracy", ui, ours=fact.accuracy, task=task_name(p.task, ui))
-    return text + (f" · {msg('accuracy_paper', ui, paper=fact.paper)}" if fact.paper is not None else "")
+    text = t("accuracy", ui, ours=fact.accuracy, task=task_name(p.task, ui))
+    return text + (f" · {t('accuracy_paper', ui, paper=fact.paper)}" if fact.paper is not None else "")
 
 
 def caption(p: Prediction, fact: Facts | None, ui: str) -> str:
-    return msg("caption", ui, model=model_name(p.model), task=task_name(p.task, ui),
-               sha=(fact.sha256 if fact else "?")[:16], commit=fact.commit if fact else "?")
+    return t("caption", ui, model=model_name(p.model), task=task_name(p.task, ui),
+             sha=(fact.sha256 if fact else "?")[:16], commit=fact.commit if fact else "?")
 
 
 def view_name(p: Prediction, index: int, view) -> str:
@@ -128,9 +128,9 @@ def top_map_view(p: Prediction, index: int, view: KMaxGraph, fact: Facts | None,
     to the predicted class's logit, beside the map that adds most."""
     best = max(range(len(view.contributions)), key=view.contributions.__getitem__)
     label, value = label_name(p.label, ui), view.contributions[view.top_map]
-    note = (msg("graph_map_note", ui, map=best, n=len(view.contributions), label=label, value=value) if view.top_map == best
-            else msg("graph_map_chosen", ui, map=view.top_map, label=label, value=value, best=best,
-                     best_value=view.contributions[best]))
+    note = (t("graph_map_note", ui, map=best, n=len(view.contributions), label=label, value=value) if view.top_map == best
+            else t("graph_map_chosen", ui, map=view.top_map, label=label, value=value, best=best,
+                   best_value=view.contributions[best]))
     return (to_svg(word_view(view, ui), ui, caption(p, fact, ui), view_name(p, index, view))
             + f'<p class="view-note">{esc(note)}</p>')
 
@@ -139,9 +139,9 @@ def top_map_panel(p: Prediction, index: int, view: KMaxGraph, fact: Facts | None
     """The one-map feature graph under a choice of every top-layer map, largest contribution first (TOP_MAP_JS)."""
     order = sorted(range(len(view.contributions)), key=lambda m: -view.contributions[m])
     options = "".join(f'<option value="{m}"{" selected" if m == view.top_map else ""}>'
-                      f'{esc(msg("graph_map_option", ui, map=m, value=view.contributions[m]))}'
-                      f'{esc(msg("graph_map_best", ui)) if m == order[0] else ""}</option>' for m in order)
-    choice = msg("graph_map_choice", ui, label=label_name(p.label, ui))
+                      f'{esc(t("graph_map_option", ui, map=m, value=view.contributions[m]))}'
+                      f'{esc(t("graph_map_best", ui)) if m == order[0] else ""}</option>' for m in order)
+    choice = t("graph_map_choice", ui, label=label_name(p.label, ui))
     return (f'<div class="top-map" data-text="{attr(p.text)}" data-task="{attr(p.task)}" data-model="{attr(p.model)}">'
             f'<label class="top-map-choice">{esc(choice)} <select>{options}</select></label>'
             f'<div class="top-map-view">{top_map_view(p, index, view, fact, ui)}</div></div>')
@@ -150,7 +150,7 @@ def top_map_panel(p: Prediction, index: int, view: KMaxGraph, fact: Facts | None
 def series_name(p: Prediction, ui: str) -> str:
     """The model's name, and with an intervention which one: before and after are told apart everywhere."""
     name = model_name(p.model)
-    return name if p.intervention == "none" else f"{name} · {msg('intervened', ui, intervention=p.intervention)}"
+    return name if p.intervention == "none" else f"{name} · {t('intervened', ui, intervention=p.intervention)}"
 
 
 def model_panel(p: Prediction, fact: Facts | None, ui: str, method: str = "occlusion") -> str:
@@ -176,26 +176,26 @@ def intervention_section(lab: Lab, task: str, model: str, intervention: str, ui:
     """One sentence: the paper's claim the intervention tests (its section), in the UI language."""
     key = intervention.partition(":")[0]
     section = lab.interventions(task).get(model, {}).get(key, {}).get("section", "")
-    return msg("intervention_tests", ui, section=INTERVENTION_SECTIONS_ZH.get(f"{model}.{key}", section)
-               if ui == "zh" else section)
+    return t("intervention_tests", ui, section=intervention_text(model, key, section, ui))
 
 
 def _summary(predictions: list[Prediction], ui: str, titles: dict[str, str] | None = None) -> str:
     """The headline; a visitor's task is named by its `titles` (Lab.titles: its file and date)."""
     first = predictions[0]
-    facts_ = [f"{msg('language', ui)}: {msg('lang_' + first.lang, ui)} ({msg('detected', ui)})",
-              f"{msg('task', ui)}: {esc((titles or {}).get(first.task) or task_name(first.task, ui))}"]
+    facts_ = [f"{t('fact_language', ui)}: {t('lang_' + first.lang, ui)} ({t('detected', ui)})",
+              f"{t('fact_task', ui)}: {esc((titles or {}).get(first.task) or task_name(first.task, ui))}"]
     if len(predictions) == 1 or predictions[-1].intervention != "none":
         p = predictions[-1]
-        head = f"### {msg('prediction', ui)}: **{esc(label_name(p.label, ui))}** ({max(p.probs):.2f})"
+        head = f"### {t('prediction', ui)}: **{esc(label_name(p.label, ui))}** ({max(p.probs):.2f})"
         if p.intervention != "none":
-            head = msg("intervention_summary", ui, intervention=p.intervention, after=f"{esc(label_name(p.label, ui))} "
-                       f"({max(p.probs):.2f})", before=f"{esc(label_name(first.label, ui))} ({max(first.probs):.2f})")
-        facts_ = [f"{msg('model', ui)}: {esc(model_name(p.model))}"] + facts_ + [f"{msg('source', ui)}: `{source_text(p.source, ui)}`"]
+            head = t("intervention_summary", ui, intervention=p.intervention, after=f"{esc(label_name(p.label, ui))} "
+                     f"({max(p.probs):.2f})", before=f"{esc(label_name(first.label, ui))} ({max(first.probs):.2f})")
+        facts_ = ([f"{t('fact_model', ui)}: {esc(model_name(p.model))}"] + facts_
+                  + [f"{t('source', ui)}: `{source_text(p.source, ui)}`"])
     else:
         votes = Counter(p.label for p in predictions)
         label, count = votes.most_common(1)[0]
-        head = "### " + msg("majority", ui, label=esc(label_name(label, ui)), votes=count, n=len(predictions))
+        head = "### " + t("majority", ui, label=esc(label_name(label, ui)), votes=count, n=len(predictions))
     return head + "\n\n" + " · ".join(facts_)
 
 
@@ -206,23 +206,23 @@ def _notices(predictions: list[Prediction], failures: list, ui: str) -> str:
             by_notice.setdefault(notice_text(notice, ui), []).append(model_name(p.model))
     lines = [f"- ⚠️ {md(n)}" if len(models) == len(predictions) else f"- ⚠️ {md(', '.join(models))}: {md(n)}"
              for n, models in by_notice.items()]
-    lines += [f"- ❌ {md(msg('failed', ui, model=model_name(f.model), error=f.error))}" for f in failures]
+    lines += [f"- ❌ {md(t('failed', ui, model=model_name(f.model), error=f.error))}" for f in failures]
     return "\n".join(lines)
 
 
 def _curve_kinds(ui: str) -> dict[str, str]:
-    return {kind: msg(f"curve_{kind}", ui) for kind in ("native", "probe", "prefix")}
+    return {kind: t(f"curve_{kind}", ui) for kind in ("native", "probe", "prefix")}
 
 
 def comparison_table(predictions: list[Prediction], known: dict, ui: str) -> str:
     """One row per model: label, probability, curve kind, checkpoint accuracy, checkpoint."""
     kinds = _curve_kinds(ui)
-    heads = [msg(k, ui) for k in ("col_model", "col_label", "col_confidence", "col_curve", "col_accuracy", "col_source")]
+    heads = [t(k, ui) for k in ("col_model", "col_label", "col_confidence", "col_curve", "col_accuracy", "col_source")]
     rows = [[model_name(p.model), label_name(p.label, ui), f"{max(p.probs):.3f}", kinds.get(p.curve.kind, p.curve.kind),
              accuracy_text(p, known.get((p.task, p.model)), ui), source_text(p.source, ui)] for p in predictions]
     cells = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row[:-1]) + f"<td><code>{esc(row[-1])}</code></td></tr>"
                     for row in rows)  # the last column is a path
-    return (f'<table id="comparison"><caption>{esc(msg("comparison", ui))}</caption><thead><tr>'
+    return (f'<table id="comparison"><caption>{esc(t("comparison", ui))}</caption><thead><tr>'
             + "".join(f"<th>{esc(h)}</th>" for h in heads) + f"</tr></thead><tbody>{cells}</tbody></table>")
 
 
@@ -233,30 +233,30 @@ def result_html(predictions: list[Prediction], known: dict, ui: str, method: str
     score = word_view(first.curve, ui).score_label
     if len(predictions) == 2 and predictions[1].intervention != "none":  # the same model before and after
         cap = caption(first, known.get((first.task, first.model)), ui)
-        names = [msg("plain_model", ui), msg("intervened", ui, intervention=predictions[1].intervention)]
+        names = [t("plain_model", ui), t("intervened", ui, intervention=predictions[1].intervention)]
         probs = probability_bars(labels, dict(zip(names, (p.probs for p in predictions))), None,
-                                 msg("probabilities", ui), cap)
-        curve = word_curves([word_view(p.curve, ui) for p in predictions], names, msg("curve_title", ui, score=score),
+                                 t("probabilities", ui), cap)
+        curve = word_curves([word_view(p.curve, ui) for p in predictions], names, t("curve_title", ui, score=score),
                             kinds, labels, ui, cap)
     elif len(predictions) == 1:
         cap = caption(first, known.get((first.task, first.model)), ui)
         probs = probability_bars(labels, {model_name(first.model): first.probs}, label_name(first.label, ui),
-                                 msg("probabilities", ui), cap)
-        curve = word_curves([word_view(first.curve, ui)], None, msg("curve_title", ui, score=score), kinds, labels, ui,
+                                 t("probabilities", ui), cap)
+        curve = word_curves([word_view(first.curve, ui)], None, t("curve_title", ui, score=score), kinds, labels, ui,
                             cap)
     else:
         cap = " · ".join(f"{model_name(p.model).split(' (')[0]} {known[(p.task, p.model)].sha256[:8]}" for p in predictions
                          if (p.task, p.model) in known)
-        cap = msg("caption", ui, model=msg("all_models", ui), task=task_name(first.task, ui), sha=cap,
-                  commit=next(iter(known.values())).commit if known else "?")
+        cap = t("caption", ui, model=t("all_models", ui), task=task_name(first.task, ui), sha=cap,
+                commit=next(iter(known.values())).commit if known else "?")
         probs = probability_bars(labels, {model_name(p.model): p.probs for p in predictions}, None,
-                                 msg("probabilities", ui), cap)
+                                 t("probabilities", ui), cap)
         curve = word_curves([word_view(p.curve, ui) for p in predictions], [model_name(p.model) for p in predictions],
-                            msg("curve_title", ui, score=score), kinds, labels, ui, cap)
+                            t("curve_title", ui, score=score), kinds, labels, ui, cap)
     table = comparison_table(predictions, known, ui) if len(predictions) > 1 else ""
     panels = "".join(model_panel(p, known.get((p.task, p.model)), ui, method) for p in predictions)
     return (f'<div class="lab-result" data-text="{attr(first.text)}"><div class="top-figures">{probs}{curve}</div>'
-            f'{table}<h2>{esc(msg("panels", ui))}</h2>{panels}</div>')
+            f'{table}<h2>{esc(t("panels", ui))}</h2>{panels}</div>')
 
 
 def analyse(lab: Lab, known: dict, text: str, model: str, task: str, lang: str, ui: str,
@@ -266,8 +266,8 @@ def analyse(lab: Lab, known: dict, text: str, model: str, task: str, lang: str, 
     try:
         if intervention not in (None, "", "none"):
             if model == ALL:
-                gr.Warning(esc(msg("intervention_needs_one", ui)))
-                return f"### {md(msg('intervention_needs_one', ui))}", gr.update(value="", visible=False), ""
+                gr.Warning(esc(t("intervention_needs_one", ui)))
+                return f"### {md(t('intervention_needs_one', ui))}", gr.update(value="", visible=False), ""
             gate = RequestGate()
             result = Comparison([lab.predict(text, model, task, lang, methods=requested(method), gate=gate,
                                              intervention=chosen) for chosen in (None, intervention)], [])
@@ -277,12 +277,12 @@ def analyse(lab: Lab, known: dict, text: str, model: str, task: str, lang: str, 
     except Cancelled:
         raise abandoned() from None
     except InputError as err:
-        message = notice_text(err.notice, ui)
+        message = notice_text(err, ui)
         gr.Warning(esc(message))
         return f"### {md(message)}", gr.update(value="", visible=False), ""
     except Exception as err:  # a bug, not the input: log the trace, show one line
         log.exception("analysis failed for model %s", model)
-        message = msg("internal", ui, model=model_name(model), error=type(err).__name__)
+        message = t("internal", ui, model=model_name(model), error=type(err).__name__)
         gr.Warning(esc(message))
         return f"### {md(message)}", gr.update(value="", visible=False), ""
     notices = _notices(result.predictions, result.failures, ui)
@@ -299,9 +299,9 @@ def redraw_top_map(lab: Lab, known: dict, text: str, task: str, model: str, top_
     try:
         p = lab.predict(text, model, task, methods=["occlusion"], view_options={"top_map": int(top_map)})
     except InputError as err:  # before ValueError, which it is
-        return f'<p class="view-note">⚠️ {esc(notice_text(err.notice, ui))}</p>'
+        return f'<p class="view-note">⚠️ {esc(notice_text(err, ui))}</p>'
     except (ValueError, TypeError):  # not a number, no such map (DCNN.views), or a model without maps
-        return f'<p class="view-note">⚠️ {esc(msg("graph_map_error", ui, map=top_map))}</p>'
+        return f'<p class="view-note">⚠️ {esc(t("graph_map_error", ui, map=top_map))}</p>'
     index, view = next((i, v) for i, v in enumerate(p.views) if isinstance(v, KMaxGraph) and v.top_map is not None)
     return top_map_view(p, index, view, known.get((p.task, p.model)), ui)
 
@@ -312,7 +312,7 @@ def intervention_specs(lab: Lab, model: str, task: str) -> dict[str, dict]:
 
 
 def intervention_choices(lab: Lab, model: str, task: str, ui: str) -> list[tuple[str, str]]:
-    return [(msg("intervention_none", ui), "none")] + [(key, key) for key in intervention_specs(lab, model, task)]
+    return [(t("intervention_none", ui), "none")] + [(key, key) for key in intervention_specs(lab, model, task)]
 
 
 def intervention_value(key: str, index: float | None, specs: dict[str, dict]) -> str:
@@ -348,8 +348,7 @@ def link_intervention(lab: Lab, query: dict, model: str, task: str) -> tuple[str
 def task_choices(lab: Lab) -> list[tuple]:
     """The task dropdown's choices: auto, then every task of `lab` (the Train tab adds the ones it trains, named
     by their file and date)."""
-    return [(L("auto"), AUTO)] + [(L(f"task_{t}") if t in TASK_NAMES["en"] else lab.titles.get(t, t), t)
-                                  for t in lab.tasks()]
+    return [(L("auto"), AUTO)] + [(lab.titles.get(task) or task_label(task), task) for task in lab.tasks()]
 
 
 @dataclass

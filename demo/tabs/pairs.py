@@ -14,7 +14,7 @@ import pandas as pd
 
 from core.analysis.pairs import SENTENCES, PairComparison, PairInputError, compare_pair
 from core.predict import ALL, Cancelled, Lab
-from demo.i18n import L, label_name, model_name, msg, notice_text, request_lang, task_name, view_text, word_view
+from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_name, view_text, word_view
 from demo.owners import Visitors
 from demo.plots import esc, md, pair_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
@@ -28,8 +28,8 @@ def pair_table(comparison: PairComparison, ui: str) -> pd.DataFrame:
     rows = [[model_name(p.model), label_name(p.a.label, ui), label_name(p.b.label, ui), round(p.score_a, 3),
              round(p.score_b, 3), round(p.difference, 3)] for p in comparison.pairs]
     score = view_text(comparison.score_label, ui)
-    columns = [msg("col_model", ui), msg("col_label_a", ui), msg("col_label_b", ui), msg("col_score_a", ui, score=score),
-               msg("col_score_b", ui, score=score), msg("col_difference", ui)]
+    columns = [t("col_model", ui), t("col_label_a", ui), t("col_label_b", ui), t("col_score_a", ui, score=score),
+               t("col_score_b", ui, score=score), t("col_difference", ui)]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -37,11 +37,11 @@ def pair_figures(comparison: PairComparison, known: dict, ui: str) -> str:
     """One SVG figure per model: its curves on A and on B over the aligned words."""
     figures = []
     for p in comparison.pairs:
-        kind = msg(f"curve_{p.a.curve.kind}", ui)
+        kind = t(f"curve_{p.a.curve.kind}", ui)
         names = (f"A: {label_name(p.a.label, ui)}", f"B: {label_name(p.b.label, ui)}")
         fact = known.get((p.a.task, p.model))
-        caption = msg("caption", ui, model=model_name(p.model), task=task_name(p.a.task, ui),
-                      sha=fact.sha256[:16] if fact else "?", commit=fact.commit if fact else "?")
+        caption = t("caption", ui, model=model_name(p.model), task=task_name(p.a.task, ui),
+                    sha=fact.sha256[:16] if fact else "?", commit=fact.commit if fact else "?")
         figures.append(pair_curves(word_view(p.a.curve, ui), word_view(p.b.curve, ui), comparison.alignment, names,
                                    f"{model_name(p.model)} · {kind}", caption, f"pair-{p.model}"))
     return "".join(figures)
@@ -49,9 +49,9 @@ def pair_figures(comparison: PairComparison, known: dict, ui: str) -> str:
 
 def _summary(comparison: PairComparison, ui: str) -> str:
     first = comparison.pairs[0]
-    head = msg("pair_summary", ui, score=esc(view_text(comparison.score_label, ui)), n=len(comparison.pairs),
-               up=sum(p.difference > 0 for p in comparison.pairs), down=sum(p.difference < 0 for p in comparison.pairs))
-    texts = msg("pair_texts", ui, a=md(first.a.text), b=md(first.b.text))
+    head = t("pair_summary", ui, score=esc(view_text(comparison.score_label, ui)), n=len(comparison.pairs),
+             up=sum(p.difference > 0 for p in comparison.pairs), down=sum(p.difference < 0 for p in comparison.pairs))
+    texts = t("pair_texts", ui, a=md(first.a.text), b=md(first.b.text))
     bullets = []
     for sentence in SENTENCES:  # each notice once per sentence, with its models when not all have it
         by_notice: dict[str, list[str]] = {}
@@ -60,7 +60,7 @@ def _summary(comparison: PairComparison, ui: str) -> str:
                 by_notice.setdefault(notice_text(notice, ui), []).append(model_name(p.model))
         bullets += [f"- ⚠️ {sentence.upper()}: {md(n)}" if len(models) == len(comparison.pairs)
                     else f"- ⚠️ {sentence.upper()}, {md(', '.join(models))}: {md(n)}" for n, models in by_notice.items()]
-    bullets += [f"- ❌ {md(msg('failed', ui, model=model_name(f.model), error=f.error))}" for f in comparison.failures]
+    bullets += [f"- ❌ {md(t('failed', ui, model=model_name(f.model), error=f.error))}" for f in comparison.failures]
     return f"{head}\n\n{texts}" + ("\n\n" + "\n".join(bullets) if bullets else "")
 
 
@@ -72,12 +72,12 @@ def analyse_pair(lab: Lab, known: dict, text_a: str, text_b: str, model: str, ta
     except Cancelled:
         raise abandoned() from None
     except PairInputError as err:
-        message = msg("pair_error", ui, sentence=err.sentence.upper(), message=notice_text(err.notice, ui))
+        message = t("pair_error", ui, sentence=err.sentence.upper(), message=notice_text(err, ui))
         gr.Warning(esc(message))
         return f"### {md(message)}", gr.update(visible=False), ""
     except Exception as err:  # a bug, not the input: log the trace, show one line
         log.exception("pair comparison failed for model %s", model)
-        message = msg("internal", ui, model=model_name(model), error=type(err).__name__)
+        message = t("internal", ui, model=model_name(model), error=type(err).__name__)
         gr.Warning(esc(message))
         return f"### {md(message)}", gr.update(visible=False), ""
     return (_summary(comparison, ui), gr.update(value=pair_table(comparison, ui), visible=True),

@@ -14,7 +14,7 @@ from core.predict import AUTO, Cancelled, Lab
 from core.analysis.probes import (Case, ProbeInputError, ProbeReport, SuiteError, load_suite, read_cases_file,
                                   run_suite, run_text_cases, suite_names)
 from core.owners import PUBLIC
-from demo.i18n import L, label_name, model_name, msg, probe_notice_text, request_lang, task_name, view_text
+from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_name, view_text, words_in
 from demo.owners import Visitors
 from demo.plots import esc
 from demo.runner import RequestGate, abandoned
@@ -23,26 +23,26 @@ from demo.tabs.lab import LabView
 
 def pass_rate_table(report: ProbeReport, ui: str) -> pd.DataFrame:
     """Rows: capabilities in the suite's words; columns: models; cells: pass rate in %."""
-    rows = [[report.capabilities[cap].get(ui, cap), *(round(100 * row[m].rate, 1) for m in report.models)]
+    rows = [[words_in(report.capabilities[cap], ui, cap), *(round(100 * row[m].rate, 1) for m in report.models)]
             for cap, row in report.cells.items()]
-    return pd.DataFrame(rows, columns=[msg("col_capability", ui)] + [model_name(m) for m in report.models])
+    return pd.DataFrame(rows, columns=[t("col_capability", ui)] + [model_name(m) for m in report.models])
 
 
 def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> tuple[str, pd.DataFrame]:
     """The failures of one cell: a headline and one row per failed case."""
     cell = report.cells[capability][model]
-    head = msg("probe_cell", ui, capability=report.capabilities[capability].get(ui, capability), model=model_name(model),
-               passed=cell.passed, total=cell.total)
+    head = t("probe_cell", ui, capability=words_in(report.capabilities[capability], ui, capability),
+             model=model_name(model), passed=cell.passed, total=cell.total)
     rows = []
     for f in cell.failures:
         case = f.case
-        expected = (label_name(case.expect, ui) if case.type == "mft" else msg(f"expect_{case.expect or 'same'}", ui))
+        expected = (label_name(case.expect, ui) if case.type == "mft" else t(f"expect_{case.expect or 'same'}", ui))
         predicted = label_name(f.label, ui) + (f" → {label_name(f.variant_label, ui)}" if case.variant else "")
         change = round(f.variant_score - f.score, 3) if case.variant else None
-        rows.append([case.test, msg(f"type_{case.type}", ui), case.text, case.variant, expected, predicted, change])
-    columns = [msg(k, ui) for k in ("col_test", "col_type", "col_sentence", "col_variant", "col_expected", "col_predicted")]
-    columns.append(msg("col_score_change", ui, score=view_text(report.score_label, ui)))
-    return head + ("" if rows else "\n\n" + msg("probe_none", ui)), pd.DataFrame(rows, columns=columns)
+        rows.append([case.test, t(f"type_{case.type}", ui), case.text, case.variant, expected, predicted, change])
+    columns = [t(k, ui) for k in ("col_test", "col_type", "col_sentence", "col_variant", "col_expected", "col_predicted")]
+    columns.append(t("col_score_change", ui, score=view_text(report.score_label, ui)))
+    return head + ("" if rows else "\n\n" + t("probe_none", ui)), pd.DataFrame(rows, columns=columns)
 
 
 def failure_choices(report: ProbeReport, capability: str, model: str) -> dict:
@@ -66,7 +66,7 @@ def open_failure(report: ProbeReport | None, capability: str, model: str, index:
     Nothing chosen: an error, so the analyses chained after it do not run."""
     case = chosen_failure(report, capability, model, index)
     if case is None:
-        raise gr.Error(msg("probe_no_failure", ui), print_exception=False)
+        raise gr.Error(t("probe_no_failure", ui), print_exception=False)
     is_pair = bool(case.variant)
     return (gr.Tabs(selected="lab"), case.text, case.variant, gr.Accordion(open=is_pair), report.task, is_pair)
 
@@ -80,7 +80,7 @@ def cell_at(report: ProbeReport | None, row: int, column: int) -> tuple:
 
 
 def _choices(report: ProbeReport, ui: str) -> tuple[dict, dict]:
-    capabilities = [(report.capabilities[c].get(ui, c), c) for c in report.cells]
+    capabilities = [(words_in(report.capabilities[c], ui, c), c) for c in report.cells]
     models = [(model_name(m), m) for m in report.models]
     return (gr.update(choices=capabilities, value=capabilities[0][1]), gr.update(choices=models, value=models[0][1]))
 
@@ -88,8 +88,8 @@ def _choices(report: ProbeReport, ui: str) -> tuple[dict, dict]:
 def show(report: ProbeReport, ui: str) -> tuple:
     """Every output of a run: summary, table, the cell choices, the first cell's failures and their
     choices, the state."""
-    summary = msg("probe_summary", ui, suite=report.suite if report.suite != "user" else msg("user_cases", ui),
-                  task=task_name(report.task, ui), cases=report.cases, models=len(report.models), seconds=report.seconds)
+    summary = t("probe_summary", ui, suite=report.suite if report.suite != "user" else t("user_cases", ui),
+                task=task_name(report.task, ui), cases=report.cases, models=len(report.models), seconds=report.seconds)
     capability, model = _choices(report, ui)
     first_capability, first_model = next(iter(report.cells)), report.models[0]
     head, failures = failure_table(report, first_capability, first_model, ui)
@@ -109,7 +109,7 @@ def run_probe_suite(lab: Lab, suite: str, task: str, ui: str) -> tuple:
     except Cancelled:
         raise abandoned() from None
     except ProbeInputError as err:
-        return _error(probe_notice_text(err.notice, ui))
+        return _error(notice_text(err, ui))
     except SuiteError as err:  # a shipped file that does not validate: the maintainer's English message
         return _error(str(err))
 
@@ -118,14 +118,14 @@ def run_user_cases(lab: Lab, text: str, upload: str | None, suite: str, task: st
     """The user's cases on the chosen task (AUTO: the chosen suite's task) against every loaded model."""
     try:
         task = load_suite(suite).task if task == AUTO else task
-        lines = "\n".join(t for t in (text or "", read_cases_file(upload) if upload else "") if t.strip())
-        names = {"user": {"en": msg("user_cases", "en"), "zh": msg("user_cases", "zh")}}
+        lines = "\n".join(part for part in (text or "", read_cases_file(upload) if upload else "") if part.strip())
+        names = {"user": {"en": t("user_cases", "en"), "zh": t("user_cases", "zh")}}
         with RequestGate().admit_long():
             return show(run_text_cases(lab, lines, task, names), ui)
     except Cancelled:
         raise abandoned() from None
     except ProbeInputError as err:
-        return _error(probe_notice_text(err.notice, ui))
+        return _error(notice_text(err, ui))
     except SuiteError as err:
         return _error(str(err))
 

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from core.data.user import UserDataError, check_rows, read_table
-from core.training.jobs import ACTIVE, JobError, list_jobs
+from core.data.user import USER_DATA_TEXT, UserDataError, check_rows, read_table
+from core.notices import Notice
+from core.training.jobs import ACTIVE, JOB_TEXT, JobError, list_jobs
 from core.training.publish import push_job
 from core.models import PAPER_MODELS
 from core.predict import Lab
-from demo.i18n import L, label_name, model_name, msg, request_lang, train_error_text
+from demo.i18n import L, label_name, model_name, notice_text, request_lang, t
 from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.tabs.lab import LabView, task_choices
@@ -25,7 +26,7 @@ from demo.training import TrainingQueue
 
 
 def _error(err: UserDataError | JobError, ui: str) -> gr.Error:
-    return gr.Error(esc(train_error_text(err.code, err.params, str(err), ui)), print_exception=False)
+    return gr.Error(esc(notice_text(err, ui)), print_exception=False)
 
 
 def file_summary(path: str | None, text_column: str, label_column: str, limits, ui: str) -> tuple:
@@ -36,44 +37,44 @@ def file_summary(path: str | None, text_column: str, label_column: str, limits, 
     try:  # read once: the columns to choose from, then the checks on the chosen ones
         table = read_table(path, limits.max_bytes, limits.max_rows)
     except UserDataError as err:
-        return f"❌ {md(train_error_text(err.code, err.params, str(err), ui))}", gr.update(choices=[]), gr.update(choices=[])
+        return f"❌ {md(notice_text(err, ui))}", gr.update(choices=[]), gr.update(choices=[])
     columns = table.columns
     try:
         rows = check_rows(table, text_column, label_column)
     except UserDataError as err:
-        return (f"❌ {md(train_error_text(err.code, err.params, str(err), ui))}", gr.update(choices=columns),
+        return (f"❌ {md(notice_text(err, ui))}", gr.update(choices=columns),
                 gr.update(choices=columns))
     labels = ", ".join(label_name(l, ui) for l in rows.label_names[:8]) + (" …" if len(rows.label_names) > 8 else "")
-    text = msg("train_file_ok", ui, rows=len(rows.texts), text=md(rows.text_column), label=md(rows.label_column),
-               n=len(rows.label_names), labels=md(labels), language=msg(f"lang_{rows.lang}", ui))
+    text = t("train_file_ok", ui, rows=len(rows.texts), text=md(rows.text_column), label=md(rows.label_column),
+             n=len(rows.label_names), labels=md(labels), language=t(f"lang_{rows.lang}", ui))
     return (f"✅ {text}", gr.update(choices=columns, value=rows.text_column),
             gr.update(choices=columns, value=rows.label_column))
 
 
 def _duration(seconds: float, ui: str) -> str:
     minutes, rest = divmod(int(round(seconds)), 60)
-    if ui == "zh":
-        return f"{minutes} 分 {rest} 秒" if minutes else f"{rest} 秒"
-    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+    return t("duration_min", ui, minutes=minutes, seconds=rest) if minutes else t("duration_s", ui, seconds=rest)
 
 
 def status_text(job: dict, ui: str) -> str:
     status = job["status"]
     if status == "queued":
-        return msg("train_status_queued", ui, position=job["queue_position"])
+        return t("train_status_queued", ui, position=job["queue_position"])
     if status == "running":
-        eta = msg("train_eta", ui, time=_duration(job["eta_seconds"], ui)) if job["eta_seconds"] is not None else ""
-        return msg("train_status_running", ui, epoch=job["progress"], epochs=job["epochs"],
-                   percent=100 * job["progress"] / job["epochs"], eta=eta)
+        eta = t("train_eta", ui, time=_duration(job["eta_seconds"], ui)) if job["eta_seconds"] is not None else ""
+        return t("train_status_running", ui, epoch=job["progress"], epochs=job["epochs"],
+                 percent=100 * job["progress"] / job["epochs"], eta=eta)
     if status == "done":
         m = job["metrics"]
-        return msg("train_status_done", ui, task=md(job.get("title") or job["task"]), model=md(model_name(job["model"])),
-                   accuracy=m["test_accuracy"], n=m["test_examples"])
+        return t("train_status_done", ui, task=md(job.get("title") or job["task"]), model=md(model_name(job["model"])),
+                 accuracy=m["test_accuracy"], n=m["test_examples"])
     if status == "failed":
-        error = job["error"]
-        english = error.get("message", "").split(": ", 1)[-1]
-        return msg("train_status_failed", ui, error=md(train_error_text(error["code"], error["params"], english, ui)))
-    return msg(f"train_status_{status}", ui)
+        failure = job["error"]  # a code, its params and the English message (an error without a code: as it is)
+        table = next((text for text in (USER_DATA_TEXT, JOB_TEXT) if failure["code"] in text), None)
+        error = (notice_text(Notice(failure["code"], failure["params"]), ui, table) if table
+                 else failure.get("message", "").split(": ", 1)[-1])
+        return t("train_status_failed", ui, error=md(error))
+    return t(f"train_status_{status}", ui)
 
 
 def curves(job: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -88,7 +89,7 @@ def curves(job: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
 def confusion_table(job: dict, ui: str) -> pd.DataFrame:
     labels = [label_name(l, ui) for l in job["metrics"]["labels"]]
     return pd.DataFrame([[gold, *row] for gold, row in zip(labels, job["metrics"]["confusion"])],
-                        columns=[msg("col_gold", ui), *labels])
+                        columns=[t("col_gold", ui), *labels])
 
 
 def job_choices(queue: TrainingQueue, owner: str) -> list[tuple[str, str]]:
@@ -175,9 +176,9 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
         try:
             current = queue.status(job_id, visitors.owner(request)) if job_id else None
         except JobError as err:
-            current, problem = None, f"❌ {md(train_error_text(err.code, err.params, str(err), ui))}"
+            current, problem = None, f"❌ {md(notice_text(err, ui))}"
         else:
-            problem = msg("train_no_job", ui)
+            problem = t("train_no_job", ui)
         if current is None:
             return problem, None, None, gr.update(visible=False), gr.Timer(active=False), gr.update()
         loss, dev = curves(current)
@@ -201,7 +202,7 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
                            visitors.owner(request))
         except JobError as err:
             raise _error(err, ui) from None
-        return msg("train_pushed", ui, url=url)
+        return t("train_pushed", ui, url=url)
 
     # -- wiring ----------------------------------------------------------------------------------------
     file.upload(on_file, [file, text_column, label_column], [summary, text_column, label_column], api_visibility="private")

@@ -19,20 +19,19 @@ import pandas as pd
 
 from core.analysis.dataset_view import SLICES, read_evaluation
 from core.predict import Lab
-from core.notices import Notice
 from core.analysis.plausibility import TOP_K
 from core.analysis.treebank import (MAX_HITS, Hit, PHENOMENA, SPLITS, SST_TASKS, Treebank, TreebankError,
                                     node_attributions, tree_view)
 from core.data import TASKS
 from core.data.sst import FINE_LABELS
-from demo.i18n import TASK_NAMES, L, label_name, model_name, msg, request_lang, task_name, treebank_notice_text
+from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_label, task_name
 from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.treebank_plots import confusion_figure, label_symbols, length_figure, tree_figure
 
 
 def _fail(err: TreebankError, ui: str):
-    raise gr.Error(esc(treebank_notice_text(err.notice, ui)), print_exception=False)
+    raise gr.Error(esc(notice_text(err, ui)), print_exception=False)
 
 
 def hit_choice(hit: Hit) -> tuple[str, int]:
@@ -48,10 +47,10 @@ def search_choices(treebank: Treebank, split: str, words: str, label: str, pheno
     except TreebankError as err:
         _fail(err, ui)
     if not hits:
-        gr.Warning(esc(treebank_notice_text(Notice("no_match", {"split": split}), ui)))
+        gr.Warning(esc(notice_text(TreebankError("no_match", split=split), ui)))
     choices = [hit_choice(h) for h in hits]
     key = "tb_hits_capped" if len(hits) >= MAX_HITS else "tb_hits"
-    return gr.update(choices=choices, value=choices[0][1] if choices else None), msg(key, ui, n=len(hits))
+    return gr.update(choices=choices, value=choices[0][1] if choices else None), t(key, ui, n=len(hits))
 
 
 def tree_outputs(lab: Lab, treebank: Treebank, split: str, index: int, task: str, ui: str) -> tuple:
@@ -63,17 +62,17 @@ def tree_outputs(lab: Lab, treebank: Treebank, split: str, index: int, task: str
     labels = [label_name(label, ui) for label in view.labels]
     names = [model_name(m) for m in view.models]
     root = view.nodes[0]
-    gold = labels[root.gold] if root.gold is not None else msg("tb_no_gold", ui)
+    gold = labels[root.gold] if root.gold is not None else t("tb_no_gold", ui)
     accuracy = " · ".join(f"{esc(n)} {view.accuracy[m]:.0%}" for m, n in zip(view.models, names))
-    summary = (msg("tb_tree_summary", ui, split=split, index=view.index, words=len(view.words), gold=esc(gold), accuracy=accuracy)
-               + "\n\n<small>" + esc(msg("tb_legend", ui, symbols=", ".join(f"{s} {l}" for s, l in zip(label_symbols(labels), labels)),
+    summary = (t("tb_tree_summary", ui, split=split, index=view.index, words=len(view.words), gold=esc(gold), accuracy=accuracy)
+               + "\n\n<small>" + esc(t("tb_legend", ui, symbols=", ".join(f"{s} {l}" for s, l in zip(label_symbols(labels), labels)),
                                       models=", ".join(names))) + "</small>")
     figure = tree_figure(view, labels, names, f"{task_name(task, ui)}: {split} #{view.index}")
     rows = [[n.id, labels[n.gold] if n.gold is not None else "–",
              *(labels[n.predictions[m]] + (" ✓" if n.predictions[m] == n.gold else "") for m in view.models),
              f"{n.agree}/{len(view.models)}" if n.gold is not None else "–", n.end - n.start, n.text] for n in view.nodes]
-    columns = ([msg("tb_col_node", ui), msg("tb_col_gold", ui)] + names
-               + [msg(k, ui) for k in ("tb_col_agree", "tb_col_words", "tb_col_phrase")])  # the long phrase last
+    columns = ([t("tb_col_node", ui), t("tb_col_gold", ui)] + names
+               + [t(k, ui) for k in ("tb_col_agree", "tb_col_words", "tb_col_phrase")])  # the long phrase last
     choices = [(f"{n.id}: {n.text[:100]}", n.id) for n in view.nodes]
     return summary, figure, pd.DataFrame(rows, columns=columns), gr.update(choices=choices, value=0), view
 
@@ -89,20 +88,20 @@ def node_outputs(lab: Lab, treebank: Treebank, view, node: int | None, ui: str) 
         _fail(err, ui)
     labels = [label_name(label, ui) for label in view.labels]
     models = list(found.predictions)
-    gold = labels[found.gold] if found.gold is not None else msg("tb_no_gold", ui)
-    lines = [msg("tb_node_attr_head", ui, node=found.node, gold=esc(gold))]
+    gold = labels[found.gold] if found.gold is not None else t("tb_no_gold", ui)
+    lines = [t("tb_node_attr_head", ui, node=found.node, gold=esc(gold))]
     def number(value: float | None) -> str:
         return "–" if value is None else f"{value:.2f}"
 
     for m in models:
         p = found.plausibility[m]
-        agreement = ("" if p.rank_agreement is None and p.precision is None else " · " + msg(
+        agreement = ("" if p.rank_agreement is None and p.precision is None else " · " + t(
             "tb_node_attr_scores", ui, tau=number(p.rank_agreement), k=TOP_K, precision=number(p.precision)))
         lines.append(f"- {esc(model_name(m))}: {esc(labels[found.predictions[m]])}{agreement}")
     rows = [[word, label_name(FINE_LABELS[found.word_gold[j]], ui),
              *(f"{found.scores[m][j]:+.3f}" if found.scores[m] else "–" for m in models)]
             for j, word in enumerate(found.words)]
-    columns = [msg("tb_col_word", ui), msg("tb_col_gold", ui)] + [model_name(m) for m in models]
+    columns = [t("tb_col_word", ui), t("tb_col_gold", ui)] + [model_name(m) for m in models]
     return "\n".join(lines), pd.DataFrame(rows, columns=columns)
 
 
@@ -115,29 +114,29 @@ def dataset_outputs(lab: Lab, task: str, model: str, ui: str) -> tuple:
         _fail(err, ui)
     params = {"model": model_name(model), "task": task_name(task, ui), "command": view.command}
     if view.status != "ok":
-        message = f"⚠️ {msg('tb_status_' + view.status, ui, **params)}"
+        message = f"⚠️ {t('tb_status_' + view.status, ui, **params)}"
         return message, None, None, None, None, None, gr.update(choices=[], value=None), None
     e = view.evaluation
     labels = [label_name(label, ui) for label in e["labels"]]
-    phrases = msg("tb_phrases", ui, accuracy=e["phrases"]["accuracy"], n=e["phrases"]["n"]) if e["phrases"] else ""
-    summary = msg("tb_dataset_summary", ui, **params, sentences=e["sentences"]["accuracy"], n=e["sentences"]["n"], phrases=phrases)
+    phrases = t("tb_phrases", ui, accuracy=e["phrases"]["accuracy"], n=e["phrases"]["n"]) if e["phrases"] else ""
+    summary = t("tb_dataset_summary", ui, **params, sentences=e["sentences"]["accuracy"], n=e["sentences"]["n"], phrases=phrases)
     if view.disagreement_stale:
-        summary += "\n\n⚠️ " + msg("tb_disagreement_stale", ui, **params)
-    length = length_figure(view.buckets, msg(f"tb_length_{e['length_unit']}", ui), msg("tb_length_axis", ui),
-                           msg("tb_accuracy", ui), msg("tb_count", ui))
-    confusion = confusion_figure(e["sentences"]["confusion"], labels, msg("tb_gold_axis", ui), msg("tb_predicted_axis", ui))
+        summary += "\n\n⚠️ " + t("tb_disagreement_stale", ui, **params)
+    length = length_figure(view.buckets, t(f"tb_length_{e['length_unit']}", ui), t("tb_length_axis", ui),
+                           t("tb_accuracy", ui), t("tb_count", ui))
+    confusion = confusion_figure(e["sentences"]["confusion"], labels, t("tb_gold_axis", ui), t("tb_predicted_axis", ui))
     per_class = pd.DataFrame([[labels[i], round(c["precision"], 3), round(c["recall"], 3), round(c["f1"], 3), c["support"]]
                               for i, c in enumerate(e["sentences"]["per_class"].values())],
-                             columns=[msg(k, ui) for k in ("tb_col_class", "tb_col_precision", "tb_col_recall", "tb_col_f1", "tb_col_support")])
-    slices = pd.DataFrame([[msg(f"tb_slice_{s}", ui), e["slices"][s]["n"],
+                             columns=[t(k, ui) for k in ("tb_col_class", "tb_col_precision", "tb_col_recall", "tb_col_f1", "tb_col_support")])
+    slices = pd.DataFrame([[t(f"tb_slice_{s}", ui), e["slices"][s]["n"],
                             round(e["slices"][s]["accuracy"], 3) if e["slices"][s]["n"] else None] for s in SLICES],
-                          columns=[msg(k, ui) for k in ("tb_col_slice", "tb_col_n", "tb_col_accuracy")])
+                          columns=[t(k, ui) for k in ("tb_col_slice", "tb_col_n", "tb_col_accuracy")])
     sentences = e["disagreement"]["sentences"]
     models = list(e["disagreement"]["models"])
     disagree = pd.DataFrame([[s["distinct"], labels[s["gold"]], *(labels[s["predictions"][m]] for m in models), s["text"]]
                              for s in sentences],  # the long sentence last, where wrapping keeps the labels in view
-                            columns=[msg("tb_col_distinct", ui), msg("tb_col_gold", ui), *map(model_name, models),
-                                     msg("tb_col_sentence", ui)])
+                            columns=[t("tb_col_distinct", ui), t("tb_col_gold", ui), *map(model_name, models),
+                                     t("tb_col_sentence", ui)])
     choices = [(f"{i + 1}. {s['text'][:110]}", i) for i, s in enumerate(sentences)]
     state = {"task": task, "texts": [s["text"] for s in sentences]}
     return (summary, length, confusion, per_class, slices, disagree,
@@ -147,18 +146,14 @@ def dataset_outputs(lab: Lab, task: str, model: str, ui: str) -> tuple:
 def open_node(view, node: int | None, ui: str) -> tuple:
     """The Lab tab, the node's phrase as its sentence (no pair), and the tree's task."""
     if view is None or node is None or not 0 <= int(node) < len(view.nodes):
-        raise gr.Error(msg("tb_no_node", ui), print_exception=False)
+        raise gr.Error(t("tb_no_node", ui), print_exception=False)
     return gr.Tabs(selected="lab"), view.nodes[int(node)].text, "", gr.Accordion(open=False), view.task
 
 
 def open_sentence(state: dict | None, choice: int | None, ui: str) -> tuple:
     if not state or choice is None or not 0 <= int(choice) < len(state["texts"]):
-        raise gr.Error(msg("tb_no_sentence", ui), print_exception=False)
+        raise gr.Error(t("tb_no_sentence", ui), print_exception=False)
     return gr.Tabs(selected="lab"), state["texts"][int(choice)], "", gr.Accordion(open=False), state["task"]
-
-
-def _task_label(task: str):
-    return L(f"task_{task}") if task in TASK_NAMES["en"] else task
 
 
 def load_treebank() -> tuple[Treebank | None, TreebankError | None]:
@@ -182,15 +177,15 @@ class TreebankView:
 
 def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     trees = functools.cache(load_treebank)  # parsed on the tab's first use (about a second), not at start-up
-    sst_tasks = [t for t in lab.tasks() if t in SST_TASKS]
-    data_tasks = [t for t in lab.tasks() if t in TASKS]  # what make evaluate-all evaluates (not a user's own task)
+    sst_tasks = [task for task in lab.tasks() if task in SST_TASKS]
+    data_tasks = [task for task in lab.tasks() if task in TASKS]  # what make evaluate-all evaluates (no user's task)
     gr.Markdown(L("treebank_md"))
     with gr.Accordion(L("tb_trees"), open=True):
         problem_md = gr.Markdown(elem_id="tb-problem")
         with gr.Row():
             split = gr.Radio([(L(f"tb_split_{s}"), s) for s in SPLITS], value="test", label=L("tb_split"), elem_id="tb-split")
-            tree_task = gr.Dropdown([(_task_label(t), t) for t in sst_tasks], value=sst_tasks[0] if sst_tasks else None,
-                                    label=L("task"), elem_id="tb-task")
+            tree_task = gr.Dropdown([(task_label(task), task) for task in sst_tasks],
+                                    value=sst_tasks[0] if sst_tasks else None, label=L("task"), elem_id="tb-task")
             words = gr.Textbox(label=L("tb_words"), info=L("tb_words_info"), elem_id="tb-words")
             label = gr.Dropdown([(L("tb_any"), "")] + [(L(f"tb_label_{i}"), l) for i, l in enumerate(FINE_LABELS)], value="",
                                 label=L("tb_label"), elem_id="tb-label")
@@ -213,8 +208,8 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         node_attr = gr.Dataframe(label=L("tb_node_attr"), interactive=False, wrap=True, elem_id="tb-node-attr")
     with gr.Accordion(L("tb_dataset"), open=True):
         with gr.Row():
-            data_task = gr.Dropdown([(_task_label(t), t) for t in data_tasks], value=data_tasks[0] if data_tasks else None,
-                                    label=L("task"), elem_id="tb-data-task")
+            data_task = gr.Dropdown([(task_label(task), task) for task in data_tasks],
+                                    value=data_tasks[0] if data_tasks else None, label=L("task"), elem_id="tb-data-task")
             data_model = gr.Dropdown([(model_name(m), m) for m in lab.models(data_tasks[0])] if data_tasks else [],
                                      value=lab.models(data_tasks[0])[0] if data_tasks else None, label=L("model"),
                                      elem_id="tb-data-model")
@@ -271,7 +266,7 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         ui = request_lang(request)
         treebank, problem = trees()
         keep = (gr.update(),)
-        warning = f"⚠️ {md(msg('tb_no_trees', ui, error=treebank_notice_text(problem.notice, ui)))}" if problem else ""
+        warning = f"⚠️ {md(t('tb_no_trees', ui, error=notice_text(problem, ui)))}" if problem else ""
         picker = (search_choices(treebank, split_value, words_value, label_value, phenomenon_value, low, high, ui)
                   if tree_value is None and treebank is not None else keep * 2)
         data = (dataset_outputs(visitors.lab(lab, request), task_value, model_value, ui)

@@ -12,7 +12,7 @@ from core.analysis.probes import (MAX_CASE_CHARS, MAX_CASE_WORDS, MAX_USER_CASES
 from core.data.user import MAX_CELL_CHARS, MAX_NAME_CHARS, UserDataError, read_rows
 from core.predict import MAX_WORDS
 from core.training.jobs import JobError, TrainLimits, job_status, list_jobs, submit_job
-from demo.i18n import PROBE_NOTICES_ZH, TRAIN_ERRORS_ZH, probe_notice_text, train_error_text
+from demo.i18n import CODES, notice_text
 from demo.tabs.probes import run_user_cases
 from demo.tabs.train import file_summary
 
@@ -47,8 +47,8 @@ def test_each_hostile_training_file_is_one_clear_line_in_both_languages(tmp_path
     limits = TrainLimits()
     with pytest.raises(UserDataError) as err:
         read_rows(path, max_bytes=limits.max_bytes, max_rows=limits.max_rows)
-    assert err.value.code == code and code in TRAIN_ERRORS_ZH
-    english, chinese = str(err.value), train_error_text(code, err.value.params, str(err.value), "zh")
+    assert err.value.code == code and code in CODES["zh"]["user_data"]
+    english, chinese = str(err.value), notice_text(err.value, "zh")
     assert one_line(english) and one_line(chinese) and english != chinese
     for ui in ("en", "zh"):  # the Train tab's summary of the upload
         summary = file_summary(str(path), "", "", limits, ui)[0]
@@ -132,8 +132,8 @@ def test_each_hostile_probe_input_is_one_clear_line_in_both_languages(lab, tmp_p
     for name, (text, upload, code) in probe_case_inputs(tmp_path).items():
         with pytest.raises(ProbeInputError) as err:
             run_text_cases(lab, text + (read_cases_file(upload) if upload else ""), "sst5")
-        assert err.value.code == code and code in PROBE_NOTICES_ZH, name
-        english, chinese = probe_notice_text(err.value.notice, "en"), probe_notice_text(err.value.notice, "zh")
+        assert err.value.code == code and code in CODES["zh"]["probes"], name
+        english, chinese = notice_text(err.value, "en"), notice_text(err.value, "zh")
         assert one_line(english) and one_line(chinese) and english != chinese
         for ui in ("en", "zh"):  # the Probes tab's "Run my cases"
             summary = run_user_cases(lab, text, upload, "en", "sst5", ui)[0]

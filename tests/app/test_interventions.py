@@ -301,7 +301,7 @@ def test_the_docs_notebook_runs(lab, monkeypatch):
     from core.predict import Lab
 
     monkeypatch.setattr(Lab, "load", classmethod(lambda cls, *args, **kwargs: lab))
-    cells = json.loads((Path(__file__).resolve().parents[1] / "docs" / "notebook.ipynb").read_text())["cells"]
+    cells = json.loads((Path(__file__).resolve().parents[2] / "docs" / "notebook.ipynb").read_text())["cells"]
     scope: dict = {}
     for cell in cells:
         if cell["cell_type"] == "code":

@@ -14,7 +14,7 @@ from test_user_training import reviews, write_csv
 from core.owners import KEY, owner_id
 from core.training.jobs import JobError, TrainLimits, submit_job, update_job
 from core.training.publish import push_job
-from demo.i18n import train_error_text
+from demo.i18n import notice_text
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +175,7 @@ def test_the_quota_counts_one_owners_active_jobs_and_is_worded_in_both_languages
     with pytest.raises(JobError) as err:
         submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="a")
     assert err.value.code == "too_many_jobs" and not (Path(tmp_path) / "jobs" / ".x").exists()
-    assert "2 个训练任务" in train_error_text(err.value.code, err.value.params, str(err.value), "zh")
+    assert "2 个训练任务" in notice_text(err.value, "zh")
     assert submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="b")["owner"] == "b"
     update_job(tmp_path / "jobs" / first[0]["id"], status="failed")
     assert submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="a")["task"] == first[0]["task"]

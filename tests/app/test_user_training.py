@@ -16,7 +16,7 @@ from core.training.jobs import JobError, TrainLimits, list_jobs, recover_jobs, s
 from core.training.publish import push_job
 from core.predict import Lab
 from core.training.train import main as train_main
-from demo.i18n import TRAIN_ERRORS_ZH, train_error_text
+from demo.i18n import notice_text
 from demo.training import TrainingQueue
 
 POSITIVE, NEGATIVE = ["good", "great", "fun", "moving"], ["bad", "dull", "awful", "flat"]
@@ -107,8 +107,7 @@ def test_bad_files_get_their_message_in_both_languages(tmp_path):
         assert err.value.code == code, (path, err.value)
         assert params.items() <= err.value.params.items()
         assert all(str(v) in str(err.value) for v in params.values())
-        assert code in TRAIN_ERRORS_ZH
-        chinese = train_error_text(err.value.code, err.value.params, str(err.value), "zh")
+        chinese = notice_text(err.value, "zh")
         assert chinese != str(err.value) and all(str(v) in chinese for v in params.values())
 
 

@@ -4,27 +4,16 @@ its parameters included, never by parsing the English."""
 
 import copy
 import json
-import string
 
 import orjson
 import pytest
 
 from core.models import PAPER_MODELS
-from core.views import VIEW_TEXT, Text, sentiment_scores
-from demo.i18n import VIEW_TEXT_ZH, view_text, word_view
+from core.views import Text, sentiment_scores
+from demo.i18n import view_text, word_view
 
 TEXTS = {"sst5": "it is not a bad film , but the plot is dull", "zh_sentiment": "这部电影不怎么好看，但是演员很棒"}
 FIELDS = ("title", "score_label", "y_label", "x_title", "value_label", "axis_note")
-
-
-def _fields(template: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
-
-
-def test_every_code_has_chinese_words_with_the_same_parameters():
-    assert set(VIEW_TEXT) == set(VIEW_TEXT_ZH)
-    for code, english in VIEW_TEXT.items():
-        assert _fields(english) == _fields(VIEW_TEXT_ZH[code]), code
 
 
 def test_a_text_is_its_english_wording_and_keeps_its_code_through_copies_and_json():

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from core.predict import Lab
-from core.analysis.probes import (PROBE_NOTICE_TEXT, Case, ProbeInputError, SuiteError, class_probabilities, load_suite,
+from core.analysis.probes import (Case, ProbeInputError, SuiteError, class_probabilities, load_suite,
                          parse_user_cases, polarity_groups, read_suite, run_cases, run_suite, suite_names)
 from core.text import tokenize
 
@@ -197,12 +197,6 @@ def test_the_batched_forward_agrees_with_the_explained_prediction(lab):
         for text, row, label_id in zip(texts, probs, label_ids):
             one = lab.predict(text, model, "sst5")
             assert one.labels[label_id] == one.label and row == pytest.approx(one.probs, abs=1e-5), model
-
-
-def test_every_probe_notice_is_worded_in_chinese():
-    from demo.i18n import PROBE_NOTICES_ZH
-
-    assert PROBE_NOTICES_ZH.keys() == PROBE_NOTICE_TEXT.keys()
 
 
 # -- the app -------------------------------------------------------------------------------------------------

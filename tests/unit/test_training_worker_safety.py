@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from core.checkpoints.user_models import installed_checkpoints
 from core.data import PROJECT_ROOT

@@ -16,8 +16,7 @@ from core.checkpoints.manifest import read_manifest
 from core.data import PROJECT_ROOT, Example
 from core.analysis.metrics import predict_examples
 from core.predict import Lab
-from core.analysis.treebank import TREEBANK_NOTICE_TEXT, Treebank, TreebankError, phenomena, tree_view
-from demo.i18n import I18N_TREEBANK, MESSAGES, TREEBANK_NOTICES_ZH
+from core.analysis.treebank import Treebank, TreebankError, phenomena, tree_view
 from tools.evaluate_all import main as evaluate_all_main
 from tools.release.bundle import check
 
@@ -197,12 +196,6 @@ def test_callbacks_draw_and_word_in_both_languages(evaluated, treebank):
         assert "make evaluate-all" in message and "运行" in message
     finally:
         (root / "agt.json").rename(root / "sst5" / "agt" / EVALUATION)
-
-
-def test_every_string_in_both_languages():
-    assert set(I18N_TREEBANK["en"]) == set(I18N_TREEBANK["zh"])
-    assert {k for k in MESSAGES["en"] if k.startswith("tb_")} == {k for k in MESSAGES["zh"] if k.startswith("tb_")}
-    assert set(TREEBANK_NOTICE_TEXT) == set(TREEBANK_NOTICES_ZH)
 
 
 def test_endpoints(client):

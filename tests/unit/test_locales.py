@@ -1,0 +1,87 @@
+"""The page's words (demo/locales/en.toml, zh.toml, read by demo/i18n.py): both languages have the same keys with
+the same {placeholders}, core's every coded message is worded in Chinese with core's parameters, and a key
+written twice or a placeholder missing in one language fails here, not on a user's page."""
+
+import re
+import string
+
+import pytest
+
+from demo.i18n import CODES, CORE_TEXT, I18N, PAGE, TEXT, TRADITIONAL, load_locale, notice_text, request_lang, t
+
+CHINESE = re.compile("[\u4e00-\u9fff]")
+
+
+def fields(template: str) -> set[str]:
+    """The names of a template's placeholders ("{n} of {total:.1%}" -> {"n", "total"})."""
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+
+
+def test_both_languages_have_the_same_keys_and_placeholders():
+    assert TEXT["en"].keys() == TEXT["zh"].keys() and PAGE["en"].keys() == PAGE["zh"].keys()
+    for key, english in TEXT["en"].items():
+        assert fields(english) == fields(TEXT["zh"][key]), key
+
+
+def test_every_core_code_has_its_chinese_with_the_same_parameters():
+    assert CODES["en"] == CORE_TEXT  # the rule: core's English is the English locale of its codes
+    assert CODES["zh"].keys() == CORE_TEXT.keys()
+    for table, english in CORE_TEXT.items():
+        assert CODES["zh"][table].keys() == english.keys(), table
+        for code, words in english.items():
+            chinese = CODES["zh"][table][code]
+            assert fields(words) == fields(chinese), (table, code)
+            if table != "view":  # a view's text may be a formula, P({label}), the same in both languages
+                assert not CHINESE.search(words) and CHINESE.search(chinese), (table, code)
+
+
+def test_t_fills_in_the_placeholders_in_the_chosen_language():
+    assert t("tb_hits", "en", n=3) == "3 sentences found" and t("tb_hits", "zh", n=3) == "找到 3 个句子"
+    assert t("tab_lab", "zh") == "实验室"  # a page label is a key of t too
+    with pytest.raises(KeyError):
+        t("no_such_key", "en")
+
+
+def test_a_refusal_is_worded_by_its_own_core_table():
+    """Codes repeat across core's tables ('unknown_model' is in four): each error is worded from its class's."""
+    from core.analysis.probes import ProbeInputError
+    from core.analysis.treebank import TreebankError
+    from core.notices import InputError
+
+    errors = {"模型 x 不支持任务 sst5；可用模型：dcnn": InputError("unknown_model", model="x", task="sst5", available=["dcnn"]),
+              "模型 x 没有为任务 sst5 加载；可用模型：dcnn。": ProbeInputError("unknown_model", model="x", task="sst5",
+                                                                        available="dcnn"),
+              "模型 'x' 没有为任务 'sst5' 加载；可用模型：dcnn": TreebankError("unknown_model", model="x", task="sst5",
+                                                                           available="dcnn")}
+    for chinese, err in errors.items():
+        assert notice_text(err, "zh") == chinese and notice_text(err, "en") == str(err)
+
+
+def test_gradio_gets_the_page_labels_only():
+    """Callback text holds {placeholders} that Gradio's front end would read as its own message syntax."""
+    assert I18N.translations["en"] == PAGE["en"] and I18N.translations["zh"] == PAGE["zh"]
+    assert not any("{" in words for words in PAGE["en"].values())
+
+
+def test_traditional_chinese_is_converted_from_the_simplified_words():
+    class Request:
+        def __init__(self, accept: str):
+            self.headers = {"accept-language": accept}
+
+    asked = {"zh-TW,zh;q=0.9": "zh-TW", "zh-Hant": "zh-TW", "zh-HK": "zh-HK", "zh-MO": "zh-HK", "zh-CN,zh": "zh",
+             "zh": "zh", "en-US,zh;q=0.5": "en"}
+    assert {accept: request_lang(Request(accept)) for accept in asked} == asked
+    for lang in TRADITIONAL:
+        assert TEXT[lang].keys() == TEXT["zh"].keys()
+        for key, words in TEXT[lang].items():
+            assert fields(words) == fields(TEXT["zh"][key]), (lang, key)
+        assert CODES[lang]["notice"]["empty"] == "請輸入一句話：文本為空。"
+    assert t("tab_lab", "zh-TW") == "實驗室" and t("tb_hits", "zh-HK", n=2) == "找到 2 個句子"
+    assert I18N.translations["zh-TW"]["tab_lab"] == "實驗室"
+
+
+def test_a_key_in_two_tabs_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "xx.toml").write_text('[lab.page]\nrun = "Run"\n\n[train.text]\nrun = "Go"\n', encoding="utf-8")
+    monkeypatch.setattr("demo.i18n.LOCALES", tmp_path)
+    with pytest.raises(ValueError, match="'run' is in two tabs"):
+        load_locale("xx")
