@@ -150,7 +150,6 @@ MESSAGES = {
         "col_model": "model", "col_label": "label", "col_confidence": "probability", "col_curve": "curve",
         "col_source": "checkpoint", "col_task": "task", "col_lang": "language", "col_classes": "classes",
         "col_accuracy": "test accuracy", "col_path": "checkpoint", "col_error": "error",
-        "majority": "Majority label: **{label}** ({votes} of {n} models)",
         "words_unknown": "unknown words",
         "probe_summary": "{suite} on task {task}: {cases} cases, {models} models, {seconds:.2f} s.",
         "probe_cell": "{capability} · {model}: {passed} of {total} passed",
@@ -185,7 +184,6 @@ MESSAGES = {
         "col_model": "模型", "col_label": "标签", "col_confidence": "概率", "col_curve": "曲线",
         "col_source": "模型文件", "col_task": "任务", "col_lang": "语言", "col_classes": "类别",
         "col_accuracy": "测试准确率", "col_path": "模型文件", "col_error": "错误",
-        "majority": "多数标签：**{label}**（{n} 个模型中 {votes} 个）",
         "words_unknown": "未登录词",
         "probe_summary": "测试集 {suite}，任务 {task}：{cases} 个用例，{models} 个模型，用时 {seconds:.2f} 秒。",
         "probe_cell": "{capability} · {model}：{total} 个中通过 {passed} 个",
@@ -755,3 +753,12 @@ INTERVENTION_SECTIONS_ZH = {
     "agt.gates_closed": "式 7-8：某层的变换门 T_l（固定关闭：y_l = y_{l-1}）",
     "agt.skip_only": "§3.2：所有门关闭，只剩跳连路径：y = s+_0，即“只用 s+_0”的核心",
 }
+# -- honest summaries (issue 36): ties, the method actually used, probe thresholds, the Treebank tree ---------
+MESSAGES["en"].update({
+    "majority": "Majority label: **{label}** ({votes} of {n} models; votes {split})",
+    "tie": "No majority: {labels} tie with {votes} of {n} models each (votes {split})", "tie_and": " and ",
+})
+MESSAGES["zh"].update({
+    "majority": "多数标签：**{label}**（{n} 个模型中 {votes} 个；票数 {split}）",
+    "tie": "没有多数：{labels} 并列，各得 {n} 个模型中的 {votes} 个（票数 {split}）", "tie_and": "与",
+})

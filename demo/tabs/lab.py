@@ -28,15 +28,13 @@ from demo.i18n import (INTERVENTION_SECTIONS_ZH, TASK_NAMES, L, example_labels, 
                        notice_text, request_lang, source_text, task_name, word_view)
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
-from demo.svg import EXPORT_JS
+from demo.svg import EXPORT_JS, SUPPORT
 from demo.svg import esc as attr  # escapes quotes too: typed text inside an attribute value
 from demo.tabs import pairs
 from demo.tabs.checkpoints import Facts, facts
 
 log = logging.getLogger(__name__)
 
-OCCLUSION_COLOURS = {"strong_for": "#1a9850", "for": "#a6d96a", "against": "#fdae61", "strong_against": "#d73027",
-                     "unknown": "#c8c8c8"}
 # the page hides the last result from the click until the new one is in (#analysing says so; ui.CSS)
 BUSY_JS = "(...args) => { document.body.classList.add('lab-busy'); return args; }"
 # ... from the click itself: Gradio runs BUSY_JS a moment later, after the browser may have painted a frame
@@ -89,12 +87,12 @@ def attribution_html(p: Prediction, ui: str, method: str = "occlusion") -> str:
         key = ("unknown" if not token.known else "strong_for" if s > 0.6 else "for" if s > 0.2
                else "strong_against" if s < -0.6 else "against" if s < -0.2 else None)
         piece = esc(p.text[max(pos, token.start):token.end])
-        parts.append(f'<mark style="background:{OCCLUSION_COLOURS[key]}" title="{attr(msg(key, ui))} ({score:+.3f})">'
+        parts.append(f'<mark style="background:{SUPPORT[key]}" title="{attr(msg(key, ui))} ({score:+.3f})">'
                      f'{piece}</mark>' if key else piece)
         pos = max(pos, token.end)
     parts.append(esc(p.text[pos:]))
     legend = "".join(f'<span class="key"><mark style="background:{c}">&nbsp;&nbsp;</mark> {esc(msg(k, ui))}</span>'
-                     for k, c in OCCLUSION_COLOURS.items())
+                     for k, c in SUPPORT.items())
     title, note = highlight_texts(p, method, scale, ui)
     return (f'<div class="occlusion"><div class="occlusion-head">{esc(title)}</div>'
             f'<div class="occlusion-text">{"".join(parts)}</div><div class="occlusion-legend">{legend}</div>'
@@ -177,6 +175,18 @@ def intervention_section(lab: Lab, task: str, model: str, intervention: str, ui:
                if ui == "zh" else section)
 
 
+def votes_text(predictions: list[Prediction], ui: str) -> str:
+    """The models' votes: a label more of them chose than any other is the majority (with its count); labels
+    that share the top count are a tie, said as one ("2-2-1": no majority), never one of them picked."""
+    votes = Counter(p.label for p in predictions).most_common()
+    top = [label for label, count in votes if count == votes[0][1]]
+    split = "-".join(str(count) for _, count in votes)
+    if len(top) == 1:
+        return msg("majority", ui, label=esc(label_name(top[0], ui)), votes=votes[0][1], n=len(predictions), split=split)
+    return msg("tie", ui, labels=msg("tie_and", ui).join(f"**{esc(label_name(label, ui))}**" for label in top),
+               votes=votes[0][1], n=len(predictions), split=split)
+
+
 def _summary(predictions: list[Prediction], ui: str) -> str:
     first = predictions[0]
     facts_ = [f"{msg('language', ui)}: {msg('lang_' + first.lang, ui)} ({msg('detected', ui)})",
@@ -189,9 +199,7 @@ def _summary(predictions: list[Prediction], ui: str) -> str:
                        f"({max(p.probs):.2f})", before=f"{esc(label_name(first.label, ui))} ({max(first.probs):.2f})")
         facts_ = [f"{msg('model', ui)}: {esc(model_name(p.model))}"] + facts_ + [f"{msg('source', ui)}: `{source_text(p.source, ui)}`"]
     else:
-        votes = Counter(p.label for p in predictions)
-        label, count = votes.most_common(1)[0]
-        head = "### " + msg("majority", ui, label=esc(label_name(label, ui)), votes=count, n=len(predictions))
+        head = "### " + votes_text(predictions, ui)
     return head + "\n\n" + " · ".join(facts_)
 
 
