@@ -30,7 +30,8 @@ NOTICE_TEXT = {
                           "most words will be unknown to its models."),
     "all_unknown": "None of these words is in the model's vocabulary: the prediction is the model's prior.",
     "some_unknown": "{unknown} of {total} words are unknown to this model (marked in the highlight).",
-    "occlusion_skipped": "Word attributions (leave-one-word-out) are computed for texts of up to {max_words} words.",
+    "attribution_skipped": ("Word attributions ({methods}) are computed for texts of up to {max_words} words; "
+                            "this one has {words}, so no word is highlighted."),
     "intervention": "Intervention {intervention} on {model}: the model was changed, not only observed.",
     "pyramid_reduced": ("The text has more than {max_words} words, so AdaSent's pyramid is sent at reduced "
                         "resolution: without its gates, scores rounded to 3 decimals."),

@@ -27,8 +27,14 @@ def word_scores(p: Prediction, method: str) -> list[float]:
 
 
 def highlight_texts(p: Prediction, method: str, scale: float, ui: str) -> tuple[str, str]:
-    """The highlight's label and the note under it (integrated gradients: its steps and completeness error)."""
+    """The highlight's label and the note under it (integrated gradients: its steps and completeness error).
+    Scores the method did not compute (past core's word cap), or all zero, say so instead of a scale."""
     label = label_name(p.label, ui)
+    if not word_scores(p, method) or scale <= 1e-9:
+        title = msg("occlusion" if method == "occlusion" else "attr_highlight", ui, method=method_name(method, ui),
+                    label=label)
+        return title, msg("attr_zero" if word_scores(p, method) else "attr_not_computed", ui,
+                          method=method_name(method, ui))
     if method == "occlusion":
         return msg("occlusion", ui, label=label), msg("occlusion_note", ui, label=label, scale=scale)
     title = msg("attr_highlight", ui, method=method_name(method, ui), label=label)

@@ -230,7 +230,7 @@ NOTICES_ZH = {
     "language_mismatch": "文本看起来是{text_lang}，但任务 {task} 是{task_lang}的；大部分词对这些模型来说都是未登录词。",
     "all_unknown": "这些词都不在模型的词表中：预测只是模型的先验。",
     "some_unknown": "{total} 个词中有 {unknown} 个不在模型词表中（在高亮中标出）。",
-    "occlusion_skipped": "逐词删除的词归因只对不超过 {max_words} 个词的文本计算。",
+    "attribution_skipped": "词归因（{methods}）只对不超过 {max_words} 个词的文本计算；这段文本有 {words} 个词，因此没有高亮。",
     "bad_intervention": "干预写作一个名称，或“名称:序号”，收到的是“{value}”",
     "unknown_intervention": "模型 {model} 没有干预“{intervention}”；可用：{available}",
     "no_index": "模型 {model} 的干预“{intervention}”不带序号",
@@ -267,7 +267,10 @@ def msg(key: str, lang: str, **values) -> str:
 
 
 def notice_text(notice: Notice, lang: str) -> str:
-    """A notice or input error from core in the UI language."""
+    """A notice or input error from core in the UI language; attribution methods (codes) by their names."""
+    if isinstance(notice.params.get("methods"), list):
+        names = ATTRIBUTION_NAMES.get(lang, ATTRIBUTION_NAMES["en"])
+        notice = Notice(notice.code, notice.params | {"methods": [names.get(m, m) for m in notice.params["methods"]]})
     return notice.format(NOTICES_ZH, LANGUAGE_NAMES_ZH) if lang == "zh" else notice.format()
 
 
@@ -761,4 +764,12 @@ MESSAGES["en"].update({
 MESSAGES["zh"].update({
     "majority": "多数标签：**{label}**（{n} 个模型中 {votes} 个；票数 {split}）",
     "tie": "没有多数：{labels} 并列，各得 {n} 个模型中的 {votes} 个（票数 {split}）", "tie_and": "与",
+})
+MESSAGES["en"].update({
+    "attr_not_computed": "{method}: not computed for this text (past the word limit), so no word is coloured.",
+    "attr_zero": "{method}: every word scored 0, so no word is coloured.",
+})
+MESSAGES["zh"].update({
+    "attr_not_computed": "{method}：这段文本超过词数上限，未计算，因此没有词被着色。",
+    "attr_zero": "{method}：每个词的分数都是 0，因此没有词被着色。",
 })

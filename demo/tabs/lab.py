@@ -19,7 +19,7 @@ import gradio as gr
 
 from core.predict import ALL, AUTO, Cancelled, Comparison, Lab, Prediction
 
-from core.notices import InputError
+from core.notices import InputError, Notice
 from core.views import KMaxGraph
 from demo.attribution_view import build as build_method_selector
 from demo.attribution_view import highlight_texts, requested, scores_table, word_scores
@@ -203,10 +203,14 @@ def _summary(predictions: list[Prediction], ui: str) -> str:
     return head + "\n\n" + " · ".join(facts_)
 
 
-def _notices(predictions: list[Prediction], failures: list, ui: str) -> str:
+def _notices(predictions: list[Prediction], failures: list, ui: str, method: str = "occlusion") -> str:
+    """The notices, each once with the models it concerns; one about attribution methods names only the
+    method the highlight shows (core lists every method the request computed, the defaults too)."""
     by_notice: dict[str, list[str]] = {}
     for p in predictions:
         for notice in p.notices:
+            if method in notice.params.get("methods", ()):
+                notice = Notice(notice.code, notice.params | {"methods": [method]})
             by_notice.setdefault(notice_text(notice, ui), []).append(model_name(p.model))
     lines = [f"- ⚠️ {md(n)}" if len(models) == len(predictions) else f"- ⚠️ {md(', '.join(models))}: {md(n)}"
              for n, models in by_notice.items()]
@@ -289,7 +293,7 @@ def analyse(lab: Lab, known: dict, text: str, model: str, task: str, lang: str, 
         message = msg("internal", ui, model=model_name(model), error=type(err).__name__)
         gr.Warning(esc(message))
         return f"### {md(message)}", gr.update(value="", visible=False), ""
-    notices = _notices(result.predictions, result.failures, ui)
+    notices = _notices(result.predictions, result.failures, ui, method)
     summary = _summary(result.predictions, ui)
     if len(result.predictions) == 2 and result.predictions[1].intervention != "none":
         first = result.predictions[0]
