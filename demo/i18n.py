@@ -773,3 +773,20 @@ MESSAGES["zh"].update({
     "attr_not_computed": "{method}：这段文本超过词数上限，未计算，因此没有词被着色。",
     "attr_zero": "{method}：每个词的分数都是 0，因此没有词被着色。",
 })
+MESSAGES["en"].update({
+    "probe_thresholds": ("How a case passes: minimum functionality, the predicted label is the expected one; "
+                         "invariance, the label stays the same; directional, the {score} moves the expected way "
+                         "by more than {margin:.3f}."),
+    "col_why": "why it failed",
+    "why_mft": "another label than expected", "why_inv": "the label changed",
+    "why_dir_small": "moved the expected way, {change:+.3f}, but not by more than the threshold {margin:.3f}",
+    "why_dir_wrong": "moved the wrong way ({change:+.3f}; threshold {margin:.3f})",
+})
+MESSAGES["zh"].update({
+    "probe_thresholds": ("通过规则：最低功能——预测标签为预期标签；不变性——标签不变；方向性——{score} 按预期方向变化超过 "
+                         "{margin:.3f}。"),
+    "col_why": "失败原因",
+    "why_mft": "标签与预期不同", "why_inv": "标签改变了",
+    "why_dir_small": "按预期方向变化了 {change:+.3f}，但没有超过阈值 {margin:.3f}",
+    "why_dir_wrong": "变化方向相反（{change:+.3f}；阈值 {margin:.3f}）",
+})

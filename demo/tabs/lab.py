@@ -367,6 +367,7 @@ class LabView:
     pair: pairs.PairView
     analyse_after: Callable  # (event, gr.State: was a pair opened?) -> both analyses, once the event succeeded
     open_link: Callable  # (demo) -> the page fills and runs the inputs its link names
+    model: gr.Dropdown  # a probe failure opens with the model that failed
 
 
 def build(lab: Lab) -> LabView:
@@ -463,4 +464,4 @@ def build(lab: Lab) -> LabView:
         demo.load(on_link, None, [examples.dataset, *linked, intervention_row, intervention, intervention_index,
                                   *outputs], api_visibility="private", concurrency_id="model")
 
-    return LabView(text, task, pair, analyse_after, open_link)
+    return LabView(text, task, pair, analyse_after, open_link, model)
