@@ -377,9 +377,9 @@ MESSAGES["en"].update({
     "tb_hits_capped": "the first {n} sentences found (narrow the search to see others)",
     "tb_no_gold": "no label in this task",
     "tb_agree": "{agree} of {n} models predict the gold label",
-    "tb_legend": ("Circle: a node, its gold label inside ({symbols}), its colour how many models predict that label "
-                  "(green all, red none, grey: no label in this task). Squares under it, left to right: {models}, "
-                  "each coloured by its prediction (red negative … blue positive). Hover a node for the phrase."),
+    "tb_legend": ("Circle: a node, its gold label inside ({symbols}) and in its colour (red negative … blue "
+                  "positive; white: no label in this task). Squares under it, left to right: {models}, each in the "
+                  "colour of its prediction. Hover a node for its phrase; click it to open the phrase in the Lab."),
     "tb_col_node": "node", "tb_col_phrase": "phrase", "tb_col_gold": "gold", "tb_col_words": "words",
     "tb_col_agree": "models right",
     "tb_status_missing": "No evaluation is stored for {model} on {task}. Run `{command}`: it evaluates every checkpoint on its test set once and stores the result beside the weights.",
@@ -408,8 +408,8 @@ MESSAGES["zh"].update({
     "tb_hits_capped": "找到的前 {n} 个句子（缩小搜索范围以查看其他句子）",
     "tb_no_gold": "该任务中无标签",
     "tb_agree": "{n} 个模型中有 {agree} 个预测为标准标签",
-    "tb_legend": ("圆圈：一个节点，圈内是它的标准标签（{symbols}），颜色表示有多少模型预测了该标签（绿色全部，红色没有，灰色：该任务中无标签）。"
-                  "下方的小方块从左到右依次是：{models}，颜色表示各自的预测（红色负面……蓝色正面）。鼠标悬停可查看短语。"),
+    "tb_legend": ("圆圈：一个节点，圈内是它的标准标签（{symbols}），颜色也表示该标签（红色负面……蓝色正面；白色：该任务中无标签）。"
+                  "下方的小方块从左到右依次是：{models}，颜色表示各自的预测。鼠标悬停可查看短语，点击即在实验室中打开该短语。"),
     "tb_col_node": "节点", "tb_col_phrase": "短语", "tb_col_gold": "标准", "tb_col_words": "词数",
     "tb_col_agree": "预测正确的模型数",
     "tb_status_missing": "{task} 上的 {model} 还没有保存评估结果。请运行 `{command}`：它会在测试集上评估每个模型文件一次，并把结果保存在权重旁边。",
@@ -790,3 +790,7 @@ MESSAGES["zh"].update({
     "why_dir_small": "按预期方向变化了 {change:+.3f}，但没有超过阈值 {margin:.3f}",
     "why_dir_wrong": "变化方向相反（{change:+.3f}；阈值 {margin:.3f}）",
 })
+MESSAGES["en"]["tb_tree_click"] = "Click a node to open its phrase in the Lab."
+MESSAGES["zh"]["tb_tree_click"] = "点击节点即可在实验室中打开它的短语。"
+for _lang in ("en", "zh"):  # the confusion matrix's label is now its figure's title
+    MESSAGES[_lang]["tb_confusion"] = I18N_TREEBANK[_lang]["tb_confusion"]

@@ -1,8 +1,8 @@
 """Small SVG drawing kit for demo/plots.py: scales, colour maps, axes, text and the figure frame.
 
-The lab draws its views as static SVG on the server instead of plotly figures in the browser: a result is
-one HTML string, which the browser inserts at once (plotly needed 5-7 s of browser time for the eleven
-figures of "all five" on a 2-core machine, docs/browser.md). Hover text is each element's <title>.
+The lab draws its views (the Treebank tab's too) as static SVG on the server, not plotly figures in the
+browser: a result is one HTML string, which the browser inserts at once (plotly needed 5-7 s of browser time
+for the eleven figures of "all five" on a 2-core machine, docs/browser.md). Hover text is each element's <title>.
 """
 
 import html
