@@ -40,7 +40,7 @@ def test_a_negation_node_opens_in_the_lab(url):
         expect(page.locator("#tb-sentence input")).to_have_value(re.compile(r"\bnot\b"), timeout=TIMEOUT)
         index = page.locator("#tb-sentence input").input_value().split(" ")[0]  # "#12 · 5 · it is not ..."
         expect(page.locator("#tb-tree-summary")).to_contain_text(f"test {index}", timeout=TIMEOUT)  # its tree
-        expect(page.locator("#tb-tree .js-plotly-plot")).to_contain_text("not", timeout=TIMEOUT)
+        expect(page.locator("#tb-tree svg")).to_contain_text("not", timeout=TIMEOUT)
         page.locator("#tb-nodes [data-testid='cell-2-0']").click()  # the row of node 2
         node = page.locator("#tb-node input")
         expect(node).to_have_value(re.compile(r"^2: \S"), timeout=TIMEOUT)
