@@ -122,6 +122,19 @@ def wrap(value: str, width: float, size: float = 11) -> list[str]:
     return lines + [line] if line or not lines else lines
 
 
+def caption_lines(caption: str, width: float, size: float = 9) -> list[str]:
+    """A caption's " · " parts packed into lines (a part such as "checkpoint sha256 …" is never split unless
+    it alone is wider than a line)."""
+    lines: list[str] = []
+    for part in caption.split(" · "):
+        joined = f"{lines[-1]} · {part}" if lines else part
+        if lines and text_width(joined, size) <= width:
+            lines[-1] = joined
+        else:
+            lines += wrap(part, width, size)
+    return lines
+
+
 def legend(items: list[tuple[str, str, str]], x: float, y: float, width: float) -> tuple[str, float]:
     """(name, colour, dash) entries laid out in rows, an entry wider than the row wrapped onto lines of its
     own (never cut); returns the SVG and the height it took."""
@@ -163,7 +176,7 @@ def figure(body: str, width: float, height: float, title: str, caption: str = ""
     scales to its container (the viewBox; CSS width 100%), never above its drawn size and never below
     MIN_SCALE of it, where the text would be too small to read: a narrower screen scrolls the figure."""
     width, height = round(max(width, text_width(title, 13) + 30)), round(height)
-    lines = wrap(caption, width - 16, 9) if caption else []
+    lines = caption_lines(caption, width - 16) if caption else []
     total = height + (6 + 12 * len(lines) if lines else 0)
     foot = "".join(text(8, height + 12 + 12 * i, line, size=9, anchor="start", colour_="#777")
                    for i, line in enumerate(lines))

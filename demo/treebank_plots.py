@@ -60,8 +60,8 @@ def tree_figure(view: TreeView, labels: list[str], model_names: list[str], title
         cx, cy = round(pos[n.id], 1), y[n.id]
         fill = svg.class_colour(n.gold, classes) if n.gold is not None else NO_GOLD
         dark = n.gold is not None and n.gold in (0, classes - 1)
-        rows = [f"{name}: {labels[n.predictions[m]]} ({n.confidence[m]:.2f})" + (" ✓" if n.predictions[m] == n.gold else "")
-                for m, name in zip(view.models, model_names)]
+        rows = [f"{name}: {labels[n.predictions[m]]} ({n.confidence[m]:.2f})"
+                + (" ✓" if n.predictions[m] == n.gold else "") for m, name in zip(view.models, model_names)]
         gold = labels[n.gold] if n.gold is not None else "–"
         hover = "\n".join([n.text, f"{gold_word}: {gold}", *rows])
         squares = "".join(

@@ -49,16 +49,16 @@ def test_a_long_caption_wraps_and_keeps_the_commit():
 def test_a_legend_entry_wider_than_the_figure_wraps():
     curve = WordCurve("probe", ["a", "good", "film"], [0.1, 0.5, 0.4], [], "P(positive)", (0.0, 1.0), "probe")
     long_kind = "probe: the model's classifier on each word alone, which the model itself never does"
-    figure = word_curves([curve] * 5, [f"Model {i} (Someone et al. 2015)" for i in range(4)] + ["AdaSent (Zhao et al. 2015)"],
-                         "Per-word sentiment", {"probe": long_kind}, None, "en", CAPTION)
+    names = [f"Model {i} (Someone et al. 2015)" for i in range(4)] + ["AdaSent (Zhao et al. 2015)"]
+    figure = word_curves([curve] * 5, names, "Per-word sentiment", {"probe": long_kind}, None, "en", CAPTION)
     assert_complete(figure)
     assert "AdaSent (Zhao et al. 2015)" in " ".join(content for *_, content in extents(figure))
 
 
 def test_the_colour_bar_title_never_covers_the_heatmap():
     words = ["the", "acting", "is", "great", "but", "the", "plot", "is", "not", "good", "."]
-    heat = Heatmap("AGT attention", words, ["layer 1", "layer 2", "layer 3"], [[0.1] * len(words)] * 3, "attention weight",
-                   (0.0, 1.0))
+    heat = Heatmap("AGT attention", words, ["layer 1", "layer 2", "layer 3"], [[0.1] * len(words)] * 3,
+                   "attention weight", (0.0, 1.0))
     figure = to_svg(heat, "en", CAPTION)
     assert_complete(figure)
     cells_right = max(float(x) + float(w) for x, w in

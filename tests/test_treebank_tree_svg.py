@@ -16,8 +16,8 @@ MODELS = ["tensor_cnn", "mrnn"]
 
 
 def node(id_, parent, start, end, height, text, gold):
-    return TreeNode(id_, parent, start, end, height, text, gold, {"tensor_cnn": gold, "mrnn": 4}, {m: 0.5 for m in MODELS},
-                    1)
+    return TreeNode(id_, parent, start, end, height, text, gold, {"tensor_cnn": gold, "mrnn": 4},
+                    {m: 0.5 for m in MODELS}, 1)
 
 
 def view() -> TreeView:

@@ -182,7 +182,8 @@ def votes_text(predictions: list[Prediction], ui: str) -> str:
     top = [label for label, count in votes if count == votes[0][1]]
     split = "-".join(str(count) for _, count in votes)
     if len(top) == 1:
-        return msg("majority", ui, label=esc(label_name(top[0], ui)), votes=votes[0][1], n=len(predictions), split=split)
+        return msg("majority", ui, label=esc(label_name(top[0], ui)), votes=votes[0][1], n=len(predictions),
+                   split=split)
     return msg("tie", ui, labels=msg("tie_and", ui).join(f"**{esc(label_name(label, ui))}**" for label in top),
                votes=votes[0][1], n=len(predictions), split=split)
 

@@ -97,8 +97,8 @@ def dataset_outputs(lab: Lab, task: str, model: str, ui: str) -> tuple:
         summary += "\n\n⚠️ " + msg("tb_disagreement_stale", ui, **params)
     length = length_figure(view.buckets, msg(f"tb_length_{e['length_unit']}", ui), msg("tb_length_axis", ui),
                            msg("tb_accuracy", ui), msg("tb_count", ui))
-    confusion = confusion_figure(e["sentences"]["confusion"], labels, msg("tb_gold_axis", ui), msg("tb_predicted_axis", ui),
-                                 msg("tb_confusion", ui))
+    confusion = confusion_figure(e["sentences"]["confusion"], labels, msg("tb_gold_axis", ui),
+                                 msg("tb_predicted_axis", ui), msg("tb_confusion", ui))
     per_class = pd.DataFrame([[labels[i], round(c["precision"], 3), round(c["recall"], 3), round(c["f1"], 3), c["support"]]
                               for i, c in enumerate(e["sentences"]["per_class"].values())],
                              columns=[msg(k, ui) for k in ("tb_col_class", "tb_col_precision", "tb_col_recall", "tb_col_f1", "tb_col_support")])
