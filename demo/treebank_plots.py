@@ -24,12 +24,17 @@ def node_link(phrase: str, task: str) -> str:
     return "?" + urlencode({"text": phrase, "task": task})
 
 
+def _slot(word: str, models: int) -> float:
+    return max(2 * RADIUS, models * (SQUARE + 1), svg.text_width(word, 12)) + 14
+
+
 def tree_layout(view: TreeView) -> tuple[dict[int, float], dict[int, int], list[float]]:
     """x of every node (a leaf over its word; a parent over the middle of its children), its depth from the
-    root, and the x of every word: each word gets the room its text needs, written horizontally."""
+    root, and the x of every word: each word gets the room its text (and its leaf's row of model squares)
+    needs, written horizontally."""
     centres, x = [], 16.0
     for word in view.words:
-        slot = max(2 * RADIUS + 14, svg.text_width(word, 12) + 14)
+        slot = _slot(word, len(view.models))
         centres.append(x + slot / 2)
         x += slot
     depth = {}
@@ -75,7 +80,7 @@ def tree_figure(view: TreeView, labels: list[str], model_names: list[str], title
                            colour_="#fff" if dark else "#111")
                     + f"{squares}</a>")
     body += [text(round(cx, 1), words_y, word, size=12, colour_="#222") for word, cx in zip(view.words, centres)]
-    width = centres[-1] + max(2 * RADIUS + 14, svg.text_width(view.words[-1], 12) + 14) / 2 + 16
+    width = centres[-1] + _slot(view.words[-1], k) / 2 + 16
     return figure("".join(body), width, words_y + 12, title, caption, "treebank-tree")
 
 

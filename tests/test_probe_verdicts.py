@@ -19,6 +19,7 @@ def test_the_summary_states_the_threshold_in_the_scores_units(lab):
     summary = show(report, "en")[0]
     assert f"by more than {report.margin:.3f}" in summary and "invariance, the label stays the same" in summary
     assert f"超过 {report.margin:.3f}" in show(report, "zh")[0]
+    assert report.to_dict()["dir_threshold"] == round(report.margin, 6)  # the API states it too
 
 
 def test_a_small_change_the_expected_way_fails_by_the_threshold_not_the_direction(lab):

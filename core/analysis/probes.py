@@ -144,6 +144,7 @@ class ProbeReport:
         return {"suite": self.suite, "task": self.task, "lang": self.lang, "labels": self.labels,
                 "score_label": self.score_label, "models": self.models, "capabilities": self.capabilities,
                 "tests": self.tests, "cases": self.cases, "sentences": self.sentences, "seconds": round(self.seconds, 3),
+                "dir_threshold": round(self.margin, 6),
                 "pass_rates": {cap: {m: round(c.rate, 4) for m, c in row.items()} for cap, row in self.cells.items()},
                 "cells": {cap: {m: cell(c) for m, c in row.items()} for cap, row in self.cells.items()},
                 "test_cells": {t: {m: cell(c) for m, c in row.items()} for t, row in self.test_cells.items()}}
