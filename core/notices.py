@@ -30,13 +30,17 @@ NOTICE_TEXT = {
                           "most words will be unknown to its models."),
     "all_unknown": "None of these words is in the model's vocabulary: the prediction is the model's prior.",
     "some_unknown": "{unknown} of {total} words are unknown to this model (marked in the highlight).",
-    "occlusion_skipped": "Word attributions (leave-one-word-out) are computed for texts of up to {max_words} words.",
+    "attribution_skipped": ("Word attributions ({methods}) are computed for texts of up to {max_words} words; "
+                            "this one has {words}, so no word is highlighted."),
     "intervention": "Intervention {intervention} on {model}: the model was changed, not only observed.",
     "pyramid_reduced": ("The text has more than {max_words} words, so AdaSent's pyramid is sent at reduced "
                         "resolution: without its gates, scores rounded to 3 decimals."),
 }
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
 LANGUAGE_PARAMS = ("text_lang", "task_lang")  # parameters that hold a language code, worded as its name
+# a "methods" parameter holds attribution method codes (core.analysis.attribution.METHODS), worded as names
+METHOD_NAMES = {"occlusion": "leave-one-word-out", "gradient_x_input": "gradient × input",
+                "integrated_gradients": "integrated gradients", "smoothgrad": "SmoothGrad"}
 
 
 @dataclass
@@ -47,9 +51,10 @@ class Notice:
     params: dict = field(default_factory=dict)
 
     def format(self, templates: dict[str, str] = NOTICE_TEXT, language_names: dict[str, str] = LANGUAGE_NAMES) -> str:
-        """The notice in words: its template filled in, language codes as names, lists joined."""
-        values = {k: language_names.get(v, v) if k in LANGUAGE_PARAMS else ", ".join(v) if isinstance(v, list) else v
-                  for k, v in self.params.items()}
+        """The notice in words: its template filled in, language and method codes as names, lists joined."""
+        values = {k: language_names.get(v, v) if k in LANGUAGE_PARAMS
+                  else ", ".join(METHOD_NAMES.get(m, m) for m in v) if k == "methods"
+                  else ", ".join(v) if isinstance(v, list) else v for k, v in self.params.items()}
         return templates[self.code].format(**values)
 
 

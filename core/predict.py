@@ -426,7 +426,8 @@ class Lab:
         prefixes = [ids[: i + 1] for i in range(len(ids))] if net.word_curve_kind is None else []
         occlude = 1 < len(ids) <= OCCLUSION_MAX_WORDS  # one word has nothing to leave out of
         if len(ids) > OCCLUSION_MAX_WORDS:
-            notices.append(Notice("occlusion_skipped", {"max_words": OCCLUSION_MAX_WORDS}))
+            notices.append(Notice("attribution_skipped", {"methods": list(methods), "max_words": OCCLUSION_MAX_WORDS,
+                                                          "words": len(ids)}))  # the methods asked for, by name
         leave_one_out = [ids[:i] + ids[i + 1:] for i in range(len(ids))] if occlude else []
         batch = pad_batch([ids] + prefixes + leave_one_out)
         output = net(batch.ids, batch.lengths, explain=1)

@@ -29,8 +29,14 @@ def word_scores(p: Prediction, method: str) -> list[float]:
 
 
 def highlight_texts(p: Prediction, method: str, scale: float, ui: str) -> tuple[str, str]:
-    """The highlight's label and the note under it (integrated gradients: its steps and completeness error)."""
+    """The highlight's label and the note under it (integrated gradients: its steps and completeness error).
+    Scores the method did not compute (past core's word cap), or all zero, say so instead of a scale."""
     label = label_name(p.label, ui)
+    if not word_scores(p, method) or scale <= 1e-9:
+        title = t("occlusion" if method == "occlusion" else "attr_highlight", ui, method=method_name(method, ui),
+                    label=label)
+        return title, t("attr_zero" if word_scores(p, method) else "attr_not_computed", ui,
+                          method=method_name(method, ui))
     if method == "occlusion":
         return t("occlusion", ui, label=label), t("occlusion_note", ui, label=label, scale=scale)
     title = t("attr_highlight", ui, method=method_name(method, ui), label=label)

@@ -126,6 +126,8 @@ def notice_text(notice: Notice | NoticeError, lang: str, english: dict = NOTICE_
     whose code is in `english`, the core table it comes from (a prediction's notices: NOTICE_TEXT)."""
     if isinstance(notice, NoticeError):
         notice, english = notice.notice, notice.TEXT
+    if isinstance(notice.params.get("methods"), list):  # attribution method codes, by their names in `lang`
+        notice = Notice(notice.code, notice.params | {"methods": [t(f"attr_name_{m}", lang) for m in notice.params["methods"]]})
     table = next(name for name, text in CORE_TEXT.items() if text is english)
     return notice.format(CODES[lang][table], {code: t(f"lang_{code}", lang) for code in LANGS})
 

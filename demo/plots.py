@@ -36,8 +36,9 @@ def _width(n: int) -> float:
 
 def _lines(title: str, series: list[tuple[str, list[float], str, str, list[str]]], positions: list[list[float]],
            ticks: list[str], y_range: tuple[float, float], y_label: str, caption: str, name: str,
-           tick_colours: list[str] | None = None, legend: bool = True) -> str:
-    """Curves over word (or layer) positions: series = (name, values, colour, dash, hover per point)."""
+           tick_colours: list[str] | None = None, legend: bool = True, sentiment: bool = False) -> str:
+    """Curves over word (or layer) positions: series = (name, values, colour, dash, hover per point). A
+    sentiment score's axis carries the sentiment colours (svg.RDBU) as a strip, so red is negative here too."""
     n = max(len(ticks), 1)
     width = _width(n)
     low, high = y_range
@@ -46,6 +47,11 @@ def _lines(title: str, series: list[tuple[str, list[float], str, str, list[str]]
     x = Scale(0, max(n - 1, 1), left + 20, right - 20)
     y = Scale(low - pad, high + pad, top + plot_h, top)
     body = [svg.y_axis(y, low, high, left, right, y_label)]
+    if sentiment:
+        steps = 20
+        body += [f'<rect x="{left - 4}" y="{y(low + (k + 1) * (high - low) / steps)}" width="4" '
+                 f'height="{round(plot_h / steps * (high - low) / (high - low + 2 * pad) + 0.6, 1)}" '
+                 f'fill="{svg.colour(low + (k + 0.5) * (high - low) / steps, low, high)}"/>' for k in range(steps)]
     if low < 0 < high:
         body.append(f'<line x1="{left}" x2="{right}" y1="{y(0)}" y2="{y(0)}" stroke="#999"/>')
     for (_label, values, fill, dash, hovers), xs in zip(series, positions):
@@ -92,7 +98,7 @@ def word_curves(curves: list[WordCurve], names: list[str] | None, title: str, ki
         series.append((label, curve.scores, PALETTE[i % len(PALETTE)], "" if curve.kind == "native" else "4 3",
                        _hover(curve.words, curve.scores, curve.probs, class_labels)))
     return _lines(title, series, [list(range(len(c.words))) for c in curves], first.words, first.score_range,
-                  first.score_label, caption, name)
+                  first.score_label, caption, name, sentiment=True)
 
 
 def pair_curves(curve_a: WordCurve, curve_b: WordCurve, alignment: WordAlignment, names: tuple[str, str],
@@ -105,13 +111,14 @@ def pair_curves(curve_a: WordCurve, curve_b: WordCurve, alignment: WordAlignment
     ticks = alignment.labels()
     tick_colours = ["#333" if i is not None and j is not None else colours[i is None] for i, j in alignment.columns]
     return _lines(title, series, [alignment.positions("a"), alignment.positions("b")], ticks, curve_a.score_range,
-                  curve_a.score_label, caption, name, tick_colours)
+                  curve_a.score_label, caption, name, tick_colours, sentiment=True)
 
 
 def probability_bars(labels: list[str], rows: dict[str, list[float]], predicted: str | None, title: str,
                      caption: str = "", name: str = "probabilities") -> str:
-    """Class probabilities: one bar per class (the predicted class marked), or a group per class with one
-    bar per model."""
+    """Class probabilities: one bar per class in its class colour (svg.class_colour), the predicted class
+    outlined and its name bold; or a group per class with one bar per model (model colours), each class name
+    beside a swatch of its class colour."""
     groups, width = len(labels), max(520, 90 * len(labels) * max(1, len(rows)) ** 0.5)
     left, right, top, plot_h = 50, width - 16, 36, 200
     y = Scale(0, 1.0, top + plot_h, top)
@@ -121,13 +128,17 @@ def probability_bars(labels: list[str], rows: dict[str, list[float]], predicted:
     for g, label in enumerate(labels):
         start = left + g * slot + (slot - bar * len(rows)) / 2
         for i, (series, probs) in enumerate(rows.items()):
-            fill = ("#e45756" if label == predicted else "#9bb7d4") if len(rows) == 1 else PALETTE[i % len(PALETTE)]
+            fill = svg.class_colour(g, groups) if len(rows) == 1 else PALETTE[i % len(PALETTE)]
+            mark = ' stroke="#111" stroke-width="2.5" class="predicted"' if label == predicted else ""
             px, p = round(start + i * bar, 1), probs[g]
             body.append(f'<rect x="{px}" y="{y(p)}" width="{round(bar - 2, 1)}" height="{round(y(0) - y(p), 1)}" '
-                        f'fill="{fill}"><title>{svg.esc(f"{series}: {label} {p:.3f}")}</title></rect>')
+                        f'fill="{fill}"{mark}><title>{svg.esc(f"{series}: {label} {p:.3f}")}</title></rect>')
             if len(rows) == 1:
                 body.append(text(px + bar / 2, y(p) - 4, f"{p:.2f}", size=10))
-        body.append(text(left + (g + 0.5) * slot, top + plot_h + 16, label))
+        middle, half = left + (g + 0.5) * slot, svg.text_width(label) / 2
+        body.append(f'<rect x="{round(middle - half - 14, 1)}" y="{top + plot_h + 7}" width="10" height="10" '
+                    f'fill="{svg.class_colour(g, groups)}"/>')
+        body.append(text(middle, top + plot_h + 16, label, weight="700" if label == predicted else "normal"))
     height = top + plot_h + 28
     if len(rows) > 1:
         items, legend_h = svg.legend([(s, PALETTE[i % len(PALETTE)], "") for i, s in enumerate(rows)], left,
@@ -157,17 +168,39 @@ def _(view: Trajectory, ui: str = "en", caption: str = "", name: str = "view") -
     low, high = min(view.scores), max(view.scores)
     body = [svg.y_axis(y, min(ys) - pad_y, max(ys) + pad_y, left, width - 90, "PC2"),
             f'<polyline points="{" ".join(f"{x(a)},{y(b)}" for a, b in zip(xs, ys))}" fill="none" stroke="#bbb"/>']
-    for i, (a, b, word, score) in enumerate(zip(xs, ys, view.words, view.scores)):
-        label = f"{i + 1}. {word}"
+    labels = [f"{i + 1}. {word}" for i, word in enumerate(view.words)]
+    for label, a, b, score in zip(labels, xs, ys, view.scores):
         body.append(f'<circle cx="{x(a)}" cy="{y(b)}" r="6" fill="{svg.colour(score, low, high)}" stroke="#333" '
                     f'stroke-width="0.5"><title>{svg.esc(f"{label}: {score:.3f}")}</title></circle>')
-        body.append(text(x(a), y(b) - 9, label, size=10))
+    body += [text(px, py, label, size=10, anchor=anchor)
+             for label, (px, py, anchor) in zip(labels, _point_labels(labels, [(x(a), y(b)) for a, b in zip(xs, ys)]))
+             if px is not None]
     body.append(text((left + width - 90) / 2, top + plot_h + 18, "PC1", colour_="#444"))
-    body.append(svg.colour_bar(width - 70, top + 20, 160, low, high, svg.RDBU, t("plot_score", ui)))
-    note_lines = _wrap(view.axis_note, width - 20)
+    body.append(svg.colour_bar(width - 80, top + 20, 160, low, high, svg.RDBU, t("plot_score", ui)))
+    note_lines = svg.wrap(view.axis_note, width - 20)
     body += [text(8, top + plot_h + 40 + 14 * i, line, size=10, anchor="start", colour_="#666")
              for i, line in enumerate(note_lines)]
-    return figure("".join(body), width, top + plot_h + 40 + 14 * len(note_lines), view.title, caption, name)
+    return figure("".join(body), width - 80 + svg.colour_bar_width(low, high, t("plot_score", ui)),
+                  top + plot_h + 40 + 14 * len(note_lines), view.title, caption, name)
+
+
+def _point_labels(labels: list[str], points: list[tuple[float, float]]) -> list[tuple]:
+    """Where each point's label goes: above, below, right or left of its point, the first place that
+    overprints neither a label already placed nor a point; (None, None, None) where every place would (its
+    point's hover still names it)."""
+    taken: list[tuple[float, float, float, float]] = [(px - 6, py - 6, px + 6, py + 6) for px, py in points]
+    placed = []
+    for label, (px, py) in zip(labels, points):
+        w, spot = svg.text_width(label, 10), (None, None, None)
+        for tx, ty, anchor, x0 in ((px, py - 9, "middle", px - w / 2), (px, py + 17, "middle", px - w / 2),
+                                   (px + 9, py + 4, "start", px + 9), (px - 9, py + 4, "end", px - 9 - w)):
+            box = (x0, ty - 10, x0 + w, ty + 2)
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in taken):
+                taken.append(box)
+                spot = (round(tx, 1), round(ty, 1), anchor)
+                break
+        placed.append(spot)
+    return placed
 
 
 def _heat_cells(rows: list[list[float | None]], x0: float, y0: float, cell_w: float, cell_h: float,
@@ -193,8 +226,8 @@ def _(view: Heatmap, ui: str = "en", caption: str = "", name: str = "view") -> s
     body.append(svg.word_ticks(view.x_labels, [left + (j + 0.5) * cell_w for j in range(n)], bottom))
     body.append(svg.colour_bar(left + n * cell_w + 16, top + 20, 120, low, high, svg.BLUES, view.value_label))
     height = max(bottom + svg.words_height(view.x_labels) + 8, top + 170)
-    return figure("".join(body), left + n * cell_w + 100 + svg.text_width(view.value_label, 10) / 2, height, view.title,
-                  caption, name)
+    return figure("".join(body), left + n * cell_w + 16 + svg.colour_bar_width(low, high, view.value_label), height,
+                  view.title, caption, name)
 
 
 @to_svg.register
@@ -239,6 +272,7 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
     bottom = y[0] + 8
     body.append(svg.word_ticks(view.words, x, bottom))
     body.append(svg.colour_bar(width - 60, top + 20, 140, low, high, svg.VIRIDIS, t("graph_value", ui)))
+    width += max(0, svg.colour_bar_width(low, high, t("graph_value", ui)) - 60)
     shown = t("graph_edges", ui, shown=len(strong), total=len(strong) + len(weak), per_node=EDGES_PER_NODE)
     # the other edges wait in a <template> (inert: no style, no layout) until the checkbox adds them (EXPORT_JS)
     controls = (f'<label class="graph-edges"><input type="checkbox" class="all-edges"> {svg.esc(shown)}</label>'
@@ -272,30 +306,12 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
     body.append(text(bars_x + bar_w / 2, top - 4, t("pyramid_beliefs", ui), size=10))
     for level, (belief, probs) in enumerate(zip(view.level_beliefs, view.level_probs), start=1):
         hover = f"{t('pyramid_level', ui, level=level)}: γ = {belief:.3f}; p = " + ", ".join(f"{p:.2f}" for p in probs)
-        body.append(f'<rect x="{bars_x}" y="{round(top + (level - 1) * cell_h + 1, 1)}" '
-                    f'width="{round(bar_w * belief, 1)}" '
-                    f'height="{round(cell_h - 2, 1)}" fill="#4c78a8"><title>{svg.esc(hover)}</title></rect>')
-    body.append(svg.colour_bar(bars_x + bar_w + 50, top + 40, 120, low, high, svg.RDBU, view.score_label))
-    width = bars_x + bar_w + 90 + svg.text_width(view.score_label, 10) / 2
+        body.append(f'<rect x="{bars_x}" y="{round(top + (level - 1) * cell_h + 1, 1)}" width="{round(bar_w * belief, 1)}" '
+                    f'height="{round(cell_h - 2, 1)}" fill="#777"><title>{svg.esc(hover)}</title></rect>')
+    body.append(svg.colour_bar(bars_x + bar_w + 30, top + 40, 120, low, high, svg.RDBU, view.score_label))
+    width = bars_x + bar_w + 30 + svg.colour_bar_width(low, high, view.score_label)
     return figure("".join(body), width, max(bottom + svg.words_height(view.words) + 8, top + 170), view.title,
                   caption, name)
-
-
-def _wrap(value: str, width: float) -> list[str]:
-    """Lines at most `width` pixels wide (by svg.text_width), broken at spaces where there are any."""
-    lines, line = [], ""
-    for word in str(value).split(" ") if " " in str(value) else [str(value)]:
-        candidate = f"{line} {word}" if line else word
-        if svg.text_width(candidate) > width and line:
-            lines.append(line)
-            line = word
-        else:
-            line = candidate
-    while svg.text_width(line) > width:  # one long word or a sentence without spaces
-        cut = max(1, next((i for i in range(len(line), 0, -1) if svg.text_width(line[:i]) <= width), 1))
-        lines.append(line[:cut])
-        line = line[cut:]
-    return lines + [line] if line or not lines else lines
 
 
 @to_svg.register
@@ -304,7 +320,7 @@ def _(view: Table, ui: str = "en", caption: str = "", name: str = "view") -> str
     cells = [[str(c) for c in view.columns]] + [[str(v) for v in row] for row in view.rows]
     widths = [max(svg.text_width(cells[0][c], 12) + 16, min(300, max(svg.text_width(row[c]) for row in cells) + 14))
               for c in range(len(view.columns))]
-    wrapped = [[_wrap(v, w - 13) for v, w in zip(row, widths)] for row in cells]
+    wrapped = [[svg.wrap(v, w - 13) for v, w in zip(row, widths)] for row in cells]
     body, top = [], 36
     for r, row in enumerate(wrapped):
         h = 14 * max(len(lines) for lines in row) + 8

@@ -1,19 +1,26 @@
 """Small SVG drawing kit for demo/plots.py: scales, colour maps, axes, text and the figure frame.
 
-The lab draws its views as static SVG on the server instead of plotly figures in the browser: a result is
-one HTML string, which the browser inserts at once (plotly needed 5-7 s of browser time for the eleven
-figures of "all five" on a 2-core machine, docs/browser.md). Hover text is each element's <title>.
+The lab draws its views (the Treebank tab's too) as static SVG on the server, not plotly figures in the
+browser: a result is one HTML string, which the browser inserts at once (plotly needed 5-7 s of browser time
+for the eleven figures of "all five" on a 2-core machine, docs/browser.md). Hover text is each element's <title>.
 """
 
 import html
 import math
 
 FONT = "system-ui, -apple-system, 'Segoe UI', 'WenQuanYi Micro Hei', 'Noto Sans CJK SC', sans-serif"
-PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d"]
-# colour stops, low to high: red = negative, blue = positive (the papers' RdBu); Blues; Viridis
-RDBU = ["#b2182b", "#ef8a62", "#fddbc7", "#f7f7f7", "#d1e5f0", "#67a9cf", "#2166ac"]
+# Three colour schemes that never share a meaning. Sentiment, in every figure (class bars, the score strip of the
+# curves, trajectory, pyramid, treebank): red = negative .. blue = positive (the papers' RdBu). Models, one
+# colour each: no red and no blue, which would read as a class. Supports / against (the attribution
+# highlight): green / purple.
+PALETTE = ["#5e3c99", "#1b9e77", "#d4a017", "#e7298a", "#666666", "#a6761d", "#66a61e", "#8c6bb1"]
+RDBU = ["#b2182b", "#ef8a62", "#fddbc7", "#f7f7f7", "#d1e5f0", "#67a9cf", "#2166ac"]  # a sentiment score, low to high
+CLASS_STOPS = ["#b2182b", "#ef8a62", "#bababa", "#67a9cf", "#2166ac"]  # classes, most negative first (neutral grey)
+SUPPORT = {"strong_for": "#1b7837", "for": "#a6dba0", "against": "#c2a5cf", "strong_against": "#762a83",
+           "unknown": "#c8c8c8"}
 BLUES = ["#f7fbff", "#c6dbef", "#6baed6", "#2171b5", "#08306b"]
 VIRIDIS = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]
+MIN_SCALE = 0.6  # a figure on the page shrinks to no less than this share of its drawn size (11 px text: 6.6 px)
 
 
 def esc(text) -> str:
@@ -34,6 +41,11 @@ def colour(value: float, low: float, high: float, stops: list[str] = RDBU) -> st
     a, b = stops[i], stops[i + 1]
     mix = [round(int(a[k:k + 2], 16) * (1 - (t - i)) + int(b[k:k + 2], 16) * (t - i)) for k in (1, 3, 5)]
     return "#" + "".join(f"{c:02x}" for c in mix)
+
+
+def class_colour(index: int, classes: int) -> str:
+    """The colour of class `index` of `classes` (ordered most negative first): the one mapping every figure uses."""
+    return colour(index, 0, max(1, classes - 1), CLASS_STOPS)
 
 
 class Scale:
@@ -93,40 +105,84 @@ def y_axis(scale: Scale, low: float, high: float, left: float, right: float, lab
     return "".join(parts)
 
 
+def wrap(value: str, width: float, size: float = 11) -> list[str]:
+    """Lines at most `width` pixels wide (by text_width), broken at spaces where there are any."""
+    lines, line = [], ""
+    for word in str(value).split(" ") if " " in str(value) else [str(value)]:
+        candidate = f"{line} {word}" if line else word
+        if text_width(candidate, size) > width and line:
+            lines.append(line)
+            line = word
+        else:
+            line = candidate
+    while text_width(line, size) > width:  # one long word or a sentence without spaces
+        cut = max(1, next((i for i in range(len(line), 0, -1) if text_width(line[:i], size) <= width), 1))
+        lines.append(line[:cut])
+        line = line[cut:]
+    return lines + [line] if line or not lines else lines
+
+
+def caption_lines(caption: str, width: float, size: float = 9) -> list[str]:
+    """A caption's " · " parts packed into lines (a part such as "checkpoint sha256 …" is never split unless
+    it alone is wider than a line)."""
+    lines: list[str] = []
+    for part in caption.split(" · "):
+        joined = f"{lines[-1]} · {part}" if lines else part
+        if lines and text_width(joined, size) <= width:
+            lines[-1] = joined
+        else:
+            lines += wrap(part, width, size)
+    return lines
+
+
 def legend(items: list[tuple[str, str, str]], x: float, y: float, width: float) -> tuple[str, float]:
-    """(name, colour, dash) entries laid out in rows; returns the SVG and the height it took."""
-    parts, px, py = [], x, y
+    """(name, colour, dash) entries laid out in rows, an entry wider than the row wrapped onto lines of its
+    own (never cut); returns the SVG and the height it took."""
+    parts, px, py, row_h = [], x, y, 18
     for name, fill, dash in items:
-        w = 30 + text_width(name, 11)
+        lines = wrap(name, width - 30)
+        w = 30 + max(text_width(line) for line in lines)
         if px + w > x + width and px > x:
-            px, py = x, py + 18
+            px, py, row_h = x, py + row_h, 18
         dashing = f' stroke-dasharray="{dash}"' if dash else ""
         parts.append(f'<line x1="{px}" x2="{px + 20}" y1="{py - 4}" y2="{py - 4}" stroke="{fill}" stroke-width="2.5"{dashing}/>')
-        parts.append(text(px + 24, py, name, anchor="start"))
+        parts += [text(px + 24, py + 14 * i, line, anchor="start") for i, line in enumerate(lines)]
+        row_h = max(row_h, 14 * len(lines) + 4)
         px += w + 12
-    return "".join(parts), py - y + 18
+    return "".join(parts), py - y + row_h
+
+
+def colour_bar_width(low: float, high: float, label: str) -> float:
+    """The room colour_bar takes right of its x: the bar with its values, or its title if that is wider."""
+    return max(16 + max(text_width(f"{v:.3g}", 10) for v in (low, high)), text_width(label, 10)) + 8
 
 
 def colour_bar(x: float, y: float, height: float, low: float, high: float, stops: list[str], label: str) -> str:
-    """A vertical colour scale with its low and high values and its title."""
+    """A vertical colour scale with its low and high values and its title, which starts at the bar's left edge
+    and runs right (never over what is drawn left of the bar: a heatmap's cells); colour_bar_width is its room."""
     steps = 24
     parts = [f'<rect x="{x}" y="{round(y + i * height / steps, 1)}" width="12" height="{round(height / steps + 0.6, 1)}" '
              f'fill="{colour(high - (i + 0.5) * (high - low) / steps, low, high, stops)}"/>' for i in range(steps)]
     parts += [text(x + 16, y + 9, f"{high:.3g}", size=10, anchor="start"),
               text(x + 16, y + height, f"{low:.3g}", size=10, anchor="start"),
-              text(x + 6, y - 8, label, size=10, colour_="#444")]
+              text(x, y - 8, label, size=10, anchor="start", colour_="#444")]
     return "".join(parts)
 
 
 def figure(body: str, width: float, height: float, title: str, caption: str = "", name: str = "view",
            controls: str = "") -> str:
-    """One view: the SVG (title on top, the caption line at the bottom, both part of what is exported) and
-    its SVG/PNG download buttons (the page's export script reads data-name)."""
+    """One view: the SVG (title on top, the caption at the bottom, wrapped, never cut: both are part of what is
+    exported) and its SVG/PNG download buttons (the page's export script reads data-name). On the page it
+    scales to its container (the viewBox; CSS width 100%), never above its drawn size and never below
+    MIN_SCALE of it, where the text would be too small to read: a narrower screen scrolls the figure."""
     width, height = round(max(width, text_width(title, 13) + 30)), round(height)
-    total = height + (18 if caption else 0)
-    foot = text(8, height + 12, caption, size=9, anchor="start", colour_="#777") if caption else ""
+    lines = caption_lines(caption, width - 16) if caption else []
+    total = height + (6 + 12 * len(lines) if lines else 0)
+    foot = "".join(text(8, height + 12 + 12 * i, line, size=9, anchor="start", colour_="#777")
+                   for i, line in enumerate(lines))
+    style = f"max-width:{width}px;min-width:{round(MIN_SCALE * width)}px"
     svg = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {total}" width="{width}" height="{total}" '
-           f'font-family="{esc(FONT)}" role="img"><rect width="100%" height="100%" fill="#fff"/>'
+           f'style="{style}" font-family="{esc(FONT)}" role="img"><rect width="100%" height="100%" fill="#fff"/>'
            f'{text(width / 2, 20, title, size=13, weight="600", colour_="#222")}{body}{foot}</svg>')
     buttons = ('<span class="export"><button type="button" data-export="svg">SVG</button>'
                '<button type="button" data-export="png">PNG</button></span>')

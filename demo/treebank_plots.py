@@ -1,106 +1,135 @@
-"""The Treebank tab's figures (core.analysis.treebank.TreeView, core.analysis.dataset_view.DatasetView -> plotly: the tree
-is zoomable and hoverable). Pure functions like demo/plots.py, whose escaping and palette they use; words
-and labels arrive already in the UI language."""
+"""The Treebank tab's figures (core.analysis.treebank.TreeView, core.analysis.dataset_view.DatasetView -> SVG,
+drawn by demo/svg.py like the Lab's figures). Pure functions like demo/plots.py; words and labels arrive
+already in the UI language. Every node of the tree is a link that opens its phrase in the Lab."""
 
-import plotly.graph_objects as go
+from urllib.parse import urlencode
 
+import demo.svg as svg
 from core.analysis.treebank import TreeView
-from demo.plots import PALETTE, esc
+from demo.svg import PALETTE, Scale, figure, text
 
 SYMBOLS = {5: ["−−", "−", "0", "+", "++"], 2: ["−", "+"]}  # gold label inside a node, by number of classes
-NO_GOLD = "#bdbdbd"
-SQUARE = 0.17  # a model's prediction square: its width in word units, beside the others under the node
-
-
-def _words_axis(fig: go.Figure, words: list[str], **axis) -> None:
-    """Words as x tick labels at positions 0..n-1 (a categorical axis would merge repeated words)."""
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(words))), ticktext=[esc(w) for w in words],
-                     tickangle=-45 if len(words) > 12 else 0, **axis)
-
-
-def _layout(fig: go.Figure, title: str, height: int, **layout) -> go.Figure:
-    layout.setdefault("margin", {"l": 60, "r": 20, "t": 50, "b": 60})
-    fig.update_layout(title={"text": esc(title), "font": {"size": 14}}, height=height, template="plotly_white", **layout)
-    return fig
+NO_GOLD = "#ffffff"
+ROW = 58  # pixels from one depth of the tree to the next
+RADIUS = 12
+SQUARE = 7  # a model's prediction square under its node
 
 
 def label_symbols(labels: list[str]) -> list[str]:
     return SYMBOLS.get(len(labels), [label[:2] for label in labels])
 
 
-def _sentiment_colour(label: int, classes: int) -> str:
-    """Red (the first, most negative class) .. blue (the last), as demo/plots.SENTIMENT (RdBu)."""
-    scale = ["#b2182b", "#ef8a62", "#d9d9d9", "#67a9cf", "#2166ac"]
-    return scale[round(label * (len(scale) - 1) / max(1, classes - 1))]
+def node_link(phrase: str, task: str) -> str:
+    """The Lab with the node's phrase on the tree's task (the Lab's own link: ?text=...&task=...)."""
+    return "?" + urlencode({"text": phrase, "task": task})
 
 
-def tree_figure(view: TreeView, labels: list[str], model_names: list[str], title: str) -> go.Figure:
-    """The gold tree, leaves (the words) on the x axis, each node above the middle of its span at its
-    height: a circle with the gold label, coloured by how many models predict it, and one small square
-    per model under it, coloured by that model's prediction. Hover: the phrase and every prediction."""
-    fig = go.Figure()
-    x = [(n.start + n.end - 1) / 2 for n in view.nodes]
-    y = [n.height for n in view.nodes]
-    edges_x, edges_y = [], []
+def _slot(word: str, models: int) -> float:
+    return max(2 * RADIUS, models * (SQUARE + 1), svg.text_width(word, 12)) + 14
+
+
+def tree_layout(view: TreeView) -> tuple[dict[int, float], dict[int, int], list[float]]:
+    """x of every node (a leaf over its word; a parent over the middle of its children), its depth from the
+    root, and the x of every word: each word gets the room its text (and its leaf's row of model squares)
+    needs, written horizontally."""
+    centres, x = [], 16.0
+    for word in view.words:
+        slot = _slot(word, len(view.models))
+        centres.append(x + slot / 2)
+        x += slot
+    depth = {}
+    for n in view.nodes:  # pre-order: a parent before its children
+        depth[n.id] = 0 if n.parent is None else depth[n.parent] + 1
+    pos = {}
+    for n in reversed(view.nodes):  # children before their parent
+        kids = [k.id for k in view.nodes if k.parent == n.id]
+        pos[n.id] = sum(pos[k] for k in kids) / len(kids) if kids else (centres[n.start] + centres[n.end - 1]) / 2
+    return pos, depth, centres
+
+
+def tree_figure(view: TreeView, labels: list[str], model_names: list[str], title: str, gold_word: str = "gold",
+                caption: str = "") -> str:
+    """The gold tree, root on top and one row per depth, the words along the bottom under their leaves. A
+    node: a circle in its gold class's colour (svg.class_colour) with the gold symbol, and one small square
+    per model under it in the colour of that model's prediction. Each node links to the Lab with its phrase;
+    its hover names the phrase and every prediction."""
+    pos, depth, centres = tree_layout(view)
+    deepest, top = max(depth.values()), 44
+    y = {n.id: top + (deepest if n.end - n.start == 1 else depth[n.id]) * ROW for n in view.nodes}
+    words_y = top + deepest * ROW + RADIUS + 2 * SQUARE + 18
+    symbols, k, classes = label_symbols(labels), len(view.models), len(labels)
+    edges = "".join(f'<line x1="{pos[n.parent]}" y1="{y[n.parent]}" x2="{pos[n.id]}" y2="{y[n.id]}"/>'
+                    for n in view.nodes if n.parent is not None)
+    body = [f'<g stroke="#9e9e9e" stroke-width="1.2">{edges}</g>']
     for n in view.nodes:
-        if n.parent is not None:
-            edges_x += [x[n.parent], x[n.id], None]
-            edges_y += [y[n.parent], y[n.id], None]
-    fig.add_trace(go.Scatter(x=edges_x, y=edges_y, mode="lines", line={"color": "#9e9e9e", "width": 1},
-                             hoverinfo="skip", showlegend=False))
-    symbols, k = label_symbols(labels), len(view.models)
-    hover = []
-    for n in view.nodes:
-        phrase = n.text if len(n.text) <= 90 else n.text[:87] + "…"
-        rows = [f"{esc(name)}: {esc(labels[n.predictions[m]])} ({n.confidence[m]:.2f})"
+        cx, cy = round(pos[n.id], 1), y[n.id]
+        fill = svg.class_colour(n.gold, classes) if n.gold is not None else NO_GOLD
+        dark = n.gold is not None and n.gold in (0, classes - 1)
+        rows = [f"{name}: {labels[n.predictions[m]]} ({n.confidence[m]:.2f})"
                 + (" ✓" if n.predictions[m] == n.gold else "") for m, name in zip(view.models, model_names)]
-        gold = esc(labels[n.gold]) if n.gold is not None else "–"
-        hover.append(f"<b>{esc(phrase)}</b><br>gold: {gold}<br>" + "<br>".join(rows))
-    fig.add_trace(go.Scatter(
-        x=x, y=y, mode="markers+text", text=[symbols[n.gold] if n.gold is not None else "·" for n in view.nodes],
-        textfont={"size": 9, "color": "#111"}, hovertext=hover, hoverinfo="text", showlegend=False,
-        marker={"size": 17, "line": {"width": 1, "color": "#555"},
-                "color": [_agreement_colour(n.agree / k) if n.gold is not None else NO_GOLD for n in view.nodes]}))
-    offsets = [(j - (k - 1) / 2) * SQUARE for j in range(k)]  # one trace for every square: plotly validates per trace
-    fig.add_trace(go.Scatter(
-        x=[xi + o for xi in x for o in offsets], y=[yi - 0.42 for yi in y for _ in offsets], mode="markers",
-        hoverinfo="skip", showlegend=False,
-        marker={"symbol": "square", "size": 6, "line": {"width": 0.5, "color": "#333"},
-                "color": [_sentiment_colour(n.predictions[m], len(labels)) for n in view.nodes for m in view.models]}))
-    _words_axis(fig, view.words, showgrid=False, zeroline=False, range=[-0.8, len(view.words) - 0.2])
-    if len(view.words) > 12:
-        fig.update_xaxes(tickangle=-65, tickfont={"size": 11})
-    top = max(y)
-    fig.update_yaxes(visible=False, range=[-0.8, top + 0.6])
-    return _layout(fig, title, height=160 + 30 * (top + 1), margin={"l": 20, "r": 20, "t": 40, "b": 110})
+        gold = labels[n.gold] if n.gold is not None else "–"
+        hover = "\n".join([n.text, f"{gold_word}: {gold}", *rows])
+        squares = "".join(
+            f'<rect x="{round(cx + (j - k / 2) * (SQUARE + 1), 1)}" y="{cy + RADIUS + 3}" width="{SQUARE}" '
+            f'height="{SQUARE}" fill="{svg.class_colour(n.predictions[m], classes)}" stroke="#333" stroke-width="0.4"/>'
+            for j, m in enumerate(view.models))
+        body.append(f'<a class="tree-node" href="{svg.esc(node_link(n.text, view.task))}" target="_top" '
+                    f'data-node="{n.id}"><title>{svg.esc(hover)}</title>'
+                    f'<circle cx="{cx}" cy="{cy}" r="{RADIUS}" fill="{fill}" stroke="#444" stroke-width="1"/>'
+                    + text(cx, cy + 4, symbols[n.gold] if n.gold is not None else "·", size=11, weight="700",
+                           colour_="#fff" if dark else "#111")
+                    + f"{squares}</a>")
+    body += [text(round(cx, 1), words_y, word, size=12, colour_="#222") for word, cx in zip(view.words, centres)]
+    width = centres[-1] + _slot(view.words[-1], k) / 2 + 16
+    return figure("".join(body), width, words_y + 12, title, caption, "treebank-tree")
 
 
-def _agreement_colour(share: float) -> str:
-    """Red (no model right) .. yellow .. green (every model right)."""
-    scale = ["#d73027", "#fc8d59", "#fee08b", "#d9ef8b", "#91cf60", "#1a9850"]
-    return scale[round(share * (len(scale) - 1))]
-
-
-def length_figure(buckets: list[dict], title: str, x_title: str, y_title: str, count_title: str) -> go.Figure:
-    """Accuracy per length bucket (Socher et al. 2013, Fig. 4), with the number of items as bars."""
+def length_figure(buckets: list[dict], title: str, x_title: str, y_title: str, count_title: str) -> str:
+    """Accuracy per length bucket (Socher et al. 2013, Fig. 4) as a line, the number of items as grey bars
+    (their count written on each)."""
     names = [b["bucket"] for b in buckets]
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=names, y=[b["n"] for b in buckets], name=esc(count_title), yaxis="y2",
-                         marker={"color": "#e0e0e0"}, hovertemplate="%{x}: %{y}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=names, y=[b["accuracy"] for b in buckets], mode="lines+markers", name=esc(y_title),
-                             line={"color": PALETTE[0], "width": 3}, hovertemplate="%{x}: %{y:.1%}<extra></extra>"))
-    fig.update_layout(xaxis={"title": esc(x_title), "type": "category"},
-                      yaxis={"title": esc(y_title), "tickformat": ".0%", "range": [0, 1]},
-                      yaxis2={"title": esc(count_title), "overlaying": "y", "side": "right", "showgrid": False},
-                      legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"})
-    return _layout(fig, title, height=360)
+    width, left, top, plot_h = max(420, 120 + 70 * len(names)), 56, 36, 220
+    right = width - 20
+    slot = (right - left) / max(1, len(names))
+    y = Scale(0, 1.0, top + plot_h, top)
+    most = max((b["n"] for b in buckets), default=1) or 1
+    body = [svg.y_axis(y, 0, 1.0, left, right, y_title)]
+    for i, b in enumerate(buckets):
+        cx, h = left + (i + 0.5) * slot, round(plot_h * b["n"] / most, 1)
+        body.append(f'<rect x="{round(cx - 0.3 * slot, 1)}" y="{top + plot_h - h}" width="{round(0.6 * slot, 1)}" '
+                    f'height="{h}" fill="#e0e0e0"><title>{svg.esc(str(b["bucket"]))}: {b["n"]}</title></rect>')
+        body.append(text(round(cx, 1), top + plot_h - h - 4, str(b["n"]), size=9, colour_="#777"))
+        body.append(text(round(cx, 1), top + plot_h + 16, b["bucket"]))
+    points = [(left + (i + 0.5) * slot, y(b["accuracy"])) for i, b in enumerate(buckets) if b["accuracy"] is not None]
+    body.append(f'<polyline points="{" ".join(f"{round(a, 1)},{c}" for a, c in points)}" fill="none" '
+                f'stroke="{PALETTE[0]}" stroke-width="3"/>')
+    body += [f'<circle cx="{round(a, 1)}" cy="{c}" r="4" fill="{PALETTE[0]}"/>' for a, c in points]
+    body.append(text((left + right) / 2, top + plot_h + 34, x_title, colour_="#444"))
+    items, legend_h = svg.legend([(y_title, PALETTE[0], ""), (count_title, "#cfcfcf", "")], left, top + plot_h + 56,
+                                 right - left)
+    body.append(items)
+    return figure("".join(body), width, top + plot_h + 56 + legend_h, title, name="treebank-length")
 
 
-def confusion_figure(confusion: list[list[int]], labels: list[str], gold_title: str, predicted_title: str) -> go.Figure:
+def confusion_figure(confusion: list[list[int]], labels: list[str], gold_title: str, predicted_title: str,
+                     title: str = "") -> str:
     """Counts (rows gold, columns predicted); colour = the share of the gold row."""
-    shares = [[c / max(1, sum(row)) for c in row] for row in confusion]
-    names = [esc(label) for label in labels]
-    fig = go.Figure(go.Heatmap(z=shares, x=names, y=names, colorscale="Blues", zmin=0, zmax=1, text=confusion,
-                               texttemplate="%{text}", hovertemplate="%{y} → %{x}: %{text}<extra></extra>", showscale=False))
-    fig.update_layout(xaxis={"title": esc(predicted_title)}, yaxis={"title": esc(gold_title), "autorange": "reversed"})
-    return _layout(fig, "", height=360, margin={"l": 110, "r": 20, "t": 20, "b": 80})
+    cell = max(48, max((svg.text_width(label) for label in labels), default=0) + 12)
+    left, top, n = 40 + max((svg.text_width(label) for label in labels), default=0), 40, len(labels)
+    body = []
+    for i, row in enumerate(confusion):
+        total = max(1, sum(row))
+        for j, count in enumerate(row):
+            share, x0, y0 = count / total, left + j * cell, top + i * cell * 0.6
+            body.append(f'<rect x="{x0}" y="{round(y0, 1)}" width="{cell}" height="{round(cell * 0.6, 1)}" '
+                        f'fill="{svg.colour(share, 0, 1, svg.BLUES)}" stroke="#fff">'
+                        f'<title>{svg.esc(f"{labels[i]} → {labels[j]}: {count}")}</title></rect>')
+            body.append(text(x0 + cell / 2, round(y0 + cell * 0.3 + 4, 1), str(count),
+                             colour_="#fff" if share > 0.6 else "#111"))
+    body += [text(left - 6, round(top + (i + 0.5) * cell * 0.6 + 4, 1), label, anchor="end")
+             for i, label in enumerate(labels)]
+    bottom = top + n * cell * 0.6
+    body += [text(left + (j + 0.5) * cell, bottom + 16, label) for j, label in enumerate(labels)]
+    body.append(text(left + n * cell / 2, bottom + 36, predicted_title, colour_="#444"))
+    body.append(text(14, top + n * cell * 0.3, gold_title, rotate=-90, colour_="#444"))
+    return figure("".join(body), left + n * cell + 20, bottom + 46, title, name="treebank-confusion")

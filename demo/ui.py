@@ -30,7 +30,9 @@ body.lab-busy #analysing p { animation: lab-pulse 1.2s ease-in-out infinite alte
 @keyframes lab-pulse { from { opacity: 1; } to { opacity: 0.35; } }
 body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display: none !important; }
 .figures figure.view { margin: 0.6em 0; overflow-x: auto; position: relative; }
-.figures figure.view svg { max-width: none; height: auto; }
+.figures figure.view svg { width: 100%; height: auto; }
+.figures a.tree-node { cursor: pointer; }
+.figures a.tree-node:hover circle { stroke: #111; stroke-width: 2.5; }
 .figures .export { display: flex; gap: 0.3em; font-size: 0.75em; margin-bottom: 0.2em; }
 .figures .export button { border: 1px solid #cbd5e1; border-radius: 4px; padding: 0 0.5em; background: #f8fafc; }
 .figures .graph-edges { font-size: 0.85em; margin-left: 0.3em; }

@@ -129,7 +129,7 @@ def render(lab: Lab, timing: dict | None, root: str, load: str) -> str:
         lines += ["| *n* | " + " | ".join(str(counts[b]) for b in buckets) + " |", ""]
     if timing:
         lines += ["## Server time of the Treebank tab", "",
-                  f"Task {timing['task']}, every model of it, plotly figures included (the tab's own callbacks, "
+                  f"Task {timing['task']}, every model of it, SVG figures included (the tab's own callbacks, "
                   "`demo/tabs/treebank.py`), one torch thread; wall time, and the process's CPU time, which other "
                   "work on the machine does not inflate:", "",
                   f"- opening the tab (the picker, the dataset view, the first tree): **{timing['open_tab_s']:.3f} s** "

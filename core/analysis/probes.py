@@ -145,6 +145,7 @@ class ProbeReport:
     cases: int
     sentences: int
     seconds: float
+    margin: float = 0.0  # the change of the score a directional case must exceed (dir_margin of its range)
 
     def to_dict(self, failures: bool = True) -> dict:
         """JSON-ready; `pass_rates[capability][model]` is the table."""
@@ -157,6 +158,7 @@ class ProbeReport:
         return {"suite": self.suite, "task": self.task, "lang": self.lang, "labels": self.labels,
                 "score_label": self.score_label, "models": self.models, "capabilities": self.capabilities,
                 "tests": self.tests, "cases": self.cases, "sentences": self.sentences, "seconds": round(self.seconds, 3),
+                "dir_threshold": round(self.margin, 6),
                 "pass_rates": {cap: {m: round(c.rate, 4) for m, c in row.items()} for cap, row in self.cells.items()},
                 "cells": {cap: {m: cell(c) for m, c in row.items()} for cap, row in self.cells.items()},
                 "test_cells": {t: {m: cell(c) for m, c in row.items()} for t, row in self.test_cells.items()}}
@@ -408,7 +410,7 @@ def run_cases(lab: Lab, cases: list[Case], task: str, models: list[str] | None =
     tests = list({c.test: {"name": c.test, "capability": c.capability, "type": c.type} for c in cases}.values())
     return ProbeReport(suite, task, lang, labels, score_label, models, capabilities, tests,
                        _cells(results, lambda c: c.capability), _cells(results, lambda c: c.test), len(cases),
-                       len(sentences), time.perf_counter() - started)
+                       len(sentences), time.perf_counter() - started, dir_margin * (score_range[1] - score_range[0]))
 
 
 def run_text_cases(lab: Lab, text: str, task: str, capabilities: dict[str, dict[str, str]] | None = None) -> ProbeReport:

@@ -19,7 +19,7 @@ import gradio as gr
 
 from core.predict import ALL, AUTO, Cancelled, Comparison, Lab, Prediction
 
-from core.notices import InputError
+from core.notices import InputError, Notice
 from core.owners import PUBLIC
 from core.views import KMaxGraph
 from demo.attribution_export import build as build_export
@@ -31,15 +31,13 @@ from demo.i18n import (L, example_labels, intervention_text, label_name, model_n
 from demo.owners import Visitors
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
-from demo.svg import EXPORT_JS
+from demo.svg import EXPORT_JS, SUPPORT
 from demo.svg import esc as attr  # escapes quotes too: typed text inside an attribute value
 from demo.tabs import pairs
 from demo.tabs.checkpoints import Facts, facts
 
 log = logging.getLogger(__name__)
 
-OCCLUSION_COLOURS = {"strong_for": "#1a9850", "for": "#a6d96a", "against": "#fdae61", "strong_against": "#d73027",
-                     "unknown": "#c8c8c8"}
 # the page hides the last result from the click until the new one is in (#analysing says so; ui.CSS)
 BUSY_JS = "(...args) => { document.body.classList.add('lab-busy'); return args; }"
 # ... from the click itself: Gradio runs BUSY_JS a moment later, after the browser may have painted a frame
@@ -92,12 +90,12 @@ def attribution_html(p: Prediction, ui: str, method: str = "occlusion") -> str:
         key = ("unknown" if not token.known else "strong_for" if s > 0.6 else "for" if s > 0.2
                else "strong_against" if s < -0.6 else "against" if s < -0.2 else None)
         piece = esc(p.text[max(pos, token.start):token.end])
-        parts.append(f'<mark style="background:{OCCLUSION_COLOURS[key]}" title="{attr(t(key, ui))} ({score:+.3f})">'
+        parts.append(f'<mark style="background:{SUPPORT[key]}" title="{attr(t(key, ui))} ({score:+.3f})">'
                      f'{piece}</mark>' if key else piece)
         pos = max(pos, token.end)
     parts.append(esc(p.text[pos:]))
     legend = "".join(f'<span class="key"><mark style="background:{c}">&nbsp;&nbsp;</mark> {esc(t(k, ui))}</span>'
-                     for k, c in OCCLUSION_COLOURS.items())
+                     for k, c in SUPPORT.items())
     title, note = highlight_texts(p, method, scale, ui)
     return (f'<div class="occlusion"><div class="occlusion-head">{esc(title)}</div>'
             f'<div class="occlusion-text">{"".join(parts)}</div><div class="occlusion-legend">{legend}</div>'
@@ -179,6 +177,19 @@ def intervention_section(lab: Lab, task: str, model: str, intervention: str, ui:
     return t("intervention_tests", ui, section=intervention_text(model, key, section, ui))
 
 
+def votes_text(predictions: list[Prediction], ui: str) -> str:
+    """The models' votes: a label more of them chose than any other is the majority (with its count); labels
+    that share the top count are a tie, said as one ("2-2-1": no majority), never one of them picked."""
+    votes = Counter(p.label for p in predictions).most_common()
+    top = [label for label, count in votes if count == votes[0][1]]
+    split = "-".join(str(count) for _, count in votes)
+    if len(top) == 1:
+        return t("majority", ui, label=esc(label_name(top[0], ui)), votes=votes[0][1], n=len(predictions),
+                   split=split)
+    return t("tie", ui, labels=t("tie_and", ui).join(f"**{esc(label_name(label, ui))}**" for label in top),
+               votes=votes[0][1], n=len(predictions), split=split)
+
+
 def _summary(predictions: list[Prediction], ui: str, titles: dict[str, str] | None = None) -> str:
     """The headline; a visitor's task is named by its `titles` (Lab.titles: its file and date)."""
     first = predictions[0]
@@ -193,16 +204,18 @@ def _summary(predictions: list[Prediction], ui: str, titles: dict[str, str] | No
         facts_ = ([f"{t('fact_model', ui)}: {esc(model_name(p.model))}"] + facts_
                   + [f"{t('source', ui)}: `{source_text(p.source, ui)}`"])
     else:
-        votes = Counter(p.label for p in predictions)
-        label, count = votes.most_common(1)[0]
-        head = "### " + t("majority", ui, label=esc(label_name(label, ui)), votes=count, n=len(predictions))
+        head = "### " + votes_text(predictions, ui)
     return head + "\n\n" + " · ".join(facts_)
 
 
-def _notices(predictions: list[Prediction], failures: list, ui: str) -> str:
+def _notices(predictions: list[Prediction], failures: list, ui: str, method: str = "occlusion") -> str:
+    """The notices, each once with the models it concerns; one about attribution methods names only the
+    method the highlight shows (core lists every method the request computed, the defaults too)."""
     by_notice: dict[str, list[str]] = {}
     for p in predictions:
         for notice in p.notices:
+            if method in notice.params.get("methods", ()):
+                notice = Notice(notice.code, notice.params | {"methods": [method]})
             by_notice.setdefault(notice_text(notice, ui), []).append(model_name(p.model))
     lines = [f"- ⚠️ {md(n)}" if len(models) == len(predictions) else f"- ⚠️ {md(', '.join(models))}: {md(n)}"
              for n, models in by_notice.items()]
@@ -285,7 +298,7 @@ def analyse(lab: Lab, known: dict, text: str, model: str, task: str, lang: str, 
         message = t("internal", ui, model=model_name(model), error=type(err).__name__)
         gr.Warning(esc(message))
         return f"### {md(message)}", gr.update(value="", visible=False), ""
-    notices = _notices(result.predictions, result.failures, ui)
+    notices = _notices(result.predictions, result.failures, ui, method)
     summary = _summary(result.predictions, ui, lab.titles)
     if len(result.predictions) == 2 and result.predictions[1].intervention != "none":
         first = result.predictions[0]
@@ -360,6 +373,7 @@ class LabView:
     pair: pairs.PairView
     analyse_after: Callable  # (event, gr.State: was a pair opened?) -> both analyses, once the event succeeded
     open_link: Callable  # (demo) -> the page fills and runs the inputs its link names
+    model: gr.Dropdown  # a probe failure opens with the model that failed
 
 
 def build(lab: Lab, visitors: Visitors) -> LabView:
@@ -461,4 +475,4 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         demo.load(on_link, None, [examples.dataset, *linked, intervention_row, intervention, intervention_index,
                                   *outputs], api_visibility="private", concurrency_id="model")
 
-    return LabView(text, task, pair, analyse_after, open_link)
+    return LabView(text, task, pair, analyse_after, open_link, model)

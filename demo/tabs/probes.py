@@ -39,10 +39,26 @@ def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> 
         expected = (label_name(case.expect, ui) if case.type == "mft" else t(f"expect_{case.expect or 'same'}", ui))
         predicted = label_name(f.label, ui) + (f" → {label_name(f.variant_label, ui)}" if case.variant else "")
         change = round(f.variant_score - f.score, 3) if case.variant else None
-        rows.append([case.test, t(f"type_{case.type}", ui), case.text, case.variant, expected, predicted, change])
+        rows.append([case.test, t(f"type_{case.type}", ui), case.text, case.variant, expected, predicted, change,
+                     failure_reason(f, report.margin, ui)])
     columns = [t(k, ui) for k in ("col_test", "col_type", "col_sentence", "col_variant", "col_expected", "col_predicted")]
-    columns.append(t("col_score_change", ui, score=view_text(report.score_label, ui)))
+    columns += [t("col_score_change", ui, score=view_text(report.score_label, ui)), t("col_why", ui)]
     return head + ("" if rows else "\n\n" + t("probe_none", ui)), pd.DataFrame(rows, columns=columns)
+
+
+def failure_reason(f, margin: float, ui: str) -> str:
+    """Why a case failed, by its test's rule: a directional change that went the expected way but by no more
+    than the threshold says so (a failure by the threshold, not by the direction)."""
+    if f.case.type != "dir":
+        return t(f"why_{f.case.type}", ui)
+    change = f.variant_score - f.score
+    right_way = (change > 0) == (f.case.expect == "up") and change != 0
+    return t("why_dir_small" if right_way else "why_dir_wrong", ui, change=change, margin=margin)
+
+
+def thresholds_text(report: ProbeReport, ui: str) -> str:
+    """How each kind of test is judged, with the directional threshold in the score's own units."""
+    return t("probe_thresholds", ui, margin=report.margin, score=view_text(report.score_label, ui))
 
 
 def failure_choices(report: ProbeReport, capability: str, model: str) -> dict:
@@ -62,13 +78,14 @@ def chosen_failure(report: ProbeReport | None, capability: str, model: str, inde
 
 def open_failure(report: ProbeReport | None, capability: str, model: str, index: int | None, ui: str) -> tuple:
     """Everything the Lab tab needs to open a failure: the tab, sentence A, sentence B (the variant of an
-    invariance or directional case, else empty), the pair's accordion, the task, and whether it is a pair.
-    Nothing chosen: an error, so the analyses chained after it do not run."""
+    invariance or directional case, else empty), the pair's accordion, the task, whether it is a pair, and
+    the model that failed (the Lab shows that model, not all five). Nothing chosen: an error, so the
+    analyses chained after it do not run."""
     case = chosen_failure(report, capability, model, index)
     if case is None:
         raise gr.Error(t("probe_no_failure", ui), print_exception=False)
     is_pair = bool(case.variant)
-    return (gr.Tabs(selected="lab"), case.text, case.variant, gr.Accordion(open=is_pair), report.task, is_pair)
+    return (gr.Tabs(selected="lab"), case.text, case.variant, gr.Accordion(open=is_pair), report.task, is_pair, model)
 
 
 def cell_at(report: ProbeReport | None, row: int, column: int) -> tuple:
@@ -89,7 +106,8 @@ def show(report: ProbeReport, ui: str) -> tuple:
     """Every output of a run: summary, table, the cell choices, the first cell's failures and their
     choices, the state."""
     summary = t("probe_summary", ui, suite=report.suite if report.suite != "user" else t("user_cases", ui),
-                task=task_name(report.task, ui), cases=report.cases, models=len(report.models), seconds=report.seconds)
+                  task=task_name(report.task, ui), cases=report.cases, models=len(report.models), seconds=report.seconds)
+    summary += "\n\n" + thresholds_text(report, ui)
     capability, model = _choices(report, ui)
     first_capability, first_model = next(iter(report.cells)), report.models[0]
     head, failures = failure_table(report, first_capability, first_model, ui)
@@ -203,6 +221,7 @@ def open_in_lab(view: ProbesView, lab_view: LabView, tabs: gr.Tabs) -> None:
         return open_failure(report, capability_value, model_value, index, request_lang(request))
 
     opened = view.open.click(on_open, [view.state, view.capability, view.model, view.failure],
-                             [tabs, lab_view.text, lab_view.pair.text_b, lab_view.pair.box, lab_view.task, is_pair],
+                             [tabs, lab_view.text, lab_view.pair.text_b, lab_view.pair.box, lab_view.task, is_pair,
+                              lab_view.model],
                              api_visibility="private")
     lab_view.analyse_after(opened, is_pair)

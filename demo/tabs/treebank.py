@@ -4,8 +4,9 @@ below, each model against its task's test set, read from the evaluation.json tha
 stored beside the weights (no test set runs while a user waits). The named endpoints /treebank and
 /dataset return the same data as JSON.
 
-Node clicks: Gradio's plot sends no click events, so a node is chosen in the node table (a row click) or
-the node menu, and the button opens it in the Lab tab, as the Probes tab opens a failure.
+Nodes: each node of the tree (the lab's own SVG, demo/treebank_plots.py) is a link that opens its phrase
+in the Lab (?text=...&task=...); a node chosen in the node table (a row click) or the node menu opens in
+the Lab tab with the button, as the Probes tab opens a failure.
 
 Callbacks first (they only call core.analysis.treebank and core.analysis.dataset_view), then the layout, then the wiring.
 """
@@ -27,6 +28,7 @@ from core.data.sst import FINE_LABELS
 from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_label, task_name
 from demo.owners import Visitors
 from demo.plots import esc, md
+from demo.svg import EXPORT_JS
 from demo.treebank_plots import confusion_figure, label_symbols, length_figure, tree_figure
 
 
@@ -67,7 +69,8 @@ def tree_outputs(lab: Lab, treebank: Treebank, split: str, index: int, task: str
     summary = (t("tb_tree_summary", ui, split=split, index=view.index, words=len(view.words), gold=esc(gold), accuracy=accuracy)
                + "\n\n<small>" + esc(t("tb_legend", ui, symbols=", ".join(f"{s} {l}" for s, l in zip(label_symbols(labels), labels)),
                                       models=", ".join(names))) + "</small>")
-    figure = tree_figure(view, labels, names, f"{task_name(task, ui)}: {split} #{view.index}")
+    figure = tree_figure(view, labels, names, f"{task_name(task, ui)}: {split} #{view.index}", t("tb_col_gold", ui),
+                         t("tb_tree_click", ui))
     rows = [[n.id, labels[n.gold] if n.gold is not None else "–",
              *(labels[n.predictions[m]] + (" ✓" if n.predictions[m] == n.gold else "") for m in view.models),
              f"{n.agree}/{len(view.models)}" if n.gold is not None else "–", n.end - n.start, n.text] for n in view.nodes]
@@ -124,7 +127,8 @@ def dataset_outputs(lab: Lab, task: str, model: str, ui: str) -> tuple:
         summary += "\n\n⚠️ " + t("tb_disagreement_stale", ui, **params)
     length = length_figure(view.buckets, t(f"tb_length_{e['length_unit']}", ui), t("tb_length_axis", ui),
                            t("tb_accuracy", ui), t("tb_count", ui))
-    confusion = confusion_figure(e["sentences"]["confusion"], labels, t("tb_gold_axis", ui), t("tb_predicted_axis", ui))
+    confusion = confusion_figure(e["sentences"]["confusion"], labels, t("tb_gold_axis", ui),
+                                 t("tb_predicted_axis", ui), t("tb_confusion", ui))
     per_class = pd.DataFrame([[labels[i], round(c["precision"], 3), round(c["recall"], 3), round(c["f1"], 3), c["support"]]
                               for i, c in enumerate(e["sentences"]["per_class"].values())],
                              columns=[t(k, ui) for k in ("tb_col_class", "tb_col_precision", "tb_col_recall", "tb_col_f1", "tb_col_support")])
@@ -199,7 +203,7 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         hits = gr.Markdown(elem_id="tb-hits")
         sentence = gr.Dropdown([], label=L("tb_sentence"), elem_id="tb-sentence")
         tree_summary = gr.Markdown(elem_id="tb-tree-summary")
-        tree_plot = gr.Plot(label=L("tb_tree"), elem_id="tb-tree")
+        tree_plot = gr.HTML(elem_id="tb-tree", elem_classes="figures", js_on_load=EXPORT_JS)
         nodes = gr.Dataframe(label=L("tb_nodes"), interactive=False, wrap=True, max_height=420, elem_id="tb-nodes")
         with gr.Row():
             node = gr.Dropdown([], label=L("tb_node"), info=L("tb_node_info"), scale=4, elem_id="tb-node")
@@ -215,8 +219,8 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
                                      elem_id="tb-data-model")
         data_summary = gr.Markdown(elem_id="tb-data-summary")
         with gr.Row():
-            length_plot = gr.Plot(label=L("tb_length"), elem_id="tb-length")
-            confusion_plot = gr.Plot(label=L("tb_confusion"), elem_id="tb-confusion")
+            length_plot = gr.HTML(elem_id="tb-length", elem_classes="figures", js_on_load=EXPORT_JS)
+            confusion_plot = gr.HTML(elem_id="tb-confusion", elem_classes="figures", js_on_load=EXPORT_JS)
         with gr.Row():
             per_class = gr.Dataframe(label=L("tb_per_class"), interactive=False, elem_id="tb-per-class")
             slices = gr.Dataframe(label=L("tb_slices"), interactive=False, elem_id="tb-slices")

@@ -163,7 +163,7 @@ def test_ui_single_model_chinese(lab):
     assert summary.startswith("### 预测") and "中文情感（二分类）" in summary and "自动识别" in summary
     assert 'id="comparison"' not in result and _panels(result) == ["adasent"]
     probs = result.split('data-name="probabilities"')[1].split("</figure>")[0]
-    assert probs.count("<rect x") == 2 and ">负面<" in probs and ">正面<" in probs
+    assert probs.count("</title></rect>") == 2 and ">负面<" in probs and ">正面<" in probs
     assert "探针" in result.split('data-name="curve"')[1].split("</figure>")[0]  # AdaSent's curve is a probe
     assert "未登录词" in attribution_html(lab.predict(ZH, "adasent"), "zh")
 

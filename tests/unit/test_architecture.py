@@ -9,7 +9,7 @@ from tools.import_graph import find_cycle, import_graph, imported_names, project
 
 MODULES = project_modules()
 # core runs inside the app and the trainer: no front end, no tools, no child processes
-CORE_MUST_NOT_IMPORT = ("gradio", "gradio_client", "plotly", "demo", "tools", "subprocess")
+CORE_MUST_NOT_IMPORT = ("gradio", "gradio_client", "demo", "tools", "subprocess")
 
 
 def _imports(prefix: str) -> dict[str, set[str]]:

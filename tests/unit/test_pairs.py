@@ -116,13 +116,13 @@ def test_a_probe_failure_opens_in_the_lab_with_both_sentences(lab):
     index = next(i for i, f in enumerate(report.cells[capability][model].failures) if f.case.variant)
     case = report.cells[capability][model].failures[index].case
     assert choices[index] == (f"{index + 1}. {case.text} → {case.variant}", index)
-    tabs, text, text_b, box, task, is_pair = open_failure(report, capability, model, index, "en")
+    tabs, text, text_b, box, task, is_pair, _ = open_failure(report, capability, model, index, "en")
     assert tabs.selected == "lab" and (text, text_b, task, is_pair) == (case.text, case.variant, "sst5", True) and box.open
     single = next(f.case for row in report.cells.values() for cell in row.values() for f in cell.failures if not f.case.variant)
     capability, model = single.capability, next(m for m, cell in report.cells[single.capability].items()
                                                   if single in [f.case for f in cell.failures])
     index = [f.case for f in report.cells[capability][model].failures].index(single)
-    *_, text_b, box, _, is_pair = open_failure(report, capability, model, index, "en")
+    *_, text_b, box, _, is_pair, _ = open_failure(report, capability, model, index, "en")
     assert text_b == "" and not is_pair and not box.open
     with pytest.raises(gr.Error):
         open_failure(None, capability, model, 0, "en")
