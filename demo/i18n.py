@@ -762,3 +762,13 @@ MESSAGES["en"] |= {"owner_key_bad": "an owner key is a string of {min_chars} to 
                    "owner_key_taken": "this session already acts for an owner key; keep the key you passed"}
 MESSAGES["zh"] |= {"owner_key_bad": "所有者密钥须为 {min_chars} 到 {max_chars} 个字符的字符串",
                    "owner_key_taken": "此会话已使用你传入的所有者密钥；请保存该密钥"}
+
+# -- training on a Ray cluster (core.training.remote.RAY_TEXT): errors and notices ---------------------------
+TRAIN_ERRORS_ZH |= {
+    "ray_unreachable": "无法连接 {address} 上的训练集群；请稍后再试",
+    "ray_lost": "{address} 上的训练集群在第 {epoch} / {epochs} 轮之后断开了；请在集群恢复后重新开始训练",
+    "ray_worker_lost": "训练集群已 {resumes} 次丢失此任务的工作进程；请重新开始训练",
+    "ray_resumed": "它在训练集群上的工作进程丢失了；已在集群上从第 {epoch} 轮之后继续",
+    "ray_local": "无法连接 {address} 上的训练集群：改为在本机训练",
+    "ray_lost_local": "{address} 上的训练集群断开了：已在本机从第 {epoch} 轮之后继续",
+}

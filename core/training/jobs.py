@@ -238,11 +238,14 @@ class _Progress:
             points[:] = points[::2]
         self.losses, self.last = [], time.monotonic()
         self.job["progress"] = epoch
-        write_job(self.folder, self.job)
+        self.write()
 
     def epoch(self, record: dict) -> None:
         self.job["history"] = list(self.trainer.history)
         self.job["progress"] = float(record["epoch"])
+        self.write()
+
+    def write(self) -> None:  # a job trained on a Ray cluster sends it to the app instead (core.training.remote)
         write_job(self.folder, self.job)
 
 
@@ -253,6 +256,33 @@ def train_config(folder: Path, job: dict) -> TrainConfig:
                        vectors=job["vectors"], out=str(folder / "run"), resume=True, progress=False, threads=1)
 
 
+def job_results(trainer: Trainer, metrics: dict) -> dict:
+    """What a finished job records of its run: epochs, history and the test metrics of its best checkpoint."""
+    test = metrics["test"]
+    return {"progress": float(trainer.epoch), "history": trainer.history,
+            "metrics": {"test_accuracy": test["accuracy"], "test_examples": test["n"], "confusion": test["confusion"],
+                        "per_class": test["per_class"], "dev_accuracy": metrics["dev_accuracy"],
+                        "best_epoch": metrics["best_epoch"], "epochs_run": metrics["epochs_run"],
+                        "train_examples": metrics["train_examples"], "labels": trainer.task.labels}}
+
+
+def complete_job(folder: Path, job: dict, results: dict) -> dict:
+    """Install run/best for the job's owner and record the job done with `results` (job_results)."""
+    installed = install_checkpoint(folder / "run" / "best", folder.parents[1], job.get("owner", PUBLIC), job.get("title", ""))
+    job.update(status="done", finished=time.time(), checkpoint=str(installed), **results)
+    write_job(folder, job)
+    return job
+
+
+def fail_job(folder: Path, job: dict, err: Exception) -> dict:
+    """Record the job failed with `err`'s code and parameters (a NoticeError's) and its English."""
+    job.update(status="failed", finished=time.time(),
+               error={"code": getattr(err, "code", "error"), "params": getattr(err, "params", {}),
+                      "message": f"{type(err).__name__}: {err}"})
+    write_job(folder, job)
+    return job
+
+
 def run_job(folder: str | Path) -> dict:
     """Train one job to the end (the worker process's whole life): status running, live progress, then
     done with the test metrics and the checkpoint installed, or failed with the error."""
@@ -261,25 +291,11 @@ def run_job(folder: str | Path) -> dict:
     try:
         trainer = Trainer.from_config(train_config(folder, job))
         progress = _Progress(folder, job, trainer)
-        metrics = trainer.fit(on_epoch=progress.epoch)
-        job["history"] = trainer.history
-        installed = install_checkpoint(folder / "run" / "best", Path(folder).parents[1], job.get("owner", PUBLIC),
-                                       job.get("title", ""))
+        results = job_results(trainer, trainer.fit(on_epoch=progress.epoch))
+        return complete_job(folder, job, results)
     except Exception as err:  # the worker reports every failure in the job; the trace goes to its log
         log.exception("job %s failed", job["id"])
-        job.update(status="failed", finished=time.time(),
-                   error={"code": getattr(err, "code", "error"), "params": getattr(err, "params", {}),
-                          "message": f"{type(err).__name__}: {err}"})
-        write_job(folder, job)
-        return job
-    test = metrics["test"]
-    job.update(status="done", finished=time.time(), progress=float(trainer.epoch), checkpoint=str(installed),
-               metrics={"test_accuracy": test["accuracy"], "test_examples": test["n"], "confusion": test["confusion"],
-                        "per_class": test["per_class"], "dev_accuracy": metrics["dev_accuracy"],
-                        "best_epoch": metrics["best_epoch"], "epochs_run": metrics["epochs_run"],
-                        "train_examples": metrics["train_examples"], "labels": trainer.task.labels})
-    write_job(folder, job)
-    return job
+        return fail_job(folder, job, err)
 
 
 def main(argv: list[str] | None = None) -> int:

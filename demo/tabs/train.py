@@ -22,6 +22,7 @@ from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.tabs.lab import LabView, task_choices
 from demo.training import TrainingQueue
+from demo.training_ray import training_queue
 
 
 def _error(err: UserDataError | JobError, ui: str) -> gr.Error:
@@ -57,6 +58,14 @@ def _duration(seconds: float, ui: str) -> str:
 
 
 def status_text(job: dict, ui: str) -> str:
+    """The job's state in one line; a job that went on elsewhere (core.training.remote) says so after it."""
+    line = _state_text(job, ui)
+    if notice := job.get("notice"):
+        line += " · " + md(train_error_text(notice["code"], notice["params"], notice["message"], ui))
+    return line
+
+
+def _state_text(job: dict, ui: str) -> str:
     status = job["status"]
     if status == "queued":
         return msg("train_status_queued", ui, position=job["queue_position"])
@@ -103,7 +112,7 @@ class TrainView:
 
 
 def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
-    queue = TrainingQueue(lab)
+    queue = training_queue(lab)
     limits = queue.limits
     gr.Markdown(L("train_md"))
     with gr.Row():
