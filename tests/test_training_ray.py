@@ -100,7 +100,7 @@ def wait_epochs(queue: TrainingQueue, job_id: str, epochs: int) -> dict:
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         job = queue.status(job_id)
-        assert job["status"] == "running", job
+        assert job["status"] in ("queued", "running"), job
         if len(job["history"]) >= epochs and job.get("ray_worker"):
             return job
         time.sleep(0.2)
@@ -165,7 +165,8 @@ def test_a_killed_worker_resumes_on_the_cluster_and_a_cancel_ends_the_task(head,
 
     second = queue.submit(big_csv, "mrnn", "", "", 3, 5, "none")
     worker = wait_epochs(queue, second["id"], 0)["ray_worker"]["pid"]
-    assert queue.cancel(second["id"])["status"] == "cancelled"
+    queue.cancel(second["id"])
+    assert wait_for(queue, second["id"])["status"] == "cancelled"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and running_task(worker):
         time.sleep(0.2)
