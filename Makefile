@@ -41,8 +41,9 @@ vectors: install ## train our English and Chinese word2vec vectors into .cache/v
 	$(PY) -m tools.vectors --lang en
 	$(PY) -m tools.vectors --lang zh
 
-train: install ## retrain the bundled checkpoints listed in configs/bundled.toml (BUNDLE_ARGS=--from-runs to re-bundle), then make evaluate-all
-	$(PY) -m tools.release.bundle train $(BUNDLE_ARGS)
+TRAIN_PARALLEL ?= 2
+train: install ## retrain the bundled checkpoints of configs/bundled.toml as Ray tasks, TRAIN_PARALLEL at a time (all at once on RAY_ADDRESS's cluster; 0: one after another), then make evaluate-all
+	$(PY) -m tools.release.bundle train --parallel $(TRAIN_PARALLEL) $(BUNDLE_ARGS)
 	$(MAKE) evaluate-all
 
 check-checkpoints: install ## verify checkpoints/ (manifest, size budget, every checkpoint loads)

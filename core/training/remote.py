@@ -7,7 +7,7 @@ worker does (status, live progress, per-epoch history, then done with the checkp
 so the app's status, curves, ETA, cancel and serving do not know where the job trained. The training itself
 is one Ray task (`train_remote`, one CPU) that shares no file system with the app: the uploaded file and
 the job's settings travel through Ray's object store, the task trains in a temporary folder of its own and
-sends back, through a small actor per job (`_Mailbox`), its live progress and, after every epoch, its run/
+sends back, through a small actor per job (`Mailbox`), its live progress and, after every epoch, its run/
 folder (core.training.train's resumable state); the driver copies both into the job folder. The best
 checkpoint comes back as the task's return value and is installed here (core.checkpoints.user_models).
 
@@ -102,7 +102,7 @@ def unpack(blob: bytes, folder: Path) -> None:
 
 
 @ray.remote(num_cpus=0)
-class _Mailbox:
+class Mailbox:
     """What a job's task sends the app: the latest progress fields and run/ folder, until the driver takes them."""
 
     def __init__(self):
@@ -167,7 +167,7 @@ def _follow(folder: Path, data, address: str) -> tuple[str, object]:
     return), ("failed", the training's exception), ("crashed", None): its worker or mailbox was lost, or
     ("lost", None): the cluster's head no longer answers."""
     run = folder / "run"
-    mailbox = _Mailbox.remote()
+    mailbox = Mailbox.remote()
     job = read_job(folder)
     task = train_remote.remote(job, data, pack(run) if (run / "state").is_dir() else None, mailbox,
                                str(folder / job["data"]))
