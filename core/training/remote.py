@@ -21,6 +21,7 @@ The cluster must run this project's code (the same version, with its requirement
 """
 
 import dataclasses
+import fcntl
 import io
 import logging
 import os
@@ -207,6 +208,11 @@ def _elsewhere(folder: Path, job: dict, error: str, notice: str, **params) -> di
         return fail_job(folder, job, RayJobError(error, **params))
     update_job(folder, notice=_notice(notice, **params))
     log.warning("job %s: %s", job["id"], RayJobError(notice, **params))
+    # one local training at a time, as the local queue runs them: the lock passes through exec and is held
+    # by the worker until it ends
+    lock = os.open(folder.parent / ".local-fallback.lock", os.O_CREAT | os.O_RDWR)
+    os.set_inheritable(lock, True)
+    fcntl.flock(lock, fcntl.LOCK_EX)
     logging.shutdown()
     # exec, not a child: the same pid the app follows, and no Ray client left waiting for a head that is gone
     os.execv(sys.executable, [sys.executable, "-m", "core.training.jobs", "run", str(folder)])
@@ -219,7 +225,11 @@ def drive(folder: str | Path) -> dict:
     address = ray_address()
     if not reachable(address):
         return _elsewhere(folder, job, "ray_unreachable", "ray_local", address=address)
-    ray.init(address=address, log_to_driver=False, configure_logging=False)
+    try:
+        ray.init(address=address, log_to_driver=False, configure_logging=False)
+    except (ConnectionError, RuntimeError) as err:  # a head that answers but refuses us (another Ray, a token)
+        log.error("job %s: %s", job["id"], err)
+        return _elsewhere(folder, job, "ray_unreachable", "ray_local", address=address)
     data = ray.put((folder / job["data"]).read_bytes())
     while True:
         outcome, value = _follow(folder, data, address)
@@ -248,7 +258,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))  # unwinds _follow, which cancels
-    job = drive(argv[1])
+    try:
+        job = drive(argv[1])
+    except Exception as err:  # as the local worker: every failure is reported in the job, the trace in its log
+        log.exception("job in %s failed", argv[1])
+        job = fail_job(Path(argv[1]), read_job(argv[1]), err)
     logging.shutdown()
     # no ray.shutdown(): with the head gone it would wait for it
     os._exit(0 if job["status"] == "done" else 1)
