@@ -21,7 +21,7 @@ from test_user_training import reviews, wait_for, write_csv
 from core.data import PROJECT_ROOT
 from core.owners import owner_id
 from core.predict import Lab
-from core.training.jobs import TrainLimits, read_job
+from core.training.jobs import read_job
 from demo.i18n import TRAIN_ERRORS_ZH
 from demo.tabs.train import status_text
 from demo.training import TrainingQueue
@@ -34,11 +34,13 @@ class Head:
     def __init__(self):
         self.folder = tempfile.mkdtemp(prefix="ray", dir="/tmp")
         # no token: a test cluster on this machine (Ray 2.60 turns token auth on when ~/.ray/auth_token exists)
-        env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+        env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "RAY_USAGE_STATS_ENABLED": "0",
+               "RAY_AUTH_MODE": "disabled"}
         self.process = subprocess.Popen(
             [os.path.join(os.path.dirname(sys.executable), "ray"), "start", "--head", "--port=0", "--num-cpus=2",
              f"--temp-dir={self.folder}", "--include-dashboard=false", "--block"],
-            cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+            cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True)
         lines = []
         for line in self.process.stdout:
             lines.append(line)
@@ -137,7 +139,8 @@ def test_two_visitors_train_at_once_on_the_cluster(head, on_ray, tmp_path):
     done_a, done_b = wait_for(queue, job_a["id"]), wait_for(queue, job_b["id"])
     assert done_a["status"] == done_b["status"] == "done", (done_a, done_b)
     # both ran on the cluster, in two workers, each from the other's start to its end
-    assert done_a["backend"] == done_b["backend"] == "ray" and done_a["ray_worker"]["pid"] != done_b["ray_worker"]["pid"]
+    assert done_a["backend"] == done_b["backend"] == "ray"
+    assert done_a["ray_worker"]["pid"] != done_b["ray_worker"]["pid"]
     assert done_a["ray_worker"]["started"] < done_b["finished"] and done_b["ray_worker"]["started"] < done_a["finished"]
     assert [r["epoch"] for r in done_a["history"]] == [1, 2] and done_a["loss"] and done_a["metrics"]["test_examples"]
     # the best checkpoint came back and is installed and served, each model to its owner alone
@@ -191,7 +194,8 @@ def test_a_cluster_that_goes_away_mid_job(head, on_ray, tmp_path, big_csv, fallb
         one_line_in_both(ended, "went away: went on on this machine after epoch", "ray_lost_local")
     else:
         assert ended["status"] == "failed" and ended["error"]["code"] == "ray_lost", ended
-        one_line_in_both(ended, f"the training cluster at {head.address} went away after epoch {epoch} of 3", "ray_lost")
+        one_line_in_both(ended, f"the training cluster at {head.address} went away after epoch {epoch} of 3",
+                         "ray_lost")
         assert not queue.lab.checkpoints
     # the app goes on: the next job is taken, and says what it meets
     after = queue.submit(big_csv, "dcnn", "", "", 1, 1, "none")
@@ -208,10 +212,12 @@ def test_a_cluster_that_cannot_be_reached_at_start(on_ray, tmp_path, fallback):
     ended = wait_for(queue, job["id"], seconds=120)
     if fallback:  # never silent: the job says where it trained
         assert ended["status"] == "done" and ended["notice"]["code"] == "ray_local", ended
-        one_line_in_both(ended, f"the training cluster at {address} cannot be reached: trained on this machine", "ray_local")
+        one_line_in_both(ended, f"the training cluster at {address} cannot be reached: trained on this machine",
+                         "ray_local")
         assert (ended["task"], "dcnn") in queue.lab.checkpoints
     else:
         assert ended["status"] == "failed" and ended["error"]["code"] == "ray_unreachable", ended
-        one_line_in_both(ended, f"the training cluster at {address} cannot be reached; try again later", "ray_unreachable")
+        one_line_in_both(ended, f"the training cluster at {address} cannot be reached; try again later",
+                         "ray_unreachable")
         assert read_job(tmp_path / "um" / "jobs" / job["id"])["finished"] and not queue.lab.checkpoints
     queue.stopped.set()

@@ -268,7 +268,8 @@ def job_results(trainer: Trainer, metrics: dict) -> dict:
 
 def complete_job(folder: Path, job: dict, results: dict) -> dict:
     """Install run/best for the job's owner and record the job done with `results` (job_results)."""
-    installed = install_checkpoint(folder / "run" / "best", folder.parents[1], job.get("owner", PUBLIC), job.get("title", ""))
+    installed = install_checkpoint(folder / "run" / "best", folder.parents[1], job.get("owner", PUBLIC),
+                                   job.get("title", ""))
     job.update(status="done", finished=time.time(), checkpoint=str(installed), **results)
     write_job(folder, job)
     return job

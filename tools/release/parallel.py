@@ -48,7 +48,8 @@ def train_parallel(configs: dict[str, TrainConfig], parallel: int) -> None:
     if not ray.is_initialized():
         ray.init(address=address or None, log_to_driver=False, configure_logging=False,
                  **({} if address else {"num_cpus": parallel, "include_dashboard": False}))
-    log.info("%d runs on %s", len(configs), f"the cluster at {address}" if address else f"{parallel} CPUs of this machine")
+    where = f"the cluster at {address}" if address else f"{parallel} CPUs of this machine"
+    log.info("%d runs on %s", len(configs), where)
     running = {}
     for key, cfg in configs.items():
         out = cfg.output_dir()
@@ -72,4 +73,5 @@ def train_parallel(configs: dict[str, TrainConfig], parallel: int) -> None:
             else:
                 continue
             done = sum(p == "done" for p in progress.values())
-            log.info("%d of %d runs done · %s", done, len(configs), " · ".join(f"{k}: {p}" for k, p in progress.items()))
+            runs = " · ".join(f"{k}: {p}" for k, p in progress.items())
+            log.info("%d of %d runs done · %s", done, len(configs), runs)
