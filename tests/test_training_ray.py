@@ -162,12 +162,14 @@ def test_a_killed_worker_resumes_on_the_cluster_and_a_cancel_ends_the_task(head,
     done = wait_for(queue, job["id"])
     assert done["status"] == "done" and done["resumes"] == 1, done
     assert done["notice"]["code"] == "ray_resumed" and done["notice"]["params"]["epoch"] >= 1
-    assert [r["epoch"] for r in done["history"]] == [1, 2, 3]  # resumed after its last epoch, not from the start
+    # resumed after its last epoch, not from the start: epoch 1 is the one logged before the kill (its timing too)
+    assert [r["epoch"] for r in done["history"]] == [1, 2, 3] and done["history"][0] == running["history"][0]
     assert done["ray_worker"]["pid"] != running["ray_worker"]["pid"] and (done["task"], "dcnn") in queue.lab.checkpoints
     one_line_in_both(done, "resumed there after epoch", "ray_resumed")
 
     second = queue.submit(big_csv, "mrnn", "", "", 3, 5, "none")
     worker = wait_epochs(queue, second["id"], 0)["ray_worker"]["pid"]
+    assert running_task(worker)
     queue.cancel(second["id"])
     assert wait_for(queue, second["id"])["status"] == "cancelled"
     deadline = time.monotonic() + 30
