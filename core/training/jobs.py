@@ -10,6 +10,7 @@ resumes from its last epoch). Every write of job.json is atomic, so a reader see
 new one. Statuses: queued -> running -> done | failed | cancelled | stopped (the worker was killed and
 not resumed). Who writes: the submitter creates the job, the worker writes it while it runs, the
 scheduler (demo/training.py, which starts the worker) records cancelled/stopped once the worker is gone.
+On a Ray cluster (LAB_TRAIN_BACKEND=ray) a driver, core.training.remote, takes the worker's place.
 A job belongs to its owner (core.owners): asked with an owner, another owner's job is an unknown one.
 Core returns codes with parameters (JobError, UserDataError); the front end words them.
 """
