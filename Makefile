@@ -66,8 +66,9 @@ DATA ?=
 TEXT_COLUMN ?=
 LABEL_COLUMN ?=
 
-train: install ## retrain the bundled checkpoints listed in configs/bundled.toml (BUNDLE_ARGS=--from-runs to re-bundle), then make evaluate-all
-	$(PY) -m tools.release.bundle train $(BUNDLE_ARGS)
+TRAIN_PARALLEL ?= 2
+train: install ## retrain the bundled checkpoints of configs/bundled.toml as Ray tasks, TRAIN_PARALLEL at a time (all at once on RAY_ADDRESS's cluster; 0: one after another), then make evaluate-all
+	$(PY) -m tools.release.bundle train --parallel $(TRAIN_PARALLEL) $(BUNDLE_ARGS)
 	$(MAKE) evaluate-all
 
 train-one: install ## train one model: make train-one MODEL=dcnn TASK=sst2 SEED=2

@@ -32,6 +32,8 @@ CLEAN_EVERY = 60.0  # seconds between two cleanups of the user-models folder (co
 
 
 class TrainingQueue:
+    worker_module = "core.training.jobs"  # the worker: `python -m <it> run <job folder>`
+
     def __init__(self, lab: Lab, root: str | Path | None = None, limits: TrainLimits | None = None, poll: float = 0.5):
         self.lab, self.root, self.poll = lab, Path(root or user_models_dir()), poll
         self.limits = limits or TrainLimits.from_env()
@@ -121,16 +123,24 @@ class TrainingQueue:
     def _start(self, job: dict) -> None:
         folder = job_dir(job["id"], self.root)
         update_job(folder, status="running", started=time.time())
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "LAB_USER_MODELS": str(self.root), "LAB_APP_PID": str(os.getpid())}
-        with open(folder / "worker.log", "a") as worker_log:
-            self.worker = subprocess.Popen([sys.executable, "-m", "core.training.jobs", "run", str(folder)], cwd=PROJECT_ROOT,
-                                           env=env, stdout=worker_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.worker = self._spawn(folder)
         self.job_id = job["id"]
         log.info("job %s started (worker pid %d)", job["id"], self.worker.pid)
 
+    def _spawn(self, folder: Path) -> subprocess.Popen:
+        """`python -m <worker_module> run <folder>`, logging to the job's worker.log."""
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "LAB_USER_MODELS": str(self.root), "LAB_APP_PID": str(os.getpid())}
+        with open(folder / "worker.log", "a") as worker_log:
+            return subprocess.Popen([sys.executable, "-m", self.worker_module, "run", str(folder)], cwd=PROJECT_ROOT,
+                                    env=env, stdout=worker_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
     def _finished(self) -> None:
-        """The worker ended: serve its model, or record why it stopped when it could not say so itself."""
-        folder, code = job_dir(self.job_id, self.root), self.worker.returncode
+        self._ended(self.job_id, self.worker.returncode)
+        self.worker, self.job_id = None, None
+
+    def _ended(self, job_id: str, code: int) -> dict:
+        """A worker ended: serve its model, or record why it stopped when it could not say so itself."""
+        folder = job_dir(job_id, self.root)
         job = read_job(folder)
         if code == REFUSED:  # another process's worker holds the job (one started from the command line)
             self.recovering = True  # queued again should that worker die without a verdict
@@ -140,4 +150,4 @@ class TrainingQueue:
             self.lab.add_checkpoint(job["checkpoint"], f"trained here: job {job['id']}", job.get("owner", PUBLIC),
                                     job.get("title", ""))
         log.info("job %s %s (worker exit %s)", job["id"], job["status"], code)
-        self.worker, self.job_id = None, None
+        return job

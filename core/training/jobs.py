@@ -16,7 +16,8 @@ One worker per job, and none without its app: a worker holds worker.lock (an flo
 when the process dies, however it dies) for its whole life, and a second one on the same folder refuses to
 start. It ends with the app that started it (Linux PR_SET_PDEATHSIG, and a parent check at every batch), and
 it installs nothing once a cancel is recorded: it looks, under job.lock, at every write and right before
-installing. A job belongs to its owner (core.owners): asked with an owner, another owner's job is
+installing. On a Ray cluster (LAB_TRAIN_BACKEND=ray) a driver, core.training.remote, takes the
+worker's place. A job belongs to its owner (core.owners): asked with an owner, another owner's job is
 an unknown one. Core returns codes with parameters (JobError, UserDataError); the front end words them.
 """
 
@@ -64,6 +65,14 @@ JOB_TEXT = {
     "unknown_job": "there is no training job '{job}'",
     "too_many_jobs": ("you already have {max_jobs} training jobs waiting or running; "
                       "wait for one to finish or cancel one"),
+    # a job on a Ray cluster (core.training.remote): why it failed, or (as its "notice") how it went on
+    "ray_unreachable": "the training cluster at {address} cannot be reached; try again later",
+    "ray_lost": ("the training cluster at {address} went away after epoch {epoch} of {epochs}; "
+                 "start the training again when it is back"),
+    "ray_worker_lost": "the training cluster lost this job's worker {resumes} times; start the training again",
+    "ray_resumed": "its worker on the training cluster was lost; resumed there after epoch {epoch}",
+    "ray_local": "the training cluster at {address} cannot be reached: trained on this machine instead",
+    "ray_lost_local": "the training cluster at {address} went away: went on on this machine after epoch {epoch}",
     "disk_full": "the space for trained models is full ({max_mb:.0f} MB); try again when a job has finished",
     "not_done": "job {job} has not finished ({status}): there is no model to publish yet",
     "no_token": "log in with Hugging Face or paste a write token to publish",
@@ -118,7 +127,7 @@ def write_job(job_dir: str | Path, job: dict) -> None:
 
 
 @contextmanager
-def _locked(job_dir: str | Path):
+def locked_job(job_dir: str | Path):
     """One change of job.json at a time, across processes (a read, then a write that depends on it)."""
     with open(Path(job_dir) / JOB_LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -126,7 +135,7 @@ def _locked(job_dir: str | Path):
 
 
 def update_job(job_dir: str | Path, **fields) -> dict:
-    with _locked(job_dir):
+    with locked_job(job_dir):
         job = {**read_job(job_dir), **fields}
         write_job(job_dir, job)
     return job
@@ -149,7 +158,7 @@ def cancel_job(job_id: str, root: str | Path | None = None) -> dict:
     """Record the cancel of a queued or running job at once; its worker, whichever process it is (an old one
     too), stops at its next write and installs nothing. A finished job stays as it is."""
     folder = job_dir(job_id, root)
-    with _locked(folder):
+    with locked_job(folder):
         job = read_job(folder)
         if job["status"] in ACTIVE:
             job = {**job, "status": "cancelled", "finished": time.time()}
@@ -283,7 +292,7 @@ def recover_jobs(root: str | Path | None = None) -> list[dict]:
         folder = jobs_dir(root) / job["id"]
         if job["status"] != "running" or has_worker(folder):
             continue
-        with _locked(folder):
+        with locked_job(folder):
             job = read_job(folder)
             if job["status"] != "running":  # finished or cancelled since it was listed
                 continue
@@ -323,7 +332,7 @@ class _Writer:
     @contextmanager
     def checked(self):
         self.check_app()
-        with _locked(self.folder):
+        with locked_job(self.folder):
             if read_job(self.folder)["status"] == "cancelled":
                 raise _Stop("cancelled")
             yield
@@ -337,12 +346,13 @@ class _Progress:
     """Writes the job's live progress (epoch fraction, a loss curve) at most twice a second; the app's
     presence is looked at every batch."""
 
-    def __init__(self, writer: _Writer, job: dict, trainer: Trainer):
+    def __init__(self, writer: "_Writer | None", job: dict, trainer: Trainer):
         self.writer, self.job, self.trainer, self.last, self.losses = writer, job, trainer, 0.0, []
         trainer.on_batch = self.batch
 
     def batch(self, step: int, steps: int, loss: float) -> None:
-        self.writer.check_app()
+        if self.writer is not None:
+            self.writer.check_app()
         if not self.losses and self.last == 0.0:  # the first step (of a resumed run: after its saved epochs)
             self.job["loss"] = [p for p in self.job["loss"] if p[0] <= self.trainer.epoch]
             self.job["history"] = list(self.trainer.history)
@@ -356,11 +366,14 @@ class _Progress:
             points[:] = points[::2]
         self.losses, self.last = [], time.monotonic()
         self.job["progress"] = epoch
-        self.writer.write(self.job)
+        self.write()
 
     def epoch(self, record: dict) -> None:
         self.job["history"] = list(self.trainer.history)
         self.job["progress"] = float(record["epoch"])
+        self.write()
+
+    def write(self) -> None:  # a job trained on a Ray cluster sends it to the app instead (core.training.remote)
         self.writer.write(self.job)
 
 
@@ -369,6 +382,34 @@ def train_config(folder: Path, job: dict) -> TrainConfig:
     return TrainConfig(model=job["model"], task=job["task"], data=str(folder / job["data"]), text_column=job["text_column"],
                        label_column=job["label_column"], epochs=job["epochs"], max_minutes=job["minutes"],
                        vectors=job["vectors"], out=str(folder / "run"), resume=True, progress=False, threads=1)
+
+
+def job_results(trainer: Trainer, metrics: dict) -> dict:
+    """What a finished job records of its run: epochs, history and the test metrics of its best checkpoint."""
+    test = metrics["test"]
+    return {"progress": float(trainer.epoch), "history": trainer.history,
+            "metrics": {"test_accuracy": test["accuracy"], "test_examples": test["n"], "confusion": test["confusion"],
+                        "per_class": test["per_class"], "dev_accuracy": metrics["dev_accuracy"],
+                        "best_epoch": metrics["best_epoch"], "epochs_run": metrics["epochs_run"],
+                        "train_examples": metrics["train_examples"], "labels": trainer.task.labels}}
+
+
+def complete_job(folder: Path, job: dict, results: dict) -> dict:
+    """Install run/best for the job's owner and record the job done with `results` (job_results)."""
+    installed = install_checkpoint(folder / "run" / "best", folder.parents[1], job.get("owner", PUBLIC),
+                                   job.get("title", ""))
+    job.update(status="done", finished=time.time(), checkpoint=str(installed), **results)
+    write_job(folder, job)
+    return job
+
+
+def fail_job(folder: Path, job: dict, err: Exception) -> dict:
+    """Record the job failed with `err`'s code and parameters (a NoticeError's) and its English."""
+    job.update(status="failed", finished=time.time(),
+               error={"code": getattr(err, "code", "error"), "params": getattr(err, "params", {}),
+                      "message": f"{type(err).__name__}: {err}"})
+    write_job(folder, job)
+    return job
 
 
 def run_job(folder: str | Path, parent: int | None = None) -> dict:
@@ -388,27 +429,15 @@ def run_job(folder: str | Path, parent: int | None = None) -> dict:
             write_job(folder, job)
         try:
             trainer = Trainer.from_config(train_config(folder, job))
-            metrics = trainer.fit(on_epoch=_Progress(writer, job, trainer).epoch)
-            job["history"] = trainer.history
-            test = metrics["test"]
-            results = {"test_accuracy": test["accuracy"], "test_examples": test["n"], "confusion": test["confusion"],
-                       "per_class": test["per_class"], "dev_accuracy": metrics["dev_accuracy"],
-                       "best_epoch": metrics["best_epoch"], "epochs_run": metrics["epochs_run"],
-                       "train_examples": metrics["train_examples"], "labels": trainer.task.labels}
+            results = job_results(trainer, trainer.fit(on_epoch=_Progress(writer, job, trainer).epoch))
             with writer.checked():  # a cancel recorded by now wins: nothing is installed
-                installed = install_checkpoint(folder / "run" / "best", folder.parents[1], job.get("owner", PUBLIC),
-                                               job.get("title", ""))
-                job.update(status="done", finished=time.time(), progress=float(trainer.epoch),
-                           checkpoint=str(installed), metrics=results)
-                write_job(folder, job)
+                complete_job(folder, job, results)
         except _Stop:
             raise
         except Exception as err:  # the worker reports every failure in the job; the trace goes to its log
             log.exception("job %s failed", job["id"])
-            job.update(status="failed", finished=time.time(),
-                       error={"code": getattr(err, "code", "error"), "params": getattr(err, "params", {}),
-                              "message": f"{type(err).__name__}: {err}"})
-            writer.write(job)
+            with writer.checked():
+                fail_job(folder, job, err)
     except _Stop as stop:
         log.info("job %s: this worker stops, %s", folder.name, stop)
         return read_job(folder)

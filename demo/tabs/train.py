@@ -23,6 +23,7 @@ from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.tabs.lab import LabView, task_choices
 from demo.training import TrainingQueue
+from demo.training_ray import training_queue
 
 
 def _error(err: UserDataError | JobError, ui: str) -> gr.Error:
@@ -57,6 +58,22 @@ def _duration(seconds: float, ui: str) -> str:
 
 
 def status_text(job: dict, ui: str) -> str:
+    """The job's state in one line; a job that went on elsewhere (core.training.remote) says so after it."""
+    line = _state_text(job, ui)
+    if notice := job.get("notice"):
+        line += " · " + md(stored_text(notice, ui))
+    return line
+
+
+def stored_text(entry: dict, ui: str) -> str:
+    """A job's stored error or notice (a code, its params and the English) in the UI language; one without a
+    code core words (a bug's exception) as its English message."""
+    table = next((text for text in (USER_DATA_TEXT, JOB_TEXT) if entry["code"] in text), None)
+    return (notice_text(Notice(entry["code"], entry["params"]), ui, table) if table
+            else entry.get("message", "").split(": ", 1)[-1])
+
+
+def _state_text(job: dict, ui: str) -> str:
     status = job["status"]
     if status == "queued":
         return t("train_status_queued", ui, position=job["queue_position"])
@@ -69,11 +86,7 @@ def status_text(job: dict, ui: str) -> str:
         return t("train_status_done", ui, task=md(job.get("title") or job["task"]), model=md(model_name(job["model"])),
                  accuracy=m["test_accuracy"], n=m["test_examples"])
     if status == "failed":
-        failure = job["error"]  # a code, its params and the English message (an error without a code: as it is)
-        table = next((text for text in (USER_DATA_TEXT, JOB_TEXT) if failure["code"] in text), None)
-        error = (notice_text(Notice(failure["code"], failure["params"]), ui, table) if table
-                 else failure.get("message", "").split(": ", 1)[-1])
-        return t("train_status_failed", ui, error=md(error))
+        return t("train_status_failed", ui, error=md(stored_text(job["error"], ui)))
     return t(f"train_status_{status}", ui)
 
 
@@ -105,7 +118,7 @@ class TrainView:
 
 
 def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
-    queue = TrainingQueue(lab)
+    queue = training_queue(lab)
     limits = queue.limits
     gr.Markdown(L("train_md"))
     with gr.Row():

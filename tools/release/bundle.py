@@ -3,6 +3,7 @@
     python -m tools.release.bundle train               # = make train: train every entry, then bundle it
     python -m tools.release.bundle train --from-runs   # only re-bundle the existing runs/ (no training)
     python -m tools.release.bundle train --only sst5/dcnn --from-runs
+    python -m tools.release.bundle train --parallel 2  # the runs as Ray tasks, 2 at a time (tools.release.parallel)
     python -m tools.release.bundle check               # manifest, size budget and every checkpoint loads
     python -m tools.release.bundle cards               # rewrite the model cards from metrics.json (no training)
     python -m tools.release.bundle report              # docs/checkpoints.md: unknown test tokens, accuracy, sizes
@@ -32,6 +33,7 @@ import logging
 import os
 import shutil
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -327,8 +329,10 @@ def clear_examples_cache(paths: list[Path] | None = None) -> list[Path]:
 
 def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, only: list[str] | None = None,
            data_dir: str | None = None, examples_cache: list[Path] | None = None, resume: bool = False,
-           runs: Path | None = None) -> dict:
-    """Train (unless from_runs) and compact the configured set; returns {task/model: metrics}."""
+           runs: Path | None = None, parallel: int = 0) -> dict:
+    """Train (unless from_runs) and compact the configured set; returns {task/model: metrics}. With
+    `parallel` the runs are Ray tasks, that many at a time here or all at once on RAY_ADDRESS's cluster
+    (tools.release.parallel); without, one after another in this process."""
     entries = config.entries
     if only:
         unknown = sorted(set(only) - {e.key for e in entries})
@@ -338,11 +342,18 @@ def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, o
     for entry in entries:  # validate every entry's arguments before hours of training
         entry.train_config(data_dir, runs)
     if not from_runs:
+        start, configs = time.perf_counter(), {}
         for entry in entries:
-            cfg = entry.train_config(data_dir, runs)
+            configs[entry.key] = cfg = entry.train_config(data_dir, runs)
             cfg.resume = resume
             log.info("training %s -> %s", entry.key, cfg.output_dir())
-            Trainer.from_config(cfg).fit()
+            if not parallel:
+                Trainer.from_config(cfg).fit()
+        if parallel:
+            from tools.release.parallel import train_parallel  # Ray is imported only when it trains
+
+            train_parallel(configs, parallel)
+        log.info("trained %d runs in %.1f s", len(configs), time.perf_counter() - start)
 
     out.mkdir(parents=True, exist_ok=True)
     keys = {e.key for e in config.entries}
@@ -484,6 +495,8 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("--data-dir", default=None)
     train.add_argument("--out", default=str(BUNDLED))
     train.add_argument("--runs", default=None, help="the runs folder (default runs/)")
+    train.add_argument("--parallel", type=int, default=0, metavar="N",
+                       help="train as Ray tasks, N at a time on this machine (all at once on RAY_ADDRESS's cluster)")
     cards = sub.add_parser("cards", help="rewrite every checkpoint's model card from its metrics.json, and the manifest")
     cards.add_argument("--config", default=str(BUNDLE_CONFIG))
     cards.add_argument("--out", default=str(BUNDLED))
@@ -508,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"wrote {path}")
             return 0
         results = bundle(read_bundle_config(args.config), Path(args.out), args.from_runs, args.only, args.data_dir,
-                         resume=args.resume, runs=Path(args.runs) if args.runs else None)
+                         resume=args.resume, runs=Path(args.runs) if args.runs else None, parallel=args.parallel)
     except (CheckpointError, DataError, ValueError, FileNotFoundError, FloatingPointError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -1,0 +1,92 @@
+"""The training queue on a Ray cluster: several jobs at once, each followed by a driver process of its own.
+
+    LAB_TRAIN_BACKEND=ray RAY_ADDRESS=head:6379 python app.py     # LAB_RAY_ADDRESS overrides RAY_ADDRESS
+
+A driver (`python -m core.training.remote run <job folder>`) takes the local worker's place: it writes the
+job folder as that worker does, while the training runs as a Ray task on the cluster (core.training.remote
+says how and what happens when the cluster fails). The drivers are processes, not threads of the app, so
+a cluster that goes away cannot take the app down with it. Up to LAB_RAY_MAX_JOBS jobs run at once (the
+cluster queues the tasks beyond its CPUs); owners, quotas, status, cancel and serving are TrainingQueue's.
+"""
+
+import logging
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from core.predict import Lab
+from core.training.jobs import FINISHED, TrainLimits, cancel_job, job_dir, job_status, next_queued, update_job
+from demo.training import TrainingQueue
+
+log = logging.getLogger(__name__)
+BACKENDS, FALLBACKS = ("local", "ray"), ("", "local")
+
+
+class RayTrainingQueue(TrainingQueue):
+    worker_module = "core.training.remote"
+
+    def __init__(self, lab: Lab, root: str | Path | None = None, limits: TrainLimits | None = None, poll: float = 0.5,
+                 max_running: int | None = None):
+        # set before the scheduler thread, which the base class starts, reads them
+        self.workers: dict[str, subprocess.Popen] = {}
+        self.max_running = max_running or int(os.environ.get("LAB_RAY_MAX_JOBS", "") or 8)
+        super().__init__(lab, root, limits, poll)
+
+    def status(self, job_id: str, owner: str | None = None) -> dict:
+        """As TrainingQueue.status: finished only once its driver has ended and the Lab serves the model."""
+        job = job_status(job_id, self.root, owner)
+        if job["status"] in FINISHED:
+            with self.lock:
+                if job_id in self.workers:
+                    self.workers[job_id].wait(timeout=30)
+                    self._ended(job_id, self.workers.pop(job_id).returncode)
+            job = job_status(job_id, self.root)
+        return job
+
+    def cancel(self, job_id: str, owner: str | None = None) -> dict:
+        """The cancel is recorded at once (no driver installs the job's model after it); a running job's driver is
+        stopped, and it cancels its task on the cluster."""
+        job_dir(job_id, self.root, owner)
+        with self.lock:
+            cancel_job(job_id, self.root)
+            if job_id in self.workers:
+                self.workers[job_id].terminate()
+        return self.status(job_id, owner)
+
+    def _schedule(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                with self.lock:
+                    for job_id, worker in list(self.workers.items()):
+                        if worker.poll() is not None:
+                            self._ended(job_id, self.workers.pop(job_id).returncode)
+                    while len(self.workers) < self.max_running and (job := next_queued(self.root)) is not None:
+                        self._start(job)
+            except Exception:  # the queue must outlive one broken job folder
+                log.exception("training queue (ray)")
+            self.stopped.wait(self.poll)
+
+    def _start(self, job: dict) -> None:
+        folder = job_dir(job["id"], self.root)
+        update_job(folder, status="running", started=time.time())
+        self.workers[job["id"]] = self._spawn(folder)
+        log.info("job %s sent to the cluster (driver pid %d)", job["id"], self.workers[job["id"]].pid)
+
+
+def training_queue(lab: Lab, root: str | Path | None = None) -> TrainingQueue:
+    """The queue LAB_TRAIN_BACKEND names: local (the default: one worker process at a time) or ray. A
+    setting that cannot work stops the app at start, with what to set."""
+    backend, fallback = os.environ.get("LAB_TRAIN_BACKEND", "") or "local", os.environ.get("LAB_TRAIN_FALLBACK", "")
+    if backend not in BACKENDS or fallback not in FALLBACKS:
+        raise ValueError(f"LAB_TRAIN_BACKEND={backend!r} LAB_TRAIN_FALLBACK={fallback!r}: the backend is one of "
+                         f"{', '.join(BACKENDS)}; the fallback is unset or 'local'")
+    if backend == "local":
+        return TrainingQueue(lab, root)
+    from core.training.remote import ray_address  # Ray is imported only by an app that trains on it
+
+    if ":" not in ray_address() or ray_address().startswith("ray://"):
+        raise ValueError("LAB_TRAIN_BACKEND=ray needs the cluster's head as host:port in LAB_RAY_ADDRESS or "
+                         f"RAY_ADDRESS (got {ray_address()!r})")
+    log.info("training on the Ray cluster at %s (fallback: %s)", ray_address(), fallback or "none")
+    return RayTrainingQueue(lab, root)

@@ -1,0 +1,225 @@
+"""Training on a Ray cluster (LAB_TRAIN_BACKEND=ray): a real local head (`ray start --head` in a temporary
+folder), two visitors' jobs through the app's queue at once, and each failure: the task's worker killed,
+the cluster gone mid-job, a cluster that cannot be reached at start, with and without LAB_TRAIN_FALLBACK=local.
+
+The head runs in a process group of its own and is ended by signalling that group: `ray stop --force`
+would end every Ray process of this user on the machine, other people's included."""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from test_user_training import reviews, wait_for, write_csv
+
+from core.data import PROJECT_ROOT
+from core.owners import owner_id
+from core.predict import Lab
+from core.training.jobs import read_job
+from demo.i18n import CODES
+from demo.tabs.train import status_text
+from demo.training import TrainingQueue
+from demo.training_ray import RayTrainingQueue, training_queue
+
+
+class Head:
+    """A one-node Ray cluster with two CPUs, its files in a short temporary folder (Ray's socket paths)."""
+
+    def __init__(self):
+        self.folder = tempfile.mkdtemp(prefix="ray", dir="/tmp")
+        # no token: a test cluster on this machine (Ray 2.60 turns token auth on when ~/.ray/auth_token exists)
+        env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "RAY_USAGE_STATS_ENABLED": "0",
+               "RAY_AUTH_MODE": "disabled"}
+        self.process = subprocess.Popen(
+            [os.path.join(os.path.dirname(sys.executable), "ray"), "start", "--head", "--port=0", "--num-cpus=2",
+             f"--temp-dir={self.folder}", "--include-dashboard=false", "--block"],
+            cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True)
+        lines = []
+        for line in self.process.stdout:
+            lines.append(line)
+            if found := re.search(r"--address='([^']+)'", line):
+                self.address = found.group(1)
+                return
+        raise AssertionError("ray start ended without an address:\n" + "".join(lines))
+
+    def stop(self) -> None:
+        """The whole cluster at once, as a machine that goes away."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait()
+
+
+@pytest.fixture
+def head():
+    cluster = Head()
+    yield cluster
+    cluster.stop()
+    subprocess.run(["rm", "-rf", cluster.folder], check=False)
+
+
+@pytest.fixture
+def on_ray(monkeypatch):
+    """LAB_TRAIN_BACKEND=ray on `address`; returns the queue's factory."""
+    def settings(address: str, fallback: str = "") -> None:
+        monkeypatch.setenv("LAB_TRAIN_BACKEND", "ray")
+        monkeypatch.setenv("LAB_RAY_ADDRESS", address)
+        monkeypatch.setenv("LAB_TRAIN_FALLBACK", fallback)
+    return settings
+
+
+def running_task(pid: int) -> bool:
+    """Whether the Ray worker `pid` runs a job's task (an idle worker's title is ray::IDLE)."""
+    try:
+        return "train_remote" in Path(f"/proc/{pid}/cmdline").read_text()
+    except FileNotFoundError:
+        return False
+
+
+def closed_port() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def one_line_in_both(job: dict, english: str, code: str) -> None:
+    """What the job page says: one line with the English, and the same code's Chinese."""
+    en, zh = status_text(job, "en"), status_text(job, "zh")
+    assert english in en and "\n" not in en and "\n" not in zh
+    assert CODES["zh"]["jobs"][code].split("{")[0] in zh
+
+
+def wait_epochs(queue: TrainingQueue, job_id: str, epochs: int) -> dict:
+    """The job running on the cluster with at least `epochs` epochs copied back, and its worker known."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        job = queue.status(job_id)
+        assert job["status"] in ("queued", "running"), job
+        if len(job["history"]) >= epochs and job.get("ray_worker"):
+            return job
+        time.sleep(0.2)
+    raise AssertionError(f"job {job_id}: {epochs} epochs not reached")
+
+
+@pytest.fixture
+def big_csv(tmp_path):
+    return write_csv(tmp_path / "many_reviews.csv", reviews(3000))  # a few seconds an epoch: time to act mid-job
+
+
+def test_the_backend_is_a_setting(monkeypatch, on_ray, tmp_path):
+    monkeypatch.delenv("LAB_TRAIN_BACKEND", raising=False)
+    local = training_queue(Lab({}), tmp_path / "um")
+    assert type(local) is TrainingQueue
+    local.stopped.set()
+    for backend, address, fallback in (("spark", "h:1", ""), ("ray", "", ""), ("ray", "ray://h:10001", ""),
+                                       ("ray", "h:1", "cloud")):
+        on_ray(address, fallback)
+        monkeypatch.setenv("LAB_TRAIN_BACKEND", backend)
+        monkeypatch.delenv("RAY_ADDRESS", raising=False)
+        with pytest.raises(ValueError, match="LAB_"):
+            training_queue(Lab({}), tmp_path / "um")
+
+
+def test_two_visitors_train_at_once_on_the_cluster(head, on_ray, tmp_path):
+    on_ray(head.address)
+    queue = training_queue(Lab({}), tmp_path / "um")
+    assert isinstance(queue, RayTrainingQueue)
+    path = write_csv(tmp_path / "class_reviews.csv", reviews(400))
+    a, b = owner_id("key", "visitor-a"), owner_id("key", "visitor-b")
+    job_a = queue.submit(path, "dcnn", "review", "stars", 2, 1, "none", owner=a)
+    job_b = queue.submit(path, "dcnn", "review", "stars", 2, 1, "none", owner=b)
+    done_a, done_b = wait_for(queue, job_a["id"]), wait_for(queue, job_b["id"])
+    assert done_a["status"] == done_b["status"] == "done", (done_a, done_b)
+    # both ran on the cluster, in two workers, each from the other's start to its end
+    assert done_a["backend"] == done_b["backend"] == "ray"
+    assert done_a["ray_worker"]["pid"] != done_b["ray_worker"]["pid"]
+    assert done_a["ray_worker"]["started"] < done_b["finished"] and done_b["ray_worker"]["started"] < done_a["finished"]
+    assert [r["epoch"] for r in done_a["history"]] == [1, 2] and done_a["loss"] and done_a["metrics"]["test_examples"]
+    # the best checkpoint came back and is installed and served, each model to its owner alone
+    seen_a, seen_b = queue.lab.visible_to(a).tasks(), queue.lab.visible_to(b).tasks()
+    assert done_a["task"] in seen_a and done_a["task"] not in seen_b
+    assert done_b["task"] in seen_b and done_b["task"] not in seen_a
+    assert (tmp_path / "um" / "checkpoints" / done_a["task"] / "dcnn" / "model.safetensors").is_file()
+    assert queue.lab.visible_to(a).predict("a fun film", "dcnn", done_a["task"]).label in ("1", "5")
+    assert status_text(done_a, "en").startswith("Done") and "notice" not in done_a
+    queue.stopped.set()
+
+
+def test_a_killed_worker_resumes_on_the_cluster_and_a_cancel_ends_the_task(head, on_ray, tmp_path, big_csv):
+    on_ray(head.address)
+    queue = training_queue(Lab({}), tmp_path / "um")
+    job = queue.submit(big_csv, "dcnn", "", "", 3, 5, "none")
+    running = wait_epochs(queue, job["id"], 1)
+    os.kill(running["ray_worker"]["pid"], signal.SIGKILL)
+    done = wait_for(queue, job["id"])
+    assert done["status"] == "done" and done["resumes"] == 1, done
+    assert done["notice"]["code"] == "ray_resumed" and done["notice"]["params"]["epoch"] >= 1
+    # resumed after its last epoch, not from the start: epoch 1 is the one logged before the kill (its timing too)
+    assert [r["epoch"] for r in done["history"]] == [1, 2, 3] and done["history"][0] == running["history"][0]
+    assert done["ray_worker"]["pid"] != running["ray_worker"]["pid"] and (done["task"], "dcnn") in queue.lab.checkpoints
+    one_line_in_both(done, "resumed there after epoch", "ray_resumed")
+
+    second = queue.submit(big_csv, "mrnn", "", "", 3, 5, "none")
+    worker = wait_epochs(queue, second["id"], 0)["ray_worker"]["pid"]
+    assert running_task(worker)
+    queue.cancel(second["id"])
+    assert wait_for(queue, second["id"])["status"] == "cancelled"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and running_task(worker):
+        time.sleep(0.2)
+    assert time.monotonic() < deadline, "the cancelled task still runs on the cluster"
+    queue.stopped.set()
+
+
+@pytest.mark.parametrize("fallback", ["", "local"])
+def test_a_cluster_that_goes_away_mid_job(head, on_ray, tmp_path, big_csv, fallback):
+    on_ray(head.address, fallback)
+    queue = training_queue(Lab({}), tmp_path / "um")
+    job = queue.submit(big_csv, "dcnn", "", "", 3, 5, "none")
+    wait_epochs(queue, job["id"], 1)
+    head.stop()
+    ended = wait_for(queue, job["id"])
+    epoch = (ended["error"] or ended["notice"])["params"]["epoch"]
+    assert epoch >= 1
+    if fallback:  # went on here from the epochs the cluster had sent back
+        assert ended["status"] == "done" and ended["notice"]["code"] == "ray_lost_local", ended
+        assert [r["epoch"] for r in ended["history"]] == [1, 2, 3] and (ended["task"], "dcnn") in queue.lab.checkpoints
+        assert f"resumed {tmp_path}" in (tmp_path / "um" / "jobs" / job["id"] / "worker.log").read_text()
+        one_line_in_both(ended, "went away: went on on this machine after epoch", "ray_lost_local")
+    else:
+        assert ended["status"] == "failed" and ended["error"]["code"] == "ray_lost", ended
+        one_line_in_both(ended, f"the training cluster at {head.address} went away after epoch {epoch} of 3",
+                         "ray_lost")
+        assert not queue.lab.checkpoints
+    # the app goes on: the next job is taken, and says what it meets
+    after = queue.submit(big_csv, "dcnn", "", "", 1, 1, "none")
+    assert wait_for(queue, after["id"])["status"] in ("done", "failed")
+    queue.stopped.set()
+
+
+@pytest.mark.parametrize("fallback", ["", "local"])
+def test_a_cluster_that_cannot_be_reached_at_start(on_ray, tmp_path, fallback):
+    address = closed_port()
+    on_ray(address, fallback)
+    queue = training_queue(Lab({}), tmp_path / "um")
+    job = queue.submit(write_csv(tmp_path / "reviews.csv", reviews(60)), "dcnn", "", "", 1, 1, "none")
+    ended = wait_for(queue, job["id"], seconds=120)
+    if fallback:  # never silent: the job says where it trained
+        assert ended["status"] == "done" and ended["notice"]["code"] == "ray_local", ended
+        one_line_in_both(ended, f"the training cluster at {address} cannot be reached: trained on this machine",
+                         "ray_local")
+        assert (ended["task"], "dcnn") in queue.lab.checkpoints
+    else:
+        assert ended["status"] == "failed" and ended["error"]["code"] == "ray_unreachable", ended
+        one_line_in_both(ended, f"the training cluster at {address} cannot be reached; try again later",
+                         "ray_unreachable")
+        assert read_job(tmp_path / "um" / "jobs" / job["id"])["finished"] and not queue.lab.checkpoints
+    queue.stopped.set()
