@@ -97,7 +97,7 @@ evaluate-all: install ## every checkpoint on its test set -> <task>/<model>/eval
 	nice -n 10 $(PY) -m tools.evaluate_all --threads 1 $(EVAL_ARGS)
 
 # -- measure (each writes its docs/ page) ----------------------------------------------------------
-.PHONY: bench bench-smoke bench-browser probes loadtest soak sessions train-load attribution attribute ablations tokenizer-agreement vectors-probe vectors-probe-zh checkpoints-report
+.PHONY: bench bench-smoke bench-browser probes loadtest soak sessions train-load attribution attribute export-results ablations tokenizer-agreement vectors-probe vectors-probe-zh checkpoints-report
 PROBE_MODELS ?= nbow
 # every other set of a language present: .cache/vectors/<lang>-<name>.safetensors -> --vectors <name>=.cache/vectors/<lang>-<name>
 vector_sets = $(foreach f,$(sort $(wildcard .cache/vectors/$(1)-*.safetensors)),--vectors $(patsubst $(1)-%,%,$(basename $(notdir $(f))))=$(basename $(f)))
@@ -133,6 +133,9 @@ LIMIT ?= 200
 SPLIT ?= test
 attribute: install ## word attributions as a dataset: make attribute TASK=sst5 SPLIT=test [LIMIT=200] -> exports/
 	$(PY) -m tools.attribute --task $(TASK) --split $(SPLIT) --limit $(LIMIT)
+
+export-results: install ## the shipped checkpoints' predictions on a split and their probe results as datasets: make export-results TASK=sst5 SPLIT=test -> exports/results/
+	$(PY) -m tools.export_results --task $(TASK) --split $(SPLIT)
 
 ablations: install ## every intervention's effect on dev/test accuracy of the shipped checkpoints, beside the papers' ablations -> docs/ablations.md
 	$(PY) -m tools.ablations
