@@ -423,7 +423,8 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
                        method_value, chosen)
 
     def on_model(model_value, task_value, request: gr.Request):
-        """One model: its interventions to choose from (none chosen); all five: no menu."""
+        """One model: its interventions to choose from (none chosen); all five: no menu. On the visitor's own
+        choice only (`input`): a link sets the model and its intervention together (on_link)."""
         choices = intervention_choices(visitors.lab(lab, request), model_value, task_value, request_lang(request))
         return gr.update(visible=len(choices) > 1), gr.update(choices=choices, value="none"), gr.update(visible=False)
 
@@ -435,7 +436,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         lowest = 0 if spec["index"] == "map" else 2 if key in ("gates_open", "gates_closed", "fixed_local_gates") else 1
         return gr.update(visible=True, value=lowest, minimum=lowest, label=f"{spec['index']} ({lowest}…)")
 
-    for trigger in (model.change, task.change):
+    for trigger in (model.input, task.input):
         trigger(on_model, [model, task], [intervention_row, intervention, intervention_index], api_visibility="private",
                 show_progress="hidden")
     intervention.input(on_intervention, [intervention, model, task], [intervention_index], api_visibility="private",
