@@ -393,7 +393,8 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
         for p, v in zip(positions, values):
             what = view.words[p] if level == 0 and p < len(view.words) else t("graph_position", ui, position=p)
             body.append(
-                f'<circle cx="{x(pos[(level, p)])}" cy="{y[level]}" r="6" fill="{svg.colour(v, low, high, svg.VIRIDIS)}" '
+                f'<circle cx="{x(pos[(level, p)])}" cy="{y[level]}" r="6" '
+                f'fill="{svg.colour(v, low, high, svg.VIRIDIS)}" '
                 f'stroke="#333" stroke-width="0.6"><title>{svg.esc(f"{label}, {what}: {v:.3f}")}</title></circle>'
             )
     bottom = y[0] + 8

@@ -227,7 +227,8 @@ element.addEventListener('change', (event) => {
   if (!box) return;
   const figure = box.closest('figure.view');
   const svg = figure.querySelector(':scope > svg');
-  if (box.checked) svg.querySelector('.strong-edges').before(figure.querySelector('template.weak-edges').content.querySelector('g').cloneNode(true));
+  if (box.checked)
+    svg.querySelector('.strong-edges').before(figure.querySelector('template.weak-edges').content.querySelector('g').cloneNode(true));
   else svg.querySelector('g.weak-edges')?.remove();
 });
 element.addEventListener('click', (event) => {

@@ -48,9 +48,13 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 #result .occlusion-legend { display: flex; flex-wrap: wrap; gap: 0.9em; font-size: 0.85em; }
 #result .view-note { font-size: 0.9em; color: #475569; }
 #result table#comparison { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
-#result table#comparison td, #result table#comparison th { border: 1px solid #e2e8f0; padding: 0.2em 0.6em; text-align: left; }
+#result table#comparison td, #result table#comparison th {
+  border: 1px solid #e2e8f0; padding: 0.2em 0.6em; text-align: left;
+}
 #result table.attr-scores { border-collapse: collapse; margin: 0.4em 0; font-size: 0.85em; }
-#result table.attr-scores td, #result table.attr-scores th { border: 1px solid #e2e8f0; padding: 0.1em 0.5em; text-align: right; }
+#result table.attr-scores td, #result table.attr-scores th {
+  border: 1px solid #e2e8f0; padding: 0.1em 0.5em; text-align: right;
+}
 """
 
 

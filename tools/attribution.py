@@ -169,7 +169,8 @@ def render_markdown(report: dict) -> str:
         f"Error = |sum of the scores - (f(x) - f(x'))| / |f(x) - f(x')| (the explained logit, baseline x' = zero "
         f"vectors; a change under 0.1 logit is compared with 0.1). The path is cut into segments of {IG_SEGMENT_STEPS} "
         f"trapezoid steps, the one with the largest gap halved until the error is under {COMPLETENESS_TARGET:.0%} "
-        f"or {IG_MAX_SEGMENTS} segments ({IG_MAX_SEGMENTS * IG_SEGMENT_STEPS} steps) are reached. No number of steps makes DCNN complete: "
+        f"or {IG_MAX_SEGMENTS} segments ({IG_MAX_SEGMENTS * IG_SEGMENT_STEPS} steps) are reached. "
+        "No number of steps makes DCNN complete: "
         "its k-max pooling keeps each row's top values in word order, so when one value overtakes another the "
         "kept columns reorder and the logit jumps; a path integral of gradients misses the jumps. The lab shows "
         "each explanation's error beside its scores.",

@@ -148,9 +148,10 @@ def render(lab: Lab, timing: dict | None, root: str, load: str) -> str:
             ]
             lines.append(f"| {m} | {100 * e['sentences']['accuracy']:.2f} | {phrases} | " + " | ".join(slices) + " |")
         buckets = [b["bucket"] for b in next(iter(ok.values())).buckets]
+        measured = "every labelled test phrase, as Socher et al. 2013, Fig. 4" if unit == "phrase" else "test sentences"
         lines += [
             "",
-            f"Accuracy (%) by {unit} length in words ({'every labelled test phrase, as Socher et al. 2013, Fig. 4' if unit == 'phrase' else 'test sentences'}):",
+            f"Accuracy (%) by {unit} length in words ({measured}):",
             "",
             "| model | " + " | ".join(buckets) + " |",
             "|---|" + "---:|" * len(buckets),

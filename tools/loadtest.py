@@ -1,13 +1,13 @@
 """Load test of the Gradio app: many gradio_client clients at once, then a burst beyond the queue's limit;
 or a soak: many mixed requests with the server's resident memory sampled over time.
 
-    python -m tools.loadtest                               # make loadtest: the bundled checkpoints/
-    python -m tools.loadtest --profile mixed               # make loadtest PROFILE=mixed: 10% long inputs
-    python -m tools.loadtest --soak 5000                   # make soak: 5,000 mixed requests, RSS over time
-    python -m tools.loadtest --soak-minutes 20             # make soak SOAK_MINUTES=20: bounded by time
+    python -m tools.loadtest                             # make loadtest: the bundled checkpoints/
+    python -m tools.loadtest --profile mixed             # make loadtest PROFILE=mixed: 10% long inputs
+    python -m tools.loadtest --soak 5000                 # make soak: 5,000 mixed requests, RSS over time
+    python -m tools.loadtest --soak-minutes 20           # make soak SOAK_MINUTES=20: bounded by time
     python -m tools.loadtest --checkpoints DIR --clients 8 --requests 5
-    python -m tools.loadtest --profile class               # make loadtest PROFILE=class: a class of 30, 10 minutes
-    python -m tools.loadtest --sessions 1200               # make sessions: 1,200 REST /compare calls, each a new session
+    python -m tools.loadtest --profile class             # make loadtest PROFILE=class: a class of 30, 10 minutes
+    python -m tools.loadtest --sessions 1200             # make sessions: 1,200 REST /compare calls, each a new session
 
 It starts `app.py` as a separate process on 127.0.0.1 (LAB_CHECKPOINTS=DIR, a free port), then:
 1. warm-up: every (task, model) once through /predict, every task through /compare, then `--warmup`

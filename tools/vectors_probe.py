@@ -1,7 +1,8 @@
 """`make vectors-probe`: which word vectors help most, measured on one fixed probe per language.
 
     python -m tools.vectors_probe --vectors word2vec=.cache/vectors/en --vectors fasttext=.cache/vectors/en-fasttext \
-        [--task sst5|zh_sentiment|zh_news] [--models nbow,tensor_cnn] [--runs runs/vectors-probe] [--json ...] [--doc ...]
+        [--task sst5|zh_sentiment|zh_news] [--models nbow,tensor_cnn] [--runs runs/vectors-probe] \
+        [--json ...] [--doc ...]
 
 The probe (issue 27): SST-5 with phrases (English), zh_sentiment or zh_news (Chinese), seed 1, one torch
 thread, each model with the same fixed epoch budget and patience for every vectors set; only the initial word
@@ -223,7 +224,8 @@ def markdown(report: dict) -> str:
     lines += [
         "",
         f"Probe: {TASKS[task]}, seed {SEED}, {budgets}, one torch thread; bold = best dev "
-        f"(the choice, a tie going to the set listed first; test is shown, never used to choose). {report['date']}, {report['machine']}, "
+        "(the choice, a tie going to the set listed first; test is shown, never used to choose). "
+        f"{report['date']}, {report['machine']}, "
         f"load average {report['load_average']}, commit `{report['commit']}`. "
         f"Numbers: `{report['json']}`.",
         "",

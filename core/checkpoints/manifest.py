@@ -4,10 +4,10 @@ A checkpoint folder (`checkpoints/`, a Hub snapshot, a `--checkpoints` directory
 `<task>/<model>/{model.safetensors, config.json, vocab.json, metrics.json, README.md, evaluation.json}` and a
 `manifest.json` listing every one of those files with its sha256, and, when a checkpoint reads shared
 word vectors (core.checkpoints.checkpoint), the vectors set `vectors/<lang>/{vectors.json, words.txt,
-vectors-NNN.safetensors}` (listed in the manifest too, but not a checkpoint: `manifest_pairs` leaves it out). Names are validated before they
-become paths: task and model names must be registry keys, Hub repo ids `owner/name`, manifest entries
-exactly `<task>/<model>/<known file>`. core.checkpoints.hub verifies a checkpoint against the manifest before
-loading it; tools.release.bundle writes the manifest.
+vectors-NNN.safetensors}` (listed in the manifest too, but not a checkpoint: `manifest_pairs` leaves it out).
+Names are validated before they become paths: task and model names must be registry keys, Hub repo ids
+`owner/name`, manifest entries exactly `<task>/<model>/<known file>`. core.checkpoints.hub verifies a checkpoint
+against the manifest before loading it; tools.release.bundle writes the manifest.
 """
 
 import json

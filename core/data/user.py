@@ -74,7 +74,9 @@ USER_DATA_TEXT = {
     "empty_file": "the file holds no rows",
     "bad_json": "row {row} is not a JSON object ({error})",
     "missing_column": "there is no column '{column}'; the columns are: {columns}",
-    "choose_columns": "cannot tell which column is the text and which the label; choose them (the columns are: {columns})",
+    "choose_columns": (
+        "cannot tell which column is the text and which the label; choose them (the columns are: {columns})"
+    ),
     "same_column": "the text and the label must be different columns (both are '{column}')",
     "empty_text": "row {row} has an empty text",
     "empty_label": "row {row} has no label",

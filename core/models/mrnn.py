@@ -88,7 +88,8 @@ class MRNNConfig:
     unit_norm_vectors: bool = True
 
     def __post_init__(self):
-        # hidden is bounded lower than other widths: A holds dh x dx x dh numbers and every word builds a dh x dh operator
+        # hidden is bounded lower than other widths: A holds dh x dx x dh numbers and every word builds a dh x dh
+        # operator
         check_config(self, {"vocab_size": VOCAB_SIZE, "num_classes": NUM_CLASSES, "embed_dim": DIM, "hidden": (1, 512)})
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")

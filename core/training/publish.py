@@ -42,7 +42,9 @@ def model_card(job: dict) -> str:
         f"(text column `{job['text_column']}`, label column `{job['label_column']}`, {job['rows']} rows, "
         f"language `{job['lang']}`), {m['epochs_run']} epochs, best dev accuracy at epoch {m['best_epoch']}.\n\n"
         f"**Test accuracy: {m['test_accuracy']:.4f}** on {m['test_examples']} held-out rows "
-        f"(dev {m['dev_accuracy']:.4f}).\n\n| label | precision | recall | F1 | support |\n|---|---|---|---|---|\n{rows}\n\n"
+        f"(dev {m['dev_accuracy']:.4f}).\n\n"
+        "| label | precision | recall | F1 | support |\n|---|---|---|---|---|\n"
+        f"{rows}\n\n"
         f"Load it with `core.models.model_class('{job['model']}').from_pretrained(repo_id)`.\n"
     )
 

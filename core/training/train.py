@@ -211,7 +211,8 @@ class Trainer:
             loss = model(batch.ids, batch.lengths, batch.labels).loss
             if not torch.isfinite(loss):
                 raise FloatingPointError(
-                    f"loss became {loss.item()} in epoch {self.epoch + 1}; stopped. The last good state is in {self.out / 'state'}"
+                    f"loss became {loss.item()} in epoch {self.epoch + 1}; stopped. "
+                    f"The last good state is in {self.out / 'state'}"
                     " (try a lower --lr or a --clip)"
                 )
             if cfg.embed_l2 and model.embedding.weight.requires_grad:

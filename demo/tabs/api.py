@@ -49,8 +49,8 @@ def _answer(run) -> dict | list[dict]:
 
 
 def usage(lab: Lab, request: gr.Request | None) -> str:
-    """How to call this server (the locales' api_usage): its address as the browser reached it (behind a proxy, such as a Space, the
-    forwarded host and scheme), and the tasks it has loaded."""
+    """How to call this server (the locales' api_usage): its address as the browser reached it (behind a proxy,
+    such as a Space, the forwarded host and scheme), and the tasks it has loaded."""
     headers = getattr(request, "headers", None) or {}
     host = headers.get("x-forwarded-host") or headers.get("host") or "127.0.0.1:7860"
     scheme = headers.get("x-forwarded-proto") or getattr(getattr(request, "url", None), "scheme", None) or "http"

@@ -8,7 +8,8 @@ Nodes: each node of the tree (the lab's own SVG, demo/treebank_plots.py) is a li
 in the Lab (?text=...&task=...); a node chosen in the node table (a row click) or the node menu opens in
 the Lab tab with the button, as the Probes tab opens a failure.
 
-Callbacks first (they only call core.analysis.treebank and core.analysis.dataset_view), then the layout, then the wiring.
+Callbacks first (they only call core.analysis.treebank and core.analysis.dataset_view), then the layout, then the
+wiring.
 """
 
 import functools

@@ -96,7 +96,7 @@ def test_a_long_job_id_is_refused_before_it_reaches_the_disk_or_a_message(tmp_pa
 
 
 def test_hostile_inputs_through_the_api_answer_one_line_and_log_no_traceback(client, tmp_path, capfd):
-    for name, (file_name, content, code) in hostile_files().items():
+    for name, (file_name, content, _code) in hostile_files().items():
         path = tmp_path / file_name
         path.write_text(content, encoding="utf-8")
         with pytest.raises(Exception) as err:

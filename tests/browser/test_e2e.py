@@ -154,7 +154,8 @@ WATCH = """text => {
     for (const node of document.querySelectorAll('.model-panel, .lab-result'))
       if (node.checkVisibility() && node.dataset.text !== text) window.__stale.push(node.dataset.text);
   };
-  new MutationObserver(check).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  new MutationObserver(check).observe(document,
+    {subtree: true, childList: true, attributes: true, characterData: true});
   const frame = () => { check(); requestAnimationFrame(frame); };
   frame();
 }"""
@@ -192,7 +193,8 @@ def test_chinese_ui_has_no_english_left(open_page, url):
     shown = page.evaluate("""() => [...document.querySelectorAll('#summary, #notices, #result')].map(root => {
         const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
         const out = [];
-        while (walker.nextNode()) if (!walker.currentNode.parentElement.closest('code')) out.push(walker.currentNode.textContent);
+        while (walker.nextNode())
+            if (!walker.currentNode.parentElement.closest('code')) out.push(walker.currentNode.textContent);
         return out.join(' ');
     }).join(' ')""")
     english = set(re.findall(r"[A-Za-z]{3,}", re.sub(r"\b[0-9a-f]{7,}\b", "", shown))) - NAMES  # past sha256s, commits

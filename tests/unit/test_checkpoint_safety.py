@@ -82,7 +82,8 @@ def test_no_pickle_loading_anywhere_in_the_source():
 def test_the_scanner_finds_what_it_looks_for():
     source = (
         "import pickle, joblib\nimport torch\nfrom numpy import load\nx = torch.load('m.pt')\n"
-        "y = pickle.loads(b'')\nz = np.load('a.npy', allow_pickle=True)\nw = M.from_pretrained('r', use_safetensors=False)\n"
+        "y = pickle.loads(b'')\nz = np.load('a.npy', allow_pickle=True)\n"
+        "w = M.from_pretrained('r', use_safetensors=False)\n"
         "v = torch.load('m', weights_only=False)\nok = np.load('a.npy')\nok = pickle.dumps(1)\n"
     )
     hits = [h.split(" ", 1)[1] for h in pickle_loads(source, "probe.py", shipped=True)]

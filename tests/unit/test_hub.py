@@ -1,5 +1,5 @@
-"""core.checkpoints.hub and tools.release.push: explicit directory > pinned Hub repo (cache first) > bundled; offline and unreachable Hubs
-fall back within 3 s; broken files are named; the dry-run push folder holds valid cards; names that
+"""core.checkpoints.hub and tools.release.push: explicit directory > pinned Hub repo (cache first) > bundled; offline
+and unreachable Hubs fall back within 3 s; broken files are named; the dry-run push folder holds valid cards; names that
 could escape a path are refused. The Hub is never contacted: a hand-made cache, a closed local port
 (HF_ENDPOINT=http://127.0.0.1:9) and a local socket that never answers stand in for it."""
 

@@ -1,5 +1,5 @@
-"""The Treebank tab's core (core.analysis.treebank, core.analysis.dataset_view), its command (tools.evaluate_all) and its
-callbacks and endpoints, on the tiny checkpoints; and the shipped SST-5 checkpoints' stored evaluation
+"""The Treebank tab's core (core.analysis.treebank, core.analysis.dataset_view), its command (tools.evaluate_all) and
+its callbacks and endpoints, on the tiny checkpoints; and the shipped SST-5 checkpoints' stored evaluation
 against core.analysis.evaluate."""
 
 import json

@@ -71,7 +71,7 @@ def test_pca_reduction_keeps_the_main_directions():
         reduce_dim(vectors, 11)
 
 
-# -- the shared vectors set and checkpoints linked to it (core.data.vectors, core.checkpoints.checkpoint) ---------------
+# -- the shared vectors set and checkpoints linked to it (core.data.vectors, core.checkpoints.checkpoint) ----------
 
 
 def _linked_model(words, dim=8, unit_norm=False):

@@ -187,7 +187,8 @@ def _paper(model: str, task: str, phrases: bool) -> tuple[float, str, bool] | No
 
 
 def _order(key: tuple) -> tuple:
-    """Table order of a group (task, phrases, model, variant, vectors): by task, phrases first, model, defaults first."""
+    """Table order of a group (task, phrases, model, variant, vectors): by task, phrases first, model, defaults
+    first."""
     task, phrases, model, variant, vectors = key
     tasks = list(TASKS)
     return (

@@ -5,9 +5,9 @@ changing, with the server's own time for the same analysis beside it.
 drives Debian chromium with Playwright, and writes docs/browser.json and docs/browser.md.
 
 How a wait is measured: a MutationObserver in the page stamps every DOM change (figures drawn
-included; not the screen-reader-only status line) with performance.now(); the click is stamped the same way. The page has settled once nothing
-changed for QUIET_MS, no progress indicator is left and the result of this text is on the page; the wait is
-the last change minus the click.
+included; not the screen-reader-only status line) with performance.now(); the click is stamped the same way.
+The page has settled once nothing changed for QUIET_MS, no progress indicator is left and the result of this
+text is on the page; the wait is the last change minus the click.
 "Fresh" is the first analysis in a new page, "repeat" a second click on the same page with another sentence.
 The server's time is /compare (or /predict) called through gradio_client against the same app.
 """
@@ -169,7 +169,8 @@ def measure(url: str, rounds: int) -> list[dict]:
                     }
                 )
                 print(
-                    f"{name}: fresh {results[-1]['fresh_median_s']:.2f} s, repeat {results[-1]['repeat_median_s']:.2f} s, "
+                    f"{name}: fresh {results[-1]['fresh_median_s']:.2f} s, "
+                    f"repeat {results[-1]['repeat_median_s']:.2f} s, "
                     f"server {results[-1]['server_s'] * 1000:.0f} ms (load {load:.2f})",
                     flush=True,
                 )
@@ -180,13 +181,14 @@ def measure(url: str, rounds: int) -> list[dict]:
 
 def markdown(report: dict) -> str:
     m = report["machine"]
+    shared = "; the machine was shared with other work" if report["load_before"][0] > 0.5 else ""
     lines = [
         "# The lab in a real browser",
         "",
         f"`make bench-browser` (`python -m tools.bench.browser --rounds {report['rounds']}`), commit "
         f"`{m['commit']}`, {m['cpu']}, {m['cpus_usable']} usable cores, chromium {report['chromium']}; "
         f"load average at the start {report['load_before'][0]:.2f} / {report['load_before'][1]:.2f} / "
-        f"{report['load_before'][2]:.2f} (1 / 5 / 15 min){'; the machine was shared with other work' if report['load_before'][0] > 0.5 else ''}.",
+        f"{report['load_before'][2]:.2f} (1 / 5 / 15 min){shared}.",
         "",
         f"Time from the click on Analyse until the page stopped changing (nothing changed for {QUIET_MS} ms, "
         "no progress indicator left, this sentence's result on the page), median of the rounds, each round a "

@@ -335,7 +335,8 @@ def loadtest_markdown(lt: dict | None) -> list[str]:
             ["failed requests", f"{run['failed']} {_YES[targets['no_failed_requests']]}"],
             [
                 "throughput",
-                f"{run['throughput_rps']:.1f} req/s; CPU per request: server {run['cpu_ms_per_request']['server']:.1f} ms, "
+                f"{run['throughput_rps']:.1f} req/s; "
+                f"CPU per request: server {run['cpu_ms_per_request']['server']:.1f} ms, "
                 f"clients {run['cpu_ms_per_request']['clients']:.1f} ms",
             ],
             [
@@ -376,7 +377,8 @@ def loadtest_markdown(lt: dict | None) -> list[str]:
                 [
                     "burst beyond the queue",
                     f"{burst['submitted']} /compare at once: {burst['answered']} answered, "
-                    f"{burst['busy']} 'Queue is full' (within {burst['busy_answer_max_s']:.1f} s), {burst['other_errors']} "
+                    f"{burst['busy']} 'Queue is full' (within {burst['busy_answer_max_s']:.1f} s), "
+                    f"{burst['other_errors']} "
                     f"other errors {_YES[targets['busy_is_clear_never_a_hang']]}",
                 ]
             )
@@ -451,7 +453,8 @@ def inference_markdown(r: dict) -> list[str]:
         lines += not_run("inference")
     else:
         lines += [
-            f"Task `{r['task']}`, checkpoints from `{r['checkpoints_dir']}`, torch threads {r['machine']['torch_threads']}. "
+            f"Task `{r['task']}`, checkpoints from `{r['checkpoints_dir']}`, "
+            f"torch threads {r['machine']['torch_threads']}. "
             f"One sentence at a time, cycling over {r['sentences']} (mean "
             f"{next(iter(r['inference'].values()))['mean_words']:.1f} words). *forward* = pad + model forward under "
             "inference mode; *predict* = `Lab.predict` (tokenize, forward, word curve, leave-one-out occlusion, "
@@ -555,7 +558,8 @@ def inference_markdown(r: dict) -> list[str]:
         lines += not_run("memory")
     else:
         lines += [
-            "Peak resident memory (MiB) of a fresh process per model (`python -m tools.bench --memory-probe DIR`), read "
+            "Peak resident memory (MiB) of a fresh process per model (`python -m tools.bench --memory-probe DIR`), "
+            "read "
             "from VmHWM in /proc/self/status after each stage in order, so a peak includes every earlier stage. "
             "*baseline* = torch, core and the tokenizer loaded, no model yet; *weights* = the parameters' own size; "
             f"Lab.predict runs on {MAX_WORDS} words (the app's cap) unless the scaling section had to stop that model "

@@ -52,7 +52,8 @@ def render_svg(panels: list[tuple[str, dict[str, tuple[list[float], list[float]]
             out.append(f'<line x1="{X:.1f}" y1="{top}" x2="{X:.1f}" y2="{bottom}" stroke="#eee"/>')
             out.append(f'<text x="{X:.1f}" y="{bottom + 14}" text-anchor="middle">{x:g}</text>')
         out.append(
-            f'<text x="{(left + right) / 2}" y="{bottom + 32}" text-anchor="middle">sentence length L (words, log)</text>'
+            f'<text x="{(left + right) / 2}" y="{bottom + 32}" text-anchor="middle">'
+            "sentence length L (words, log)</text>"
         )
         out.append(
             f'<text x="{x0 + 14}" y="{(top + bottom) / 2}" text-anchor="middle" '

@@ -583,6 +583,10 @@ def report(out: Path = BUNDLED, path: Path = REPORT) -> str:
     sizes = {rel: info["bytes"] for rel, info in files.items()}
     vectors = {rel: b for rel, b in sizes.items() if rel.startswith(f"{SHARED_VECTORS_DIR}/")}
     largest = max(sizes, key=sizes.get)
+    header = (
+        "| checkpoint | words it reads | vocabulary at prediction | unknown test tokens (%) "
+        "| with the run's vocabulary (%) | test accuracy, shipped files (%) | the run's test accuracy (%) | run |"
+    )
     text = f"""# Shipped checkpoints: vocabulary, unknown test tokens, accuracy
 
 Written by `python -m tools.release.bundle report` (`make checkpoints-report`) from `checkpoints/*/*/metrics.json`,
@@ -592,7 +596,7 @@ which `make train` measures on the shipped files themselves (float16, loaded exa
 vocabulary* = the same for the full training vocabulary of the run it was bundled from. A checkpoint linked to
 the shared vectors (`checkpoints/{SHARED_VECTORS_DIR}/<lang>/`) knows its training words and every word of that set.
 
-| checkpoint | words it reads | vocabulary at prediction | unknown test tokens (%) | with the run's vocabulary (%) | test accuracy, shipped files (%) | the run's test accuracy (%) | run |
+{header}
 |---|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 

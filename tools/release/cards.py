@@ -144,6 +144,13 @@ def render_card(metrics: dict, config: BundleConfig) -> str:
         else ""
     )
     ours = f"**{_pct(metrics['test']['accuracy'])}** (n = {metrics['test']['n']})"
+    before_compaction = (
+        f"| the same run before compaction (float32, {ck['source_vocab_size']:,} words) "
+        f"| {_pct(run['test_accuracy_full_precision'])} |"
+    )
+    best = (
+        f"best dev accuracy {_pct(run.get('dev_accuracy'))} at epoch {run.get('best_epoch')} of {run.get('epochs_run')}"
+    )
     body = f"""
 # {name}: {task_name}
 
@@ -157,7 +164,7 @@ Classes: {", ".join(metrics["labels"])}.
 | | accuracy |
 |---|---|
 | **this checkpoint** (float16 weights, {words}), measured after compaction | {ours} |
-{extra}| the same run before compaction (float32, {ck["source_vocab_size"]:,} words) | {_pct(run["test_accuracy_full_precision"])} |
+{extra}{before_compaction}
 {paper_row}
 
 One seed ({metrics["seed"]}); the paper numbers come from their own setups (pretrained vectors, tuning), so a gap
@@ -169,7 +176,7 @@ vocabulary: {_pct(ck["source_test_token_coverage"])}); other words read as `<unk
 - Command: `{run["command"]}` (`make train` runs every entry of `configs/bundled.toml`, then
   `python -m tools.release.bundle` compacts and re-evaluates it).
 - Data: {run.get("split") or "see the task"}; {run.get("train_examples") or "?"} training examples.
-- {settings}; best dev accuracy {_pct(run.get("dev_accuracy"))} at epoch {run.get("best_epoch")} of {run.get("epochs_run")}.
+- {settings}; {best}.
 - Embeddings: {vectors_text}.
 - Model configuration: {model_config}; {metrics["parameters"]:,} parameters.
 - Code: commit `{run.get("commit") or "?"}` (training), `{metrics.get("bundle_commit") or "?"}` (bundling).
@@ -196,7 +203,8 @@ def render_repo_card(checkpoints: Path, repo_id: str, config: BundleConfig | Non
         except (OSError, json.JSONDecodeError) as err:
             raise CheckpointError(f"{path}: cannot read the metrics for the card ({err})") from None
     rows = "".join(
-        f"| [`{m['task']}/{m['model']}`]({m['task']}/{m['model']}/README.md) ({checkpoint_name(m)}) | {_pct(m['test']['accuracy'])} | {_pct(m['source_run']['test_accuracy_full_precision'])} "
+        f"| [`{m['task']}/{m['model']}`]({m['task']}/{m['model']}/README.md) ({checkpoint_name(m)}) "
+        f"| {_pct(m['test']['accuracy'])} | {_pct(m['source_run']['test_accuracy_full_precision'])} "
         f"| {_paper_pct(m)} | {m['checkpoint']['vocab_size']:,} |\n"
         for m in metrics_list
     )

@@ -122,7 +122,8 @@ def push(
         print(f'to use it, set in {display_path(HUB_CONFIG)}:\n  repo_id = "{repo_id}"\n  revision = "{commit.oid}"')
     files = ",".join(rel for rel in listed if rel != CARD)
     print(
-        f"Space front matter (optional, downloads at build time):\npreload_from_hub:\n  - {repo_id} {files} {commit.oid}"
+        "Space front matter (optional, downloads at build time):\n"
+        f"preload_from_hub:\n  - {repo_id} {files} {commit.oid}"
     )
     return 0
 

@@ -52,7 +52,9 @@ TORCH_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
 PROBE = """
 import sys
 from gradio_client import Client
-answer = Client(sys.argv[1], verbose=False).predict("It is not a bad film.", "dcnn", "sst5", "auto", api_name="/predict")
+answer = Client(sys.argv[1], verbose=False).predict(
+    "It is not a bad film.", "dcnn", "sst5", "auto", api_name="/predict"
+)
 print(answer["label"], answer["model"])
 """
 
