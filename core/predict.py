@@ -255,7 +255,8 @@ class Lab:
             self.owners = {**self.owners, key[0]: owner}
         if title:
             self.titles = {**self.titles, key[0]: title}
-        self.checkpoints = {**self.checkpoints, key: self.user_models.add(ckpt)}
+        # a StoredCheckpoint stands in for a Checkpoint: the same path, meta, model and vocab (loaded on use)
+        self.checkpoints = {**self.checkpoints, key: self.user_models.add(ckpt)}  # type: ignore[dict-item]
         self.sources = {**self.sources, key: source or f"trained here: {directory}"}
         return key
 
@@ -428,7 +429,8 @@ class Lab:
             return None
         net = self.checkpoints[(checked.task, model)].model
         net.check_intervention(intervention)
-        if net.interventions[intervention.key].index in ("word", "level") and intervention.index > len(checked.tokens):
+        # a word or level intervention has an index: check_intervention refused one without
+        if net.interventions[intervention.key].index in ("word", "level") and intervention.index > len(checked.tokens):  # type: ignore[operator]
             raise InterventionError(
                 "index_out_of_range",
                 intervention=intervention.key,

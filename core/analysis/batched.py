@@ -9,7 +9,8 @@ from core.data.batching import pad_batch
 def _chunks(order: list[int], lengths: list[int], batch_size: int, exact_lengths: bool) -> list[list[int]]:
     if not exact_lengths:
         return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
-    chunks, run = [], []
+    chunks: list[list[int]] = []
+    run: list[int] = []
     for i in order:
         if run and (len(run) == batch_size or lengths[i] != lengths[run[0]]):
             chunks.append(run)

@@ -23,6 +23,7 @@ scores s_1..s_n (positive = supports c):
 """
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.data.sst import Tree
@@ -75,7 +76,7 @@ def _offsets(tree: Tree) -> list[int]:
     return starts
 
 
-def kendall_tau_b(x: list[float], y: list[float]) -> float | None:
+def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Kendall's tau-b (ties counted as in Kendall 1945); None when x or y is constant."""
     concordant = discordant = ties_x = ties_y = 0
     n = len(x)

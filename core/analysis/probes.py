@@ -469,7 +469,7 @@ def run_cases(
             raise ProbeInputError(
                 "unknown_expectation", test=case.test, value=case.expect, task=task, allowed=sorted(groups)
             )
-    first_case = {}
+    first_case: dict[str, Case] = {}
     for case in cases:
         for text in (case.text, case.variant):
             if text:

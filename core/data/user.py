@@ -141,7 +141,8 @@ def _records(path: Path, text: str, max_rows: int) -> Table:
     """The file's columns and rows, counted while they are read: the row past `max_rows` (0: no limit)
     stops the reading."""
     delimiter = FORMATS[path.suffix.lower()]
-    rows, columns = [], {}
+    rows: list[tuple[int, dict]] = []
+    columns: dict[str, None] = {}  # an ordered set: the columns in order of first appearance
 
     def add(number: int, record: dict) -> None:
         rows.append((number, record))

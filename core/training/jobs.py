@@ -413,7 +413,7 @@ class _Progress:
         self.write()
 
     def write(self) -> None:  # a job trained on a Ray cluster sends it to the app instead (core.training.remote)
-        self.writer.write(self.job)
+        self.writer.write(self.job)  # type: ignore[union-attr]  # None only in remote's _RemoteProgress, which overrides write
 
 
 def train_config(folder: Path, job: dict) -> TrainConfig:

@@ -33,6 +33,7 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
@@ -160,12 +161,12 @@ def _notice(code: str, **params) -> dict:
     return {"code": code, "params": params, "message": str(RayJobError(code, **params))}
 
 
-def _follow(folder: Path, data, address: str) -> tuple[str, object]:
+def _follow(folder: Path, data, address: str) -> tuple[str, Any]:
     """Send the job to the cluster and copy its progress into the folder until it ends: ("done", the task's
     return), ("failed", the training's exception), ("crashed", None): its worker or mailbox was lost, or
     ("lost", None): the cluster's head no longer answers."""
     run = folder / "run"
-    mailbox = Mailbox.remote()
+    mailbox = Mailbox.remote()  # type: ignore[attr-defined]  # @ray.remote made it an ActorClass
     job = read_job(folder)
     task = train_remote.remote(
         job, data, pack(run) if (run / "state").is_dir() else None, mailbox, str(folder / job["data"])
