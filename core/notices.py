@@ -26,21 +26,30 @@ NOTICE_TEXT = {
     "surrogates_replaced": "Invalid characters (lone surrogates) were replaced with \ufffd.",
     "text_cut": "The text was cut to its first {max_chars} characters.",
     "words_cut": "Only the first {max_words} words were analysed.",
-    "language_mismatch": ("The text looks {text_lang} but task {task} is {task_lang}; "
-                          "most words will be unknown to its models."),
+    "language_mismatch": (
+        "The text looks {text_lang} but task {task} is {task_lang}; most words will be unknown to its models."
+    ),
     "all_unknown": "None of these words is in the model's vocabulary: the prediction is the model's prior.",
     "some_unknown": "{unknown} of {total} words are unknown to this model (marked in the highlight).",
-    "attribution_skipped": ("Word attributions ({methods}) are computed for texts of up to {max_words} words; "
-                            "this one has {words}, so no word is highlighted."),
+    "attribution_skipped": (
+        "Word attributions ({methods}) are computed for texts of up to {max_words} words; "
+        "this one has {words}, so no word is highlighted."
+    ),
     "intervention": "Intervention {intervention} on {model}: the model was changed, not only observed.",
-    "pyramid_reduced": ("The text has more than {max_words} words, so AdaSent's pyramid is sent at reduced "
-                        "resolution: without its gates, scores rounded to 3 decimals."),
+    "pyramid_reduced": (
+        "The text has more than {max_words} words, so AdaSent's pyramid is sent at reduced "
+        "resolution: without its gates, scores rounded to 3 decimals."
+    ),
 }
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
 LANGUAGE_PARAMS = ("text_lang", "task_lang")  # parameters that hold a language code, worded as its name
 # a "methods" parameter holds attribution method codes (core.analysis.attribution.METHODS), worded as names
-METHOD_NAMES = {"occlusion": "leave-one-word-out", "gradient_x_input": "gradient × input",
-                "integrated_gradients": "integrated gradients", "smoothgrad": "SmoothGrad"}
+METHOD_NAMES = {
+    "occlusion": "leave-one-word-out",
+    "gradient_x_input": "gradient × input",
+    "integrated_gradients": "integrated gradients",
+    "smoothgrad": "SmoothGrad",
+}
 
 
 @dataclass
@@ -52,9 +61,16 @@ class Notice:
 
     def format(self, templates: dict[str, str] = NOTICE_TEXT, language_names: dict[str, str] = LANGUAGE_NAMES) -> str:
         """The notice in words: its template filled in, language and method codes as names, lists joined."""
-        values = {k: language_names.get(v, v) if k in LANGUAGE_PARAMS
-                  else ", ".join(METHOD_NAMES.get(m, m) for m in v) if k == "methods"
-                  else ", ".join(v) if isinstance(v, list) else v for k, v in self.params.items()}
+        values = {
+            k: language_names.get(v, v)
+            if k in LANGUAGE_PARAMS
+            else ", ".join(METHOD_NAMES.get(m, m) for m in v)
+            if k == "methods"
+            else ", ".join(v)
+            if isinstance(v, list)
+            else v
+            for k, v in self.params.items()
+        }
         return templates[self.code].format(**values)
 
 
@@ -81,7 +97,5 @@ class InputError(NoticeError):
     """Input we cannot analyse."""
 
 
-
 class InterventionError(InputError):
     """An intervention a model does not offer, or an index it does not have."""
-

@@ -28,12 +28,18 @@ from typing import ClassVar, Protocol
 
 import torch
 
-from core.analysis.attribution import (DEFAULT_METHODS, GRADIENT_METHODS, METHODS, Attribution, gradient_attributions,
-                              on_demand)
-from core.data.batching import pad_batch
+from core.analysis.attribution import (
+    DEFAULT_METHODS,
+    GRADIENT_METHODS,
+    METHODS,
+    Attribution,
+    gradient_attributions,
+    on_demand,
+)
 from core.checkpoints.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from core.checkpoints.hub import load_all
 from core.checkpoints.memory import ModelCache
+from core.data.batching import pad_batch
 from core.models import PAPER_MODELS
 from core.models.base import Intervention, intervening, parse_intervention
 from core.notices import LANGUAGE_NAMES, InputError, InterventionError, Notice
@@ -50,7 +56,6 @@ DEFAULT_TASK = {"en": "sst5", "zh": "zh_sentiment"}
 AUTO = "auto"  # task or language: chosen from the text
 ALL = "all"  # model: every model of the task (compare)
 _SURROGATES = re.compile("[\ud800-\udfff]")
-
 
 
 class Cancelled(Exception):
@@ -90,11 +95,15 @@ class Prediction:
     label: str
     tokens: list[TokenInfo]
     curve: WordCurve
-    occlusion: list[float]  # per token: P(label | sentence) - P(label | sentence without it); [] past OCCLUSION_MAX_WORDS
+    occlusion: list[
+        float
+    ]  # per token: P(label | sentence) - P(label | sentence without it); [] past OCCLUSION_MAX_WORDS
     views: list = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     source: str = ""  # where the checkpoint came from
-    attributions: dict[str, Attribution] = field(default_factory=dict)  # method -> per-word scores (core.analysis.attribution)
+    attributions: dict[str, Attribution] = field(
+        default_factory=dict
+    )  # method -> per-word scores (core.analysis.attribution)
     intervention: str = "none"  # what was switched off or replaced in the model ("key" or "key:index")
 
     # how a notebook shows a prediction: set by the front end (demo.notebook draws the lab's own SVG views);
@@ -105,14 +114,19 @@ class Prediction:
         """Jupyter, VS Code and Colab call this to show the prediction inline (HTML and SVG, no JavaScript)."""
         if Prediction.html_renderer is not None:
             return Prediction.html_renderer(self)
-        rows = "".join(f"<tr><td>{html.escape(label)}</td><td>{prob:.3f}</td></tr>"
-                       for label, prob in zip(self.labels, self.probs))
-        return (f"<b>{html.escape(self.model)}</b>: {html.escape(self.label)} on "
-                f"<i>{html.escape(self.text)}</i><table>{rows}</table>")
+        rows = "".join(
+            f"<tr><td>{html.escape(label)}</td><td>{prob:.3f}</td></tr>" for label, prob in zip(self.labels, self.probs)
+        )
+        return (
+            f"<b>{html.escape(self.model)}</b>: {html.escape(self.label)} on "
+            f"<i>{html.escape(self.text)}</i><table>{rows}</table>"
+        )
 
     def to_dict(self) -> dict:
         """JSON-ready; `notices` in English words, `notice_codes` as data for a client that words them itself."""
-        data = {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name not in ("views", "curve", "notices")}
+        data = {
+            f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name not in ("views", "curve", "notices")
+        }
         data["curve"] = view_to_dict(self.curve)
         data["views"] = [view_to_dict(v) for v in self.views]
         data["notices"] = [n.format() for n in self.notices]
@@ -166,8 +180,9 @@ class ModelJob:
                 lab.add_checkpoint(self.directory, self.source)
             except (CheckpointError, OSError) as err:
                 return ModelFailure(self.model, f"{type(err).__name__}: {err}")
-        return lab._attempt(self.checked, self.model, self.methods, self.view_options,
-                            parse_intervention(self.intervention))
+        return lab._attempt(
+            self.checked, self.model, self.methods, self.view_options, parse_intervention(self.intervention)
+        )
 
 
 def _auto(value: str | None) -> str | None:
@@ -195,9 +210,14 @@ def check_methods(methods: str | list[str] | tuple[str, ...] | None) -> tuple[st
 
 
 class Lab:
-    def __init__(self, checkpoints: dict[tuple[str, str], Checkpoint], sources: dict[tuple[str, str], str] | None = None,
-                 errors: dict[str, str] | None = None, owners: dict[str, str] | None = None,
-                 titles: dict[str, str] | None = None):
+    def __init__(
+        self,
+        checkpoints: dict[tuple[str, str], Checkpoint],
+        sources: dict[tuple[str, str], str] | None = None,
+        errors: dict[str, str] | None = None,
+        owners: dict[str, str] | None = None,
+        titles: dict[str, str] | None = None,
+    ):
         self.checkpoints = checkpoints
         self.sources = sources or {}
         self.errors = errors or {}  # checkpoint path -> why it could not be loaded
@@ -206,8 +226,13 @@ class Lab:
         self.user_models = ModelCache()  # models added while the app runs: the recently used ones stay loaded
 
     @classmethod
-    def load(cls, root: str | Path | None = None, prefer: str = "auto", config: str | Path | None = None,
-             bundled: str | Path | None = None) -> "Lab":
+    def load(
+        cls,
+        root: str | Path | None = None,
+        prefer: str = "auto",
+        config: str | Path | None = None,
+        bundled: str | Path | None = None,
+    ) -> "Lab":
         """Resolve every checkpoint through core.checkpoints.hub: the explicit `root` directory if given, else the
         pinned Hub repo of configs/hub.toml (cache first; offline or unreachable falls back within 3 s),
         else the bundled checkpoints/. `prefer`: "auto", "hub" (no fallback) or "bundled" (no network).
@@ -218,8 +243,9 @@ class Lab:
         checkpoints, sources, errors, _ = load_all(root, prefer, config, bundled)
         return cls(checkpoints, sources, errors)
 
-    def add_checkpoint(self, directory: str | Path, source: str = "", owner: str = PUBLIC,
-                       title: str = "") -> tuple[str, str]:
+    def add_checkpoint(
+        self, directory: str | Path, source: str = "", owner: str = PUBLIC, title: str = ""
+    ) -> tuple[str, str]:
         """Serve one more checkpoint (a model trained while the app runs, core.training.jobs) under its (task, model),
         replacing any there, for `owner` alone unless PUBLIC; its weights are held by recency
         (core.checkpoints.memory). New dicts, swapped in whole: a request reading the old ones is unaffected."""
@@ -229,7 +255,8 @@ class Lab:
             self.owners = {**self.owners, key[0]: owner}
         if title:
             self.titles = {**self.titles, key[0]: title}
-        self.checkpoints = {**self.checkpoints, key: self.user_models.add(ckpt)}
+        # a StoredCheckpoint stands in for a Checkpoint: the same path, meta, model and vocab (loaded on use)
+        self.checkpoints = {**self.checkpoints, key: self.user_models.add(ckpt)}  # type: ignore[dict-item]
         self.sources = {**self.sources, key: source or f"trained here: {directory}"}
         return key
 
@@ -249,10 +276,13 @@ class Lab:
         # a snapshot, models before owners: add_checkpoint names a task's owner before it serves its model
         checkpoints, sources = self.checkpoints, self.sources
         hidden = {task for task, owner in self.owners.items() if not visible(owner, viewer)}
-        return Lab({k: c for k, c in checkpoints.items() if k[0] not in hidden},
-                   {k: s for k, s in sources.items() if k[0] not in hidden}, self.errors,
-                   {t: o for t, o in self.owners.items() if t not in hidden},
-                   {t: n for t, n in self.titles.items() if t not in hidden})
+        return Lab(
+            {k: c for k, c in checkpoints.items() if k[0] not in hidden},
+            {k: s for k, s in sources.items() if k[0] not in hidden},
+            self.errors,
+            {t: o for t, o in self.owners.items() if t not in hidden},
+            {t: n for t, n in self.titles.items() if t not in hidden},
+        )
 
     def tasks(self, lang: str | None = None) -> list[str]:
         return sorted({t for (t, _), c in self.checkpoints.items() if lang is None or c.meta.get("lang") == lang})
@@ -262,8 +292,9 @@ class Lab:
         found = {m for t, m in self.checkpoints if task is None or t == task}
         return [m for m in PAPER_MODELS if m in found] + sorted(found - set(PAPER_MODELS))
 
-    def check_text(self, text: str, task: str | None = None, lang: str | None = None,
-                   max_words: int = MAX_WORDS) -> CheckedText:
+    def check_text(
+        self, text: str, task: str | None = None, lang: str | None = None, max_words: int = MAX_WORDS
+    ) -> CheckedText:
         """Every check of the input, for one model or all: InputError for what cannot be analysed,
         notices for what was changed. `task` and `lang` may be None or "auto" (from the text); `lang`
         only chooses the default task, and the task's language decides the tokenizer."""
@@ -308,10 +339,18 @@ class Lab:
         if (task, model) not in self.checkpoints:
             raise InputError("unknown_model", model=model, task=task, available=self.models(task))
 
-    def predict(self, text: str, model: str, task: str | None = None, lang: str | None = None,
-                max_words: int = MAX_WORDS, methods: str | list[str] | None = None,
-                gate: Gate | None = None, view_options: dict | None = None,
-                intervention: str | Intervention | None = None) -> Prediction:
+    def predict(
+        self,
+        text: str,
+        model: str,
+        task: str | None = None,
+        lang: str | None = None,
+        max_words: int = MAX_WORDS,
+        methods: str | list[str] | None = None,
+        gate: Gate | None = None,
+        view_options: dict | None = None,
+        intervention: str | Intervention | None = None,
+    ) -> Prediction:
         """One model on one text, explained by the attribution `methods` (see check_methods). `view_options`
         go to the model's `views` (the DCNN's `top_map`); `intervention` ("key" or "key:index", see
         `interventions`) switches a part of the model off or replaces it. Bad input raises InputError."""
@@ -320,7 +359,7 @@ class Lab:
         self._check_model(checked.task, model)
         intervention = self.check_intervention(checked, model, intervention)
         with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext():
-            here = lambda: self._explain(checked, model, methods, view_options, intervention)  # noqa: E731
+            here = lambda: self._explain(checked, model, methods, view_options, intervention)
             if gate is None:
                 return here()
             outcome = gate.run(self._job(checked, model, methods, view_options, intervention), here)
@@ -328,9 +367,17 @@ class Lab:
             raise RuntimeError(f"{model}: {outcome.error}")
         return outcome
 
-    def compare(self, text: str, task: str | None = None, lang: str | None = None, models: list[str] | None = None,
-                executor: Executor | None = None, max_words: int = MAX_WORDS,
-                methods: str | list[str] | None = None, gate: Gate | None = None) -> Comparison:
+    def compare(
+        self,
+        text: str,
+        task: str | None = None,
+        lang: str | None = None,
+        models: list[str] | None = None,
+        executor: Executor | None = None,
+        max_words: int = MAX_WORDS,
+        methods: str | list[str] | None = None,
+        gate: Gate | None = None,
+    ) -> Comparison:
         """`models` (default: every model of the task) on one text, the input checked once. A model that
         breaks on good input is logged and listed in `failures`; the others still answer (RuntimeError
         when none does). With an `executor` the models run side by side (torch releases the GIL). A `gate`
@@ -364,12 +411,15 @@ class Lab:
         found = {}
         for (t, model), ckpt in self.checkpoints.items():
             if task in (None, t):
-                found[model] = {key: {"section": spec.section, "index": spec.index}
-                                for key, spec in ckpt.model.interventions.items()}
+                found[model] = {
+                    key: {"section": spec.section, "index": spec.index}
+                    for key, spec in ckpt.model.interventions.items()
+                }
         return found
 
-    def check_intervention(self, checked: CheckedText, model: str,
-                           intervention: str | Intervention | None) -> Intervention | None:
+    def check_intervention(
+        self, checked: CheckedText, model: str, intervention: str | Intervention | None
+    ) -> Intervention | None:
         """The intervention asked for, checked against the model and the text (a word or level index must
         lie in the text); InputError (an InterventionError) otherwise."""
         if isinstance(intervention, str) or intervention is None:
@@ -379,28 +429,59 @@ class Lab:
             return None
         net = self.checkpoints[(checked.task, model)].model
         net.check_intervention(intervention)
-        if net.interventions[intervention.key].index in ("word", "level") and intervention.index > len(checked.tokens):
-            raise InterventionError("index_out_of_range", intervention=intervention.key,
-                                    what=net.interventions[intervention.key].index, lowest=1,
-                                    highest=len(checked.tokens), value=intervention.index)
+        # a word or level intervention has an index: check_intervention refused one without
+        if net.interventions[intervention.key].index in ("word", "level") and intervention.index > len(checked.tokens):  # type: ignore[operator]
+            raise InterventionError(
+                "index_out_of_range",
+                intervention=intervention.key,
+                what=net.interventions[intervention.key].index,
+                lowest=1,
+                highest=len(checked.tokens),
+                value=intervention.index,
+            )
         return intervention
 
-    def _job(self, checked: CheckedText, model: str, methods: tuple[str, ...], view_options: dict | None = None,
-             intervention: Intervention | None = None) -> ModelJob:
+    def _job(
+        self,
+        checked: CheckedText,
+        model: str,
+        methods: tuple[str, ...],
+        view_options: dict | None = None,
+        intervention: Intervention | None = None,
+    ) -> ModelJob:
         key = (checked.task, model)
-        return ModelJob(str(self.checkpoints[key].path), self.sources.get(key, ""), checked, model, methods, view_options,
-                        str(intervention) if intervention else "none")
+        return ModelJob(
+            str(self.checkpoints[key].path),
+            self.sources.get(key, ""),
+            checked,
+            model,
+            methods,
+            view_options,
+            str(intervention) if intervention else "none",
+        )
 
-    def _attempt(self, checked: CheckedText, model: str, methods: tuple[str, ...],
-                 view_options: dict | None = None, intervention: Intervention | None = None) -> Prediction | ModelFailure:
+    def _attempt(
+        self,
+        checked: CheckedText,
+        model: str,
+        methods: tuple[str, ...],
+        view_options: dict | None = None,
+        intervention: Intervention | None = None,
+    ) -> Prediction | ModelFailure:
         try:
             return self._explain(checked, model, methods, view_options, intervention)
         except Exception as err:  # one broken model must not take the others down
             log.exception("model %s failed on %r", model, checked.text[:200])
             return ModelFailure(model, f"{type(err).__name__}: {err}")
 
-    def _explain(self, checked: CheckedText, model: str, methods: tuple[str, ...] = DEFAULT_METHODS,
-                 view_options: dict | None = None, intervention: Intervention | None = None) -> Prediction:
+    def _explain(
+        self,
+        checked: CheckedText,
+        model: str,
+        methods: tuple[str, ...] = DEFAULT_METHODS,
+        view_options: dict | None = None,
+        intervention: Intervention | None = None,
+    ) -> Prediction:
         with intervening(intervention), torch.inference_mode():  # every pass, the gradient methods' too
             prediction = self._explain_plain(checked, model, methods, view_options)
         if intervention is not None:
@@ -408,8 +489,9 @@ class Lab:
             prediction.notices.append(Notice("intervention", {"intervention": str(intervention), "model": model}))
         return prediction
 
-    def _explain_plain(self, checked: CheckedText, model: str, methods: tuple[str, ...],
-                       view_options: dict | None) -> Prediction:
+    def _explain_plain(
+        self, checked: CheckedText, model: str, methods: tuple[str, ...], view_options: dict | None
+    ) -> Prediction:
         ckpt = self.checkpoints[(checked.task, model)]
         notices = list(checked.notices)
         words = [t.text for t in checked.tokens]
@@ -426,9 +508,13 @@ class Lab:
         prefixes = [ids[: i + 1] for i in range(len(ids))] if net.word_curve_kind is None else []
         occlude = 1 < len(ids) <= OCCLUSION_MAX_WORDS  # one word has nothing to leave out of
         if len(ids) > OCCLUSION_MAX_WORDS:
-            notices.append(Notice("attribution_skipped", {"methods": list(methods), "max_words": OCCLUSION_MAX_WORDS,
-                                                          "words": len(ids)}))  # the methods asked for, by name
-        leave_one_out = [ids[:i] + ids[i + 1:] for i in range(len(ids))] if occlude else []
+            notices.append(
+                Notice(
+                    "attribution_skipped",
+                    {"methods": list(methods), "max_words": OCCLUSION_MAX_WORDS, "words": len(ids)},
+                )
+            )  # the methods asked for, by name
+        leave_one_out = [ids[:i] + ids[i + 1 :] for i in range(len(ids))] if occlude else []
         batch = pad_batch([ids] + prefixes + leave_one_out)
         output = net(batch.ids, batch.lengths, explain=1)
         all_probs = output.logits.softmax(-1)  # (1 + N, C)
@@ -437,28 +523,49 @@ class Lab:
         labels = ckpt.meta["labels"]
 
         if net.word_curve_kind is None:
-            curve_probs, kind = all_probs[1: 1 + len(prefixes)], "prefix"
+            curve_probs, kind = all_probs[1 : 1 + len(prefixes)], "prefix"
         else:
             curve_probs, kind = net.word_curve(output, 0), net.word_curve_kind
         rows = curve_probs.tolist()
         scores, score_label, score_range = sentiment_scores(rows, labels)
         curve = WordCurve(kind, words, scores, rows, score_label, score_range, Text(f"curve_{kind}"))
         if occlude:  # how much each word supports the predicted class
-            occlusion = (probs[label_id] - all_probs[1 + len(prefixes):, label_id]).tolist()
+            occlusion = (probs[label_id] - all_probs[1 + len(prefixes) :, label_id]).tolist()
         else:
             occlusion = [0.0] if len(ids) == 1 else []
         # the gradient methods run their own passes (with gradients), under the same word cap as occlusion
-        attributions = {"occlusion": Attribution("occlusion", occlusion)} if "occlusion" in methods and occlusion else {}
+        attributions = (
+            {"occlusion": Attribution("occlusion", occlusion)} if "occlusion" in methods and occlusion else {}
+        )
         if len(ids) <= OCCLUSION_MAX_WORDS:
             attributions |= gradient_attributions(net, ids, label_id, [m for m in methods if m in GRADIENT_METHODS])
         views = net.views(output, 0, words, labels, **(view_options or {}))
-        notices += [Notice("pyramid_reduced", {"max_words": v.detail_words}) for v in views
-                    if isinstance(v, Pyramid) and v.detail_words]
+        notices += [
+            Notice("pyramid_reduced", {"max_words": v.detail_words})
+            for v in views
+            if isinstance(v, Pyramid) and v.detail_words
+        ]
         text = checked.text
-        token_info = [TokenInfo(t.text, text[t.start:t.end], t.start, t.end, k) for t, k in zip(checked.tokens, known)]
-        return Prediction(model, checked.task, checked.lang, checked.task_lang, text, labels, probs.tolist(),
-                          labels[label_id], token_info, curve, occlusion, views, notices,
-                          self.sources.get((checked.task, model), ""), attributions)
+        token_info = [
+            TokenInfo(t.text, text[t.start : t.end], t.start, t.end, k) for t, k in zip(checked.tokens, known)
+        ]
+        return Prediction(
+            model,
+            checked.task,
+            checked.lang,
+            checked.task_lang,
+            text,
+            labels,
+            probs.tolist(),
+            labels[label_id],
+            token_info,
+            curve,
+            occlusion,
+            views,
+            notices,
+            self.sources.get((checked.task, model), ""),
+            attributions,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -469,8 +576,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lang", default=None, choices=["en", "zh"])
     parser.add_argument("--checkpoints", default=None, help="a checkpoint directory (default: Hub, else bundled)")
     parser.add_argument("--json", action="store_true", help="print the full prediction with explanations as JSON")
-    parser.add_argument("--methods", default="default", help="word attribution methods: 'default', 'all' or a comma-separated list of "
-                        + ", ".join(METHODS))
+    parser.add_argument(
+        "--methods",
+        default="default",
+        help="word attribution methods: 'default', 'all' or a comma-separated list of " + ", ".join(METHODS),
+    )
     args = parser.parse_args(argv)
     try:
         lab = Lab.load(args.checkpoints)
@@ -478,8 +588,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: checkpoint {where}: {message}", file=sys.stderr)
         if lab.errors and not lab.checkpoints:
             return 2
-        result = lab.compare(args.text, args.task, args.lang, models=None if args.model == ALL else [args.model],
-                             methods=args.methods)
+        result = lab.compare(
+            args.text, args.task, args.lang, models=None if args.model == ALL else [args.model], methods=args.methods
+        )
     except (ValueError, OSError, RuntimeError) as err:  # InputError is a ValueError; RuntimeError: every model failed
         print(f"error: {err}", file=sys.stderr)
         return 2

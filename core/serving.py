@@ -15,16 +15,33 @@ from dataclasses import fields, is_dataclass
 from typing import TextIO
 
 from core.analysis.attribution import Attribution
-from core.predict import CheckedText, Lab, ModelFailure, ModelJob, Prediction, TokenInfo
 from core.notices import Notice
+from core.predict import CheckedText, Lab, ModelFailure, ModelJob, Prediction, TokenInfo
 from core.text import Token
 from core.views import Heatmap, KMaxGraph, LineCurves, Pyramid, Table, Text, Trajectory, WordCurve
 
 # What may cross the pipe: these dataclasses (rebuilt by name), tuples, view Texts (their code and
 # params, not their English), and JSON's own values. Nothing else is ever constructed from the input.
-WIRE_TYPES = {cls.__name__: cls for cls in (ModelJob, CheckedText, Token, Notice, Prediction, ModelFailure, TokenInfo,
-                                            Attribution, WordCurve, LineCurves, Trajectory, Heatmap, KMaxGraph,
-                                            Pyramid, Table)}
+WIRE_TYPES = {
+    cls.__name__: cls
+    for cls in (
+        ModelJob,
+        CheckedText,
+        Token,
+        Notice,
+        Prediction,
+        ModelFailure,
+        TokenInfo,
+        Attribution,
+        WordCurve,
+        LineCurves,
+        Trajectory,
+        Heatmap,
+        KMaxGraph,
+        Pyramid,
+        Table,
+    )
+}
 TEXT_KEY = "\0text:"  # a dict key that is a Text (JSON keys are strings)
 
 
@@ -49,8 +66,11 @@ def _rebuilt(data: dict):
         return Text(data["$text"], **data["params"])
     if "$tuple" in data:
         return tuple(data["$tuple"])
-    items = {json.loads(k[len(TEXT_KEY):], object_hook=_rebuilt) if k.startswith(TEXT_KEY) else k: v
-             for k, v in data.items() if k != "$type"}
+    items = {
+        json.loads(k[len(TEXT_KEY) :], object_hook=_rebuilt) if k.startswith(TEXT_KEY) else k: v
+        for k, v in data.items()
+        if k != "$type"
+    }
     return WIRE_TYPES[data["$type"]](**items) if "$type" in data else items
 
 

@@ -26,9 +26,11 @@ VIEW_TEXT = {
     "tcnn_all_layers": "all layers",
     # mrnn
     "mrnn_trajectory": "Hidden-state trajectory (mRNN, cf. paper Fig. 2)",
-    "mrnn_pca": ("PCA of this sentence's hidden states h_1..h_T (centred, torch.linalg.svd): PC1 {pc1:.0%}, "
-                 "PC2 {pc2:.0%} of their variance; signs chosen so the last word has x, y >= 0; "
-                 "colour = {score} after each word"),
+    "mrnn_pca": (
+        "PCA of this sentence's hidden states h_1..h_T (centred, torch.linalg.svd): PC1 {pc1:.0%}, "
+        "PC2 {pc2:.0%} of their variance; signs chosen so the last word has x, y >= 0; "
+        "colour = {score} after each word"
+    ),
     "mrnn_ordinal": "Ordinal outputs after each word (§4.2, decoded at 0.5)",
     "mrnn_ordinal_curve": "P(y > {k})",
     "mrnn_sigmoid": "sigmoid output",
@@ -36,15 +38,20 @@ VIEW_TEXT = {
     "dcnn_graph_all": "Induced feature graph (§4.2), all maps",
     "dcnn_graph_map": "Induced feature graph (§4.2), top-layer map {map}",
     "dcnn_detectors": "Strongest first-layer feature detectors in this sentence (width {width}, §5.5)",
-    "dcnn_map": "map", "dcnn_row": "row", "dcnn_activation": "activation", "dcnn_ngram": "n-gram",
+    "dcnn_map": "map",
+    "dcnn_row": "row",
+    "dcnn_activation": "activation",
+    "dcnn_ngram": "n-gram",
     # adasent
-    "adasent_pyramid": ("AdaSent pyramid: unit (t, j) covers words j..j+t-1; "
-                        "colour = the classifier g on the unit alone (a probe)"),
+    "adasent_pyramid": (
+        "AdaSent pyramid: unit (t, j) covers words j..j+t-1; colour = the classifier g on the unit alone (a probe)"
+    ),
     # agt
     "agt_attention": "Layer attention over the words (min-max normalised per layer, Fig. 4)",
     "agt_attention_value": "normalised attention d_{{l,n}}",
     "agt_selected": "Words selected per layer (normalised attention > 0.95, §3.1) and composed phrases",
-    "agt_selected_words": "selected words", "agt_phrases": "phrases (runs of selected words)",
+    "agt_selected_words": "selected words",
+    "agt_phrases": "phrases (runs of selected words)",
     "agt_loose": "loose selection (> 0.5)",
     "agt_gates": "Transform-gate activity per layer (Fig. 3)",
     "agt_gate_mean": "mean T_l over units",
@@ -139,10 +146,13 @@ class KMaxGraph:
 
     def edges(self) -> list[tuple[int, int, int, int]]:
         """(level, parent position, child position, weight) of every edge."""
-        return [(level, parent, child, weight)
-                for level, matrix in enumerate(self.links, start=1)
-                for parent, row in zip(self.levels[level], matrix)
-                for child, weight in zip(self.levels[level - 1], row) if weight]
+        return [
+            (level, parent, child, weight)
+            for level, matrix in enumerate(self.links, start=1)
+            for parent, row in zip(self.levels[level], matrix)
+            for child, weight in zip(self.levels[level - 1], row)
+            if weight
+        ]
 
 
 @dataclass
@@ -177,7 +187,11 @@ def plain(value):
         return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, dict):  # a Text key as a plain str: orjson (Gradio's API) takes no str subclass as a key
         return {str(k) if isinstance(k, Text) else k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)) and value and (isinstance(value[0], (list, tuple, dict)) or is_dataclass(value[0])):
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and (isinstance(value[0], (list, tuple, dict)) or is_dataclass(value[0]))
+    ):
         return [plain(v) for v in value]
     return value
 
@@ -186,8 +200,9 @@ def view_to_dict(view) -> dict:
     return {"type": type(view).__name__, **plain(view)}
 
 
-def sentiment_scores(probs: list[list[float]], class_names: list[str] | None = None
-                     ) -> tuple[list[float], Text, tuple[float, float]]:
+def sentiment_scores(
+    probs: list[list[float]], class_names: list[str] | None = None
+) -> tuple[list[float], Text, tuple[float, float]]:
     """One number per row of class probabilities, the same way for every model: the expected
     score sum_s (s-2) p(s) in [-2, 2] for 5 classes (Lei et al. 2015 Fig. 5), P(class 1) for
     2 classes (named by the task's own class, e.g. P(objective) on SUBJ), else the top probability."""
@@ -195,5 +210,9 @@ def sentiment_scores(probs: list[list[float]], class_names: list[str] | None = N
     if num_classes == 5:
         return [sum((s - 2) * p for s, p in enumerate(row)) for row in probs], Text("score_expected"), (-2.0, 2.0)
     if num_classes == 2:
-        return [row[1] for row in probs], Text("score_probability", label=class_names[1] if class_names else "class 1"), (0.0, 1.0)
+        return (
+            [row[1] for row in probs],
+            Text("score_probability", label=class_names[1] if class_names else "class 1"),
+            (0.0, 1.0),
+        )
     return [max(row) for row in probs], Text("score_top"), (0.0, 1.0)

@@ -8,5 +8,14 @@ from demo.runner import MODEL_CONCURRENCY, warm_up
 from demo.sessions import SESSION_CAPACITY
 from demo.ui import CSS, THEME, build_demo
 
-__all__ = ["APP_KWARGS", "CSS", "I18N", "MODEL_CONCURRENCY", "SESSION_CAPACITY", "THEME", "bound_malloc", "build_demo",
-           "warm_up"]
+__all__ = [
+    "APP_KWARGS",
+    "CSS",
+    "I18N",
+    "MODEL_CONCURRENCY",
+    "SESSION_CAPACITY",
+    "THEME",
+    "bound_malloc",
+    "build_demo",
+    "warm_up",
+]

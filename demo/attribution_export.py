@@ -23,8 +23,9 @@ from core.predict import Lab
 from demo.i18n import L, notice_text, request_lang, t
 
 
-def export_file(lab: Lab, path: str | None, model: str, task: str, lang: str, ui: str,
-                progress=None) -> tuple[list[str], str]:
+def export_file(
+    lab: Lab, path: str | None, model: str, task: str, lang: str, ui: str, progress=None
+) -> tuple[list[str], str]:
     """(the files to download, one line saying what they hold); a refused file raises gr.Error with one line."""
     if not path:
         raise gr.Error(t("export_no_file", ui))
@@ -40,8 +41,9 @@ def export_file(lab: Lab, path: str | None, model: str, task: str, lang: str, ui
     out = tempfile.mkdtemp(prefix="attributions-")
     title = "Word attributions of an uploaded file"
     files = write_export(records, out, card(title, task_lang, source, records, skipped))
-    return [str(f) for f in files], t("export_done", ui, pairs=len(records), lines=len(lines), skipped=skipped,
-                                        min=MIN_WORDS, max=MAX_WORDS)
+    return [str(f) for f in files], t(
+        "export_done", ui, pairs=len(records), lines=len(lines), skipped=skipped, min=MIN_WORDS, max=MAX_WORDS
+    )
 
 
 def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio) -> None:
@@ -50,17 +52,25 @@ def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio) -> No
         info = gr.Markdown()
         with gr.Row():
             upload = gr.File(label=L("export_file"), file_types=[".txt"], type="filepath", elem_id="attr-export-file")
-            files = gr.File(label=L("export_files"), file_count="multiple", interactive=False,
-                            elem_id="attr-export-files")
+            files = gr.File(
+                label=L("export_files"), file_count="multiple", interactive=False, elem_id="attr-export-files"
+            )
         run = gr.Button(L("export_run"), elem_id="attr-export-run")
         summary = gr.Markdown()
 
     def on_run(path, model_value, task_value, lang_value, request: gr.Request, progress=gr.Progress()):
-        return export_file(lab, path, model_value, task_value, lang_value, request_lang(request),
-                           lambda done, total: progress((done, total)))
+        return export_file(
+            lab,
+            path,
+            model_value,
+            task_value,
+            lang_value,
+            request_lang(request),
+            lambda done, total: progress((done, total)),
+        )
 
-    run.click(on_run, [upload, model, task, lang], [files, summary], api_visibility="private",
-              concurrency_id="model")
+    run.click(on_run, [upload, model, task, lang], [files, summary], api_visibility="private", concurrency_id="model")
+
     def on_load(request: gr.Request) -> str:
         return t("export_info", request_lang(request), lines=UPLOAD_MAX_LINES, chars=UPLOAD_MAX_CHARS)
 

@@ -33,10 +33,12 @@ def highlight_texts(p: Prediction, method: str, scale: float, ui: str) -> tuple[
     Scores the method did not compute (past core's word cap), or all zero, say so instead of a scale."""
     label = label_name(p.label, ui)
     if not word_scores(p, method) or scale <= 1e-9:
-        title = t("occlusion" if method == "occlusion" else "attr_highlight", ui, method=method_name(method, ui),
-                    label=label)
-        return title, t("attr_zero" if word_scores(p, method) else "attr_not_computed", ui,
-                          method=method_name(method, ui))
+        title = t(
+            "occlusion" if method == "occlusion" else "attr_highlight", ui, method=method_name(method, ui), label=label
+        )
+        return title, t(
+            "attr_zero" if word_scores(p, method) else "attr_not_computed", ui, method=method_name(method, ui)
+        )
     if method == "occlusion":
         return t("occlusion", ui, label=label), t("occlusion_note", ui, label=label, scale=scale)
     title = t("attr_highlight", ui, method=method_name(method, ui), label=label)
@@ -51,11 +53,18 @@ def scores_table(p: Prediction, ui: str) -> str:
     """An HTML table, one row per word, one column per computed method: every method's scores side by side."""
     methods = [m for m in METHODS if m in p.attributions and p.attributions[m].scores]
     heads = [t("attr_word", ui)] + [method_name(m, ui) for m in methods]
-    rows = "".join("<tr><td>" + esc(token.surface) + "</td>"
-                   + "".join(f"<td>{p.attributions[m].scores[i]:+.3f}</td>" for m in methods) + "</tr>"
-                   for i, token in enumerate(p.tokens))
-    return (f'<table class="attr-scores"><caption>{esc(t("attr_scores", ui, label=label_name(p.label, ui)))}</caption>'
-            "<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in heads) + f"</tr></thead><tbody>{rows}</tbody></table>")
+    rows = "".join(
+        "<tr><td>"
+        + esc(token.surface)
+        + "</td>"
+        + "".join(f"<td>{p.attributions[m].scores[i]:+.3f}</td>" for m in methods)
+        + "</tr>"
+        for i, token in enumerate(p.tokens)
+    )
+    return (
+        f'<table class="attr-scores"><caption>{esc(t("attr_scores", ui, label=label_name(p.label, ui)))}</caption>'
+        "<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in heads) + f"</tr></thead><tbody>{rows}</tbody></table>"
+    )
 
 
 def plausible_text(plausibility: dict, ui: str) -> str:
@@ -65,8 +74,15 @@ def plausible_text(plausibility: dict, ui: str) -> str:
         return ""
     best = max(scored, key=lambda m: scored[m]["rank_agreement"])
     p = scored[best]
-    return t("attr_plausible_cell", ui, method=method_name(best, ui), tau=p["rank_agreement"], k=TOP_K,
-               precision=p["precision"], chance=p["chance"])
+    return t(
+        "attr_plausible_cell",
+        ui,
+        method=method_name(best, ui),
+        tau=p["rank_agreement"],
+        k=TOP_K,
+        precision=p["precision"],
+        chance=p["chance"],
+    )
 
 
 def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FAITHFULNESS) -> str:
@@ -78,8 +94,13 @@ def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FA
         for m in lab.models(tk):
             best = most_faithful(lab.checkpoints[(tk, m)], table) if model in (m, ALL) else None
             if best:
-                cells[(m, tk)] = t("attr_best_cell", ui, method=method_name(best["method"], ui),
-                                   aopc=best["aopc"][best["method"]], random=best["random"])
+                cells[(m, tk)] = t(
+                    "attr_best_cell",
+                    ui,
+                    method=method_name(best["method"], ui),
+                    aopc=best["aopc"][best["method"]],
+                    random=best["random"],
+                )
                 if best["plausibility"] and (agreeing := plausible_text(best["plausibility"], ui)):
                     cells[(m, tk)] += "<br>" + agreeing
                     plausible = True
@@ -89,20 +110,31 @@ def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FA
     models = list(dict.fromkeys(m for m, _ in cells))
     tasks = list(dict.fromkeys(tk for _, tk in cells))
     sizes = sorted(sentences)
-    lines = [t("attr_best", ui, n=f"{sizes[0]}–{sizes[-1]}" if len(sizes) > 1 else sizes[0]), "",
-             "| " + " | ".join([t("attr_model", ui)] + [task_name(tk, ui) for tk in tasks]) + " |",
-             "|" + "---|" * (len(tasks) + 1)]
+    lines = [
+        t("attr_best", ui, n=f"{sizes[0]}–{sizes[-1]}" if len(sizes) > 1 else sizes[0]),
+        "",
+        "| " + " | ".join([t("attr_model", ui)] + [task_name(tk, ui) for tk in tasks]) + " |",
+        "|" + "---|" * (len(tasks) + 1),
+    ]
     # the model's name without its paper: the hint sits in a narrow column
-    lines += ["| " + " | ".join([model_name(m, cited=False)] + [cells.get((m, tk), "–") for tk in tasks]) + " |"
-              for m in models]
+    lines += [
+        "| " + " | ".join([model_name(m, cited=False)] + [cells.get((m, tk), "–") for tk in tasks]) + " |"
+        for m in models
+    ]
     return "\n".join(lines + (["", t("attr_plausible_note", ui, k=TOP_K)] if plausible else []))
 
 
 def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown, visitors: Visitors) -> gr.Radio:
     """The method selector and, beside it, the faithfulness hint for the chosen model and task."""
     with gr.Row():
-        method = gr.Radio([(L(f"attr_{m}"), m) for m in METHODS], value=DEFAULT_METHODS[0], label=L("attr_method"),
-                          info=L("attr_method_info"), elem_id="attr-method", scale=3)
+        method = gr.Radio(
+            [(L(f"attr_{m}"), m) for m in METHODS],
+            value=DEFAULT_METHODS[0],
+            label=L("attr_method"),
+            info=L("attr_method_info"),
+            elem_id="attr-method",
+            scale=3,
+        )
 
         hint = gr.Markdown(elem_id="attr-hint")
 

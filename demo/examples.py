@@ -12,10 +12,20 @@ EXAMPLES = [  # (what it shows, sentence)
     ("intensifier", "The film is slightly good."),
     ("lei_2015", "The movie is not nearly as good as the book."),
     ("dcnn_fig1", "The cat sat on the red mat."),
-    ("adasent_mr", ("If the movie were all comedy it might work better but it has an ambition to say "
-                    "something about its subjects but not willingness.")),
-    ("agt_fig4", ("Though the plot is predictable, the movie never feels formulaic, because the attention is on "
-                  "the nuances of the emotional development of the delicate characters.")),
+    (
+        "adasent_mr",
+        (
+            "If the movie were all comedy it might work better but it has an ambition to say "
+            "something about its subjects but not willingness."
+        ),
+    ),
+    (
+        "agt_fig4",
+        (
+            "Though the plot is predictable, the movie never feels formulaic, because the attention is on "
+            "the nuances of the emotional development of the delicate characters."
+        ),
+    ),
     ("agt_fig4", "Not so much a movie as a picture book for the big screen."),
     ("zh_contrast", "这部电影不怎么好看，但是演员很棒"),
     ("zh_negation", "质量一点也不好，再也不买了"),

@@ -38,11 +38,19 @@ LANGS = ("en", "zh")  # the locale files
 TRADITIONAL = {"zh-TW": "zh-tw", "zh-HK": "zh-hk"}  # UI language -> zhconv's conversion of zh
 LOCALES = Path(__file__).parent / "locales"
 # what each model's interventions test, by "<model>.<key>": the English is the model's InterventionSpec.section
-INTERVENTION_TEXT = {f"{model}.{key}": spec.section for model in MODELS
-                     for key, spec in model_class(model).interventions.items()}
-CORE_TEXT = {"notice": NOTICE_TEXT, "probes": PROBE_NOTICE_TEXT, "treebank": TREEBANK_NOTICE_TEXT,
-             "user_data": USER_DATA_TEXT, "jobs": JOB_TEXT, "view": VIEW_TEXT,
-             "interventions": INTERVENTION_TEXT, "export": EXPORT_NOTICE_TEXT}  # by their name in [codes.<name>]
+INTERVENTION_TEXT = {
+    f"{model}.{key}": spec.section for model in MODELS for key, spec in model_class(model).interventions.items()
+}
+CORE_TEXT = {
+    "notice": NOTICE_TEXT,
+    "probes": PROBE_NOTICE_TEXT,
+    "treebank": TREEBANK_NOTICE_TEXT,
+    "user_data": USER_DATA_TEXT,
+    "jobs": JOB_TEXT,
+    "view": VIEW_TEXT,
+    "interventions": INTERVENTION_TEXT,
+    "export": EXPORT_NOTICE_TEXT,
+}  # by their name in [codes.<name>]
 
 
 def load_locale(lang: str) -> tuple[dict, dict, dict]:
@@ -77,18 +85,21 @@ def label_name(label: str, lang: str) -> str:
 
 
 for _lang in LANGS:  # labels built from core's lists
-    _built = {f"attr_{m}": t(f"attr_name_{m}", _lang) + (t("attr_slower", _lang) if m in ON_DEMAND else "")
-              for m in METHODS}  # a method too slow for every request says so (it runs when chosen)
+    _built = {
+        f"attr_{m}": t(f"attr_name_{m}", _lang) + (t("attr_slower", _lang) if m in ON_DEMAND else "") for m in METHODS
+    }  # a method too slow for every request says so (it runs when chosen)
     _built |= {f"tb_label_{i}": label_name(name, _lang) for i, name in enumerate(FINE_LABELS)}  # gold-label filter
     PAGE[_lang] |= _built
     TEXT[_lang] |= _built
 for _lang, _locale in TRADITIONAL.items():  # placeholders are ASCII: the conversion leaves them as they are
     TEXT[_lang] = {k: zhconv.convert(v, _locale) for k, v in TEXT["zh"].items()}
-    CODES[_lang] = {table: {code: zhconv.convert(v, _locale) for code, v in codes.items()}
-                    for table, codes in CODES["zh"].items()}
+    CODES[_lang] = {
+        table: {code: zhconv.convert(v, _locale) for code, v in codes.items()} for table, codes in CODES["zh"].items()
+    }
 
-I18N = gr.I18n(en=PAGE["en"], zh=PAGE["zh"], **{"zh-CN": PAGE["zh"]},
-               **{"zh-TW": {key: TEXT["zh-TW"][key] for key in PAGE["zh"]}})  # Gradio has no zh-HK (see above)
+I18N = gr.I18n(
+    en=PAGE["en"], zh=PAGE["zh"], **{"zh-CN": PAGE["zh"]}, **{"zh-TW": {key: TEXT["zh-TW"][key] for key in PAGE["zh"]}}
+)  # Gradio has no zh-HK (see above)
 L = I18N  # L("key") in component constructors
 
 MODEL_NAMES = {
@@ -127,7 +138,9 @@ def notice_text(notice: Notice | NoticeError, lang: str, english: dict = NOTICE_
     if isinstance(notice, NoticeError):
         notice, english = notice.notice, notice.TEXT
     if isinstance(notice.params.get("methods"), list):  # attribution method codes, by their names in `lang`
-        notice = Notice(notice.code, notice.params | {"methods": [t(f"attr_name_{m}", lang) for m in notice.params["methods"]]})
+        notice = Notice(
+            notice.code, notice.params | {"methods": [t(f"attr_name_{m}", lang) for m in notice.params["methods"]]}
+        )
     table = next(name for name, text in CORE_TEXT.items() if text is english)
     return notice.format(CODES[lang][table], {code: t(f"lang_{code}", lang) for code in LANGS})
 
@@ -159,15 +172,20 @@ def view_text(value, lang: str) -> str:
     core's English wording (core.views.VIEW_TEXT) already."""
     if lang == "en" or not isinstance(value, Text):
         return value
-    params = {k: view_text(v, lang) if isinstance(v, Text) else label_name(v, lang) if k == "label" else v
-              for k, v in value.params.items()}
+    params = {
+        k: view_text(v, lang) if isinstance(v, Text) else label_name(v, lang) if k == "label" else v
+        for k, v in value.params.items()
+    }
     return CODES[lang]["view"][value.code].format(**params)
 
 
 def word_view(view, lang: str):
     """A copy of a view with its titles, axis names, legends and column heads in the UI language."""
-    texts = {name: view_text(getattr(view, name), lang) for name in
-             ("title", "score_label", "y_label", "x_title", "value_label", "axis_note") if hasattr(view, name)}
+    texts = {
+        name: view_text(getattr(view, name), lang)
+        for name in ("title", "score_label", "y_label", "x_title", "value_label", "axis_note")
+        if hasattr(view, name)
+    }
     if hasattr(view, "curves"):
         texts["curves"] = {view_text(k, lang): v for k, v in view.curves.items()}
     if hasattr(view, "columns"):

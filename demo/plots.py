@@ -11,9 +11,9 @@ import html
 import re
 from functools import singledispatch
 
+import demo.svg as svg
 from core.analysis.pairs import WordAlignment
 from core.views import Heatmap, KMaxGraph, LineCurves, Pyramid, Table, Trajectory, WordCurve
-import demo.svg as svg
 from demo.i18n import t
 from demo.svg import PALETTE, Scale, figure, text
 
@@ -34,9 +34,19 @@ def _width(n: int) -> float:
     return max(560, min(1180, 90 + 46 * n))
 
 
-def _lines(title: str, series: list[tuple[str, list[float], str, str, list[str]]], positions: list[list[float]],
-           ticks: list[str], y_range: tuple[float, float], y_label: str, caption: str, name: str,
-           tick_colours: list[str] | None = None, legend: bool = True, sentiment: bool = False) -> str:
+def _lines(
+    title: str,
+    series: list[tuple[str, list[float], str, str, list[str]]],
+    positions: list[list[float]],
+    ticks: list[str],
+    y_range: tuple[float, float],
+    y_label: str,
+    caption: str,
+    name: str,
+    tick_colours: list[str] | None = None,
+    legend: bool = True,
+    sentiment: bool = False,
+) -> str:
     """Curves over word (or layer) positions: series = (name, values, colour, dash, hover per point). A
     sentiment score's axis carries the sentiment colours (svg.RDBU) as a strip, so red is negative here too."""
     n = max(len(ticks), 1)
@@ -49,17 +59,22 @@ def _lines(title: str, series: list[tuple[str, list[float], str, str, list[str]]
     body = [svg.y_axis(y, low, high, left, right, y_label)]
     if sentiment:
         steps = 20
-        body += [f'<rect x="{left - 4}" y="{y(low + (k + 1) * (high - low) / steps)}" width="4" '
-                 f'height="{round(plot_h / steps * (high - low) / (high - low + 2 * pad) + 0.6, 1)}" '
-                 f'fill="{svg.colour(low + (k + 0.5) * (high - low) / steps, low, high)}"/>' for k in range(steps)]
+        body += [
+            f'<rect x="{left - 4}" y="{y(low + (k + 1) * (high - low) / steps)}" width="4" '
+            f'height="{round(plot_h / steps * (high - low) / (high - low + 2 * pad) + 0.6, 1)}" '
+            f'fill="{svg.colour(low + (k + 0.5) * (high - low) / steps, low, high)}"/>'
+            for k in range(steps)
+        ]
     if low < 0 < high:
         body.append(f'<line x1="{left}" x2="{right}" y1="{y(0)}" y2="{y(0)}" stroke="#999"/>')
     for (_label, values, fill, dash, hovers), xs in zip(series, positions):
         points = " ".join(f"{x(a)},{y(v)}" for a, v in zip(xs, values))
         dashing = f' stroke-dasharray="{dash}"' if dash else ""
         body.append(f'<polyline points="{points}" fill="none" stroke="{fill}" stroke-width="2"{dashing}/>')
-        body += [f'<circle cx="{x(a)}" cy="{y(v)}" r="3.5" fill="{fill}"><title>{svg.esc(h)}</title></circle>'
-                 for a, v, h in zip(xs, values, hovers)]
+        body += [
+            f'<circle cx="{x(a)}" cy="{y(v)}" r="3.5" fill="{fill}"><title>{svg.esc(h)}</title></circle>'
+            for a, v, h in zip(xs, values, hovers)
+        ]
     bottom = top + plot_h + 4
     body.append(svg.word_ticks(ticks, [x(i) for i in range(len(ticks))], bottom, tick_colours))
     height = bottom + svg.words_height(ticks) + 8
@@ -70,10 +85,13 @@ def _lines(title: str, series: list[tuple[str, list[float], str, str, list[str]]
     return figure("".join(body), width, height, title, caption, name)
 
 
-def _hover(words: list[str], values: list[float], rows: list[list[float]] | None = None,
-           classes: list[str] | None = None) -> list[str]:
-    return [f"{w}: {v:.3f}" + ("".join(f"\n{c} {p:.3f}" for c, p in zip(classes, row)) if rows and classes else "")
-            for w, v, row in zip(words, values, rows or [None] * len(words))]
+def _hover(
+    words: list[str], values: list[float], rows: list[list[float]] | None = None, classes: list[str] | None = None
+) -> list[str]:
+    return [
+        f"{w}: {v:.3f}" + ("".join(f"\n{c} {p:.3f}" for c, p in zip(classes, row)) if rows and classes else "")
+        for w, v, row in zip(words, values, rows or [None] * len(words))
+    ]
 
 
 @singledispatch
@@ -86,8 +104,16 @@ def _(view: WordCurve, ui: str = "en", caption: str = "", name: str = "view") ->
     return word_curves([view], None, f"{view.kind}: {view.title}", {}, None, ui, caption, name)
 
 
-def word_curves(curves: list[WordCurve], names: list[str] | None, title: str, kind_labels: dict,
-                class_labels: list[str] | None, ui: str, caption: str = "", name: str = "curve") -> str:
+def word_curves(
+    curves: list[WordCurve],
+    names: list[str] | None,
+    title: str,
+    kind_labels: dict,
+    class_labels: list[str] | None,
+    ui: str,
+    caption: str = "",
+    name: str = "curve",
+) -> str:
     """One or several per-word curves over the same words ("all five" overlays them); the legend says
     which are native (the model's own per-word output), a probe, or prefix predictions."""
     first = curves[0]
@@ -95,27 +121,68 @@ def word_curves(curves: list[WordCurve], names: list[str] | None, title: str, ki
     for i, curve in enumerate(curves):
         kind = kind_labels.get(curve.kind, curve.kind)
         label = f"{names[i]} ({kind})" if names else kind
-        series.append((label, curve.scores, PALETTE[i % len(PALETTE)], "" if curve.kind == "native" else "4 3",
-                       _hover(curve.words, curve.scores, curve.probs, class_labels)))
-    return _lines(title, series, [list(range(len(c.words))) for c in curves], first.words, first.score_range,
-                  first.score_label, caption, name, sentiment=True)
+        series.append(
+            (
+                label,
+                curve.scores,
+                PALETTE[i % len(PALETTE)],
+                "" if curve.kind == "native" else "4 3",
+                _hover(curve.words, curve.scores, curve.probs, class_labels),
+            )
+        )
+    return _lines(
+        title,
+        series,
+        [list(range(len(c.words))) for c in curves],
+        first.words,
+        first.score_range,
+        first.score_label,
+        caption,
+        name,
+        sentiment=True,
+    )
 
 
-def pair_curves(curve_a: WordCurve, curve_b: WordCurve, alignment: WordAlignment, names: tuple[str, str],
-                title: str, caption: str = "", name: str = "pair") -> str:
+def pair_curves(
+    curve_a: WordCurve,
+    curve_b: WordCurve,
+    alignment: WordAlignment,
+    names: tuple[str, str],
+    title: str,
+    caption: str = "",
+    name: str = "pair",
+) -> str:
     """One model's per-word curves on the two sentences of a minimal pair over the aligned words: a shared
     word is one x position; a word only one sentence has stands alone, its tick in that sentence's colour."""
     colours = PALETTE[:2]
-    series = [(n, c.scores, colour, dash, _hover(c.words, c.scores))
-              for n, c, colour, dash in zip(names, (curve_a, curve_b), colours, ("", "6 4"))]
+    series = [
+        (n, c.scores, colour, dash, _hover(c.words, c.scores))
+        for n, c, colour, dash in zip(names, (curve_a, curve_b), colours, ("", "6 4"))
+    ]
     ticks = alignment.labels()
     tick_colours = ["#333" if i is not None and j is not None else colours[i is None] for i, j in alignment.columns]
-    return _lines(title, series, [alignment.positions("a"), alignment.positions("b")], ticks, curve_a.score_range,
-                  curve_a.score_label, caption, name, tick_colours, sentiment=True)
+    return _lines(
+        title,
+        series,
+        [alignment.positions("a"), alignment.positions("b")],
+        ticks,
+        curve_a.score_range,
+        curve_a.score_label,
+        caption,
+        name,
+        tick_colours,
+        sentiment=True,
+    )
 
 
-def probability_bars(labels: list[str], rows: dict[str, list[float]], predicted: str | None, title: str,
-                     caption: str = "", name: str = "probabilities") -> str:
+def probability_bars(
+    labels: list[str],
+    rows: dict[str, list[float]],
+    predicted: str | None,
+    title: str,
+    caption: str = "",
+    name: str = "probabilities",
+) -> str:
     """Class probabilities: one bar per class in its class colour (svg.class_colour), the predicted class
     outlined and its name bold; or a group per class with one bar per model (model colours), each class name
     beside a swatch of its class colour."""
@@ -131,18 +198,23 @@ def probability_bars(labels: list[str], rows: dict[str, list[float]], predicted:
             fill = svg.class_colour(g, groups) if len(rows) == 1 else PALETTE[i % len(PALETTE)]
             mark = ' stroke="#111" stroke-width="2.5" class="predicted"' if label == predicted else ""
             px, p = round(start + i * bar, 1), probs[g]
-            body.append(f'<rect x="{px}" y="{y(p)}" width="{round(bar - 2, 1)}" height="{round(y(0) - y(p), 1)}" '
-                        f'fill="{fill}"{mark}><title>{svg.esc(f"{series}: {label} {p:.3f}")}</title></rect>')
+            body.append(
+                f'<rect x="{px}" y="{y(p)}" width="{round(bar - 2, 1)}" height="{round(y(0) - y(p), 1)}" '
+                f'fill="{fill}"{mark}><title>{svg.esc(f"{series}: {label} {p:.3f}")}</title></rect>'
+            )
             if len(rows) == 1:
                 body.append(text(px + bar / 2, y(p) - 4, f"{p:.2f}", size=10))
         middle, half = left + (g + 0.5) * slot, svg.text_width(label) / 2
-        body.append(f'<rect x="{round(middle - half - 14, 1)}" y="{top + plot_h + 7}" width="10" height="10" '
-                    f'fill="{svg.class_colour(g, groups)}"/>')
+        body.append(
+            f'<rect x="{round(middle - half - 14, 1)}" y="{top + plot_h + 7}" width="10" height="10" '
+            f'fill="{svg.class_colour(g, groups)}"/>'
+        )
         body.append(text(middle, top + plot_h + 16, label, weight="700" if label == predicted else "normal"))
     height = top + plot_h + 28
     if len(rows) > 1:
-        items, legend_h = svg.legend([(s, PALETTE[i % len(PALETTE)], "") for i, s in enumerate(rows)], left,
-                                     height + 6, right - left)
+        items, legend_h = svg.legend(
+            [(s, PALETTE[i % len(PALETTE)], "") for i, s in enumerate(rows)], left, height + 6, right - left
+        )
         body.append(items)
         height += legend_h + 6
     return figure("".join(body), width, height, title, caption, name)
@@ -150,12 +222,22 @@ def probability_bars(labels: list[str], rows: dict[str, list[float]], predicted:
 
 @to_svg.register
 def _(view: LineCurves, ui: str = "en", caption: str = "", name: str = "view") -> str:
-    series = [(label, values, PALETTE[i % len(PALETTE)], "", _hover(view.x_labels, values))
-              for i, (label, values) in enumerate(view.curves.items())]
+    series = [
+        (label, values, PALETTE[i % len(PALETTE)], "", _hover(view.x_labels, values))
+        for i, (label, values) in enumerate(view.curves.items())
+    ]
     every = [v for values in view.curves.values() for v in values]
     y_range = tuple(view.y_range) if view.y_range else (min(every, default=0.0), max(every, default=1.0))
-    return _lines(view.title, series, [list(range(len(v))) for v in view.curves.values()], view.x_labels, y_range,
-                  view.y_label, caption, name)
+    return _lines(
+        view.title,
+        series,
+        [list(range(len(v))) for v in view.curves.values()],
+        view.x_labels,
+        y_range,
+        view.y_label,
+        caption,
+        name,
+    )
 
 
 @to_svg.register
@@ -166,22 +248,36 @@ def _(view: Trajectory, ui: str = "en", caption: str = "", name: str = "view") -
     x = Scale(min(xs) - pad_x, max(xs) + pad_x, left, width - 90)
     y = Scale(min(ys) - pad_y, max(ys) + pad_y, top + plot_h, top)
     low, high = min(view.scores), max(view.scores)
-    body = [svg.y_axis(y, min(ys) - pad_y, max(ys) + pad_y, left, width - 90, "PC2"),
-            f'<polyline points="{" ".join(f"{x(a)},{y(b)}" for a, b in zip(xs, ys))}" fill="none" stroke="#bbb"/>']
+    body = [
+        svg.y_axis(y, min(ys) - pad_y, max(ys) + pad_y, left, width - 90, "PC2"),
+        f'<polyline points="{" ".join(f"{x(a)},{y(b)}" for a, b in zip(xs, ys))}" fill="none" stroke="#bbb"/>',
+    ]
     labels = [f"{i + 1}. {word}" for i, word in enumerate(view.words)]
     for label, a, b, score in zip(labels, xs, ys, view.scores):
-        body.append(f'<circle cx="{x(a)}" cy="{y(b)}" r="6" fill="{svg.colour(score, low, high)}" stroke="#333" '
-                    f'stroke-width="0.5"><title>{svg.esc(f"{label}: {score:.3f}")}</title></circle>')
-    body += [text(px, py, label, size=10, anchor=anchor)
-             for label, (px, py, anchor) in zip(labels, _point_labels(labels, [(x(a), y(b)) for a, b in zip(xs, ys)]))
-             if px is not None]
+        body.append(
+            f'<circle cx="{x(a)}" cy="{y(b)}" r="6" fill="{svg.colour(score, low, high)}" stroke="#333" '
+            f'stroke-width="0.5"><title>{svg.esc(f"{label}: {score:.3f}")}</title></circle>'
+        )
+    body += [
+        text(px, py, label, size=10, anchor=anchor)
+        for label, (px, py, anchor) in zip(labels, _point_labels(labels, [(x(a), y(b)) for a, b in zip(xs, ys)]))
+        if px is not None
+    ]
     body.append(text((left + width - 90) / 2, top + plot_h + 18, "PC1", colour_="#444"))
     body.append(svg.colour_bar(width - 80, top + 20, 160, low, high, svg.RDBU, t("plot_score", ui)))
     note_lines = svg.wrap(view.axis_note, width - 20)
-    body += [text(8, top + plot_h + 40 + 14 * i, line, size=10, anchor="start", colour_="#666")
-             for i, line in enumerate(note_lines)]
-    return figure("".join(body), width - 80 + svg.colour_bar_width(low, high, t("plot_score", ui)),
-                  top + plot_h + 40 + 14 * len(note_lines), view.title, caption, name)
+    body += [
+        text(8, top + plot_h + 40 + 14 * i, line, size=10, anchor="start", colour_="#666")
+        for i, line in enumerate(note_lines)
+    ]
+    return figure(
+        "".join(body),
+        width - 80 + svg.colour_bar_width(low, high, t("plot_score", ui)),
+        top + plot_h + 40 + 14 * len(note_lines),
+        view.title,
+        caption,
+        name,
+    )
 
 
 def _point_labels(labels: list[str], points: list[tuple[float, float]]) -> list[tuple]:
@@ -192,8 +288,12 @@ def _point_labels(labels: list[str], points: list[tuple[float, float]]) -> list[
     placed = []
     for label, (px, py) in zip(labels, points):
         w, spot = svg.text_width(label, 10), (None, None, None)
-        for tx, ty, anchor, x0 in ((px, py - 9, "middle", px - w / 2), (px, py + 17, "middle", px - w / 2),
-                                   (px + 9, py + 4, "start", px + 9), (px - 9, py + 4, "end", px - 9 - w)):
+        for tx, ty, anchor, x0 in (
+            (px, py - 9, "middle", px - w / 2),
+            (px, py + 17, "middle", px - w / 2),
+            (px + 9, py + 4, "start", px + 9),
+            (px - 9, py + 4, "end", px - 9 - w),
+        ):
             box = (x0, ty - 10, x0 + w, ty + 2)
             if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in taken):
                 taken.append(box)
@@ -203,12 +303,25 @@ def _point_labels(labels: list[str], points: list[tuple[float, float]]) -> list[
     return placed
 
 
-def _heat_cells(rows: list[list[float | None]], x0: float, y0: float, cell_w: float, cell_h: float,
-                low: float, high: float, stops: list[str], hovers: list[list[str]]) -> str:
-    return "".join(f'<rect x="{round(x0 + j * cell_w, 1)}" y="{round(y0 + i * cell_h, 1)}" width="{round(cell_w, 1)}" '
-                   f'height="{round(cell_h, 1)}" fill="{svg.colour(v, low, high, stops)}">'
-                   f'<title>{svg.esc(hovers[i][j])}</title></rect>'
-                   for i, row in enumerate(rows) for j, v in enumerate(row) if v is not None)
+def _heat_cells(
+    rows: list[list[float | None]],
+    x0: float,
+    y0: float,
+    cell_w: float,
+    cell_h: float,
+    low: float,
+    high: float,
+    stops: list[str],
+    hovers: list[list[str]],
+) -> str:
+    return "".join(
+        f'<rect x="{round(x0 + j * cell_w, 1)}" y="{round(y0 + i * cell_h, 1)}" width="{round(cell_w, 1)}" '
+        f'height="{round(cell_h, 1)}" fill="{svg.colour(v, low, high, stops)}">'
+        f"<title>{svg.esc(hovers[i][j])}</title></rect>"
+        for i, row in enumerate(rows)
+        for j, v in enumerate(row)
+        if v is not None
+    )
 
 
 @to_svg.register
@@ -218,16 +331,26 @@ def _(view: Heatmap, ui: str = "en", caption: str = "", name: str = "view") -> s
     low, high = view.value_range or (min(every, default=0.0), max(every, default=1.0))
     left = 20 + max((svg.text_width(label) for label in view.y_labels), default=20)
     cell_w, cell_h, top = min(56, (_width(n) - left - 90) / max(n, 1)), 20, 36
-    hovers = [[f"{row_label}, {word}: {v:.3f}" for word, v in zip(view.x_labels, row)]
-              for row_label, row in zip(view.y_labels, view.values)]
+    hovers = [
+        [f"{row_label}, {word}: {v:.3f}" for word, v in zip(view.x_labels, row)]
+        for row_label, row in zip(view.y_labels, view.values)
+    ]
     body = [_heat_cells(view.values, left, top, cell_w, cell_h, low, high, svg.BLUES, hovers)]
-    body += [text(left - 6, top + (i + 0.7) * cell_h, label, size=10, anchor="end") for i, label in enumerate(view.y_labels)]
+    body += [
+        text(left - 6, top + (i + 0.7) * cell_h, label, size=10, anchor="end") for i, label in enumerate(view.y_labels)
+    ]
     bottom = top + cell_h * len(view.y_labels) + 2
     body.append(svg.word_ticks(view.x_labels, [left + (j + 0.5) * cell_w for j in range(n)], bottom))
     body.append(svg.colour_bar(left + n * cell_w + 16, top + 20, 120, low, high, svg.BLUES, view.value_label))
     height = max(bottom + svg.words_height(view.x_labels) + 8, top + 170)
-    return figure("".join(body), left + n * cell_w + 16 + svg.colour_bar_width(low, high, view.value_label), height,
-                  view.title, caption, name)
+    return figure(
+        "".join(body),
+        left + n * cell_w + 16 + svg.colour_bar_width(low, high, view.value_label),
+        height,
+        view.title,
+        caption,
+        name,
+    )
 
 
 @to_svg.register
@@ -256,8 +379,10 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
         for rank, (weight, child) in enumerate(ranked):
             if (level - 1, child) not in pos:
                 continue
-            line = (f'<line x1="{x(pos[(level - 1, child)])}" y1="{y[level - 1]}" x2="{x(pos[(level, parent)])}" '
-                    f'y2="{y[level]}" stroke-width="{round(0.5 + 2.5 * weight / max_weight, 2)}"/>')
+            line = (
+                f'<line x1="{x(pos[(level - 1, child)])}" y1="{y[level - 1]}" x2="{x(pos[(level, parent)])}" '
+                f'y2="{y[level]}" stroke-width="{round(0.5 + 2.5 * weight / max_weight, 2)}"/>'
+            )
             (strong if rank < EDGES_PER_NODE else weak).append(line)
     every = [v for values in view.values for v in values]
     low, high = min(every, default=0.0), max(every, default=1.0)
@@ -267,17 +392,24 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
         body.append(text(8, y[level] + 4, label, size=10, anchor="start", colour_="#555"))
         for p, v in zip(positions, values):
             what = view.words[p] if level == 0 and p < len(view.words) else t("graph_position", ui, position=p)
-            body.append(f'<circle cx="{x(pos[(level, p)])}" cy="{y[level]}" r="6" fill="{svg.colour(v, low, high, svg.VIRIDIS)}" '
-                        f'stroke="#333" stroke-width="0.6"><title>{svg.esc(f"{label}, {what}: {v:.3f}")}</title></circle>')
+            body.append(
+                f'<circle cx="{x(pos[(level, p)])}" cy="{y[level]}" r="6" '
+                f'fill="{svg.colour(v, low, high, svg.VIRIDIS)}" '
+                f'stroke="#333" stroke-width="0.6"><title>{svg.esc(f"{label}, {what}: {v:.3f}")}</title></circle>'
+            )
     bottom = y[0] + 8
     body.append(svg.word_ticks(view.words, x, bottom))
     body.append(svg.colour_bar(width - 60, top + 20, 140, low, high, svg.VIRIDIS, t("graph_value", ui)))
     width += max(0, svg.colour_bar_width(low, high, t("graph_value", ui)) - 60)
     shown = t("graph_edges", ui, shown=len(strong), total=len(strong) + len(weak), per_node=EDGES_PER_NODE)
     # the other edges wait in a <template> (inert: no style, no layout) until the checkbox adds them (EXPORT_JS)
-    controls = (f'<label class="graph-edges"><input type="checkbox" class="all-edges"> {svg.esc(shown)}</label>'
-                f'<template class="weak-edges"><svg><g class="weak-edges" stroke="#bcc" opacity="0.5">{"".join(weak)}</g>'
-                f'</svg></template>' if weak else "")
+    controls = (
+        f'<label class="graph-edges"><input type="checkbox" class="all-edges"> {svg.esc(shown)}</label>'
+        f'<template class="weak-edges"><svg><g class="weak-edges" stroke="#bcc" opacity="0.5">{"".join(weak)}</g>'
+        f"</svg></template>"
+        if weak
+        else ""
+    )
     return figure("".join(body), width, bottom + svg.words_height(view.words) + 8, view.title, caption, name, controls)
 
 
@@ -292,13 +424,18 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
     for level, (scores, gates) in enumerate(zip(view.scores, view.gates), start=1):
         for j, s in enumerate(scores):  # unit (t, j), centred over words j..j+t-1
             gate = t("pyramid_gates", ui, left=gates[j][0], right=gates[j][1], compose=gates[j][2]) if gates else ""
-            hover = f"{t('pyramid_level', ui, level=level)}: {' '.join(view.words[j:j + level])}: {s:.3f}{gate}"
-            body.append(f'<rect x="{round(left + (j + (level - 1) / 2) * cell_w, 1)}" '
-                        f'y="{round(top + (level - 1) * cell_h, 1)}" '
-                        f'width="{round(cell_w, 1)}" height="{round(cell_h, 1)}" fill="{svg.colour(s, low, high)}">'
-                        f'<title>{svg.esc(hover)}</title></rect>')
-    body += [text(left - 6, top + (level - 0.3) * cell_h, str(level), size=9, anchor="end") for level in range(1, n + 1)
-             if n <= 30 or level % 5 == 0 or level == 1]
+            hover = f"{t('pyramid_level', ui, level=level)}: {' '.join(view.words[j : j + level])}: {s:.3f}{gate}"
+            body.append(
+                f'<rect x="{round(left + (j + (level - 1) / 2) * cell_w, 1)}" '
+                f'y="{round(top + (level - 1) * cell_h, 1)}" '
+                f'width="{round(cell_w, 1)}" height="{round(cell_h, 1)}" fill="{svg.colour(s, low, high)}">'
+                f"<title>{svg.esc(hover)}</title></rect>"
+            )
+    body += [
+        text(left - 6, top + (level - 0.3) * cell_h, str(level), size=9, anchor="end")
+        for level in range(1, n + 1)
+        if n <= 30 or level % 5 == 0 or level == 1
+    ]
     body.append(text(16, top + n * cell_h / 2, t("pyramid_axis", ui), size=10, rotate=-90))
     bottom = top + n * cell_h + 2
     body.append(svg.word_ticks(view.words, [left + (j + 0.5) * cell_w for j in range(n)], bottom))
@@ -306,20 +443,25 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
     body.append(text(bars_x + bar_w / 2, top - 4, t("pyramid_beliefs", ui), size=10))
     for level, (belief, probs) in enumerate(zip(view.level_beliefs, view.level_probs), start=1):
         hover = f"{t('pyramid_level', ui, level=level)}: γ = {belief:.3f}; p = " + ", ".join(f"{p:.2f}" for p in probs)
-        body.append(f'<rect x="{bars_x}" y="{round(top + (level - 1) * cell_h + 1, 1)}" width="{round(bar_w * belief, 1)}" '
-                    f'height="{round(cell_h - 2, 1)}" fill="#777"><title>{svg.esc(hover)}</title></rect>')
+        body.append(
+            f'<rect x="{bars_x}" y="{round(top + (level - 1) * cell_h + 1, 1)}" width="{round(bar_w * belief, 1)}" '
+            f'height="{round(cell_h - 2, 1)}" fill="#777"><title>{svg.esc(hover)}</title></rect>'
+        )
     body.append(svg.colour_bar(bars_x + bar_w + 30, top + 40, 120, low, high, svg.RDBU, view.score_label))
     width = bars_x + bar_w + 30 + svg.colour_bar_width(low, high, view.score_label)
-    return figure("".join(body), width, max(bottom + svg.words_height(view.words) + 8, top + 170), view.title,
-                  caption, name)
+    return figure(
+        "".join(body), width, max(bottom + svg.words_height(view.words) + 8, top + 170), view.title, caption, name
+    )
 
 
 @to_svg.register
 def _(view: Table, ui: str = "en", caption: str = "", name: str = "view") -> str:
     """Every row and every cell in full: long cells wrap."""
     cells = [[str(c) for c in view.columns]] + [[str(v) for v in row] for row in view.rows]
-    widths = [max(svg.text_width(cells[0][c], 12) + 16, min(300, max(svg.text_width(row[c]) for row in cells) + 14))
-              for c in range(len(view.columns))]
+    widths = [
+        max(svg.text_width(cells[0][c], 12) + 16, min(300, max(svg.text_width(row[c]) for row in cells) + 14))
+        for c in range(len(view.columns))
+    ]
     wrapped = [[svg.wrap(v, w - 13) for v, w in zip(row, widths)] for row in cells]
     body, top = [], 36
     for r, row in enumerate(wrapped):
@@ -329,8 +471,10 @@ def _(view: Table, ui: str = "en", caption: str = "", name: str = "view") -> str
         body.append(f'<line x1="8" x2="{8 + sum(widths)}" y1="{top + h}" y2="{top + h}" stroke="#ddd"/>')
         x0 = 8
         for lines, w in zip(row, widths):
-            body += [text(x0 + 7, top + 15 + 14 * i, line, anchor="start", weight="600" if r == 0 else "normal")
-                     for i, line in enumerate(lines)]
+            body += [
+                text(x0 + 7, top + 15 + 14 * i, line, anchor="start", weight="600" if r == 0 else "normal")
+                for i, line in enumerate(lines)
+            ]
             x0 += w
         top += h
     return figure("".join(body), max(400, sum(widths) + 16), top + 8, view.title, caption, name)

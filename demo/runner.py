@@ -24,8 +24,8 @@ import gradio as gr
 from gradio.context import LocalContext
 
 from core.data import PROJECT_ROOT
-from core.serving import decode, encode
 from core.predict import Cancelled, Lab, ModelFailure, ModelJob, Prediction
+from core.serving import decode, encode
 
 log = logging.getLogger(__name__)
 # "all five" runs the models side by side: torch releases the GIL, and one request's small tensors
@@ -96,9 +96,14 @@ class ModelWorker:
 
     def _started(self) -> subprocess.Popen:
         if self._process is None or self._process.poll() is not None:
-            self._process = subprocess.Popen([sys.executable, "-m", "core.serving", "--nice", str(self.nice)],
-                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=PROJECT_ROOT,
-                                             text=True, encoding="utf-8")
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "core.serving", "--nice", str(self.nice)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                cwd=PROJECT_ROOT,
+                text=True,
+                encoding="utf-8",
+            )
             self._jobs = 0
             log.info("model worker started (pid %d)", self._process.pid)
         return self._process

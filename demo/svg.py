@@ -16,8 +16,13 @@ FONT = "system-ui, -apple-system, 'Segoe UI', 'WenQuanYi Micro Hei', 'Noto Sans 
 PALETTE = ["#5e3c99", "#1b9e77", "#d4a017", "#e7298a", "#666666", "#a6761d", "#66a61e", "#8c6bb1"]
 RDBU = ["#b2182b", "#ef8a62", "#fddbc7", "#f7f7f7", "#d1e5f0", "#67a9cf", "#2166ac"]  # a sentiment score, low to high
 CLASS_STOPS = ["#b2182b", "#ef8a62", "#bababa", "#67a9cf", "#2166ac"]  # classes, most negative first (neutral grey)
-SUPPORT = {"strong_for": "#1b7837", "for": "#a6dba0", "against": "#c2a5cf", "strong_against": "#762a83",
-           "unknown": "#c8c8c8"}
+SUPPORT = {
+    "strong_for": "#1b7837",
+    "for": "#a6dba0",
+    "against": "#c2a5cf",
+    "strong_against": "#762a83",
+    "unknown": "#c8c8c8",
+}
 BLUES = ["#f7fbff", "#c6dbef", "#6baed6", "#2171b5", "#08306b"]
 VIRIDIS = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]
 MIN_SCALE = 0.6  # a figure on the page shrinks to no less than this share of its drawn size (11 px text: 6.6 px)
@@ -39,7 +44,7 @@ def colour(value: float, low: float, high: float, stops: list[str] = RDBU) -> st
     t = min(1.0, max(0.0, (value - low) / (high - low))) * (len(stops) - 1)
     i = min(int(t), len(stops) - 2)
     a, b = stops[i], stops[i + 1]
-    mix = [round(int(a[k:k + 2], 16) * (1 - (t - i)) + int(b[k:k + 2], 16) * (t - i)) for k in (1, 3, 5)]
+    mix = [round(int(a[k : k + 2], 16) * (1 - (t - i)) + int(b[k : k + 2], 16) * (t - i)) for k in (1, 3, 5)]
     return "#" + "".join(f"{c:02x}" for c in mix)
 
 
@@ -67,12 +72,23 @@ def ticks(low: float, high: float, count: int = 5) -> list[float]:
     return [round(first + i * step, 10) for i in range(int((high - first) / step + 1e-9) + 1)]
 
 
-def text(x: float, y: float, content: str, size: float = 11, anchor: str = "middle", colour_: str = "#333",
-         rotate: float = 0, weight: str = "normal", **attrs) -> str:
+def text(
+    x: float,
+    y: float,
+    content: str,
+    size: float = 11,
+    anchor: str = "middle",
+    colour_: str = "#333",
+    rotate: float = 0,
+    weight: str = "normal",
+    **attrs,
+) -> str:
     extra = "".join(f' {k.replace("_", "-")}="{esc(v)}"' for k, v in attrs.items())
     turn = f' transform="rotate({rotate} {x} {y})"' if rotate else ""
-    return (f'<text x="{x}" y="{y}" font-size="{size}" text-anchor="{anchor}" fill="{colour_}" '
-            f'font-weight="{weight}"{turn}{extra}>{esc(content)}</text>')
+    return (
+        f'<text x="{x}" y="{y}" font-size="{size}" text-anchor="{anchor}" fill="{colour_}" '
+        f'font-weight="{weight}"{turn}{extra}>{esc(content)}</text>'
+    )
 
 
 def word_ticks(words: list[str], x: Scale | list[float], y: float, colours: list[str] | None = None) -> str:
@@ -82,8 +98,9 @@ def word_ticks(words: list[str], x: Scale | list[float], y: float, colours: list
     parts = []
     for i, (word, px) in enumerate(zip(words, positions)):
         fill = colours[i] if colours else "#333"
-        parts.append(text(px, y + 12, word, anchor="end" if slant else "middle", rotate=-40 if slant else 0,
-                          colour_=fill))
+        parts.append(
+            text(px, y + 12, word, anchor="end" if slant else "middle", rotate=-40 if slant else 0, colour_=fill)
+        )
     return "".join(parts)
 
 
@@ -145,7 +162,9 @@ def legend(items: list[tuple[str, str, str]], x: float, y: float, width: float) 
         if px + w > x + width and px > x:
             px, py, row_h = x, py + row_h, 18
         dashing = f' stroke-dasharray="{dash}"' if dash else ""
-        parts.append(f'<line x1="{px}" x2="{px + 20}" y1="{py - 4}" y2="{py - 4}" stroke="{fill}" stroke-width="2.5"{dashing}/>')
+        parts.append(
+            f'<line x1="{px}" x2="{px + 20}" y1="{py - 4}" y2="{py - 4}" stroke="{fill}" stroke-width="2.5"{dashing}/>'
+        )
         parts += [text(px + 24, py + 14 * i, line, anchor="start") for i, line in enumerate(lines)]
         row_h = max(row_h, 14 * len(lines) + 4)
         px += w + 12
@@ -161,16 +180,22 @@ def colour_bar(x: float, y: float, height: float, low: float, high: float, stops
     """A vertical colour scale with its low and high values and its title, which starts at the bar's left edge
     and runs right (never over what is drawn left of the bar: a heatmap's cells); colour_bar_width is its room."""
     steps = 24
-    parts = [f'<rect x="{x}" y="{round(y + i * height / steps, 1)}" width="12" height="{round(height / steps + 0.6, 1)}" '
-             f'fill="{colour(high - (i + 0.5) * (high - low) / steps, low, high, stops)}"/>' for i in range(steps)]
-    parts += [text(x + 16, y + 9, f"{high:.3g}", size=10, anchor="start"),
-              text(x + 16, y + height, f"{low:.3g}", size=10, anchor="start"),
-              text(x, y - 8, label, size=10, anchor="start", colour_="#444")]
+    parts = [
+        f'<rect x="{x}" y="{round(y + i * height / steps, 1)}" width="12" height="{round(height / steps + 0.6, 1)}" '
+        f'fill="{colour(high - (i + 0.5) * (high - low) / steps, low, high, stops)}"/>'
+        for i in range(steps)
+    ]
+    parts += [
+        text(x + 16, y + 9, f"{high:.3g}", size=10, anchor="start"),
+        text(x + 16, y + height, f"{low:.3g}", size=10, anchor="start"),
+        text(x, y - 8, label, size=10, anchor="start", colour_="#444"),
+    ]
     return "".join(parts)
 
 
-def figure(body: str, width: float, height: float, title: str, caption: str = "", name: str = "view",
-           controls: str = "") -> str:
+def figure(
+    body: str, width: float, height: float, title: str, caption: str = "", name: str = "view", controls: str = ""
+) -> str:
     """One view: the SVG (title on top, the caption at the bottom, wrapped, never cut: both are part of what is
     exported) and its SVG/PNG download buttons (the page's export script reads data-name). On the page it
     scales to its container (the viewBox; CSS width 100%), never above its drawn size and never below
@@ -178,14 +203,19 @@ def figure(body: str, width: float, height: float, title: str, caption: str = ""
     width, height = round(max(width, text_width(title, 13) + 30)), round(height)
     lines = caption_lines(caption, width - 16) if caption else []
     total = height + (6 + 12 * len(lines) if lines else 0)
-    foot = "".join(text(8, height + 12 + 12 * i, line, size=9, anchor="start", colour_="#777")
-                   for i, line in enumerate(lines))
+    foot = "".join(
+        text(8, height + 12 + 12 * i, line, size=9, anchor="start", colour_="#777") for i, line in enumerate(lines)
+    )
     style = f"max-width:{width}px;min-width:{round(MIN_SCALE * width)}px"
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {total}" width="{width}" height="{total}" '
-           f'style="{style}" font-family="{esc(FONT)}" role="img"><rect width="100%" height="100%" fill="#fff"/>'
-           f'{text(width / 2, 20, title, size=13, weight="600", colour_="#222")}{body}{foot}</svg>')
-    buttons = ('<span class="export"><button type="button" data-export="svg">SVG</button>'
-               '<button type="button" data-export="png">PNG</button></span>')
+    svg = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {total}" width="{width}" height="{total}" '
+        f'style="{style}" font-family="{esc(FONT)}" role="img"><rect width="100%" height="100%" fill="#fff"/>'
+        f"{text(width / 2, 20, title, size=13, weight='600', colour_='#222')}{body}{foot}</svg>"
+    )
+    buttons = (
+        '<span class="export"><button type="button" data-export="svg">SVG</button>'
+        '<button type="button" data-export="png">PNG</button></span>'
+    )
     return f'<figure class="view" data-name="{esc(name)}">{buttons}{controls}{svg}</figure>'
 
 
@@ -197,7 +227,8 @@ element.addEventListener('change', (event) => {
   if (!box) return;
   const figure = box.closest('figure.view');
   const svg = figure.querySelector(':scope > svg');
-  if (box.checked) svg.querySelector('.strong-edges').before(figure.querySelector('template.weak-edges').content.querySelector('g').cloneNode(true));
+  if (box.checked)
+    svg.querySelector('.strong-edges').before(figure.querySelector('template.weak-edges').content.querySelector('g').cloneNode(true));
   else svg.querySelector('g.weak-edges')?.remove();
 });
 element.addEventListener('click', (event) => {

@@ -19,13 +19,25 @@ import time
 from pathlib import Path
 
 from core.checkpoints.checkpoint import CheckpointError
-from core.data import PROJECT_ROOT
-from core.training.cleanup import CleanupLimits, check_quota, clean_user_models
-from core.training.jobs import (FINISHED, REFUSED, TrainLimits, cancel_job, job_dir, job_status, list_jobs, next_queued,
-                                read_job, recover_jobs, submit_job, update_job)
-from core.predict import Lab
 from core.checkpoints.user_models import checkpoint_owner, installed_checkpoints, user_models_dir
+from core.data import PROJECT_ROOT
 from core.owners import PUBLIC
+from core.predict import Lab
+from core.training.cleanup import CleanupLimits, check_quota, clean_user_models
+from core.training.jobs import (
+    FINISHED,
+    REFUSED,
+    TrainLimits,
+    cancel_job,
+    job_dir,
+    job_status,
+    list_jobs,
+    next_queued,
+    read_job,
+    recover_jobs,
+    submit_job,
+    update_job,
+)
 
 log = logging.getLogger(__name__)
 CLEAN_EVERY = 60.0  # seconds between two cleanups of the user-models folder (core.training.cleanup)
@@ -59,15 +71,17 @@ class TrainingQueue:
                     lab.errors = {**lab.errors, str(path): str(err)}
         threading.Thread(target=self._schedule, daemon=True, name="training-queue").start()
 
-    def submit(self, file, model: str, text_column: str, label_column: str, epochs, minutes, vectors: str,
-               owner: str = PUBLIC) -> dict:
+    def submit(
+        self, file, model: str, text_column: str, label_column: str, epochs, minutes, vectors: str, owner: str = PUBLIC
+    ) -> dict:
         """Queue a job once the folder has room for it (JobError "disk_full" while active jobs fill it)."""
         with self.lock:
             self._clean()
         check_quota(self.root, self.cleanup_limits)
         with self.submitting:
-            return submit_job(file, model, text_column, label_column, epochs, minutes, vectors, self.root, self.limits,
-                              owner)
+            return submit_job(
+                file, model, text_column, label_column, epochs, minutes, vectors, self.root, self.limits, owner
+            )
 
     def status(self, job_id: str, owner: str | None = None) -> dict:
         """The job's state; a job is reported finished only once the Lab serves its model (the worker writes
@@ -131,8 +145,14 @@ class TrainingQueue:
         """`python -m <worker_module> run <folder>`, logging to the job's worker.log."""
         env = {**os.environ, "OMP_NUM_THREADS": "1", "LAB_USER_MODELS": str(self.root), "LAB_APP_PID": str(os.getpid())}
         with open(folder / "worker.log", "a") as worker_log:
-            return subprocess.Popen([sys.executable, "-m", self.worker_module, "run", str(folder)], cwd=PROJECT_ROOT,
-                                    env=env, stdout=worker_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            return subprocess.Popen(
+                [sys.executable, "-m", self.worker_module, "run", str(folder)],
+                cwd=PROJECT_ROOT,
+                env=env,
+                stdout=worker_log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
 
     def _finished(self) -> None:
         self._ended(self.job_id, self.worker.returncode)
@@ -145,9 +165,12 @@ class TrainingQueue:
         if code == REFUSED:  # another process's worker holds the job (one started from the command line)
             self.recovering = True  # queued again should that worker die without a verdict
         elif job["status"] not in FINISHED:  # killed (out of memory, a signal) before it could write
-            job = update_job(folder, status="stopped", finished=time.time(), error={"code": "stopped", "params": {"exit": code}})
+            job = update_job(
+                folder, status="stopped", finished=time.time(), error={"code": "stopped", "params": {"exit": code}}
+            )
         elif job["status"] == "done":
-            self.lab.add_checkpoint(job["checkpoint"], f"trained here: job {job['id']}", job.get("owner", PUBLIC),
-                                    job.get("title", ""))
+            self.lab.add_checkpoint(
+                job["checkpoint"], f"trained here: job {job['id']}", job.get("owner", PUBLIC), job.get("title", "")
+            )
         log.info("job %s %s (worker exit %s)", job["id"], job["status"], code)
         return job

@@ -26,8 +26,14 @@ BACKENDS, FALLBACKS = ("local", "ray"), ("", "local")
 class RayTrainingQueue(TrainingQueue):
     worker_module = "core.training.remote"
 
-    def __init__(self, lab: Lab, root: str | Path | None = None, limits: TrainLimits | None = None, poll: float = 0.5,
-                 max_running: int | None = None):
+    def __init__(
+        self,
+        lab: Lab,
+        root: str | Path | None = None,
+        limits: TrainLimits | None = None,
+        poll: float = 0.5,
+        max_running: int | None = None,
+    ):
         # set before the scheduler thread, which the base class starts, reads them
         self.workers: dict[str, subprocess.Popen] = {}
         self.max_running = max_running or int(os.environ.get("LAB_RAY_MAX_JOBS", "") or 8)
@@ -79,14 +85,18 @@ def training_queue(lab: Lab, root: str | Path | None = None) -> TrainingQueue:
     setting that cannot work stops the app at start, with what to set."""
     backend, fallback = os.environ.get("LAB_TRAIN_BACKEND", "") or "local", os.environ.get("LAB_TRAIN_FALLBACK", "")
     if backend not in BACKENDS or fallback not in FALLBACKS:
-        raise ValueError(f"LAB_TRAIN_BACKEND={backend!r} LAB_TRAIN_FALLBACK={fallback!r}: the backend is one of "
-                         f"{', '.join(BACKENDS)}; the fallback is unset or 'local'")
+        raise ValueError(
+            f"LAB_TRAIN_BACKEND={backend!r} LAB_TRAIN_FALLBACK={fallback!r}: the backend is one of "
+            f"{', '.join(BACKENDS)}; the fallback is unset or 'local'"
+        )
     if backend == "local":
         return TrainingQueue(lab, root)
     from core.training.remote import ray_address  # Ray is imported only by an app that trains on it
 
     if ":" not in ray_address() or ray_address().startswith("ray://"):
-        raise ValueError("LAB_TRAIN_BACKEND=ray needs the cluster's head as host:port in LAB_RAY_ADDRESS or "
-                         f"RAY_ADDRESS (got {ray_address()!r})")
+        raise ValueError(
+            "LAB_TRAIN_BACKEND=ray needs the cluster's head as host:port in LAB_RAY_ADDRESS or "
+            f"RAY_ADDRESS (got {ray_address()!r})"
+        )
     log.info("training on the Ray cluster at %s (fallback: %s)", ray_address(), fallback or "none")
     return RayTrainingQueue(lab, root)

@@ -47,8 +47,9 @@ def tree_layout(view: TreeView) -> tuple[dict[int, float], dict[int, int], list[
     return pos, depth, centres
 
 
-def tree_figure(view: TreeView, labels: list[str], model_names: list[str], title: str, gold_word: str = "gold",
-                caption: str = "") -> str:
+def tree_figure(
+    view: TreeView, labels: list[str], model_names: list[str], title: str, gold_word: str = "gold", caption: str = ""
+) -> str:
     """The gold tree, root on top and one row per depth, the words along the bottom under their leaves. A
     node: a circle in its gold class's colour (svg.class_colour) with the gold symbol, and one small square
     per model under it in the colour of that model's prediction. Each node links to the Lab with its phrase;
@@ -58,27 +59,41 @@ def tree_figure(view: TreeView, labels: list[str], model_names: list[str], title
     y = {n.id: top + (deepest if n.end - n.start == 1 else depth[n.id]) * ROW for n in view.nodes}
     words_y = top + deepest * ROW + RADIUS + 2 * SQUARE + 18
     symbols, k, classes = label_symbols(labels), len(view.models), len(labels)
-    edges = "".join(f'<line x1="{pos[n.parent]}" y1="{y[n.parent]}" x2="{pos[n.id]}" y2="{y[n.id]}"/>'
-                    for n in view.nodes if n.parent is not None)
+    edges = "".join(
+        f'<line x1="{pos[n.parent]}" y1="{y[n.parent]}" x2="{pos[n.id]}" y2="{y[n.id]}"/>'
+        for n in view.nodes
+        if n.parent is not None
+    )
     body = [f'<g stroke="#9e9e9e" stroke-width="1.2">{edges}</g>']
     for n in view.nodes:
         cx, cy = round(pos[n.id], 1), y[n.id]
         fill = svg.class_colour(n.gold, classes) if n.gold is not None else NO_GOLD
         dark = n.gold is not None and n.gold in (0, classes - 1)
-        rows = [f"{name}: {labels[n.predictions[m]]} ({n.confidence[m]:.2f})"
-                + (" ✓" if n.predictions[m] == n.gold else "") for m, name in zip(view.models, model_names)]
+        rows = [
+            f"{name}: {labels[n.predictions[m]]} ({n.confidence[m]:.2f})" + (" ✓" if n.predictions[m] == n.gold else "")
+            for m, name in zip(view.models, model_names)
+        ]
         gold = labels[n.gold] if n.gold is not None else "–"
         hover = "\n".join([n.text, f"{gold_word}: {gold}", *rows])
         squares = "".join(
             f'<rect x="{round(cx + (j - k / 2) * (SQUARE + 1), 1)}" y="{cy + RADIUS + 3}" width="{SQUARE}" '
             f'height="{SQUARE}" fill="{svg.class_colour(n.predictions[m], classes)}" stroke="#333" stroke-width="0.4"/>'
-            for j, m in enumerate(view.models))
-        body.append(f'<a class="tree-node" href="{svg.esc(node_link(n.text, view.task))}" target="_top" '
-                    f'data-node="{n.id}"><title>{svg.esc(hover)}</title>'
-                    f'<circle cx="{cx}" cy="{cy}" r="{RADIUS}" fill="{fill}" stroke="#444" stroke-width="1"/>'
-                    + text(cx, cy + 4, symbols[n.gold] if n.gold is not None else "·", size=11, weight="700",
-                           colour_="#fff" if dark else "#111")
-                    + f"{squares}</a>")
+            for j, m in enumerate(view.models)
+        )
+        body.append(
+            f'<a class="tree-node" href="{svg.esc(node_link(n.text, view.task))}" target="_top" '
+            f'data-node="{n.id}"><title>{svg.esc(hover)}</title>'
+            f'<circle cx="{cx}" cy="{cy}" r="{RADIUS}" fill="{fill}" stroke="#444" stroke-width="1"/>'
+            + text(
+                cx,
+                cy + 4,
+                symbols[n.gold] if n.gold is not None else "·",
+                size=11,
+                weight="700",
+                colour_="#fff" if dark else "#111",
+            )
+            + f"{squares}</a>"
+        )
     body += [text(round(cx, 1), words_y, word, size=12, colour_="#222") for word, cx in zip(view.words, centres)]
     width = centres[-1] + _slot(view.words[-1], k) / 2 + 16
     return figure("".join(body), width, words_y + 12, title, caption, "treebank-tree")
@@ -96,23 +111,29 @@ def length_figure(buckets: list[dict], title: str, x_title: str, y_title: str, c
     body = [svg.y_axis(y, 0, 1.0, left, right, y_title)]
     for i, b in enumerate(buckets):
         cx, h = left + (i + 0.5) * slot, round(plot_h * b["n"] / most, 1)
-        body.append(f'<rect x="{round(cx - 0.3 * slot, 1)}" y="{top + plot_h - h}" width="{round(0.6 * slot, 1)}" '
-                    f'height="{h}" fill="#e0e0e0"><title>{svg.esc(str(b["bucket"]))}: {b["n"]}</title></rect>')
+        body.append(
+            f'<rect x="{round(cx - 0.3 * slot, 1)}" y="{top + plot_h - h}" width="{round(0.6 * slot, 1)}" '
+            f'height="{h}" fill="#e0e0e0"><title>{svg.esc(str(b["bucket"]))}: {b["n"]}</title></rect>'
+        )
         body.append(text(round(cx, 1), top + plot_h - h - 4, str(b["n"]), size=9, colour_="#777"))
         body.append(text(round(cx, 1), top + plot_h + 16, b["bucket"]))
     points = [(left + (i + 0.5) * slot, y(b["accuracy"])) for i, b in enumerate(buckets) if b["accuracy"] is not None]
-    body.append(f'<polyline points="{" ".join(f"{round(a, 1)},{c}" for a, c in points)}" fill="none" '
-                f'stroke="{PALETTE[0]}" stroke-width="3"/>')
+    body.append(
+        f'<polyline points="{" ".join(f"{round(a, 1)},{c}" for a, c in points)}" fill="none" '
+        f'stroke="{PALETTE[0]}" stroke-width="3"/>'
+    )
     body += [f'<circle cx="{round(a, 1)}" cy="{c}" r="4" fill="{PALETTE[0]}"/>' for a, c in points]
     body.append(text((left + right) / 2, top + plot_h + 34, x_title, colour_="#444"))
-    items, legend_h = svg.legend([(y_title, PALETTE[0], ""), (count_title, "#cfcfcf", "")], left, top + plot_h + 56,
-                                 right - left)
+    items, legend_h = svg.legend(
+        [(y_title, PALETTE[0], ""), (count_title, "#cfcfcf", "")], left, top + plot_h + 56, right - left
+    )
     body.append(items)
     return figure("".join(body), width, top + plot_h + 56 + legend_h, title, name="treebank-length")
 
 
-def confusion_figure(confusion: list[list[int]], labels: list[str], gold_title: str, predicted_title: str,
-                     title: str = "") -> str:
+def confusion_figure(
+    confusion: list[list[int]], labels: list[str], gold_title: str, predicted_title: str, title: str = ""
+) -> str:
     """Counts (rows gold, columns predicted); colour = the share of the gold row."""
     cell = max(48, max((svg.text_width(label) for label in labels), default=0) + 12)
     left, top, n = 40 + max((svg.text_width(label) for label in labels), default=0), 40, len(labels)
@@ -121,13 +142,20 @@ def confusion_figure(confusion: list[list[int]], labels: list[str], gold_title: 
         total = max(1, sum(row))
         for j, count in enumerate(row):
             share, x0, y0 = count / total, left + j * cell, top + i * cell * 0.6
-            body.append(f'<rect x="{x0}" y="{round(y0, 1)}" width="{cell}" height="{round(cell * 0.6, 1)}" '
-                        f'fill="{svg.colour(share, 0, 1, svg.BLUES)}" stroke="#fff">'
-                        f'<title>{svg.esc(f"{labels[i]} → {labels[j]}: {count}")}</title></rect>')
-            body.append(text(x0 + cell / 2, round(y0 + cell * 0.3 + 4, 1), str(count),
-                             colour_="#fff" if share > 0.6 else "#111"))
-    body += [text(left - 6, round(top + (i + 0.5) * cell * 0.6 + 4, 1), label, anchor="end")
-             for i, label in enumerate(labels)]
+            body.append(
+                f'<rect x="{x0}" y="{round(y0, 1)}" width="{cell}" height="{round(cell * 0.6, 1)}" '
+                f'fill="{svg.colour(share, 0, 1, svg.BLUES)}" stroke="#fff">'
+                f"<title>{svg.esc(f'{labels[i]} → {labels[j]}: {count}')}</title></rect>"
+            )
+            body.append(
+                text(
+                    x0 + cell / 2, round(y0 + cell * 0.3 + 4, 1), str(count), colour_="#fff" if share > 0.6 else "#111"
+                )
+            )
+    body += [
+        text(left - 6, round(top + (i + 0.5) * cell * 0.6 + 4, 1), label, anchor="end")
+        for i, label in enumerate(labels)
+    ]
     bottom = top + n * cell * 0.6
     body += [text(left + (j + 0.5) * cell, bottom + 16, label) for j, label in enumerate(labels)]
     body.append(text(left + n * cell / 2, bottom + 36, predicted_title, colour_="#444"))

@@ -10,8 +10,8 @@ from demo.i18n import L, request_lang, t
 from demo.owners import Visitors
 from demo.plots import esc
 from demo.tabs import api, checkpoints, probes
-from demo.tabs import train as train_tab
 from demo.tabs import lab as lab_tab
+from demo.tabs import train as train_tab
 from demo.tabs import treebank as treebank_tab
 
 THEME = gr.themes.Soft(primary_hue="indigo")
@@ -48,9 +48,13 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 #result .occlusion-legend { display: flex; flex-wrap: wrap; gap: 0.9em; font-size: 0.85em; }
 #result .view-note { font-size: 0.9em; color: #475569; }
 #result table#comparison { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
-#result table#comparison td, #result table#comparison th { border: 1px solid #e2e8f0; padding: 0.2em 0.6em; text-align: left; }
+#result table#comparison td, #result table#comparison th {
+  border: 1px solid #e2e8f0; padding: 0.2em 0.6em; text-align: left;
+}
 #result table.attr-scores { border-collapse: collapse; margin: 0.4em 0; font-size: 0.85em; }
-#result table.attr-scores td, #result table.attr-scores th { border: 1px solid #e2e8f0; padding: 0.1em 0.5em; text-align: right; }
+#result table.attr-scores td, #result table.attr-scores th {
+  border: 1px solid #e2e8f0; padding: 0.1em 0.5em; text-align: right;
+}
 """
 
 
@@ -92,14 +96,23 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
             key = visitors.on_page(key, request, profile)
             ui, seen = request_lang(request), visitors.lab(lab, request)
             text = banner(lab, root, ui)
-            return (key, gr.update(value=text, visible=bool(text)), *checkpoints.tables(seen, ui), api.usage(seen, request),
-                    *train_tab.page_updates(train_view.queue, seen, visitors.owner(request)))
+            return (
+                key,
+                gr.update(value=text, visible=bool(text)),
+                *checkpoints.tables(seen, ui),
+                api.usage(seen, request),
+                *train_tab.page_updates(train_view.queue, seen, visitors.owner(request)),
+            )
 
         lab_view.open_link(demo)  # ?text=...&model=...: fill the Lab's inputs and analyse
         probes.open_in_lab(probes_view, lab_view, tabs)  # a probe failure opens in the Lab tab
         treebank_tab.open_in_lab(treebank_view, lab_view, tabs)  # so do a tree node and a test sentence
-        demo.load(on_load, owner_key, [owner_key, warning, loaded, failed, api_usage, lab_view.task, train_view.job],
-                  api_visibility="private")
+        demo.load(
+            on_load,
+            owner_key,
+            [owner_key, warning, loaded, failed, api_usage, lab_view.task, train_view.job],
+            api_visibility="private",
+        )
         api.fill_advertised_defaults(demo)
         api.keep_training_out_of_mcp(demo)
     return demo

@@ -15,9 +15,9 @@ if "LAB_USER_MODELS" not in os.environ:  # nor into user_models/ (the Train tab'
 
     os.environ["LAB_USER_MODELS"] = tempfile.mkdtemp(prefix="lab-user-models-")
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-from lab_fixture import NEGATIVE, NEUTRAL, POSITIVE, build_checkpoints  # noqa: E402
+import pytest
+import torch
+from lab_fixture import NEGATIVE, NEUTRAL, POSITIVE, build_checkpoints
 
 torch.set_num_threads(1)
 
@@ -95,7 +95,9 @@ def client(lab, tmp_path_factory, monkeypatch_module):
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
     demo = build_demo(lab)
     demo.queue(default_concurrency_limit=2)
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N)
+    _, url, _ = demo.launch(
+        prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N
+    )
     client = Client(url, verbose=False)
     yield client
     client.close()

@@ -66,13 +66,25 @@ def build_checkpoints(root: Path, sst_data: Path) -> Path:
     if (root / ".complete").is_file():
         return root
     zh_data = write_zh_data(root.parent / "zh_data")
-    plan = [("sst5", sst_data, PAPER_MODELS), ("sst2", sst_data, ["tensor_cnn", "dcnn"]),
-            ("zh_sentiment", zh_data, PAPER_MODELS)]
+    plan = [
+        ("sst5", sst_data, PAPER_MODELS),
+        ("sst2", sst_data, ["tensor_cnn", "dcnn"]),
+        ("zh_sentiment", zh_data, PAPER_MODELS),
+    ]
     for task, data, keys in plan:
         for key in keys:
             run = root.parent / "runs" / task / key
-            cfg = TrainConfig(model=key, task=task, data_dir=str(data), epochs=1, vectors="none", set=SMALL.get(key, []),
-                              out=str(run), progress=False, seed=1)
+            cfg = TrainConfig(
+                model=key,
+                task=task,
+                data_dir=str(data),
+                epochs=1,
+                vectors="none",
+                set=SMALL.get(key, []),
+                out=str(run),
+                progress=False,
+                seed=1,
+            )
             Trainer.from_config(cfg).fit()
             shutil.copytree(run / "best", root / task / key, dirs_exist_ok=True)
     write_manifest(root)
@@ -85,13 +97,24 @@ def serve_app(log_path: Path, env: dict[str, str], timeout: float = 90.0):
     LAB_CHECKPOINTS unless `env` names one: the bundled checkpoints); yields its address once it answers,
     and prints how long that took."""
     port = free_port()
-    env = {**{k: v for k, v in os.environ.items() if k != "LAB_CHECKPOINTS"}, "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_SERVER_NAME": "127.0.0.1", "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False", **env}
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "LAB_CHECKPOINTS"},
+        "GRADIO_SERVER_PORT": str(port),
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "HF_HUB_OFFLINE": "1",
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        **env,
+    }
     address = f"http://127.0.0.1:{port}/"
     with open(log_path, "w") as log:
         start = time.perf_counter()
-        server = subprocess.Popen([sys.executable, "app.py"], cwd=Path(__file__).resolve().parents[1], env=env,
-                                  stdout=log, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            [sys.executable, "app.py"],
+            cwd=Path(__file__).resolve().parents[1],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             while True:
                 assert server.poll() is None, f"app.py exited with {server.returncode}; see {log_path}"

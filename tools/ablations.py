@@ -26,12 +26,21 @@ TOP_LEVEL = SENTENCE_INDEX[1]  # level_only past a sentence's length reads its t
 # paper gives a figure or a comparison on another task only (the text says what)
 PAPER = {
     ("tensor_cnn", "consecutive"): (None, "Lei et al. 2015, Fig. 3: λ = 0 drops accuracy in every setting (no table)"),
-    ("mrnn", "additive"): (None, "Irsoy & Cardie 2015, §5.2: the additive RNN is slightly worse on MPQA (ranking loss "
-                                 "0.5265 vs 0.5232); no SST number"),
-    ("dcnn", "max_pool"): (None, "Kalchbrenner et al. 2014, Table 1: Max-TDNN (max pooling, one narrow layer) 37.4 on "
-                                 "SST-5, a different network"),
-    ("adasent", "level_only"): (None, "Zhao et al. 2015, §Results: GrConv (the top level only) is worse on every data "
-                                      "set (its table is lost in our copy); no SST number"),
+    ("mrnn", "additive"): (
+        None,
+        "Irsoy & Cardie 2015, §5.2: the additive RNN is slightly worse on MPQA (ranking loss "
+        "0.5265 vs 0.5232); no SST number",
+    ),
+    ("dcnn", "max_pool"): (
+        None,
+        "Kalchbrenner et al. 2014, Table 1: Max-TDNN (max pooling, one narrow layer) 37.4 on "
+        "SST-5, a different network",
+    ),
+    ("adasent", "level_only"): (
+        None,
+        "Zhao et al. 2015, §Results: GrConv (the top level only) is worse on every data "
+        "set (its table is lost in our copy); no SST number",
+    ),
     ("agt", "skip_only"): (48.5, "Guo 2017, §3.2: only s+_0 (retrained), 48.5 on SST-5 against 50.5"),
 }
 # our retrained counterparts: (model, intervention) -> the variant of a make bench accuracy row (docs/benchmarks.json)
@@ -64,10 +73,26 @@ def retrained(model: str, key: str) -> dict | None:
     if row is None:
         return None
     # the full model trained the same way (same task and phrase regime, the recipe's own variant)
-    full = next((r for r in rows if r["model"] == model and r["task"] == row["task"] and r["phrases"] == row["phrases"]
-                 and r["variant"] == ""), None)
-    return {"test": row["mean"], "dev": row.get("dev_mean"), "runs": row["n"], "variant": row["variant"],
-            "phrases": row["phrases"], "full_test": full["mean"] if full else None, "full_runs": full["n"] if full else 0}
+    full = next(
+        (
+            r
+            for r in rows
+            if r["model"] == model
+            and r["task"] == row["task"]
+            and r["phrases"] == row["phrases"]
+            and r["variant"] == ""
+        ),
+        None,
+    )
+    return {
+        "test": row["mean"],
+        "dev": row.get("dev_mean"),
+        "runs": row["n"],
+        "variant": row["variant"],
+        "phrases": row["phrases"],
+        "full_test": full["mean"] if full else None,
+        "full_runs": full["n"] if full else 0,
+    }
 
 
 def measure(task_name: str, model: str, root: Path, data: str | None = None) -> list[dict]:
@@ -80,44 +105,77 @@ def measure(task_name: str, model: str, root: Path, data: str | None = None) -> 
             intervention = None if key is None else Intervention(key, index)
             start = time.perf_counter()
             with intervening(intervention):
-                dev, test = (evaluate(net, getattr(task, split), ckpt.vocab, task.labels)["accuracy"] * 100
-                             for split in ("dev", "test"))
+                dev, test = (
+                    evaluate(net, getattr(task, split), ckpt.vocab, task.labels)["accuracy"] * 100
+                    for split in ("dev", "test")
+                )
             paper, source = PAPER.get((model, key), (None, ""))
-            rows.append({"task": task_name, "model": model, "intervention": str(intervention or "none"),
-                         "section": net.interventions[key].section if key else "", "dev": dev, "test": test,
-                         "paper": paper, "paper_source": source, "retrained": retrained(model, key) if key else None,
-                         "seconds": time.perf_counter() - start})
-            print(f"{task_name} {model:>10} {rows[-1]['intervention']:>22}  dev {dev:5.1f}  test {test:5.1f}", flush=True)
+            rows.append(
+                {
+                    "task": task_name,
+                    "model": model,
+                    "intervention": str(intervention or "none"),
+                    "section": net.interventions[key].section if key else "",
+                    "dev": dev,
+                    "test": test,
+                    "paper": paper,
+                    "paper_source": source,
+                    "retrained": retrained(model, key) if key else None,
+                    "seconds": time.perf_counter() - start,
+                }
+            )
+            print(
+                f"{task_name} {model:>10} {rows[-1]['intervention']:>22}  dev {dev:5.1f}  test {test:5.1f}", flush=True
+            )
     return rows
 
 
 def markdown(report: dict) -> str:
-    lines = ["# Ablations: what each part of each model contributes", "",
-             f"Generated by `{report['command']}` on {report['machine']['cpu']} ({report['machine']['logical_cpus']} "
-             f"cores, load average {report['machine']['load_average'][0]:.1f}), {report['generated']}, commit "
-             f"{report['machine']['commit']}.", "",
-             "Each shipped checkpoint is evaluated with one of its parts switched off or replaced at inference "
-             "(`core.models.base.intervening`; the Lab's intervention menu and `/predict`'s `intervention`): no "
-             "retraining, so a drop says how much the trained model relies on that part, not how well a model "
-             "trained without it would do. Where a paper retrained without the part, its number and our retrained "
-             "run (`make bench`'s row) stand beside it. Accuracy in %; Δ against the plain model's test accuracy.", ""]
+    lines = [
+        "# Ablations: what each part of each model contributes",
+        "",
+        f"Generated by `{report['command']}` on {report['machine']['cpu']} ({report['machine']['logical_cpus']} "
+        f"cores, load average {report['machine']['load_average'][0]:.1f}), {report['generated']}, commit "
+        f"{report['machine']['commit']}.",
+        "",
+        "Each shipped checkpoint is evaluated with one of its parts switched off or replaced at inference "
+        "(`core.models.base.intervening`; the Lab's intervention menu and `/predict`'s `intervention`): no "
+        "retraining, so a drop says how much the trained model relies on that part, not how well a model "
+        "trained without it would do. Where a paper retrained without the part, its number and our retrained "
+        "run (`make bench`'s row) stand beside it. Accuracy in %; Δ against the plain model's test accuracy.",
+        "",
+    ]
     for task in dict.fromkeys(r["task"] for r in report["rows"]):
         for model in dict.fromkeys(r["model"] for r in report["rows"] if r["task"] == task):
             rows = [r for r in report["rows"] if (r["task"], r["model"]) == (task, model)]
             plain = rows[0]
-            lines += [f"## {task} · {model}", "", "| intervention | tests | dev | test | Δ test | paper (retrained) | "
-                      "ours retrained |", "|---|---|---|---|---|---|---|"]
+            lines += [
+                f"## {task} · {model}",
+                "",
+                "| intervention | tests | dev | test | Δ test | paper (retrained) | ours retrained |",
+                "|---|---|---|---|---|---|---|",
+            ]
             for r in rows:
                 ours = r["retrained"]
-                ours_text = "" if not ours else (
-                    f"{ours['test']:.1f} (`{ours['variant']}`, {ours['runs']} run, "
-                    f"{'all phrases' if ours['phrases'] else 'sentences'})"
-                    + (f" against {ours['full_test']:.1f} for the full model ({ours['full_runs']} runs)"
-                       if ours.get("full_test") is not None else ""))
+                ours_text = (
+                    ""
+                    if not ours
+                    else (
+                        f"{ours['test']:.1f} (`{ours['variant']}`, {ours['runs']} run, "
+                        f"{'all phrases' if ours['phrases'] else 'sentences'})"
+                        + (
+                            f" against {ours['full_test']:.1f} for the full model ({ours['full_runs']} runs)"
+                            if ours.get("full_test") is not None
+                            else ""
+                        )
+                    )
+                )
                 paper = (f"{r['paper']:.1f}: " if r["paper"] is not None else "") + r["paper_source"]
                 delta = "" if r is plain else f"{r['test'] - plain['test']:+.1f}"
-                lines.append(f"| `{r['intervention']}` | {r['section']} | {r['dev']:.1f} | {r['test']:.1f} | {delta} | "
-                             f"{paper} | {ours_text} |")
+                lines.append(
+                    f"| `{r['intervention']}` | {r['section']} | {r['dev']:.1f} | {r['test']:.1f} | {delta} | "
+                    f"{paper} | {ours_text} |"
+                )
             lines.append("")
     return "\n".join(lines)
 
@@ -129,8 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))
     parser.add_argument("--data", default=None, help="the data directory (default: $DATA_DIR, else ../shared/data)")
     parser.add_argument("--out", default=str(DOCS))
-    parser.add_argument("--render", action="store_true",
-                        help="rewrite ablations.md from the stored ablations.json (retrained rows re-read), measuring nothing")
+    parser.add_argument(
+        "--render",
+        action="store_true",
+        help="rewrite ablations.md from the stored ablations.json (retrained rows re-read), measuring nothing",
+    )
     args = parser.parse_args(argv)
     out = Path(args.out)
     if args.render:
@@ -139,10 +200,18 @@ def main(argv: list[str] | None = None) -> int:
             key = row["intervention"].partition(":")[0]
             row["retrained"] = retrained(row["model"], key) if key != "none" else None
     else:
-        rows = [r for task in args.tasks for model in args.models
-                for r in measure(task, model, Path(args.checkpoints), args.data)]
-        report = {"command": "make ablations", "generated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                  "machine": machine_info(), "rows": rows}
+        rows = [
+            r
+            for task in args.tasks
+            for model in args.models
+            for r in measure(task, model, Path(args.checkpoints), args.data)
+        ]
+        report = {
+            "command": "make ablations",
+            "generated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "machine": machine_info(),
+            "rows": rows,
+        }
     (out / "ablations.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / "ablations.md").write_text(markdown(report) + "\n", encoding="utf-8")
     return 0

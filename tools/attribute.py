@@ -41,8 +41,10 @@ def split_sentences(task: str, split: str, limit: int, data: str | None) -> tupl
         raise ExportError("no_split", task=task, split=split, available=list(SPLITS))
     loaded = load_task(task, data)
     examples = [e for e in getattr(loaded, split) if not e.is_phrase][:limit]
-    return [Sentence(i, list(e.words), join_words(e.words, loaded.lang), loaded.labels[e.label])
-            for i, e in enumerate(examples)], loaded.lang
+    return [
+        Sentence(i, list(e.words), join_words(e.words, loaded.lang), loaded.labels[e.label])
+        for i, e in enumerate(examples)
+    ], loaded.lang
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,8 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     explained = len({r["id"] for r in records})
     out = Path(args.out or PROJECT_ROOT / "exports" / "attributions" / f"{args.task}-{args.split}")
     source = f"{args.task}'s {args.split} split (its first {len(sentences)})"
-    paths = write_export(records, out, card(f"Word attributions: {args.task} {args.split}", lang, source, records,
-                                            len(sentences) - explained))
+    paths = write_export(
+        records,
+        out,
+        card(f"Word attributions: {args.task} {args.split}", lang, source, records, len(sentences) - explained),
+    )
     print(f"wrote {', '.join(map(str, paths))}", file=sys.stderr)
     return 0
 

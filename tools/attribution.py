@@ -17,14 +17,27 @@ import random
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import torch
 
-from core.analysis.attribution import (COMPLETENESS_TARGET, DELETION_STEPS, GRADIENT_METHODS, IG_MAX_SEGMENTS, IG_SEGMENT_STEPS,
-                              METHODS, ON_DEMAND, aopc, deletion_curve, gradient_attributions, occlusion, random_order,
-                              ranking, weights_sha256)
+from core.analysis.attribution import (
+    COMPLETENESS_TARGET,
+    DELETION_STEPS,
+    GRADIENT_METHODS,
+    IG_MAX_SEGMENTS,
+    IG_SEGMENT_STEPS,
+    METHODS,
+    ON_DEMAND,
+    aopc,
+    deletion_curve,
+    gradient_attributions,
+    occlusion,
+    random_order,
+    ranking,
+    weights_sha256,
+)
 from core.analysis.plausibility import TOP_K, plausibility, summarize
 from core.analysis.treebank import SST_TASKS
 from core.data import PROJECT_ROOT, data_dir, load_task
@@ -52,8 +65,14 @@ def _predicted(net, ids: list[int]) -> int:
     return int(net.predict_labels(net(torch.tensor([ids]), torch.tensor([len(ids)]))))
 
 
-def measure_model(net, vocab, sentences: list[tuple[str, ...]], seed: int,
-                  trees: dict[tuple[str, ...], Tree] | None = None, classes: int = 5) -> dict:
+def measure_model(
+    net,
+    vocab,
+    sentences: list[tuple[str, ...]],
+    seed: int,
+    trees: dict[tuple[str, ...], Tree] | None = None,
+    classes: int = 5,
+) -> dict:
     """AOPC per method and for random orders, IG's completeness errors, each method's milliseconds and, with
     the sentences' gold `trees`, each method's plausibility for the model's `classes` (5 or 2)."""
     rng = random.Random(seed)
@@ -76,15 +95,22 @@ def measure_model(net, vocab, sentences: list[tuple[str, ...]], seed: int,
             curves[method].append(aopc(deletion_curve(net, ids, target, ranking(attribution.scores))))
             if trees:
                 agreement[method].append(plausibility(trees[words], attribution.scores, target, classes))
-        curves["random"].append(statistics.mean(aopc(deletion_curve(net, ids, target, random_order(len(ids), rng)))
-                                                for _ in range(RANDOM_ORDERS)))
+        curves["random"].append(
+            statistics.mean(
+                aopc(deletion_curve(net, ids, target, random_order(len(ids), rng))) for _ in range(RANDOM_ORDERS)
+            )
+        )
     return {
         "sentences": len(sentences),
         "aopc": {m: statistics.mean(curves[m]) for m in METHODS},
         "random": statistics.mean(curves["random"]),
-        "ig_completeness": {"median": statistics.median(errors), "max": max(errors),
-                            "share_under_target": sum(e < COMPLETENESS_TARGET for e in errors) / len(errors),
-                            "median_steps": statistics.median(steps), "max_steps": max(steps)},
+        "ig_completeness": {
+            "median": statistics.median(errors),
+            "max": max(errors),
+            "share_under_target": sum(e < COMPLETENESS_TARGET for e in errors) / len(errors),
+            "median_steps": statistics.median(steps),
+            "max_steps": max(steps),
+        },
         "ms_per_sentence": {m: statistics.median(v) for m, v in ms.items()},
         "plausibility": {m: summarize(found) for m, found in agreement.items()} if trees else None,
     }
@@ -102,9 +128,12 @@ def render_markdown(report: dict) -> str:
     ]
     for task, run in report["runs"].items():
         took = f", {run['seconds'] / 60:.1f} minutes" if "seconds" in run else ""
-        lines.append(f"- {task}: {run['date']}, commit `{run['commit']}`, {run['sample']} test sentences drawn with "
-                     f"`random.Random({run['seed']})`{took}" + (f", load average {run['load_average']:.1f}"
-                                                                 if "load_average" in run else "") + ".")
+        lines.append(
+            f"- {task}: {run['date']}, commit `{run['commit']}`, {run['sample']} test sentences drawn with "
+            f"`random.Random({run['seed']})`{took}"
+            + (f", load average {run['load_average']:.1f}" if "load_average" in run else "")
+            + "."
+        )
     lines += [
         "",
         f"**Sample.** Test sentences of 2 to {OCCLUSION_MAX_WORDS} words (SST-5 test trees; zh_sentiment's seeded "
@@ -124,10 +153,15 @@ def render_markdown(report: dict) -> str:
             best = max(e["aopc"], key=e["aopc"].get)
             cells = [f"**{e['aopc'][x]:.3f}**" if x == best else f"{e['aopc'][x]:.3f}" for x in METHODS]
             lines.append(f"| {task} | {model} | " + " | ".join(cells) + f" | {e['random']:.3f} | {best} |")
-    wins = {x: sum(max(e["aopc"], key=e["aopc"].get) == x for models in r.values() for e in models.values())
-            for x in METHODS}
-    lines += ["", "Most faithful method, count of (task, model) rows: "
-              + ", ".join(f"{x} {n}" for x, n in wins.items()) + ".", ""]
+    wins = {
+        x: sum(max(e["aopc"], key=e["aopc"].get) == x for models in r.values() for e in models.values())
+        for x in METHODS
+    }
+    lines += [
+        "",
+        "Most faithful method, count of (task, model) rows: " + ", ".join(f"{x} {n}" for x, n in wins.items()) + ".",
+        "",
+    ]
     lines += render_plausibility(r)
     lines += [
         "## Integrated gradients: completeness",
@@ -135,7 +169,8 @@ def render_markdown(report: dict) -> str:
         f"Error = |sum of the scores - (f(x) - f(x'))| / |f(x) - f(x')| (the explained logit, baseline x' = zero "
         f"vectors; a change under 0.1 logit is compared with 0.1). The path is cut into segments of {IG_SEGMENT_STEPS} "
         f"trapezoid steps, the one with the largest gap halved until the error is under {COMPLETENESS_TARGET:.0%} "
-        f"or {IG_MAX_SEGMENTS} segments ({IG_MAX_SEGMENTS * IG_SEGMENT_STEPS} steps) are reached. No number of steps makes DCNN complete: "
+        f"or {IG_MAX_SEGMENTS} segments ({IG_MAX_SEGMENTS * IG_SEGMENT_STEPS} steps) are reached. "
+        "No number of steps makes DCNN complete: "
         "its k-max pooling keeps each row's top values in word order, so when one value overtakes another the "
         "kept columns reorder and the logit jumps; a path integral of gradients misses the jumps. The lab shows "
         "each explanation's error beside its scores.",
@@ -146,8 +181,10 @@ def render_markdown(report: dict) -> str:
     for task, models in r.items():
         for model, e in models.items():
             c = e["ig_completeness"]
-            lines.append(f"| {task} | {model} | {c['median']:.2%} | {c['max']:.2%} | {c['share_under_target']:.0%} | "
-                         f"{c['median_steps']:.0f} | {c['max_steps']} |")
+            lines.append(
+                f"| {task} | {model} | {c['median']:.2%} | {c['max']:.2%} | {c['share_under_target']:.0%} | "
+                f"{c['median_steps']:.0f} | {c['max_steps']} |"
+            )
     lines += [
         "",
         "## Cost",
@@ -160,14 +197,20 @@ def render_markdown(report: dict) -> str:
     ]
     for task, models in r.items():
         for model, e in models.items():
-            lines.append(f"| {task} | {model} | " + " | ".join(f"{e['ms_per_sentence'][x]:.0f}" for x in METHODS) + " |")
+            lines.append(
+                f"| {task} | {model} | " + " | ".join(f"{e['ms_per_sentence'][x]:.0f}" for x in METHODS) + " |"
+            )
     return "\n".join(lines) + "\n"
 
 
 def render_plausibility(results: dict) -> list[str]:
     """The plausibility section: rank agreement and precision@k per method, the rows of the tasks with trees."""
-    rows = [(task, model, e["plausibility"]) for task, models in results.items() for model, e in models.items()
-            if e.get("plausibility")]
+    rows = [
+        (task, model, e["plausibility"])
+        for task, models in results.items()
+        for model, e in models.items()
+        if e.get("plausibility")
+    ]
     if not rows:
         return []
     lines = [
@@ -182,17 +225,21 @@ def render_plausibility(results: dict) -> list[str]:
         "sentence, averaged (0 for a random ranking; sentences whose words are all neutral have none).",
         f"- **P@{TOP_K}** = the share of the method's top {TOP_K} words that lie inside a gold phrase labelled the "
         "way the model predicted (a word's phrase: the smallest non-neutral node holding it, its own leaf included, "
-        "the root not; so \"bad\" in a positive \"not bad\" counts against a positive prediction, \"not\" for it); "
+        'the root not; so "bad" in a positive "not bad" counts against a positive prediction, "not" for it); '
         "*chance* = that share for a random ranking (the agreeing words' share of the sentence).",
         "",
         "Faithfulness (AOPC) and plausibility answer different questions: a method can follow the model closely "
         "where the model reads the sentence unlike the annotators. Best τ per row in bold. Every sentence's scores "
         "and AOPC, per method, as a dataset: `make attribute TASK=sst5 SPLIT=test`.",
         "",
-        "| task | model | sentences (τ / P@k) | " + " | ".join(f"{x} τ" for x in METHODS) + " | "
-        + " | ".join(f"{x} P@{TOP_K}" for x in METHODS) + " | chance |",
+        "| task | model | sentences (τ / P@k) | "
+        + " | ".join(f"{x} τ" for x in METHODS)
+        + " | "
+        + " | ".join(f"{x} P@{TOP_K}" for x in METHODS)
+        + " | chance |",
         "|---|---|---:|" + "---:|" * (2 * len(METHODS) + 1),
     ]
+
     def cell(value: float | None) -> str:  # None: no sentence had the score (e.g. every one predicted neutral)
         return "–" if value is None else f"{value:.3f}"
 
@@ -201,9 +248,13 @@ def render_plausibility(results: dict) -> list[str]:
         best = max(taus, key=taus.get) if taus else None
         first = p[METHODS[0]]
         tau_cells = [f"**{cell(taus[x])}**" if x == best else cell(p[x]["rank_agreement"]) for x in METHODS]
-        lines.append(f"| {task} | {model} | {first['rank_sentences']} / {first['precision_sentences']} | "
-                     + " | ".join(tau_cells) + " | " + " | ".join(cell(p[x]["precision"]) for x in METHODS)
-                     + f" | {cell(first['chance'])} |")
+        lines.append(
+            f"| {task} | {model} | {first['rank_sentences']} / {first['precision_sentences']} | "
+            + " | ".join(tau_cells)
+            + " | "
+            + " | ".join(cell(p[x]["precision"]) for x in METHODS)
+            + f" | {cell(first['chance'])} |"
+        )
     return lines + [""]
 
 
@@ -213,8 +264,10 @@ def previous_report(path: Path) -> dict:
         old = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    runs = old.get("runs") or {t: {"date": old["date"], "commit": old["machine"]["commit"], "sample": old["sample"],
-                                   "seed": old["seed"]} for t in old["results"]}  # written before per-task runs
+    runs = old.get("runs") or {
+        t: {"date": old["date"], "commit": old["machine"]["commit"], "sample": old["sample"], "seed": old["seed"]}
+        for t in old["results"]
+    }  # written before per-task runs
     return {"results": old["results"], "runs": runs}
 
 
@@ -242,21 +295,36 @@ def main(argv: list[str] | None = None) -> int:
         for model in lab.models(task):
             ckpt = lab.checkpoints[(task, model)]
             started = time.perf_counter()
-            results[task][model] = measure_model(ckpt.model, ckpt.vocab, sentences, args.seed, trees,
-                                                 len(ckpt.meta["labels"]))
+            results[task][model] = measure_model(
+                ckpt.model, ckpt.vocab, sentences, args.seed, trees, len(ckpt.meta["labels"])
+            )
             results[task][model]["weights_sha256"] = weights_sha256(ckpt)  # the hint names these weights only
-            print(f"{task} {model}: {time.perf_counter() - started:.0f} s, AOPC {results[task][model]['aopc']}, "
-                  f"random {results[task][model]['random']:.3f}", file=sys.stderr)
+            print(
+                f"{task} {model}: {time.perf_counter() - started:.0f} s, AOPC {results[task][model]['aopc']}, "
+                f"random {results[task][model]['random']:.3f}",
+                file=sys.stderr,
+            )
         machine = machine_info()
-        runs[task] = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": machine["commit"],
-                      "sample": len(sentences), "seed": args.seed, "seconds": time.perf_counter() - task_started,
-                      "load_average": machine["load_average"][0]}
+        runs[task] = {
+            "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "commit": machine["commit"],
+            "sample": len(sentences),
+            "seed": args.seed,
+            "seconds": time.perf_counter() - task_started,
+            "load_average": machine["load_average"][0],
+        }
     from importlib.metadata import version
 
     order = [t for t in TASKS if t in results] + [t for t in results if t not in TASKS]
-    report = {"date": runs[args.tasks[-1]]["date"], "sample": args.sample, "seed": args.seed,
-              "captum": version("captum"), "machine": machine_info(),
-              "runs": {t: runs[t] for t in order}, "results": {t: results[t] for t in order}}
+    report = {
+        "date": runs[args.tasks[-1]]["date"],
+        "sample": args.sample,
+        "seed": args.seed,
+        "captum": version("captum"),
+        "machine": machine_info(),
+        "runs": {t: runs[t] for t in order},
+        "results": {t: results[t] for t in order},
+    }
     out.mkdir(parents=True, exist_ok=True)
     (out / "attribution.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / "attribution.md").write_text(render_markdown(report), encoding="utf-8")

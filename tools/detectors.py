@@ -14,13 +14,14 @@ from pathlib import Path
 
 import torch
 
-from core.data.batching import pad_batch
 from core.checkpoints.checkpoint import CheckpointError, load_checkpoint
 from core.data import DataError, load_task
+from core.data.batching import pad_batch
 
 
-def top_ngrams(model, vocab, sentences: list[list[str]], fmap: int, row: int, top: int = 5,
-               batch_size: int = 64) -> list[tuple[str, float]]:
+def top_ngrams(
+    model, vocab, sentences: list[list[str]], fmap: int, row: int, top: int = 5, batch_size: int = 64
+) -> list[tuple[str, float]]:
     """The `top` distinct n-grams of `sentences` with the highest activation of detector (fmap, row),
     as (n-gram, activation), best first."""
     maps, rows = model.config.maps[0], model.config.embed_dim
@@ -57,8 +58,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--map", type=int, required=True, help="first-layer feature map, from 0")
     parser.add_argument("--row", type=int, required=True, help="embedding row, from 0")
     parser.add_argument("--top", type=int, default=5, help="how many n-grams to list")
-    parser.add_argument("--splits", nargs="+", default=["dev", "test"], choices=["train", "dev", "test"],
-                        help="splits to rank (the paper: validation and test)")
+    parser.add_argument(
+        "--splits",
+        nargs="+",
+        default=["dev", "test"],
+        choices=["train", "dev", "test"],
+        help="splits to rank (the paper: validation and test)",
+    )
     parser.add_argument("--data-dir", help="data directory (default: $DATA_DIR, then ../shared/data)")
     parser.add_argument("--out", help="write the markdown table here instead of printing it")
     args = parser.parse_args(argv)

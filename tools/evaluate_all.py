@@ -17,19 +17,19 @@ import random
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import torch
 
-from core.checkpoints.checkpoint import CheckpointError
-from core.data import PROJECT_ROOT, DataError, data_dir, load_task
-from core.data.sst import load_sst_trees
 from core.analysis.dataset_view import SLICES, evaluate_task, read_evaluation, write_evaluation
+from core.analysis.treebank import SST_TASKS, Treebank, TreebankError
+from core.checkpoints.checkpoint import CheckpointError
 from core.checkpoints.hub import BUNDLED, display_path
 from core.checkpoints.manifest import write_manifest
+from core.data import PROJECT_ROOT, DataError, data_dir, load_task
+from core.data.sst import load_sst_trees
 from core.predict import Lab
-from core.analysis.treebank import SST_TASKS, Treebank, TreebankError
 from tools.git import git_commit
 from tools.probes import machine
 
@@ -39,8 +39,12 @@ TIMED_SENTENCES = 30  # random test sentences timed as "switch sentence", beside
 
 def current(lab: Lab, task: str) -> bool:
     views = [read_evaluation(lab.checkpoints, task, m) for m in lab.models(task)]
-    return all(v.status == "ok" and not v.disagreement_stale
-               and set(v.evaluation["disagreement"]["models"]) == set(lab.models(task)) for v in views)
+    return all(
+        v.status == "ok"
+        and not v.disagreement_stale
+        and set(v.evaluation["disagreement"]["models"]) == set(lab.models(task))
+        for v in views
+    )
 
 
 def evaluate_all(root: Path, data: str | None = None, force: bool = False) -> dict[str, float]:
@@ -60,9 +64,14 @@ def evaluate_all(root: Path, data: str | None = None, force: bool = False) -> di
         checkpoints = {m: lab.checkpoints[(task_name, m)] for m in lab.models(task_name)}
         for model, evaluation in evaluate_task(checkpoints, task, trees).items():
             path = write_evaluation(checkpoints[model].path, evaluation)
-            log.info("%s/%s: sentences %.4f%s -> %s", task_name, model, evaluation["sentences"]["accuracy"],
-                     f", all phrases {evaluation['phrases']['accuracy']:.4f}" if evaluation["phrases"] else "",
-                     display_path(path))
+            log.info(
+                "%s/%s: sentences %.4f%s -> %s",
+                task_name,
+                model,
+                evaluation["sentences"]["accuracy"],
+                f", all phrases {evaluation['phrases']['accuracy']:.4f}" if evaluation["phrases"] else "",
+                display_path(path),
+            )
         seconds[task_name] = time.perf_counter() - start
     write_manifest(root)
     return seconds
@@ -82,8 +91,10 @@ def measure(lab: Lab, treebank: Treebank) -> dict:
     opening, opening_cpu = time.perf_counter() - start, time.process_time() - cpu
     rng = random.Random(0)
     trees = treebank.trees["test"]
-    timed = {"random": rng.sample(range(len(trees)), min(TIMED_SENTENCES, len(trees))),
-             "40+ words": [i for i, t in enumerate(trees) if len(t.words) >= 40]}
+    timed = {
+        "random": rng.sample(range(len(trees)), min(TIMED_SENTENCES, len(trees))),
+        "40+ words": [i for i, t in enumerate(trees) if len(t.words) >= 40],
+    }
     result = {"task": task, "open_tab_s": round(opening, 4), "open_tab_cpu_s": round(opening_cpu, 4)}
     for name, indices in timed.items():
         times, cpu_times = [], []
@@ -93,18 +104,28 @@ def measure(lab: Lab, treebank: Treebank) -> dict:
             times.append(time.perf_counter() - start)
             cpu_times.append(time.process_time() - cpu)
         if times:
-            result[name] = {"sentences": len(times), "median_s": round(statistics.median(times), 4),
-                            "max_s": round(max(times), 4), "median_cpu_s": round(statistics.median(cpu_times), 4),
-                            "max_cpu_s": round(max(cpu_times), 4), "max_words": max(len(trees[i].words) for i in indices)}
+            result[name] = {
+                "sentences": len(times),
+                "median_s": round(statistics.median(times), 4),
+                "max_s": round(max(times), 4),
+                "median_cpu_s": round(statistics.median(cpu_times), 4),
+                "max_cpu_s": round(max(cpu_times), 4),
+                "max_words": max(len(trees[i].words) for i in indices),
+            }
     return result
 
 
 def render(lab: Lab, timing: dict | None, root: str, load: str) -> str:
-    lines = ["# Treebank and dataset view", "",
-             "Written by `make evaluate-all` (`python -m tools.evaluate_all`); do not edit by hand. Every number is "
-             "read from the checkpoints' `evaluation.json` (core.analysis.dataset_view), the files the Treebank tab shows.", "",
-             f"Checkpoints: `{root}`. Commit: `{git_commit() or 'unknown'}`. Machine: {machine()}; load average "
-             f"{load} while it ran. Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC.", ""]
+    lines = [
+        "# Treebank and dataset view",
+        "",
+        "Written by `make evaluate-all` (`python -m tools.evaluate_all`); do not edit by hand. Every number is "
+        "read from the checkpoints' `evaluation.json` (core.analysis.dataset_view), the files the Treebank tab shows.",
+        "",
+        f"Checkpoints: `{root}`. Commit: `{git_commit() or 'unknown'}`. Machine: {machine()}; load average "
+        f"{load} while it ran. Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.",
+        "",
+    ]
     for task in lab.tasks():
         views = {m: read_evaluation(lab.checkpoints, task, m) for m in lab.models(task)}
         ok = {m: v for m, v in views.items() if v.status == "ok"}
@@ -112,34 +133,52 @@ def render(lab: Lab, timing: dict | None, root: str, load: str) -> str:
             continue
         first = next(iter(ok.values())).evaluation
         unit = first["length_unit"]
-        lines += [f"## {task}", "", "| model | sentences (root) | all phrases | " + " | ".join(SLICES[1:]) + " |",
-                  "|---|---:|---:|" + "---:|" * (len(SLICES) - 1)]
+        lines += [
+            f"## {task}",
+            "",
+            "| model | sentences (root) | all phrases | " + " | ".join(SLICES[1:]) + " |",
+            "|---|---:|---:|" + "---:|" * (len(SLICES) - 1),
+        ]
         for m, v in ok.items():
             e = v.evaluation
             phrases = f"{100 * e['phrases']['accuracy']:.2f}" if e["phrases"] else "–"
-            slices = [f"{100 * e['slices'][s]['accuracy']:.1f} (n={e['slices'][s]['n']})" if e["slices"][s]["n"] else "–"
-                      for s in SLICES[1:]]
+            slices = [
+                f"{100 * e['slices'][s]['accuracy']:.1f} (n={e['slices'][s]['n']})" if e["slices"][s]["n"] else "–"
+                for s in SLICES[1:]
+            ]
             lines.append(f"| {m} | {100 * e['sentences']['accuracy']:.2f} | {phrases} | " + " | ".join(slices) + " |")
         buckets = [b["bucket"] for b in next(iter(ok.values())).buckets]
-        lines += ["", f"Accuracy (%) by {unit} length in words ({'every labelled test phrase, as Socher et al. 2013, Fig. 4' if unit == 'phrase' else 'test sentences'}):", "",
-                  "| model | " + " | ".join(buckets) + " |", "|---|" + "---:|" * len(buckets)]
+        measured = "every labelled test phrase, as Socher et al. 2013, Fig. 4" if unit == "phrase" else "test sentences"
+        lines += [
+            "",
+            f"Accuracy (%) by {unit} length in words ({measured}):",
+            "",
+            "| model | " + " | ".join(buckets) + " |",
+            "|---|" + "---:|" * len(buckets),
+        ]
         counts = {b["bucket"]: b["n"] for b in next(iter(ok.values())).buckets}
         for m, v in ok.items():
             lines.append(f"| {m} | " + " | ".join(f"{100 * b['accuracy']:.1f}" for b in v.buckets) + " |")
         lines += ["| *n* | " + " | ".join(str(counts[b]) for b in buckets) + " |", ""]
     if timing:
-        lines += ["## Server time of the Treebank tab", "",
-                  f"Task {timing['task']}, every model of it, SVG figures included (the tab's own callbacks, "
-                  "`demo/tabs/treebank.py`), one torch thread; wall time, and the process's CPU time, which other "
-                  "work on the machine does not inflate:", "",
-                  f"- opening the tab (the picker, the dataset view, the first tree): **{timing['open_tab_s']:.3f} s** "
-                  f"(CPU {timing['open_tab_cpu_s']:.3f} s)"]
+        lines += [
+            "## Server time of the Treebank tab",
+            "",
+            f"Task {timing['task']}, every model of it, SVG figures included (the tab's own callbacks, "
+            "`demo/tabs/treebank.py`), one torch thread; wall time, and the process's CPU time, which other "
+            "work on the machine does not inflate:",
+            "",
+            f"- opening the tab (the picker, the dataset view, the first tree): **{timing['open_tab_s']:.3f} s** "
+            f"(CPU {timing['open_tab_cpu_s']:.3f} s)",
+        ]
         for name in ("random", "40+ words"):
             if name in timing:
                 t = timing[name]
-                lines.append(f"- switching sentence, {name} ({t['sentences']} test sentences, up to {t['max_words']} "
-                             f"words): median **{t['median_s']:.3f} s**, max {t['max_s']:.3f} s "
-                             f"(CPU: median {t['median_cpu_s']:.3f} s, max {t['max_cpu_s']:.3f} s)")
+                lines.append(
+                    f"- switching sentence, {name} ({t['sentences']} test sentences, up to {t['max_words']} "
+                    f"words): median **{t['median_s']:.3f} s**, max {t['max_s']:.3f} s "
+                    f"(CPU: median {t['median_cpu_s']:.3f} s, max {t['max_cpu_s']:.3f} s)"
+                )
         lines.append("")
     return "\n".join(lines)
 
@@ -175,8 +214,13 @@ def main(argv: list[str] | None = None) -> int:
     record = out / "treebank.json"
     # the tasks skipped as current keep the seconds of the run that computed them
     earlier = json.loads(record.read_text(encoding="utf-8")).get("evaluate_seconds", {}) if record.is_file() else {}
-    summary = {"machine": machine(), "load_average": load, "commit": git_commit(),
-               "evaluate_seconds": {**earlier, **{task: round(s, 1) for task, s in seconds.items()}}, "timing": timing}
+    summary = {
+        "machine": machine(),
+        "load_average": load,
+        "commit": git_commit(),
+        "evaluate_seconds": {**earlier, **{task: round(s, 1) for task, s in seconds.items()}},
+        "timing": timing,
+    }
     record.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out / 'treebank.md'} and {out / 'treebank.json'}")
     return 0

@@ -12,8 +12,13 @@ def git_commit() -> str:
     """The short commit, with "+dirty" when tracked files have uncommitted changes."""
     commit = head_commit()
     try:
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=PROJECT_ROOT,
-                                capture_output=True, text=True, timeout=5).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         status = ""
     return commit + ("+dirty" if commit and status else "")

@@ -70,6 +70,7 @@ def import_graph(root: Path = PROJECT_ROOT) -> dict[str, set[str]]:
 
 def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     """The graph with every module replaced by its package (a top-level module stands for itself)."""
+
     def package(module: str) -> str:
         parts = module.split(".")
         return ".".join(parts[:2]) if len(parts) > 2 else parts[0] if len(parts) == 2 else module
@@ -90,7 +91,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for target in sorted(graph.get(node, ())):
             if state.get(target) == "open":
-                return path[path.index(target):] + [target]
+                return path[path.index(target) :] + [target]
             if target not in state and (cycle := visit(target)):
                 return cycle
         path.pop()

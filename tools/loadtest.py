@@ -1,13 +1,13 @@
 """Load test of the Gradio app: many gradio_client clients at once, then a burst beyond the queue's limit;
 or a soak: many mixed requests with the server's resident memory sampled over time.
 
-    python -m tools.loadtest                               # make loadtest: the bundled checkpoints/
-    python -m tools.loadtest --profile mixed               # make loadtest PROFILE=mixed: 10% long inputs
-    python -m tools.loadtest --soak 5000                   # make soak: 5,000 mixed requests, RSS over time
-    python -m tools.loadtest --soak-minutes 20             # make soak SOAK_MINUTES=20: bounded by time
+    python -m tools.loadtest                             # make loadtest: the bundled checkpoints/
+    python -m tools.loadtest --profile mixed             # make loadtest PROFILE=mixed: 10% long inputs
+    python -m tools.loadtest --soak 5000                 # make soak: 5,000 mixed requests, RSS over time
+    python -m tools.loadtest --soak-minutes 20           # make soak SOAK_MINUTES=20: bounded by time
     python -m tools.loadtest --checkpoints DIR --clients 8 --requests 5
-    python -m tools.loadtest --profile class               # make loadtest PROFILE=class: a class of 30, 10 minutes
-    python -m tools.loadtest --sessions 1200               # make sessions: 1,200 REST /compare calls, each a new session
+    python -m tools.loadtest --profile class             # make loadtest PROFILE=class: a class of 30, 10 minutes
+    python -m tools.loadtest --sessions 1200             # make sessions: 1,200 REST /compare calls, each a new session
 
 It starts `app.py` as a separate process on 127.0.0.1 (LAB_CHECKPOINTS=DIR, a free port), then:
 1. warm-up: every (task, model) once through /predict, every task through /compare, then `--warmup`
@@ -80,15 +80,23 @@ from core.text import MAX_CHARS
 
 log = logging.getLogger("tools.loadtest")
 SENTENCES = {
-    "en": ["It is not a bad film at all.", "The acting is great, but the plot is dull.",
-           "The movie is not nearly as good as the book.", "A moving, funny and beautifully made film.",
-           "Though the plot is predictable, the movie never feels formulaic."],
+    "en": [
+        "It is not a bad film at all.",
+        "The acting is great, but the plot is dull.",
+        "The movie is not nearly as good as the book.",
+        "A moving, funny and beautifully made film.",
+        "Though the plot is predictable, the movie never feels formulaic.",
+    ],
     "zh": ["这部电影不怎么好看，但是演员很棒", "质量一点也不好，再也不买了", "物流非常快，东西特别好", "不能说不好用"],
 }
 # the longest texts the caps allow: MAX_CHARS characters (the predictor then keeps the first MAX_WORDS words)
-LONG_TEXTS = {lang: " ".join(itertools.islice(itertools.cycle(sentences), 1000))[:MAX_CHARS]
-              for lang, sentences in SENTENCES.items()}
-BURST_TEXT = ("The acting is great, but the plot is dull and the ending is not nearly as moving as the book . " * 2).strip()
+LONG_TEXTS = {
+    lang: " ".join(itertools.islice(itertools.cycle(sentences), 1000))[:MAX_CHARS]
+    for lang, sentences in SENTENCES.items()
+}
+BURST_TEXT = (
+    "The acting is great, but the plot is dull and the ending is not nearly as moving as the book . " * 2
+).strip()
 
 
 class LoadTestError(Exception):
@@ -196,10 +204,22 @@ def app_client(url: str, ssl_context: ssl.SSLContext | None = None):
 
 
 def start_app(checkpoints: Path, port: int, log_file) -> subprocess.Popen:
-    env = dict(os.environ, LAB_CHECKPOINTS=str(checkpoints), GRADIO_SERVER_NAME="127.0.0.1", GRADIO_SERVER_PORT=str(port),
-               GRADIO_ANALYTICS_ENABLED="False", HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
-    return subprocess.Popen([sys.executable, str(PROJECT_ROOT / "app.py")], cwd=PROJECT_ROOT, env=env,
-                            stdout=log_file, stderr=subprocess.STDOUT)
+    env = dict(
+        os.environ,
+        LAB_CHECKPOINTS=str(checkpoints),
+        GRADIO_SERVER_NAME="127.0.0.1",
+        GRADIO_SERVER_PORT=str(port),
+        GRADIO_ANALYTICS_ENABLED="False",
+        HF_HUB_OFFLINE="1",
+        PYTHONUNBUFFERED="1",
+    )
+    return subprocess.Popen(
+        [sys.executable, str(PROJECT_ROOT / "app.py")],
+        cwd=PROJECT_ROOT,
+        env=env,
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def wait_until_up(url: str, proc: subprocess.Popen, timeout: float, log_path: Path) -> None:
@@ -228,7 +248,7 @@ def timed(client, args: tuple, api_name: str, timeout: float, long: bool = False
         if not answers or not all(isinstance(a, dict) and a.get("label") in a.get("labels", ()) for a in answers):
             raise ValueError(f"malformed answer: {str(answer)[:200]}")
         error = ""
-    except Exception as err:  # noqa: BLE001 - every failure is counted and reported, none stops the run
+    except Exception as err:  # every failure is counted and reported, none stops the run
         error = error_line(err)
     return Result(api_name, time.perf_counter() - start, error, long)
 
@@ -238,8 +258,9 @@ def error_line(err: Exception) -> str:
     return f"{type(err).__name__}: {err}".splitlines()[0][:300] or type(err).__name__
 
 
-def planned_request(rng: random.Random, tasks: dict[str, tuple[str, list[str]]], compare_share: float,
-                    long_share: float) -> tuple[tuple, str, bool]:
+def planned_request(
+    rng: random.Random, tasks: dict[str, tuple[str, list[str]]], compare_share: float, long_share: float
+) -> tuple[tuple, str, bool]:
     """(arguments, endpoint, long): a random task, a sentence of its language (or, with probability
     `long_share`, its long text), /predict with a random model or /compare."""
     task = rng.choice(sorted(tasks))
@@ -251,8 +272,9 @@ def planned_request(rng: random.Random, tasks: dict[str, tuple[str, list[str]]],
     return (text, rng.choice(models), task, "auto"), "/predict", long
 
 
-def request_plan(tasks: dict[str, tuple[str, list[str]]], n: int, compare_share: float, seed: int,
-                 long_share: float = 0.0) -> list[tuple[tuple, str, bool]]:
+def request_plan(
+    tasks: dict[str, tuple[str, list[str]]], n: int, compare_share: float, seed: int, long_share: float = 0.0
+) -> list[tuple[tuple, str, bool]]:
     """n planned requests (see planned_request)."""
     rng = random.Random(seed)
     return [planned_request(rng, tasks, compare_share, long_share) for _ in range(n)]
@@ -268,8 +290,11 @@ def run_clients(clients: list, plans: list, timeout: float, deadline: float) -> 
         barrier.wait()
         for args, api_name, long in plan:
             left = deadline - time.monotonic()
-            result = timed(client, args, api_name, min(timeout, left), long) if left > 0 else \
-                Result(api_name, 0.0, "not run: the load test ran out of time", long)
+            result = (
+                timed(client, args, api_name, min(timeout, left), long)
+                if left > 0
+                else Result(api_name, 0.0, "not run: the load test ran out of time", long)
+            )
             with lock:
                 results.append(result)
 
@@ -296,16 +321,22 @@ def latency_by_length(results: list[Result]) -> dict:
     for kind, long in (("short", False), ("long", True)):
         seconds = [r.seconds for r in results if r.long == long and not r.error]
         if any(r.long == long for r in results):
-            out[kind] = {"n": len(seconds), "p50": percentile(seconds, 0.5), "p95": percentile(seconds, 0.95),
-                         "max": max(seconds, default=None)}
+            out[kind] = {
+                "n": len(seconds),
+                "p50": percentile(seconds, 0.5),
+                "p95": percentile(seconds, 0.95),
+                "max": max(seconds, default=None),
+            }
     return out
 
 
 def summary(report: Report, max_p95: float, max_growth: float, mixed: bool = False) -> dict:
     ok = [r.seconds for r in report.results if not r.error]
     failed = [r for r in report.results if r.error]
-    by_endpoint = {e: [r.seconds for r in report.results if r.endpoint == e and not r.error]
-                   for e in sorted({r.endpoint for r in report.results})}
+    by_endpoint = {
+        e: [r.seconds for r in report.results if r.endpoint == e and not r.error]
+        for e in sorted({r.endpoint for r in report.results})
+    }
     busy = [r for r in report.burst if "queue is full" in r.error.lower()]
     other = [r for r in report.burst if r.error and r not in busy]
     warm, after = report.rss_mb.get("after_warmup"), report.rss_mb.get("after_run")
@@ -314,53 +345,84 @@ def summary(report: Report, max_p95: float, max_growth: float, mixed: bool = Fal
     # mixed: the target is on the short requests; a long one is allowed its own work budget (~1.3 s)
     p95 = by_length.get("short", {}).get("p95") if mixed else percentile(ok, 0.95)
     return {
-        "requests": len(report.results), "failed": len(failed), "wall_s": round(report.wall_s, 2),
+        "requests": len(report.results),
+        "failed": len(failed),
+        "wall_s": round(report.wall_s, 2),
         "throughput_rps": round(len(ok) / report.wall_s, 2) if report.wall_s else None,
-        "cpu_ms_per_request": {k: round(v / len(report.results) * 1000, 1) for k, v in report.cpu_s.items()
-                               if v is not None and report.results},
+        "cpu_ms_per_request": {
+            k: round(v / len(report.results) * 1000, 1)
+            for k, v in report.cpu_s.items()
+            if v is not None and report.results
+        },
         "latency_s": {"p50": percentile(ok, 0.5), "p95": percentile(ok, 0.95), "max": max(ok, default=None)},
         **({"latency_by_length_s": by_length} if mixed else {}),
-        "latency_by_endpoint_s": {e: {"n": len(v), "p50": percentile(v, 0.5), "p95": percentile(v, 0.95)}
-                                  for e, v in by_endpoint.items()},
+        "latency_by_endpoint_s": {
+            e: {"n": len(v), "p50": percentile(v, 0.5), "p95": percentile(v, 0.95)} for e, v in by_endpoint.items()
+        },
         "failures": sorted({r.error for r in failed})[:10],
         "rss_mb": {k: round(v, 1) for k, v in report.rss_mb.items() if v is not None},
         "rss_growth_pct": round(growth, 2) if growth is not None else None,
-        "burst": {"submitted": len(report.burst), "answered": sum(not r.error for r in report.burst),
-                  "busy": len(busy), "other_errors": len(other), "other_error_messages": sorted({r.error for r in other})[:5],
-                  "busy_answer_max_s": round(max((r.seconds for r in busy), default=0.0), 2),
-                  "slowest_s": round(max((r.seconds for r in report.burst), default=0.0), 2)},
-        "targets": {"no_failed_requests": not failed,
-                    f"{'short_' if mixed else ''}p95_le_{max_p95:g}s": p95 is not None and p95 <= max_p95,
-                    f"rss_growth_le_{max_growth:g}pct": growth is not None and growth <= max_growth,
-                    **({"busy_is_clear_never_a_hang": not other} if report.burst else {})},
+        "burst": {
+            "submitted": len(report.burst),
+            "answered": sum(not r.error for r in report.burst),
+            "busy": len(busy),
+            "other_errors": len(other),
+            "other_error_messages": sorted({r.error for r in other})[:5],
+            "busy_answer_max_s": round(max((r.seconds for r in busy), default=0.0), 2),
+            "slowest_s": round(max((r.seconds for r in report.burst), default=0.0), 2),
+        },
+        "targets": {
+            "no_failed_requests": not failed,
+            f"{'short_' if mixed else ''}p95_le_{max_p95:g}s": p95 is not None and p95 <= max_p95,
+            f"rss_growth_le_{max_growth:g}pct": growth is not None and growth <= max_growth,
+            **({"busy_is_clear_never_a_hang": not other} if report.burst else {}),
+        },
     }
 
 
 def _burst_row(b: dict) -> str:
     if not b["submitted"]:
         return "not run"
-    busy = f"{b['busy']} 'Queue is full' " + (f"(each within {b['busy_answer_max_s']} s)" if b["busy"] else "(limit not reached)")
-    return (f"{b['submitted']} /compare at once: {b['answered']} answered, {busy}, {b['other_errors']} other errors; "
-            f"slowest answer {b['slowest_s']} s")
+    busy = f"{b['busy']} 'Queue is full' " + (
+        f"(each within {b['busy_answer_max_s']} s)" if b["busy"] else "(limit not reached)"
+    )
+    return (
+        f"{b['submitted']} /compare at once: {b['answered']} answered, {busy}, {b['other_errors']} other errors; "
+        f"slowest answer {b['slowest_s']} s"
+    )
 
 
 def markdown(s: dict, report: Report) -> str:
-    fmt = lambda v: "n/a" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)  # noqa: E731
+    fmt = lambda v: "n/a" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
     b, lat, rss = s["burst"], s["latency_s"], s["rss_mb"]
-    rows = [("checkpoints", f"`{report.checkpoints}` ({report.pairs} task/model pairs)"),
-            ("clients × requests", f"{report.clients} × {report.requests_per_client} = {s['requests']}"),
-            ("failed requests", s["failed"]), ("wall time (s)", s["wall_s"]), ("throughput (req/s)", s["throughput_rps"]),
-            ("CPU per request: server / clients (ms)", " / ".join(str(s["cpu_ms_per_request"].get(k, "n/a"))
-                                                                 for k in ("server", "clients"))),
-            ("latency p50 / p95 / max (s)", " / ".join(fmt(lat[k]) for k in ("p50", "p95", "max")))]
-    rows += [(f"{e} p50 / p95 (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])}, {v['n']}")
-             for e, v in s["latency_by_endpoint_s"].items()]
-    rows += [(f"{kind} requests p50 / p95 / max (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])} / {fmt(v['max'])}, {v['n']}")
-             for kind, v in s.get("latency_by_length_s", {}).items()]
-    rows += [("RSS after warm-up / after run / after burst (MB)",
-              " / ".join(f"{rss[k]:.0f}" if k in rss else "n/a" for k in ("after_warmup", "after_run", "after_burst"))),
-             ("RSS growth over the run", f"{fmt(s['rss_growth_pct'])} %"),
-             ("burst beyond the queue", _burst_row(b))]
+    rows = [
+        ("checkpoints", f"`{report.checkpoints}` ({report.pairs} task/model pairs)"),
+        ("clients × requests", f"{report.clients} × {report.requests_per_client} = {s['requests']}"),
+        ("failed requests", s["failed"]),
+        ("wall time (s)", s["wall_s"]),
+        ("throughput (req/s)", s["throughput_rps"]),
+        (
+            "CPU per request: server / clients (ms)",
+            " / ".join(str(s["cpu_ms_per_request"].get(k, "n/a")) for k in ("server", "clients")),
+        ),
+        ("latency p50 / p95 / max (s)", " / ".join(fmt(lat[k]) for k in ("p50", "p95", "max"))),
+    ]
+    rows += [
+        (f"{e} p50 / p95 (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])}, {v['n']}")
+        for e, v in s["latency_by_endpoint_s"].items()
+    ]
+    rows += [
+        (f"{kind} requests p50 / p95 / max (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])} / {fmt(v['max'])}, {v['n']}")
+        for kind, v in s.get("latency_by_length_s", {}).items()
+    ]
+    rows += [
+        (
+            "RSS after warm-up / after run / after burst (MB)",
+            " / ".join(f"{rss[k]:.0f}" if k in rss else "n/a" for k in ("after_warmup", "after_run", "after_burst")),
+        ),
+        ("RSS growth over the run", f"{fmt(s['rss_growth_pct'])} %"),
+        ("burst beyond the queue", _burst_row(b)),
+    ]
     rows += [(f"target: {k}", "✓" if v else "✗") for k, v in s["targets"].items()]
     return "\n".join(["| measure | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
 
@@ -372,7 +434,9 @@ def served_app(args):
     root = Path(args.checkpoints or os.environ.get("LAB_CHECKPOINTS") or PROJECT_ROOT / "checkpoints").resolve()
     tasks = checkpoint_pairs(root)
     if not tasks:
-        raise LoadTestError(f"no checkpoints under {root} (<task>/<model>/config.json): run `make train` or pass --checkpoints")
+        raise LoadTestError(
+            f"no checkpoints under {root} (<task>/<model>/config.json): run `make train` or pass --checkpoints"
+        )
     port = args.port or free_port()
     url = f"http://127.0.0.1:{port}/"
     log_path = Path(tempfile.mkstemp(prefix="loadtest-app-", suffix=".log")[1])
@@ -384,13 +448,16 @@ def served_app(args):
             context = ssl.create_default_context()
             clients = [app_client(url, context) for _ in range(args.clients)]
             for task, (lang, models) in tasks.items():
-                for text in (SENTENCES.get(lang, SENTENCES["en"])[0],) + ((LONG_TEXTS.get(lang, LONG_TEXTS["en"]),)
-                                                                           if args.long_share else ()):
+                for text in (SENTENCES.get(lang, SENTENCES["en"])[0],) + (
+                    (LONG_TEXTS.get(lang, LONG_TEXTS["en"]),) if args.long_share else ()
+                ):
                     for model in models:
                         timed(clients[0], (text, model, task, "auto"), "/predict", args.request_timeout)
                     timed(clients[0], (text, task, "auto"), "/compare", args.request_timeout)
-            warm = [request_plan(tasks, args.warmup, args.compare_share, 10_000 + i, args.long_share)
-                    for i in range(args.clients)]
+            warm = [
+                request_plan(tasks, args.warmup, args.compare_share, 10_000 + i, args.long_share)
+                for i in range(args.clients)
+            ]
             run_clients(clients, warm, args.request_timeout, time.monotonic() + args.max_seconds)
             yield tasks, root, proc, clients
             if proc.poll() is not None:
@@ -406,28 +473,40 @@ def load_test(args) -> tuple[dict, Report]:
         report = Report(args.clients, args.requests, str(root), sum(len(m) for _, m in tasks.values()))
         report.rss_mb["after_warmup"] = rss_mb(proc.pid)
         log.info("warm; %d clients x %d requests", args.clients, args.requests)
-        plans = [request_plan(tasks, args.requests, args.compare_share, i, args.long_share) for i in range(args.clients)]
+        plans = [
+            request_plan(tasks, args.requests, args.compare_share, i, args.long_share) for i in range(args.clients)
+        ]
         start, server_cpu, client_cpu = time.perf_counter(), cpu_seconds(proc.pid), time.process_time()  # 2.
         report.results = run_clients(clients, plans, args.request_timeout, time.monotonic() + args.max_seconds)
         report.wall_s = time.perf_counter() - start
         after = cpu_seconds(proc.pid)
-        report.cpu_s = {"server": after - server_cpu if after is not None and server_cpu is not None else None,
-                        "clients": time.process_time() - client_cpu}
+        report.cpu_s = {
+            "server": after - server_cpu if after is not None and server_cpu is not None else None,
+            "clients": time.process_time() - client_cpu,
+        }
         time.sleep(1.0)
         report.rss_mb["after_run"] = rss_mb(proc.pid)  # 3.
         if args.burst:  # 4.
             log.info("burst of %d /compare requests", args.burst)
             task = min(tasks, key=lambda t: (tasks[t][0] != "en", -len(tasks[t][1]), t))  # English, most models
             burst_plans = [[((BURST_TEXT, task, "auto"), "/compare", False)] for _ in range(args.burst)]
-            report.burst = run_clients([clients[i % len(clients)] for i in range(args.burst)], burst_plans,
-                                       args.request_timeout, time.monotonic() + args.request_timeout)
+            report.burst = run_clients(
+                [clients[i % len(clients)] for i in range(args.burst)],
+                burst_plans,
+                args.request_timeout,
+                time.monotonic() + args.request_timeout,
+            )
             report.rss_mb["after_burst"] = rss_mb(proc.pid)
     return summary(report, args.max_p95, args.max_growth, mixed=args.long_share > 0), report
 
 
 def rss_sample(pid: int, start: float, requests_started: int) -> dict:
-    return {"t_s": round(time.monotonic() - start, 1), "rss_mb": round(rss_mb(pid) or 0.0, 1), "requests_started": requests_started,
-            "load_1min": round(os.getloadavg()[0], 2)}
+    return {
+        "t_s": round(time.monotonic() - start, 1),
+        "rss_mb": round(rss_mb(pid) or 0.0, 1),
+        "requests_started": requests_started,
+        "load_1min": round(os.getloadavg()[0], 2),
+    }
 
 
 def soak_test(args) -> dict:
@@ -452,8 +531,9 @@ def soak_test(args) -> dict:
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
         log.info("soak: %s mixed requests, at most %g s; RSS every %g s", limit, seconds, args.rss_every)
-        results = run_clients(clients, [plan(20_000 + i) for i in range(args.clients)], args.request_timeout,
-                              start + seconds)
+        results = run_clients(
+            clients, [plan(20_000 + i) for i in range(args.clients)], args.request_timeout, start + seconds
+        )
         wall = time.monotonic() - start
         stop.set()
         sampler.join()
@@ -462,15 +542,25 @@ def soak_test(args) -> dict:
     warm, end = samples[0]["rss_mb"], samples[-1]["rss_mb"]
     failed = [r for r in results if r.error]
     ratio = end / warm if warm else None
-    return {"date": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "load_average_end": os.getloadavg(),
-            "checkpoints": str(root), "requests": len(results), "failed": len(failed),
-            "failures": sorted({r.error for r in failed})[:10], "wall_s": round(wall, 1),
-            "throughput_rps": round((len(results) - len(failed)) / wall, 2) if wall else None,
-            "latency_by_length_s": latency_by_length(results),
-            "rss_mb": {"after_warmup": warm, "end": end, "max": max(x["rss_mb"] for x in samples)},
-            "rss_end_over_warmup": round(ratio, 3) if ratio else None, "rss_samples": samples,
-            "targets": {"no_failed_requests": not failed,
-                        f"rss_end_le_{args.max_rss_ratio:g}x_warmup": ratio is not None and ratio <= args.max_rss_ratio}}
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "cpus": os.cpu_count(),
+        "load_average_end": os.getloadavg(),
+        "checkpoints": str(root),
+        "requests": len(results),
+        "failed": len(failed),
+        "failures": sorted({r.error for r in failed})[:10],
+        "wall_s": round(wall, 1),
+        "throughput_rps": round((len(results) - len(failed)) / wall, 2) if wall else None,
+        "latency_by_length_s": latency_by_length(results),
+        "rss_mb": {"after_warmup": warm, "end": end, "max": max(x["rss_mb"] for x in samples)},
+        "rss_end_over_warmup": round(ratio, 3) if ratio else None,
+        "rss_samples": samples,
+        "targets": {
+            "no_failed_requests": not failed,
+            f"rss_end_le_{args.max_rss_ratio:g}x_warmup": ratio is not None and ratio <= args.max_rss_ratio,
+        },
+    }
 
 
 def rest_call(http, url: str, api_name: str, args: tuple, timeout: float) -> Result:
@@ -487,13 +577,14 @@ def rest_call(http, url: str, api_name: str, args: tuple, timeout: float) -> Res
         if not all(isinstance(a, dict) and a.get("label") in a.get("labels", ()) for a in answers):
             raise ValueError(f"{event or 'no event'}: {data[:200]}")
         error = ""
-    except Exception as err:  # noqa: BLE001 - counted and reported
+    except Exception as err:  # counted and reported
         error = error_line(err)
     return Result(f"/{api_name}", time.perf_counter() - start, error)
 
 
-def fresh_session_call(kind: str, url: str, http, context: ssl.SSLContext, args: tuple, api_name: str,
-                       timeout: float) -> Result:
+def fresh_session_call(
+    kind: str, url: str, http, context: ssl.SSLContext, args: tuple, api_name: str, timeout: float
+) -> Result:
     """One request in a session of its own: a raw REST call ("rest") or a new gradio_client.Client ("client")."""
     if kind == "rest":
         return rest_call(http, url, api_name.strip("/"), args, timeout)
@@ -515,35 +606,54 @@ def sessions_test(args) -> dict:
         task = min(tasks, key=lambda t: (tasks[t][0] != "en", -len(tasks[t][1]), t))  # English, most models
         lang, models = tasks[task]
         sentences = SENTENCES.get(lang, SENTENCES["en"])
-        planned = [((sentences[i % len(sentences)], task, "auto"), "/compare") if args.session_endpoint == "compare"
-                   else ((sentences[i % len(sentences)], models[i % len(models)], task, "auto"), "/predict")
-                   for i in range(args.sessions)]
+        planned = [
+            ((sentences[i % len(sentences)], task, "auto"), "/compare")
+            if args.session_endpoint == "compare"
+            else ((sentences[i % len(sentences)], models[i % len(models)], task, "auto"), "/predict")
+            for i in range(args.sessions)
+        ]
         samples, results = [dict(rss_sample(proc.pid, start, 0), at="after warm-up")], []
         with httpx.Client() as http, ThreadPoolExecutor(4) as pool:
             for first in range(0, args.sessions, args.session_step):
-                step = planned[first:first + args.session_step]
-                results += pool.map(lambda p: fresh_session_call(args.session_kind, url, http, context, *p,
-                                                                 args.request_timeout), step)
+                step = planned[first : first + args.session_step]
+                results += pool.map(
+                    lambda p: fresh_session_call(args.session_kind, url, http, context, *p, args.request_timeout), step
+                )
                 samples.append(rss_sample(proc.pid, start, len(results)))
                 log.info("%d sessions: RSS %.0f MB", len(results), samples[-1]["rss_mb"])
     failed = [r for r in results if r.error]
     first, last = samples[1]["rss_mb"], samples[-1]["rss_mb"]
     ratio = round(last / first, 3) if first else None
-    return {"date": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "load_average_end": os.getloadavg(),
-            "kind": args.session_kind, "endpoint": f"/{args.session_endpoint}", "sessions": len(results),
-            "failed": len(failed), "failures": sorted({r.error for r in failed})[:10],
-            "wall_s": round(time.monotonic() - start, 1), "latency_s": latency_by_length(results).get("short"),
-            "rss_samples": samples, "rss_last_over_first_step": ratio,
-            "targets": {"no_failed_requests": not failed, f"rss_last_le_{args.max_rss_ratio:g}x_first_step":
-                        ratio is not None and ratio <= args.max_rss_ratio}}
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "cpus": os.cpu_count(),
+        "load_average_end": os.getloadavg(),
+        "kind": args.session_kind,
+        "endpoint": f"/{args.session_endpoint}",
+        "sessions": len(results),
+        "failed": len(failed),
+        "failures": sorted({r.error for r in failed})[:10],
+        "wall_s": round(time.monotonic() - start, 1),
+        "latency_s": latency_by_length(results).get("short"),
+        "rss_samples": samples,
+        "rss_last_over_first_step": ratio,
+        "targets": {
+            "no_failed_requests": not failed,
+            f"rss_last_le_{args.max_rss_ratio:g}x_first_step": ratio is not None and ratio <= args.max_rss_ratio,
+        },
+    }
 
 
 def sessions_markdown(s: dict) -> str:
-    rows = [("sessions (failed)", f"{s['sessions']} {s['kind']} {s['endpoint']} ({s['failed']})"),
-            ("wall time (s)", s["wall_s"]),
-            ("RSS (MB) by sessions opened", ", ".join(f"{x['requests_started']}: {x['rss_mb']:.0f}"
-                                                      for x in s["rss_samples"])),
-            ("RSS last / first step", s["rss_last_over_first_step"])]
+    rows = [
+        ("sessions (failed)", f"{s['sessions']} {s['kind']} {s['endpoint']} ({s['failed']})"),
+        ("wall time (s)", s["wall_s"]),
+        (
+            "RSS (MB) by sessions opened",
+            ", ".join(f"{x['requests_started']}: {x['rss_mb']:.0f}" for x in s["rss_samples"]),
+        ),
+        ("RSS last / first step", s["rss_last_over_first_step"]),
+    ]
     rows += [(f"target: {k}", "✓" if v else "✗") for k, v in s["targets"].items()]
     return "\n".join(["| fresh sessions | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
 
@@ -561,12 +671,21 @@ def page_load(http, url: str) -> Result:
         http.get(url).raise_for_status()
         config = http.get(f"{url}config").json()
         values = {c["id"]: c.get("props", {}).get("value") for c in config["components"]}
-        session, loads = os.urandom(6).hex(), [d for d in config["dependencies"]
-                                               if any(event == "load" for _, event in d["targets"])]
+        session, loads = (
+            os.urandom(6).hex(),
+            [d for d in config["dependencies"] if any(event == "load" for _, event in d["targets"])],
+        )
         for dep in loads:
-            http.post(f"{url}gradio_api/queue/join", json={
-                "data": [values.get(i) for i in dep["inputs"]], "fn_index": dep["id"], "session_hash": session,
-                "trigger_id": None, "event_data": None}).raise_for_status()
+            http.post(
+                f"{url}gradio_api/queue/join",
+                json={
+                    "data": [values.get(i) for i in dep["inputs"]],
+                    "fn_index": dep["id"],
+                    "session_hash": session,
+                    "trigger_id": None,
+                    "event_data": None,
+                },
+            ).raise_for_status()
         done = 0
         with http.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session}) as stream:
             for line in stream.iter_lines():
@@ -580,13 +699,14 @@ def page_load(http, url: str) -> Result:
         if done < len(loads):
             raise ValueError(f"{done} of {len(loads)} load events answered")
         error = ""
-    except Exception as err:  # noqa: BLE001 - counted and reported
+    except Exception as err:  # counted and reported
         error = error_line(err)
     return Result("page", time.perf_counter() - start, error)
 
 
-def class_request(client, http, url: str, rng: random.Random, tasks: dict, timeout: float,
-                  endpoint: str | None = None) -> Result:
+def class_request(
+    client, http, url: str, rng: random.Random, tasks: dict, timeout: float, endpoint: str | None = None
+) -> Result:
     """One thing a visitor does (`endpoint`, by default drawn from CLASS_MIX): a prediction, a comparison, a page
     load, a treebank tree or a probe suite, on an English or Chinese task; each answer must be well formed."""
     endpoint = endpoint or rng.choices(list(CLASS_MIX), weights=list(CLASS_MIX.values()))[0]
@@ -604,7 +724,7 @@ def class_request(client, http, url: str, rng: random.Random, tasks: dict, timeo
         if not isinstance(answer, dict) or not answer:
             raise ValueError(f"malformed answer: {str(answer)[:200]}")
         error = ""
-    except Exception as err:  # noqa: BLE001 - counted and reported
+    except Exception as err:  # counted and reported
         error = error_line(err)
     return Result(endpoint, time.perf_counter() - start, error, endpoint in LONG_ENDPOINTS)
 
@@ -629,9 +749,10 @@ def train_and_use(client, path: Path, deadline: float, timeout: float) -> list[R
 
     start, results = time.perf_counter(), []
     try:
-        job = client.submit(handle_file(str(path)), "dcnn", "text", "label", 2, 2.0, "none",
-                            api_name="/train").result(timeout=timeout)
-    except Exception as err:  # noqa: BLE001 - counted and reported
+        job = client.submit(handle_file(str(path)), "dcnn", "text", "label", 2, 2.0, "none", api_name="/train").result(
+            timeout=timeout
+        )
+    except Exception as err:  # counted and reported
         return [Result("/train", time.perf_counter() - start, error_line(err), True)]
     status = {}
     while time.monotonic() < deadline:
@@ -640,7 +761,7 @@ def train_and_use(client, path: Path, deadline: float, timeout: float) -> list[R
         try:
             status = client.submit(job, api_name="/train_status").result(timeout=timeout)
             results.append(Result("/train_status", time.perf_counter() - begun))
-        except Exception as err:  # noqa: BLE001
+        except Exception as err:
             results.append(Result("/train_status", time.perf_counter() - begun, error_line(err)))
             break
         if status.get("status") not in ("queued", "running"):
@@ -648,7 +769,7 @@ def train_and_use(client, path: Path, deadline: float, timeout: float) -> list[R
     if status.get("status") in ("queued", "running"):  # the class is over
         try:
             client.submit(job, api_name="/train_cancel").result(timeout=timeout)
-        except Exception as err:  # noqa: BLE001
+        except Exception as err:
             return results + [Result("/train_cancel", time.perf_counter() - start, error_line(err), True)]
     elif status.get("status") != "done":
         return results + [Result("/train", time.perf_counter() - start, f"job ended {status.get('status')}", True)]
@@ -673,14 +794,19 @@ def class_test(args) -> dict:
     disk = {"user_models": scratch / "user_models", "gradio_cache": scratch / "gradio"}
     args.clients = args.class_visitors
     folders = {"LAB_USER_MODELS": str(disk["user_models"]), "GRADIO_TEMP_DIR": str(disk["gradio_cache"])}
-    with mock.patch.dict(os.environ, folders), served_app(args) as (tasks, root, proc, clients), \
-            httpx.Client(timeout=args.request_timeout) as http:
+    with (
+        mock.patch.dict(os.environ, folders),
+        served_app(args) as (tasks, root, proc, clients),
+        httpx.Client(timeout=args.request_timeout) as http,
+    ):
         url, context = clients[0].src, ssl.create_default_context()
         # served_app warmed /predict and /compare up; the class's other requests load what they first use (the
         # probe suites, the treebank) now, so that the RSS after the warm-up is the app's, not a cache filling
-        warm = [page_load(http, url)] + [class_request(clients[0], http, url, random.Random(0), {task: tasks[task]},
-                                                       args.request_timeout, endpoint)
-                                         for task in tasks for endpoint in ("/probes", "/treebank")]
+        warm = [page_load(http, url)] + [
+            class_request(clients[0], http, url, random.Random(0), {task: tasks[task]}, args.request_timeout, endpoint)
+            for task in tasks
+            for endpoint in ("/probes", "/treebank")
+        ]
         if any(r.error for r in warm):
             raise LoadTestError(f"the class warm-up failed: {next(r.error for r in warm if r.error)}")
         start = time.monotonic()
@@ -728,52 +854,99 @@ def class_test(args) -> dict:
         disk_mb = {k: folder_mb(v) for k, v in disk.items()}
     shutil.rmtree(scratch, ignore_errors=True)
     failed = [r for r in results if r.error]
-    by_endpoint = {e: [r.seconds for r in results if r.endpoint == e and not r.error]
-                   for e in sorted({r.endpoint for r in results})}
+    by_endpoint = {
+        e: [r.seconds for r in results if r.endpoint == e and not r.error]
+        for e in sorted({r.endpoint for r in results})
+    }
     warm, end = samples[0]["rss_mb"], samples[-1]["rss_mb"]
     ratio = round(end / warm, 3) if warm else None
     short_p95 = latency_by_length(results).get("short", {}).get("p95")
-    return {"date": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "load_average_end": os.getloadavg(),
-            "checkpoints": str(root), "visitors": args.class_visitors, "trainers": args.trainers,
-            "visits": counts["visits"], "requests": len(results), "failed": len(failed),
-            "failures": sorted({r.error for r in failed})[:10], "wall_s": round(time.monotonic() - start, 1),
-            "latency_by_length_s": latency_by_length(results),
-            "latency_by_endpoint_s": {e: {"n": len(v), "p50": percentile(v, 0.5), "p95": percentile(v, 0.95)}
-                                      for e, v in by_endpoint.items()},
-            "rss_mb": {"after_warmup": warm, "end": end, "max": max(x["rss_mb"] for x in samples)},
-            "rss_end_over_warmup": ratio, "rss_samples": samples, "disk_mb": disk_mb,
-            "targets": {"no_failed_requests": not failed,
-                        f"short_p95_le_{args.max_p95:g}s": short_p95 is not None and short_p95 <= args.max_p95,
-                        f"rss_end_le_{args.max_rss_ratio:g}x_warmup": ratio is not None and ratio <= args.max_rss_ratio,
-                        f"disk_le_{args.max_disk_mb:g}mb": sum(disk_mb.values()) <= args.max_disk_mb}}
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "cpus": os.cpu_count(),
+        "load_average_end": os.getloadavg(),
+        "checkpoints": str(root),
+        "visitors": args.class_visitors,
+        "trainers": args.trainers,
+        "visits": counts["visits"],
+        "requests": len(results),
+        "failed": len(failed),
+        "failures": sorted({r.error for r in failed})[:10],
+        "wall_s": round(time.monotonic() - start, 1),
+        "latency_by_length_s": latency_by_length(results),
+        "latency_by_endpoint_s": {
+            e: {"n": len(v), "p50": percentile(v, 0.5), "p95": percentile(v, 0.95)} for e, v in by_endpoint.items()
+        },
+        "rss_mb": {"after_warmup": warm, "end": end, "max": max(x["rss_mb"] for x in samples)},
+        "rss_end_over_warmup": ratio,
+        "rss_samples": samples,
+        "disk_mb": disk_mb,
+        "targets": {
+            "no_failed_requests": not failed,
+            f"short_p95_le_{args.max_p95:g}s": short_p95 is not None and short_p95 <= args.max_p95,
+            f"rss_end_le_{args.max_rss_ratio:g}x_warmup": ratio is not None and ratio <= args.max_rss_ratio,
+            f"disk_le_{args.max_disk_mb:g}mb": sum(disk_mb.values()) <= args.max_disk_mb,
+        },
+    }
 
 
 def class_markdown(s: dict) -> str:
-    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
-    rows = [("visitors (training), visits (each a new session)", f"{s['visitors']} ({s['trainers']}), {s['visits']}"),
-            ("requests (failed)", f"{s['requests']} ({s['failed']})"), ("wall time (s)", s["wall_s"])]
-    rows += [(f"{kind} requests p50 / p95 / max (s), n",
-              f"{fmt(v['p50'])} / {fmt(v['p95'])} / {fmt(v['max'])}, {v['n']}") for kind, v in s["latency_by_length_s"].items()]
-    rows += [(f"{e} p50 / p95 (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])}, {v['n']}")
-             for e, v in s["latency_by_endpoint_s"].items()]
-    rows += [("RSS after warm-up / end / max (MB)", " / ".join(f"{s['rss_mb'][k]:.0f}" for k in ("after_warmup", "end", "max"))),
-             ("RSS end / after warm-up", s["rss_end_over_warmup"]),
-             ("RSS samples (s: MB)", ", ".join(f"{x['t_s']:.0f}: {x['rss_mb']:.0f}"
-                                             for x in s["rss_samples"][::max(1, len(s["rss_samples"]) // 12)])),
-             ("disk at the end (MB)", ", ".join(f"{k} {v}" for k, v in s["disk_mb"].items()))]
+    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"
+    rows = [
+        ("visitors (training), visits (each a new session)", f"{s['visitors']} ({s['trainers']}), {s['visits']}"),
+        ("requests (failed)", f"{s['requests']} ({s['failed']})"),
+        ("wall time (s)", s["wall_s"]),
+    ]
+    rows += [
+        (f"{kind} requests p50 / p95 / max (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])} / {fmt(v['max'])}, {v['n']}")
+        for kind, v in s["latency_by_length_s"].items()
+    ]
+    rows += [
+        (f"{e} p50 / p95 (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])}, {v['n']}")
+        for e, v in s["latency_by_endpoint_s"].items()
+    ]
+    rows += [
+        (
+            "RSS after warm-up / end / max (MB)",
+            " / ".join(f"{s['rss_mb'][k]:.0f}" for k in ("after_warmup", "end", "max")),
+        ),
+        ("RSS end / after warm-up", s["rss_end_over_warmup"]),
+        (
+            "RSS samples (s: MB)",
+            ", ".join(
+                f"{x['t_s']:.0f}: {x['rss_mb']:.0f}" for x in s["rss_samples"][:: max(1, len(s["rss_samples"]) // 12)]
+            ),
+        ),
+        ("disk at the end (MB)", ", ".join(f"{k} {v}" for k, v in s["disk_mb"].items())),
+    ]
     rows += [(f"target: {k}", "✓" if v else "✗") for k, v in s["targets"].items()]
     return "\n".join(["| class | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
 
 
 def soak_markdown(s: dict) -> str:
-    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
-    rows = [("requests (failed)", f"{s['requests']} ({s['failed']})"), ("wall time (s)", s["wall_s"]),
-            ("throughput (req/s)", s["throughput_rps"])]
-    rows += [(f"{kind} requests p50 / p95 / max (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])} / {fmt(v['max'])}, {v['n']}")
-             for kind, v in s["latency_by_length_s"].items()]
-    rows += [("RSS after warm-up / end / max (MB)", " / ".join(f"{s['rss_mb'][k]:.0f}" for k in ("after_warmup", "end", "max"))),
-             ("RSS end / after warm-up", s["rss_end_over_warmup"]),
-             ("RSS samples (s: MB)", ", ".join(f"{x['t_s']:.0f}: {x['rss_mb']:.0f}" for x in s["rss_samples"][::max(1, len(s["rss_samples"]) // 12)]))]
+    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"
+    rows = [
+        ("requests (failed)", f"{s['requests']} ({s['failed']})"),
+        ("wall time (s)", s["wall_s"]),
+        ("throughput (req/s)", s["throughput_rps"]),
+    ]
+    rows += [
+        (f"{kind} requests p50 / p95 / max (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])} / {fmt(v['max'])}, {v['n']}")
+        for kind, v in s["latency_by_length_s"].items()
+    ]
+    rows += [
+        (
+            "RSS after warm-up / end / max (MB)",
+            " / ".join(f"{s['rss_mb'][k]:.0f}" for k in ("after_warmup", "end", "max")),
+        ),
+        ("RSS end / after warm-up", s["rss_end_over_warmup"]),
+        (
+            "RSS samples (s: MB)",
+            ", ".join(
+                f"{x['t_s']:.0f}: {x['rss_mb']:.0f}" for x in s["rss_samples"][:: max(1, len(s["rss_samples"]) // 12)]
+            ),
+        ),
+    ]
     rows += [(f"target: {k}", "✓" if v else "✗") for k, v in s["targets"].items()]
     return "\n".join(["| soak | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
 
@@ -804,29 +977,58 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per HTTP request otherwise
     parser = argparse.ArgumentParser(prog="python -m tools.loadtest", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoints", default=None, help="<task>/<model>/ folders (default $LAB_CHECKPOINTS, else checkpoints/)")
-    parser.add_argument("--profile", choices=("plain", "mixed", "class"), default="plain",
-                        help="plain: short sentences only; mixed: --long-share of the requests long; class: a class of "
-                             "--class-visitors, each visit a new session, --trainers of them training")
+    parser.add_argument(
+        "--checkpoints", default=None, help="<task>/<model>/ folders (default $LAB_CHECKPOINTS, else checkpoints/)"
+    )
+    parser.add_argument(
+        "--profile",
+        choices=("plain", "mixed", "class"),
+        default="plain",
+        help="plain: short sentences only; mixed: --long-share of the requests long; class: a class of "
+        "--class-visitors, each visit a new session, --trainers of them training",
+    )
     parser.add_argument("--class-minutes", type=float, default=10.0, help="class: how long the class works")
     parser.add_argument("--class-visitors", type=int, default=30, help="class: visitors at once")
     parser.add_argument("--trainers", type=int, default=3, help="class: visitors who train small files of their own")
     parser.add_argument("--visit-requests", type=int, default=10, help="class: requests per visit (one session)")
     parser.add_argument("--think", type=float, default=1.0, help="class: mean seconds a visitor waits between requests")
-    parser.add_argument("--max-disk-mb", type=float, default=1024.0,
-                        help="class target: user models and Gradio's cache at the end, MB")
-    parser.add_argument("--long-share", type=float, default=0.1, help="share of long inputs in the mixed profile and the soak")
-    parser.add_argument("--soak", type=int, nargs="?", const=5000, default=None,
-                        help="soak instead: N mixed requests (default 5000) with the server's RSS sampled over time")
-    parser.add_argument("--soak-minutes", type=float, default=None, help="soak bounded by time (with --soak: whichever ends first)")
+    parser.add_argument(
+        "--max-disk-mb", type=float, default=1024.0, help="class target: user models and Gradio's cache at the end, MB"
+    )
+    parser.add_argument(
+        "--long-share", type=float, default=0.1, help="share of long inputs in the mixed profile and the soak"
+    )
+    parser.add_argument(
+        "--soak",
+        type=int,
+        nargs="?",
+        const=5000,
+        default=None,
+        help="soak instead: N mixed requests (default 5000) with the server's RSS sampled over time",
+    )
+    parser.add_argument(
+        "--soak-minutes", type=float, default=None, help="soak bounded by time (with --soak: whichever ends first)"
+    )
     parser.add_argument("--rss-every", type=float, default=5.0, help="soak: seconds between RSS samples")
-    parser.add_argument("--max-rss-ratio", type=float, default=None,
-                        help="target: RSS at the end / after the warm-up (soak: 1.1), or after the last step / the "
-                             "first (--sessions: 1.15)")
-    parser.add_argument("--sessions", type=int, default=None,
-                        help="fresh sessions instead: N requests, each in a session of its own, RSS after every step")
-    parser.add_argument("--session-kind", choices=("rest", "client"), default="rest",
-                        help="--sessions: per request a raw REST call naming no session, or a new gradio_client.Client")
+    parser.add_argument(
+        "--max-rss-ratio",
+        type=float,
+        default=None,
+        help="target: RSS at the end / after the warm-up (soak: 1.1), or after the last step / the "
+        "first (--sessions: 1.15)",
+    )
+    parser.add_argument(
+        "--sessions",
+        type=int,
+        default=None,
+        help="fresh sessions instead: N requests, each in a session of its own, RSS after every step",
+    )
+    parser.add_argument(
+        "--session-kind",
+        choices=("rest", "client"),
+        default="rest",
+        help="--sessions: per request a raw REST call naming no session, or a new gradio_client.Client",
+    )
     parser.add_argument("--session-endpoint", choices=("compare", "predict"), default="compare")
     parser.add_argument("--session-step", type=int, default=200, help="--sessions: RSS read after every STEP requests")
     parser.add_argument("--clients", type=int, default=32, help="concurrent gradio_client clients")
@@ -835,21 +1037,46 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare-share", type=float, default=0.2, help="share of /compare (every model) requests")
     parser.add_argument("--burst", type=int, default=160, help="requests submitted at once beyond the queue limit")
     parser.add_argument("--request-timeout", type=float, default=120.0, help="seconds one request may take")
-    parser.add_argument("--max-seconds", type=float, default=600.0, help="bound on the whole run (the soak's without --soak-minutes)")
+    parser.add_argument(
+        "--max-seconds", type=float, default=600.0, help="bound on the whole run (the soak's without --soak-minutes)"
+    )
     parser.add_argument("--start-timeout", type=float, default=180.0, help="seconds for app.py to start serving")
     parser.add_argument("--port", type=int, default=0, help="default: a free port")
-    parser.add_argument("--max-p95", type=float, default=1.0, help="target: p95 latency in seconds (mixed: of the short requests)")
+    parser.add_argument(
+        "--max-p95", type=float, default=1.0, help="target: p95 latency in seconds (mixed: of the short requests)"
+    )
     parser.add_argument("--max-growth", type=float, default=10.0, help="target: RSS growth over the run, percent")
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "docs" / "loadtest.json"), help="where the figures go ('' = nowhere)")
+    parser.add_argument(
+        "--out", default=str(PROJECT_ROOT / "docs" / "loadtest.json"), help="where the figures go ('' = nowhere)"
+    )
     args = parser.parse_args(argv)
     soak = args.soak is not None or args.soak_minutes is not None
-    if min(args.clients, args.requests, args.warmup + 1, args.burst + 1, args.soak or 1, args.soak_minutes or 1,
-           args.rss_every, args.sessions or 1, args.session_step, args.class_minutes, args.class_visitors,
-           args.visit_requests) <= 0 or not 0 <= args.trainers <= args.class_visitors or args.think < 0 \
-            or not 0 <= args.compare_share <= 1 or not 0 <= args.long_share <= 1:
-        parser.error("--clients, --requests, --soak, --soak-minutes, --rss-every, --sessions, --session-step and the "
-                     "--class- options must be > 0, --warmup, --burst, --trainers (at most --class-visitors) and --think "
-                     ">= 0, --compare-share and --long-share in [0, 1]")
+    if (
+        min(
+            args.clients,
+            args.requests,
+            args.warmup + 1,
+            args.burst + 1,
+            args.soak or 1,
+            args.soak_minutes or 1,
+            args.rss_every,
+            args.sessions or 1,
+            args.session_step,
+            args.class_minutes,
+            args.class_visitors,
+            args.visit_requests,
+        )
+        <= 0
+        or not 0 <= args.trainers <= args.class_visitors
+        or args.think < 0
+        or not 0 <= args.compare_share <= 1
+        or not 0 <= args.long_share <= 1
+    ):
+        parser.error(
+            "--clients, --requests, --soak, --soak-minutes, --rss-every, --sessions, --session-step and the "
+            "--class- options must be > 0, --warmup, --burst, --trainers (at most --class-visitors) and --think "
+            ">= 0, --compare-share and --long-share in [0, 1]"
+        )
     if args.profile in ("plain", "class") and not soak:
         args.long_share = 0.0
     if args.max_rss_ratio is None:
@@ -866,15 +1093,22 @@ def main(argv: list[str] | None = None) -> int:
         figures = {**figures, "load_average_start": load_at_start, "config": config}
         print(sessions_markdown(figures))
         if args.out:
-            write_figures(Path(args.out), "sessions",
-                          {**stored_part(Path(args.out), "sessions"), args.session_kind: figures})
+            write_figures(
+                Path(args.out), "sessions", {**stored_part(Path(args.out), "sessions"), args.session_kind: figures}
+            )
         return 0 if all(figures["targets"].values()) else 1
     if soak or run is class_test:
         figures = {**figures, "load_average_start": load_at_start, "config": config}
         print(soak_markdown(figures) if soak else class_markdown(figures))
     else:
-        figures = {"date": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "load_average_start": load_at_start,
-                   "load_average": os.getloadavg(), "config": config, **figures}
+        figures = {
+            "date": time.strftime("%Y-%m-%d %H:%M"),
+            "cpus": os.cpu_count(),
+            "load_average_start": load_at_start,
+            "load_average": os.getloadavg(),
+            "config": config,
+            **figures,
+        }
         print(markdown(figures, report))
     if args.out:
         key = "soak" if soak else "class" if run is class_test else "mixed" if args.long_share else None

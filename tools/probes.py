@@ -11,14 +11,14 @@ import json
 import os
 import platform
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import torch
 
+from core.analysis.probes import ProbeReport, load_suite, run_suite, suite_names
 from core.data import PROJECT_ROOT
 from core.predict import Lab
-from core.analysis.probes import ProbeReport, load_suite, run_suite, suite_names
 from tools.git import git_commit
 
 TYPE_NAMES = {"mft": "minimum functionality", "inv": "invariance", "dir": "directional"}
@@ -38,38 +38,54 @@ def machine() -> str:
 
 def markdown_table(report: ProbeReport) -> list[str]:
     """Capability x model pass rates (%), with the number of cases per row."""
-    lines = ["| capability | cases | " + " | ".join(report.models) + " |",
-             "|---|---:|" + "---:|" * len(report.models)]
+    lines = ["| capability | cases | " + " | ".join(report.models) + " |", "|---|---:|" + "---:|" * len(report.models)]
     for capability, row in report.cells.items():
         total = next(iter(row.values())).total
-        lines.append(f"| {report.capabilities[capability]['en']} | {total} | "
-                     + " | ".join(f"{100 * row[m].rate:.0f}" for m in report.models) + " |")
+        lines.append(
+            f"| {report.capabilities[capability]['en']} | {total} | "
+            + " | ".join(f"{100 * row[m].rate:.0f}" for m in report.models)
+            + " |"
+        )
     return lines
 
 
 def test_table(report: ProbeReport) -> list[str]:
-    lines = ["| test | type | cases | " + " | ".join(report.models) + " |",
-             "|---|---|---:|" + "---:|" * len(report.models)]
+    lines = [
+        "| test | type | cases | " + " | ".join(report.models) + " |",
+        "|---|---|---:|" + "---:|" * len(report.models),
+    ]
     for test in report.tests:
         row = report.test_cells[test["name"]]
         total = next(iter(row.values())).total
-        lines.append(f"| {test['name']} | {test['type']} | {total} | "
-                     + " | ".join(f"{100 * row[m].rate:.0f}" for m in report.models) + " |")
+        lines.append(
+            f"| {test['name']} | {test['type']} | {total} | "
+            + " | ".join(f"{100 * row[m].rate:.0f}" for m in report.models)
+            + " |"
+        )
     return lines
 
 
 def render(reports: list[ProbeReport], root: str, commit: str) -> str:
-    lines = ["# Behavioural probes", "",
-             "Written by `make probes` (`python -m tools.probes`); do not edit by hand. Suites: `probes/*.toml` "
-             "(CheckList's test types: minimum functionality, invariance, directional; see docs/analysis.md, Probes). "
-             "Cells are pass rates in %.", "",
-             f"Checkpoints: `{root}`. Commit: `{commit}`. Machine: {machine()}. "
-             f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC.", ""]
+    lines = [
+        "# Behavioural probes",
+        "",
+        "Written by `make probes` (`python -m tools.probes`); do not edit by hand. Suites: `probes/*.toml` "
+        "(CheckList's test types: minimum functionality, invariance, directional; see docs/analysis.md, Probes). "
+        "Cells are pass rates in %.",
+        "",
+        f"Checkpoints: `{root}`. Commit: `{commit}`. Machine: {machine()}. "
+        f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.",
+        "",
+    ]
     for report in reports:
-        lines += [f"## {report.suite}: task {report.task}", "",
-                  f"{report.cases} cases ({report.sentences} distinct sentences) x {len(report.models)} models in "
-                  f"**{report.seconds:.2f} s** (warm, batched; tokenization included). Directional tests compare "
-                  f"{report.score_label}.", ""]
+        lines += [
+            f"## {report.suite}: task {report.task}",
+            "",
+            f"{report.cases} cases ({report.sentences} distinct sentences) x {len(report.models)} models in "
+            f"**{report.seconds:.2f} s** (warm, batched; tokenization included). Directional tests compare "
+            f"{report.score_label}.",
+            "",
+        ]
         lines += markdown_table(report) + ["", "<details><summary>Per test</summary>", ""] + test_table(report)
         lines += ["", "</details>", ""]
     return "\n".join(lines)
@@ -96,8 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     commit = git_commit() or "unknown"
     root = os.path.relpath(args.checkpoints, PROJECT_ROOT)
     (out / "probes.md").write_text(render(reports, root, commit), encoding="utf-8")
-    summary = {"machine": machine(), "commit": commit,
-               "suites": [r.to_dict(failures=False) for r in reports]}
+    summary = {"machine": machine(), "commit": commit, "suites": [r.to_dict(failures=False) for r in reports]}
     (out / "probes.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out / 'probes.md'} and {out / 'probes.json'}")
     return 0

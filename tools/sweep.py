@@ -86,13 +86,21 @@ class Progress(tune.Callback):
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
         self.best = max(self.best, result.get(METRIC, 0.0))
-        log.info("trial %s epoch %d: dev %.4f; best so far %.4f; %d/%d trials done", trial.trial_id,
-                 result.get("epoch", 0), result.get("dev_accuracy", 0.0), self.best, self.done, self.total)
+        log.info(
+            "trial %s epoch %d: dev %.4f; best so far %.4f; %d/%d trials done",
+            trial.trial_id,
+            result.get("epoch", 0),
+            result.get("dev_accuracy", 0.0),
+            self.best,
+            self.done,
+            self.total,
+        )
 
     def on_trial_complete(self, iteration, trials, trial, **info):
         self.done += 1
-        log.info("trial %s ended; %d/%d trials done, best dev so far %.4f", trial.trial_id, self.done, self.total,
-                 self.best)
+        log.info(
+            "trial %s ended; %d/%d trials done, best dev so far %.4f", trial.trial_id, self.done, self.total, self.best
+        )
 
 
 def sweep(base: TrainConfig, samples: int, max_epochs: int, grace: int, name: str, root: Path = SWEEPS) -> dict:
@@ -103,8 +111,12 @@ def sweep(base: TrainConfig, samples: int, max_epochs: int, grace: int, name: st
     root = (root / name).resolve()
     threads = base.threads or 1
     if not ray.is_initialized():  # RAY_ADDRESS (a cluster) is read by ray.init itself
-        ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False,
-                 **({} if os.environ.get("RAY_ADDRESS") else {"num_cpus": os.cpu_count()}))
+        ray.init(
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+            **({} if os.environ.get("RAY_ADDRESS") else {"num_cpus": os.cpu_count()}),
+        )
     base = dataclasses.replace(base, epochs=max_epochs, threads=threads)
     trainable = tune.with_resources(tune.with_parameters(run_trial, base=base, root=root / "trials"), {"cpu": threads})
     experiment = root / "tune"
@@ -114,20 +126,46 @@ def sweep(base: TrainConfig, samples: int, max_epochs: int, grace: int, name: st
     else:
         scheduler = ASHAScheduler(time_attr="epoch", max_t=max_epochs, grace_period=grace, reduction_factor=2)
         tuner = tune.Tuner(
-            trainable, param_space=tune_space(spec),
-            tune_config=tune.TuneConfig(metric=METRIC, mode="max", num_samples=samples, scheduler=scheduler,
-                                        search_alg=tune.search.BasicVariantGenerator(random_state=base.seed)),
-            run_config=tune.RunConfig(name="tune", storage_path=str(root), verbose=0, callbacks=[Progress(samples)]))
+            trainable,
+            param_space=tune_space(spec),
+            tune_config=tune.TuneConfig(
+                metric=METRIC,
+                mode="max",
+                num_samples=samples,
+                scheduler=scheduler,
+                search_alg=tune.search.BasicVariantGenerator(random_state=base.seed),
+            ),
+            run_config=tune.RunConfig(name="tune", storage_path=str(root), verbose=0, callbacks=[Progress(samples)]),
+        )
     results = tuner.fit()
     best = results.get_best_result(metric=METRIC, mode="max")
-    trials = [{"trial": r.metrics["trial_id"], "config": r.config, METRIC: r.metrics.get(METRIC),
-               "epochs": r.metrics.get("epoch")} for r in results if r.metrics]
+    trials = [
+        {
+            "trial": r.metrics["trial_id"],
+            "config": r.config,
+            METRIC: r.metrics.get(METRIC),
+            "epochs": r.metrics.get("epoch"),
+        }
+        for r in results
+        if r.metrics
+    ]
     cfg = trial_config(base, best.config, root / "trials" / best.metrics["trial_id"])
-    record = {"model": base.model, "task": base.task, "phrases": base.phrases, "samples": samples,
-              "max_epochs": max_epochs, "search_space": {k: list(v) for k, v in spec.items()},
-              "best": {"config": best.config, "dev_accuracy": best.metrics[METRIC], "epochs": best.metrics["epoch"],
-                       "run": cfg.out, "command": command(cfg)},
-              "trials": sorted(trials, key=lambda t: -(t[METRIC] or 0))}
+    record = {
+        "model": base.model,
+        "task": base.task,
+        "phrases": base.phrases,
+        "samples": samples,
+        "max_epochs": max_epochs,
+        "search_space": {k: list(v) for k, v in spec.items()},
+        "best": {
+            "config": best.config,
+            "dev_accuracy": best.metrics[METRIC],
+            "epochs": best.metrics["epoch"],
+            "run": cfg.out,
+            "command": command(cfg),
+        },
+        "trials": sorted(trials, key=lambda t: -(t[METRIC] or 0)),
+    }
     atomic_write_text(root / "best.json", json.dumps(record, indent=1))
     return record
 
@@ -151,16 +189,33 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         model_class(args.model)
-        base = TrainConfig(model=args.model, task=args.task, phrases=args.phrases, seed=args.seed, threads=args.threads,
-                           data_dir=args.data_dir, max_train=args.max_train, vectors=args.vectors, set=args.set)
+        base = TrainConfig(
+            model=args.model,
+            task=args.task,
+            phrases=args.phrases,
+            seed=args.seed,
+            threads=args.threads,
+            data_dir=args.data_dir,
+            max_train=args.max_train,
+            vectors=args.vectors,
+            set=args.set,
+        )
         name = args.name or f"{args.model}-{args.task}{'-phrases' if args.phrases else ''}"
         record = sweep(base, args.samples, args.max_epochs, args.grace, name)
     except (ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     best = record["best"]
-    print(json.dumps({"best_dev": best["dev_accuracy"], "config": best["config"], "command": best["command"],
-                      "record": str(SWEEPS / name / "best.json")}))
+    print(
+        json.dumps(
+            {
+                "best_dev": best["dev_accuracy"],
+                "config": best["config"],
+                "command": best["command"],
+                "record": str(SWEEPS / name / "best.json"),
+            }
+        )
+    )
     return 0
 
 

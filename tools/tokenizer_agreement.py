@@ -13,12 +13,31 @@ import difflib
 import json
 import sys
 
-from core.data import DataError, data_dir
+from core.data import DataError, data_dir, require_file
 from core.data.sst import SOURCE, read_trees
-from core.data import require_file
 from core.text import tokenize_english
 
-ATTACH_LEFT = {",", ".", "!", "?", ";", ":", ")", "]", "}", "''", "%", "...", "n't", "'s", "'re", "'ve", "'m", "'ll", "'d"}
+ATTACH_LEFT = {
+    ",",
+    ".",
+    "!",
+    "?",
+    ";",
+    ":",
+    ")",
+    "]",
+    "}",
+    "''",
+    "%",
+    "...",
+    "n't",
+    "'s",
+    "'re",
+    "'ve",
+    "'m",
+    "'ll",
+    "'d",
+}
 ATTACH_RIGHT = {"(", "[", "{", "``", "$"}
 
 
@@ -46,8 +65,13 @@ def agreement(sentences: list[list[str]]) -> dict:
         exact += ours == words
         if ours != words:
             mismatches.append({"treebank": " ".join(words), "ours": " ".join(ours)})
-    return {"token_agreement": matched / max(1, total), "sentence_exact": exact / max(1, len(sentences)),
-            "sentences": len(sentences), "tokens": total, "mismatches": mismatches}
+    return {
+        "token_agreement": matched / max(1, total),
+        "sentence_exact": exact / max(1, len(sentences)),
+        "sentences": len(sentences),
+        "tokens": total,
+        "mismatches": mismatches,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,8 +26,12 @@ from gradio_client import handle_file
 from core.data import PROJECT_ROOT, data_dir
 from tools.loadtest import app_client, free_port, percentile, start_app, timed, wait_until_up
 
-SENTENCES = ["It is not a bad film, but the plot is dull.", "The acting is great and the story moving.",
-             "这部电影不怎么好看，但是演员很棒", "质量很好，物流也快，非常满意"]
+SENTENCES = [
+    "It is not a bad film, but the plot is dull.",
+    "The acting is great and the story moving.",
+    "这部电影不怎么好看，但是演员很棒",
+    "质量很好，物流也快，非常满意",
+]
 
 
 def compare_latencies(client, calls: int) -> list[float]:
@@ -39,8 +43,12 @@ def compare_latencies(client, calls: int) -> list[float]:
 
 
 def stats(seconds: list[float]) -> dict:
-    return {"n": len(seconds), "p50_ms": round(1000 * percentile(seconds, 0.5), 1),
-            "p95_ms": round(1000 * percentile(seconds, 0.95), 1), "max_ms": round(1000 * max(seconds), 1)}
+    return {
+        "n": len(seconds),
+        "p50_ms": round(1000 * percentile(seconds, 0.5), 1),
+        "p95_ms": round(1000 * percentile(seconds, 0.95), 1),
+        "max_ms": round(1000 * max(seconds), 1),
+    }
 
 
 def wait_status(client, job: str, until, timeout: float) -> dict:
@@ -67,7 +75,9 @@ def run(args) -> dict:
             compare_latencies(client, 10)  # warm-up
             idle = [compare_latencies(client, args.calls) for _ in range(args.rounds)]
             start = time.monotonic()
-            job = client.predict(handle_file(str(args.data)), args.model, "", "", 20, args.minutes, "none", api_name="/train")
+            job = client.predict(
+                handle_file(str(args.data)), args.model, "", "", 20, args.minutes, "none", api_name="/train"
+            )
             # past tokenizing: the worker is in its training steps
             wait_status(client, job, lambda s: s["status"] != "queued" and s["progress"] > 0, 300)
             measured_at, busy = time.monotonic() - start, []
@@ -80,15 +90,28 @@ def run(args) -> dict:
                 raise RuntimeError("the job ended before the measurement did: give it a longer --minutes")
             idle_p95, busy_p95 = median([stats(r)["p95_ms"] for r in idle]), median([stats(r)["p95_ms"] for r in busy])
             return {
-                "idle": [stats(r) for r in idle], "training": [stats(r) for r in busy],
-                "idle_p95_ms": idle_p95, "training_p95_ms": busy_p95, "p95_ratio": round(busy_p95 / idle_p95, 3),
-                "job": {"model": args.model, "file": Path(args.data).name, "rows": done["rows"], "status": done["status"],
-                        "epochs_run": len(done["history"]), "seconds": round(time.monotonic() - start, 1),
-                        "measured_after_seconds": round(measured_at, 1),
-                        "test_accuracy": (done["metrics"] or {}).get("test_accuracy")},
-                "machine": {"cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2),
-                            "python": platform.python_version()},
-                "command": "python -m tools.train_load " + " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%d %H:%M"),
+                "idle": [stats(r) for r in idle],
+                "training": [stats(r) for r in busy],
+                "idle_p95_ms": idle_p95,
+                "training_p95_ms": busy_p95,
+                "p95_ratio": round(busy_p95 / idle_p95, 3),
+                "job": {
+                    "model": args.model,
+                    "file": Path(args.data).name,
+                    "rows": done["rows"],
+                    "status": done["status"],
+                    "epochs_run": len(done["history"]),
+                    "seconds": round(time.monotonic() - start, 1),
+                    "measured_after_seconds": round(measured_at, 1),
+                    "test_accuracy": (done["metrics"] or {}).get("test_accuracy"),
+                },
+                "machine": {
+                    "cpus": os.cpu_count(),
+                    "load_average_1m": round(os.getloadavg()[0], 2),
+                    "python": platform.python_version(),
+                },
+                "command": "python -m tools.train_load " + " ".join(sys.argv[1:]),
+                "date": time.strftime("%Y-%m-%d %H:%M"),
             }
         finally:
             app.terminate()
@@ -97,22 +120,32 @@ def run(args) -> dict:
 
 def markdown(r: dict) -> str:
     job = r["job"]
-    rows = "".join(f"| {what} {i} | {s['p50_ms']} | {s['p95_ms']} | {s['max_ms']} |\n"
-                   for what, key in (("idle", "idle"), ("while training", "training")) for i, s in enumerate(r[key], 1))
-    return (f"# /compare while a model trains\n\n`{r['command'].strip()}` on {r['date']}, {r['machine']['cpus']} CPUs "
-            f"(1-minute load average {r['machine']['load_average_1m']} at the end: other work shared the machine).\n\n"
-            f"| /compare, {r['idle'][0]['n']} calls one after the other, round | p50 ms | p95 ms | max ms |\n|---|---|---|---|\n"
-            f"{rows}\nMedian p95 of the rounds: idle {r['idle_p95_ms']} ms, while training {r['training_p95_ms']} ms; "
-            f"ratio **{r['p95_ratio']:.2f}** (target: at most 1.30).\n\n"
-            f"The job: {job['model']} on {job['file']} ({job['rows']} rows), {job['epochs_run']} epochs in {job['seconds']} s "
-            f"({job['status']}, test accuracy {job['test_accuracy']}); the calls were timed from {job['measured_after_seconds']} s "
-            "into it, while the worker trained (nice 19, one torch thread).\n")
+    rows = "".join(
+        f"| {what} {i} | {s['p50_ms']} | {s['p95_ms']} | {s['max_ms']} |\n"
+        for what, key in (("idle", "idle"), ("while training", "training"))
+        for i, s in enumerate(r[key], 1)
+    )
+    return (
+        f"# /compare while a model trains\n\n`{r['command'].strip()}` on {r['date']}, {r['machine']['cpus']} CPUs "
+        f"(1-minute load average {r['machine']['load_average_1m']} at the end: other work shared the machine).\n\n"
+        f"| /compare, {r['idle'][0]['n']} calls one after the other, round | p50 ms | p95 ms | max ms |\n"
+        "|---|---|---|---|\n"
+        f"{rows}\nMedian p95 of the rounds: idle {r['idle_p95_ms']} ms, while training {r['training_p95_ms']} ms; "
+        f"ratio **{r['p95_ratio']:.2f}** (target: at most 1.30).\n\n"
+        f"The job: {job['model']} on {job['file']} ({job['rows']} rows), "
+        f"{job['epochs_run']} epochs in {job['seconds']} s "
+        f"({job['status']}, test accuracy {job['test_accuracy']}); "
+        f"the calls were timed from {job['measured_after_seconds']} s "
+        "into it, while the worker trained (nice 19, one torch thread).\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.train_load", description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))
-    parser.add_argument("--data", default=None, help="the training file (default: waimai_10k.csv of the data directory)")
+    parser.add_argument(
+        "--data", default=None, help="the training file (default: waimai_10k.csv of the data directory)"
+    )
     parser.add_argument("--model", default="dcnn")
     parser.add_argument("--minutes", type=float, default=3.0, help="the job's time budget")
     parser.add_argument("--calls", type=int, default=20)

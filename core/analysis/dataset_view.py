@@ -13,13 +13,13 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.checkpoints.checkpoint import WEIGHTS, Checkpoint, atomic_write_text
-from core.checkpoints.files import sha256
-from core.data import Example, TaskData
-from core.data.sst import Tree, node_examples
-from core.checkpoints.manifest import EVALUATION
 from core.analysis.metrics import classification_report, predict_examples
 from core.analysis.treebank import SST_TASKS, TreebankError, join_words, phenomena
+from core.checkpoints.checkpoint import WEIGHTS, Checkpoint, atomic_write_text
+from core.checkpoints.files import sha256
+from core.checkpoints.manifest import EVALUATION
+from core.data import Example, TaskData
+from core.data.sst import Tree, node_examples
 
 FORMAT = 1
 COMMAND = "make evaluate-all"  # what builds the files (python -m tools.evaluate_all)
@@ -71,8 +71,10 @@ def _slices(test: list[Example], predicted: list[int], ckpt: Checkpoint, lang: s
             found.add("unknown_words")
         for name in found:
             members[name].append(e.label == p)
-    return {name: {"n": len(hits), "correct": sum(hits), "accuracy": sum(hits) / len(hits) if hits else None}
-            for name, hits in members.items()}
+    return {
+        name: {"n": len(hits), "correct": sum(hits), "accuracy": sum(hits) / len(hits) if hits else None}
+        for name, hits in members.items()
+    }
 
 
 def _phrase_predictions(ckpt: Checkpoint, phrases: list[Example]) -> list[int]:
@@ -87,8 +89,14 @@ def evaluate_checkpoint(ckpt: Checkpoint, task: TaskData, trees: list[Tree] | No
     `trees`: the SST test trees, for the phrase-level numbers (SST tasks only)."""
     predicted = predictions(ckpt, task.test)
     evaluation = {
-        "format": FORMAT, "command": COMMAND, "task": task.name, "model": ckpt.meta.get("model"), "lang": task.lang,
-        "labels": task.labels, "split": "test", "weights_sha256": weights_sha256(ckpt),
+        "format": FORMAT,
+        "command": COMMAND,
+        "task": task.name,
+        "model": ckpt.meta.get("model"),
+        "lang": task.lang,
+        "labels": task.labels,
+        "split": "test",
+        "weights_sha256": weights_sha256(ckpt),
         "sentences": classification_report([e.label for e in task.test], predicted, task.labels),
         "slices": _slices(task.test, predicted, ckpt, task.lang),
     }
@@ -103,7 +111,9 @@ def evaluate_checkpoint(ckpt: Checkpoint, task: TaskData, trees: list[Tree] | No
     return evaluation, predicted
 
 
-def disagreement(test: list[Example], predicted: dict[str, list[int]], lang: str, top: int = DISAGREEMENT_TOP) -> list[dict]:
+def disagreement(
+    test: list[Example], predicted: dict[str, list[int]], lang: str, top: int = DISAGREEMENT_TOP
+) -> list[dict]:
     """The test sentences on which the models disagree most: most distinct labels first, then the widest
     spread of the (ordered) labels, then the most models wrong; ties in test order."""
     models = list(predicted)
@@ -114,19 +124,30 @@ def disagreement(test: list[Example], predicted: dict[str, list[int]], lang: str
         scored.append((key, i))
     rows = []
     for key, i in sorted(scored)[:top]:
-        rows.append({"index": i, "text": join_words(test[i].words, lang), "gold": test[i].label,
-                     "predictions": {m: predicted[m][i] for m in models}, "distinct": -key[0]})
+        rows.append(
+            {
+                "index": i,
+                "text": join_words(test[i].words, lang),
+                "gold": test[i].label,
+                "predictions": {m: predicted[m][i] for m in models},
+                "distinct": -key[0],
+            }
+        )
     return rows
 
 
-def evaluate_task(checkpoints: dict[str, Checkpoint], task: TaskData, trees: list[Tree] | None = None) -> dict[str, dict]:
+def evaluate_task(
+    checkpoints: dict[str, Checkpoint], task: TaskData, trees: list[Tree] | None = None
+) -> dict[str, dict]:
     """{model: evaluation} for every checkpoint of one task, each with the task's disagreement list and
     the weights it was computed from (the list depends on every model)."""
     evaluations, predicted = {}, {}
     for model, ckpt in checkpoints.items():
         evaluations[model], predicted[model] = evaluate_checkpoint(ckpt, task, trees)
-    shared = {"models": {m: e["weights_sha256"] for m, e in evaluations.items()},
-              "sentences": disagreement(task.test, predicted, task.lang)}
+    shared = {
+        "models": {m: e["weights_sha256"] for m, e in evaluations.items()},
+        "sentences": disagreement(task.test, predicted, task.lang),
+    }
     for evaluation in evaluations.values():
         evaluation["disagreement"] = shared
     return evaluations
@@ -155,8 +176,15 @@ class DatasetView:
     disagreement_stale: bool = False
 
     def to_dict(self) -> dict:
-        return {"task": self.task, "model": self.model, "status": self.status, "command": self.command,
-                "disagreement_stale": self.disagreement_stale, "length_buckets": self.buckets, **self.evaluation}
+        return {
+            "task": self.task,
+            "model": self.model,
+            "status": self.status,
+            "command": self.command,
+            "disagreement_stale": self.disagreement_stale,
+            "length_buckets": self.buckets,
+            **self.evaluation,
+        }
 
 
 def read_evaluation(checkpoints: dict[tuple[str, str], Checkpoint], task: str, model: str) -> DatasetView:
@@ -166,7 +194,9 @@ def read_evaluation(checkpoints: dict[tuple[str, str], Checkpoint], task: str, m
         tasks = sorted({t for t, _ in checkpoints})
         if task not in tasks:
             raise TreebankError("no_models", task=task, available=tasks)
-        raise TreebankError("unknown_model", model=model, task=task, available=sorted(m for t, m in checkpoints if t == task))
+        raise TreebankError(
+            "unknown_model", model=model, task=task, available=sorted(m for t, m in checkpoints if t == task)
+        )
     ckpt = checkpoints[(task, model)]
     path = Path(ckpt.path) / EVALUATION
     if not path.is_file():
@@ -182,7 +212,10 @@ def read_evaluation(checkpoints: dict[tuple[str, str], Checkpoint], task: str, m
     try:
         buckets = length_buckets(evaluation["by_length"])
         others = evaluation["disagreement"]["models"]
-        stale = any((task, m) not in checkpoints or weights_sha256(checkpoints[(task, m)]) != digest for m, digest in others.items())
+        stale = any(
+            (task, m) not in checkpoints or weights_sha256(checkpoints[(task, m)]) != digest
+            for m, digest in others.items()
+        )
     except (KeyError, TypeError, ValueError):
         return DatasetView(task, model, "invalid")
     return DatasetView(task, model, "ok", evaluation=evaluation, buckets=buckets, disagreement_stale=stale)

@@ -8,10 +8,10 @@ import argparse
 import json
 import sys
 
+from core.analysis.metrics import evaluate
 from core.checkpoints.checkpoint import CheckpointError, load_checkpoint
 from core.data import DataError, Example, data_dir, load_task
 from core.data.sst import load_sst_trees, node_examples
-from core.analysis.metrics import evaluate
 
 
 def sst_phrases(task: str, split: str, data: str | None = None) -> list[Example]:
@@ -33,12 +33,16 @@ def main(argv: list[str] | None = None) -> int:
         ckpt = load_checkpoint(args.checkpoint)
         task = load_task(args.task or ckpt.meta.get("task", ""), args.data_dir, fold=args.fold)
         if task.labels != ckpt.meta.get("labels"):
-            raise DataError(f"task {task.name} has labels {task.labels}, the checkpoint predicts {ckpt.meta.get('labels')}")
+            raise DataError(
+                f"task {task.name} has labels {task.labels}, the checkpoint predicts {ckpt.meta.get('labels')}"
+            )
         report = {args.split: evaluate(ckpt.model, getattr(task, args.split), ckpt.vocab, task.labels)}
         if phrases := sst_phrases(task.name, args.split, args.data_dir):
             report[f"{args.split}_all_phrases"] = evaluate(ckpt.model, phrases, ckpt.vocab, task.labels)
         if args.split == "test":
-            report.update({name: evaluate(ckpt.model, ex, ckpt.vocab, task.labels) for name, ex in task.extra_tests.items()})
+            report.update(
+                {name: evaluate(ckpt.model, ex, ckpt.vocab, task.labels) for name, ex in task.extra_tests.items()}
+            )
     except (CheckpointError, DataError, ValueError, KeyError, OSError, RuntimeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

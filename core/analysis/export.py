@@ -102,15 +102,27 @@ def attribution_records(ckpt: Checkpoint, sentences: list[Sentence], seed: int =
         label, probs = _prediction(ckpt.model, ids)
         found = every_method(ckpt.model, ids, label, seed=seed + sentence.id)
         aopc = sentence_aopc(ckpt.model, ids, label, found)
-        records.append({"id": sentence.id, "task": ckpt.meta["task"], "model": ckpt.model.key, "text": sentence.text,
-                        "words": list(sentence.words), "gold": sentence.gold, "label": labels[label],
-                        "confidence": probs[label], "probs": probs}
-                       | {m: found[m].scores for m in METHODS} | {f"aopc_{m}": aopc[m] for m in METHODS})
+        records.append(
+            {
+                "id": sentence.id,
+                "task": ckpt.meta["task"],
+                "model": ckpt.model.key,
+                "text": sentence.text,
+                "words": list(sentence.words),
+                "gold": sentence.gold,
+                "label": labels[label],
+                "confidence": probs[label],
+                "probs": probs,
+            }
+            | {m: found[m].scores for m in METHODS}
+            | {f"aopc_{m}": aopc[m] for m in METHODS}
+        )
     return records
 
 
-def text_records(lab: Lab, lines: list[str], task: str | None, lang: str | None, model: str,
-                 progress=None) -> tuple[list[dict], int]:
+def text_records(
+    lab: Lab, lines: list[str], task: str | None, lang: str | None, model: str, progress=None
+) -> tuple[list[dict], int]:
     """A user's sentences (read_lines) explained by `model` (ALL: every model of each line's task), read the way
     the Lab reads them (check_text; the task may be "auto": each line's own). (records, lines left out): a line
     the Lab refuses or one outside MIN_WORDS..MAX_WORDS words is left out; ExportError when none is left.
@@ -123,9 +135,13 @@ def text_records(lab: Lab, lines: list[str], task: str | None, lang: str | None,
             continue
         if MIN_WORDS <= len(checked.tokens) <= MAX_WORDS:
             by_task.setdefault(checked.task, []).append(Sentence(i, [t.text for t in checked.tokens], checked.text))
-    work = [(lab.checkpoints[(t, name)], sentence) for t, sentences in by_task.items()
-            for name in (lab.models(t) if model == ALL else [model]) if (t, name) in lab.checkpoints
-            for sentence in sentences]
+    work = [
+        (lab.checkpoints[(t, name)], sentence)
+        for t, sentences in by_task.items()
+        for name in (lab.models(t) if model == ALL else [model])
+        if (t, name) in lab.checkpoints
+        for sentence in sentences
+    ]
     records = []
     for done, (ckpt, sentence) in enumerate(work, 1):
         records += attribution_records(ckpt, [sentence])
@@ -138,53 +154,59 @@ def text_records(lab: Lab, lines: list[str], task: str | None, lang: str | None,
 
 def word_rows(records: list[dict]) -> list[dict]:
     """The records in long form: one row per word with every method's score beside it (and the sentence's AOPC)."""
-    return [{"id": r["id"], "model": r["model"], "position": j, "word": word, "label": r["label"], "gold": r["gold"]}
-            | {m: r[m][j] for m in METHODS} | {a: r[a] for a in AOPC_FIELDS}
-            for r in records for j, word in enumerate(r["words"])]
+    return [
+        {"id": r["id"], "model": r["model"], "position": j, "word": word, "label": r["label"], "gold": r["gold"]}
+        | {m: r[m][j] for m in METHODS}
+        | {a: r[a] for a in AOPC_FIELDS}
+        for r in records
+        for j, word in enumerate(r["words"])
+    ]
 
 
 def card(title: str, lang: str, source: str, records: list[dict], skipped: int) -> str:
     """The dataset card: YAML front matter (both files as configs) and what each field means."""
     models = sorted({r["model"] for r in records})
     methods = ", ".join(f"`{m}`" for m in METHODS)
-    return "\n".join([
-        "---",
-        f"pretty_name: {json.dumps(title)}",
-        f"language:\n- {lang}",
-        "task_categories:\n- text-classification",
-        "tags:\n- explainability\n- attributions",
-        "configs:",
-        f"- config_name: sentences\n  data_files: {JSONL}\n  default: true",
-        f"- config_name: words\n  data_files: {CSV}",
-        "---",
-        "",
-        f"# {title}",
-        "",
-        f"Word attributions of {len(records)} (sentence, model) pairs: {len({r['id'] for r in records})} sentences "
-        f"of {source}, explained by {', '.join(models)}; {skipped} sentences outside {MIN_WORDS}..{MAX_WORDS} "
-        "words left out. Each model explains its own predicted class.",
-        "",
-        "```python",
-        "from datasets import load_dataset",
-        f'sentences = load_dataset("json", data_files="{JSONL}", split="train")',
-        "```",
-        "",
-        f"## `{JSONL}` (one record per sentence and model)",
-        "",
-        "- `id`: the sentence's position in its split or file; `task`, `model`: the checkpoint; `text`, `words`",
-        "- `gold`: the gold label (null without one); `label`: the prediction; `confidence`: its probability; "
-        "`probs`: every class's, in the task's label order",
-        f"- {methods}: one score per word (positive: supports `label`); occlusion in probability, the gradient "
-        "methods in the label's logit",
-        "- `aopc_<method>`: the sentence's area over the probability-drop curve when its words are deleted in the "
-        "method's order (higher: more faithful)",
-        "",
-        f"## `{CSV}` (one row per word)",
-        "",
-        f"`id`, `model`, `position`, `word`, `label`, `gold`, {methods} (the word's scores) and the sentence's "
-        "`aopc_<method>`.",
-        "",
-    ])
+    return "\n".join(
+        [
+            "---",
+            f"pretty_name: {json.dumps(title)}",
+            f"language:\n- {lang}",
+            "task_categories:\n- text-classification",
+            "tags:\n- explainability\n- attributions",
+            "configs:",
+            f"- config_name: sentences\n  data_files: {JSONL}\n  default: true",
+            f"- config_name: words\n  data_files: {CSV}",
+            "---",
+            "",
+            f"# {title}",
+            "",
+            f"Word attributions of {len(records)} (sentence, model) pairs: {len({r['id'] for r in records})} sentences "
+            f"of {source}, explained by {', '.join(models)}; {skipped} sentences outside {MIN_WORDS}..{MAX_WORDS} "
+            "words left out. Each model explains its own predicted class.",
+            "",
+            "```python",
+            "from datasets import load_dataset",
+            f'sentences = load_dataset("json", data_files="{JSONL}", split="train")',
+            "```",
+            "",
+            f"## `{JSONL}` (one record per sentence and model)",
+            "",
+            "- `id`: the sentence's position in its split or file; `task`, `model`: the checkpoint; `text`, `words`",
+            "- `gold`: the gold label (null without one); `label`: the prediction; `confidence`: its probability; "
+            "`probs`: every class's, in the task's label order",
+            f"- {methods}: one score per word (positive: supports `label`); occlusion in probability, the gradient "
+            "methods in the label's logit",
+            "- `aopc_<method>`: the sentence's area over the probability-drop curve when its words are deleted in the "
+            "method's order (higher: more faithful)",
+            "",
+            f"## `{CSV}` (one row per word)",
+            "",
+            f"`id`, `model`, `position`, `word`, `label`, `gold`, {methods} (the word's scores) and the sentence's "
+            "`aopc_<method>`.",
+            "",
+        ]
+    )
 
 
 def write_export(records: list[dict], out: str | Path, card_text: str) -> list[Path]:

@@ -23,11 +23,18 @@ def classification_report(gold: list[int], pred: list[int], labels: list[str]) -
     correct = sum(confusion[c][c] for c in range(n))
     # mean |predicted - gold| over ordered classes: Irsoy & Cardie's "ranking loss" (§4.2)
     ranking_loss = sum(abs(g - p) for g, p in zip(gold, pred)) / max(1, len(gold))
-    return {"accuracy": correct / max(1, len(gold)), "n": len(gold), "ranking_loss": ranking_loss,
-            "per_class": per_class, "confusion": confusion}
+    return {
+        "accuracy": correct / max(1, len(gold)),
+        "n": len(gold),
+        "ranking_loss": ranking_loss,
+        "per_class": per_class,
+        "confusion": confusion,
+    }
 
 
-def predict_examples(model, examples: list[Example], vocab: Vocab, batch_size: int = 256) -> tuple[list[int], list[int]]:
+def predict_examples(
+    model, examples: list[Example], vocab: Vocab, batch_size: int = 256
+) -> tuple[list[int], list[int]]:
     """(gold, predicted) labels in the examples' order, from exact-length batches (no padding), as in training."""
     _, pred = predict_batched(model, [vocab.encode(e.words) for e in examples], batch_size, exact_lengths=True)
     return [e.label for e in examples], pred

@@ -13,9 +13,8 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from core.predict import Gate, Lab, ModelFailure, Prediction
-
 from core.notices import InputError
+from core.predict import Gate, Lab, ModelFailure, Prediction
 from core.views import sentiment_scores
 
 SENTENCES = ("a", "b")
@@ -83,17 +82,32 @@ def align_words(words_a: list[str], words_b: list[str]) -> WordAlignment:
     return WordAlignment(list(words_a), list(words_b), columns)
 
 
-def _compare(lab: Lab, sentence: str, text: str, task: str | None, lang: str | None, models: list[str] | None,
-             executor: Executor | None, gate: Gate | None):
+def _compare(
+    lab: Lab,
+    sentence: str,
+    text: str,
+    task: str | None,
+    lang: str | None,
+    models: list[str] | None,
+    executor: Executor | None,
+    gate: Gate | None,
+):
     try:
         return lab.compare(text, task, lang, models=models, executor=executor, gate=gate)
     except InputError as err:
         raise PairInputError(sentence, err) from None
 
 
-def compare_pair(lab: Lab, text_a: str, text_b: str, task: str | None = None, lang: str | None = None,
-                 models: list[str] | None = None, executor: Executor | None = None,
-                 gate: Gate | None = None) -> PairComparison:
+def compare_pair(
+    lab: Lab,
+    text_a: str,
+    text_b: str,
+    task: str | None = None,
+    lang: str | None = None,
+    models: list[str] | None = None,
+    executor: Executor | None = None,
+    gate: Gate | None = None,
+) -> PairComparison:
     """`models` (default: every model of the task) on both sentences. The task is resolved from sentence a
     (as Lab.compare does) and sentence b goes to the same models. Bad input in either sentence raises
     PairInputError naming it; a model that fails on either sentence is listed in `failures`."""
@@ -112,5 +126,7 @@ def compare_pair(lab: Lab, text_a: str, text_b: str, task: str | None = None, la
         pairs.append(PairedPrediction(a.model, a, b, score_a, score_b, score_b - score_a))
     if not pairs:
         raise RuntimeError("; ".join(f"{f.model}: {f.error}" for f in failures))
-    alignment = align_words([t.text for t in first.predictions[0].tokens], [t.text for t in second.predictions[0].tokens])
+    alignment = align_words(
+        [t.text for t in first.predictions[0].tokens], [t.text for t in second.predictions[0].tokens]
+    )
     return PairComparison(task, score_label, score_range, alignment, pairs, failures)

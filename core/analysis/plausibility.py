@@ -23,6 +23,7 @@ scores s_1..s_n (positive = supports c):
 """
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.data.sst import Tree
@@ -75,7 +76,7 @@ def _offsets(tree: Tree) -> list[int]:
     return starts
 
 
-def kendall_tau_b(x: list[float], y: list[float]) -> float | None:
+def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Kendall's tau-b (ties counted as in Kendall 1945); None when x or y is constant."""
     concordant = discordant = ties_x = ties_y = 0
     n = len(x)
@@ -105,8 +106,9 @@ class Plausibility:
     chance: float | None  # precision@k a random ranking gets on average: |A| / n
 
 
-def plausibility(tree: Tree, scores: list[float], predicted: int, classes: int = FINE_CLASSES,
-                 k: int = TOP_K) -> Plausibility:
+def plausibility(
+    tree: Tree, scores: list[float], predicted: int, classes: int = FINE_CLASSES, k: int = TOP_K
+) -> Plausibility:
     """One sentence's agreement of `scores` (one per word of `tree`) with its gold labels, for the model's
     `predicted` class among `classes` (5 or 2)."""
     if len(scores) != len(tree.words):
@@ -116,18 +118,23 @@ def plausibility(tree: Tree, scores: list[float], predicted: int, classes: int =
         return Plausibility(None, None, None)
     gold = [orientation * g for g in word_polarities(tree)]
     agreeing = agreeing_words(tree, orientation)
-    top = sorted(range(len(scores)), key=lambda j: -scores[j])[:min(k, len(scores))]
-    return Plausibility(kendall_tau_b(scores, gold), sum(j in agreeing for j in top) / len(top),
-                        len(agreeing) / len(scores))
+    top = sorted(range(len(scores)), key=lambda j: -scores[j])[: min(k, len(scores))]
+    return Plausibility(
+        kendall_tau_b(scores, gold), sum(j in agreeing for j in top) / len(top), len(agreeing) / len(scores)
+    )
 
 
 def summarize(found: list[Plausibility]) -> dict:
     """Means over the sentences that have each score, and how many had one."""
+
     def mean(values: list[float | None]) -> float | None:
         present = [v for v in values if v is not None]
         return statistics.mean(present) if present else None
 
-    return {"rank_agreement": mean([p.rank_agreement for p in found]),
-            "rank_sentences": sum(p.rank_agreement is not None for p in found),
-            "precision": mean([p.precision for p in found]), "chance": mean([p.chance for p in found]),
-            "precision_sentences": sum(p.precision is not None for p in found)}
+    return {
+        "rank_agreement": mean([p.rank_agreement for p in found]),
+        "rank_sentences": sum(p.rank_agreement is not None for p in found),
+        "precision": mean([p.precision for p in found]),
+        "chance": mean([p.chance for p in found]),
+        "precision_sentences": sum(p.precision is not None for p in found),
+    }

@@ -30,8 +30,8 @@ from pathlib import Path
 
 from core.analysis.batched import predict_batched
 from core.data import PROJECT_ROOT
-from core.predict import MAX_WORDS, Lab
 from core.notices import NoticeError
+from core.predict import MAX_WORDS, Lab
 from core.text import tokenize
 from core.views import plain, sentiment_scores
 
@@ -102,7 +102,9 @@ class Suite:
     path: str = ""
 
     def expand(self) -> list[Case]:
-        return [case for test in self.tests for case in expand_test(test, self.lexicon, self.seed, self.max_cases_per_test)]
+        return [
+            case for test in self.tests for case in expand_test(test, self.lexicon, self.seed, self.max_cases_per_test)
+        ]
 
 
 @dataclass
@@ -149,22 +151,34 @@ class ProbeReport:
 
     def to_dict(self, failures: bool = True) -> dict:
         """JSON-ready; `pass_rates[capability][model]` is the table."""
+
         def cell(c: Cell) -> dict:
             data = {"passed": c.passed, "total": c.total, "rate": round(c.rate, 4)}
             if failures:
                 data["failures"] = [plain(f) for f in c.failures]
             return data
 
-        return {"suite": self.suite, "task": self.task, "lang": self.lang, "labels": self.labels,
-                "score_label": self.score_label, "models": self.models, "capabilities": self.capabilities,
-                "tests": self.tests, "cases": self.cases, "sentences": self.sentences, "seconds": round(self.seconds, 3),
-                "dir_threshold": round(self.margin, 6),
-                "pass_rates": {cap: {m: round(c.rate, 4) for m, c in row.items()} for cap, row in self.cells.items()},
-                "cells": {cap: {m: cell(c) for m, c in row.items()} for cap, row in self.cells.items()},
-                "test_cells": {t: {m: cell(c) for m, c in row.items()} for t, row in self.test_cells.items()}}
+        return {
+            "suite": self.suite,
+            "task": self.task,
+            "lang": self.lang,
+            "labels": self.labels,
+            "score_label": self.score_label,
+            "models": self.models,
+            "capabilities": self.capabilities,
+            "tests": self.tests,
+            "cases": self.cases,
+            "sentences": self.sentences,
+            "seconds": round(self.seconds, 3),
+            "dir_threshold": round(self.margin, 6),
+            "pass_rates": {cap: {m: round(c.rate, 4) for m, c in row.items()} for cap, row in self.cells.items()},
+            "cells": {cap: {m: cell(c) for m, c in row.items()} for cap, row in self.cells.items()},
+            "test_cells": {t: {m: cell(c) for m, c in row.items()} for t, row in self.test_cells.items()},
+        }
 
 
 # -- suites ----------------------------------------------------------------------------------------------
+
 
 def suite_names(directory: Path = SUITE_DIR) -> list[str]:
     return sorted(p.stem for p in directory.glob("*.toml"))
@@ -177,7 +191,11 @@ def _require(condition: bool, path, key: str, problem: str) -> None:
 
 def load_suite(name: str, directory: Path = SUITE_DIR) -> Suite:
     """A shipped suite by name (probes/<name>.toml); only names, so a caller of the API cannot point at a path."""
-    if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9_]{1,40}", name) or not (directory / f"{name}.toml").is_file():
+    if (
+        not isinstance(name, str)
+        or not re.fullmatch(r"[a-z0-9_]{1,40}", name)
+        or not (directory / f"{name}.toml").is_file()
+    ):
         raise SuiteError(f"unknown suite {str(name)[:60]!r}; available: {', '.join(suite_names(directory))}")
     return read_suite(directory / f"{name}.toml")
 
@@ -191,27 +209,51 @@ def read_suite(path: str | Path) -> Suite:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as err:
         raise SuiteError(f"{path}: not valid TOML ({err})") from None
-    for key, kind in (("lang", str), ("task", str), ("seed", int), ("max_cases_per_test", int), ("dir_margin", float),
-                      ("lexicon", dict), ("capabilities", dict), ("tests", list)):
+    for key, kind in (
+        ("lang", str),
+        ("task", str),
+        ("seed", int),
+        ("max_cases_per_test", int),
+        ("dir_margin", float),
+        ("lexicon", dict),
+        ("capabilities", dict),
+        ("tests", list),
+    ):
         _require(isinstance(data.get(key), kind), path, key, f"missing or not a {kind.__name__}")
     lexicon = data["lexicon"]
     for key, words in lexicon.items():
-        _require(isinstance(words, list) and words and all(isinstance(w, str) and w for w in words),
-                 path, f"lexicon.{key}", "must be a non-empty list of strings")
+        _require(
+            isinstance(words, list) and words and all(isinstance(w, str) and w for w in words),
+            path,
+            f"lexicon.{key}",
+            "must be a non-empty list of strings",
+        )
         _require(len(set(words)) == len(words), path, f"lexicon.{key}", "has duplicates")
     for key, wording in data["capabilities"].items():
-        _require(isinstance(wording, dict) and all(isinstance(wording.get(l), str) for l in ("en", "zh")),
-                 path, f"capabilities.{key}", "needs an 'en' and a 'zh' wording")
+        _require(
+            isinstance(wording, dict) and all(isinstance(wording.get(l), str) for l in ("en", "zh")),
+            path,
+            f"capabilities.{key}",
+            "needs an 'en' and a 'zh' wording",
+        )
     names = set()
     for i, test in enumerate(data["tests"]):
         where = f"tests[{i}]"
         _require(isinstance(test, dict), path, where, "must be a table")
-        _require(isinstance(test.get("name"), str) and test["name"] not in names, path, f"{where}.name",
-                 "missing or not unique")
+        _require(
+            isinstance(test.get("name"), str) and test["name"] not in names,
+            path,
+            f"{where}.name",
+            "missing or not unique",
+        )
         names.add(test["name"])
         where = f"tests[{i}] ({test['name']})"
-        _require(test.get("capability") in data["capabilities"], path, f"{where}.capability",
-                 f"'{test.get('capability')}' is not one of capabilities: {', '.join(data['capabilities'])}")
+        _require(
+            test.get("capability") in data["capabilities"],
+            path,
+            f"{where}.capability",
+            f"'{test.get('capability')}' is not one of capabilities: {', '.join(data['capabilities'])}",
+        )
         _require(test.get("type") in TEST_TYPES, path, f"{where}.type", f"must be one of {', '.join(TEST_TYPES)}")
         templates = ["template"] if test["type"] == "mft" else ["base", "variant"]
         for key in templates:
@@ -222,8 +264,18 @@ def read_suite(path: str | Path) -> Suite:
             _require(isinstance(test.get("expect"), str), path, f"{where}.expect", "missing expectation")
         if test["type"] == "dir":
             _require(test.get("direction") in DIRECTIONS, path, f"{where}.direction", "must be 'up' or 'down'")
-    return Suite(path.stem, data["lang"], data["task"], data["capabilities"], data["tests"], lexicon, data["seed"],
-                 data["max_cases_per_test"], data["dir_margin"], str(path))
+    return Suite(
+        path.stem,
+        data["lang"],
+        data["task"],
+        data["capabilities"],
+        data["tests"],
+        lexicon,
+        data["seed"],
+        data["max_cases_per_test"],
+        data["dir_margin"],
+        str(path),
+    )
 
 
 def expand_test(test: dict, lexicon: dict[str, list[str]], seed: int, max_cases: int) -> list[Case]:
@@ -248,12 +300,14 @@ def expand_test(test: dict, lexicon: dict[str, list[str]], seed: int, max_cases:
         texts = [SLOT.sub(lambda m: filling[m.group(1) + m.group(2)], t) for t in templates]  # noqa: B023
         texts = [t[0].upper() + t[1:] for t in texts]  # templates may start with a lower-case slot
         expect = test.get("expect", "") if test["type"] == "mft" else test.get("direction", "")
-        cases.append(Case(test["name"], test["capability"], test["type"], texts[0], texts[1] if len(texts) > 1 else "",
-                          expect))
+        cases.append(
+            Case(test["name"], test["capability"], test["type"], texts[0], texts[1] if len(texts) > 1 else "", expect)
+        )
     return list(dict.fromkeys(cases))  # two fillings can read the same (e.g. a word in two lexicons)
 
 
 # -- expectations ------------------------------------------------------------------------------------------
+
 
 def polarity_groups(labels: list[str], task: str = "") -> dict[str, set[str]]:
     """What an expectation may name on a task: each label, 'positive' and 'negative' (every label that
@@ -267,8 +321,13 @@ def polarity_groups(labels: list[str], task: str = "") -> dict[str, set[str]]:
     neutral = set(labels) - positive - negative
     if neutral:
         groups["neutral"] = neutral
-    groups.update({f"not_{name}": set(labels) - members for name, members in list(groups.items())
-                   if name in ("positive", "negative", "neutral")})
+    groups.update(
+        {
+            f"not_{name}": set(labels) - members
+            for name, members in list(groups.items())
+            if name in ("positive", "negative", "neutral")
+        }
+    )
     return groups
 
 
@@ -278,7 +337,9 @@ def parse_user_cases(text: str, labels: list[str], task: str) -> list[Case]:
     upload arrives here as tab-separated text."""
     groups = polarity_groups(labels, task)
     cases = []
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip() and not line.lstrip().startswith("#")]
+    lines = [
+        (n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip() and not line.lstrip().startswith("#")
+    ]
     if len(lines) > MAX_USER_CASES:
         raise ProbeInputError("too_many_cases", max_cases=MAX_USER_CASES, found=len(lines))
     for number, line in lines:
@@ -290,14 +351,18 @@ def parse_user_cases(text: str, labels: list[str], task: str) -> list[Case]:
         if len(columns) == 2:
             expect = columns[1].lower().replace(" ", "_") if columns[1].lower() not in groups else columns[1].lower()
             if expect not in groups:
-                raise ProbeInputError("bad_expectation", line=number, value=columns[1][:40], task=task, allowed=sorted(groups))
+                raise ProbeInputError(
+                    "bad_expectation", line=number, value=columns[1][:40], task=task, allowed=sorted(groups)
+                )
             cases.append(Case(f"user {number}", "user", "mft", columns[0], expect=expect))
         else:
             direction = columns[2].lower()
             if direction not in (*DIRECTIONS, "same"):
                 raise ProbeInputError("bad_direction", line=number, value=columns[2][:40])
             kind = "inv" if direction == "same" else "dir"
-            cases.append(Case(f"user {number}", "user", kind, columns[0], columns[1], "" if kind == "inv" else direction))
+            cases.append(
+                Case(f"user {number}", "user", kind, columns[0], columns[1], "" if kind == "inv" else direction)
+            )
     if not cases:
         raise ProbeInputError("no_cases")
     return cases
@@ -327,13 +392,22 @@ def read_cases_file(path: str | Path) -> str:
 
 # -- running -----------------------------------------------------------------------------------------------
 
-def class_probabilities(checkpoint, words: list[list[str]], batch_size: int = BATCH_SIZE) -> tuple[list[list[float]], list[int]]:
+
+def class_probabilities(
+    checkpoint, words: list[list[str]], batch_size: int = BATCH_SIZE
+) -> tuple[list[list[float]], list[int]]:
     """One model over many tokenized sentences: (class probabilities, predicted label ids), in input order."""
     return predict_batched(checkpoint.model, [checkpoint.vocab.encode(w) for w in words], batch_size)
 
 
-def score_cases(cases: list[Case], outputs: dict[str, dict[str, tuple[str, float]]], labels: list[str], task: str,
-                score_range: tuple[float, float], dir_margin: float) -> dict[str, list[CaseResult]]:
+def score_cases(
+    cases: list[Case],
+    outputs: dict[str, dict[str, tuple[str, float]]],
+    labels: list[str],
+    task: str,
+    score_range: tuple[float, float],
+    dir_margin: float,
+) -> dict[str, list[CaseResult]]:
     """Each model's verdict on each case. `outputs[model][sentence]` is (predicted label, expected sentiment)."""
     groups = polarity_groups(labels, task)
     margin = dir_margin * (score_range[1] - score_range[0])
@@ -366,9 +440,16 @@ def _cells(results: dict[str, list[CaseResult]], key) -> dict[str, dict[str, Cel
     return cells
 
 
-def run_cases(lab: Lab, cases: list[Case], task: str, models: list[str] | None = None, dir_margin: float = 0.02,
-              suite: str = "user", capabilities: dict[str, dict[str, str]] | None = None,
-              max_total_words: int = 0) -> ProbeReport:
+def run_cases(
+    lab: Lab,
+    cases: list[Case],
+    task: str,
+    models: list[str] | None = None,
+    dir_margin: float = 0.02,
+    suite: str = "user",
+    capabilities: dict[str, dict[str, str]] | None = None,
+    max_total_words: int = 0,
+) -> ProbeReport:
     """`cases` against `models` (every model of `task` by default), batched: each distinct sentence is
     tokenized once and each model reads all of them in a few forward passes. A sentence may hold
     core.predict.MAX_WORDS words, all of them together `max_total_words` (0: no limit)."""
@@ -385,8 +466,10 @@ def run_cases(lab: Lab, cases: list[Case], task: str, models: list[str] | None =
     groups = polarity_groups(labels, task)  # fails early on a task without sentiment classes
     for case in cases:
         if case.type == "mft" and case.expect not in groups:
-            raise ProbeInputError("unknown_expectation", test=case.test, value=case.expect, task=task, allowed=sorted(groups))
-    first_case = {}
+            raise ProbeInputError(
+                "unknown_expectation", test=case.test, value=case.expect, task=task, allowed=sorted(groups)
+            )
+    first_case: dict[str, Case] = {}
     for case in cases:
         for text in (case.text, case.variant):
             if text:
@@ -408,19 +491,35 @@ def run_cases(lab: Lab, cases: list[Case], task: str, models: list[str] | None =
     if capabilities is None:
         capabilities = {c.capability: {"en": c.capability, "zh": c.capability} for c in cases}
     tests = list({c.test: {"name": c.test, "capability": c.capability, "type": c.type} for c in cases}.values())
-    return ProbeReport(suite, task, lang, labels, score_label, models, capabilities, tests,
-                       _cells(results, lambda c: c.capability), _cells(results, lambda c: c.test), len(cases),
-                       len(sentences), time.perf_counter() - started, dir_margin * (score_range[1] - score_range[0]))
+    return ProbeReport(
+        suite,
+        task,
+        lang,
+        labels,
+        score_label,
+        models,
+        capabilities,
+        tests,
+        _cells(results, lambda c: c.capability),
+        _cells(results, lambda c: c.test),
+        len(cases),
+        len(sentences),
+        time.perf_counter() - started,
+        dir_margin * (score_range[1] - score_range[0]),
+    )
 
 
-def run_text_cases(lab: Lab, text: str, task: str, capabilities: dict[str, dict[str, str]] | None = None) -> ProbeReport:
+def run_text_cases(
+    lab: Lab, text: str, task: str, capabilities: dict[str, dict[str, str]] | None = None
+) -> ProbeReport:
     """A user's own cases (`sentence<TAB>expectation` lines, see parse_user_cases) on `task` against every
     model loaded for it."""
     if not lab.models(task):
         raise ProbeInputError("unknown_task", task=task, available=lab.tasks())
     labels = lab.checkpoints[(task, lab.models(task)[0])].meta["labels"]
-    return run_cases(lab, parse_user_cases(text, labels, task), task, capabilities=capabilities,
-                     max_total_words=MAX_CASE_WORDS)
+    return run_cases(
+        lab, parse_user_cases(text, labels, task), task, capabilities=capabilities, max_total_words=MAX_CASE_WORDS
+    )
 
 
 def run_suite(lab: Lab, suite: Suite | str, task: str | None = None, models: list[str] | None = None) -> ProbeReport:
@@ -430,7 +529,9 @@ def run_suite(lab: Lab, suite: Suite | str, task: str | None = None, models: lis
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.analysis.probes", description="Run a probe suite on the loaded checkpoints.")
+    parser = argparse.ArgumentParser(
+        prog="python -m core.analysis.probes", description="Run a probe suite on the loaded checkpoints."
+    )
     parser.add_argument("suite", help=f"a suite name ({', '.join(suite_names())}) or a .toml path")
     parser.add_argument("--task", default=None, help="default: the suite's task")
     parser.add_argument("--checkpoints", default=None, help="a checkpoint directory (default: Hub, else bundled)")
@@ -445,7 +546,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
         return 0
-    print(f"{report.suite} on {report.task}: {report.cases} cases, {report.sentences} sentences, {report.seconds:.2f} s")
+    print(
+        f"{report.suite} on {report.task}: {report.cases} cases, {report.sentences} sentences, {report.seconds:.2f} s"
+    )
     print(f"{'capability':<24}" + "".join(f"{m:>12}" for m in report.models))
     for capability, row in report.cells.items():
         print(f"{capability:<24}" + "".join(f"{row[m].rate:>12.1%}" for m in report.models))

@@ -29,12 +29,29 @@ MAX_HITS = 500  # a search lists at most this many sentences (the picker shows t
 
 # Phenomena, by the words that mark them (SST tokens are lower case with "n't" split off; Chinese is
 # jieba-segmented, where negation is often the first character of a word: 不好, 没有)
-NEGATION = {"en": {"not", "n't", "no", "never", "nothing", "none", "nobody", "nowhere", "neither", "nor", "without",
-                   "cannot", "hardly"},
-            "zh": {"无", "无法", "非", "否"}}
+NEGATION = {
+    "en": {
+        "not",
+        "n't",
+        "no",
+        "never",
+        "nothing",
+        "none",
+        "nobody",
+        "nowhere",
+        "neither",
+        "nor",
+        "without",
+        "cannot",
+        "hardly",
+    },
+    "zh": {"无", "无法", "非", "否"},
+}
 NEGATION_PREFIXES = {"en": (), "zh": ("不", "没", "未", "别")}
-CONTRAST = {"en": {"but", "however", "although", "though", "yet", "nevertheless", "nonetheless", "whereas"},
-            "zh": {"但", "但是", "可是", "然而", "不过", "却", "虽然", "只是"}}
+CONTRAST = {
+    "en": {"but", "however", "although", "though", "yet", "nevertheless", "nonetheless", "whereas"},
+    "zh": {"但", "但是", "可是", "然而", "不过", "却", "虽然", "只是"},
+}
 PHENOMENA = ("negation", "contrast")
 
 TREEBANK_NOTICE_TEXT = {
@@ -108,8 +125,15 @@ class Treebank:
             raise TreebankError("bad_index", index=index, split=split, size=len(trees), last=len(trees) - 1)
         return trees[index]
 
-    def search(self, split: str, words: str = "", label: str | None = None, phenomenon: str | None = None,
-               min_words: int = 0, max_words: int = 0) -> list[Hit]:
+    def search(
+        self,
+        split: str,
+        words: str = "",
+        label: str | None = None,
+        phenomenon: str | None = None,
+        min_words: int = 0,
+        max_words: int = 0,
+    ) -> list[Hit]:
         """Sentences of `split` that contain the phrase `words` (case-insensitive, whole words), have the
         root label `label` (a FINE_LABELS name), contain `phenomenon`, and have between min_words and
         max_words words (0: no bound); at most MAX_HITS, in treebank order."""
@@ -122,9 +146,13 @@ class Treebank:
         hits = []
         for i, tree in enumerate(trees):
             n = len(tree.words)
-            if ((needle and needle not in self._texts[split][i]) or (label and FINE_LABELS[tree.label] != label)
-                    or (phenomenon and phenomenon not in self._phenomena[split][i])
-                    or (min_words and n < min_words) or (max_words and n > max_words)):
+            if (
+                (needle and needle not in self._texts[split][i])
+                or (label and FINE_LABELS[tree.label] != label)
+                or (phenomenon and phenomenon not in self._phenomena[split][i])
+                or (min_words and n < min_words)
+                or (max_words and n > max_words)
+            ):
                 continue
             hits.append(Hit(i, join_words(tree.words), tree.label, n))
             if len(hits) == MAX_HITS:
@@ -187,7 +215,9 @@ def _height(node: Tree) -> int:
     return 1 + max(map(_height, node.children)) if node.children else 0
 
 
-def phrase_predictions(ckpt: Checkpoint, phrases: list[tuple[str, ...]], batch_size: int = PHRASE_BATCH) -> tuple[list[int], list[float]]:
+def phrase_predictions(
+    ckpt: Checkpoint, phrases: list[tuple[str, ...]], batch_size: int = PHRASE_BATCH
+) -> tuple[list[int], list[float]]:
     """Every phrase classified as an input of its own: predicted class and its probability, in order.
     Phrases go shortest first in batches of `batch_size`, so that a one-word phrase is not padded to the
     sentence's length (a tree's phrases have every length: one batch padded to the longest cost AdaSent's
@@ -196,7 +226,9 @@ def phrase_predictions(ckpt: Checkpoint, phrases: list[tuple[str, ...]], batch_s
     return labels, [row[label] for row, label in zip(probs, labels)]
 
 
-def tree_view(checkpoints: dict[tuple[str, str], Checkpoint], tree: Tree, task: str, split: str, index: int) -> TreeView:
+def tree_view(
+    checkpoints: dict[tuple[str, str], Checkpoint], tree: Tree, task: str, split: str, index: int
+) -> TreeView:
     """The gold tree of one sentence with every model of `task` classifying every node's phrase."""
     if task not in SST_TASKS:
         raise TreebankError("not_sst", task=task, available=list(SST_TASKS))
@@ -213,11 +245,24 @@ def tree_view(checkpoints: dict[tuple[str, str], Checkpoint], tree: Tree, task: 
         gold = relabel(node.label, SST_TASKS[task])
         k = position[node.words]
         labels = {m: predicted[m][0][k] for m in models}
-        nodes.append(TreeNode(i, parent, start, end, _height(node), join_words(node.words), gold, labels,
-                              {m: round(predicted[m][1][k], 4) for m in models},
-                              sum(label == gold for label in labels.values()) if gold is not None else 0))
+        nodes.append(
+            TreeNode(
+                i,
+                parent,
+                start,
+                end,
+                _height(node),
+                join_words(node.words),
+                gold,
+                labels,
+                {m: round(predicted[m][1][k], 4) for m in models},
+                sum(label == gold for label in labels.values()) if gold is not None else 0,
+            )
+        )
     labelled = [n for n in nodes if n.gold is not None]
-    accuracy = {m: sum(n.predictions[m] == n.gold for n in labelled) / len(labelled) if labelled else 0.0 for m in models}
+    accuracy = {
+        m: sum(n.predictions[m] == n.gold for n in labelled) / len(labelled) if labelled else 0.0 for m in models
+    }
     labels = checkpoints[(task, models[0])].meta["labels"]
     return TreeView(split, index, task, list(labels), models, list(tree.words), nodes, accuracy)
 
@@ -236,8 +281,9 @@ class NodeAttribution:
     plausibility: dict[str, Plausibility]  # model -> agreement of its scores with the gold labels
 
 
-def node_attributions(checkpoints: dict[tuple[str, str], Checkpoint], tree: Tree, node: int,
-                      task: str) -> NodeAttribution:
+def node_attributions(
+    checkpoints: dict[tuple[str, str], Checkpoint], tree: Tree, node: int, task: str
+) -> NodeAttribution:
     """Occlusion on the phrase of `tree`'s node `node` (pre-order id, as in tree_view) for every model of `task`,
     with its plausibility (core.analysis.plausibility; the node stands as the root)."""
     nodes = list(tree.nodes())  # pre-order, as _flatten numbers them
@@ -247,7 +293,8 @@ def node_attributions(checkpoints: dict[tuple[str, str], Checkpoint], tree: Tree
         raise TreebankError("bad_node", node=node, size=len(nodes), last=len(nodes) - 1)
     phrase = nodes[node]
     models = [m for m in PAPER_MODELS if (task, m) in checkpoints] + sorted(
-        m for t, m in checkpoints if t == task and m not in PAPER_MODELS)
+        m for t, m in checkpoints if t == task and m not in PAPER_MODELS
+    )
     predictions, scores, agreement = {}, {}, {}
     for model in models:
         ckpt = checkpoints[(task, model)]
@@ -258,6 +305,12 @@ def node_attributions(checkpoints: dict[tuple[str, str], Checkpoint], tree: Tree
             agreement[model] = plausibility(phrase, scores[model], label, len(ckpt.meta["labels"]))
         else:
             scores[model], agreement[model] = [], Plausibility(None, None, None)
-    return NodeAttribution(node, list(phrase.words), relabel(phrase.label, SST_TASKS[task]),
-                           word_labels(phrase),
-                           predictions, scores, agreement)
+    return NodeAttribution(
+        node,
+        list(phrase.words),
+        relabel(phrase.label, SST_TASKS[task]),
+        word_labels(phrase),
+        predictions,
+        scores,
+        agreement,
+    )

@@ -31,9 +31,9 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from core.checkpoints.files import sha256
-from core.models import model_class
 from core.data.vectors import SHARED_INDEX, Vectors, load_shared_vectors, unit_rows
 from core.data.vocab import Vocab
+from core.models import model_class
 
 # a weights file declaring more parameters (400 MB of float32) is refused before it is read
 MAX_PARAMETERS = 100_000_000
@@ -95,8 +95,14 @@ def shared_rows(vectors: Vectors, unit_norm: bool) -> torch.Tensor:
     return torch.from_numpy(unit_rows(vectors.matrix) if unit_norm else vectors.matrix)
 
 
-def save_checkpoint(directory: str | Path, model: Model, vocab: Vocab, meta: dict,
-                    half: bool = False, shared_vectors: tuple[str, str, Vectors] | None = None) -> Path:
+def save_checkpoint(
+    directory: str | Path,
+    model: Model,
+    vocab: Vocab,
+    meta: dict,
+    half: bool = False,
+    shared_vectors: tuple[str, str, Vectors] | None = None,
+) -> Path:
     """`shared_vectors` = (lang, digest, vectors): save the model linked to that shared set (the module
     docstring); the caller has checked that the model's fixed embedding rows are the set's rows."""
     directory = Path(directory)
@@ -104,8 +110,14 @@ def save_checkpoint(directory: str | Path, model: Model, vocab: Vocab, meta: dic
     if shared_vectors is not None:
         lang, digest, vectors = shared_vectors
         state[OWN_ROWS] = state.pop(embedding_key(model))[own_rows(vocab, vectors)]
-        meta = {**meta, "shared_vectors": {"lang": lang, "sha256": digest,
-                                           "unit_norm": bool(getattr(model.config, "unit_norm_vectors", False))}}
+        meta = {
+            **meta,
+            "shared_vectors": {
+                "lang": lang,
+                "sha256": digest,
+                "unit_norm": bool(getattr(model.config, "unit_norm_vectors", False)),
+            },
+        }
     tensors = {k: (v.half() if half and v.is_floating_point() else v).contiguous() for k, v in state.items()}
     atomic_write(directory / WEIGHTS, lambda tmp: save_file(tensors, str(tmp)))
     atomic_write_text(directory / VOCAB, json.dumps(vocab.itos, ensure_ascii=False))
@@ -135,13 +147,16 @@ def _shared_vectors(directory: Path, config: dict, vectors_root: Path | None) ->
         return None
     lang = ref.get("lang") if isinstance(ref, dict) else None
     if not isinstance(lang, str) or lang not in ("en", "zh") or not isinstance(ref.get("sha256"), str):
-        raise CheckpointError(f"{directory / CONFIG}: 'shared_vectors' must be {{lang, sha256, unit_norm}}, got {str(ref)[:100]}")
+        raise CheckpointError(
+            f"{directory / CONFIG}: 'shared_vectors' must be {{lang, sha256, unit_norm}}, got {str(ref)[:100]}"
+        )
     root = vectors_root if vectors_root is not None else directory.parent.parent
     try:
         return load_shared_vectors(root / SHARED_VECTORS_DIR / lang, ref["sha256"]), bool(ref.get("unit_norm"))
     except (ValueError, OSError) as err:
-        raise CheckpointError(f"{directory / CONFIG} reads the shared vectors {root / SHARED_VECTORS_DIR / lang / SHARED_INDEX}: "
-                              f"{err}") from None
+        raise CheckpointError(
+            f"{directory / CONFIG} reads the shared vectors {root / SHARED_VECTORS_DIR / lang / SHARED_INDEX}: {err}"
+        ) from None
 
 
 def load_checkpoint(directory: str | Path, verify: bool = True, vectors_root: str | Path | None = None) -> Checkpoint:
@@ -162,10 +177,15 @@ def load_checkpoint(directory: str | Path, verify: bool = True, vectors_root: st
     except (ValueError, TypeError) as err:
         raise CheckpointError(f"{directory / CONFIG}: invalid model configuration ({err})") from None
     labels = config.get("labels")
-    if (not isinstance(labels, list) or len(labels) != model_config.num_classes
-            or not all(isinstance(label, str) for label in labels)):
-        raise CheckpointError(f"{directory / CONFIG}: 'labels' must list one name per class "
-                              f"(num_classes={model_config.num_classes}), got {str(labels)[:100]}")
+    if (
+        not isinstance(labels, list)
+        or len(labels) != model_config.num_classes
+        or not all(isinstance(label, str) for label in labels)
+    ):
+        raise CheckpointError(
+            f"{directory / CONFIG}: 'labels' must list one name per class "
+            f"(num_classes={model_config.num_classes}), got {str(labels)[:100]}"
+        )
     files = config.get("files", {})
     if not isinstance(files, dict) or not set(files) <= {WEIGHTS, VOCAB}:
         raise CheckpointError(f"{directory / CONFIG}: 'files' may only list {WEIGHTS} and {VOCAB}")
@@ -174,13 +194,17 @@ def load_checkpoint(directory: str | Path, verify: bool = True, vectors_root: st
         if not path.is_file():
             raise CheckpointError(f"checkpoint file {path} is missing")
         if verify and sha256(path) != digest:
-            raise CheckpointError(f"checkpoint file {path} does not match the sha256 recorded in {CONFIG} (corrupt or tampered)")
+            raise CheckpointError(
+                f"checkpoint file {path} does not match the sha256 recorded in {CONFIG} (corrupt or tampered)"
+            )
     try:
         vocab = Vocab(_read_json(directory / VOCAB))
     except (ValueError, TypeError) as err:
         raise CheckpointError(f"{directory / VOCAB}: invalid vocabulary ({err})") from None
     if len(vocab) != getattr(model_config, "vocab_size", len(vocab)):
-        raise CheckpointError(f"{directory / VOCAB}: {len(vocab)} words but the config says vocab_size={model_config.vocab_size}")
+        raise CheckpointError(
+            f"{directory / VOCAB}: {len(vocab)} words but the config says vocab_size={model_config.vocab_size}"
+        )
     shared = _shared_vectors(directory, config, Path(vectors_root) if vectors_root is not None else None)
     weights_path = directory / WEIGHTS
     if not weights_path.is_file():
@@ -194,23 +218,30 @@ def load_checkpoint(directory: str | Path, verify: bool = True, vectors_root: st
     # per-field limits (a skeleton on the meta device would cost 2.4 s of torch._dynamo import at start)
     parameters = sum(math.prod(shape) for shape in shapes.values())
     if parameters > MAX_PARAMETERS:
-        raise CheckpointError(f"{weights_path} holds {parameters:,} parameters, more than the {MAX_PARAMETERS:,} "
-                              "a checkpoint may hold")
+        raise CheckpointError(
+            f"{weights_path} holds {parameters:,} parameters, more than the {MAX_PARAMETERS:,} a checkpoint may hold"
+        )
     model = cls(model_config)
     expected = dict(model.state_dict())
     if shared is not None:
         vectors, unit_norm = shared
         if vectors.dim != model.embedding.embedding_dim or model.embedding.weight.requires_grad:
-            raise CheckpointError(f"{directory / CONFIG}: only a model with fixed {vectors.dim}-d embeddings reads the shared vectors")
+            raise CheckpointError(
+                f"{directory / CONFIG}: only a model with fixed {vectors.dim}-d embeddings reads the shared vectors"
+            )
         own = own_rows(vocab, vectors)
         expected[OWN_ROWS] = torch.empty(len(own), vectors.dim)
         del expected[embedding_key(model)]
     if set(shapes) != set(expected):
         missing, extra = sorted(set(expected) - set(shapes)), sorted(set(shapes) - set(expected))
-        raise CheckpointError(f"{weights_path} does not match its config (missing {missing[:3]}, unexpected {extra[:3]})")
+        raise CheckpointError(
+            f"{weights_path} does not match its config (missing {missing[:3]}, unexpected {extra[:3]})"
+        )
     for name, shape in shapes.items():
         if shape != tuple(expected[name].shape):
-            raise CheckpointError(f"{weights_path}: {name} has shape {shape}, config implies {tuple(expected[name].shape)}")
+            raise CheckpointError(
+                f"{weights_path}: {name} has shape {shape}, config implies {tuple(expected[name].shape)}"
+            )
     try:
         weights = load_file(str(weights_path))
     except (SafetensorError, OSError, ValueError) as err:
@@ -240,7 +271,7 @@ def _read_shared(model: Model, vocab: Vocab, weights: dict, vectors: Vectors, un
     found = [i for i in range(len(vocab)) if i not in own_set]
     matrix[own] = weights.pop(OWN_ROWS)
     matrix[found] = rows[[index[vocab.itos[i]] for i in found]]
-    matrix[len(vocab):] = rows[[index[w] for w in extra]]
+    matrix[len(vocab) :] = rows[[index[w] for w in extra]]
     linked = type(model)(dataclasses.replace(model.config, vocab_size=len(union)))
     weights[embedding_key(linked)] = matrix
     return linked, union
@@ -258,8 +289,12 @@ def _flatten(obj, prefix: str, tensors: dict):
         tensors[key] = obj.detach().cpu().contiguous()
         return {"__tensor__": key}
     if isinstance(obj, dict):
-        return {"__dict__": [[_flatten(k, f"{prefix}.k{i}", tensors), _flatten(v, f"{prefix}.{i}", tensors)]
-                             for i, (k, v) in enumerate(obj.items())]}
+        return {
+            "__dict__": [
+                [_flatten(k, f"{prefix}.k{i}", tensors), _flatten(v, f"{prefix}.{i}", tensors)]
+                for i, (k, v) in enumerate(obj.items())
+            ]
+        }
     if isinstance(obj, (list, tuple)):
         return [_flatten(v, f"{prefix}.{i}", tensors) for i, v in enumerate(obj)]
     return obj

@@ -30,9 +30,19 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from core.checkpoints.checkpoint import CONFIG, SHARED_VECTORS_DIR, Checkpoint, CheckpointError, load_checkpoint
+from core.checkpoints.manifest import (
+    CARD,
+    CHECKPOINT_FILES,
+    MANIFEST,
+    check_name,
+    check_repo_id,
+    check_revision,
+    is_vectors_entry,
+    manifest_pairs,
+    read_manifest,
+    verify_against_manifest,
+)
 from core.data import PROJECT_ROOT
-from core.checkpoints.manifest import (CARD, CHECKPOINT_FILES, MANIFEST, check_name, check_repo_id, check_revision, is_vectors_entry,
-                           manifest_pairs, read_manifest, verify_against_manifest)
 
 log = logging.getLogger("core.checkpoints.hub")
 
@@ -41,6 +51,7 @@ BUNDLED = PROJECT_ROOT / "checkpoints"
 
 
 # -- configuration ----------------------------------------------------------------------------------
+
 
 @dataclass
 class HubConfig:
@@ -83,6 +94,7 @@ def read_hub_config(path: str | Path = HUB_CONFIG) -> HubConfig:
 
 
 # -- the Hub ----------------------------------------------------------------------------------------
+
 
 class HubUnavailable(Exception):
     """The Hub snapshot cannot be had now; the message says why (never the token)."""
@@ -134,8 +146,12 @@ def _missing(snapshot: Path, pairs: list[tuple[str, str]] | None) -> list[str]:
     except CheckpointError:
         return [MANIFEST]
     wanted = set(pairs) if pairs is not None else None
-    return [rel for rel in files if (wanted is None or tuple(rel.split("/")[:2]) in wanted or is_vectors_entry(rel))
-            and not (snapshot / rel).is_file()]
+    return [
+        rel
+        for rel in files
+        if (wanted is None or tuple(rel.split("/")[:2]) in wanted or is_vectors_entry(rel))
+        and not (snapshot / rel).is_file()
+    ]
 
 
 def _patterns(pairs: list[tuple[str, str]] | None) -> list[str]:
@@ -145,8 +161,9 @@ def _patterns(pairs: list[tuple[str, str]] | None) -> list[str]:
     return [MANIFEST, shared] + [f"{t}/{m}/{name}" for t, m in pairs for name in CHECKPOINT_FILES]
 
 
-def fetch_snapshot(cfg: HubConfig, pairs: list[tuple[str, str]] | None = None,
-                   started: float | None = None) -> tuple[Path, str]:
+def fetch_snapshot(
+    cfg: HubConfig, pairs: list[tuple[str, str]] | None = None, started: float | None = None
+) -> tuple[Path, str]:
     """(local folder of the pinned snapshot, "cache" | "download"); HubUnavailable within cfg.timeout
     seconds of `started` (time.monotonic(), default now) when it is neither complete in the cache nor
     reachable. The import of huggingface_hub and the cache look-up count against the timeout."""
@@ -156,8 +173,11 @@ def fetch_snapshot(cfg: HubConfig, pairs: list[tuple[str, str]] | None = None,
     cache_dir = cfg.cache_dir or None
     patterns = _patterns(pairs)
     try:  # 1. the cache: no network at all
-        path = Path(snapshot_download(cfg.repo_id, revision=cfg.rev, cache_dir=cache_dir, local_files_only=True,
-                                      allow_patterns=patterns))
+        path = Path(
+            snapshot_download(
+                cfg.repo_id, revision=cfg.rev, cache_dir=cache_dir, local_files_only=True, allow_patterns=patterns
+            )
+        )
         if not _missing(path, pairs):
             return path, "cache"
     except (OSError, ValueError):
@@ -174,9 +194,10 @@ def fetch_snapshot(cfg: HubConfig, pairs: list[tuple[str, str]] | None = None,
             api = HfApi()  # token: HF_TOKEN or the stored login, read by huggingface_hub itself
             info = api.repo_info(cfg.repo_id, revision=cfg.rev, timeout=cfg.timeout)
             answered.set()
-            result["path"] = snapshot_download(cfg.repo_id, revision=info.sha, cache_dir=cache_dir,
-                                               allow_patterns=patterns, etag_timeout=cfg.timeout)
-        except BaseException as err:  # noqa: BLE001 - reported to the waiting caller
+            result["path"] = snapshot_download(
+                cfg.repo_id, revision=info.sha, cache_dir=cache_dir, allow_patterns=patterns, etag_timeout=cfg.timeout
+            )
+        except BaseException as err:  # reported to the waiting caller
             result["error"] = err
         finally:
             answered.set()
@@ -196,6 +217,7 @@ def fetch_snapshot(cfg: HubConfig, pairs: list[tuple[str, str]] | None = None,
 
 
 # -- resolution -------------------------------------------------------------------------------------
+
 
 @dataclass
 class Resolved:
@@ -245,8 +267,13 @@ class Resolver:
         if self.hub_status:
             return self._snapshot
         if self.directory is not None or self.prefer == "bundled" or not self.hub.repo_id:
-            reason = ("an explicit directory was given" if self.directory is not None else
-                      "prefer='bundled'" if self.prefer == "bundled" else f"no repo_id in {display_path(HUB_CONFIG)}")
+            reason = (
+                "an explicit directory was given"
+                if self.directory is not None
+                else "prefer='bundled'"
+                if self.prefer == "bundled"
+                else f"no repo_id in {display_path(HUB_CONFIG)}"
+            )
             self.hub_status = {"state": "skipped", "reason": reason, "seconds": 0.0}
             return None
         started = time.monotonic()
@@ -257,19 +284,33 @@ class Resolver:
         except HubUnavailable as err:
             seconds = time.monotonic() - started
             self.hub_status = {"state": "unavailable", "reason": str(err), "seconds": seconds}
-            log.warning("checkpoints: Hub %s unavailable after %.2f s (%s); %s", self.hub.label, seconds, err,
-                        "no fallback (prefer='hub')" if self.prefer == "hub" else "using the bundled checkpoints")
+            log.warning(
+                "checkpoints: Hub %s unavailable after %.2f s (%s); %s",
+                self.hub.label,
+                seconds,
+                err,
+                "no fallback (prefer='hub')" if self.prefer == "hub" else "using the bundled checkpoints",
+            )
         return self._snapshot
 
     def pairs(self) -> list[tuple[str, str]]:
         """Every (task, model) the chosen sources hold (folders and manifest entries)."""
         snapshot = self.snapshot()  # None when skipped or unavailable; hub_status says which
-        roots = [self.directory] if self.directory is not None else [
-            r for r in [snapshot, self.bundled if self.prefer != "hub" else None] if r is not None]
+        roots = (
+            [self.directory]
+            if self.directory is not None
+            else [r for r in [snapshot, self.bundled if self.prefer != "hub" else None] if r is not None]
+        )
         found = set()
         for root in roots:
-            found |= {(p.parent.name, p.name) for p in root.glob("*/*") if p.is_dir() and not p.name.startswith(".")
-                      and not p.parent.name.startswith(".") and p.parent.name != SHARED_VECTORS_DIR}
+            found |= {
+                (p.parent.name, p.name)
+                for p in root.glob("*/*")
+                if p.is_dir()
+                and not p.name.startswith(".")
+                and not p.parent.name.startswith(".")
+                and p.parent.name != SHARED_VECTORS_DIR
+            }
             if (root / MANIFEST).is_file():
                 try:
                     found |= set(manifest_pairs(read_manifest(root)))
@@ -282,7 +323,9 @@ class Resolver:
         check_name("model", model)
         if self.directory is not None:
             if (self.directory / CONFIG).is_file():
-                return Resolved(task, model, self.directory, "directory", f"directory: {display_path(self.directory)}", None)
+                return Resolved(
+                    task, model, self.directory, "directory", f"directory: {display_path(self.directory)}", None
+                )
             path = self.directory / task / model
             if not path.is_dir():
                 raise CheckpointError(f"checkpoint directory {path} does not exist")
@@ -293,13 +336,17 @@ class Resolver:
         if self.prefer != "bundled":
             snapshot = self.snapshot()
             if snapshot is not None and (snapshot / task / model).is_dir():
-                return Resolved(task, model, within(snapshot / task / model, snapshot), "hub", f"hub: {self.hub.label}", snapshot)
+                return Resolved(
+                    task, model, within(snapshot / task / model, snapshot), "hub", f"hub: {self.hub.label}", snapshot
+                )
             if self.hub.repo_id:
                 tried.append(f"Hub {self.hub.label} ({self.hub_status.get('reason') or 'not in the repo'})")
         if self.prefer != "hub":
             path = self.bundled / task / model
             if path.is_dir():
-                return Resolved(task, model, within(path, self.bundled), "bundled", f"bundled: {display_path(path)}", self.bundled)
+                return Resolved(
+                    task, model, within(path, self.bundled), "bundled", f"bundled: {display_path(path)}", self.bundled
+                )
             tried.append(f"bundled {path} (missing)")
         raise CheckpointError(f"no checkpoint for {task}/{model}: tried {'; '.join(tried)}")
 
@@ -309,8 +356,10 @@ class Resolver:
             verify_against_manifest(resolved.root, task, model)
         ckpt = load_checkpoint(resolved.path)
         if (ckpt.meta.get("task"), ckpt.meta.get("model")) != (task, model):
-            raise CheckpointError(f"{resolved.path / CONFIG} is a {ckpt.meta.get('model')}/{ckpt.meta.get('task')} "
-                                  f"checkpoint, but it sits in {task}/{model}/")
+            raise CheckpointError(
+                f"{resolved.path / CONFIG} is a {ckpt.meta.get('model')}/{ckpt.meta.get('task')} "
+                f"checkpoint, but it sits in {task}/{model}/"
+            )
         log.info("checkpoint %s/%s <- %s", task, model, resolved.source)
         return ckpt, resolved
 
@@ -325,8 +374,12 @@ def _load_failure(where, err: Exception) -> str:
     return f"{type(err).__name__}: {err}"[:300]
 
 
-def load_all(root: str | Path | None = None, prefer: str = "auto", config: str | Path | None = None,
-             bundled: str | Path | None = None) -> tuple[dict, dict, dict, dict]:
+def load_all(
+    root: str | Path | None = None,
+    prefer: str = "auto",
+    config: str | Path | None = None,
+    bundled: str | Path | None = None,
+) -> tuple[dict, dict, dict, dict]:
     """Load every checkpoint the sources hold: (checkpoints, sources, errors, hub_status), keyed by
     (task, model) except `errors`, which maps a checkpoint path (or task/model) to its message."""
     hub = read_hub_config(config or HUB_CONFIG) if root is None and prefer != "bundled" else HubConfig()
@@ -335,7 +388,7 @@ def load_all(root: str | Path | None = None, prefer: str = "auto", config: str |
     if resolver.directory is not None and (resolver.directory / CONFIG).is_file():  # a lone checkpoint folder
         try:
             ckpt = load_checkpoint(resolver.directory)
-        except Exception as err:  # noqa: BLE001 - reported by name, like any broken checkpoint
+        except Exception as err:  # reported by name, like any broken checkpoint
             return {}, {}, {str(resolver.directory): _load_failure(resolver.directory, err)}, resolver.hub_status
         key = (ckpt.meta.get("task", ""), ckpt.meta.get("model", ""))
         log.info("checkpoint %s/%s <- directory: %s", *key, display_path(resolver.directory))
@@ -347,7 +400,7 @@ def load_all(root: str | Path | None = None, prefer: str = "auto", config: str |
     for task, model in resolver.pairs():
         try:
             ckpt, resolved = resolver.load(task, model)
-        except Exception as err:  # noqa: BLE001 - one broken checkpoint is named; the others still serve
+        except Exception as err:  # one broken checkpoint is named; the others still serve
             errors[f"{task}/{model}"] = _load_failure(f"{task}/{model}", err)
             continue
         key = (ckpt.meta.get("task", task), ckpt.meta.get("model", model))
@@ -375,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         for where, message in errors.items():
             print(f"  error {where}: {message}")
         return 0 if not errors else 1
-    except Exception as err:  # noqa: BLE001 - every failure, Hub errors (HTTP, auth) included, as one line
+    except Exception as err:  # every failure, Hub errors (HTTP, auth) included, as one line
         print(f"error: {error_line(err)}", file=sys.stderr)
         return 2
 

@@ -4,25 +4,35 @@ A checkpoint folder (`checkpoints/`, a Hub snapshot, a `--checkpoints` directory
 `<task>/<model>/{model.safetensors, config.json, vocab.json, metrics.json, README.md, evaluation.json}` and a
 `manifest.json` listing every one of those files with its sha256, and, when a checkpoint reads shared
 word vectors (core.checkpoints.checkpoint), the vectors set `vectors/<lang>/{vectors.json, words.txt,
-vectors-NNN.safetensors}` (listed in the manifest too, but not a checkpoint: `manifest_pairs` leaves it out). Names are validated before they
-become paths: task and model names must be registry keys, Hub repo ids `owner/name`, manifest entries
-exactly `<task>/<model>/<known file>`. core.checkpoints.hub verifies a checkpoint against the manifest before
-loading it; tools.release.bundle writes the manifest.
+vectors-NNN.safetensors}` (listed in the manifest too, but not a checkpoint: `manifest_pairs` leaves it out).
+Names are validated before they become paths: task and model names must be registry keys, Hub repo ids
+`owner/name`, manifest entries exactly `<task>/<model>/<known file>`. core.checkpoints.hub verifies a checkpoint
+against the manifest before loading it; tools.release.bundle writes the manifest.
 """
 
 import json
 import re
 from pathlib import Path
 
-from core.checkpoints.checkpoint import CONFIG, METRICS, SHARED_VECTORS_DIR, VOCAB, WEIGHTS, CheckpointError, atomic_write_text
+from core.checkpoints.checkpoint import (
+    CONFIG,
+    METRICS,
+    SHARED_VECTORS_DIR,
+    VOCAB,
+    WEIGHTS,
+    CheckpointError,
+    atomic_write_text,
+)
 from core.checkpoints.files import sha256
 from core.data import TASKS
-from core.models import MODELS
 from core.data.vectors import SHARED_FILES
+from core.models import MODELS
 
 MANIFEST = "manifest.json"
 CARD = "README.md"
-EVALUATION = "evaluation.json"  # the test-set evaluation behind the Treebank tab (core.analysis.dataset_view, make evaluate-all)
+EVALUATION = (
+    "evaluation.json"  # the test-set evaluation behind the Treebank tab (core.analysis.dataset_view, make evaluate-all)
+)
 CHECKPOINT_FILES = (WEIGHTS, CONFIG, VOCAB, METRICS, CARD, EVALUATION)  # the only files a checkpoint folder may list
 REQUIRED_FILES = (WEIGHTS, CONFIG, VOCAB)
 VECTORS_LANGS = ("en", "zh")
@@ -35,6 +45,7 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 # -- names ------------------------------------------------------------------------------------------
+
 
 def check_name(kind: str, name: str) -> str:
     """A task or model name that is safe as a path component and known to the registries."""
@@ -49,8 +60,9 @@ def check_name(kind: str, name: str) -> str:
 def check_repo_id(repo_id: str) -> str:
     """`owner/name` as the Hub allows it; anything that could escape a path ('..', '/', '\\') is refused."""
     if not isinstance(repo_id, str) or not _REPO_ID.fullmatch(repo_id) or ".." in repo_id or "--" in repo_id:
-        raise ValueError(f"invalid Hub repo id {repo_id!r}: expected owner/name (letters, digits, '-', '_', '.'; "
-                         "no '..' or '--')")
+        raise ValueError(
+            f"invalid Hub repo id {repo_id!r}: expected owner/name (letters, digits, '-', '_', '.'; no '..' or '--')"
+        )
     return repo_id
 
 
@@ -63,8 +75,12 @@ def check_revision(revision: str) -> str:
 def is_vectors_entry(rel: str) -> bool:
     """vectors/<lang>/<a shared vectors file>: a manifest entry that belongs to no checkpoint."""
     parts = rel.split("/")
-    return (len(parts) == 3 and parts[0] == SHARED_VECTORS_DIR and parts[1] in VECTORS_LANGS
-            and SHARED_FILES.fullmatch(parts[2]) is not None)
+    return (
+        len(parts) == 3
+        and parts[0] == SHARED_VECTORS_DIR
+        and parts[1] in VECTORS_LANGS
+        and SHARED_FILES.fullmatch(parts[2]) is not None
+    )
 
 
 def _check_relpath(rel: str, where: Path) -> tuple[str, str, str] | None:
@@ -74,7 +90,9 @@ def _check_relpath(rel: str, where: Path) -> tuple[str, str, str] | None:
         return None
     parts = rel.split("/") if isinstance(rel, str) else []
     if len(parts) != 3 or parts[2] not in CHECKPOINT_FILES:
-        raise CheckpointError(f"{where}: refusing entry {rel!r}; entries are <task>/<model>/<one of {', '.join(CHECKPOINT_FILES)}>")
+        raise CheckpointError(
+            f"{where}: refusing entry {rel!r}; entries are <task>/<model>/<one of {', '.join(CHECKPOINT_FILES)}>"
+        )
     try:
         return check_name("task", parts[0]), check_name("model", parts[1]), parts[2]
     except ValueError as err:
@@ -82,6 +100,7 @@ def _check_relpath(rel: str, where: Path) -> tuple[str, str, str] | None:
 
 
 # -- the manifest -----------------------------------------------------------------------------------
+
 
 def build_manifest(root: Path) -> dict:
     """The manifest of every checkpoint file under `root` (written by tools.release.bundle)."""
@@ -129,7 +148,9 @@ def verify_vectors_against_manifest(root: Path, files: dict | None = None) -> No
     files = read_manifest(root) if files is None else files
     for rel, info in sorted(files.items()):
         if is_vectors_entry(rel) and (not (root / rel).is_file() or sha256(root / rel) != info["sha256"]):
-            raise CheckpointError(f"shared vectors file {root / rel} is missing or does not match its sha256 in {root / MANIFEST}")
+            raise CheckpointError(
+                f"shared vectors file {root / rel} is missing or does not match its sha256 in {root / MANIFEST}"
+            )
 
 
 def verify_against_manifest(root: Path, task: str, model: str, files: dict | None = None) -> None:
@@ -148,5 +169,7 @@ def verify_against_manifest(root: Path, task: str, model: str, files: dict | Non
         if not path.is_file():
             raise CheckpointError(f"checkpoint file {path} is missing (listed in {manifest})")
         if sha256(path) != info["sha256"]:
-            raise CheckpointError(f"checkpoint file {path} does not match its sha256 in {manifest} "
-                                  "(corrupt, tampered with, or changed without `make train`)")
+            raise CheckpointError(
+                f"checkpoint file {path} does not match its sha256 in {manifest} "
+                "(corrupt, tampered with, or changed without `make train`)"
+            )

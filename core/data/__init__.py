@@ -8,4 +8,14 @@ expected and where the public dataset can be had when that file is missing.
 from core.data.base import PROJECT_ROOT, DataError, Example, TaskData, data_dir, read_lines, require_file
 from core.data.tasks import TASKS, load_task
 
-__all__ = ["PROJECT_ROOT", "DataError", "Example", "TaskData", "TASKS", "load_task", "data_dir", "read_lines", "require_file"]
+__all__ = [
+    "PROJECT_ROOT",
+    "DataError",
+    "Example",
+    "TaskData",
+    "TASKS",
+    "load_task",
+    "data_dir",
+    "read_lines",
+    "require_file",
+]

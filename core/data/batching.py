@@ -21,7 +21,9 @@ class Batch:
 
 def pad_batch(sequences: list[list[int]], labels: list[int] | None = None) -> Batch:
     longest = max(len(s) for s in sequences)
-    ids = torch.tensor([[*s, *[0] * (longest - len(s))] for s in sequences], dtype=torch.long)  # one copy, not one per row
+    ids = torch.tensor(
+        [[*s, *[0] * (longest - len(s))] for s in sequences], dtype=torch.long
+    )  # one copy, not one per row
     lengths = torch.tensor([len(s) for s in sequences], dtype=torch.long)
     return Batch(ids, lengths, torch.tensor(labels if labels is not None else [0] * len(sequences)))
 
@@ -44,8 +46,13 @@ def bucket_batches(examples: list[Example], vocab: Vocab, batch_size: int, seed:
         for start in range(0, len(bucket), batch_size):
             chunk = bucket[start : start + batch_size]
             ids = torch.tensor([vocab.encode(e.words) for e in chunk], dtype=torch.long)
-            batches.append(Batch(ids, torch.full((len(chunk),), length, dtype=torch.long),
-                                 torch.tensor([e.label for e in chunk], dtype=torch.long)))
+            batches.append(
+                Batch(
+                    ids,
+                    torch.full((len(chunk),), length, dtype=torch.long),
+                    torch.tensor([e.label for e in chunk], dtype=torch.long),
+                )
+            )
     if seed is not None:
         rng.shuffle(batches)
     return batches

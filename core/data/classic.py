@@ -17,10 +17,26 @@ TREC_LABELS = ["description", "entity", "abbreviation", "human", "location", "nu
 
 CLASSIC = {
     # task: (file, class names, public source)
-    "mr": ("mr/rt-polarity.all", ["negative", "positive"], "https://www.cs.cornell.edu/people/pabo/movie-review-data/ (rt-polaritydata)"),
-    "cr": ("cr/custrev.all", ["negative", "positive"], "https://www.cs.uic.edu/~liub/FBS/sentiment-analysis.html (Hu & Liu 2004)"),
-    "subj": ("subj/subj.all", ["subjective", "objective"], "https://www.cs.cornell.edu/people/pabo/movie-review-data/ (subjectivity v1.0)"),
-    "mpqa": ("mpqa/mpqa.all", ["negative", "positive"], "https://mpqa.cs.pitt.edu/ (opinion polarity, via " + SOURCE + ")"),
+    "mr": (
+        "mr/rt-polarity.all",
+        ["negative", "positive"],
+        "https://www.cs.cornell.edu/people/pabo/movie-review-data/ (rt-polaritydata)",
+    ),
+    "cr": (
+        "cr/custrev.all",
+        ["negative", "positive"],
+        "https://www.cs.uic.edu/~liub/FBS/sentiment-analysis.html (Hu & Liu 2004)",
+    ),
+    "subj": (
+        "subj/subj.all",
+        ["subjective", "objective"],
+        "https://www.cs.cornell.edu/people/pabo/movie-review-data/ (subjectivity v1.0)",
+    ),
+    "mpqa": (
+        "mpqa/mpqa.all",
+        ["negative", "positive"],
+        "https://mpqa.cs.pitt.edu/ (opinion polarity, via " + SOURCE + ")",
+    ),
 }
 
 

@@ -122,8 +122,12 @@ def tree_examples(trees: list[Tree], binary: bool, phrases: bool) -> list[Exampl
 def node_examples(trees: list[Tree], binary: bool) -> list[Example]:
     """Every labelled node of every tree, repeats included: Socher et al. (2013)'s "all phrases" test
     set (Table 1, Fig. 4), whose accuracy counts each occurrence of a phrase in a sentence."""
-    return [Example(node.words, label, is_phrase=node is not tree) for tree in trees for node in tree.nodes()
-            if (label := relabel(node.label, binary)) is not None]
+    return [
+        Example(node.words, label, is_phrase=node is not tree)
+        for tree in trees
+        for node in tree.nodes()
+        if (label := relabel(node.label, binary)) is not None
+    ]
 
 
 def load_sst(root: Path, binary: bool, phrases: bool):

@@ -58,7 +58,9 @@ def _build(name: str, root: Path, phrases: bool, fold: int) -> TaskData:
 
 def _cache_path(name: str, root: Path, phrases: bool, fold: int) -> Path:
     folder = root / TASKS[name][1]
-    stats = sorted((str(p.relative_to(root)), p.stat().st_size, int(p.stat().st_mtime)) for p in folder.rglob("*") if p.is_file())
+    stats = sorted(
+        (str(p.relative_to(root)), p.stat().st_size, int(p.stat().st_mtime)) for p in folder.rglob("*") if p.is_file()
+    )
     key = json.dumps([CACHE_VERSION, name, phrases, fold, str(root.resolve()), stats])
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     cache_root = Path(os.environ.get("LAB_CACHE_DIR") or PROJECT_ROOT / ".cache")
@@ -70,8 +72,13 @@ def _encode(task: TaskData) -> dict:
         return [[list(e.words), e.label, int(e.is_phrase)] for e in examples]
 
     return {
-        "name": task.name, "lang": task.lang, "labels": task.labels, "split_note": task.split_note,
-        "train": rows(task.train), "dev": rows(task.dev), "test": rows(task.test),
+        "name": task.name,
+        "lang": task.lang,
+        "labels": task.labels,
+        "split_note": task.split_note,
+        "train": rows(task.train),
+        "dev": rows(task.dev),
+        "test": rows(task.test),
         "extra_tests": {k: rows(v) for k, v in task.extra_tests.items()},
     }
 
@@ -81,13 +88,20 @@ def _decode(blob: dict) -> TaskData:
         return [Example(tuple(words), label, bool(phrase)) for words, label, phrase in rows]
 
     return TaskData(
-        blob["name"], blob["lang"], blob["labels"], examples(blob["train"]), examples(blob["dev"]),
-        examples(blob["test"]), {k: examples(v) for k, v in blob["extra_tests"].items()}, blob["split_note"],
+        blob["name"],
+        blob["lang"],
+        blob["labels"],
+        examples(blob["train"]),
+        examples(blob["dev"]),
+        examples(blob["test"]),
+        {k: examples(v) for k, v in blob["extra_tests"].items()},
+        blob["split_note"],
     )
 
 
-def load_task(name: str, data: str | os.PathLike | None = None, phrases: bool = False, fold: int = 0,
-              use_cache: bool = True) -> TaskData:
+def load_task(
+    name: str, data: str | os.PathLike | None = None, phrases: bool = False, fold: int = 0, use_cache: bool = True
+) -> TaskData:
     """Load a task by name (see TASKS). `phrases` only applies to SST; `fold` to MR/CR/SUBJ/MPQA."""
     if name not in TASKS:
         raise ValueError(f"unknown task {name!r}; choose one of {', '.join(TASKS)}")

@@ -27,8 +27,34 @@ from core.notices import NoticeError
 from core.text import detect_language, tokenize
 
 FORMATS = {".csv": ",", ".tsv": "\t", ".txt": "\t", ".jsonl": None}
-TEXT_NAMES = ("text", "sentence", "review", "content", "comment", "body", "title", "document", "文本", "内容", "评论", "句子")
-LABEL_NAMES = ("label", "labels", "class", "category", "stars", "rating", "sentiment", "target", "y", "标签", "类别", "情感")
+TEXT_NAMES = (
+    "text",
+    "sentence",
+    "review",
+    "content",
+    "comment",
+    "body",
+    "title",
+    "document",
+    "文本",
+    "内容",
+    "评论",
+    "句子",
+)
+LABEL_NAMES = (
+    "label",
+    "labels",
+    "class",
+    "category",
+    "stars",
+    "rating",
+    "sentiment",
+    "target",
+    "y",
+    "标签",
+    "类别",
+    "情感",
+)
 SPLIT_NAMES = {"train": "train", "dev": "dev", "valid": "dev", "validation": "dev", "test": "test"}
 SPLIT_SEED = 13  # the split must not change between a run and its resumption
 MAX_TEXT_CHARS = 1000  # a longer text is cut (Chinese reviews run to thousands of characters)
@@ -48,7 +74,9 @@ USER_DATA_TEXT = {
     "empty_file": "the file holds no rows",
     "bad_json": "row {row} is not a JSON object ({error})",
     "missing_column": "there is no column '{column}'; the columns are: {columns}",
-    "choose_columns": "cannot tell which column is the text and which the label; choose them (the columns are: {columns})",
+    "choose_columns": (
+        "cannot tell which column is the text and which the label; choose them (the columns are: {columns})"
+    ),
     "same_column": "the text and the label must be different columns (both are '{column}')",
     "empty_text": "row {row} has an empty text",
     "empty_label": "row {row} has no label",
@@ -113,7 +141,8 @@ def _records(path: Path, text: str, max_rows: int) -> Table:
     """The file's columns and rows, counted while they are read: the row past `max_rows` (0: no limit)
     stops the reading."""
     delimiter = FORMATS[path.suffix.lower()]
-    rows, columns = [], {}
+    rows: list[tuple[int, dict]] = []
+    columns: dict[str, None] = {}  # an ordered set: the columns in order of first appearance
 
     def add(number: int, record: dict) -> None:
         rows.append((number, record))
@@ -212,8 +241,9 @@ def _label_order(labels: set[str]) -> list[str]:
     return sorted(labels, key=lambda label: (numbers[label], label))
 
 
-def read_rows(path: str | Path, text_column: str = "", label_column: str = "", max_bytes: int = 0,
-              max_rows: int = 0) -> UserRows:
+def read_rows(
+    path: str | Path, text_column: str = "", label_column: str = "", max_bytes: int = 0, max_rows: int = 0
+) -> UserRows:
     """Every check of a user file (format, size, encoding, columns, empty cells, labels, split, rows);
     UserDataError at the first problem. `max_bytes` / `max_rows`: 0 = no limit."""
     return check_rows(read_table(path, max_bytes, max_rows), text_column, label_column)
@@ -251,8 +281,15 @@ def check_rows(table: Table, text_column: str = "", label_column: str = "") -> U
             if split not in splits:
                 raise UserDataError("missing_split", split=split)
     chinese = sum(detect_language(t) == "zh" for t in texts)
-    return UserRows(text_column, label_column, texts, labels, splits, _label_order(names),
-                    "zh" if chinese * 2 > len(texts) else "en")
+    return UserRows(
+        text_column,
+        label_column,
+        texts,
+        labels,
+        splits,
+        _label_order(names),
+        "zh" if chinese * 2 > len(texts) else "en",
+    )
 
 
 def _seeded_splits(n: int) -> list[str]:
@@ -278,8 +315,9 @@ def load_user_task(path: str | Path, name: str, text_column: str = "", label_col
         words = tuple(t.text for t in tokenize(text, rows.lang))
         if words:  # punctuation or emoji alone: nothing a model can read
             parts[split].append(Example(words, index[label]))
-    note = (f"{Path(path).name}: text '{rows.text_column}', label '{rows.label_column}', "
-            + ("the file's own split" if rows.splits[0] else f"seeded 80/10/10 split (seed {SPLIT_SEED})"))
+    note = f"{Path(path).name}: text '{rows.text_column}', label '{rows.label_column}', " + (
+        "the file's own split" if rows.splits[0] else f"seeded 80/10/10 split (seed {SPLIT_SEED})"
+    )
     return TaskData(name, rows.lang, rows.label_names, parts["train"], parts["dev"], parts["test"], split_note=note)
 
 

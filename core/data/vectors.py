@@ -39,7 +39,9 @@ class Vectors:
 def save_vectors(vectors: Vectors, path: str | Path, stats: dict | None = None) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_file({"vectors": np.ascontiguousarray(vectors.matrix, dtype=np.float32)}, str(path.with_suffix(".safetensors")))
+    save_file(
+        {"vectors": np.ascontiguousarray(vectors.matrix, dtype=np.float32)}, str(path.with_suffix(".safetensors"))
+    )
     path.with_suffix(".safetensors").chmod(0o644)  # safetensors writes 0600; the app may run as another user
     path.with_suffix(".words.txt").write_text("\n".join(vectors.words) + "\n", encoding="utf-8")
     if stats is not None:
@@ -129,7 +131,9 @@ def embedding_matrix(vocab: Vocab, vectors: Vectors, unit_norm: bool = False, se
             found += 1
     matrix[vocab.pad_id] = 0.0
     coverage = {"vocab": len(vocab) - 2, "found": found, "fraction": found / max(1, len(vocab) - 2)}
-    log.info("pretrained vectors cover %d of %d vocabulary words (%.1f%%)", found, len(vocab) - 2, 100 * coverage["fraction"])
+    log.info(
+        "pretrained vectors cover %d of %d vocabulary words (%.1f%%)", found, len(vocab) - 2, 100 * coverage["fraction"]
+    )
     return matrix, coverage
 
 
@@ -161,12 +165,21 @@ def save_shared_vectors(vectors: Vectors, folder: str | Path, max_shard_bytes: i
     shards = []
     for n, start in enumerate(range(0, len(matrix), rows_per_shard)):
         path = folder / f"vectors-{n:03d}.safetensors"
-        save_file({"vectors": np.ascontiguousarray(matrix[start: start + rows_per_shard])}, str(path))
+        save_file({"vectors": np.ascontiguousarray(matrix[start : start + rows_per_shard])}, str(path))
         path.chmod(0o644)
-        shards.append({"file": path.name, "rows": int(min(rows_per_shard, len(matrix) - start)), "sha256": sha256(path)})
+        shards.append(
+            {"file": path.name, "rows": int(min(rows_per_shard, len(matrix) - start)), "sha256": sha256(path)}
+        )
     (folder / SHARED_WORDS).write_text("\n".join(vectors.words) + "\n", encoding="utf-8")
-    index = {"format": 1, "rows": len(matrix), "dim": vectors.dim, "dtype": "float16", "shards": shards,
-             "words": {"file": SHARED_WORDS, "sha256": sha256(folder / SHARED_WORDS)}, "source": source or {}}
+    index = {
+        "format": 1,
+        "rows": len(matrix),
+        "dim": vectors.dim,
+        "dtype": "float16",
+        "shards": shards,
+        "words": {"file": SHARED_WORDS, "sha256": sha256(folder / SHARED_WORDS)},
+        "source": source or {},
+    }
     (folder / SHARED_INDEX).write_text(json.dumps(index, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return sha256(folder / SHARED_INDEX)
 
@@ -181,8 +194,10 @@ def load_shared_vectors(folder: str | Path, digest: str | None = None) -> Vector
         raise ValueError(f"shared vectors {index_path} are missing")
     actual = sha256(index_path)
     if digest is not None and actual != digest:
-        raise ValueError(f"shared vectors {index_path} are not the ones the checkpoint was built with (sha256 {actual[:12]}, "
-                         f"expected {digest[:12]})")
+        raise ValueError(
+            f"shared vectors {index_path} are not the ones the checkpoint was built with (sha256 {actual[:12]}, "
+            f"expected {digest[:12]})"
+        )
     return _load_shared(str(folder), actual)
 
 
@@ -200,12 +215,16 @@ def _load_shared(folder: str, digest: str) -> Vectors:
         if not SHARED_FILES.fullmatch(str(entry["file"])) or not path.is_file():
             raise ValueError(f"shared vectors file {path} is missing or not a vectors file")
         if sha256(path) != entry["sha256"]:
-            raise ValueError(f"shared vectors file {path} does not match its sha256 in {SHARED_INDEX} (corrupt or tampered)")
+            raise ValueError(
+                f"shared vectors file {path} does not match its sha256 in {SHARED_INDEX} (corrupt or tampered)"
+            )
     matrix = np.concatenate([load_file(str(folder_path / name))["vectors"] for name in names[:-1]]).astype(np.float32)
     words = (folder_path / SHARED_WORDS).read_text(encoding="utf-8").split("\n")[: len(matrix)]
     if matrix.shape != (index["rows"], index["dim"]) or len(words) != len(matrix) or not np.isfinite(matrix).all():
-        raise ValueError(f"shared vectors in {folder_path}: {matrix.shape} rows, {len(words)} words, "
-                         f"vectors.json says {index['rows']} x {index['dim']}")
+        raise ValueError(
+            f"shared vectors in {folder_path}: {matrix.shape} rows, {len(words)} words, "
+            f"vectors.json says {index['rows']} x {index['dim']}"
+        )
     log.info("shared vectors %s: %d x %d (loaded once per process)", folder_path, *matrix.shape)
     return Vectors(words, matrix)
 

@@ -52,10 +52,20 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from core.models.base import (DIM, NUM_CLASSES, SENTENCE_INDEX, VOCAB_SIZE, Dropout, InterventionSpec, ModelOutput,
-                              SentenceClassifier, active_intervention, check_config, classification_loss)
+from core.models.base import (
+    DIM,
+    NUM_CLASSES,
+    SENTENCE_INDEX,
+    VOCAB_SIZE,
+    Dropout,
+    InterventionSpec,
+    ModelOutput,
+    SentenceClassifier,
+    active_intervention,
+    check_config,
+    classification_loss,
+)
 from core.views import Pyramid, Text, sentiment_scores
-
 
 # A pyramid has n(n+1)/2 units: in full (a score and three gates each) 4 MB of JSON at 300 words. Beyond
 # this many words it is sent without gates and with rounded scores (core.views.Pyramid.detail_words).
@@ -76,8 +86,16 @@ class AdaSentConfig:
     freeze_embeddings: bool = False  # §Implementation Details: "we fine-tune the word embeddings"
 
     def __post_init__(self):
-        check_config(self, {"vocab_size": VOCAB_SIZE, "num_classes": NUM_CLASSES, "embed_dim": DIM, "hidden_dim": DIM,
-                            "classifier_hidden": DIM})
+        check_config(
+            self,
+            {
+                "vocab_size": VOCAB_SIZE,
+                "num_classes": NUM_CLASSES,
+                "embed_dim": DIM,
+                "hidden_dim": DIM,
+                "classifier_hidden": DIM,
+            },
+        )
         if self.pooling not in ("mean", "max"):
             raise ValueError(f"pooling must be 'mean' or 'max', got {self.pooling!r}")
         if not 0 <= self.dropout < 1:
@@ -101,8 +119,9 @@ class AdaSent(SentenceClassifier):
     interventions = {
         "level_only": InterventionSpec("§Gating Network: the consensus over levels (read at one level only)", "level"),
         "uniform_gates": InterventionSpec("§Gating Network: γ_t = p(H=t | x) (replaced by uniform weights)"),
-        "fixed_local_gates": InterventionSpec("Eq. 5, 7: each unit's local gates (fixed to 1/3 each at a level)",
-                                              "level"),
+        "fixed_local_gates": InterventionSpec(
+            "Eq. 5, 7: each unit's local gates (fixed to 1/3 each at a level)", "level"
+        ),
     }
 
     def __init__(self, config: AdaSentConfig):
@@ -210,10 +229,13 @@ class AdaSent(SentenceClassifier):
         reduced = n > PYRAMID_DETAIL_WORDS
         scores, gates = [], []
         for t in range(1, n + 1):  # level t has n-t+1 real units
-            level_scores, label, score_range = sentiment_scores(output.unit_probs[t - 1][index, : n - t + 1].tolist(),
-                                                             class_names)
+            level_scores, label, score_range = sentiment_scores(
+                output.unit_probs[t - 1][index, : n - t + 1].tolist(), class_names
+            )
             scores.append([round(s, 3) for s in level_scores] if reduced else level_scores)
-            gates.append([] if t == 1 or reduced else [tuple(g) for g in output.gates[t - 2][index, : n - t + 1].tolist()])
+            gates.append(
+                [] if t == 1 or reduced else [tuple(g) for g in output.gates[t - 2][index, : n - t + 1].tolist()]
+            )
         pyramid = Pyramid(
             title=Text("adasent_pyramid"),
             words=list(words),

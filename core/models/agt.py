@@ -48,9 +48,20 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.models.base import (DIM, LAYERS, NUM_CLASSES, VOCAB_SIZE, Dropout, InterventionSpec,
-                              ModelOutput, SentenceClassifier, active_intervention, check_config,
-                              classification_loss, length_mask)
+from core.models.base import (
+    DIM,
+    LAYERS,
+    NUM_CLASSES,
+    VOCAB_SIZE,
+    Dropout,
+    InterventionSpec,
+    ModelOutput,
+    SentenceClassifier,
+    active_intervention,
+    check_config,
+    classification_loss,
+    length_mask,
+)
 from core.views import Heatmap, LineCurves, Table, Text
 
 SELECTED = 0.95  # §3.1: a word is "selected" when its normalised attention is > 0.95
@@ -75,8 +86,18 @@ class AGTConfig:
     unit_norm_vectors: bool = False
 
     def __post_init__(self):
-        check_config(self, {"vocab_size": VOCAB_SIZE, "num_classes": NUM_CLASSES, "embed_dim": DIM, "hidden": DIM,
-                            "num_layers": LAYERS, "attention_dim": DIM, "fc_hidden": DIM})
+        check_config(
+            self,
+            {
+                "vocab_size": VOCAB_SIZE,
+                "num_classes": NUM_CLASSES,
+                "embed_dim": DIM,
+                "hidden": DIM,
+                "num_layers": LAYERS,
+                "attention_dim": DIM,
+                "fc_hidden": DIM,
+            },
+        )
         if self.num_layers < 2:
             raise ValueError(f"num_layers must be >= 2 (layer 0 has no gate), got {self.num_layers}")
         if not 0 <= self.attention_layers <= self.num_layers:
@@ -101,8 +122,10 @@ class AGT(SentenceClassifier):
         "uniform_attention": InterventionSpec("Eq. 4-6: a layer's attention over the words (made uniform)", "layer"),
         "gates_open": InterventionSpec("Eq. 7-8: a layer's transform gate T_l (fixed open: y_l = f(...))", "layer"),
         "gates_closed": InterventionSpec("Eq. 7-8: a layer's transform gate T_l (fixed shut: y_l = y_{l-1})", "layer"),
-        "skip_only": InterventionSpec("§3.2: every gate shut, only the skip paths: y = s+_0, the bag-of-vectors core "
-                                      "(the paper's 'only s+_0' ablation retrains with s+_0 at every layer)"),
+        "skip_only": InterventionSpec(
+            "§3.2: every gate shut, only the skip paths: y = s+_0, the bag-of-vectors core "
+            "(the paper's 'only s+_0' ablation retrains with s+_0 at every layer)"
+        ),
     }
 
     def __init__(self, config: AGTConfig):
@@ -112,8 +135,8 @@ class AGT(SentenceClassifier):
         self.embedding = self.build_embedding(config.vocab_size, config.embed_dim, config.freeze_embeddings)
         self.project = nn.Linear(config.embed_dim, h)  # §3.1: shared over words
         # Eq. 6 for all attending layers, stacked so one matmul serves them all
-        self.attn_weight = nn.Parameter(torch.empty(h, k, a).uniform_(-h**-0.5, h**-0.5))  # [:, l] = W^m_l transposed
-        self.attn_vector = nn.Parameter(torch.empty(k, a).uniform_(-a**-0.5, a**-0.5))  # w^m_l
+        self.attn_weight = nn.Parameter(torch.empty(h, k, a).uniform_(-(h**-0.5), h**-0.5))  # [:, l] = W^m_l transposed
+        self.attn_vector = nn.Parameter(torch.empty(k, a).uniform_(-(a**-0.5), a**-0.5))  # w^m_l
         # Eq. 7-8 for layers 1..Lyr-1 (index l-1)
         self.gate = nn.ModuleList(nn.Linear(h, h) for _ in range(config.num_layers - 1))  # W^t_l, b^t_l
         self.transform = nn.ModuleList(nn.Linear(2 * h, h) for _ in range(config.num_layers - 1))  # W^f_l
@@ -150,8 +173,9 @@ class AGT(SentenceClassifier):
             s = selections[:, min(l, self.attention_layers - 1)]  # (B, h)
             # Eq. 7: T_l = sigmoid(W^t_l s+_l + b^t_l)
             gate = torch.sigmoid(self.gate[l - 1](s))  # (B, h)
-            if act is not None and (act.key == "skip_only" or act.key in ("gates_open", "gates_closed")
-                                    and act.index == l + 1):  # the paper's L1..L15 are l = 0..14
+            if act is not None and (
+                act.key == "skip_only" or act.key in ("gates_open", "gates_closed") and act.index == l + 1
+            ):  # the paper's L1..L15 are l = 0..14
                 gate = torch.full_like(gate, 1.0 if act.key == "gates_open" else 0.0)
             # Eq. 8: y_l = f([y_{l-1}; s+_l]) T_l + y_{l-1} (1 - T_l) = lerp(y_{l-1}, f, T_l), f = tanh(W^f_l . + b^f_l)
             y = torch.lerp(y, torch.tanh(self.transform[l - 1](torch.cat([y, s], dim=-1))), gate)  # (B, h)
@@ -164,8 +188,11 @@ class AGT(SentenceClassifier):
         logits = self.fc2(hidden)  # (B, C)
         explained = {}
         if explain:  # for `views`, for the whole batch
-            explained = dict(attention=attention.detach(), gates=torch.stack(gates, dim=1).detach(),
-                             states=torch.stack(states, dim=1).detach())
+            explained = dict(
+                attention=attention.detach(),
+                gates=torch.stack(gates, dim=1).detach(),
+                states=torch.stack(states, dim=1).detach(),
+            )
         return AGTOutput(logits=logits, loss=classification_loss(logits, labels), **explained)
 
     # -- explanation (word_curve stays None: the predictor computes prefix predictions) ----------
@@ -185,12 +212,14 @@ class AGT(SentenceClassifier):
         rows = []
         for name, weights in zip(names, normalised.tolist()):
             selected = [w > SELECTED for w in weights]
-            rows.append([
-                name,
-                " ".join(w for w, keep in zip(words, selected) if keep),
-                " | ".join(_phrases(words, selected)),
-                " ".join(w for w, v in zip(words, weights) if v > LOOSE),
-            ])
+            rows.append(
+                [
+                    name,
+                    " ".join(w for w, keep in zip(words, selected) if keep),
+                    " | ".join(_phrases(words, selected)),
+                    " ".join(w for w, v in zip(words, weights) if v > LOOSE),
+                ]
+            )
         gate_means = output.gates[index].double().mean(-1).tolist()  # (Lyr-1,) mean over units
         return [
             Heatmap(

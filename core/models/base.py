@@ -100,7 +100,7 @@ SENTENCE_INDEX = (1, 10_000)  # a word or level index: bounded by the sentence, 
 
 
 def parse_intervention(value: str | None) -> Intervention | None:
-    """"none" (or empty) -> None; "key" or "key:index" -> an Intervention (not yet checked against a model)."""
+    """ "none" (or empty) -> None; "key" or "key:index" -> an Intervention (not yet checked against a model)."""
     if value is None or value.strip() in ("", NO_INTERVENTION):
         return None
     key, _, index = value.strip().partition(":")
@@ -115,8 +115,9 @@ class ModelOutput:
     loss: Tensor | None = None  # mean training loss over the batch, when labels were given
 
 
-class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-classification",
-                         tags=["sentence-classification"]):
+class SentenceClassifier(
+    nn.Module, PyTorchModelHubMixin, pipeline_tag="text-classification", tags=["sentence-classification"]
+):
     """Base class. A subclass sets `key` and `config_class`, builds `self.embedding` with
     `build_embedding`, and implements `forward`, `views` and (when it has one) `word_curve`.
 
@@ -158,30 +159,63 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
     # -- the Hub (PyTorchModelHubMixin's hooks) ---------------------------------------------------
     def _save_pretrained(self, save_directory: Path) -> None:
         if self.vocab is None or not self.labels:
-            raise ValueError("save_pretrained needs the model's vocabulary and labels: set `model.vocab` and "
-                             "`model.meta` (task, lang, labels), or load the model from a checkpoint")
+            raise ValueError(
+                "save_pretrained needs the model's vocabulary and labels: set `model.vocab` and "
+                "`model.meta` (task, lang, labels), or load the model from a checkpoint"
+            )
         save_checkpoint(save_directory, self, self.vocab, self.meta)
 
     @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path: str | Path, *, force_download: bool = False,
-                        token: str | bool | None = None, cache_dir: str | Path | None = None,
-                        local_files_only: bool = False, revision: str | None = None, strict: bool = True):
+    def from_pretrained(
+        cls,
+        pretrained_model_name_or_path: str | Path,
+        *,
+        force_download: bool = False,
+        token: str | bool | None = None,
+        cache_dir: str | Path | None = None,
+        local_files_only: bool = False,
+        revision: str | None = None,
+        strict: bool = True,
+    ):
         """A checkpoint folder or a Hub model repo (one `<task>/<model>/` folder's files at its root). The
         mixin's own from_pretrained would first build this class's config dataclass from config.json, so
         another model's folder would fail there with a bare config error; load_checkpoint names it."""
         if not strict:
             raise ValueError("loading is always strict: a checkpoint must hold exactly the model's tensors")
-        return cls._from_pretrained(model_id=str(pretrained_model_name_or_path), revision=revision,
-                                    cache_dir=cache_dir, force_download=force_download,
-                                    local_files_only=local_files_only, token=token)
+        return cls._from_pretrained(
+            model_id=str(pretrained_model_name_or_path),
+            revision=revision,
+            cache_dir=cache_dir,
+            force_download=force_download,
+            local_files_only=local_files_only,
+            token=token,
+        )
 
     @classmethod
-    def _from_pretrained(cls, *, model_id: str, revision: str | None, cache_dir: str | Path | None,
-                         force_download: bool, local_files_only: bool, token: str | bool | None):
+    def _from_pretrained(
+        cls,
+        *,
+        model_id: str,
+        revision: str | None,
+        cache_dir: str | Path | None,
+        force_download: bool,
+        local_files_only: bool,
+        token: str | bool | None,
+    ):
         # load_checkpoint validates config.json, checks the files' sha256 and loads the weights strictly
-        folder = model_id if os.path.isdir(model_id) else snapshot_download(
-            model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,
-            local_files_only=local_files_only, token=token, allow_patterns=[WEIGHTS, CONFIG, VOCAB])
+        folder = (
+            model_id
+            if os.path.isdir(model_id)
+            else snapshot_download(
+                model_id,
+                revision=revision,
+                cache_dir=cache_dir,
+                force_download=force_download,
+                local_files_only=local_files_only,
+                token=token,
+                allow_patterns=[WEIGHTS, CONFIG, VOCAB],
+            )
+        )
         model = load_checkpoint(folder).model
         if not isinstance(model, cls):
             raise CheckpointError(f"{Path(folder) / CONFIG} holds a {model.key} model, not {cls.__name__}")
@@ -232,16 +266,26 @@ class SentenceClassifier(nn.Module, PyTorchModelHubMixin, pipeline_tag="text-cla
         """InterventionError unless this model offers `intervention` with an index it has."""
         spec = self.interventions.get(intervention.key)
         if spec is None:
-            raise InterventionError("unknown_intervention", intervention=intervention.key[:60], model=self.key,
-                                    available=[NO_INTERVENTION, *self.interventions])
+            raise InterventionError(
+                "unknown_intervention",
+                intervention=intervention.key[:60],
+                model=self.key,
+                available=[NO_INTERVENTION, *self.interventions],
+            )
         if spec.index is None:
             if intervention.index is not None:
                 raise InterventionError("no_index", intervention=intervention.key, model=self.key)
             return
         lowest, highest = self.intervention_range(intervention.key)
         if intervention.index is None or not lowest <= intervention.index <= highest:
-            raise InterventionError("index_out_of_range", intervention=intervention.key, what=spec.index,
-                                    lowest=lowest, highest=highest, value=intervention.index)
+            raise InterventionError(
+                "index_out_of_range",
+                intervention=intervention.key,
+                what=spec.index,
+                lowest=lowest,
+                highest=highest,
+                value=intervention.index,
+            )
 
     # -- explanation ----------------------------------------------------------------------------
     def word_curve(self, output: ModelOutput, index: int):

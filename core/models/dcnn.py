@@ -53,10 +53,20 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from core.models.base import (DIM, NUM_CLASSES, VOCAB_SIZE, Dropout, InterventionSpec, ModelOutput,
-                              SentenceClassifier, active_intervention, check_config, classification_loss, length_mask)
+from core.models.base import (
+    DIM,
+    NUM_CLASSES,
+    VOCAB_SIZE,
+    Dropout,
+    InterventionSpec,
+    ModelOutput,
+    SentenceClassifier,
+    active_intervention,
+    check_config,
+    classification_loss,
+    length_mask,
+)
 from core.views import KMaxGraph, Table, Text
-
 
 # bounds on a filter's width and a layer's feature maps (the paper: widths 5-10, 4-14 maps); a layer holds
 # maps_in x maps_out x rows x width weights and its activations grow with maps x rows x length
@@ -78,16 +88,29 @@ class DCNNConfig:
     conv_l2_scale: list[float] = field(default_factory=lambda: [0.3, 0.03])
 
     def __post_init__(self):
-        check_config(self, {"vocab_size": VOCAB_SIZE, "num_classes": NUM_CLASSES, "embed_dim": DIM,
-                            "widths": FILTER_WIDTH, "maps": FEATURE_MAPS, "k_top": FILTER_WIDTH})
+        check_config(
+            self,
+            {
+                "vocab_size": VOCAB_SIZE,
+                "num_classes": NUM_CLASSES,
+                "embed_dim": DIM,
+                "widths": FILTER_WIDTH,
+                "maps": FEATURE_MAPS,
+                "k_top": FILTER_WIDTH,
+            },
+        )
         if not self.widths or len(self.widths) != len(self.maps) or len(self.conv_l2_scale) != len(self.widths):
-            raise ValueError(f"widths {self.widths}, maps {self.maps} and conv_l2_scale {self.conv_l2_scale} "
-                             "need one entry per convolutional layer")
+            raise ValueError(
+                f"widths {self.widths}, maps {self.maps} and conv_l2_scale {self.conv_l2_scale} "
+                "need one entry per convolutional layer"
+            )
         if min(self.widths) < 1 or min(self.maps) < 1 or min(self.conv_l2_scale) < 0:
             raise ValueError(f"widths {self.widths} and maps {self.maps} must be >= 1, conv_l2_scale >= 0")
         if self.embed_dim % 2 ** len(self.widths):
-            raise ValueError(f"embed_dim {self.embed_dim} must be divisible by 2^{len(self.widths)} "
-                             "(each layer folds its rows in pairs)")
+            raise ValueError(
+                f"embed_dim {self.embed_dim} must be divisible by 2^{len(self.widths)} "
+                "(each layer folds its rows in pairs)"
+            )
         if not 1 <= self.k_top <= self.widths[0]:
             # a one-word sentence gives widths[0] columns at layer 1, and k_top of them must exist
             raise ValueError(f"k_top {self.k_top} must be in [1, widths[0] = {self.widths[0]}]")
@@ -119,8 +142,11 @@ def kmax_pooling(x: Tensor, k: Tensor, width: Tensor) -> tuple[Tensor, Tensor]:
     earlier position (a stable ranking), so padding never changes which columns are kept."""
     W, K = x.shape[-1], int(k.max())
     k = k[:, None, None, None]  # (B, 1, 1, 1)
-    scores = x if int(width.min()) == W else x.masked_fill(
-        torch.arange(W, device=x.device) >= width[:, None, None, None], float("-inf"))  # (B, r, n, W) pads never win
+    scores = (
+        x
+        if int(width.min()) == W
+        else x.masked_fill(torch.arange(W, device=x.device) >= width[:, None, None, None], float("-inf"))
+    )  # (B, r, n, W) pads never win
     # a top-k instead of a full sort (half the forward at 50 words); with one k for the batch (the trainer's
     # exact-length buckets) its ranks need no order: the k-th largest value is the smallest of them
     same_k = K == int(k.min())
@@ -149,8 +175,9 @@ class DCNNLayer(nn.Module):
         self.conv = nn.Conv1d(rows * in_maps, rows * out_maps, width, padding=width - 1, groups=rows, bias=False)
         self.bias = nn.Parameter(torch.zeros(rows // 2, out_maps))  # §3.4: one per row of each pooled map
 
-    def forward(self, x: Tensor, width: Tensor, k: Tensor, unfolded: bool = False,
-                fold: bool = True) -> tuple[Tensor, Tensor, Tensor | None]:
+    def forward(
+        self, x: Tensor, width: Tensor, k: Tensor, unfolded: bool = False, fold: bool = True
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
         """(pooled output, kept positions, and with `unfolded` the convolution before folding (B, r, n, W)).
         Without `fold` (an intervention) folded row ρ is twice row 2ρ: the same scale, no row 2ρ+1."""
         B, r, n_in, T = x.shape
@@ -206,10 +233,18 @@ class DCNN(SentenceClassifier):
         ks, width = [lengths], lengths  # width: valid columns of each sentence at the current level
         for layer_index, layer in enumerate(self.layers, start=1):
             # Eq. 4: k from the sentence length s; the top layer gets k_top
-            k = torch.ones_like(lengths) if max_pool else dynamic_k(lengths, layer_index, len(self.layers),
-                                                                   self.config.k_top)  # (B,)
-            x, kept, conv = layer(x, width, k, unfolded=explain > 0 and layer_index == 1,
-                                  fold=not (act is not None and act.key == "no_folding"))  # (B, r/2, n, K) x 2
+            k = (
+                torch.ones_like(lengths)
+                if max_pool
+                else dynamic_k(lengths, layer_index, len(self.layers), self.config.k_top)
+            )  # (B,)
+            x, kept, conv = layer(
+                x,
+                width,
+                k,
+                unfolded=explain > 0 and layer_index == 1,
+                fold=not (act is not None and act.key == "no_folding"),
+            )  # (B, r/2, n, K) x 2
             if explain:
                 conv1 = conv.detach() if layer_index == 1 else conv1  # (B, r, n, W)
                 positions.append(kept)
@@ -227,8 +262,14 @@ class DCNN(SentenceClassifier):
                 activations[-1] = x.detach()
         # §5.1-5.2: every sentence has exactly k_top columns at the top; dropout, then the softmax layer
         logits = self.out(self.dropout(x.flatten(1)))  # (B, C)
-        return DCNNOutput(logits=logits, loss=classification_loss(logits, labels), positions=positions,
-                          activations=activations, k=torch.stack(ks, 1) if explain else None, conv1=conv1)
+        return DCNNOutput(
+            logits=logits,
+            loss=classification_loss(logits, labels),
+            positions=positions,
+            activations=activations,
+            k=torch.stack(ks, 1) if explain else None,
+            conv1=conv1,
+        )
 
     def intervention_range(self, key: str) -> tuple[int, int]:
         return 0, self.config.maps[-1] - 1  # maps are numbered from 0, as in the map menu
@@ -238,8 +279,10 @@ class DCNN(SentenceClassifier):
         conv_l2_scale[l] * weight_decay (Godin's penalties 1.5e-5 and 1.5e-6 against 5e-5), the
         softmax weights weight_decay; biases none. The sparse embedding gets none (a deviation):
         sparse AdaGrad cannot apply weight decay."""
-        groups = [{"params": [layer.conv.weight], "weight_decay": weight_decay * scale}
-                  for layer, scale in zip(self.layers, self.config.conv_l2_scale)]
+        groups = [
+            {"params": [layer.conv.weight], "weight_decay": weight_decay * scale}
+            for layer, scale in zip(self.layers, self.config.conv_l2_scale)
+        ]
         groups.append({"params": [self.out.weight], "weight_decay": weight_decay})
         groups.append({"params": [layer.bias for layer in self.layers] + [self.out.bias], "weight_decay": 0.0})
         if self.embedding.weight.requires_grad:
@@ -247,8 +290,14 @@ class DCNN(SentenceClassifier):
         return groups
 
     # -- explanation ----------------------------------------------------------------------------
-    def views(self, output: DCNNOutput, index: int, words: list[str], class_names: list[str] | None = None,
-              top_map: int | None = None) -> list:
+    def views(
+        self,
+        output: DCNNOutput,
+        index: int,
+        words: list[str],
+        class_names: list[str] | None = None,
+        top_map: int | None = None,
+    ) -> list:
         """The feature graph over all maps; the one of `top_map` (default: the top-layer map that adds most
         to the predicted class's logit), with every map's contribution to that logit; the strongest detectors."""
         top = output.activations[-1][index]  # (r_L, n_L, k_top)
@@ -274,10 +323,13 @@ class DCNN(SentenceClassifier):
         for flat in order.tolist():
             row, fmap = divmod(flat, best.shape[1])
             p = int(where[row, fmap])  # Eq. 1: column p covers words p-m+1..p
-            ngram = " ".join(words[max(0, p - m + 1): min(s, p + 1)])
+            ngram = " ".join(words[max(0, p - m + 1) : min(s, p + 1)])
             rows.append([fmap, row, round(float(best[row, fmap]), 4), ngram])
-        return Table(title=Text("dcnn_detectors", width=m),
-                     columns=[Text("dcnn_map"), Text("dcnn_row"), Text("dcnn_activation"), Text("dcnn_ngram")], rows=rows)
+        return Table(
+            title=Text("dcnn_detectors", width=m),
+            columns=[Text("dcnn_map"), Text("dcnn_row"), Text("dcnn_activation"), Text("dcnn_ngram")],
+            rows=rows,
+        )
 
     def feature_graph(self, output: DCNNOutput, index: int, words: list[str], top_map: int | None = None) -> KMaxGraph:
         """§4.2 induced feature graph of sentence `index`, from the top kept nodes (of all maps, or of
@@ -319,7 +371,9 @@ class DCNN(SentenceClassifier):
         levels[0] = list(range(k[0]))
         values[0] = activations[0][:, 0, : k[0]].mean(0).tolist()  # mean over the d rows
         # the nodes reached from level l are exactly level l-1's kept nodes
-        links = [weights[level][levels[level]][:, levels[level - 1]].int().tolist() for level in range(1, num_layers + 1)]
+        links = [
+            weights[level][levels[level]][:, levels[level - 1]].int().tolist() for level in range(1, num_layers + 1)
+        ]
         title = Text("dcnn_graph_all") if top_map is None else Text("dcnn_graph_map", map=top_map)
         return KMaxGraph(title=title, words=list(words), levels=levels, values=values, links=links, top_map=top_map)
 

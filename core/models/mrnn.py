@@ -48,10 +48,21 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from core.models.base import (DIM, NUM_CLASSES, SENTENCE_INDEX, VOCAB_SIZE, Dropout,
-                              InterventionSpec, ModelOutput, SentenceClassifier, active_intervention, check_config,
-                              length_mask)
+from core.models.base import (
+    DIM,
+    NUM_CLASSES,
+    SENTENCE_INDEX,
+    VOCAB_SIZE,
+    Dropout,
+    InterventionSpec,
+    ModelOutput,
+    SentenceClassifier,
+    active_intervention,
+    check_config,
+    length_mask,
+)
 from core.views import LineCurves, Text, Trajectory, sentiment_scores
+
 
 def _identity(z: Tensor) -> Tensor:
     return z
@@ -77,7 +88,8 @@ class MRNNConfig:
     unit_norm_vectors: bool = True
 
     def __post_init__(self):
-        # hidden is bounded lower than other widths: A holds dh x dx x dh numbers and every word builds a dh x dh operator
+        # hidden is bounded lower than other widths: A holds dh x dx x dh numbers and every word builds a dh x dh
+        # operator
         check_config(self, {"vocab_size": VOCAB_SIZE, "num_classes": NUM_CLASSES, "embed_dim": DIM, "hidden": (1, 512)})
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")
@@ -120,8 +132,9 @@ class MRNN(SentenceClassifier):
     word_curve_kind = "native"  # Eq. 6: y_t at every step
     interventions = {
         "additive": InterventionSpec("§4.1 Eq. 5: the multiplicative term xᵀAh off (the additive RNN of §3.2, §5.2)"),
-        "cut_at": InterventionSpec("§3.2: the recurrence carries the meaning so far (h reset to h_0 before the word)",
-                                   "word"),
+        "cut_at": InterventionSpec(
+            "§3.2: the recurrence carries the meaning so far (h reset to h_0 before the word)", "word"
+        ),
     }
 
     def __init__(self, config: MRNNConfig):
@@ -184,8 +197,14 @@ class MRNN(SentenceClassifier):
                 targets = (torch.arange(z.shape[-1], device=ids.device) < labels[:, None]).to(z.dtype)  # (B, C-1)
                 loss = F.binary_cross_entropy_with_logits(z[:, -1], targets, reduction="sum") / B
             cumulative = cumulative.detach()
-        return MRNNOutput(logits=logits, loss=loss, step_probs=step_probs.detach(), states=states.detach(),
-                          cumulative=cumulative, lengths=lengths)
+        return MRNNOutput(
+            logits=logits,
+            loss=loss,
+            step_probs=step_probs.detach(),
+            states=states.detach(),
+            cumulative=cumulative,
+            lengths=lengths,
+        )
 
     def intervention_range(self, key: str) -> tuple[int, int]:
         return SENTENCE_INDEX
@@ -218,13 +237,22 @@ class MRNN(SentenceClassifier):
         variance = sigma.square()  # (r,)
         share = (variance[:2] / variance.sum().clamp_min(1e-300)).tolist() + [0.0, 0.0]
         note = Text("mrnn_pca", pc1=share[0], pc2=share[1], score=score_label)
-        views = [Trajectory(Text("mrnn_trajectory"), list(words),
-                            [(float(a), float(b)) for a, b in points.tolist()], scores, note)]
+        views = [
+            Trajectory(
+                Text("mrnn_trajectory"), list(words), [(float(a), float(b)) for a, b in points.tolist()], scores, note
+            )
+        ]
 
         if output.cumulative is not None:
             # §4.2: the raw ordinal outputs after each word; decoding counts the leading ones >= 0.5
             cumulative = output.cumulative[index, :T].T.tolist()  # (C-1, T)
-            views.append(LineCurves(Text("mrnn_ordinal"), list(words),
-                                    {Text("mrnn_ordinal_curve", k=k): row for k, row in enumerate(cumulative)},
-                                    Text("mrnn_sigmoid"), y_range=(0.0, 1.0)))
+            views.append(
+                LineCurves(
+                    Text("mrnn_ordinal"),
+                    list(words),
+                    {Text("mrnn_ordinal_curve", k=k): row for k, row in enumerate(cumulative)},
+                    Text("mrnn_sigmoid"),
+                    y_range=(0.0, 1.0),
+                )
+            )
         return views

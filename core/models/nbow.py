@@ -11,8 +11,18 @@ from dataclasses import dataclass
 
 from torch import Tensor, nn
 
-from core.models.base import (DIM, NUM_CLASSES, VOCAB_SIZE, check_config, classification_loss, Dropout, length_mask,
-                              masked_mean, ModelOutput, SentenceClassifier)
+from core.models.base import (
+    DIM,
+    NUM_CLASSES,
+    VOCAB_SIZE,
+    Dropout,
+    ModelOutput,
+    SentenceClassifier,
+    check_config,
+    classification_loss,
+    length_mask,
+    masked_mean,
+)
 
 
 @dataclass

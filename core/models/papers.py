@@ -47,9 +47,13 @@ def papers() -> dict[str, Paper]:
     """model key -> its paper, in the file's order."""
     with PAPERS_FILE.open("rb") as f:
         data = tomllib.load(f)
-    return {model: Paper(model=model, **{**entry, "reported": tuple(Reported(**{"phrases": None, **r})
-                                                                     for r in entry.get("reported", []))})
-            for model, entry in data.items()}
+    return {
+        model: Paper(
+            model=model,
+            **{**entry, "reported": tuple(Reported(**{"phrases": None, **r}) for r in entry.get("reported", []))},
+        )
+        for model, entry in data.items()
+    }
 
 
 def paper(model: str) -> Paper | None:

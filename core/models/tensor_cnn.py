@@ -46,9 +46,22 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.models.base import (DIM, LAYERS, NUM_CLASSES, VOCAB_SIZE, Intervention, InterventionSpec,
-                              ModelOutput, SentenceClassifier, active_intervention, check_config,
-                              classification_loss, dropout, length_mask, masked_mean)
+from core.models.base import (
+    DIM,
+    LAYERS,
+    NUM_CLASSES,
+    VOCAB_SIZE,
+    Intervention,
+    InterventionSpec,
+    ModelOutput,
+    SentenceClassifier,
+    active_intervention,
+    check_config,
+    classification_loss,
+    dropout,
+    length_mask,
+    masked_mean,
+)
 from core.views import LineCurves, Text, sentiment_scores
 
 
@@ -67,8 +80,17 @@ class TensorCNNConfig:
 
     def __post_init__(self):
         # orders above 3 are not in the paper; each costs one more (L, L) decay matmul per layer
-        check_config(self, {"vocab_size": VOCAB_SIZE, "num_classes": NUM_CLASSES, "embed_dim": DIM, "hidden": DIM,
-                            "num_layers": LAYERS, "ngram_order": (1, 8)})
+        check_config(
+            self,
+            {
+                "vocab_size": VOCAB_SIZE,
+                "num_classes": NUM_CLASSES,
+                "embed_dim": DIM,
+                "hidden": DIM,
+                "num_layers": LAYERS,
+                "ngram_order": (1, 8),
+            },
+        )
         if not 0 <= self.decay < 1:
             raise ValueError(f"decay (λ) must be in [0, 1), got {self.decay}")
         if not 0 <= self.dropout < 1:
@@ -166,8 +188,9 @@ class TensorCNN(SentenceClassifier):
             with torch.no_grad():
                 blocks = self.classifier.weight.view(cfg.num_classes, cfg.num_layers, cfg.hidden)  # (C, K, h)
                 layer_logits = torch.einsum("kbth,ckh->bktc", torch.stack(states), blocks)  # (B, K, L, C)
-        return TensorCNNOutput(logits=logits, loss=classification_loss(logits, labels),
-                               layer_logits=layer_logits, lengths=lengths)
+        return TensorCNNOutput(
+            logits=logits, loss=classification_loss(logits, labels), layer_logits=layer_logits, lengths=lengths
+        )
 
     def intervention_range(self, key: str) -> tuple[int, int]:
         return (1, self.config.ngram_order) if key == "max_order" else (1, self.config.num_layers)
@@ -177,14 +200,25 @@ class TensorCNN(SentenceClassifier):
         n = int(output.lengths[index])
         return output.layer_logits[index, :, :n].sum(0).softmax(-1)  # (n, C)
 
-    def views(self, output: TensorCNNOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
+    def views(
+        self, output: TensorCNNOutput, index: int, words: list[str], class_names: list[str] | None = None
+    ) -> list:
         """One local-sentiment curve per layer (its own block of W on its own states) plus the model's."""
         n = int(output.lengths[index])
         per_layer = output.layer_logits[index, :, :n].softmax(-1)  # (K, n, C)
-        probs = ({Text("tcnn_layer", layer=k + 1): p for k, p in enumerate(per_layer)}
-                 | {Text("tcnn_all_layers"): self.word_curve(output, index)})
-        scored = {name: sentiment_scores(p.tolist(), class_names) for name, p in probs.items()}  # name -> (scores, label, range)
+        probs = {Text("tcnn_layer", layer=k + 1): p for k, p in enumerate(per_layer)} | {
+            Text("tcnn_all_layers"): self.word_curve(output, index)
+        }
+        scored = {
+            name: sentiment_scores(p.tolist(), class_names) for name, p in probs.items()
+        }  # name -> (scores, label, range)
         _, label, score_range = scored["all layers"]
-        return [LineCurves(title=Text("tcnn_layers"),
-                           x_labels=list(words[:n]), curves={name: s[0] for name, s in scored.items()},
-                           y_label=label, y_range=score_range)]
+        return [
+            LineCurves(
+                title=Text("tcnn_layers"),
+                x_labels=list(words[:n]),
+                curves={name: s[0] for name, s in scored.items()},
+                y_label=label,
+                y_range=score_range,
+            )
+        ]

@@ -44,9 +44,11 @@ class CleanupLimits:
     def from_env(cls) -> "CleanupLimits":
         """LAB_USER_MODELS_MAX_MB / LAB_USER_MODELS_TTL_HOURS / LAB_FAILED_JOBS_TTL_MINUTES override the defaults."""
         d = cls()
-        return cls(_env_number("LAB_USER_MODELS_MAX_MB", d.max_mb),
-                   _env_number("LAB_USER_MODELS_TTL_HOURS", d.ttl_hours),
-                   _env_number("LAB_FAILED_JOBS_TTL_MINUTES", d.failed_minutes))
+        return cls(
+            _env_number("LAB_USER_MODELS_MAX_MB", d.max_mb),
+            _env_number("LAB_USER_MODELS_TTL_HOURS", d.ttl_hours),
+            _env_number("LAB_FAILED_JOBS_TTL_MINUTES", d.failed_minutes),
+        )
 
 
 def folder_bytes(path: Path) -> int:
@@ -72,8 +74,12 @@ def _remove(job: dict, root: Path, remaining: list[dict]) -> list[str]:
     return [checkpoint]
 
 
-def clean_user_models(root: str | Path | None = None, limits: CleanupLimits | None = None, now: float | None = None,
-                      busy: tuple[str, ...] = ()) -> list[dict]:
+def clean_user_models(
+    root: str | Path | None = None,
+    limits: CleanupLimits | None = None,
+    now: float | None = None,
+    busy: tuple[str, ...] = (),
+) -> list[dict]:
     """Remove what is past its time or over the quota (see the module's docstring); the removed jobs, each
     with "removed_checkpoints" (the folders to stop serving). `busy`: ids of jobs whose worker the
     scheduler has not yet seen end (it still reads them)."""
@@ -93,15 +99,20 @@ def clean_user_models(root: str | Path | None = None, limits: CleanupLimits | No
     used = folder_bytes(root) if limits.max_mb else 0
     while kept and limits.max_mb and used > limits.max_mb * 2**20:
         job = kept.pop(0)
-        used -= folder_bytes(jobs_dir(root) / job["id"]) + (folder_bytes(Path(job["checkpoint"]))
-                                                           if job.get("checkpoint") else 0)
+        used -= folder_bytes(jobs_dir(root) / job["id"]) + (
+            folder_bytes(Path(job["checkpoint"])) if job.get("checkpoint") else 0
+        )
         doomed.append(job)
     remaining = kept + [j for j in list_jobs(root) if j["status"] in ACTIVE or j["id"] in busy]
     for job in doomed:
         job["removed_checkpoints"] = _remove(job, root, remaining)
         removed.append(job)
-        log.info("job %s removed (%s, created %s)", job["id"], job["status"],
-                 time.strftime("%Y-%m-%d %H:%M", time.localtime(job["created"])))
+        log.info(
+            "job %s removed (%s, created %s)",
+            job["id"],
+            job["status"],
+            time.strftime("%Y-%m-%d %H:%M", time.localtime(job["created"])),
+        )
     return removed
 
 

@@ -22,11 +22,11 @@ import torch
 
 from core.data import PROJECT_ROOT, TaskData, load_task
 from core.data.user import load_user_task
+from core.data.vectors import Vectors, embedding_matrix, load_vectors, reduce_dim
+from core.data.vocab import Vocab
 from core.models import model_class
 from core.models.base import SentenceClassifier
 from core.training.recipes import load_recipe
-from core.data.vectors import Vectors, embedding_matrix, load_vectors, reduce_dim
-from core.data.vocab import Vocab
 
 log = logging.getLogger("core.training.config")
 
@@ -145,8 +145,12 @@ def vectors_file(cfg: TrainConfig, lang: str) -> Path | None:
         best = folder / f"{recipe.task_vectors[cfg.task]}.safetensors"
         if best.is_file():
             return best
-        log.warning("%s: its best vectors .cache/vectors/%s are not built (docs/vectors.md); using %s instead",
-                    cfg.task, best.name, path.name)
+        log.warning(
+            "%s: its best vectors .cache/vectors/%s are not built (docs/vectors.md); using %s instead",
+            cfg.task,
+            best.name,
+            path.name,
+        )
     return path if path.is_file() else None
 
 
@@ -205,7 +209,12 @@ def build_run(cfg: TrainConfig) -> Run:
         if vectors.dim > dim:
             vectors = reduce_dim(vectors, dim)
         if vectors.dim != dim:
-            log.warning("vectors %s are %d-d but the model embeds in %d-d: random initialisation instead", path, vectors.dim, dim)
+            log.warning(
+                "vectors %s are %d-d but the model embeds in %d-d: random initialisation instead",
+                path,
+                vectors.dim,
+                dim,
+            )
         else:
             unit_norm = getattr(model.config, "unit_norm_vectors", False)
             matrix, coverage = embedding_matrix(vocab, vectors, unit_norm=unit_norm, seed=cfg.seed)

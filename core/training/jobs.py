@@ -39,13 +39,13 @@ from pathlib import Path
 import torch
 
 from core.checkpoints.checkpoint import atomic_write_text
+from core.checkpoints.user_models import install_checkpoint, user_models_dir
 from core.data.user import read_rows, user_task_name
 from core.models import PAPER_MODELS
 from core.notices import NoticeError
 from core.owners import PUBLIC
 from core.training.config import TrainConfig
 from core.training.train import Trainer
-from core.checkpoints.user_models import install_checkpoint, user_models_dir
 
 log = logging.getLogger(__name__)
 JOB_FILE = "job.json"
@@ -63,12 +63,15 @@ JOB_TEXT = {
     "bad_minutes": "the time budget must be from 0.5 to {max_minutes} minutes, got {value}",
     "bad_vectors": "vectors must be one of {choices}, got '{value}'",
     "unknown_job": "there is no training job '{job}'",
-    "too_many_jobs": ("you already have {max_jobs} training jobs waiting or running; "
-                      "wait for one to finish or cancel one"),
+    "too_many_jobs": (
+        "you already have {max_jobs} training jobs waiting or running; wait for one to finish or cancel one"
+    ),
     # a job on a Ray cluster (core.training.remote): why it failed, or (as its "notice") how it went on
     "ray_unreachable": "the training cluster at {address} cannot be reached; try again later",
-    "ray_lost": ("the training cluster at {address} went away after epoch {epoch} of {epochs}; "
-                 "start the training again when it is back"),
+    "ray_lost": (
+        "the training cluster at {address} went away after epoch {epoch} of {epochs}; "
+        "start the training again when it is back"
+    ),
     "ray_worker_lost": "the training cluster lost this job's worker {resumes} times; start the training again",
     "ray_resumed": "its worker on the training cluster was lost; resumed there after epoch {epoch}",
     "ray_local": "the training cluster at {address} cannot be reached: trained on this machine instead",
@@ -108,10 +111,13 @@ class TrainLimits:
     def from_env(cls) -> "TrainLimits":
         """LAB_TRAIN_MAX_BYTES / _ROWS / _EPOCHS / _MINUTES / _JOBS_PER_OWNER override the defaults."""
         d = cls()
-        return cls(int(_env_number("LAB_TRAIN_MAX_BYTES", d.max_bytes)), int(_env_number("LAB_TRAIN_MAX_ROWS", d.max_rows)),
-                   int(_env_number("LAB_TRAIN_MAX_EPOCHS", d.max_epochs)),
-                   _env_number("LAB_TRAIN_MAX_MINUTES", d.max_minutes),
-                   int(_env_number("LAB_TRAIN_MAX_JOBS_PER_OWNER", d.max_jobs_per_owner)))
+        return cls(
+            int(_env_number("LAB_TRAIN_MAX_BYTES", d.max_bytes)),
+            int(_env_number("LAB_TRAIN_MAX_ROWS", d.max_rows)),
+            int(_env_number("LAB_TRAIN_MAX_EPOCHS", d.max_epochs)),
+            _env_number("LAB_TRAIN_MAX_MINUTES", d.max_minutes),
+            int(_env_number("LAB_TRAIN_MAX_JOBS_PER_OWNER", d.max_jobs_per_owner)),
+        )
 
 
 def jobs_dir(root: str | Path | None = None) -> Path:
@@ -207,9 +213,18 @@ def job_dir(job_id: str, root: str | Path | None = None, owner: str | None = Non
     return folder
 
 
-def submit_job(file: str | Path | None, model: str, text_column: str = "", label_column: str = "", epochs: int = 3,
-               minutes: float | None = None, vectors: str = "none", root: str | Path | None = None,
-               limits: TrainLimits | None = None, owner: str = PUBLIC) -> dict:
+def submit_job(
+    file: str | Path | None,
+    model: str,
+    text_column: str = "",
+    label_column: str = "",
+    epochs: int = 3,
+    minutes: float | None = None,
+    vectors: str = "none",
+    root: str | Path | None = None,
+    limits: TrainLimits | None = None,
+    owner: str = PUBLIC,
+) -> dict:
     """Check the request and the file (read_rows: every UserDataError now, while the user waits), copy the
     file into a new job folder and queue it for `owner` (core.owners), whose task it makes. Nothing is written
     when a check fails, or when the owner already has its quota of jobs waiting or running."""
@@ -218,7 +233,12 @@ def submit_job(file: str | Path | None, model: str, text_column: str = "", label
         raise JobError("no_file")
     if model not in PAPER_MODELS:
         raise JobError("unknown_model", model=model, models=", ".join(PAPER_MODELS))
-    if isinstance(epochs, bool) or not isinstance(epochs, (int, float)) or epochs != int(epochs) or not 1 <= epochs <= limits.max_epochs:
+    if (
+        isinstance(epochs, bool)
+        or not isinstance(epochs, (int, float))
+        or epochs != int(epochs)
+        or not 1 <= epochs <= limits.max_epochs
+    ):
         raise JobError("bad_epochs", max_epochs=limits.max_epochs, value=epochs)
     minutes = limits.max_minutes if minutes in (None, 0) else minutes
     if not isinstance(minutes, (int, float)) or not 0.5 <= minutes <= limits.max_minutes:
@@ -232,13 +252,31 @@ def submit_job(file: str | Path | None, model: str, text_column: str = "", label
     rows = read_rows(file, text_column or "", label_column or "", limits.max_bytes, limits.max_rows)
     job_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
     job = {
-        "id": job_id, "status": "queued", "created": time.time(), "started": None, "finished": None,
-        "owner": owner, "title": f"{file.name} · {time.strftime('%d %b %H:%M')}",  # what people see, not the ids
-        "file": file.name, "data": "data" + file.suffix.lower(), "model": model,
+        "id": job_id,
+        "status": "queued",
+        "created": time.time(),
+        "started": None,
+        "finished": None,
+        "owner": owner,
+        "title": f"{file.name} · {time.strftime('%d %b %H:%M')}",  # what people see, not the ids
+        "file": file.name,
+        "data": "data" + file.suffix.lower(),
+        "model": model,
         "task": user_task_name(file, rows.text_column, rows.label_column, owner),
-        "text_column": rows.text_column, "label_column": rows.label_column, "lang": rows.lang,
-        "labels": rows.label_names, "rows": len(rows.texts), "epochs": int(epochs), "minutes": float(minutes),
-        "vectors": vectors, "resumes": 0, "restarts": 0, "progress": 0.0, "loss": [], "history": [], "metrics": None,
+        "text_column": rows.text_column,
+        "label_column": rows.label_column,
+        "lang": rows.lang,
+        "labels": rows.label_names,
+        "rows": len(rows.texts),
+        "epochs": int(epochs),
+        "minutes": float(minutes),
+        "vectors": vectors,
+        "resumes": 0,
+        "restarts": 0,
+        "progress": 0.0,
+        "loss": [],
+        "history": [],
+        "metrics": None,
         "error": None,
     }
     folder = jobs_dir(root) / job_id
@@ -300,8 +338,9 @@ def recover_jobs(root: str | Path | None = None) -> list[dict]:
             if restarts < MAX_RESUMES:
                 job.update(status="queued", restarts=restarts + 1)
             else:
-                job.update(status="stopped", finished=time.time(),
-                           error={"code": "stopped", "params": {"restarts": restarts}})
+                job.update(
+                    status="stopped", finished=time.time(), error={"code": "stopped", "params": {"restarts": restarts}}
+                )
             write_job(folder, job)
         changed.append(job)
     return changed
@@ -374,30 +413,52 @@ class _Progress:
         self.write()
 
     def write(self) -> None:  # a job trained on a Ray cluster sends it to the app instead (core.training.remote)
-        self.writer.write(self.job)
+        self.writer.write(self.job)  # type: ignore[union-attr]  # None only in remote's _RemoteProgress, which overrides write
 
 
 def train_config(folder: Path, job: dict) -> TrainConfig:
     """The core.training.train settings of a job: one torch thread, resumable from its own run/ folder."""
-    return TrainConfig(model=job["model"], task=job["task"], data=str(folder / job["data"]), text_column=job["text_column"],
-                       label_column=job["label_column"], epochs=job["epochs"], max_minutes=job["minutes"],
-                       vectors=job["vectors"], out=str(folder / "run"), resume=True, progress=False, threads=1)
+    return TrainConfig(
+        model=job["model"],
+        task=job["task"],
+        data=str(folder / job["data"]),
+        text_column=job["text_column"],
+        label_column=job["label_column"],
+        epochs=job["epochs"],
+        max_minutes=job["minutes"],
+        vectors=job["vectors"],
+        out=str(folder / "run"),
+        resume=True,
+        progress=False,
+        threads=1,
+    )
 
 
 def job_results(trainer: Trainer, metrics: dict) -> dict:
     """What a finished job records of its run: epochs, history and the test metrics of its best checkpoint."""
     test = metrics["test"]
-    return {"progress": float(trainer.epoch), "history": trainer.history,
-            "metrics": {"test_accuracy": test["accuracy"], "test_examples": test["n"], "confusion": test["confusion"],
-                        "per_class": test["per_class"], "dev_accuracy": metrics["dev_accuracy"],
-                        "best_epoch": metrics["best_epoch"], "epochs_run": metrics["epochs_run"],
-                        "train_examples": metrics["train_examples"], "labels": trainer.task.labels}}
+    return {
+        "progress": float(trainer.epoch),
+        "history": trainer.history,
+        "metrics": {
+            "test_accuracy": test["accuracy"],
+            "test_examples": test["n"],
+            "confusion": test["confusion"],
+            "per_class": test["per_class"],
+            "dev_accuracy": metrics["dev_accuracy"],
+            "best_epoch": metrics["best_epoch"],
+            "epochs_run": metrics["epochs_run"],
+            "train_examples": metrics["train_examples"],
+            "labels": trainer.task.labels,
+        },
+    }
 
 
 def complete_job(folder: Path, job: dict, results: dict) -> dict:
     """Install run/best for the job's owner and record the job done with `results` (job_results)."""
-    installed = install_checkpoint(folder / "run" / "best", folder.parents[1], job.get("owner", PUBLIC),
-                                   job.get("title", ""))
+    installed = install_checkpoint(
+        folder / "run" / "best", folder.parents[1], job.get("owner", PUBLIC), job.get("title", "")
+    )
     job.update(status="done", finished=time.time(), checkpoint=str(installed), **results)
     write_job(folder, job)
     return job
@@ -405,9 +466,15 @@ def complete_job(folder: Path, job: dict, results: dict) -> dict:
 
 def fail_job(folder: Path, job: dict, err: Exception) -> dict:
     """Record the job failed with `err`'s code and parameters (a NoticeError's) and its English."""
-    job.update(status="failed", finished=time.time(),
-               error={"code": getattr(err, "code", "error"), "params": getattr(err, "params", {}),
-                      "message": f"{type(err).__name__}: {err}"})
+    job.update(
+        status="failed",
+        finished=time.time(),
+        error={
+            "code": getattr(err, "code", "error"),
+            "params": getattr(err, "params", {}),
+            "message": f"{type(err).__name__}: {err}",
+        },
+    )
     write_job(folder, job)
     return job
 

@@ -42,6 +42,10 @@ def load_recipe(model: str) -> Recipe:
     if unknown:
         raise ValueError(f"{path}: unknown entries {', '.join(sorted(unknown))}")
     vectors = data.get("vectors", {})
-    return Recipe(training=data.get("training", {}), search_space=data.get("search", {}),
-                  random_embeddings_for=frozenset(vectors.get("random_for", [])),
-                  task_vectors=vectors.get("by_task", {}), presets=data.get("presets", {}))
+    return Recipe(
+        training=data.get("training", {}),
+        search_space=data.get("search", {}),
+        random_embeddings_for=frozenset(vectors.get("random_for", [])),
+        task_vectors=vectors.get("by_task", {}),
+        presets=data.get("presets", {}),
+    )

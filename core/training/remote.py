@@ -33,18 +33,28 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 
-from core.training.jobs import (MAX_RESUMES, JobError, _Progress, complete_job, fail_job, job_results, locked_job, read_job,
-                                train_config, update_job)
+from core.training.jobs import (
+    MAX_RESUMES,
+    JobError,
+    _Progress,
+    complete_job,
+    fail_job,
+    job_results,
+    locked_job,
+    read_job,
+    train_config,
+    update_job,
+)
 from core.training.train import Trainer
 
 log = logging.getLogger(__name__)
 POLL = 0.5  # seconds between the driver's looks at the task
 REPLY_SECONDS = 20  # a mailbox that does not answer in this time is taken as lost with its worker
-
 
 
 class RayJobError(JobError):
@@ -127,8 +137,9 @@ class _RemoteProgress(_Progress):
 def train_remote(job: dict, data: bytes, run: bytes | None, mailbox, data_path: str) -> dict:
     """Train the job in a temporary folder (resuming from `run`, a packed run/ folder); its results
     (core.training.jobs.job_results) and the packed best checkpoint. `data_path` is the file's path in the app."""
-    mailbox.report.remote({"ray_worker": {"node": ray.util.get_node_ip_address(), "pid": os.getpid(),
-                                          "started": time.time()}})
+    mailbox.report.remote(
+        {"ray_worker": {"node": ray.util.get_node_ip_address(), "pid": os.getpid(), "started": time.time()}}
+    )
     with tempfile.TemporaryDirectory(prefix="lab-job-") as tmp:
         folder = Path(tmp)
         (folder / job["data"]).write_bytes(data)
@@ -150,15 +161,16 @@ def _notice(code: str, **params) -> dict:
     return {"code": code, "params": params, "message": str(RayJobError(code, **params))}
 
 
-def _follow(folder: Path, data, address: str) -> tuple[str, object]:
+def _follow(folder: Path, data, address: str) -> tuple[str, Any]:
     """Send the job to the cluster and copy its progress into the folder until it ends: ("done", the task's
     return), ("failed", the training's exception), ("crashed", None): its worker or mailbox was lost, or
     ("lost", None): the cluster's head no longer answers."""
     run = folder / "run"
-    mailbox = Mailbox.remote()
+    mailbox = Mailbox.remote()  # type: ignore[attr-defined]  # @ray.remote made it an ActorClass
     job = read_job(folder)
-    task = train_remote.remote(job, data, pack(run) if (run / "state").is_dir() else None, mailbox,
-                               str(folder / job["data"]))
+    task = train_remote.remote(
+        job, data, pack(run) if (run / "state").is_dir() else None, mailbox, str(folder / job["data"])
+    )
     lost = False
     try:
         while True:
@@ -231,8 +243,9 @@ def drive(folder: str | Path) -> dict:
             return fail_job(folder, job, value)
         epoch = len(job["history"])
         if outcome == "lost":
-            return _elsewhere(folder, job, "ray_lost", "ray_lost_local", address=address, epoch=epoch,
-                              epochs=job["epochs"])
+            return _elsewhere(
+                folder, job, "ray_lost", "ray_lost_local", address=address, epoch=epoch, epochs=job["epochs"]
+            )
         if job["resumes"] >= MAX_RESUMES:
             return fail_job(folder, job, RayJobError("ray_worker_lost", resumes=job["resumes"] + 1))
         log.warning("job %s: its worker was lost; sent again after epoch %d", job["id"], epoch)

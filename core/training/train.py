@@ -36,16 +36,22 @@ from collections.abc import Callable
 import torch
 from tqdm import tqdm
 
-from core.data.batching import bucket_batches
-from core.checkpoints.checkpoint import (CheckpointError, atomic_write_text, load_checkpoint, load_training_state,
-                             save_checkpoint, save_training_state)
+from core.analysis.metrics import evaluate
+from core.checkpoints.checkpoint import (
+    CheckpointError,
+    atomic_write_text,
+    load_checkpoint,
+    load_training_state,
+    save_checkpoint,
+    save_training_state,
+)
+from core.checkpoints.user_models import install_checkpoint
 from core.data import DataError
+from core.data.batching import bucket_batches
 from core.data.user import read_rows, user_task_name
 from core.gitinfo import git_commit
-from core.analysis.metrics import evaluate
 from core.models.base import SentenceClassifier
 from core.training.config import Run, TrainConfig, build_run
-from core.checkpoints.user_models import install_checkpoint
 
 log = logging.getLogger("core.training.train")
 # torch warns once per process that it does not validate the sparse embedding gradients it builds itself
@@ -86,15 +92,21 @@ def build_optimizers(model: SentenceClassifier, cfg: TrainConfig) -> list[torch.
         if not (model.embedding.sparse and embedding.requires_grad):
             return [torch.optim.Adam(groups, lr=cfg.lr)]
         dense = [dict(g, params=[p for p in g["params"] if p is not embedding]) for g in groups]
-        return [torch.optim.Adam([g for g in dense if g["params"]], lr=cfg.lr), torch.optim.SparseAdam([embedding], lr=cfg.lr)]
+        return [
+            torch.optim.Adam([g for g in dense if g["params"]], lr=cfg.lr),
+            torch.optim.SparseAdam([embedding], lr=cfg.lr),
+        ]
     raise ValueError(f"unknown optimizer {cfg.optimizer!r}; choose adagrad, adadelta or adam")
 
 
 def resume_conflicts(saved: dict, current: dict) -> list[str]:
     """'name: saved -> current' for each setting outside RESUMABLE that differs. A setting an older
     state did not record is not compared."""
-    return [f"{name}: {saved[name]!r} -> {value!r}" for name, value in current.items()
-            if name not in RESUMABLE and name in saved and saved[name] != value]
+    return [
+        f"{name}: {saved[name]!r} -> {value!r}"
+        for name, value in current.items()
+        if name not in RESUMABLE and name in saved and saved[name] != value
+    ]
 
 
 class Trainer:
@@ -124,18 +136,27 @@ class Trainer:
         return {
             "model": self.model.state_dict(),
             "optimizers": [o.state_dict() for o in self.optimizers],
-            "epoch": self.epoch, "best_dev": self.best_dev, "best_epoch": self.best_epoch,
-            "bad_epochs": self.bad_epochs, "history": self.history,
-            "torch_rng": torch.get_rng_state(), "python_rng": list(random.getstate()[1]),
-            "vocab": self.vocab.itos, "config": self.settings(),
+            "epoch": self.epoch,
+            "best_dev": self.best_dev,
+            "best_epoch": self.best_epoch,
+            "bad_epochs": self.bad_epochs,
+            "history": self.history,
+            "torch_rng": torch.get_rng_state(),
+            "python_rng": list(random.getstate()[1]),
+            "vocab": self.vocab.itos,
+            "config": self.settings(),
         }
 
     def load_state_dict(self, state: dict) -> None:
         if conflicts := resume_conflicts(state["config"], self.settings()):
-            raise CheckpointError(f"{self.out}/state was trained with other settings ({'; '.join(conflicts)}); --resume may "
-                                  f"change only {', '.join(sorted(RESUMABLE))}: repeat the run's settings or start a fresh run")
+            raise CheckpointError(
+                f"{self.out}/state was trained with other settings ({'; '.join(conflicts)}); --resume may "
+                f"change only {', '.join(sorted(RESUMABLE))}: repeat the run's settings or start a fresh run"
+            )
         if state["vocab"] != self.vocab.itos:
-            raise CheckpointError(f"{self.out}/state: saved for a different vocabulary; start a fresh run (no --resume)")
+            raise CheckpointError(
+                f"{self.out}/state: saved for a different vocabulary; start a fresh run (no --resume)"
+            )
         self.model.load_state_dict(state["model"])
         for optimizer, saved in zip(self.optimizers, state["optimizers"]):
             optimizer.load_state_dict(saved)
@@ -145,8 +166,14 @@ class Trainer:
         random.setstate((3, tuple(state["python_rng"]), None))
 
     def _meta(self) -> dict:
-        return {"task": self.task.name, "lang": self.task.lang, "labels": self.task.labels,
-                "phrases": self.cfg.phrases, "seed": self.cfg.seed, "train_config": dataclasses.asdict(self.cfg)}
+        return {
+            "task": self.task.name,
+            "lang": self.task.lang,
+            "labels": self.task.labels,
+            "phrases": self.cfg.phrases,
+            "seed": self.cfg.seed,
+            "train_config": dataclasses.asdict(self.cfg),
+        }
 
     # -- the loop -------------------------------------------------------------------------------
     def evaluate_dev(self) -> float:
@@ -184,8 +211,10 @@ class Trainer:
             loss = model(batch.ids, batch.lengths, batch.labels).loss
             if not torch.isfinite(loss):
                 raise FloatingPointError(
-                    f"loss became {loss.item()} in epoch {self.epoch + 1}; stopped. The last good state is in {self.out / 'state'}"
-                    " (try a lower --lr or a --clip)")
+                    f"loss became {loss.item()} in epoch {self.epoch + 1}; stopped. "
+                    f"The last good state is in {self.out / 'state'}"
+                    " (try a lower --lr or a --clip)"
+                )
             if cfg.embed_l2 and model.embedding.weight.requires_grad:
                 penalty = cfg.embed_l2 * model.embedding(batch.ids.unique()).pow(2).sum()
             else:
@@ -193,7 +222,9 @@ class Trainer:
             # backward, clip, step
             (loss + penalty).backward()
             if cfg.clip:  # the dense gradients: clip_grad_norm_ cannot take sparse ones
-                torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.grad is not None and not p.grad.is_sparse], cfg.clip)
+                torch.nn.utils.clip_grad_norm_(
+                    [p for p in model.parameters() if p.grad is not None and not p.grad.is_sparse], cfg.clip
+                )
             for optimizer in self.optimizers:
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=True)
@@ -228,8 +259,15 @@ class Trainer:
                 record["dev_evals"] = devs
             self.bad_epochs = 0 if self.best_dev > best_before else self.bad_epochs + 1
             self.history.append(record)
-            log.info("epoch %d  loss %.4f  dev %.4f  (best %.4f @%d)  %.1fs", self.epoch, train_loss, dev,
-                     self.best_dev, self.best_epoch, seconds)
+            log.info(
+                "epoch %d  loss %.4f  dev %.4f  (best %.4f @%d)  %.1fs",
+                self.epoch,
+                train_loss,
+                dev,
+                self.best_dev,
+                self.best_epoch,
+                seconds,
+            )
             save_training_state(self.out / "state", self.state_dict())
             # the log is rewritten from the saved history, so a killed and resumed run never repeats a line
             atomic_write_text(self.out / "log.jsonl", "".join(json.dumps(r) + "\n" for r in self.history))
@@ -243,22 +281,39 @@ class Trainer:
     def finish(self) -> dict:
         best = load_checkpoint(self.out / "best")
         metrics = {
-            "model": self.cfg.model, "task": self.task.name, "seed": self.cfg.seed, "phrases": self.cfg.phrases,
-            "split": self.task.split_note, "train_examples": len(self.task.train),
+            "model": self.cfg.model,
+            "task": self.task.name,
+            "seed": self.cfg.seed,
+            "phrases": self.cfg.phrases,
+            "split": self.task.split_note,
+            "train_examples": len(self.task.train),
             "test": evaluate(best.model, self.task.test, self.vocab, self.task.labels),
-            "dev_accuracy": self.best_dev, "best_epoch": self.best_epoch, "epochs_run": self.epoch,
+            "dev_accuracy": self.best_dev,
+            "best_epoch": self.best_epoch,
+            "epochs_run": self.epoch,
             "epoch_seconds": [r["train_seconds"] for r in self.history],
-            "extra_tests": {name: evaluate(best.model, examples, self.vocab, self.task.labels)
-                            for name, examples in self.task.extra_tests.items()},
+            "extra_tests": {
+                name: evaluate(best.model, examples, self.vocab, self.task.labels)
+                for name, examples in self.task.extra_tests.items()
+            },
             "parameters": sum(p.numel() for p in best.model.parameters() if p.requires_grad),
-            "vectors": self.run.coverage, "train_config": dataclasses.asdict(self.cfg),
-            "model_config": dataclasses.asdict(best.model.config), "commit": git_commit(),
-            "command": "python -m core.training.train " + " ".join(sys.argv[1:]) if sys.argv[0].endswith("train.py") else "",
+            "vectors": self.run.coverage,
+            "train_config": dataclasses.asdict(self.cfg),
+            "model_config": dataclasses.asdict(best.model.config),
+            "commit": git_commit(),
+            "command": "python -m core.training.train " + " ".join(sys.argv[1:])
+            if sys.argv[0].endswith("train.py")
+            else "",
             "torch_threads": torch.get_num_threads(),
         }
         atomic_write_text(self.out / "metrics.json", json.dumps(metrics, indent=2))
         atomic_write_text(self.out / "best" / "metrics.json", json.dumps(metrics, indent=2))
-        log.info("test accuracy %.4f at best dev epoch %d (dev %.4f)", metrics["test"]["accuracy"], self.best_epoch, self.best_dev)
+        log.info(
+            "test accuracy %.4f at best dev epoch %d (dev %.4f)",
+            metrics["test"]["accuracy"],
+            self.best_epoch,
+            self.best_dev,
+        )
         return metrics
 
 
@@ -292,13 +347,26 @@ def main(argv: list[str] | None = None) -> int:
     except (DataError, CheckpointError, ValueError, FileNotFoundError, FloatingPointError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    except OSError as err:  # a full disk, a read-only folder: every file is written atomically, so nothing saved is lost
+    except (
+        OSError
+    ) as err:  # a full disk, a read-only folder: every file is written atomically, so nothing saved is lost
         where = f" ({err.filename})" if err.filename else ""
-        print(f"error: {err.strerror or err}{where}; the last saved epoch is intact: free the space and continue "
-              "with --resume", file=sys.stderr)
+        print(
+            f"error: {err.strerror or err}{where}; the last saved epoch is intact: free the space and continue "
+            "with --resume",
+            file=sys.stderr,
+        )
         return 2
-    print(json.dumps({"test_accuracy": metrics["test"]["accuracy"], "dev_accuracy": metrics["dev_accuracy"],
-                      "best_epoch": metrics["best_epoch"], "out": str(cfg.output_dir())}))
+    print(
+        json.dumps(
+            {
+                "test_accuracy": metrics["test"]["accuracy"],
+                "dev_accuracy": metrics["dev_accuracy"],
+                "best_epoch": metrics["best_epoch"],
+                "out": str(cfg.output_dir()),
+            }
+        )
+    )
     return 0
 
 

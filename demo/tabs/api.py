@@ -8,11 +8,10 @@ import os
 import gradio as gr
 from gradio.components.api_component import Api
 
-from core.predict import AUTO, Cancelled, Lab
-
+from core.analysis.probes import ProbeInputError, SuiteError, run_suite
 from core.notices import InputError
 from core.owners import PUBLIC
-from core.analysis.probes import ProbeInputError, SuiteError, run_suite
+from core.predict import AUTO, Cancelled, Lab
 from demo.i18n import L, request_lang, t
 from demo.owners import Visitors
 from demo.runner import MODEL_POOL, RequestGate, abandoned
@@ -44,13 +43,14 @@ def _answer(run) -> dict | list[dict]:
         raise abandoned() from None
     except Exception as err:  # a bug, not the input: the trace goes to the log, one line to the caller
         log.exception("API call failed")
-        raise gr.Error(f"internal error ({type(err).__name__}); the server log has the details",
-                       print_exception=False) from None
+        raise gr.Error(
+            f"internal error ({type(err).__name__}); the server log has the details", print_exception=False
+        ) from None
 
 
 def usage(lab: Lab, request: gr.Request | None) -> str:
-    """How to call this server (the locales' api_usage): its address as the browser reached it (behind a proxy, such as a Space, the
-    forwarded host and scheme), and the tasks it has loaded."""
+    """How to call this server (the locales' api_usage): its address as the browser reached it (behind a proxy,
+    such as a Space, the forwarded host and scheme), and the tasks it has loaded."""
     headers = getattr(request, "headers", None) or {}
     host = headers.get("x-forwarded-host") or headers.get("host") or "127.0.0.1:7860"
     scheme = headers.get("x-forwarded-proto") or getattr(getattr(request, "url", None), "scheme", None) or "http"
@@ -63,8 +63,11 @@ def check_lang(lab: Lab, task: str, lang: str) -> None:
     """A language that contradicts the task asked for is refused, not silently ignored."""
     task_lang = next((c.meta.get("lang") for (t, _), c in lab.checkpoints.items() if t == task), None)
     if lang not in (None, "", AUTO) and task not in (None, "", AUTO) and task_lang and lang != task_lang:
-        raise gr.Error(f"lang '{html.escape(str(lang))}' does not match task {html.escape(str(task))}, which is "
-                       f"'{task_lang}'; leave lang 'auto' or choose a task of that language", print_exception=False)
+        raise gr.Error(
+            f"lang '{html.escape(str(lang))}' does not match task {html.escape(str(task))}, which is "
+            f"'{task_lang}'; leave lang 'auto' or choose a task of that language",
+            print_exception=False,
+        )
 
 
 def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
@@ -72,14 +75,24 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
     gr.Markdown(L("api_md"))
     example = gr.Markdown(usage(lab.visible_to(PUBLIC), None), elem_id="api-usage")  # the page everybody is sent
 
-    def predict(text: str, model: str = "tensor_cnn", task: str = AUTO, lang: str = AUTO, methods: str = "default",
-                intervention: str = "none", request: gr.Request = None) -> dict:
+    def predict(
+        text: str,
+        model: str = "tensor_cnn",
+        task: str = AUTO,
+        lang: str = AUTO,
+        methods: str = "default",
+        intervention: str = "none",
+        request: gr.Request = None,
+    ) -> dict:
         """One model on one sentence: prediction, per-word curve, word attributions and the model's views;
         with an `intervention` (see /interventions), of the model with that part switched off or replaced."""
         seen = visitors.lab(lab, request)
         check_lang(seen, task, lang)
-        return _answer(lambda: seen.predict(text, model, task, lang, methods=methods, gate=RequestGate(),
-                                            intervention=intervention).to_dict())
+        return _answer(
+            lambda: seen.predict(
+                text, model, task, lang, methods=methods, gate=RequestGate(), intervention=intervention
+            ).to_dict()
+        )
 
     def interventions(task: str = AUTO, request: gr.Request = None) -> dict:
         """Per model of the task (`auto`: every task's models): each intervention's key, what its index names
@@ -87,20 +100,29 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
         seen = visitors.lab(lab, request)
         return _answer(lambda: seen.interventions(None if task in (None, "", AUTO) else task))
 
-    def compare(text: str, task: str = AUTO, lang: str = AUTO, methods: str = "default",
-                request: gr.Request = None) -> list[dict]:
+    def compare(
+        text: str, task: str = AUTO, lang: str = AUTO, methods: str = "default", request: gr.Request = None
+    ) -> list[dict]:
         """Every model of the task on one sentence (a list of predictions; a model that fails is left out)."""
         seen = visitors.lab(lab, request)
         check_lang(seen, task, lang)
-        return _answer(lambda: [p.to_dict() for p in seen.compare(text, task, lang, executor=MODEL_POOL, methods=methods,
-                                                                  gate=RequestGate()).predictions])
+        return _answer(
+            lambda: [
+                p.to_dict()
+                for p in seen.compare(
+                    text, task, lang, executor=MODEL_POOL, methods=methods, gate=RequestGate()
+                ).predictions
+            ]
+        )
 
     def probes(suite: str = "en", task: str = AUTO, request: gr.Request = None) -> dict:
         """A probe suite against every model of the task: pass rates per capability and model, with counts."""
+
         def run() -> dict:
             with RequestGate().admit_long():
                 seen = visitors.lab(lab, request)
                 return run_suite(seen, suite, None if task in (None, "", AUTO) else task).to_dict(failures=False)
+
         return _answer(run)
 
     gr.api(predict, api_name="predict", concurrency_id="model")
@@ -144,7 +166,7 @@ def fill_advertised_defaults(demo: gr.Blocks) -> None:
     validate = demo.validate_inputs
 
     def validate_with_defaults(block_fn, inputs: list) -> None:
-        missing = block_fn.inputs[len(inputs):]
+        missing = block_fn.inputs[len(inputs) :]
         if missing and all(isinstance(c, Api) and c.value is not None for c in missing):
             inputs.extend(c.value for c in missing)  # in place: Gradio goes on with this same list
         validate(block_fn, inputs)

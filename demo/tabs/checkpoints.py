@@ -62,14 +62,27 @@ def facts(lab: Lab) -> dict[tuple[str, str], Facts]:
 
 
 def tables(lab: Lab, ui: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    loaded = [[lab.titles.get(task) or task_name(task, ui), model_name(m), t(f"lang_{c.meta.get('lang', 'en')}", ui),
-               len(c.meta.get("labels", [])), _accuracy(c.path), _paper(c.path), lab.sources.get((task, m), str(c.path))]
-              for (task, m), c in sorted(lab.checkpoints.items())]
-    columns = [t(k, ui) for k in ("col_task", "col_model", "col_lang", "col_classes", "col_accuracy", "col_paper",
-                                    "col_source")]
+    loaded = [
+        [
+            lab.titles.get(task) or task_name(task, ui),
+            model_name(m),
+            t(f"lang_{c.meta.get('lang', 'en')}", ui),
+            len(c.meta.get("labels", [])),
+            _accuracy(c.path),
+            _paper(c.path),
+            lab.sources.get((task, m), str(c.path)),
+        ]
+        for (task, m), c in sorted(lab.checkpoints.items())
+    ]
+    columns = [
+        t(k, ui)
+        for k in ("col_task", "col_model", "col_lang", "col_classes", "col_accuracy", "col_paper", "col_source")
+    ]
     errors = [[path, error] for path, error in sorted(lab.errors.items())]
-    return (pd.DataFrame(loaded, columns=columns),
-            pd.DataFrame(errors, columns=[t("col_path", ui), t("col_error", ui)]))
+    return (
+        pd.DataFrame(loaded, columns=columns),
+        pd.DataFrame(errors, columns=[t("col_path", ui), t("col_error", ui)]),
+    )
 
 
 def build(lab: Lab) -> tuple[gr.Dataframe, gr.Dataframe]:

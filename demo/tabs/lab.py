@@ -17,17 +17,28 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from core.predict import ALL, AUTO, Cancelled, Comparison, Lab, Prediction
-
 from core.notices import InputError, Notice
 from core.owners import PUBLIC
+from core.predict import ALL, AUTO, Cancelled, Comparison, Lab, Prediction
 from core.views import KMaxGraph
 from demo.attribution_export import build as build_export
 from demo.attribution_view import build as build_method_selector
 from demo.attribution_view import highlight_texts, requested, scores_table, word_scores
 from demo.examples import EXAMPLES
-from demo.i18n import (L, example_labels, intervention_text, label_name, model_name, notice_text, request_lang,
-                       source_text, t, task_label, task_name, word_view)
+from demo.i18n import (
+    L,
+    example_labels,
+    intervention_text,
+    label_name,
+    model_name,
+    notice_text,
+    request_lang,
+    source_text,
+    t,
+    task_label,
+    task_name,
+    word_view,
+)
 from demo.owners import Visitors
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
@@ -85,26 +96,44 @@ def attribution_html(p: Prediction, ui: str, method: str = "occlusion") -> str:
     scores = scores or [0.0] * len(p.tokens)  # none past core's attribution cap: the text, uncoloured
     for token, score in zip(p.tokens, scores):
         if token.start > pos:
-            parts.append(esc(p.text[pos:token.start]))
+            parts.append(esc(p.text[pos : token.start]))
         s = score / scale if scale > 1e-9 else 0.0
-        key = ("unknown" if not token.known else "strong_for" if s > 0.6 else "for" if s > 0.2
-               else "strong_against" if s < -0.6 else "against" if s < -0.2 else None)
-        piece = esc(p.text[max(pos, token.start):token.end])
-        parts.append(f'<mark style="background:{SUPPORT[key]}" title="{attr(t(key, ui))} ({score:+.3f})">'
-                     f'{piece}</mark>' if key else piece)
+        key = (
+            "unknown"
+            if not token.known
+            else "strong_for"
+            if s > 0.6
+            else "for"
+            if s > 0.2
+            else "strong_against"
+            if s < -0.6
+            else "against"
+            if s < -0.2
+            else None
+        )
+        piece = esc(p.text[max(pos, token.start) : token.end])
+        parts.append(
+            f'<mark style="background:{SUPPORT[key]}" title="{attr(t(key, ui))} ({score:+.3f})">{piece}</mark>'
+            if key
+            else piece
+        )
         pos = max(pos, token.end)
     parts.append(esc(p.text[pos:]))
-    legend = "".join(f'<span class="key"><mark style="background:{c}">&nbsp;&nbsp;</mark> {esc(t(k, ui))}</span>'
-                     for k, c in SUPPORT.items())
+    legend = "".join(
+        f'<span class="key"><mark style="background:{c}">&nbsp;&nbsp;</mark> {esc(t(k, ui))}</span>'
+        for k, c in SUPPORT.items()
+    )
     title, note = highlight_texts(p, method, scale, ui)
-    return (f'<div class="occlusion"><div class="occlusion-head">{esc(title)}</div>'
-            f'<div class="occlusion-text">{"".join(parts)}</div><div class="occlusion-legend">{legend}</div>'
-            f'<small>{esc(note)} {esc(t("source", ui))}: <code>{esc(source_text(p.source, ui))}</code></small>'
-            f'{scores_table(p, ui) if len(p.attributions) > 1 else ""}</div>')
+    return (
+        f'<div class="occlusion"><div class="occlusion-head">{esc(title)}</div>'
+        f'<div class="occlusion-text">{"".join(parts)}</div><div class="occlusion-legend">{legend}</div>'
+        f"<small>{esc(note)} {esc(t('source', ui))}: <code>{esc(source_text(p.source, ui))}</code></small>"
+        f"{scores_table(p, ui) if len(p.attributions) > 1 else ''}</div>"
+    )
 
 
 def accuracy_text(p: Prediction, fact: Facts | None, ui: str) -> str:
-    """"test accuracy 42.7% on SST-5 · paper 48.5%": how good the checkpoint behind this prediction is."""
+    """ "test accuracy 42.7% on SST-5 · paper 48.5%": how good the checkpoint behind this prediction is."""
     if fact is None or fact.accuracy is None:
         return ""
     text = t("accuracy", ui, ours=fact.accuracy, task=task_name(p.task, ui))
@@ -112,8 +141,14 @@ def accuracy_text(p: Prediction, fact: Facts | None, ui: str) -> str:
 
 
 def caption(p: Prediction, fact: Facts | None, ui: str) -> str:
-    return t("caption", ui, model=model_name(p.model), task=task_name(p.task, ui),
-             sha=(fact.sha256 if fact else "?")[:16], commit=fact.commit if fact else "?")
+    return t(
+        "caption",
+        ui,
+        model=model_name(p.model),
+        task=task_name(p.task, ui),
+        sha=(fact.sha256 if fact else "?")[:16],
+        commit=fact.commit if fact else "?",
+    )
 
 
 def view_name(p: Prediction, index: int, view) -> str:
@@ -126,23 +161,40 @@ def top_map_view(p: Prediction, index: int, view: KMaxGraph, fact: Facts | None,
     to the predicted class's logit, beside the map that adds most."""
     best = max(range(len(view.contributions)), key=view.contributions.__getitem__)
     label, value = label_name(p.label, ui), view.contributions[view.top_map]
-    note = (t("graph_map_note", ui, map=best, n=len(view.contributions), label=label, value=value) if view.top_map == best
-            else t("graph_map_chosen", ui, map=view.top_map, label=label, value=value, best=best,
-                   best_value=view.contributions[best]))
-    return (to_svg(word_view(view, ui), ui, caption(p, fact, ui), view_name(p, index, view))
-            + f'<p class="view-note">{esc(note)}</p>')
+    note = (
+        t("graph_map_note", ui, map=best, n=len(view.contributions), label=label, value=value)
+        if view.top_map == best
+        else t(
+            "graph_map_chosen",
+            ui,
+            map=view.top_map,
+            label=label,
+            value=value,
+            best=best,
+            best_value=view.contributions[best],
+        )
+    )
+    return (
+        to_svg(word_view(view, ui), ui, caption(p, fact, ui), view_name(p, index, view))
+        + f'<p class="view-note">{esc(note)}</p>'
+    )
 
 
 def top_map_panel(p: Prediction, index: int, view: KMaxGraph, fact: Facts | None, ui: str) -> str:
     """The one-map feature graph under a choice of every top-layer map, largest contribution first (TOP_MAP_JS)."""
     order = sorted(range(len(view.contributions)), key=lambda m: -view.contributions[m])
-    options = "".join(f'<option value="{m}"{" selected" if m == view.top_map else ""}>'
-                      f'{esc(t("graph_map_option", ui, map=m, value=view.contributions[m]))}'
-                      f'{esc(t("graph_map_best", ui)) if m == order[0] else ""}</option>' for m in order)
+    options = "".join(
+        f'<option value="{m}"{" selected" if m == view.top_map else ""}>'
+        f"{esc(t('graph_map_option', ui, map=m, value=view.contributions[m]))}"
+        f"{esc(t('graph_map_best', ui)) if m == order[0] else ''}</option>"
+        for m in order
+    )
     choice = t("graph_map_choice", ui, label=label_name(p.label, ui))
-    return (f'<div class="top-map" data-text="{attr(p.text)}" data-task="{attr(p.task)}" data-model="{attr(p.model)}">'
-            f'<label class="top-map-choice">{esc(choice)} <select>{options}</select></label>'
-            f'<div class="top-map-view">{top_map_view(p, index, view, fact, ui)}</div></div>')
+    return (
+        f'<div class="top-map" data-text="{attr(p.text)}" data-task="{attr(p.task)}" data-model="{attr(p.model)}">'
+        f'<label class="top-map-choice">{esc(choice)} <select>{options}</select></label>'
+        f'<div class="top-map-view">{top_map_view(p, index, view, fact, ui)}</div></div>'
+    )
 
 
 def series_name(p: Prediction, ui: str) -> str:
@@ -154,8 +206,10 @@ def series_name(p: Prediction, ui: str) -> str:
 def model_panel(p: Prediction, fact: Facts | None, ui: str, method: str = "occlusion") -> str:
     """One model's panel: its label, confidence and checkpoint accuracy, the word-attribution highlight by
     `method` (with every computed method's scores), then every view it returned (worded in the UI language)."""
-    head = (f"<b>{esc(series_name(p, ui))}</b>: {esc(label_name(p.label, ui))} ({max(p.probs):.2f})"
-            f'<span class="accuracy">{esc(accuracy_text(p, fact, ui))}</span>')
+    head = (
+        f"<b>{esc(series_name(p, ui))}</b>: {esc(label_name(p.label, ui))} ({max(p.probs):.2f})"
+        f'<span class="accuracy">{esc(accuracy_text(p, fact, ui))}</span>'
+    )
     body, cap = [attribution_html(p, ui, method)], caption(p, fact, ui)
     for i, view in enumerate(p.views):
         try:
@@ -166,8 +220,10 @@ def model_panel(p: Prediction, fact: Facts | None, ui: str, method: str = "occlu
         except Exception:  # one view that cannot be drawn must not hide the others
             log.exception("cannot draw %s of %s", type(view).__name__, p.model)
             body.append(f"<p>⚠️ {esc(type(view).__name__)}: {esc(getattr(view, 'title', ''))}</p>")
-    return (f'<details class="model-panel" open data-model="{attr(p.model)}" data-text="{attr(p.text)}">'
-            f'<summary>{head}</summary>{"".join(body)}</details>')
+    return (
+        f'<details class="model-panel" open data-model="{attr(p.model)}" data-text="{attr(p.text)}">'
+        f"<summary>{head}</summary>{''.join(body)}</details>"
+    )
 
 
 def intervention_section(lab: Lab, task: str, model: str, intervention: str, ui: str) -> str:
@@ -184,25 +240,40 @@ def votes_text(predictions: list[Prediction], ui: str) -> str:
     top = [label for label, count in votes if count == votes[0][1]]
     split = "-".join(str(count) for _, count in votes)
     if len(top) == 1:
-        return t("majority", ui, label=esc(label_name(top[0], ui)), votes=votes[0][1], n=len(predictions),
-                   split=split)
-    return t("tie", ui, labels=t("tie_and", ui).join(f"**{esc(label_name(label, ui))}**" for label in top),
-               votes=votes[0][1], n=len(predictions), split=split)
+        return t("majority", ui, label=esc(label_name(top[0], ui)), votes=votes[0][1], n=len(predictions), split=split)
+    return t(
+        "tie",
+        ui,
+        labels=t("tie_and", ui).join(f"**{esc(label_name(label, ui))}**" for label in top),
+        votes=votes[0][1],
+        n=len(predictions),
+        split=split,
+    )
 
 
 def _summary(predictions: list[Prediction], ui: str, titles: dict[str, str] | None = None) -> str:
     """The headline; a visitor's task is named by its `titles` (Lab.titles: its file and date)."""
     first = predictions[0]
-    facts_ = [f"{t('fact_language', ui)}: {t('lang_' + first.lang, ui)} ({t('detected', ui)})",
-              f"{t('fact_task', ui)}: {esc((titles or {}).get(first.task) or task_name(first.task, ui))}"]
+    facts_ = [
+        f"{t('fact_language', ui)}: {t('lang_' + first.lang, ui)} ({t('detected', ui)})",
+        f"{t('fact_task', ui)}: {esc((titles or {}).get(first.task) or task_name(first.task, ui))}",
+    ]
     if len(predictions) == 1 or predictions[-1].intervention != "none":
         p = predictions[-1]
         head = f"### {t('prediction', ui)}: **{esc(label_name(p.label, ui))}** ({max(p.probs):.2f})"
         if p.intervention != "none":
-            head = t("intervention_summary", ui, intervention=p.intervention, after=f"{esc(label_name(p.label, ui))} "
-                     f"({max(p.probs):.2f})", before=f"{esc(label_name(first.label, ui))} ({max(first.probs):.2f})")
-        facts_ = ([f"{t('fact_model', ui)}: {esc(model_name(p.model))}"] + facts_
-                  + [f"{t('source', ui)}: `{source_text(p.source, ui)}`"])
+            head = t(
+                "intervention_summary",
+                ui,
+                intervention=p.intervention,
+                after=f"{esc(label_name(p.label, ui))} ({max(p.probs):.2f})",
+                before=f"{esc(label_name(first.label, ui))} ({max(first.probs):.2f})",
+            )
+        facts_ = (
+            [f"{t('fact_model', ui)}: {esc(model_name(p.model))}"]
+            + facts_
+            + [f"{t('source', ui)}: `{source_text(p.source, ui)}`"]
+        )
     else:
         head = "### " + votes_text(predictions, ui)
     return head + "\n\n" + " · ".join(facts_)
@@ -217,8 +288,10 @@ def _notices(predictions: list[Prediction], failures: list, ui: str, method: str
             if method in notice.params.get("methods", ()):
                 notice = Notice(notice.code, notice.params | {"methods": [method]})
             by_notice.setdefault(notice_text(notice, ui), []).append(model_name(p.model))
-    lines = [f"- ⚠️ {md(n)}" if len(models) == len(predictions) else f"- ⚠️ {md(', '.join(models))}: {md(n)}"
-             for n, models in by_notice.items()]
+    lines = [
+        f"- ⚠️ {md(n)}" if len(models) == len(predictions) else f"- ⚠️ {md(', '.join(models))}: {md(n)}"
+        for n, models in by_notice.items()
+    ]
     lines += [f"- ❌ {md(t('failed', ui, model=model_name(f.model), error=f.error))}" for f in failures]
     return "\n".join(lines)
 
@@ -231,12 +304,26 @@ def comparison_table(predictions: list[Prediction], known: dict, ui: str) -> str
     """One row per model: label, probability, curve kind, checkpoint accuracy, checkpoint."""
     kinds = _curve_kinds(ui)
     heads = [t(k, ui) for k in ("col_model", "col_label", "col_confidence", "col_curve", "col_accuracy", "col_source")]
-    rows = [[model_name(p.model), label_name(p.label, ui), f"{max(p.probs):.3f}", kinds.get(p.curve.kind, p.curve.kind),
-             accuracy_text(p, known.get((p.task, p.model)), ui), source_text(p.source, ui)] for p in predictions]
-    cells = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row[:-1]) + f"<td><code>{esc(row[-1])}</code></td></tr>"
-                    for row in rows)  # the last column is a path
-    return (f'<table id="comparison"><caption>{esc(t("comparison", ui))}</caption><thead><tr>'
-            + "".join(f"<th>{esc(h)}</th>" for h in heads) + f"</tr></thead><tbody>{cells}</tbody></table>")
+    rows = [
+        [
+            model_name(p.model),
+            label_name(p.label, ui),
+            f"{max(p.probs):.3f}",
+            kinds.get(p.curve.kind, p.curve.kind),
+            accuracy_text(p, known.get((p.task, p.model)), ui),
+            source_text(p.source, ui),
+        ]
+        for p in predictions
+    ]
+    cells = "".join(
+        "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row[:-1]) + f"<td><code>{esc(row[-1])}</code></td></tr>"
+        for row in rows
+    )  # the last column is a path
+    return (
+        f'<table id="comparison"><caption>{esc(t("comparison", ui))}</caption><thead><tr>'
+        + "".join(f"<th>{esc(h)}</th>" for h in heads)
+        + f"</tr></thead><tbody>{cells}</tbody></table>"
+    )
 
 
 def result_html(predictions: list[Prediction], known: dict, ui: str, method: str = "occlusion") -> str:
@@ -247,33 +334,71 @@ def result_html(predictions: list[Prediction], known: dict, ui: str, method: str
     if len(predictions) == 2 and predictions[1].intervention != "none":  # the same model before and after
         cap = caption(first, known.get((first.task, first.model)), ui)
         names = [t("plain_model", ui), t("intervened", ui, intervention=predictions[1].intervention)]
-        probs = probability_bars(labels, dict(zip(names, (p.probs for p in predictions))), None,
-                                 t("probabilities", ui), cap)
-        curve = word_curves([word_view(p.curve, ui) for p in predictions], names, t("curve_title", ui, score=score),
-                            kinds, labels, ui, cap)
+        probs = probability_bars(
+            labels, dict(zip(names, (p.probs for p in predictions))), None, t("probabilities", ui), cap
+        )
+        curve = word_curves(
+            [word_view(p.curve, ui) for p in predictions],
+            names,
+            t("curve_title", ui, score=score),
+            kinds,
+            labels,
+            ui,
+            cap,
+        )
     elif len(predictions) == 1:
         cap = caption(first, known.get((first.task, first.model)), ui)
-        probs = probability_bars(labels, {model_name(first.model): first.probs}, label_name(first.label, ui),
-                                 t("probabilities", ui), cap)
-        curve = word_curves([word_view(first.curve, ui)], None, t("curve_title", ui, score=score), kinds, labels, ui,
-                            cap)
+        probs = probability_bars(
+            labels, {model_name(first.model): first.probs}, label_name(first.label, ui), t("probabilities", ui), cap
+        )
+        curve = word_curves(
+            [word_view(first.curve, ui)], None, t("curve_title", ui, score=score), kinds, labels, ui, cap
+        )
     else:
-        cap = " · ".join(f"{model_name(p.model).split(' (')[0]} {known[(p.task, p.model)].sha256[:8]}" for p in predictions
-                         if (p.task, p.model) in known)
-        cap = t("caption", ui, model=t("all_models", ui), task=task_name(first.task, ui), sha=cap,
-                commit=next(iter(known.values())).commit if known else "?")
-        probs = probability_bars(labels, {model_name(p.model): p.probs for p in predictions}, None,
-                                 t("probabilities", ui), cap)
-        curve = word_curves([word_view(p.curve, ui) for p in predictions], [model_name(p.model) for p in predictions],
-                            t("curve_title", ui, score=score), kinds, labels, ui, cap)
+        cap = " · ".join(
+            f"{model_name(p.model).split(' (')[0]} {known[(p.task, p.model)].sha256[:8]}"
+            for p in predictions
+            if (p.task, p.model) in known
+        )
+        cap = t(
+            "caption",
+            ui,
+            model=t("all_models", ui),
+            task=task_name(first.task, ui),
+            sha=cap,
+            commit=next(iter(known.values())).commit if known else "?",
+        )
+        probs = probability_bars(
+            labels, {model_name(p.model): p.probs for p in predictions}, None, t("probabilities", ui), cap
+        )
+        curve = word_curves(
+            [word_view(p.curve, ui) for p in predictions],
+            [model_name(p.model) for p in predictions],
+            t("curve_title", ui, score=score),
+            kinds,
+            labels,
+            ui,
+            cap,
+        )
     table = comparison_table(predictions, known, ui) if len(predictions) > 1 else ""
     panels = "".join(model_panel(p, known.get((p.task, p.model)), ui, method) for p in predictions)
-    return (f'<div class="lab-result" data-text="{attr(first.text)}"><div class="top-figures">{probs}{curve}</div>'
-            f'{table}<h2>{esc(t("panels", ui))}</h2>{panels}</div>')
+    return (
+        f'<div class="lab-result" data-text="{attr(first.text)}"><div class="top-figures">{probs}{curve}</div>'
+        f"{table}<h2>{esc(t('panels', ui))}</h2>{panels}</div>"
+    )
 
 
-def analyse(lab: Lab, known: dict, text: str, model: str, task: str, lang: str, ui: str,
-            method: str = "occlusion", intervention: str = "none") -> tuple:
+def analyse(
+    lab: Lab,
+    known: dict,
+    text: str,
+    model: str,
+    task: str,
+    lang: str,
+    ui: str,
+    method: str = "occlusion",
+    intervention: str = "none",
+) -> tuple:
     """All outputs of one click: summary, notices, the result HTML. With an intervention (one model), the
     model as trained and the model with the intervention, side by side."""
     try:
@@ -282,11 +407,23 @@ def analyse(lab: Lab, known: dict, text: str, model: str, task: str, lang: str, 
                 gr.Warning(esc(t("intervention_needs_one", ui)))
                 return f"### {md(t('intervention_needs_one', ui))}", gr.update(value="", visible=False), ""
             gate = RequestGate()
-            result = Comparison([lab.predict(text, model, task, lang, methods=requested(method), gate=gate,
-                                             intervention=chosen) for chosen in (None, intervention)], [])
+            result = Comparison(
+                [
+                    lab.predict(text, model, task, lang, methods=requested(method), gate=gate, intervention=chosen)
+                    for chosen in (None, intervention)
+                ],
+                [],
+            )
         else:
-            result = lab.compare(text, task, lang, models=None if model == ALL else [model], executor=MODEL_POOL,
-                                 methods=requested(method), gate=RequestGate())
+            result = lab.compare(
+                text,
+                task,
+                lang,
+                models=None if model == ALL else [model],
+                executor=MODEL_POOL,
+                methods=requested(method),
+                gate=RequestGate(),
+            )
     except Cancelled:
         raise abandoned() from None
     except InputError as err:
@@ -302,8 +439,14 @@ def analyse(lab: Lab, known: dict, text: str, model: str, task: str, lang: str, 
     summary = _summary(result.predictions, ui, lab.titles)
     if len(result.predictions) == 2 and result.predictions[1].intervention != "none":
         first = result.predictions[0]
-        summary += "\n\n" + md(intervention_section(lab, first.task, first.model, result.predictions[1].intervention, ui))
-    return (summary, gr.update(value=notices, visible=bool(notices)), result_html(result.predictions, known, ui, method))
+        summary += "\n\n" + md(
+            intervention_section(lab, first.task, first.model, result.predictions[1].intervention, ui)
+        )
+    return (
+        summary,
+        gr.update(value=notices, visible=bool(notices)),
+        result_html(result.predictions, known, ui, method),
+    )
 
 
 def redraw_top_map(lab: Lab, known: dict, text: str, task: str, model: str, top_map: int, ui: str) -> str:
@@ -344,8 +487,12 @@ def link_inputs(lab: Lab, query: dict) -> tuple[str, str, str, str] | None:
     model = query.get("model", ALL)
     task = query.get("task", AUTO)
     lang = query.get("lang", AUTO)
-    return (text, model if model in (ALL, *lab.models()) else ALL, task if task in (AUTO, *lab.tasks()) else AUTO,
-            lang if lang in (AUTO, "en", "zh") else AUTO)
+    return (
+        text,
+        model if model in (ALL, *lab.models()) else ALL,
+        task if task in (AUTO, *lab.tasks()) else AUTO,
+        lang if lang in (AUTO, "en", "zh") else AUTO,
+    )
 
 
 def link_intervention(lab: Lab, query: dict, model: str, task: str) -> tuple[str, int | None]:
@@ -386,22 +533,49 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
                 run = gr.Button(L("run"), variant="primary", elem_id="run", scale=3)
                 copy = gr.Button(L("copy_link"), elem_id="copy-link", scale=1)
         with gr.Column(scale=2):
-            model = gr.Dropdown([(L("all_models"), ALL)] + [(model_name(m), m) for m in public.models()], value=ALL,
-                                label=L("model"), info=L("model_info"), elem_id="model")
+            model = gr.Dropdown(
+                [(L("all_models"), ALL)] + [(model_name(m), m) for m in public.models()],
+                value=ALL,
+                label=L("model"),
+                info=L("model_info"),
+                elem_id="model",
+            )
             with gr.Row():
-                task = gr.Dropdown(task_choices(public), value=AUTO, label=L("task"), info=L("task_info"), elem_id="task",
-                                   visible=len(public.tasks()) > 1)
-                lang = gr.Radio([(L("auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")], value=AUTO,
-                                label=L("language"), elem_id="lang")
+                task = gr.Dropdown(
+                    task_choices(public),
+                    value=AUTO,
+                    label=L("task"),
+                    info=L("task_info"),
+                    elem_id="task",
+                    visible=len(public.tasks()) > 1,
+                )
+                lang = gr.Radio(
+                    [(L("auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")],
+                    value=AUTO,
+                    label=L("language"),
+                    elem_id="lang",
+                )
             with gr.Row(visible=False) as intervention_row:
-                intervention = gr.Dropdown([("none", "none")], value="none", label=L("intervention"),
-                                           info=L("intervention_info"), elem_id="intervention", scale=2)
-                intervention_index = gr.Number(1, precision=0, label=L("intervention_index"), visible=False,
-                                               elem_id="intervention-index", scale=1)
+                intervention = gr.Dropdown(
+                    [("none", "none")],
+                    value="none",
+                    label=L("intervention"),
+                    info=L("intervention_info"),
+                    elem_id="intervention",
+                    scale=2,
+                )
+                intervention_index = gr.Number(
+                    1, precision=0, label=L("intervention_index"), visible=False, elem_id="intervention-index", scale=1
+                )
     method = build_method_selector(lab, model, task, visitors)
     link = gr.Markdown(elem_id="permalink")
-    examples = gr.Examples([[s] for _, s in EXAMPLES], inputs=[text], label=L("examples"),
-                           examples_per_page=len(EXAMPLES), example_labels=example_labels("en"))
+    examples = gr.Examples(
+        [[s] for _, s in EXAMPLES],
+        inputs=[text],
+        label=L("examples"),
+        examples_per_page=len(EXAMPLES),
+        example_labels=example_labels("en"),
+    )
     pair = pairs.build(lab, known, text, model, task, lang, visitors)
     gr.Markdown(L("analysing"), elem_id="analysing")
     summary = gr.Markdown(elem_id="summary")
@@ -409,18 +583,25 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
 
     def draw_top_map(args: list, request: gr.Request) -> str:  # TOP_MAP_JS calls it with the panel's data
         text_value, task_value, model_value, top_map = args
-        return redraw_top_map(visitors.lab(lab, request), known, text_value, task_value, model_value, top_map,
-                              request_lang(request))
+        return redraw_top_map(
+            visitors.lab(lab, request), known, text_value, task_value, model_value, top_map, request_lang(request)
+        )
 
-    result = gr.HTML("", elem_id="result", elem_classes="figures", js_on_load=EXPORT_JS + BUSY_ON_CLICK_JS + TOP_MAP_JS,
-                     server_functions=[draw_top_map])
+    result = gr.HTML(
+        "",
+        elem_id="result",
+        elem_classes="figures",
+        js_on_load=EXPORT_JS + BUSY_ON_CLICK_JS + TOP_MAP_JS,
+        server_functions=[draw_top_map],
+    )
     build_export(lab, model, task, lang)
 
     def on_run(text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request):
         seen = visitors.lab(lab, request)
         chosen = intervention_value(key, index, intervention_specs(seen, model_value, task_value))
-        return analyse(seen, known, text_value, model_value, task_value, lang_value, request_lang(request),
-                       method_value, chosen)
+        return analyse(
+            seen, known, text_value, model_value, task_value, lang_value, request_lang(request), method_value, chosen
+        )
 
     def on_model(model_value, task_value, request: gr.Request):
         """One model: its interventions to choose from (none chosen); all five: no menu. On the visitor's own
@@ -437,22 +618,46 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         return gr.update(visible=True, value=lowest, minimum=lowest, label=f"{spec['index']} ({lowest}…)")
 
     for trigger in (model.input, task.input):
-        trigger(on_model, [model, task], [intervention_row, intervention, intervention_index], api_visibility="private",
-                show_progress="hidden")
-    intervention.input(on_intervention, [intervention, model, task], [intervention_index], api_visibility="private",
-                       show_progress="hidden")
+        trigger(
+            on_model,
+            [model, task],
+            [intervention_row, intervention, intervention_index],
+            api_visibility="private",
+            show_progress="hidden",
+        )
+    intervention.input(
+        on_intervention,
+        [intervention, model, task],
+        [intervention_index],
+        api_visibility="private",
+        show_progress="hidden",
+    )
 
     linked, outputs = [text, model, task, lang], [summary, notices, result]
     inputs = linked + [method, intervention, intervention_index]
     # another method, intervention or index runs on demand
     for trigger in (run.click, text.submit, method.change, intervention.input, intervention_index.submit):
-        trigger(on_run, inputs, outputs, api_visibility="private", concurrency_id="model", js=BUSY_JS,
-                show_progress="hidden").then(None, js=DONE_JS)
+        trigger(
+            on_run,
+            inputs,
+            outputs,
+            api_visibility="private",
+            concurrency_id="model",
+            js=BUSY_JS,
+            show_progress="hidden",
+        ).then(None, js=DONE_JS)
     copy.click(None, linked + [intervention, intervention_index], [link], js=LINK_JS)
 
     def analyse_after(dependency, is_pair: gr.State):
-        analysed = dependency.success(on_run, inputs, outputs, api_visibility="private", concurrency_id="model",
-                                      js=BUSY_JS, show_progress="hidden")
+        analysed = dependency.success(
+            on_run,
+            inputs,
+            outputs,
+            api_visibility="private",
+            concurrency_id="model",
+            js=BUSY_JS,
+            show_progress="hidden",
+        )
         analysed.then(None, js=DONE_JS)
         return pair.analyse_after(analysed, is_pair)
 
@@ -467,13 +672,25 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
             return (labels,) + (gr.update(),) * 10
         specs = intervention_specs(seen, chosen[1], chosen[2])
         key, index = link_intervention(seen, query, chosen[1], chosen[2])
-        menu = (gr.update(visible=bool(specs)), gr.update(choices=intervention_choices(seen, chosen[1], chosen[2], ui),
-                                                          value=key), gr.update(visible=index is not None, value=index))
-        return (labels, *chosen, *menu,
-                *analyse(seen, known, *chosen, ui, "occlusion", intervention_value(key, index, specs)))
+        menu = (
+            gr.update(visible=bool(specs)),
+            gr.update(choices=intervention_choices(seen, chosen[1], chosen[2], ui), value=key),
+            gr.update(visible=index is not None, value=index),
+        )
+        return (
+            labels,
+            *chosen,
+            *menu,
+            *analyse(seen, known, *chosen, ui, "occlusion", intervention_value(key, index, specs)),
+        )
 
     def open_link(demo: gr.Blocks) -> None:
-        demo.load(on_link, None, [examples.dataset, *linked, intervention_row, intervention, intervention_index,
-                                  *outputs], api_visibility="private", concurrency_id="model")
+        demo.load(
+            on_link,
+            None,
+            [examples.dataset, *linked, intervention_row, intervention, intervention_index, *outputs],
+            api_visibility="private",
+            concurrency_id="model",
+        )
 
     return LabView(text, task, pair, analyse_after, open_link, model)

@@ -25,11 +25,26 @@ log = logging.getLogger(__name__)
 
 def pair_table(comparison: PairComparison, ui: str) -> pd.DataFrame:
     """One row per model: both labels, both expected sentiments, and B − A."""
-    rows = [[model_name(p.model), label_name(p.a.label, ui), label_name(p.b.label, ui), round(p.score_a, 3),
-             round(p.score_b, 3), round(p.difference, 3)] for p in comparison.pairs]
+    rows = [
+        [
+            model_name(p.model),
+            label_name(p.a.label, ui),
+            label_name(p.b.label, ui),
+            round(p.score_a, 3),
+            round(p.score_b, 3),
+            round(p.difference, 3),
+        ]
+        for p in comparison.pairs
+    ]
     score = view_text(comparison.score_label, ui)
-    columns = [t("col_model", ui), t("col_label_a", ui), t("col_label_b", ui), t("col_score_a", ui, score=score),
-               t("col_score_b", ui, score=score), t("col_difference", ui)]
+    columns = [
+        t("col_model", ui),
+        t("col_label_a", ui),
+        t("col_label_b", ui),
+        t("col_score_a", ui, score=score),
+        t("col_score_b", ui, score=score),
+        t("col_difference", ui),
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -40,17 +55,38 @@ def pair_figures(comparison: PairComparison, known: dict, ui: str) -> str:
         kind = t(f"curve_{p.a.curve.kind}", ui)
         names = (f"A: {label_name(p.a.label, ui)}", f"B: {label_name(p.b.label, ui)}")
         fact = known.get((p.a.task, p.model))
-        caption = t("caption", ui, model=model_name(p.model), task=task_name(p.a.task, ui),
-                    sha=fact.sha256[:16] if fact else "?", commit=fact.commit if fact else "?")
-        figures.append(pair_curves(word_view(p.a.curve, ui), word_view(p.b.curve, ui), comparison.alignment, names,
-                                   f"{model_name(p.model)} · {kind}", caption, f"pair-{p.model}"))
+        caption = t(
+            "caption",
+            ui,
+            model=model_name(p.model),
+            task=task_name(p.a.task, ui),
+            sha=fact.sha256[:16] if fact else "?",
+            commit=fact.commit if fact else "?",
+        )
+        figures.append(
+            pair_curves(
+                word_view(p.a.curve, ui),
+                word_view(p.b.curve, ui),
+                comparison.alignment,
+                names,
+                f"{model_name(p.model)} · {kind}",
+                caption,
+                f"pair-{p.model}",
+            )
+        )
     return "".join(figures)
 
 
 def _summary(comparison: PairComparison, ui: str) -> str:
     first = comparison.pairs[0]
-    head = t("pair_summary", ui, score=esc(view_text(comparison.score_label, ui)), n=len(comparison.pairs),
-             up=sum(p.difference > 0 for p in comparison.pairs), down=sum(p.difference < 0 for p in comparison.pairs))
+    head = t(
+        "pair_summary",
+        ui,
+        score=esc(view_text(comparison.score_label, ui)),
+        n=len(comparison.pairs),
+        up=sum(p.difference > 0 for p in comparison.pairs),
+        down=sum(p.difference < 0 for p in comparison.pairs),
+    )
     texts = t("pair_texts", ui, a=md(first.a.text), b=md(first.b.text))
     bullets = []
     for sentence in SENTENCES:  # each notice once per sentence, with its models when not all have it
@@ -58,8 +94,12 @@ def _summary(comparison: PairComparison, ui: str) -> str:
         for p in comparison.pairs:
             for notice in getattr(p, sentence).notices:
                 by_notice.setdefault(notice_text(notice, ui), []).append(model_name(p.model))
-        bullets += [f"- ⚠️ {sentence.upper()}: {md(n)}" if len(models) == len(comparison.pairs)
-                    else f"- ⚠️ {sentence.upper()}, {md(', '.join(models))}: {md(n)}" for n, models in by_notice.items()]
+        bullets += [
+            f"- ⚠️ {sentence.upper()}: {md(n)}"
+            if len(models) == len(comparison.pairs)
+            else f"- ⚠️ {sentence.upper()}, {md(', '.join(models))}: {md(n)}"
+            for n, models in by_notice.items()
+        ]
     bullets += [f"- ❌ {md(t('failed', ui, model=model_name(f.model), error=f.error))}" for f in comparison.failures]
     return f"{head}\n\n{texts}" + ("\n\n" + "\n".join(bullets) if bullets else "")
 
@@ -67,8 +107,16 @@ def _summary(comparison: PairComparison, ui: str) -> str:
 def analyse_pair(lab: Lab, known: dict, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str) -> tuple:
     """All outputs of one pair comparison: summary, table, the figures (one per model)."""
     try:
-        comparison = compare_pair(lab, text_a, text_b, task, lang, models=None if model == ALL else [model],
-                                  executor=MODEL_POOL, gate=RequestGate())
+        comparison = compare_pair(
+            lab,
+            text_a,
+            text_b,
+            task,
+            lang,
+            models=None if model == ALL else [model],
+            executor=MODEL_POOL,
+            gate=RequestGate(),
+        )
     except Cancelled:
         raise abandoned() from None
     except PairInputError as err:
@@ -80,12 +128,16 @@ def analyse_pair(lab: Lab, known: dict, text_a: str, text_b: str, model: str, ta
         message = t("internal", ui, model=model_name(model), error=type(err).__name__)
         gr.Warning(esc(message))
         return f"### {md(message)}", gr.update(visible=False), ""
-    return (_summary(comparison, ui), gr.update(value=pair_table(comparison, ui), visible=True),
-            pair_figures(comparison, known, ui))
+    return (
+        _summary(comparison, ui),
+        gr.update(value=pair_table(comparison, ui), visible=True),
+        pair_figures(comparison, known, ui),
+    )
 
 
-def analyse_opened(lab: Lab, known: dict, is_pair: bool, text_a: str, text_b: str, model: str, task: str, lang: str,
-                   ui: str) -> tuple:
+def analyse_opened(
+    lab: Lab, known: dict, is_pair: bool, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str
+) -> tuple:
     """After a probe failure was opened: its pair compared, or (a single sentence) the last pair cleared."""
     if is_pair:
         return analyse_pair(lab, known, text_a, text_b, model, task, lang, ui)
@@ -101,8 +153,9 @@ class PairView:
     analyse_after: Callable  # (event dependency, a gr.State saying whether a pair was opened) -> dependency
 
 
-def build(lab: Lab, known: dict, text: gr.Textbox, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio,
-          visitors: Visitors) -> PairView:
+def build(
+    lab: Lab, known: dict, text: gr.Textbox, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio, visitors: Visitors
+) -> PairView:
     """The accordion under the Lab's sentence box; `text` is sentence A, and model, task and language are
     the Lab's own choices; `known` holds each checkpoint's facts (demo.tabs.checkpoints.facts)."""
     with gr.Accordion(L("pair"), open=False, elem_id="pair") as box:
@@ -116,12 +169,29 @@ def build(lab: Lab, known: dict, text: gr.Textbox, model: gr.Dropdown, task: gr.
     inputs, outputs = [text, text_b, model, task, lang], [summary, table, figures]
 
     def on_pair(text_a, text_b_value, model_value, task_value, lang_value, request: gr.Request):
-        return analyse_pair(visitors.lab(lab, request), known, text_a, text_b_value, model_value, task_value,
-                            lang_value, request_lang(request))
+        return analyse_pair(
+            visitors.lab(lab, request),
+            known,
+            text_a,
+            text_b_value,
+            model_value,
+            task_value,
+            lang_value,
+            request_lang(request),
+        )
 
     def on_opened(is_pair, text_a, text_b_value, model_value, task_value, lang_value, request: gr.Request):
-        return analyse_opened(visitors.lab(lab, request), known, is_pair, text_a, text_b_value, model_value, task_value,
-                              lang_value, request_lang(request))
+        return analyse_opened(
+            visitors.lab(lab, request),
+            known,
+            is_pair,
+            text_a,
+            text_b_value,
+            model_value,
+            task_value,
+            lang_value,
+            request_lang(request),
+        )
 
     for trigger in (run.click, text_b.submit):
         trigger(on_pair, inputs, outputs, api_visibility="private", concurrency_id="model")

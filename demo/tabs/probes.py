@@ -10,10 +10,19 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from core.predict import AUTO, Cancelled, Lab
-from core.analysis.probes import (Case, ProbeInputError, ProbeReport, SuiteError, load_suite, read_cases_file,
-                                  run_suite, run_text_cases, suite_names)
+from core.analysis.probes import (
+    Case,
+    ProbeInputError,
+    ProbeReport,
+    SuiteError,
+    load_suite,
+    read_cases_file,
+    run_suite,
+    run_text_cases,
+    suite_names,
+)
 from core.owners import PUBLIC
+from core.predict import AUTO, Cancelled, Lab
 from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_name, view_text, words_in
 from demo.owners import Visitors
 from demo.plots import esc
@@ -23,25 +32,45 @@ from demo.tabs.lab import LabView
 
 def pass_rate_table(report: ProbeReport, ui: str) -> pd.DataFrame:
     """Rows: capabilities in the suite's words; columns: models; cells: pass rate in %."""
-    rows = [[words_in(report.capabilities[cap], ui, cap), *(round(100 * row[m].rate, 1) for m in report.models)]
-            for cap, row in report.cells.items()]
+    rows = [
+        [words_in(report.capabilities[cap], ui, cap), *(round(100 * row[m].rate, 1) for m in report.models)]
+        for cap, row in report.cells.items()
+    ]
     return pd.DataFrame(rows, columns=[t("col_capability", ui)] + [model_name(m) for m in report.models])
 
 
 def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> tuple[str, pd.DataFrame]:
     """The failures of one cell: a headline and one row per failed case."""
     cell = report.cells[capability][model]
-    head = t("probe_cell", ui, capability=words_in(report.capabilities[capability], ui, capability),
-             model=model_name(model), passed=cell.passed, total=cell.total)
+    head = t(
+        "probe_cell",
+        ui,
+        capability=words_in(report.capabilities[capability], ui, capability),
+        model=model_name(model),
+        passed=cell.passed,
+        total=cell.total,
+    )
     rows = []
     for f in cell.failures:
         case = f.case
-        expected = (label_name(case.expect, ui) if case.type == "mft" else t(f"expect_{case.expect or 'same'}", ui))
+        expected = label_name(case.expect, ui) if case.type == "mft" else t(f"expect_{case.expect or 'same'}", ui)
         predicted = label_name(f.label, ui) + (f" → {label_name(f.variant_label, ui)}" if case.variant else "")
         change = round(f.variant_score - f.score, 3) if case.variant else None
-        rows.append([case.test, t(f"type_{case.type}", ui), case.text, case.variant, expected, predicted, change,
-                     failure_reason(f, report.margin, ui)])
-    columns = [t(k, ui) for k in ("col_test", "col_type", "col_sentence", "col_variant", "col_expected", "col_predicted")]
+        rows.append(
+            [
+                case.test,
+                t(f"type_{case.type}", ui),
+                case.text,
+                case.variant,
+                expected,
+                predicted,
+                change,
+                failure_reason(f, report.margin, ui),
+            ]
+        )
+    columns = [
+        t(k, ui) for k in ("col_test", "col_type", "col_sentence", "col_variant", "col_expected", "col_predicted")
+    ]
     columns += [t("col_score_change", ui, score=view_text(report.score_label, ui)), t("col_why", ui)]
     return head + ("" if rows else "\n\n" + t("probe_none", ui)), pd.DataFrame(rows, columns=columns)
 
@@ -63,8 +92,10 @@ def thresholds_text(report: ProbeReport, ui: str) -> str:
 
 def failure_choices(report: ProbeReport, capability: str, model: str) -> dict:
     """The failures of one cell as choices for opening one in the Lab: "n. sentence → variant"."""
-    choices = [(f"{i + 1}. {f.case.text}" + (f" → {f.case.variant}" if f.case.variant else ""), i)
-               for i, f in enumerate(report.cells[capability][model].failures)]
+    choices = [
+        (f"{i + 1}. {f.case.text}" + (f" → {f.case.variant}" if f.case.variant else ""), i)
+        for i, f in enumerate(report.cells[capability][model].failures)
+    ]
     return gr.update(choices=choices, value=choices[0][1] if choices else None)
 
 
@@ -105,14 +136,29 @@ def _choices(report: ProbeReport, ui: str) -> tuple[dict, dict]:
 def show(report: ProbeReport, ui: str) -> tuple:
     """Every output of a run: summary, table, the cell choices, the first cell's failures and their
     choices, the state."""
-    summary = t("probe_summary", ui, suite=report.suite if report.suite != "user" else t("user_cases", ui),
-                  task=task_name(report.task, ui), cases=report.cases, models=len(report.models), seconds=report.seconds)
+    summary = t(
+        "probe_summary",
+        ui,
+        suite=report.suite if report.suite != "user" else t("user_cases", ui),
+        task=task_name(report.task, ui),
+        cases=report.cases,
+        models=len(report.models),
+        seconds=report.seconds,
+    )
     summary += "\n\n" + thresholds_text(report, ui)
     capability, model = _choices(report, ui)
     first_capability, first_model = next(iter(report.cells)), report.models[0]
     head, failures = failure_table(report, first_capability, first_model, ui)
-    return (summary, pass_rate_table(report, ui), capability, model, head, failures,
-            failure_choices(report, first_capability, first_model), report)
+    return (
+        summary,
+        pass_rate_table(report, ui),
+        capability,
+        model,
+        head,
+        failures,
+        failure_choices(report, first_capability, first_model),
+        report,
+    )
 
 
 def _error(message: str) -> tuple:
@@ -162,10 +208,16 @@ class ProbesView:
 def build(lab: Lab, visitors: Visitors) -> ProbesView:
     gr.Markdown(L("probes_md"))
     with gr.Row():
-        suite = gr.Dropdown(suite_names(), value=suite_names()[0] if suite_names() else None, label=L("probe_suite"),
-                            elem_id="probe-suite")
+        suite = gr.Dropdown(
+            suite_names(),
+            value=suite_names()[0] if suite_names() else None,
+            label=L("probe_suite"),
+            elem_id="probe-suite",
+        )
         public = lab.visible_to(PUBLIC).tasks()  # the page everybody is sent
-        task = gr.Dropdown([(L("auto"), AUTO)] + [(t, t) for t in public], value=AUTO, label=L("task"), elem_id="probe-task")
+        task = gr.Dropdown(
+            [(L("auto"), AUTO)] + [(t, t) for t in public], value=AUTO, label=L("task"), elem_id="probe-task"
+        )
         run = gr.Button(L("probe_run"), variant="primary", elem_id="probe-run")
     summary = gr.Markdown(elem_id="probe-summary")
     table = gr.Dataframe(label=L("probe_table"), interactive=False, elem_id="probe-table")
@@ -175,7 +227,9 @@ def build(lab: Lab, visitors: Visitors) -> ProbesView:
     cell_head = gr.Markdown(elem_id="probe-cell")
     failures = gr.Dataframe(label=L("probe_failures"), interactive=False, wrap=True, elem_id="probe-failures")
     with gr.Row():
-        failure = gr.Dropdown([], label=L("probe_failure"), info=L("probe_failure_info"), scale=4, elem_id="probe-failure")
+        failure = gr.Dropdown(
+            [], label=L("probe_failure"), info=L("probe_failure_info"), scale=4, elem_id="probe-failure"
+        )
         open_button = gr.Button(L("probe_open"), scale=1, elem_id="probe-open")
     with gr.Accordion(L("probe_run_user"), open=False):
         user_text = gr.Textbox(label=L("probe_user"), lines=5, elem_id="probe-user-text")
@@ -188,14 +242,17 @@ def build(lab: Lab, visitors: Visitors) -> ProbesView:
         return run_probe_suite(visitors.lab(lab, request), suite_value, task_value, request_lang(request))
 
     def on_user(text_value, upload_value, suite_value, task_value, request: gr.Request):
-        return run_user_cases(visitors.lab(lab, request), text_value, upload_value, suite_value, task_value,
-                              request_lang(request))
+        return run_user_cases(
+            visitors.lab(lab, request), text_value, upload_value, suite_value, task_value, request_lang(request)
+        )
 
     def on_cell(report, capability_value, model_value, request: gr.Request):
         if report is None or capability_value not in report.cells or model_value not in report.models:
             return gr.update(), gr.update(), gr.update()
-        return (*failure_table(report, capability_value, model_value, request_lang(request)),
-                failure_choices(report, capability_value, model_value))
+        return (
+            *failure_table(report, capability_value, model_value, request_lang(request)),
+            failure_choices(report, capability_value, model_value),
+        )
 
     def on_table_cell(report, event: gr.SelectData):
         return cell_at(report, *event.index)
@@ -220,8 +277,10 @@ def open_in_lab(view: ProbesView, lab_view: LabView, tabs: gr.Tabs) -> None:
     def on_open(report, capability_value, model_value, index, request: gr.Request):
         return open_failure(report, capability_value, model_value, index, request_lang(request))
 
-    opened = view.open.click(on_open, [view.state, view.capability, view.model, view.failure],
-                             [tabs, lab_view.text, lab_view.pair.text_b, lab_view.pair.box, lab_view.task, is_pair,
-                              lab_view.model],
-                             api_visibility="private")
+    opened = view.open.click(
+        on_open,
+        [view.state, view.capability, view.model, view.failure],
+        [tabs, lab_view.text, lab_view.pair.text_b, lab_view.pair.box, lab_view.task, is_pair, lab_view.model],
+        api_visibility="private",
+    )
     lab_view.analyse_after(opened, is_pair)

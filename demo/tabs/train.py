@@ -13,11 +13,11 @@ import gradio as gr
 import pandas as pd
 
 from core.data.user import USER_DATA_TEXT, UserDataError, check_rows, read_table
+from core.models import PAPER_MODELS
 from core.notices import Notice
+from core.predict import Lab
 from core.training.jobs import ACTIVE, JOB_TEXT, JobError, list_jobs
 from core.training.publish import push_job
-from core.models import PAPER_MODELS
-from core.predict import Lab
 from demo.i18n import L, label_name, model_name, notice_text, request_lang, t
 from demo.owners import Visitors
 from demo.plots import esc, md
@@ -43,13 +43,23 @@ def file_summary(path: str | None, text_column: str, label_column: str, limits, 
     try:
         rows = check_rows(table, text_column, label_column)
     except UserDataError as err:
-        return (f"❌ {md(notice_text(err, ui))}", gr.update(choices=columns),
-                gr.update(choices=columns))
+        return (f"❌ {md(notice_text(err, ui))}", gr.update(choices=columns), gr.update(choices=columns))
     labels = ", ".join(label_name(l, ui) for l in rows.label_names[:8]) + (" …" if len(rows.label_names) > 8 else "")
-    text = t("train_file_ok", ui, rows=len(rows.texts), text=md(rows.text_column), label=md(rows.label_column),
-             n=len(rows.label_names), labels=md(labels), language=t(f"lang_{rows.lang}", ui))
-    return (f"✅ {text}", gr.update(choices=columns, value=rows.text_column),
-            gr.update(choices=columns, value=rows.label_column))
+    text = t(
+        "train_file_ok",
+        ui,
+        rows=len(rows.texts),
+        text=md(rows.text_column),
+        label=md(rows.label_column),
+        n=len(rows.label_names),
+        labels=md(labels),
+        language=t(f"lang_{rows.lang}", ui),
+    )
+    return (
+        f"✅ {text}",
+        gr.update(choices=columns, value=rows.text_column),
+        gr.update(choices=columns, value=rows.label_column),
+    )
 
 
 def _duration(seconds: float, ui: str) -> str:
@@ -69,8 +79,11 @@ def stored_text(entry: dict, ui: str) -> str:
     """A job's stored error or notice (a code, its params and the English) in the UI language; one without a
     code core words (a bug's exception) as its English message."""
     table = next((text for text in (USER_DATA_TEXT, JOB_TEXT) if entry["code"] in text), None)
-    return (notice_text(Notice(entry["code"], entry["params"]), ui, table) if table
-            else entry.get("message", "").split(": ", 1)[-1])
+    return (
+        notice_text(Notice(entry["code"], entry["params"]), ui, table)
+        if table
+        else entry.get("message", "").split(": ", 1)[-1]
+    )
 
 
 def _state_text(job: dict, ui: str) -> str:
@@ -79,12 +92,24 @@ def _state_text(job: dict, ui: str) -> str:
         return t("train_status_queued", ui, position=job["queue_position"])
     if status == "running":
         eta = t("train_eta", ui, time=_duration(job["eta_seconds"], ui)) if job["eta_seconds"] is not None else ""
-        return t("train_status_running", ui, epoch=job["progress"], epochs=job["epochs"],
-                 percent=100 * job["progress"] / job["epochs"], eta=eta)
+        return t(
+            "train_status_running",
+            ui,
+            epoch=job["progress"],
+            epochs=job["epochs"],
+            percent=100 * job["progress"] / job["epochs"],
+            eta=eta,
+        )
     if status == "done":
         m = job["metrics"]
-        return t("train_status_done", ui, task=md(job.get("title") or job["task"]), model=md(model_name(job["model"])),
-                 accuracy=m["test_accuracy"], n=m["test_examples"])
+        return t(
+            "train_status_done",
+            ui,
+            task=md(job.get("title") or job["task"]),
+            model=md(model_name(job["model"])),
+            accuracy=m["test_accuracy"],
+            n=m["test_examples"],
+        )
     if status == "failed":
         return t("train_status_failed", ui, error=md(stored_text(job["error"], ui)))
     return t(f"train_status_{status}", ui)
@@ -94,15 +119,19 @@ def curves(job: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The live training-loss curve (at most twice a second) and the dev accuracy of every evaluation,
     both against epochs (fractional within an epoch)."""
     loss = pd.DataFrame(job["loss"], columns=["epoch", "loss"])
-    dev = [(r["epoch"] - 1 + (i + 1) / len(r.get("dev_evals", [r["dev_accuracy"]])), accuracy)
-           for r in job["history"] for i, accuracy in enumerate(r.get("dev_evals", [r["dev_accuracy"]]))]
+    dev = [
+        (r["epoch"] - 1 + (i + 1) / len(r.get("dev_evals", [r["dev_accuracy"]])), accuracy)
+        for r in job["history"]
+        for i, accuracy in enumerate(r.get("dev_evals", [r["dev_accuracy"]]))
+    ]
     return loss, pd.DataFrame(dev, columns=["epoch", "accuracy"])
 
 
 def confusion_table(job: dict, ui: str) -> pd.DataFrame:
     labels = [label_name(l, ui) for l in job["metrics"]["labels"]]
-    return pd.DataFrame([[gold, *row] for gold, row in zip(labels, job["metrics"]["confusion"])],
-                        columns=[t("col_gold", ui), *labels])
+    return pd.DataFrame(
+        [[gold, *row] for gold, row in zip(labels, job["metrics"]["confusion"])], columns=[t("col_gold", ui), *labels]
+    )
 
 
 def job_choices(queue: TrainingQueue, owner: str) -> list[tuple[str, str]]:
@@ -123,21 +152,47 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
     gr.Markdown(L("train_md"))
     with gr.Row():
         with gr.Column(scale=3):
-            file = gr.File(label=L("train_file"), file_types=[".csv", ".tsv", ".jsonl"], type="filepath", elem_id="train-file")
+            file = gr.File(
+                label=L("train_file"), file_types=[".csv", ".tsv", ".jsonl"], type="filepath", elem_id="train-file"
+            )
             summary = gr.Markdown(elem_id="train-file-summary")
             with gr.Row():
-                text_column = gr.Dropdown([], value="", allow_custom_value=True, label=L("train_text_column"),
-                                          info=L("train_column_info"), elem_id="train-text-column")
-                label_column = gr.Dropdown([], value="", allow_custom_value=True, label=L("train_label_column"),
-                                           info=L("train_column_info"), elem_id="train-label-column")
+                text_column = gr.Dropdown(
+                    [],
+                    value="",
+                    allow_custom_value=True,
+                    label=L("train_text_column"),
+                    info=L("train_column_info"),
+                    elem_id="train-text-column",
+                )
+                label_column = gr.Dropdown(
+                    [],
+                    value="",
+                    allow_custom_value=True,
+                    label=L("train_label_column"),
+                    info=L("train_column_info"),
+                    elem_id="train-label-column",
+                )
         with gr.Column(scale=2):
-            model = gr.Dropdown([(model_name(m), m) for m in PAPER_MODELS], value="dcnn", label=L("train_model"),
-                                elem_id="train-model")
-            vectors = gr.Radio([(L("train_vectors_none"), "none"), (L("train_vectors_auto"), "auto")], value="none",
-                               label=L("train_vectors"))
-            epochs = gr.Slider(1, limits.max_epochs, value=min(3, limits.max_epochs), step=1, label=L("train_epochs"),
-                               elem_id="train-epochs")
-            minutes = gr.Slider(0.5, limits.max_minutes, value=min(5.0, limits.max_minutes), step=0.5, label=L("train_minutes"))
+            model = gr.Dropdown(
+                [(model_name(m), m) for m in PAPER_MODELS], value="dcnn", label=L("train_model"), elem_id="train-model"
+            )
+            vectors = gr.Radio(
+                [(L("train_vectors_none"), "none"), (L("train_vectors_auto"), "auto")],
+                value="none",
+                label=L("train_vectors"),
+            )
+            epochs = gr.Slider(
+                1,
+                limits.max_epochs,
+                value=min(3, limits.max_epochs),
+                step=1,
+                label=L("train_epochs"),
+                elem_id="train-epochs",
+            )
+            minutes = gr.Slider(
+                0.5, limits.max_minutes, value=min(5.0, limits.max_minutes), step=0.5, label=L("train_minutes")
+            )
             with gr.Row():
                 start = gr.Button(L("train_start"), variant="primary", elem_id="train-start")
                 cancel = gr.Button(L("train_cancel"), variant="stop", elem_id="train-cancel")
@@ -162,13 +217,22 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
     def on_file(path, text_value, label_value, request: gr.Request):
         return file_summary(path, text_value, label_value, limits, request_lang(request))
 
-    def train(file: str, model: str = "dcnn", text_column: str = "", label_column: str = "", epochs: int = 3,
-              minutes: float = 5.0, vectors: str = "none", request: gr.Request = None) -> str:
+    def train(
+        file: str,
+        model: str = "dcnn",
+        text_column: str = "",
+        label_column: str = "",
+        epochs: int = 3,
+        minutes: float = 5.0,
+        vectors: str = "none",
+        request: gr.Request = None,
+    ) -> str:
         """Queue a training job on a labelled CSV/TSV/JSONL file; returns the job id for /train_status (the
         job, its task and its model are this session's owner's: /owner)."""
         try:
-            return queue.submit(file, model, text_column, label_column, epochs, minutes, vectors,
-                                visitors.owner(request))["id"]
+            return queue.submit(
+                file, model, text_column, label_column, epochs, minutes, vectors, visitors.owner(request)
+            )["id"]
         except (UserDataError, JobError) as err:
             raise _error(err, request_lang(request)) from None
 
@@ -197,8 +261,11 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
         loss, dev = curves(current)
         done = current["status"] == "done"
         table = gr.update(value=confusion_table(current, ui), visible=True) if done else gr.update(visible=False)
-        lab_task = (gr.update(choices=task_choices(visitors.lab(lab, request)), value=current["task"], visible=True)
-                    if done else gr.update())
+        lab_task = (
+            gr.update(choices=task_choices(visitors.lab(lab, request)), value=current["task"], visible=True)
+            if done
+            else gr.update()
+        )
         return (status_text(current, ui), loss, dev, table, gr.Timer(active=current["status"] in ACTIVE), lab_task)
 
     def train_cancel(job: str, request: gr.Request = None) -> str:
@@ -211,19 +278,27 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
     def on_push(job_id, repo_id, token_value, request: gr.Request, oauth: gr.OAuthToken | None = None):
         ui = request_lang(request)
         try:
-            url = push_job(job_id, repo_id, (oauth.token if oauth else None) or token_value, queue.root,
-                           visitors.owner(request))
+            url = push_job(
+                job_id, repo_id, (oauth.token if oauth else None) or token_value, queue.root, visitors.owner(request)
+            )
         except JobError as err:
             raise _error(err, ui) from None
         return t("train_pushed", ui, url=url)
 
     # -- wiring ----------------------------------------------------------------------------------------
-    file.upload(on_file, [file, text_column, label_column], [summary, text_column, label_column], api_visibility="private")
-    file.clear(on_file, [file, text_column, label_column], [summary, text_column, label_column], api_visibility="private")
+    file.upload(
+        on_file, [file, text_column, label_column], [summary, text_column, label_column], api_visibility="private"
+    )
+    file.clear(
+        on_file, [file, text_column, label_column], [summary, text_column, label_column], api_visibility="private"
+    )
     for column in (text_column, label_column):
-        column.input(on_file, [file, text_column, label_column], [summary, text_column, label_column],
-                     api_visibility="private")
-    started = start.click(train, [file, model, text_column, label_column, epochs, minutes, vectors], job, api_name="train")
+        column.input(
+            on_file, [file, text_column, label_column], [summary, text_column, label_column], api_visibility="private"
+        )
+    started = start.click(
+        train, [file, model, text_column, label_column, epochs, minutes, vectors], job, api_name="train"
+    )
     started.success(on_started, job, [job, timer], api_visibility="private")
     timer.tick(on_tick, job, [status, loss_plot, dev_plot, confusion, timer, lab_view.task], api_visibility="private")
     job.input(lambda: gr.Timer(active=True), None, timer, api_visibility="private")  # an earlier job, chosen
@@ -236,5 +311,7 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
 def page_updates(queue: TrainingQueue, seen: Lab, owner: str) -> tuple:
     """On a page load, for its owner: the Lab tab's task choice (the public tasks and the owner's, trained since
     the app started) and the job box (the owner's jobs)."""
-    return (gr.update(choices=task_choices(seen), visible=len(seen.tasks()) > 1),
-            gr.update(choices=job_choices(queue, owner)))
+    return (
+        gr.update(choices=task_choices(seen), visible=len(seen.tasks()) > 1),
+        gr.update(choices=job_choices(queue, owner)),
+    )

@@ -8,7 +8,8 @@ Nodes: each node of the tree (the lab's own SVG, demo/treebank_plots.py) is a li
 in the Lab (?text=...&task=...); a node chosen in the node table (a row click) or the node menu opens in
 the Lab tab with the button, as the Probes tab opens a failure.
 
-Callbacks first (they only call core.analysis.treebank and core.analysis.dataset_view), then the layout, then the wiring.
+Callbacks first (they only call core.analysis.treebank and core.analysis.dataset_view), then the layout, then the
+wiring.
 """
 
 import functools
@@ -19,12 +20,21 @@ import gradio as gr
 import pandas as pd
 
 from core.analysis.dataset_view import SLICES, read_evaluation
-from core.predict import Lab
 from core.analysis.plausibility import TOP_K
-from core.analysis.treebank import (MAX_HITS, Hit, PHENOMENA, SPLITS, SST_TASKS, Treebank, TreebankError,
-                                    node_attributions, tree_view)
+from core.analysis.treebank import (
+    MAX_HITS,
+    PHENOMENA,
+    SPLITS,
+    SST_TASKS,
+    Hit,
+    Treebank,
+    TreebankError,
+    node_attributions,
+    tree_view,
+)
 from core.data import TASKS
 from core.data.sst import FINE_LABELS
+from core.predict import Lab
 from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_label, task_name
 from demo.owners import Visitors
 from demo.plots import esc, md
@@ -41,11 +51,14 @@ def hit_choice(hit: Hit) -> tuple[str, int]:
     return f"#{hit.index} · {hit.words} · {hit.text[:110]}", hit.index
 
 
-def search_choices(treebank: Treebank, split: str, words: str, label: str, phenomenon: str, min_words, max_words,
-                   ui: str) -> tuple:
+def search_choices(
+    treebank: Treebank, split: str, words: str, label: str, phenomenon: str, min_words, max_words, ui: str
+) -> tuple:
     """The picker's sentences matching the search, and how many were found; the first one chosen."""
     try:
-        hits = treebank.search(split, words or "", label or None, phenomenon or None, int(min_words or 0), int(max_words or 0))
+        hits = treebank.search(
+            split, words or "", label or None, phenomenon or None, int(min_words or 0), int(max_words or 0)
+        )
     except TreebankError as err:
         _fail(err, ui)
     if not hits:
@@ -66,16 +79,51 @@ def tree_outputs(lab: Lab, treebank: Treebank, split: str, index: int, task: str
     root = view.nodes[0]
     gold = labels[root.gold] if root.gold is not None else t("tb_no_gold", ui)
     accuracy = " · ".join(f"{esc(n)} {view.accuracy[m]:.0%}" for m, n in zip(view.models, names))
-    summary = (t("tb_tree_summary", ui, split=split, index=view.index, words=len(view.words), gold=esc(gold), accuracy=accuracy)
-               + "\n\n<small>" + esc(t("tb_legend", ui, symbols=", ".join(f"{s} {l}" for s, l in zip(label_symbols(labels), labels)),
-                                      models=", ".join(names))) + "</small>")
-    figure = tree_figure(view, labels, names, f"{task_name(task, ui)}: {split} #{view.index}", t("tb_col_gold", ui),
-                         t("tb_tree_click", ui))
-    rows = [[n.id, labels[n.gold] if n.gold is not None else "–",
-             *(labels[n.predictions[m]] + (" ✓" if n.predictions[m] == n.gold else "") for m in view.models),
-             f"{n.agree}/{len(view.models)}" if n.gold is not None else "–", n.end - n.start, n.text] for n in view.nodes]
-    columns = ([t("tb_col_node", ui), t("tb_col_gold", ui)] + names
-               + [t(k, ui) for k in ("tb_col_agree", "tb_col_words", "tb_col_phrase")])  # the long phrase last
+    summary = (
+        t(
+            "tb_tree_summary",
+            ui,
+            split=split,
+            index=view.index,
+            words=len(view.words),
+            gold=esc(gold),
+            accuracy=accuracy,
+        )
+        + "\n\n<small>"
+        + esc(
+            t(
+                "tb_legend",
+                ui,
+                symbols=", ".join(f"{s} {l}" for s, l in zip(label_symbols(labels), labels)),
+                models=", ".join(names),
+            )
+        )
+        + "</small>"
+    )
+    figure = tree_figure(
+        view,
+        labels,
+        names,
+        f"{task_name(task, ui)}: {split} #{view.index}",
+        t("tb_col_gold", ui),
+        t("tb_tree_click", ui),
+    )
+    rows = [
+        [
+            n.id,
+            labels[n.gold] if n.gold is not None else "–",
+            *(labels[n.predictions[m]] + (" ✓" if n.predictions[m] == n.gold else "") for m in view.models),
+            f"{n.agree}/{len(view.models)}" if n.gold is not None else "–",
+            n.end - n.start,
+            n.text,
+        ]
+        for n in view.nodes
+    ]
+    columns = (
+        [t("tb_col_node", ui), t("tb_col_gold", ui)]
+        + names
+        + [t(k, ui) for k in ("tb_col_agree", "tb_col_words", "tb_col_phrase")]
+    )  # the long phrase last
     choices = [(f"{n.id}: {n.text[:100]}", n.id) for n in view.nodes]
     return summary, figure, pd.DataFrame(rows, columns=columns), gr.update(choices=choices, value=0), view
 
@@ -93,17 +141,27 @@ def node_outputs(lab: Lab, treebank: Treebank, view, node: int | None, ui: str) 
     models = list(found.predictions)
     gold = labels[found.gold] if found.gold is not None else t("tb_no_gold", ui)
     lines = [t("tb_node_attr_head", ui, node=found.node, gold=esc(gold))]
+
     def number(value: float | None) -> str:
         return "–" if value is None else f"{value:.2f}"
 
     for m in models:
         p = found.plausibility[m]
-        agreement = ("" if p.rank_agreement is None and p.precision is None else " · " + t(
-            "tb_node_attr_scores", ui, tau=number(p.rank_agreement), k=TOP_K, precision=number(p.precision)))
+        agreement = (
+            ""
+            if p.rank_agreement is None and p.precision is None
+            else " · "
+            + t("tb_node_attr_scores", ui, tau=number(p.rank_agreement), k=TOP_K, precision=number(p.precision))
+        )
         lines.append(f"- {esc(model_name(m))}: {esc(labels[found.predictions[m]])}{agreement}")
-    rows = [[word, label_name(FINE_LABELS[found.word_gold[j]], ui),
-             *(f"{found.scores[m][j]:+.3f}" if found.scores[m] else "–" for m in models)]
-            for j, word in enumerate(found.words)]
+    rows = [
+        [
+            word,
+            label_name(FINE_LABELS[found.word_gold[j]], ui),
+            *(f"{found.scores[m][j]:+.3f}" if found.scores[m] else "–" for m in models),
+        ]
+        for j, word in enumerate(found.words)
+    ]
     columns = [t("tb_col_word", ui), t("tb_col_gold", ui)] + [model_name(m) for m in models]
     return "\n".join(lines), pd.DataFrame(rows, columns=columns)
 
@@ -122,29 +180,62 @@ def dataset_outputs(lab: Lab, task: str, model: str, ui: str) -> tuple:
     e = view.evaluation
     labels = [label_name(label, ui) for label in e["labels"]]
     phrases = t("tb_phrases", ui, accuracy=e["phrases"]["accuracy"], n=e["phrases"]["n"]) if e["phrases"] else ""
-    summary = t("tb_dataset_summary", ui, **params, sentences=e["sentences"]["accuracy"], n=e["sentences"]["n"], phrases=phrases)
+    summary = t(
+        "tb_dataset_summary", ui, **params, sentences=e["sentences"]["accuracy"], n=e["sentences"]["n"], phrases=phrases
+    )
     if view.disagreement_stale:
         summary += "\n\n⚠️ " + t("tb_disagreement_stale", ui, **params)
-    length = length_figure(view.buckets, t(f"tb_length_{e['length_unit']}", ui), t("tb_length_axis", ui),
-                           t("tb_accuracy", ui), t("tb_count", ui))
-    confusion = confusion_figure(e["sentences"]["confusion"], labels, t("tb_gold_axis", ui),
-                                 t("tb_predicted_axis", ui), t("tb_confusion", ui))
-    per_class = pd.DataFrame([[labels[i], round(c["precision"], 3), round(c["recall"], 3), round(c["f1"], 3), c["support"]]
-                              for i, c in enumerate(e["sentences"]["per_class"].values())],
-                             columns=[t(k, ui) for k in ("tb_col_class", "tb_col_precision", "tb_col_recall", "tb_col_f1", "tb_col_support")])
-    slices = pd.DataFrame([[t(f"tb_slice_{s}", ui), e["slices"][s]["n"],
-                            round(e["slices"][s]["accuracy"], 3) if e["slices"][s]["n"] else None] for s in SLICES],
-                          columns=[t(k, ui) for k in ("tb_col_slice", "tb_col_n", "tb_col_accuracy")])
+    length = length_figure(
+        view.buckets,
+        t(f"tb_length_{e['length_unit']}", ui),
+        t("tb_length_axis", ui),
+        t("tb_accuracy", ui),
+        t("tb_count", ui),
+    )
+    confusion = confusion_figure(
+        e["sentences"]["confusion"], labels, t("tb_gold_axis", ui), t("tb_predicted_axis", ui), t("tb_confusion", ui)
+    )
+    per_class = pd.DataFrame(
+        [
+            [labels[i], round(c["precision"], 3), round(c["recall"], 3), round(c["f1"], 3), c["support"]]
+            for i, c in enumerate(e["sentences"]["per_class"].values())
+        ],
+        columns=[
+            t(k, ui) for k in ("tb_col_class", "tb_col_precision", "tb_col_recall", "tb_col_f1", "tb_col_support")
+        ],
+    )
+    slices = pd.DataFrame(
+        [
+            [
+                t(f"tb_slice_{s}", ui),
+                e["slices"][s]["n"],
+                round(e["slices"][s]["accuracy"], 3) if e["slices"][s]["n"] else None,
+            ]
+            for s in SLICES
+        ],
+        columns=[t(k, ui) for k in ("tb_col_slice", "tb_col_n", "tb_col_accuracy")],
+    )
     sentences = e["disagreement"]["sentences"]
     models = list(e["disagreement"]["models"])
-    disagree = pd.DataFrame([[s["distinct"], labels[s["gold"]], *(labels[s["predictions"][m]] for m in models), s["text"]]
-                             for s in sentences],  # the long sentence last, where wrapping keeps the labels in view
-                            columns=[t("tb_col_distinct", ui), t("tb_col_gold", ui), *map(model_name, models),
-                                     t("tb_col_sentence", ui)])
+    disagree = pd.DataFrame(
+        [
+            [s["distinct"], labels[s["gold"]], *(labels[s["predictions"][m]] for m in models), s["text"]]
+            for s in sentences
+        ],  # the long sentence last, where wrapping keeps the labels in view
+        columns=[t("tb_col_distinct", ui), t("tb_col_gold", ui), *map(model_name, models), t("tb_col_sentence", ui)],
+    )
     choices = [(f"{i + 1}. {s['text'][:110]}", i) for i, s in enumerate(sentences)]
     state = {"task": task, "texts": [s["text"] for s in sentences]}
-    return (summary, length, confusion, per_class, slices, disagree,
-            gr.update(choices=choices, value=0 if choices else None), state)
+    return (
+        summary,
+        length,
+        confusion,
+        per_class,
+        slices,
+        disagree,
+        gr.update(choices=choices, value=0 if choices else None),
+        state,
+    )
 
 
 def open_node(view, node: int | None, ui: str) -> tuple:
@@ -187,14 +278,28 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     with gr.Accordion(L("tb_trees"), open=True):
         problem_md = gr.Markdown(elem_id="tb-problem")
         with gr.Row():
-            split = gr.Radio([(L(f"tb_split_{s}"), s) for s in SPLITS], value="test", label=L("tb_split"), elem_id="tb-split")
-            tree_task = gr.Dropdown([(task_label(task), task) for task in sst_tasks],
-                                    value=sst_tasks[0] if sst_tasks else None, label=L("task"), elem_id="tb-task")
+            split = gr.Radio(
+                [(L(f"tb_split_{s}"), s) for s in SPLITS], value="test", label=L("tb_split"), elem_id="tb-split"
+            )
+            tree_task = gr.Dropdown(
+                [(task_label(task), task) for task in sst_tasks],
+                value=sst_tasks[0] if sst_tasks else None,
+                label=L("task"),
+                elem_id="tb-task",
+            )
             words = gr.Textbox(label=L("tb_words"), info=L("tb_words_info"), elem_id="tb-words")
-            label = gr.Dropdown([(L("tb_any"), "")] + [(L(f"tb_label_{i}"), l) for i, l in enumerate(FINE_LABELS)], value="",
-                                label=L("tb_label"), elem_id="tb-label")
-            phenomenon = gr.Dropdown([(L("tb_any"), "")] + [(L(f"tb_{p}"), p) for p in PHENOMENA], value="",
-                                     label=L("tb_phenomenon"), elem_id="tb-phenomenon")
+            label = gr.Dropdown(
+                [(L("tb_any"), "")] + [(L(f"tb_label_{i}"), l) for i, l in enumerate(FINE_LABELS)],
+                value="",
+                label=L("tb_label"),
+                elem_id="tb-label",
+            )
+            phenomenon = gr.Dropdown(
+                [(L("tb_any"), "")] + [(L(f"tb_{p}"), p) for p in PHENOMENA],
+                value="",
+                label=L("tb_phenomenon"),
+                elem_id="tb-phenomenon",
+            )
             min_words = gr.Number(0, label=L("tb_min"), precision=0, minimum=0, elem_id="tb-min")
             max_words = gr.Number(0, label=L("tb_max"), precision=0, minimum=0, elem_id="tb-max")
         with gr.Row():
@@ -212,11 +317,18 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         node_attr = gr.Dataframe(label=L("tb_node_attr"), interactive=False, wrap=True, elem_id="tb-node-attr")
     with gr.Accordion(L("tb_dataset"), open=True):
         with gr.Row():
-            data_task = gr.Dropdown([(task_label(task), task) for task in data_tasks],
-                                    value=data_tasks[0] if data_tasks else None, label=L("task"), elem_id="tb-data-task")
-            data_model = gr.Dropdown([(model_name(m), m) for m in lab.models(data_tasks[0])] if data_tasks else [],
-                                     value=lab.models(data_tasks[0])[0] if data_tasks else None, label=L("model"),
-                                     elem_id="tb-data-model")
+            data_task = gr.Dropdown(
+                [(task_label(task), task) for task in data_tasks],
+                value=data_tasks[0] if data_tasks else None,
+                label=L("task"),
+                elem_id="tb-data-task",
+            )
+            data_model = gr.Dropdown(
+                [(model_name(m), m) for m in lab.models(data_tasks[0])] if data_tasks else [],
+                value=lab.models(data_tasks[0])[0] if data_tasks else None,
+                label=L("model"),
+                elem_id="tb-data-model",
+            )
         data_summary = gr.Markdown(elem_id="tb-data-summary")
         with gr.Row():
             length_plot = gr.HTML(elem_id="tb-length", elem_classes="figures", js_on_load=EXPORT_JS)
@@ -245,8 +357,15 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         try:
             if treebank is None:
                 raise problem
-            hit = treebank.random(split_value, None, words=words_value or "", label=label_value or None,
-                                  phenomenon=phenomenon_value or None, min_words=int(low or 0), max_words=int(high or 0))
+            hit = treebank.random(
+                split_value,
+                None,
+                words=words_value or "",
+                label=label_value or None,
+                phenomenon=phenomenon_value or None,
+                min_words=int(low or 0),
+                max_words=int(high or 0),
+            )
         except TreebankError as err:
             _fail(err, ui)
         return gr.update(choices=[hit_choice(hit)], value=hit.index), ""
@@ -264,17 +383,34 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         models = visitors.lab(lab, request).models(task_value)
         return gr.update(choices=[(model_name(m), m) for m in models], value=models[0] if models else None)
 
-    def on_open_tab(tree_value, dataset_value, split_value, words_value, label_value, phenomenon_value, low, high,
-                    task_value, model_value, request: gr.Request):
+    def on_open_tab(
+        tree_value,
+        dataset_value,
+        split_value,
+        words_value,
+        label_value,
+        phenomenon_value,
+        low,
+        high,
+        task_value,
+        model_value,
+        request: gr.Request,
+    ):
         """First visit: the picker (its first sentence's tree follows) and the dataset view; later visits keep them."""
         ui = request_lang(request)
         treebank, problem = trees()
         keep = (gr.update(),)
         warning = f"⚠️ {md(t('tb_no_trees', ui, error=notice_text(problem, ui)))}" if problem else ""
-        picker = (search_choices(treebank, split_value, words_value, label_value, phenomenon_value, low, high, ui)
-                  if tree_value is None and treebank is not None else keep * 2)
-        data = (dataset_outputs(visitors.lab(lab, request), task_value, model_value, ui)
-                if dataset_value is None and task_value else keep * 8)
+        picker = (
+            search_choices(treebank, split_value, words_value, label_value, phenomenon_value, low, high, ui)
+            if tree_value is None and treebank is not None
+            else keep * 2
+        )
+        data = (
+            dataset_outputs(visitors.lab(lab, request), task_value, model_value, ui)
+            if dataset_value is None and task_value
+            else keep * 8
+        )
         return warning, *picker, *data
 
     filters = [split, words, label, phenomenon, min_words, max_words]
@@ -282,7 +418,14 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     words.submit(on_search, filters, [sentence, hits], api_visibility="private")
     random_button.click(on_random, filters, [sentence, hits], api_visibility="private")
     for trigger in (sentence.change, tree_task.change):
-        trigger(on_sentence, [split, sentence, tree_task], tree_outputs_list, api_visibility="private", concurrency_id="model")
+        trigger(
+            on_sentence,
+            [split, sentence, tree_task],
+            tree_outputs_list,
+            api_visibility="private",
+            concurrency_id="model",
+        )
+
     def on_row(event: gr.SelectData):
         return event.index[0]
 
@@ -290,15 +433,20 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         treebank, _ = trees()
         return node_outputs(lab, treebank, tree_value, node_value, request_lang(request)) if treebank else ("", None)
 
-    node.change(on_node, [tree_state, node], [node_summary, node_attr], api_visibility="private",
-                concurrency_id="model")
+    node.change(
+        on_node, [tree_state, node], [node_summary, node_attr], api_visibility="private", concurrency_id="model"
+    )
     nodes.select(on_row, None, [node], api_visibility="private")  # a row of the table picks its node
     disagree.select(on_row, None, [pick], api_visibility="private")
     data_task.change(on_data_task, [data_task], [data_model], api_visibility="private")
     for trigger in (data_task.change, data_model.change):
         trigger(on_dataset, [data_task, data_model], dataset_outputs_list, api_visibility="private")
-    tab.select(on_open_tab, [tree_state, dataset_state, *filters, data_task, data_model],
-               [problem_md, sentence, hits, *dataset_outputs_list], api_visibility="private")
+    tab.select(
+        on_open_tab,
+        [tree_state, dataset_state, *filters, data_task, data_model],
+        [problem_md, sentence, hits, *dataset_outputs_list],
+        api_visibility="private",
+    )
 
     def treebank_api(index: int = 0, split: str = "test", task: str = "sst5", request: gr.Request = None) -> dict:
         """The gold tree of one SST sentence with every model's prediction on every node's phrase."""
@@ -335,6 +483,8 @@ def open_in_lab(view: TreebankView, lab_view, tabs: gr.Tabs) -> None:
     def on_sentence(state, choice, request: gr.Request):
         return open_sentence(state, choice, request_lang(request))
 
-    for button, callback, inputs in ((view.open_node, on_node, [view.tree, view.node]),
-                                     (view.open_sentence, on_sentence, [view.dataset, view.sentence])):
+    for button, callback, inputs in (
+        (view.open_node, on_node, [view.tree, view.node]),
+        (view.open_sentence, on_sentence, [view.dataset, view.sentence]),
+    ):
         lab_view.analyse_after(button.click(callback, inputs, outputs, api_visibility="private"), is_pair)

@@ -29,8 +29,16 @@ def app(lab_root, tmp_path_factory):
         mp.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
         demo = build_demo(Lab.load(lab_root), str(lab_root))
         demo.queue(default_concurrency_limit=2)
-        _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
-                                theme=THEME, css=CSS, i18n=I18N, app_kwargs=APP_KWARGS)
+        _, url, _ = demo.launch(
+            prevent_thread_lock=True,
+            server_name="127.0.0.1",
+            server_port=free_port(),
+            quiet=True,
+            theme=THEME,
+            css=CSS,
+            i18n=I18N,
+            app_kwargs=APP_KWARGS,
+        )
         client = Client(url, verbose=False)
         yield url, client
         client.close()
@@ -39,8 +47,9 @@ def app(lab_root, tmp_path_factory):
 
 def raw_call(url: str, endpoint: str, body: bytes) -> tuple[int, str, object]:
     """POST a request body as is to /gradio_api/call/<endpoint>; (HTTP status, SSE event, its data)."""
-    posted = httpx.post(f"{url}gradio_api/call/{endpoint}", content=body, headers={"content-type": "application/json"},
-                        timeout=SECONDS)
+    posted = httpx.post(
+        f"{url}gradio_api/call/{endpoint}", content=body, headers={"content-type": "application/json"}, timeout=SECONDS
+    )
     if posted.status_code != 200:
         return posted.status_code, "", posted.text
     answer = httpx.get(f"{url}gradio_api/call/{endpoint}/{posted.json()['event_id']}", timeout=SECONDS)
@@ -79,7 +88,9 @@ def test_gradio_api(app, case):
     # /compare runs every model; errors and texts past the character cap go to one model (the Python API
     # test runs those through every model)
     one = case.error or len(case.text) > MAX_CHARS
-    args, api_name = ((case.text, "dcnn", "auto", "auto"), "/predict") if one else ((case.text, "auto", "auto"), "/compare")
+    args, api_name = (
+        ((case.text, "dcnn", "auto", "auto"), "/predict") if one else ((case.text, "auto", "auto"), "/compare")
+    )
     try:
         predictions = call(url, client, *args, api_name=api_name)
     except AppError as err:
@@ -94,8 +105,9 @@ def test_gradio_api(app, case):
     assert time.perf_counter() - start < SECONDS
 
 
-@pytest.mark.parametrize("value", [None, 42, 3.5, 1e308, True, ["good", "film"], {"text": "good"}],
-                         ids=lambda v: type(v).__name__)
+@pytest.mark.parametrize(
+    "value", [None, 42, 3.5, 1e308, True, ["good", "film"], {"text": "good"}], ids=lambda v: type(v).__name__
+)
 def test_non_string_json_values(app, value):
     _, client = app
     for args, api_name in (((value, "dcnn", "auto", "auto"), "/predict"), ((value, "auto", "auto"), "/compare")):
@@ -104,7 +116,9 @@ def test_non_string_json_values(app, value):
         check_message(str(info.value), "string|empty|text")
 
 
-@pytest.mark.parametrize("model,task,lang,error", BAD_NAMES + [(["dcnn"], None, None, "."), ({"m": 1}, None, None, ".")])
+@pytest.mark.parametrize(
+    "model,task,lang,error", BAD_NAMES + [(["dcnn"], None, None, "."), ({"m": 1}, None, None, ".")]
+)
 def test_unknown_or_malicious_names(app, model, task, lang, error):
     url, client = app
     args = [model, "auto" if task is None else task, "auto" if lang is None else lang]
@@ -113,16 +127,20 @@ def test_unknown_or_malicious_names(app, model, task, lang, error):
     check_message(str(info.value), error if isinstance(model, str) else ".")
 
 
-@pytest.mark.parametrize("body", [
-    b'{"data": ["good film", "dcnn"]}',  # too few values
-    b'{"data": ["good film", "dcnn", "auto", "auto", "extra"]}',  # too many
-    b'{"data": "good film"}',
-    b'{"data": null}',
-    b"{}",
-    b"not json",
-    b'{"data": ["good \xff\xfe film", "dcnn", "auto", "auto"]}',  # not UTF-8
-    b'{"data": [' + b"[" * 5000 + b"]" * 5000 + b', "dcnn", "auto", "auto"]}',  # deep nesting
-], ids=["too-few", "too-many", "not-a-list", "null", "empty-object", "not-json", "not-utf8", "deep-nesting"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"data": ["good film", "dcnn"]}',  # too few values
+        b'{"data": ["good film", "dcnn", "auto", "auto", "extra"]}',  # too many
+        b'{"data": "good film"}',
+        b'{"data": null}',
+        b"{}",
+        b"not json",
+        b'{"data": ["good \xff\xfe film", "dcnn", "auto", "auto"]}',  # not UTF-8
+        b'{"data": [' + b"[" * 5000 + b"]" * 5000 + b', "dcnn", "auto", "auto"]}',  # deep nesting
+    ],
+    ids=["too-few", "too-many", "not-a-list", "null", "empty-object", "not-json", "not-utf8", "deep-nesting"],
+)
 def test_malformed_requests_are_refused_and_the_server_stays_up(app, body):
     url, client = app
     status, event, data = raw_call(url, "predict", body)
@@ -137,7 +155,12 @@ def test_unknown_endpoint(app):
     status, _, _ = raw_call(url, "../../predict", b'{"data": ["good film"]}')
     assert status in (404, 405, 422)
     try:  # gradio 6.31 starts the event stream, then drops the connection: no answer, but no hang either
-        assert httpx.get(f"{url}gradio_api/call/no_such_endpoint/abc", timeout=SECONDS).status_code in (200, 404, 405, 422)
+        assert httpx.get(f"{url}gradio_api/call/no_such_endpoint/abc", timeout=SECONDS).status_code in (
+            200,
+            404,
+            405,
+            422,
+        )
     except httpx.RemoteProtocolError:
         pass
     assert client.predict("a good film", "dcnn", "auto", "auto", api_name="/predict")["label"]
@@ -167,10 +190,18 @@ def test_rest_call_without_the_text_is_still_refused(app):
 
 def test_a_request_body_over_the_limit_is_refused(app):
     url, _ = app
-    big = httpx.post(f"{url}gradio_api/call/compare", content=b" " * (MAX_BODY_BYTES + 1),
-                     headers={"content-type": "application/json"}, timeout=SECONDS)
-    chunked = httpx.post(f"{url}gradio_api/call/compare", content=iter([b" " * (1 << 16)] * (MAX_BODY_BYTES // (1 << 16) + 2)),
-                         headers={"content-type": "application/json"}, timeout=SECONDS)
+    big = httpx.post(
+        f"{url}gradio_api/call/compare",
+        content=b" " * (MAX_BODY_BYTES + 1),
+        headers={"content-type": "application/json"},
+        timeout=SECONDS,
+    )
+    chunked = httpx.post(
+        f"{url}gradio_api/call/compare",
+        content=iter([b" " * (1 << 16)] * (MAX_BODY_BYTES // (1 << 16) + 2)),
+        headers={"content-type": "application/json"},
+        timeout=SECONDS,
+    )
     assert big.status_code == 413 and chunked.status_code == 413
     status, event, _ = raw_call(url, "compare", json.dumps({"data": ["good " * 1000, "auto", "auto"]}).encode())
     assert (status, event) == (200, "complete")

@@ -14,8 +14,8 @@ import pytest
 from gradio_client.exceptions import AppError
 
 from core.models import PAPER_MODELS
-from core.predict import Lab
 from core.notices import InputError, Notice
+from core.predict import Lab
 from demo import build_demo
 from demo.i18n import notice_text, request_lang
 from demo.tabs.checkpoints import facts
@@ -36,6 +36,7 @@ def _error(client, *args, api_name) -> str:
 
 
 # -- the front end holds no model logic -----------------------------------------------------------------
+
 
 def test_front_end_never_checks_input():
     """demo/ holds no input checks of its own (core.predict makes them all; tests/unit/test_architecture.py
@@ -60,15 +61,28 @@ def test_app_py_is_small_and_honours_lab_checkpoints(lab_root, monkeypatch):
 
 # -- the API ------------------------------------------------------------------------------------------
 
+
 def test_named_endpoints(client):
     endpoints = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
-    assert set(endpoints) == {"/predict", "/compare", "/probes", "/treebank", "/dataset", "/train", "/train_status",
-                              "/train_cancel", "/interventions", "/owner"}  # UI events are private
+    assert set(endpoints) == {
+        "/predict",
+        "/compare",
+        "/probes",
+        "/treebank",
+        "/dataset",
+        "/train",
+        "/train_status",
+        "/train_cancel",
+        "/interventions",
+        "/owner",
+    }  # UI events are private
 
 
 def test_predict_english(client, lab):
     result = client.predict(EN, "tensor_cnn", "auto", "auto", api_name="/predict")
-    assert result["model"] == "tensor_cnn" and result["task"] == "sst5" and result["lang"] == result["task_lang"] == "en"
+    assert (
+        result["model"] == "tensor_cnn" and result["task"] == "sst5" and result["lang"] == result["task_lang"] == "en"
+    )
     assert result["label"] in result["labels"] and len(result["probs"]) == 5
     assert abs(sum(result["probs"]) - 1) < 1e-4
     words = [t["text"] for t in result["tokens"]]
@@ -82,7 +96,9 @@ def test_predict_english(client, lab):
 def test_predict_every_model(client, model):
     result = client.predict("the film is not good", model, api_name="/predict")
     assert result["model"] == model and result["views"], f"{model} returned no views"
-    assert result["curve"]["kind"] == {"tensor_cnn": "native", "mrnn": "native", "adasent": "probe"}.get(model, "prefix")
+    assert result["curve"]["kind"] == {"tensor_cnn": "native", "mrnn": "native", "adasent": "probe"}.get(
+        model, "prefix"
+    )
 
 
 def test_compare_english_and_chinese(client, lab):
@@ -102,8 +118,10 @@ def test_task_and_language_choice(client):
     assert any("looks Chinese but task sst5 is English" in n for n in forced["notices"])
     mismatch = client.predict("a good film", "dcnn", "zh_sentiment", "auto", api_name="/predict")
     assert any("looks English" in n for n in mismatch["notices"])  # the English words, and the same as data:
-    assert {"code": "language_mismatch", "params": {"text_lang": "en", "task": "zh_sentiment", "task_lang": "zh"}} \
-        in mismatch["notice_codes"]
+    assert {
+        "code": "language_mismatch",
+        "params": {"text_lang": "en", "task": "zh_sentiment", "task_lang": "zh"},
+    } in mismatch["notice_codes"]
     assert mismatch["lang"] == "en" and mismatch["task_lang"] == "zh"  # the text's language, and the task's
 
 
@@ -113,7 +131,9 @@ def test_bad_input_gives_clear_messages(client):
         assert "empty" in _error(client, empty, api_name="/compare")
     assert "not available" in _error(client, EN, "no_such_model", api_name="/predict")
     assert "/compare" in _error(client, EN, "all", api_name="/predict")
-    assert "no model is loaded for task 'no_such_task'" in _error(client, EN, "no_such_task", "auto", api_name="/compare")
+    assert "no model is loaded for task 'no_such_task'" in _error(
+        client, EN, "no_such_task", "auto", api_name="/compare"
+    )
     assert "unknown language" in _error(client, EN, "auto", "fr", api_name="/compare")
     assert "unknown language" in _error(client, EN, "dcnn", "auto", "fr", api_name="/predict")
 
@@ -132,11 +152,14 @@ def test_html_is_data_not_markup(client, lab):
     assert result["text"] == text  # returned as the text typed, nothing stripped or run
     summary, _, result = analyse(lab, text, "mrnn", "auto", "auto", "en")
     highlight = attribution_html(lab.predict(text, "mrnn"), "en")
-    assert html.unescape(re.sub(r"<[^>]+>", "", highlight.split('class="occlusion-text">')[1].split("</div>")[0])) == text
+    assert (
+        html.unescape(re.sub(r"<[^>]+>", "", highlight.split('class="occlusion-text">')[1].split("</div>")[0])) == text
+    )
     assert "<script" not in summary and "<b>" not in summary and "<script" not in result and "<b>good" not in result
 
 
 # -- the UI callbacks (English and Chinese) ---------------------------------------------------------
+
 
 def analyse(lab, *args):
     return analyse_with(lab, facts(lab), *args)
@@ -170,11 +193,14 @@ def test_ui_single_model_chinese(lab):
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # gr.Warning outside a request warns
 def test_ui_bad_input_is_a_message_not_a_trace(lab):
-    for text, model, lang, ui, expected in (("  ", "all", "auto", "en", "empty"), ("", "all", "auto", "zh", "文本为空"),
-                                            (EN, "nope", "auto", "en", "not available"),
-                                            (EN, "nope", "auto", "zh", "模型 nope 不支持任务 sst5"),
-                                            (None, "dcnn", "auto", "zh", "text 必须是字符串"),
-                                            (EN, "all", "fr", "zh", "未知语言 'fr'")):
+    for text, model, lang, ui, expected in (
+        ("  ", "all", "auto", "en", "empty"),
+        ("", "all", "auto", "zh", "文本为空"),
+        (EN, "nope", "auto", "en", "not available"),
+        (EN, "nope", "auto", "zh", "模型 nope 不支持任务 sst5"),
+        (None, "dcnn", "auto", "zh", "text 必须是字符串"),
+        (EN, "all", "fr", "zh", "未知语言 'fr'"),
+    ):
         summary, notices, result = analyse(lab, text, model, "auto", lang, ui)
         assert expected in summary and "Traceback" not in summary
         assert result == "" and not notices["visible"]
@@ -192,12 +218,17 @@ def test_messages_follow_the_browser_language():
 
     assert request_lang(Request()) == "zh" and request_lang(None) == "en"
     cut = Notice("words_cut", {"max_words": 300})
-    assert notice_text(cut, "zh") == "只分析了前 300 个词。" and notice_text(cut, "en") == "Only the first 300 words were analysed."
+    assert (
+        notice_text(cut, "zh") == "只分析了前 300 个词。"
+        and notice_text(cut, "en") == "Only the first 300 words were analysed."
+    )
     mismatch = Notice("language_mismatch", {"text_lang": "en", "task": "zh_sentiment", "task_lang": "zh"})
     assert notice_text(mismatch, "zh").startswith("文本看起来是英文，但任务 zh_sentiment 是中文的")
     assert notice_text(mismatch, "en").startswith("The text looks English but task zh_sentiment is Chinese")
     error = InputError("unknown_model", model="x", task="sst5", available=["dcnn", "agt"])
-    assert notice_text(error, "zh") == "模型 x 不支持任务 sst5；可用模型：dcnn, agt" and "available: dcnn, agt" in str(error)
+    assert notice_text(error, "zh") == "模型 x 不支持任务 sst5；可用模型：dcnn, agt" and "available: dcnn, agt" in str(
+        error
+    )
 
 
 def test_broken_checkpoint_is_reported_and_others_serve(lab_root, tmp_path):
@@ -226,7 +257,11 @@ def test_a_model_that_breaks_is_reported_and_the_others_answer(lab_root, monkeyp
     monkeypatch.setattr(broken, "forward", lambda *a, **k: 1 / 0)
     summary, notices, result = analyse(lab, EN, "all", "auto", "auto", "zh")
     assert _panels(result) == [m for m in PAPER_MODELS if m != "mrnn"]
-    assert "mRNN" in notices["value"] and "处理这段输入时出错" in notices["value"] and "ZeroDivisionError" in notices["value"]
+    assert (
+        "mRNN" in notices["value"]
+        and "处理这段输入时出错" in notices["value"]
+        and "ZeroDivisionError" in notices["value"]
+    )
 
 
 def test_an_empty_lab_still_builds_a_page(tmp_path):

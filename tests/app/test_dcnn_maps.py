@@ -60,7 +60,7 @@ def test_detector_ngrams_stay_inside_a_sentence_shorter_than_the_filter():
             shown = ngram.split()
             assert shown and len(shown) <= len(words)
             # a contiguous run of the sentence's own words: the window's part outside the sentence is cut
-            assert any(words[i:i + len(shown)] == shown for i in range(len(words)))
+            assert any(words[i : i + len(shown)] == shown for i in range(len(words)))
 
 
 def test_the_lab_panel_lists_every_map_and_redraws_the_chosen_one(lab):
@@ -68,10 +68,12 @@ def test_the_lab_panel_lists_every_map_and_redraws_the_chosen_one(lab):
     p = lab.predict(TEXT, "dcnn", "sst5")
     index, view = next((i, v) for i, v in enumerate(p.views) if isinstance(v, KMaxGraph) and v.top_map is not None)
     panel = model_panel(p, known.get((p.task, p.model)), "en")
-    options = re.findall(r'<option value="(\d+)"( selected)?>map (\d+): ([+-]\d\.\d{3})( \(adds most\))?</option>', panel)
+    options = re.findall(
+        r'<option value="(\d+)"( selected)?>map (\d+): ([+-]\d\.\d{3})( \(adds most\))?</option>', panel
+    )
     assert [int(o[0]) for o in options] == sorted(range(len(view.contributions)), key=lambda m: -view.contributions[m])
     assert options[0][1] and options[0][4] and not any(o[1] or o[4] for o in options[1:])  # the best: first, chosen
-    assert f"Top-layer map {view.top_map} is shown because" in panel and f"data-text=\"{TEXT}\"" in panel
+    assert f"Top-layer map {view.top_map} is shown because" in panel and f'data-text="{TEXT}"' in panel
 
     other = int(options[1][0])
     redrawn = redraw_top_map(lab, known, p.text, p.task, "dcnn", other, "en")
@@ -82,13 +84,15 @@ def test_the_lab_panel_lists_every_map_and_redraws_the_chosen_one(lab):
     assert f"顶层特征映射 {other}（所选）" in chinese and not re.search(r"as picked|adds most", chinese)
 
 
-@pytest.mark.parametrize("text, model, top_map, says", [
-    (TEXT, "dcnn", 99, "There is no top-layer map 99"),
-    (TEXT, "dcnn", "x", "There is no top-layer map x"),
-    (TEXT, "mrnn", 1, "There is no top-layer map 1"),  # a model without maps
-    ("   ", "dcnn", 1, "Please type a sentence"),
-])
+@pytest.mark.parametrize(
+    "text, model, top_map, says",
+    [
+        (TEXT, "dcnn", 99, "There is no top-layer map 99"),
+        (TEXT, "dcnn", "x", "There is no top-layer map x"),
+        (TEXT, "mrnn", 1, "There is no top-layer map 1"),  # a model without maps
+        ("   ", "dcnn", 1, "Please type a sentence"),
+    ],
+)
 def test_a_map_request_the_page_never_makes_gets_a_line_not_a_figure(lab, text, model, top_map, says):
     answer = redraw_top_map(lab, facts(lab), text, "sst5", model, top_map, "en")
     assert says in answer and "<figure" not in answer
-

@@ -11,8 +11,10 @@ from demo import svg
 from demo.plots import probability_bars, to_svg, word_curves
 
 TEXT = re.compile(r'<text x="([-\d.]+)" y="([-\d.]+)" font-size="([\d.]+)" text-anchor="(\w+)"[^>]*>([^<]*)</text>')
-CAPTION = ("AdaSent (Zhao et al. 2015) · SST fine-grained (5 classes) · checkpoint sha256 0123456789abcdef · "
-           "commit 5a1cee6fedcba98")
+CAPTION = (
+    "AdaSent (Zhao et al. 2015) · SST fine-grained (5 classes) · checkpoint sha256 0123456789abcdef · "
+    "commit 5a1cee6fedcba98"
+)
 
 
 def view_box(figure: str) -> tuple[float, float]:
@@ -57,12 +59,20 @@ def test_a_legend_entry_wider_than_the_figure_wraps():
 
 def test_the_colour_bar_title_never_covers_the_heatmap():
     words = ["the", "acting", "is", "great", "but", "the", "plot", "is", "not", "good", "."]
-    heat = Heatmap("AGT attention", words, ["layer 1", "layer 2", "layer 3"], [[0.1] * len(words)] * 3,
-                   "attention weight", (0.0, 1.0))
+    heat = Heatmap(
+        "AGT attention",
+        words,
+        ["layer 1", "layer 2", "layer 3"],
+        [[0.1] * len(words)] * 3,
+        "attention weight",
+        (0.0, 1.0),
+    )
     figure = to_svg(heat, "en", CAPTION)
     assert_complete(figure)
-    cells_right = max(float(x) + float(w) for x, w in
-                      re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)" height="20(?:\.0)?" fill', figure))
+    cells_right = max(
+        float(x) + float(w)
+        for x, w in re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)" height="20(?:\.0)?" fill', figure)
+    )
     title = next(box for box in extents(figure) if box[4] == "attention weight")
     assert title[0] >= cells_right  # starts right of the last cell
 
@@ -73,8 +83,11 @@ def test_trajectory_labels_never_overprint():
     figure = to_svg(Trajectory("mRNN states", words, points, [0.1 * i for i in range(len(words))], "PC1/PC2"))
     assert_complete(figure)
     labels = [box for box in extents(figure) if re.match(r"\d+\. ", box[4])]
-    assert labels and all(a[1] <= b[0] or b[1] <= a[0] or a[3] <= b[2] or b[3] <= a[2]
-                          for i, a in enumerate(labels) for b in labels[i + 1:])
+    assert labels and all(
+        a[1] <= b[0] or b[1] <= a[0] or a[3] <= b[2] or b[3] <= a[2]
+        for i, a in enumerate(labels)
+        for b in labels[i + 1 :]
+    )
     assert figure.count("<circle") == len(words)  # every point drawn; a label left out is in its hover
 
 

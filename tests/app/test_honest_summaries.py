@@ -30,7 +30,9 @@ def test_a_two_two_one_split_is_a_tie_naming_both_labels(prediction):
     said = votes_text(voted(prediction, ["negative", "positive", "negative", "positive", "neutral"]), "en")
     assert said == "No majority: **negative** and **positive** tie with 2 of 5 models each (votes 2-2-1)"
     assert "Majority" not in said
-    assert "没有多数" in votes_text(voted(prediction, ["negative", "positive", "negative", "positive", "neutral"]), "zh")
+    assert "没有多数" in votes_text(
+        voted(prediction, ["negative", "positive", "negative", "positive", "neutral"]), "zh"
+    )
 
 
 def test_a_real_majority_still_says_majority_with_the_votes(prediction):
@@ -76,8 +78,9 @@ def test_curves_pyramid_and_trajectory_use_the_sentiment_stops(prediction):
     low, high = prediction.curve.score_range
     ends = [svg.colour(low + step * (high - low), low, high) for step in (0.025, 0.975)]  # the axis strip's ends
     assert all(f'fill="{end}"' in curve for end in ends)
-    pyramid = Pyramid("p", ["a", "b"], [[-1.0, 1.0], [0.0]], [[], []], [0.5, 0.5], [[0.5, 0.5], [0.5, 0.5]], "score",
-                      (-1.0, 1.0))
+    pyramid = Pyramid(
+        "p", ["a", "b"], [[-1.0, 1.0], [0.0]], [[], []], [0.5, 0.5], [[0.5, 0.5], [0.5, 0.5]], "score", (-1.0, 1.0)
+    )
     assert svg.RDBU[0] in to_svg(pyramid) and svg.RDBU[-1] in to_svg(pyramid)
     path = to_svg(Trajectory("t", ["a", "b"], [(0.0, 0.0), (1.0, 1.0)], [-1.0, 1.0]))
     assert f'fill="{svg.RDBU[0]}"' in path and f'fill="{svg.RDBU[-1]}"' in path

@@ -7,8 +7,14 @@ import json
 import pytest
 from gradio_client import handle_file
 
-from core.analysis.probes import (MAX_CASE_CHARS, MAX_CASE_WORDS, MAX_USER_CASES, ProbeInputError, read_cases_file,
-                                  run_text_cases)
+from core.analysis.probes import (
+    MAX_CASE_CHARS,
+    MAX_CASE_WORDS,
+    MAX_USER_CASES,
+    ProbeInputError,
+    read_cases_file,
+    run_text_cases,
+)
 from core.data.user import MAX_CELL_CHARS, MAX_NAME_CHARS, UserDataError, read_rows
 from core.predict import MAX_WORDS
 from core.training.jobs import JobError, TrainLimits, job_status, list_jobs, submit_job
@@ -90,7 +96,7 @@ def test_a_long_job_id_is_refused_before_it_reaches_the_disk_or_a_message(tmp_pa
 
 
 def test_hostile_inputs_through_the_api_answer_one_line_and_log_no_traceback(client, tmp_path, capfd):
-    for name, (file_name, content, code) in hostile_files().items():
+    for name, (file_name, content, _code) in hostile_files().items():
         path = tmp_path / file_name
         path.write_text(content, encoding="utf-8")
         with pytest.raises(Exception) as err:
@@ -118,9 +124,14 @@ def probe_case_inputs(tmp_path) -> dict[str, tuple[str, str | None, str]]:
     return {
         "8 cases of 3,000 words": ("\n".join(f"{long_words}\tpositive" for _ in range(8)), None, "long_sentence"),
         f"a sentence of {MAX_WORDS + 1} words": (" ".join(["ok"] * (MAX_WORDS + 1)) + "\tpositive", None, "long_case"),
-        "more words than the budget": ("\n".join(f"{i} " + " ".join(["fine"] * (MAX_WORDS - 1)) + "\tpositive"
-                                                 for i in range(MAX_CASE_WORDS // MAX_WORDS + 1)), None,
-                                       "too_many_words"),
+        "more words than the budget": (
+            "\n".join(
+                f"{i} " + " ".join(["fine"] * (MAX_WORDS - 1)) + "\tpositive"
+                for i in range(MAX_CASE_WORDS // MAX_WORDS + 1)
+            ),
+            None,
+            "too_many_words",
+        ),
         "too many cases": ("\n".join(f"film {i}\tpositive" for i in range(MAX_USER_CASES + 1)), None, "too_many_cases"),
         "a CSV upload with a cell over the csv limit": ("", str(cell), "long_cell"),
         "an upload larger than any allowed cases": ("", str(large), "file_too_large"),

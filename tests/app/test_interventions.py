@@ -5,12 +5,12 @@ pass), then through the Lab: named in the answer, carried to the worker process,
 
 import pytest
 import torch
+from test_models_common import SENTENCES
+from test_models_common import build as build_model
 
 from core.data.batching import pad_batch
 from core.models.base import Intervention, intervening, parse_intervention
 from core.notices import InterventionError
-from test_models_common import SENTENCES
-from test_models_common import build as build_model
 
 BATCH = pad_batch(SENTENCES)
 
@@ -47,8 +47,12 @@ def test_parse_intervention():
 def test_checks_name_model_and_index():
     model = build("tensor_cnn")  # 2 layers, orders 1..3
     model.check_intervention(Intervention("layer_off", 2))
-    cases = [(Intervention("gates_open", 2), "unknown_intervention"), (Intervention("layer_off", 3), "index_out_of_range"),
-             (Intervention("layer_off"), "index_out_of_range"), (Intervention("consecutive", 1), "no_index")]
+    cases = [
+        (Intervention("gates_open", 2), "unknown_intervention"),
+        (Intervention("layer_off", 3), "index_out_of_range"),
+        (Intervention("layer_off"), "index_out_of_range"),
+        (Intervention("consecutive", 1), "no_index"),
+    ]
     for intervention, code in cases:
         with pytest.raises(InterventionError) as err:
             model.check_intervention(intervention)
@@ -56,6 +60,7 @@ def test_checks_name_model_and_index():
 
 
 # -- tensor CNN ---------------------------------------------------------------------------------------------
+
 
 def test_tensor_cnn_identities():
     model = build("tensor_cnn")
@@ -76,6 +81,7 @@ def test_tensor_cnn_layer_off_is_its_softmax_block_zeroed():
 
 
 # -- mRNN ---------------------------------------------------------------------------------------------------
+
 
 def test_mrnn_identities():
     model = build("mrnn")
@@ -99,6 +105,7 @@ def test_mrnn_cut_reads_the_rest_as_a_new_sentence():
 
 # -- DCNN ---------------------------------------------------------------------------------------------------
 
+
 def test_dcnn_map_off_is_its_softmax_weights_zeroed():
     model = build("dcnn")
     off = _logits(model, Intervention("map_off", 1), explain=4)
@@ -112,8 +119,9 @@ def test_dcnn_map_off_is_its_softmax_weights_zeroed():
 def one_layer_dcnn(k_top: int):
     from core.models.dcnn import DCNN, DCNNConfig
 
-    return DCNN(DCNNConfig(vocab_size=23, num_classes=3, embed_dim=8, widths=[3], maps=[2], k_top=k_top,
-                           conv_l2_scale=[1.0])).eval()
+    return DCNN(
+        DCNNConfig(vocab_size=23, num_classes=3, embed_dim=8, widths=[3], maps=[2], k_top=k_top, conv_l2_scale=[1.0])
+    ).eval()
 
 
 def test_dcnn_max_pool_is_k_max_with_k_one():
@@ -135,6 +143,7 @@ def test_dcnn_no_folding_equals_folding_when_row_pairs_agree():
 
 # -- AdaSent ------------------------------------------------------------------------------------------------
 
+
 def test_adasent_gates_against_the_level_probabilities():
     model = build("adasent")
     plain = _logits(model, explain=4)
@@ -142,7 +151,7 @@ def test_adasent_gates_against_the_level_probabilities():
     uniform = (plain.level_probs * real[..., None]).sum(1) / real.sum(1, keepdim=True)  # mean over real levels
     assert torch.allclose(_logits(model, Intervention("uniform_gates")).logits.softmax(-1), uniform, atol=1e-6)
     level_two = _logits(model, Intervention("level_only", 2)).logits.softmax(-1)
-    top = (BATCH.lengths.clamp(max=2) - 1)  # a one-word sentence reads its only level
+    top = BATCH.lengths.clamp(max=2) - 1  # a one-word sentence reads its only level
     assert torch.allclose(level_two, plain.level_probs[torch.arange(len(top)), top], atol=1e-6)
 
 
@@ -156,6 +165,7 @@ def test_adasent_fixed_local_gates_are_a_no_op_when_the_gates_are_uniform():
 
 
 # -- AGT ----------------------------------------------------------------------------------------------------
+
 
 def test_agt_gates():
     model = build("agt")  # 4 layers: gates at L2..L4
@@ -183,6 +193,7 @@ def test_agt_uniform_attention_on_one_word_is_a_no_op():
 
 # -- through the Lab ----------------------------------------------------------------------------------------
 
+
 def test_the_lab_lists_applies_and_names_interventions(lab):
     listed = lab.interventions("sst5")
     assert set(listed) == set(lab.models("sst5")) and all(len(ivs) >= 2 for ivs in listed.values())
@@ -193,9 +204,16 @@ def test_the_lab_lists_applies_and_names_interventions(lab):
     assert changed.to_dict()["intervention"] == "max_order:1"
 
 
-@pytest.mark.parametrize("intervention, code", [("no_such", "unknown_intervention"), ("gates_open:2", "unknown_intervention"),
-                                                ("layer_off:9", "index_out_of_range"), ("max_order", "index_out_of_range"),
-                                                ("bad name", "bad_intervention")])
+@pytest.mark.parametrize(
+    "intervention, code",
+    [
+        ("no_such", "unknown_intervention"),
+        ("gates_open:2", "unknown_intervention"),
+        ("layer_off:9", "index_out_of_range"),
+        ("max_order", "index_out_of_range"),
+        ("bad name", "bad_intervention"),
+    ],
+)
 def test_the_lab_refuses_bad_interventions(lab, intervention, code):
     with pytest.raises(InterventionError) as err:
         lab.predict("the film is not good", "tensor_cnn", "sst5", intervention=intervention)
@@ -239,12 +257,32 @@ def test_make_ablations_writes_every_intervention(lab_root, tiny_data, tmp_path)
 
     from tools.ablations import main
 
-    assert main(["--tasks", "sst5", "--models", "tensor_cnn", "agt", "--checkpoints", str(lab_root),
-                 "--data", str(tiny_data), "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "--tasks",
+                "sst5",
+                "--models",
+                "tensor_cnn",
+                "agt",
+                "--checkpoints",
+                str(lab_root),
+                "--data",
+                str(tiny_data),
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     rows = json.loads((tmp_path / "ablations.json").read_text())["rows"]
     agt = [r for r in rows if r["model"] == "agt"]
     assert agt[0]["intervention"] == "none" and {r["intervention"].split(":")[0] for r in agt[1:]} == {
-        "uniform_attention", "gates_open", "gates_closed", "skip_only"}
+        "uniform_attention",
+        "gates_open",
+        "gates_closed",
+        "skip_only",
+    }
     assert all(0 <= r["dev"] <= 100 and 0 <= r["test"] <= 100 for r in rows)
     assert next(r for r in agt if r["intervention"] == "skip_only")["paper"] == 48.5
     assert "| `skip_only` |" in (tmp_path / "ablations.md").read_text()
@@ -252,20 +290,26 @@ def test_make_ablations_writes_every_intervention(lab_root, tiny_data, tmp_path)
 
 # -- in the Lab tab -----------------------------------------------------------------------------------------
 
+
 def test_the_lab_tab_shows_before_and_after(lab):
     from demo.tabs.checkpoints import facts
     from demo.tabs.lab import analyse, intervention_specs, intervention_value
 
     specs = intervention_specs(lab, "tensor_cnn", "auto")
-    assert intervention_value("max_order", 1, specs) == "max_order:1" and intervention_value("consecutive", 3, specs) == "consecutive"
+    assert (
+        intervention_value("max_order", 1, specs) == "max_order:1"
+        and intervention_value("consecutive", 3, specs) == "consecutive"
+    )
     assert intervention_value("gates_open", 2, specs) == "none" and intervention_specs(lab, "all", "auto") == {}
     for ui, tests in (("en", "What it tests: §3 Eq. 3"), ("zh", "它检验的是：§3 式 3")):
-        summary, _, result = analyse(lab, facts(lab), "the film is not good", "tensor_cnn", "auto", "auto", ui,
-                                     "occlusion", "consecutive")
+        summary, _, result = analyse(
+            lab, facts(lab), "the film is not good", "tensor_cnn", "auto", "auto", ui, "occlusion", "consecutive"
+        )
         assert "`consecutive`" in summary and "→" in summary and tests in summary
         assert result.count('class="model-panel"') == 2 and "consecutive" in result  # both panels, told apart
-    summary, _, result = analyse(lab, facts(lab), "the film is not good", "all", "auto", "auto", "en", "occlusion",
-                                 "consecutive")
+    summary, _, result = analyse(
+        lab, facts(lab), "the film is not good", "all", "auto", "auto", "en", "occlusion", "consecutive"
+    )
     assert "one model at a time" in summary and result == ""
 
 
@@ -285,8 +329,9 @@ def test_a_prediction_draws_itself_in_a_notebook(lab, monkeypatch):
     prediction = lab.predict("the film is not good", "dcnn", "sst5")
     drawn = prediction._repr_html_()
     assert drawn.count("<svg") >= 3 and "<script" not in drawn and "onclick" not in drawn
-    before_after = demo.notebook.show([prediction, lab.predict("the film is not good", "dcnn", "sst5",
-                                                               intervention="max_pool")], ui="zh")
+    before_after = demo.notebook.show(
+        [prediction, lab.predict("the film is not good", "dcnn", "sst5", intervention="max_pool")], ui="zh"
+    )
     assert "max_pool" in before_after._repr_html_() and "施加" in before_after
     monkeypatch.setattr(type(prediction), "html_renderer", None)  # core alone: a table of the probabilities
     plain = prediction._repr_html_()

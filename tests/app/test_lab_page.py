@@ -22,8 +22,9 @@ class Request:
 
 
 def test_api_example_uses_the_address_of_the_request_and_the_loaded_tasks(lab):
-    behind_proxy = usage(lab, Request(host="10.0.0.5:7860", **{"x-forwarded-host": "me-lab.hf.space",
-                                                                "x-forwarded-proto": "https"}))
+    behind_proxy = usage(
+        lab, Request(host="10.0.0.5:7860", **{"x-forwarded-host": "me-lab.hf.space", "x-forwarded-proto": "https"})
+    )
     assert 'Client("https://me-lab.hf.space/")' in behind_proxy and "127.0.0.1:7860" not in behind_proxy
     assert 'Client("http://localhost:8123/")' in usage(lab, Request(host="localhost:8123"))
     assert f"serves ({', '.join(f'`{t}`' for t in lab.tasks())})" in behind_proxy  # what is loaded, nothing else
@@ -40,8 +41,18 @@ def test_a_language_that_contradicts_the_task_is_refused(lab):
 
 def test_link_inputs_are_checked_against_what_is_loaded(lab):
     assert link_inputs(lab, {}) is None
-    assert link_inputs(lab, {"text": "good", "model": "dcnn", "task": "sst5", "lang": "en"}) == ("good", "dcnn", "sst5", "en")
-    assert link_inputs(lab, {"text": "good", "model": "gpt", "task": "sst9", "lang": "fr"}) == ("good", "all", "auto", "auto")
+    assert link_inputs(lab, {"text": "good", "model": "dcnn", "task": "sst5", "lang": "en"}) == (
+        "good",
+        "dcnn",
+        "sst5",
+        "en",
+    )
+    assert link_inputs(lab, {"text": "good", "model": "gpt", "task": "sst9", "lang": "fr"}) == (
+        "good",
+        "all",
+        "auto",
+        "auto",
+    )
 
 
 def test_each_prediction_says_its_checkpoint_accuracy_and_sha256(lab, lab_root):

@@ -30,8 +30,9 @@ def test_the_app_s_memory_and_cpu_include_its_children():
     import os
 
     alone_mb, alone_cpu = rss_mb(os.getpid()), cpu_seconds(os.getpid())
-    child = subprocess.Popen([sys.executable, "-c", "import sys; x = bytearray(50_000_000); sys.stdin.read()"],
-                             stdin=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys; x = bytearray(50_000_000); sys.stdin.read()"], stdin=subprocess.PIPE
+    )
     try:
         for _ in range(100):
             if child.pid in process_tree(os.getpid()) and rss_mb(os.getpid()) > alone_mb + 40:
@@ -50,7 +51,12 @@ def test_each_run_replaces_only_its_part_of_the_file(tmp_path):
     write_figures(out, None, {"requests": 2, "config": {}})
     write_figures(out, "mixed", {"requests": 3})
     write_figures(out, None, {"requests": 4, "config": {}})
-    assert json.loads(out.read_text()) == {"requests": 4, "config": {}, "mixed": {"requests": 3}, "soak": {"requests": 1}}
+    assert json.loads(out.read_text()) == {
+        "requests": 4,
+        "config": {},
+        "mixed": {"requests": 3},
+        "soak": {"requests": 1},
+    }
 
 
 def test_malloc_bounds_are_taken():
@@ -82,4 +88,6 @@ def test_mixed_profile_and_soak_against_the_app(lab_root, tmp_path):
     assert set(soak["targets"]) == {"no_failed_requests", "rss_end_le_1.1x_warmup"}
 
     text = "\n".join(loadtest_markdown(figures))
-    assert "### Mixed profile" in text and "long requests p50" in text and "### Soak" in text and "RSS over time" in text
+    assert (
+        "### Mixed profile" in text and "long requests p50" in text and "### Soak" in text and "RSS over time" in text
+    )

@@ -16,9 +16,30 @@ def test_training_files_are_small_labelled_and_each_its_own(tmp_path):
 def test_class_profile_against_the_app(lab_root, tmp_path):
     out = tmp_path / "loadtest.json"
     out.write_text(json.dumps({"soak": {"requests": 1}}))
-    code = main(["--profile", "class", "--class-minutes", "0.35", "--class-visitors", "3", "--trainers", "1",
-                 "--visit-requests", "4", "--think", "0.2", "--warmup", "1", "--checkpoints", str(lab_root),
-                 "--request-timeout", "60", "--out", str(out)])
+    code = main(
+        [
+            "--profile",
+            "class",
+            "--class-minutes",
+            "0.35",
+            "--class-visitors",
+            "3",
+            "--trainers",
+            "1",
+            "--visit-requests",
+            "4",
+            "--think",
+            "0.2",
+            "--warmup",
+            "1",
+            "--checkpoints",
+            str(lab_root),
+            "--request-timeout",
+            "60",
+            "--out",
+            str(out),
+        ]
+    )
     assert code in (0, 1)  # 1: a target missed on a busy machine
     figures = json.loads(out.read_text())
     run = figures["class"]

@@ -13,8 +13,9 @@ def mcp_app(lab, monkeypatch_module, tmp_path_factory):
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio-mcp")))
     demo = build_demo(lab)
     demo.queue(default_concurrency_limit=2)
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS,
-                            i18n=I18N, mcp_server=True)
+    _, url, _ = demo.launch(
+        prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N, mcp_server=True
+    )
     yield url.rstrip("/")
     demo.close()
 

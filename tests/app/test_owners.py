@@ -33,7 +33,9 @@ def app(lab, user_models, tmp_path_factory, monkeypatch_module):
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
     demo = build_demo(lab)
     demo.queue(default_concurrency_limit=2)
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N)
+    _, url, _ = demo.launch(
+        prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N
+    )
     clients = []
 
     def visitor(session: str | None = None) -> Client:
@@ -89,12 +91,19 @@ def test_two_visitors_see_only_their_own_jobs_and_models(app, lab, user_models, 
     assert done_a["title"].startswith("class_reviews.csv · ")
 
     # B: A's job is unknown to status, cancel and publish; A's task to every endpoint, and named nowhere
-    for message in (refused(b.predict, job_a, api_name="/train_status"),
-                    refused(b.predict, job_a, api_name="/train_cancel")):
+    for message in (
+        refused(b.predict, job_a, api_name="/train_status"),
+        refused(b.predict, job_a, api_name="/train_cancel"),
+    ):
         assert f"no training job '{job_a}'" in message
+
     def answers(t: str) -> list[str]:  # what B is told about task t, with t itself blanked out
-        calls = [(("a fun film", "dcnn", t, "auto"), "/predict"), (("a fun film", t, "auto"), "/compare"),
-                 ((t, "dcnn"), "/dataset"), (("en", t), "/probes")]
+        calls = [
+            (("a fun film", "dcnn", t, "auto"), "/predict"),
+            (("a fun film", t, "auto"), "/compare"),
+            ((t, "dcnn"), "/dataset"),
+            (("en", t), "/probes"),
+        ]
         return [refused(b.predict, *args, api_name=name).replace(t, "<task>") for args, name in calls]
 
     never = "user_never_trained_0a1b2c"
@@ -103,7 +112,7 @@ def test_two_visitors_see_only_their_own_jobs_and_models(app, lab, user_models, 
         push_job(job_a, "someone/model", "hf_token", user_models, owner=owner_of(b))
     seen_by_b = lab.visible_to(owner_of(b))
     assert task not in seen_by_b.tasks() and done_b["task"] in seen_by_b.tasks()
-    page = (str(task_choices(seen_by_b)) + tables(seen_by_b, "en")[0].to_csv() + usage(seen_by_b, None))
+    page = str(task_choices(seen_by_b)) + tables(seen_by_b, "en")[0].to_csv() + usage(seen_by_b, None)
     assert task not in page and job_a not in page and done_b["task"] in page
 
     # A: its own job and model, named by its file and date
@@ -129,8 +138,10 @@ def page_load(url: str, session: str, key: str) -> str:
     config = httpx.get(url + "config").json()
     store = next(c["id"] for c in config["components"] if c.get("props", {}).get("storage_key") == "lab-owner")
     load = next(d for d in config["dependencies"] if d["inputs"] == [store])
-    httpx.post(url + "gradio_api/queue/join", json={"data": [key], "fn_index": load["id"], "session_hash": session,
-                                                    "trigger_id": load["targets"][0][0]}).raise_for_status()
+    httpx.post(
+        url + "gradio_api/queue/join",
+        json={"data": [key], "fn_index": load["id"], "session_hash": session, "trigger_id": load["targets"][0][0]},
+    ).raise_for_status()
     with httpx.stream("GET", url + "gradio_api/queue/data", params={"session_hash": session}, timeout=60) as events:
         for line in events.iter_lines():
             if "process_completed" in line:
@@ -142,8 +153,9 @@ def test_a_browser_keeps_its_jobs_across_reloads_and_another_browser_sees_none(a
     key = page_load(app.url, "page-one", "")  # a first visit: the page makes the key the browser keeps
     assert len(key) >= 16 and page_load(app.url, "page-two", key) == key  # a reload sends it back
     first, reloaded = app("page-one"), app("page-two")
-    job = first.predict(handle_file(str(write_csv(tmp_path / "b.csv", reviews(40)))), "dcnn", "review", "stars", 1,
-                        api_name="/train")
+    job = first.predict(
+        handle_file(str(write_csv(tmp_path / "b.csv", reviews(40)))), "dcnn", "review", "stars", 1, api_name="/train"
+    )
     assert reloaded.predict(job, api_name="/train_status")["title"].startswith("b.csv · ")
     assert page_load(app.url, "other-browser", "") != key
     assert "no training job" in refused(app("other-browser").predict, job, api_name="/train_cancel")
@@ -156,7 +168,9 @@ def test_an_owner_has_at_most_its_quota_of_jobs_waiting_or_running(app, tmp_path
     jobs = [visitor.predict(handle_file(path), "dcnn", "review", "stars", 20, 15, api_name="/train") for _ in range(2)]
     message = refused(visitor.predict, handle_file(path), "dcnn", "review", "stars", 1, api_name="/train")
     assert "you already have 2 training jobs waiting or running" in message
-    other_job = other.predict(handle_file(path), "dcnn", "review", "stars", 1, api_name="/train")  # another owner's quota
+    other_job = other.predict(
+        handle_file(path), "dcnn", "review", "stars", 1, api_name="/train"
+    )  # another owner's quota
     for job in jobs:
         visitor.predict(job, api_name="/train_cancel")
     deadline = time.monotonic() + 30

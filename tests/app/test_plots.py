@@ -25,16 +25,33 @@ def _curve(kind="native"):
 
 EXAMPLES = {
     views.WordCurve: _curve(),
-    views.LineCurves: views.LineCurves("layers", WORDS, {"layer 1": [0.1] * 6, "layer 2": [0.3] * 6}, "score", y_range=(-2, 2)),
-    views.Trajectory: views.Trajectory("path", WORDS, [(float(i), float(-i)) for i in range(6)], [0.1 * i for i in range(6)], "PCA"),
+    views.LineCurves: views.LineCurves(
+        "layers", WORDS, {"layer 1": [0.1] * 6, "layer 2": [0.3] * 6}, "score", y_range=(-2, 2)
+    ),
+    views.Trajectory: views.Trajectory(
+        "path", WORDS, [(float(i), float(-i)) for i in range(6)], [0.1 * i for i in range(6)], "PCA"
+    ),
     views.Heatmap: views.Heatmap("attention", WORDS, ["L1", "L2", "L3"], [[0.5] * 6] * 3, "weight", (0.0, 1.0)),
-    views.KMaxGraph: views.KMaxGraph("graph", WORDS, [list(range(6)), [1, 4, 6], [2, 5]], [[0.0] * 6, [0.1, 0.2, 0.3], [0.4, 0.5]],
-                                     [[[2, 1, 0, 0, 0, 0], [0, 0, 0, 1, 0, 0], [1, 1, 1, 1, 1, 3]], [[1, 1, 0], [0, 0, 2]]]),
-    views.Pyramid: views.Pyramid("pyramid", WORDS[:4], [[0.1, 0.2, 0.3, 0.4], [0.4, 0.5, 0.6], [0.6, 0.7], [0.8]],
-                                 [[], [(0.2, 0.3, 0.5), (0.1, 0.1, 0.8), (0.3, 0.3, 0.4)], [(0.3, 0.3, 0.4)] * 2,
-                                  [(0.5, 0.25, 0.25)]], [0.1, 0.2, 0.3, 0.4],
-                                 [[0.5, 0.5], [0.4, 0.6], [0.3, 0.7], [0.2, 0.8]], "P(positive)", (0.0, 1.0)),
-    views.Table: views.Table("selected", ["layer", "words"], [[f"L{i}", "<script>x</script> " * (i % 3)] for i in range(1, 16)]),
+    views.KMaxGraph: views.KMaxGraph(
+        "graph",
+        WORDS,
+        [list(range(6)), [1, 4, 6], [2, 5]],
+        [[0.0] * 6, [0.1, 0.2, 0.3], [0.4, 0.5]],
+        [[[2, 1, 0, 0, 0, 0], [0, 0, 0, 1, 0, 0], [1, 1, 1, 1, 1, 3]], [[1, 1, 0], [0, 0, 2]]],
+    ),
+    views.Pyramid: views.Pyramid(
+        "pyramid",
+        WORDS[:4],
+        [[0.1, 0.2, 0.3, 0.4], [0.4, 0.5, 0.6], [0.6, 0.7], [0.8]],
+        [[], [(0.2, 0.3, 0.5), (0.1, 0.1, 0.8), (0.3, 0.3, 0.4)], [(0.3, 0.3, 0.4)] * 2, [(0.5, 0.25, 0.25)]],
+        [0.1, 0.2, 0.3, 0.4],
+        [[0.5, 0.5], [0.4, 0.6], [0.3, 0.7], [0.2, 0.8]],
+        "P(positive)",
+        (0.0, 1.0),
+    ),
+    views.Table: views.Table(
+        "selected", ["layer", "words"], [[f"L{i}", "<script>x</script> " * (i % 3)] for i in range(1, 16)]
+    ),
 }
 
 
@@ -48,8 +65,11 @@ def _texts(figure: str) -> list[str]:
 
 
 def _view_classes():
-    return [c for _, c in inspect.getmembers(views, inspect.isclass)
-            if dataclasses.is_dataclass(c) and c.__module__ == views.__name__]
+    return [
+        c
+        for _, c in inspect.getmembers(views, inspect.isclass)
+        if dataclasses.is_dataclass(c) and c.__module__ == views.__name__
+    ]
 
 
 def test_every_view_type_has_a_plot():
@@ -68,8 +88,11 @@ def test_figure_is_valid_svg_with_size_caption_and_export_buttons(view):
     assert 'data-name="dcnn-1"' in figure and 'data-export="svg"' in figure and 'data-export="png"' in figure
 
 
-@pytest.mark.parametrize("view", [v for v in EXAMPLES.values() if hasattr(v, "words") or hasattr(v, "x_labels")],
-                         ids=lambda v: type(v).__name__)
+@pytest.mark.parametrize(
+    "view",
+    [v for v in EXAMPLES.values() if hasattr(v, "words") or hasattr(v, "x_labels")],
+    ids=lambda v: type(v).__name__,
+)
 def test_words_are_escaped_and_repeated_words_kept_in_order(view):
     figure = to_svg(view)
     assert "<b>bad</b>" not in figure and "&lt;b&gt;bad&lt;/b&gt;" in figure
@@ -78,7 +101,7 @@ def test_words_are_escaped_and_repeated_words_kept_in_order(view):
         words = [f"{i}. {w}" for i, w in enumerate(words, start=1)]
     texts = _texts(figure)
     start = texts.index(words[0])
-    assert texts[start:start + len(words)] == words  # each word once, in order, repeats included
+    assert texts[start : start + len(words)] == words  # each word once, in order, repeats included
 
 
 def test_table_shows_every_row_escaped():
@@ -109,13 +132,21 @@ def test_kmax_graph_shows_the_strongest_edges_and_keeps_the_rest_for_its_checkbo
     assert 'class="all-edges"' in figure and f"show all {len(view.edges())} edges" in figure
     circles = list(svg.iter(f"{SVG}circle"))
     assert len(circles) == sum(len(level) for level in view.levels)
-    assert [t for t in _texts(figure) if t.startswith(("words", "layer"))] == ["words", "layer 1 (k-max)", "layer 2 (k-max)"]
+    assert [t for t in _texts(figure) if t.startswith(("words", "layer"))] == [
+        "words",
+        "layer 1 (k-max)",
+        "layer 2 (k-max)",
+    ]
 
 
 def test_pyramid_is_a_triangle_with_gates_and_beliefs():
     view = EXAMPLES[views.Pyramid]
     figure = to_svg(view)
-    cells = [r for r in _svg(figure).iter(f"{SVG}rect") if r.find(f"{SVG}title") is not None and "level" in r.find(f"{SVG}title").text]
+    cells = [
+        r
+        for r in _svg(figure).iter(f"{SVG}rect")
+        if r.find(f"{SVG}title") is not None and "level" in r.find(f"{SVG}title").text
+    ]
     units = [c for c in cells if ":" in c.find(f"{SVG}title").text and "γ" not in c.find(f"{SVG}title").text]
     assert len(units) == 4 + 3 + 2 + 1  # level t: n - t + 1 units
     xs = {float(c.get("x")) for c in units}
@@ -141,13 +172,19 @@ def test_every_string_the_models_send_has_chinese_words(lab):
     """Each view of each model (tiny checkpoints, both tasks) in the Chinese UI: no title, axis name, legend or
     column head is left in English (a word of three or more Latin letters, past names and symbols)."""
     allowed = {"AdaSent", "mRNN", "Lei", "sigmoid", "max", "min", "svd", "gram"}
-    for task, text in (("sst5", "it is not a bad film , but the plot is dull"), ("zh_sentiment", "这部电影不怎么好看，但是演员很棒")):
+    for task, text in (
+        ("sst5", "it is not a bad film , but the plot is dull"),
+        ("zh_sentiment", "这部电影不怎么好看，但是演员很棒"),
+    ):
         for model in PAPER_MODELS:
             prediction = lab.predict(text, model, task)
             for view in [prediction.curve, *prediction.views]:
                 worded = word_view(view, "zh")
-                strings = [getattr(worded, f) for f in ("title", "score_label", "y_label", "value_label", "axis_note")
-                           if isinstance(getattr(worded, f, None), str)]
+                strings = [
+                    getattr(worded, f)
+                    for f in ("title", "score_label", "y_label", "value_label", "axis_note")
+                    if isinstance(getattr(worded, f, None), str)
+                ]
                 strings += list(getattr(worded, "curves", {})) + list(getattr(worded, "columns", []))
                 english = {w for s in strings for w in re.findall(r"[A-Za-z]{3,}", s)} - allowed
                 assert not english, f"{model} {type(view).__name__}: {english} in {strings}"

@@ -30,7 +30,8 @@ def test_a_small_change_the_expected_way_fails_by_the_threshold_not_the_directio
     right, wrong = sorted(failures, key=lambda f: (f.case.expect == "up") != (change > 0))
     assert failure_reason(right, report.margin, "en") == (
         f"moved the expected way, {right.variant_score - right.score:+.3f}, but not by more than the threshold "
-        f"{report.margin:.3f}")
+        f"{report.margin:.3f}"
+    )
     assert failure_reason(wrong, report.margin, "en").startswith("moved the wrong way")
     _, table = failure_table(report, "c", "mrnn", "en")
     assert table.columns[-1] == "why it failed" and table.iloc[:, -1].str.contains("threshold").all()

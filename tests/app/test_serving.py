@@ -14,8 +14,8 @@ from contextlib import nullcontext
 import httpx
 import pytest
 
-from core.serving import decode, encode, serve
 from core.predict import Cancelled, ModelFailure, Prediction
+from core.serving import decode, encode, serve
 from core.views import Text
 from demo.runner import LANES, LONG_WORDS, MODEL_CONCURRENCY, POLL_S, Lanes, ModelWorker, RequestGate
 
@@ -50,6 +50,7 @@ def test_a_waiting_request_whose_client_left_gives_up():
 
 
 # -- the worker process ---------------------------------------------------------------------------------
+
 
 def _job(lab, text: str, model: str):
     checked = lab.check_text(text, "sst5")
@@ -118,7 +119,9 @@ def test_the_worker_answers_as_the_server_would(lab):
 def test_a_long_request_runs_its_models_in_the_worker(lab, monkeypatch):
     ran_here = []
     attempt = lab._attempt
-    monkeypatch.setattr(lab, "_attempt", lambda checked, model, *rest: ran_here.append(model) or attempt(checked, model, *rest))
+    monkeypatch.setattr(
+        lab, "_attempt", lambda checked, model, *rest: ran_here.append(model) or attempt(checked, model, *rest)
+    )
     worker = ModelWorker(nice=0)
     try:
         long_text = " ".join(["good"] * (LONG_WORDS + 1))
@@ -181,7 +184,9 @@ class StopAfterOneModel:
 def test_compare_stops_between_models_when_its_client_leaves(lab, monkeypatch):
     ran = []
     attempt = lab._attempt
-    monkeypatch.setattr(lab, "_attempt", lambda checked, model, *rest: ran.append(model) or attempt(checked, model, *rest))
+    monkeypatch.setattr(
+        lab, "_attempt", lambda checked, model, *rest: ran.append(model) or attempt(checked, model, *rest)
+    )
     gate = StopAfterOneModel()
     with pytest.raises(Cancelled):
         lab.compare("a good film", "sst5", gate=gate)
@@ -207,10 +212,16 @@ def test_a_disconnected_request_stops_waiting_and_runs_no_model(lab, monkeypatch
         session = "disconnecting-client"
         with LANES.admit(long=True):  # a long request is running
             with httpx.Client(base_url=url, timeout=60) as http:
-                joined = http.post("gradio_api/queue/join", json={
-                    "data": [" ".join(["good"] * (LONG_WORDS + 5)), "sst5", "auto"],
-                    "fn_index": _api_index(demo, "compare"), "session_hash": session, "event_data": None,
-                    "trigger_id": None})
+                joined = http.post(
+                    "gradio_api/queue/join",
+                    json={
+                        "data": [" ".join(["good"] * (LONG_WORDS + 5)), "sst5", "auto"],
+                        "fn_index": _api_index(demo, "compare"),
+                        "session_hash": session,
+                        "event_data": None,
+                        "trigger_id": None,
+                    },
+                )
                 assert joined.status_code == 200, joined.text
                 with http.stream("GET", "gradio_api/queue/data", params={"session_hash": session}) as stream:
                     for line in stream.iter_lines():  # until the handler runs (and waits for its lane)

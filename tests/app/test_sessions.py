@@ -24,8 +24,17 @@ def app(lab_root, tmp_path_factory):
         mp.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
         demo = build_demo(Lab.load(lab_root), str(lab_root))
         demo.queue(default_concurrency_limit=2)
-        _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
-                                theme=THEME, css=CSS, i18n=I18N, app_kwargs=APP_KWARGS, state_session_capacity=CAPACITY)
+        _, url, _ = demo.launch(
+            prevent_thread_lock=True,
+            server_name="127.0.0.1",
+            server_port=free_port(),
+            quiet=True,
+            theme=THEME,
+            css=CSS,
+            i18n=I18N,
+            app_kwargs=APP_KWARGS,
+            state_session_capacity=CAPACITY,
+        )
         yield url, demo.server_app.state_holder.session_data
         demo.close()
 
@@ -44,8 +53,9 @@ def test_a_rest_call_naming_no_session_leaves_no_state(app):
 def test_a_rest_call_naming_its_session_keeps_it(app):
     url, sessions = app
     named = uuid.uuid4().hex  # shaped like an event id: only the call's own event id is forgotten
-    posted = httpx.post(f"{url}gradio_api/call/predict", json={"data": list(SENTENCE), "session_hash": named},
-                        timeout=60)
+    posted = httpx.post(
+        f"{url}gradio_api/call/predict", json={"data": list(SENTENCE), "session_hash": named}, timeout=60
+    )
     answer = httpx.get(f"{url}gradio_api/call/predict/{posted.json()['event_id']}", timeout=60)
     assert "event: complete" in answer.text and named in sessions
 
@@ -81,8 +91,24 @@ def test_a_thousand_fresh_sessions_leave_rss_flat(lab_root, tmp_path, monkeypatc
     cap is Gradio's default here, so that only the dropping of one-shot sessions can keep RSS flat."""
     monkeypatch.setenv("LAB_SESSIONS", "10000")
     out = tmp_path / "loadtest.json"
-    code = main(["--sessions", "1000", "--session-endpoint", "predict", "--checkpoints", str(lab_root),
-                 "--clients", "1", "--warmup", "1", "--request-timeout", "60", "--out", str(out)])
+    code = main(
+        [
+            "--sessions",
+            "1000",
+            "--session-endpoint",
+            "predict",
+            "--checkpoints",
+            str(lab_root),
+            "--clients",
+            "1",
+            "--warmup",
+            "1",
+            "--request-timeout",
+            "60",
+            "--out",
+            str(out),
+        ]
+    )
     figures = json.loads(out.read_text())["sessions"]["rest"]
     assert figures["sessions"] == 1000 and figures["failed"] == 0, figures["failures"]
     assert [x["requests_started"] for x in figures["rss_samples"]] == [0, 200, 400, 600, 800, 1000]

@@ -15,8 +15,24 @@ from core.data import PROJECT_ROOT
 from tools.release.cards import HUB_DATASETS
 
 # the hardware names the Hub accepts for suggested_hardware (spaces-config-reference.md)
-HARDWARE = {"cpu-basic", "cpu-upgrade", "t4-small", "t4-medium", "l4x1", "l4x4", "l40sx1", "l40sx4", "l40sx8",
-            "a10g-small", "a10g-large", "a10g-largex2", "a10g-largex4", "a100-large", "h100", "h100x8"}
+HARDWARE = {
+    "cpu-basic",
+    "cpu-upgrade",
+    "t4-small",
+    "t4-medium",
+    "l4x1",
+    "l4x4",
+    "l40sx1",
+    "l40sx4",
+    "l40sx8",
+    "a10g-small",
+    "a10g-large",
+    "a10g-largex2",
+    "a10g-largex4",
+    "a100-large",
+    "h100",
+    "h100x8",
+}
 # what the Space must never install: the tools' and the tests' packages
 DEV_ONLY = {"pytest", "hypothesis", "playwright", "ray", "gensim", "pyyaml"}
 
@@ -76,8 +92,9 @@ def test_the_project_s_dependencies_are_the_space_s_run_time_packages():
     local = {req.name.lower().replace("_", "-"): req for req in map(Requirement, project["dependencies"])}
     assert str(local["torch"].specifier) == "==2.13.0" and not local["torch"].url
     _, space = requirements(PROJECT_ROOT / "requirements.txt")
-    assert {name: str(req) for name, req in space.items() if name != "torch"} == \
-        {name: str(req) for name, req in local.items() if name != "torch"}
+    assert {name: str(req) for name, req in space.items() if name != "torch"} == {
+        name: str(req) for name, req in local.items() if name != "torch"
+    }
     assert not DEV_ONLY & set(local), DEV_ONLY & set(local)
     extras = {Requirement(line).name for lines in project["optional-dependencies"].values() for line in lines}
     assert DEV_ONLY <= extras, DEV_ONLY - extras
@@ -88,8 +105,11 @@ def test_space_check_names_cuda_packages_and_keeps_the_index_line_or_replaces_it
     """tools.release.space_check (make space-check): what it counts as CUDA, and the requirements file it installs."""
     from tools.release import space_check
 
-    assert space_check.cuda_packages(["torch", "nvidia-cudnn-cu12", "triton", "numpy", "cuda-bindings"]) == \
-        ["cuda-bindings", "nvidia-cudnn-cu12", "triton"]
+    assert space_check.cuda_packages(["torch", "nvidia-cudnn-cu12", "triton", "numpy", "cuda-bindings"]) == [
+        "cuda-bindings",
+        "nvidia-cudnn-cu12",
+        "triton",
+    ]
     (tmp_path / "requirements.txt").write_text((PROJECT_ROOT / "requirements.txt").read_text(encoding="utf-8"))
     monkeypatch.setattr(space_check, "reachable", lambda host, **kw: True)
     assert space_check.requirements_for_here(tmp_path, tmp_path / "w", None)[0] == tmp_path / "requirements.txt"

@@ -34,13 +34,30 @@ class Head:
     def __init__(self):
         self.folder = tempfile.mkdtemp(prefix="ray", dir="/tmp")
         # no token: a test cluster on this machine (Ray 2.60 turns token auth on when ~/.ray/auth_token exists)
-        env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "RAY_USAGE_STATS_ENABLED": "0",
-               "RAY_AUTH_MODE": "disabled"}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(PROJECT_ROOT),
+            "RAY_USAGE_STATS_ENABLED": "0",
+            "RAY_AUTH_MODE": "disabled",
+        }
         self.process = subprocess.Popen(
-            [os.path.join(os.path.dirname(sys.executable), "ray"), "start", "--head", "--port=0", "--num-cpus=2",
-             f"--temp-dir={self.folder}", "--include-dashboard=false", "--block"],
-            cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True)
+            [
+                os.path.join(os.path.dirname(sys.executable), "ray"),
+                "start",
+                "--head",
+                "--port=0",
+                "--num-cpus=2",
+                f"--temp-dir={self.folder}",
+                "--include-dashboard=false",
+                "--block",
+            ],
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
         lines = []
         for line in self.process.stdout:
             lines.append(line)
@@ -69,10 +86,12 @@ def head():
 @pytest.fixture
 def on_ray(monkeypatch):
     """LAB_TRAIN_BACKEND=ray on `address`; returns the queue's factory."""
+
     def settings(address: str, fallback: str = "") -> None:
         monkeypatch.setenv("LAB_TRAIN_BACKEND", "ray")
         monkeypatch.setenv("LAB_RAY_ADDRESS", address)
         monkeypatch.setenv("LAB_TRAIN_FALLBACK", fallback)
+
     return settings
 
 
@@ -119,8 +138,12 @@ def test_the_backend_is_a_setting(monkeypatch, on_ray, tmp_path):
     local = training_queue(Lab({}), tmp_path / "um")
     assert type(local) is TrainingQueue
     local.stopped.set()
-    for backend, address, fallback in (("spark", "h:1", ""), ("ray", "", ""), ("ray", "ray://h:10001", ""),
-                                       ("ray", "h:1", "cloud")):
+    for backend, address, fallback in (
+        ("spark", "h:1", ""),
+        ("ray", "", ""),
+        ("ray", "ray://h:10001", ""),
+        ("ray", "h:1", "cloud"),
+    ):
         on_ray(address, fallback)
         monkeypatch.setenv("LAB_TRAIN_BACKEND", backend)
         monkeypatch.delenv("RAY_ADDRESS", raising=False)
@@ -196,8 +219,9 @@ def test_a_cluster_that_goes_away_mid_job(head, on_ray, tmp_path, big_csv, fallb
         one_line_in_both(ended, "went away: went on on this machine after epoch", "ray_lost_local")
     else:
         assert ended["status"] == "failed" and ended["error"]["code"] == "ray_lost", ended
-        one_line_in_both(ended, f"the training cluster at {head.address} went away after epoch {epoch} of 3",
-                         "ray_lost")
+        one_line_in_both(
+            ended, f"the training cluster at {head.address} went away after epoch {epoch} of 3", "ray_lost"
+        )
         assert not queue.lab.checkpoints
     # the app goes on: the next job is taken, and says what it meets
     after = queue.submit(big_csv, "dcnn", "", "", 1, 1, "none")
@@ -214,12 +238,14 @@ def test_a_cluster_that_cannot_be_reached_at_start(on_ray, tmp_path, fallback):
     ended = wait_for(queue, job["id"], seconds=120)
     if fallback:  # never silent: the job says where it trained
         assert ended["status"] == "done" and ended["notice"]["code"] == "ray_local", ended
-        one_line_in_both(ended, f"the training cluster at {address} cannot be reached: trained on this machine",
-                         "ray_local")
+        one_line_in_both(
+            ended, f"the training cluster at {address} cannot be reached: trained on this machine", "ray_local"
+        )
         assert (ended["task"], "dcnn") in queue.lab.checkpoints
     else:
         assert ended["status"] == "failed" and ended["error"]["code"] == "ray_unreachable", ended
-        one_line_in_both(ended, f"the training cluster at {address} cannot be reached; try again later",
-                         "ray_unreachable")
+        one_line_in_both(
+            ended, f"the training cluster at {address} cannot be reached; try again later", "ray_unreachable"
+        )
         assert read_job(tmp_path / "um" / "jobs" / job["id"])["finished"] and not queue.lab.checkpoints
     queue.stopped.set()

@@ -16,21 +16,30 @@ MODELS = ["tensor_cnn", "mrnn"]
 
 
 def node(id_, parent, start, end, height, text, gold):
-    return TreeNode(id_, parent, start, end, height, text, gold, {"tensor_cnn": gold, "mrnn": 4},
-                    {m: 0.5 for m in MODELS}, 1)
+    return TreeNode(
+        id_, parent, start, end, height, text, gold, {"tensor_cnn": gold, "mrnn": 4}, {m: 0.5 for m in MODELS}, 1
+    )
 
 
 def view() -> TreeView:
     """it (is (not good)): a right-branching four-word sentence, three levels below the root."""
-    nodes = [node(0, None, 0, 4, 3, "it is not good", 1), node(1, 0, 0, 1, 0, "it", 2),
-             node(2, 0, 1, 4, 2, "is not good", 1), node(3, 2, 1, 2, 0, "is", 2),
-             node(4, 2, 2, 4, 1, "not good", 0), node(5, 4, 2, 3, 0, "not", 1), node(6, 4, 3, 4, 0, "good", 4)]
+    nodes = [
+        node(0, None, 0, 4, 3, "it is not good", 1),
+        node(1, 0, 0, 1, 0, "it", 2),
+        node(2, 0, 1, 4, 2, "is not good", 1),
+        node(3, 2, 1, 2, 0, "is", 2),
+        node(4, 2, 2, 4, 1, "not good", 0),
+        node(5, 4, 2, 3, 0, "not", 1),
+        node(6, 4, 3, 4, 0, "good", 4),
+    ]
     return TreeView("test", 7, "sst5", LABELS, MODELS, ["it", "is", "not", "good"], nodes)
 
 
 def centres(figure: str) -> dict[int, tuple[float, float]]:
-    return {int(n): (float(x), float(y)) for n, x, y in
-            re.findall(r'data-node="(\d+)"><title>[^<]*</title><circle cx="([\d.]+)" cy="([\d.]+)"', figure)}
+    return {
+        int(n): (float(x), float(y))
+        for n, x, y in re.findall(r'data-node="(\d+)"><title>[^<]*</title><circle cx="([\d.]+)" cy="([\d.]+)"', figure)
+    }
 
 
 def test_the_tree_has_depth_and_parents_over_their_children():
@@ -51,8 +60,9 @@ def test_words_are_horizontal_with_room_and_labels_readable():
     assert [w for _, w in words] == ["it", "is", "not", "good"] and "rotate" not in figure
     at = [(float(x), svg.text_width(w, 12)) for x, w in words]
     assert all(b - a >= (wa + wb) / 2 for (a, wa), (b, wb) in zip(at, at[1:]))  # left to right, never overlapping
-    assert all(size >= 11 for size in map(float, re.findall(r'font-size="([\d.]+)"', figure.split("</text>", 1)[1])
-                                          [:-1]))  # every label but the caption at a readable size
+    assert all(
+        size >= 11 for size in map(float, re.findall(r'font-size="([\d.]+)"', figure.split("</text>", 1)[1])[:-1])
+    )  # every label but the caption at a readable size
 
 
 def test_every_node_is_a_link_to_the_lab_with_its_phrase_and_task():

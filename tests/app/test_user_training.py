@@ -12,16 +12,20 @@ import pytest
 from gradio_client import handle_file
 
 from core.data.user import UserDataError, load_user_task, read_rows
+from core.predict import Lab
 from core.training.jobs import JobError, TrainLimits, list_jobs, recover_jobs, submit_job, update_job
 from core.training.publish import push_job
-from core.predict import Lab
 from core.training.train import main as train_main
 from demo.i18n import notice_text
 from demo.training import TrainingQueue
 
 POSITIVE, NEGATIVE = ["good", "great", "fun", "moving"], ["bad", "dull", "awful", "flat"]
 NEUTRAL = ["the", "movie", "film", "plot", "is", "a"]
-POSITIVE_ZH, NEGATIVE_ZH, NEUTRAL_ZH = ["很好", "喜欢", "满意"], ["很差", "失望", "糟糕"], ["这个", "手机", "质量", "物流"]
+POSITIVE_ZH, NEGATIVE_ZH, NEUTRAL_ZH = (
+    ["很好", "喜欢", "满意"],
+    ["很差", "失望", "糟糕"],
+    ["这个", "手机", "质量", "物流"],
+)
 
 
 def reviews(n: int = 80, seed: int = 3, zh: bool = False) -> list[tuple[str, str]]:
@@ -31,7 +35,10 @@ def reviews(n: int = 80, seed: int = 3, zh: bool = False) -> list[tuple[str, str
     for _ in range(n):
         positive = rng.random() < 0.5
         words = rng.sample(NEUTRAL_ZH if zh else NEUTRAL, 3)
-        words.insert(rng.randint(0, 3), rng.choice((POSITIVE_ZH if zh else POSITIVE) if positive else (NEGATIVE_ZH if zh else NEGATIVE)))
+        words.insert(
+            rng.randint(0, 3),
+            rng.choice((POSITIVE_ZH if zh else POSITIVE) if positive else (NEGATIVE_ZH if zh else NEGATIVE)),
+        )
         rows.append(("".join(words) if zh else " ".join(words), "5" if positive else "1"))
     return rows
 
@@ -117,8 +124,12 @@ def test_a_bad_file_or_setting_queues_nothing(tmp_path, good_csv):
     for code, (path, _) in bad_files(tmp_path).items():
         with pytest.raises(UserDataError):
             submit_job(path, "dcnn", "sentence" if code == "missing_column" else "", "", 1, root=root, limits=limits)
-    for kwargs, code in (({"model": "nbow"}, "unknown_model"), ({"epochs": 6}, "bad_epochs"),
-                         ({"minutes": 3}, "bad_minutes"), ({"vectors": "glove"}, "bad_vectors")):
+    for kwargs, code in (
+        ({"model": "nbow"}, "unknown_model"),
+        ({"epochs": 6}, "bad_epochs"),
+        ({"minutes": 3}, "bad_minutes"),
+        ({"vectors": "glove"}, "bad_vectors"),
+    ):
         with pytest.raises(JobError) as err:
             submit_job(good_csv, **{"model": "dcnn", "epochs": 1, **kwargs}, root=root, limits=limits)
         assert err.value.code == code
@@ -130,18 +141,69 @@ def test_a_bad_file_or_setting_queues_nothing(tmp_path, good_csv):
 
 def test_cli_trains_a_task_of_its_own_that_the_lab_loads(tmp_path, good_csv, monkeypatch):
     monkeypatch.setenv("LAB_USER_MODELS", str(tmp_path / "um"))
-    assert train_main(["--model", "tensor_cnn", "--data", str(good_csv), "--text-column", "review", "--label-column",
-                       "stars", "--epochs", "1", "--vectors", "none", "--threads", "1", "--out", str(tmp_path / "run"),
-                       "--no-progress", "--set", "embed_dim=8", "--set", "hidden=6"]) == 0
+    assert (
+        train_main(
+            [
+                "--model",
+                "tensor_cnn",
+                "--data",
+                str(good_csv),
+                "--text-column",
+                "review",
+                "--label-column",
+                "stars",
+                "--epochs",
+                "1",
+                "--vectors",
+                "none",
+                "--threads",
+                "1",
+                "--out",
+                str(tmp_path / "run"),
+                "--no-progress",
+                "--set",
+                "embed_dim=8",
+                "--set",
+                "hidden=6",
+            ]
+        )
+        == 0
+    )
     installed = list((tmp_path / "um" / "checkpoints").glob("user_reviews_*/tensor_cnn"))
     assert len(installed) == 1
     lab = Lab({})
     task, model = lab.add_checkpoint(installed[0])
     assert model == "tensor_cnn" and lab.predict("a great film", model, task).label in ("1", "5")
     # resumable: a second call with --resume and one more epoch continues from the saved state
-    assert train_main(["--model", "tensor_cnn", "--data", str(good_csv), "--text-column", "review", "--label-column",
-                       "stars", "--epochs", "2", "--vectors", "none", "--threads", "1", "--out", str(tmp_path / "run"),
-                       "--no-progress", "--set", "embed_dim=8", "--set", "hidden=6", "--resume"]) == 0
+    assert (
+        train_main(
+            [
+                "--model",
+                "tensor_cnn",
+                "--data",
+                str(good_csv),
+                "--text-column",
+                "review",
+                "--label-column",
+                "stars",
+                "--epochs",
+                "2",
+                "--vectors",
+                "none",
+                "--threads",
+                "1",
+                "--out",
+                str(tmp_path / "run"),
+                "--no-progress",
+                "--set",
+                "embed_dim=8",
+                "--set",
+                "hidden=6",
+                "--resume",
+            ]
+        )
+        == 0
+    )
     log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in log] == [1, 2]
 
@@ -149,7 +211,9 @@ def test_cli_trains_a_task_of_its_own_that_the_lab_loads(tmp_path, good_csv, mon
 # -- the queue --------------------------------------------------------------------------------------
 
 
-def wait_for(queue: TrainingQueue, job_id: str, statuses=("done", "failed", "cancelled", "stopped"), seconds=180) -> dict:
+def wait_for(
+    queue: TrainingQueue, job_id: str, statuses=("done", "failed", "cancelled", "stopped"), seconds=180
+) -> dict:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         job = queue.status(job_id)
@@ -216,7 +280,11 @@ def test_publishing_fails_fast_offline(tmp_path, good_csv):
     wait_for(queue, job["id"])
     queue.stopped.set()
     start = time.perf_counter()
-    for repo, token, code in (("me/model", "", "no_token"), ("../x", "hf_x", "bad_repo"), ("me/model", "hf_x", "hub_offline")):
+    for repo, token, code in (
+        ("me/model", "", "no_token"),
+        ("../x", "hf_x", "bad_repo"),
+        ("me/model", "hf_x", "hub_offline"),
+    ):
         with pytest.raises(JobError) as err:
             push_job(job["id"], repo, token, queue.root)
         assert err.value.code == code
@@ -259,9 +327,13 @@ def test_bad_files_get_their_message_through_the_api(client, tmp_path):
         column = "sentence" if code == "missing_column" else ""
         with pytest.raises(Exception) as err:
             client.predict(handle_file(str(path)), "dcnn", column, "", 1, api_name="/train")
-        expected = {"bad_encoding": "row 3 is not UTF-8", "missing_column": "no column 'sentence'",
-                    "one_label": "every row has the label '5'", "empty_text": "row 4 has an empty text",
-                    "too_large": "the limit is"}[code]
+        expected = {
+            "bad_encoding": "row 3 is not UTF-8",
+            "missing_column": "no column 'sentence'",
+            "one_label": "every row has the label '5'",
+            "empty_text": "row 4 has an empty text",
+            "too_large": "the limit is",
+        }[code]
         assert expected in str(err.value), (code, str(err.value))
 
 
@@ -271,19 +343,49 @@ def test_bad_files_get_their_message_through_the_api(client, tmp_path):
 def test_the_tab_words_every_status_and_draws_the_curves(tmp_path):
     from demo.tabs.train import confusion_table, curves, file_summary, status_text
 
-    job = {"status": "queued", "queue_position": 2, "progress": 0.0, "epochs": 4, "eta_seconds": None, "task": "user_x_1",
-           "model": "dcnn", "loss": [[0.5, 1.2], [1.0, 0.9]], "error": None, "metrics": None,
-           "history": [{"epoch": 1, "train_loss": 0.9, "dev_accuracy": 0.6, "dev_evals": [0.5, 0.6]}]}
-    done = {**job, "status": "done", "metrics": {"test_accuracy": 0.75, "test_examples": 8, "labels": ["neg", "positive"],
-                                                "confusion": [[3, 1], [1, 3]]}}
-    failed = {**job, "status": "failed", "error": {"code": "one_label", "params": {"label": "5"},
-                                                    "message": "UserDataError: every row has the label '5'"}}
+    job = {
+        "status": "queued",
+        "queue_position": 2,
+        "progress": 0.0,
+        "epochs": 4,
+        "eta_seconds": None,
+        "task": "user_x_1",
+        "model": "dcnn",
+        "loss": [[0.5, 1.2], [1.0, 0.9]],
+        "error": None,
+        "metrics": None,
+        "history": [{"epoch": 1, "train_loss": 0.9, "dev_accuracy": 0.6, "dev_evals": [0.5, 0.6]}],
+    }
+    done = {
+        **job,
+        "status": "done",
+        "metrics": {
+            "test_accuracy": 0.75,
+            "test_examples": 8,
+            "labels": ["neg", "positive"],
+            "confusion": [[3, 1], [1, 3]],
+        },
+    }
+    failed = {
+        **job,
+        "status": "failed",
+        "error": {
+            "code": "one_label",
+            "params": {"label": "5"},
+            "message": "UserDataError: every row has the label '5'",
+        },
+    }
     running = {**job, "status": "running", "progress": 1.5, "eta_seconds": 75.0}
-    texts = {(j["status"], ui): status_text(j, ui) for j in (job, done, failed, running,
-                                                             {**job, "status": "cancelled"}, {**job, "status": "stopped"})
-             for ui in ("en", "zh")}
+    texts = {
+        (j["status"], ui): status_text(j, ui)
+        for j in (job, done, failed, running, {**job, "status": "cancelled"}, {**job, "status": "stopped"})
+        for ui in ("en", "zh")
+    }
     assert texts["queued", "en"] == "Waiting: position 2 in the training queue." and "第 2 位" in texts["queued", "zh"]
-    assert "epoch 1.5 of 4 (38%) · about 1 min 15 s left" in texts["running", "en"] and "1 分 15 秒" in texts["running", "zh"]
+    assert (
+        "epoch 1.5 of 4 (38%) · about 1 min 15 s left" in texts["running", "en"]
+        and "1 分 15 秒" in texts["running", "zh"]
+    )
     assert "0.750" in texts["done", "en"] and "user\\_x\\_1" in texts["done", "zh"]
     assert "'5'" in texts["failed", "en"] and "“5”" in texts["failed", "zh"]
     assert texts["cancelled", "zh"] == "已取消。" and texts["stopped", "en"].startswith("Stopped")
@@ -292,7 +394,9 @@ def test_the_tab_words_every_status_and_draws_the_curves(tmp_path):
     table = confusion_table(done, "zh")
     assert table.columns.tolist() == ["真实 \\ 预测", "neg", "正面"] and table.values.tolist()[1] == ["正面", 1, 3]
     limits = TrainLimits()
-    summary, text_column, label_column = file_summary(str(write_csv(tmp_path / "a.csv", reviews())), "", "", limits, "en")
+    summary, text_column, label_column = file_summary(
+        str(write_csv(tmp_path / "a.csv", reviews())), "", "", limits, "en"
+    )
     assert summary.startswith("✅ 80 rows") and text_column["value"] == "review" and label_column["value"] == "stars"
     assert text_column["choices"] == ["id", "review", "stars"]
     bad = tmp_path / "bad.csv"
@@ -313,8 +417,14 @@ def test_uploads_may_be_larger_than_other_requests():
     async def echo(request):
         return PlainTextResponse(str(len(await request.body())))
 
-    app = RequestBodyLimit(Starlette(routes=[Route("/gradio_api/upload", echo, methods=["POST"]),
-                                             Route("/gradio_api/call/compare", echo, methods=["POST"])]))
+    app = RequestBodyLimit(
+        Starlette(
+            routes=[
+                Route("/gradio_api/upload", echo, methods=["POST"]),
+                Route("/gradio_api/call/compare", echo, methods=["POST"]),
+            ]
+        )
+    )
     body = b"x" * (2 * MAX_BODY_BYTES)
     assert MAX_UPLOAD_BYTES == 2 * TrainLimits().max_bytes > len(body)  # the default cap (5 MB), read at import
     with TestClient(app) as http:

@@ -46,6 +46,9 @@ def test_every_string_a_model_view_shows_is_a_code(lab, task):
             shown += list(getattr(view, "curves", {})) + list(getattr(view, "columns", []))
             assert shown and all(isinstance(s, Text) for s in shown), (model, type(view).__name__, shown)
             chinese = word_view(view, "zh")
-            assert all(isinstance(getattr(chinese, f), str) and not isinstance(getattr(chinese, f), Text)
-                       for f in FIELDS if getattr(view, f, ""))
+            assert all(
+                isinstance(getattr(chinese, f), str) and not isinstance(getattr(chinese, f), Text)
+                for f in FIELDS
+                if getattr(view, f, "")
+            )
         orjson.dumps(prediction.to_dict())  # as Gradio's API sends it (orjson takes no str subclass as a dict key)

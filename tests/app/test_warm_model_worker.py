@@ -59,10 +59,18 @@ def test_a_disconnect_in_the_middle_of_a_long_compare_keeps_the_worker(lab, monk
     long_text = " ".join(["good"] * (LONG_WORDS + 5))
     try:
         with httpx.Client(base_url=url, timeout=60) as http:
+
             def compare(session: str, until: str):
-                joined = http.post("gradio_api/queue/join", json={
-                    "data": [long_text, "sst5", "auto"], "fn_index": _api_index(demo, "compare"),
-                    "session_hash": session, "event_data": None, "trigger_id": None})
+                joined = http.post(
+                    "gradio_api/queue/join",
+                    json={
+                        "data": [long_text, "sst5", "auto"],
+                        "fn_index": _api_index(demo, "compare"),
+                        "session_hash": session,
+                        "event_data": None,
+                        "trigger_id": None,
+                    },
+                )
                 assert joined.status_code == 200, joined.text
                 with http.stream("GET", "gradio_api/queue/data", params={"session_hash": session}) as stream:
                     for line in stream.iter_lines():

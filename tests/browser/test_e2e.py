@@ -13,15 +13,35 @@ import pytest
 from lab_fixture import serve_app
 from playwright.sync_api import expect
 
+from core.analysis.probes import run_suite
 from core.models import PAPER_MODELS
 from core.predict import Lab
-from core.analysis.probes import run_suite
 from demo.i18n import model_name
 
 EN, ZH = "It is not a bad film, but the plot is dull.", "这部电影不怎么好看，但是演员很棒"
 # names, symbols and file formats that stay as they are in the Chinese UI
-NAMES = {"Tensor", "CNN", "Lei", "mRNN", "Irsoy", "Cardie", "DCNN", "Kalchbrenner", "AdaSent", "Zhao", "AGT", "Guo",
-         "SVG", "PNG", "sha", "logit", "max", "min", "sigmoid", "Hub"}
+NAMES = {
+    "Tensor",
+    "CNN",
+    "Lei",
+    "mRNN",
+    "Irsoy",
+    "Cardie",
+    "DCNN",
+    "Kalchbrenner",
+    "AdaSent",
+    "Zhao",
+    "AGT",
+    "Guo",
+    "SVG",
+    "PNG",
+    "sha",
+    "logit",
+    "max",
+    "min",
+    "sigmoid",
+    "Hub",
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +64,11 @@ def _screenshot(page, name):
     page.wait_for_timeout(300)
     box = page.locator(".model-panel").first.bounding_box()
     folder = Path(os.environ.get("SCREENSHOT_DIR") or tempfile.mkdtemp(prefix="lab-screens-"))
-    page.screenshot(path=str(folder / name), full_page=True,
-                    clip={"x": 0, "y": 0, "width": 1280, "height": box["y"] + box["height"] + 10})
+    page.screenshot(
+        path=str(folder / name),
+        full_page=True,
+        clip={"x": 0, "y": 0, "width": 1280, "height": box["y"] + box["height"] + 10},
+    )
 
 
 def _expect_panels(page, count, text=None):
@@ -85,7 +108,9 @@ def test_english_all_five(open_page, url):
 def test_single_model_and_html_shown_as_text(open_page, url):
     page = open_page(url, "en-US")
     _choose_model(page, "DCNN (Kalchbrenner et al. 2014)")
-    typed = '<img src=x onerror="window.__xss=1"> <b>bold</b> <script>window.__xss=2</script> good" onclick="window.__xss=3'
+    typed = (
+        '<img src=x onerror="window.__xss=1"> <b>bold</b> <script>window.__xss=2</script> good" onclick="window.__xss=3'
+    )
     _analyse(page, typed)
     expect(page.locator("#summary")).to_contain_text("Prediction")
     _expect_panels(page, 1, typed)  # the text, quotes and all, stays inside its attribute
@@ -97,8 +122,9 @@ def test_single_model_and_html_shown_as_text(open_page, url):
     strong = graph.locator("svg g.strong-edges line").count()
     graph.locator(".all-edges").check()  # the checkbox adds the other edges, and takes them away again
     expect(graph.locator("svg g.weak-edges")).to_have_count(1)
-    assert strong + graph.locator("svg g.weak-edges line").count() == int(re.search(r"show all (\d+) edges",
-                                                                                    graph.inner_text())[1])
+    assert strong + graph.locator("svg g.weak-edges line").count() == int(
+        re.search(r"show all (\d+) edges", graph.inner_text())[1]
+    )
     graph.locator(".all-edges").uncheck()
     expect(graph.locator("svg g.weak-edges")).to_have_count(0)
     highlight = panel.locator(".occlusion-text")
@@ -128,7 +154,8 @@ WATCH = """text => {
     for (const node of document.querySelectorAll('.model-panel, .lab-result'))
       if (node.checkVisibility() && node.dataset.text !== text) window.__stale.push(node.dataset.text);
   };
-  new MutationObserver(check).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  new MutationObserver(check).observe(document,
+    {subtree: true, childList: true, attributes: true, characterData: true});
   const frame = () => { check(); requestAnimationFrame(frame); };
   frame();
 }"""
@@ -166,7 +193,8 @@ def test_chinese_ui_has_no_english_left(open_page, url):
     shown = page.evaluate("""() => [...document.querySelectorAll('#summary, #notices, #result')].map(root => {
         const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
         const out = [];
-        while (walker.nextNode()) if (!walker.currentNode.parentElement.closest('code')) out.push(walker.currentNode.textContent);
+        while (walker.nextNode())
+            if (!walker.currentNode.parentElement.closest('code')) out.push(walker.currentNode.textContent);
         return out.join(' ');
     }).join(' ')""")
     english = set(re.findall(r"[A-Za-z]{3,}", re.sub(r"\b[0-9a-f]{7,}\b", "", shown))) - NAMES  # past sha256s, commits
@@ -186,8 +214,11 @@ def test_a_link_fills_and_runs_the_lab_and_copy_link_writes_it(open_page, url):
     page.locator("#copy-link").click()
     expect(page.locator("#permalink")).to_contain_text("text=A+good+film.")
     copied = page.evaluate("navigator.clipboard.readText()")
-    assert urllib.parse.parse_qs(urllib.parse.urlparse(copied).query) == {"text": ["A good film."], "model": ["dcnn"],
-                                                                          "lang": ["en"]}
+    assert urllib.parse.parse_qs(urllib.parse.urlparse(copied).query) == {
+        "text": ["A good film."],
+        "model": ["dcnn"],
+        "lang": ["en"],
+    }
     again = open_page(copied, "en-US")
     _expect_panels(again, 1, "A good film.")
 
@@ -210,14 +241,18 @@ def test_every_view_exports_as_svg_and_png_with_its_caption(open_page, url, lab_
         with page.expect_download() as download:
             figure.locator("button[data-export='png']").click()
         png = Path(download.value.path()).read_bytes()
-        assert download.value.suggested_filename.endswith(".png") and png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000
+        assert (
+            download.value.suggested_filename.endswith(".png") and png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000
+        )
 
 
 def test_the_agt_table_shows_all_15_layers_and_screenshots(open_page, bundled_url):
     """On the bundled checkpoints: the AGT's 'words selected per layer' lists L1..L15 in full, nothing cut;
     the README's screenshots (SCREENSHOT_DIR=docs) come from here."""
-    for locale, text, name in (("en-US", "The acting is great, but the plot is dull and far too long.", "screenshot.png"),
-                               ("zh-CN", ZH, "screenshot_zh.png")):
+    for locale, text, name in (
+        ("en-US", "The acting is great, but the plot is dull and far too long.", "screenshot.png"),
+        ("zh-CN", ZH, "screenshot_zh.png"),
+    ):
         page = open_page(bundled_url, locale)
         _analyse(page, text)
         _expect_panels(page, len(PAPER_MODELS), text)
@@ -235,9 +270,12 @@ def test_a_probe_failure_opens_in_the_lab_as_a_minimal_pair(open_page, url, lab_
     the Lab tab shows both sentences, the analysis of the first, and the minimal pair's table and figures."""
     # the app's checkpoints answer the same: a cell whose first failure is a pair
     report = run_suite(Lab.load(lab_root), "en")
-    row, column, capability, model = next((r, c, cap, m) for r, (cap, cells) in enumerate(report.cells.items())
-                                          for c, m in enumerate(report.models, start=1)
-                                          if len(cells[m].failures) > 1 and cells[m].failures[0].case.variant)
+    row, column, capability, model = next(
+        (r, c, cap, m)
+        for r, (cap, cells) in enumerate(report.cells.items())
+        for c, m in enumerate(report.models, start=1)
+        if len(cells[m].failures) > 1 and cells[m].failures[0].case.variant
+    )
     case = report.cells[capability][model].failures[0].case
     page = open_page(url, "en-US")
     page.get_by_role("tab", name="Probes").click()

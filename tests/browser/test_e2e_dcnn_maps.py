@@ -38,7 +38,9 @@ def test_picking_another_map_redraws_its_graph_and_says_which_and_why(open_page,
     choice.select_option(other)
     expect(box.locator("svg > text").first).to_have_text(f"Induced feature graph (§4.2), top-layer map {other}")
     note = box.locator(".view-note")
-    expect(note).to_contain_text(f"Top-layer map {other}, as picked: it adds {added} to the logit of the predicted class")
+    expect(note).to_contain_text(
+        f"Top-layer map {other}, as picked: it adds {added} to the logit of the predicted class"
+    )
     expect(note).to_contain_text(f"map {best} adds most")
     assert box.locator("figure.view svg").inner_html() != before
     assert box.locator("figure.view").get_attribute("data-name").endswith("-kmaxgraph")  # exported as before

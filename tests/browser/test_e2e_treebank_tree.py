@@ -18,8 +18,11 @@ TIMEOUT = 30_000  # ms, per expectation (a shared 2-core machine can be slow)
 def url(tiny_data, tmp_path_factory):
     assert Path(CHROMIUM).exists(), "Debian chromium is not installed (apt-get install chromium fonts-wqy-microhei)"
     root = build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
-    yield from serve_app(tmp_path_factory.mktemp("app") / "app.log",
-                         {"LAB_CHECKPOINTS": str(root), "DATA_DIR": str(tiny_data)}, timeout=60)
+    yield from serve_app(
+        tmp_path_factory.mktemp("app") / "app.log",
+        {"LAB_CHECKPOINTS": str(root), "DATA_DIR": str(tiny_data)},
+        timeout=60,
+    )
 
 
 def test_the_tree_renders_and_a_node_click_opens_the_lab(url):

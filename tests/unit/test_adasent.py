@@ -19,8 +19,15 @@ def _seed():
 
 
 def make_model(pooling: str = "mean", num_classes: int = C, **overrides) -> AdaSent:
-    config = AdaSentConfig(vocab_size=V, num_classes=num_classes, embed_dim=d, hidden_dim=D,
-                           classifier_hidden=H, pooling=pooling, **overrides)
+    config = AdaSentConfig(
+        vocab_size=V,
+        num_classes=num_classes,
+        embed_dim=d,
+        hidden_dim=D,
+        classifier_hidden=H,
+        pooling=pooling,
+        **overrides,
+    )
     model = AdaSent(config).double().eval()
     with torch.no_grad():  # non-zero biases, so a wrong bias path fails
         for p in (model.b_W, model.b_G):

@@ -14,12 +14,23 @@ CORE_MUST_NOT_IMPORT = ("gradio", "gradio_client", "demo", "tools", "subprocess"
 
 def _imports(prefix: str) -> dict[str, set[str]]:
     """{module under `prefix`: the top-level names of everything it imports}."""
-    return {module: {name.split(".")[0] for name in imported_names(path, module)}
-            for module, path in MODULES.items() if module == prefix or module.startswith(prefix + ".")}
+    return {
+        module: {name.split(".")[0] for name in imported_names(path, module)}
+        for module, path in MODULES.items()
+        if module == prefix or module.startswith(prefix + ".")
+    }
 
 
 def test_the_scan_sees_the_project():
-    assert {"core.predict", "core.checkpoints.hub", "core.checkpoints.manifest", "demo.ui", "tools.bench.cli", "tools.release.push", "app"} <= set(MODULES)
+    assert {
+        "core.predict",
+        "core.checkpoints.hub",
+        "core.checkpoints.manifest",
+        "demo.ui",
+        "tools.bench.cli",
+        "tools.release.push",
+        "app",
+    } <= set(MODULES)
     assert all(path.is_relative_to(PROJECT_ROOT) for path in MODULES.values())
 
 
@@ -41,11 +52,14 @@ def test_core_does_not_import(forbidden):
 
 def test_front_end_does_not_import_torch():
     """The front end (demo/, app.py) draws what core computed; torch stays behind core.predict."""
-    found = sorted(module for prefix in ("demo", "app") for module, names in _imports(prefix).items() if "torch" in names)
+    found = sorted(
+        module for prefix in ("demo", "app") for module, names in _imports(prefix).items() if "torch" in names
+    )
     assert not found, f"torch imported by {', '.join(found)}"
 
 
 def test_only_tools_import_tools():
-    found = sorted(module for prefix in ("core", "demo", "app") for module, names in _imports(prefix).items()
-                   if "tools" in names)
+    found = sorted(
+        module for prefix in ("core", "demo", "app") for module, names in _imports(prefix).items() if "tools" in names
+    )
     assert not found, f"tools imported by {', '.join(found)}"

@@ -5,20 +5,33 @@ faithfulness hint read from docs/attribution.json."""
 import copy
 import json
 import re
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import torch
 from torch import Tensor, nn
 
-from core.analysis.attribution import (COMPLETENESS_FLOOR, COMPLETENESS_TARGET, DEFAULT_METHODS, GRADIENT_METHODS, IG_SEGMENT_STEPS,
-                              METHODS, ON_DEMAND, aopc, deletion_curve, gradient_attributions, most_faithful, occlusion,
-                              ranking, weights_sha256)
+from core.analysis.attribution import (
+    COMPLETENESS_FLOOR,
+    COMPLETENESS_TARGET,
+    DEFAULT_METHODS,
+    GRADIENT_METHODS,
+    IG_SEGMENT_STEPS,
+    METHODS,
+    ON_DEMAND,
+    aopc,
+    deletion_curve,
+    gradient_attributions,
+    most_faithful,
+    occlusion,
+    ranking,
+    weights_sha256,
+)
 from core.models import PAPER_MODELS
 from core.models.base import ModelOutput, SentenceClassifier, embedding_rows, length_mask
-from core.predict import check_methods
 from core.notices import InputError
+from core.predict import check_methods
 from demo import attribution_view
 from demo.attribution_view import requested
 from demo.plots import esc
@@ -72,8 +85,10 @@ def test_integrated_gradients_is_complete_on_every_model(lab, task, model):
 
 # an SST-5 test sentence whose path is steep for the shipped mRNN (2,048 equal steps miss by 29%, 16,384 by under
 # 0.1%); another checkpoint has other steep sentences, so a re-bundled mRNN may need another one here
-STEEP = ("with a cast that includes some of the top actors working in independent film , lovely & amazing involves us "
-         "because it is so incisive , so bleakly amusing about how we go about our lives .")
+STEEP = (
+    "with a cast that includes some of the top actors working in independent film , lovely & amazing involves us "
+    "because it is so incisive , so bleakly amusing about how we go about our lives ."
+)
 
 
 def test_integrated_gradients_cuts_a_steep_path_where_it_is_steep():
@@ -94,10 +109,16 @@ def test_integrated_gradients_cuts_a_steep_path_where_it_is_steep():
 
     vectors = net.embedding.weight.detach()[torch.tensor(ids)].unsqueeze(0)
     with torch.inference_mode(False), torch.enable_grad():
+
         def uniform(steps: int) -> tuple[list[float], float]:
             scores, delta = IntegratedGradients(_logit_of(net, target, len(ids))).attribute(
-                vectors.clone(), torch.zeros_like(vectors), n_steps=steps, method="riemann_trapezoid",
-                internal_batch_size=1024, return_convergence_delta=True)
+                vectors.clone(),
+                torch.zeros_like(vectors),
+                n_steps=steps,
+                method="riemann_trapezoid",
+                internal_batch_size=1024,
+                return_convergence_delta=True,
+            )
             return scores.sum(-1)[0].tolist(), float(delta)
 
         coarse_delta, (exact, exact_delta) = uniform(2048)[1], uniform(16384)
@@ -171,7 +192,9 @@ def test_the_deletion_test_ranks_the_one_word_first_for_every_method(position):
         assert aopc(curve) == pytest.approx((curve[0] - curve[1]) * (len(curve) - 1) / len(curve))
     # a random order that deletes the word last scores lower
     last = [j for j in range(len(ids)) if j != position] + [position]
-    assert aopc(deletion_curve(net, ids, 1, last)) < aopc(deletion_curve(net, ids, 1, ranking(found["occlusion"].scores)))
+    assert aopc(deletion_curve(net, ids, 1, last)) < aopc(
+        deletion_curve(net, ids, 1, ranking(found["occlusion"].scores))
+    )
 
 
 def test_embedding_rows_reads_the_same_vectors(lab):
@@ -181,7 +204,9 @@ def test_embedding_rows_reads_the_same_vectors(lab):
         ids = _ids(lab, "sst5", model, EN)
         with torch.no_grad():
             plain = net(torch.tensor([ids + [0, 0]]), torch.tensor([len(ids)])).logits[0]
-            hooked = torch.stack([_logit(net, net.embedding.weight[torch.tensor(ids)], c) for c in range(plain.shape[0])])
+            hooked = torch.stack(
+                [_logit(net, net.embedding.weight[torch.tensor(ids)], c) for c in range(plain.shape[0])]
+            )
         torch.testing.assert_close(hooked, plain, rtol=1e-5, atol=1e-6)
 
 
@@ -207,8 +232,11 @@ def test_api_carries_every_method(client):
     assert list(one["attributions"]) == list(METHODS)
     assert one["attributions"]["integrated_gradients"]["completeness_error"] < COMPLETENESS_TARGET
     every = client.predict(ZH, "auto", "auto", "gradient_x_input", api_name="/compare")
-    assert all(list(p["attributions"]) == ["gradient_x_input"] and len(p["attributions"]["gradient_x_input"]["scores"])
-               == len(p["tokens"]) for p in every)
+    assert all(
+        list(p["attributions"]) == ["gradient_x_input"]
+        and len(p["attributions"]["gradient_x_input"]["scores"]) == len(p["tokens"])
+        for p in every
+    )
     default = client.predict(EN, "auto", "auto", api_name="/compare")
     assert all(list(p["attributions"]) == ["occlusion"] for p in default)
     with pytest.raises(Exception, match="unknown attribution method"):
@@ -231,10 +259,23 @@ def test_lab_tab_highlights_by_the_chosen_method(lab):
 def test_faithfulness_hint_names_only_measured_weights(lab, tmp_path):
     path = tmp_path / "attribution.json"
     ckpt = lab.checkpoints[("sst5", "dcnn")]
-    entry = {"sentences": 7, "aopc": {"occlusion": 0.2, "gradient_x_input": 0.1, "integrated_gradients": 0.3,
-                                      "smoothgrad": 0.05}, "random": 0.01}
-    path.write_text(json.dumps({"results": {"sst5": {"dcnn": entry | {"weights_sha256": weights_sha256(ckpt)},
-                                                     "agt": entry | {"weights_sha256": "other weights"}}}}))
+    entry = {
+        "sentences": 7,
+        "aopc": {"occlusion": 0.2, "gradient_x_input": 0.1, "integrated_gradients": 0.3, "smoothgrad": 0.05},
+        "random": 0.01,
+    }
+    path.write_text(
+        json.dumps(
+            {
+                "results": {
+                    "sst5": {
+                        "dcnn": entry | {"weights_sha256": weights_sha256(ckpt)},
+                        "agt": entry | {"weights_sha256": "other weights"},
+                    }
+                }
+            }
+        )
+    )
     assert most_faithful(ckpt, path)["method"] == "integrated_gradients"
     assert most_faithful(lab.checkpoints[("sst5", "agt")], path) is None  # measured, but not these weights
     assert most_faithful(ckpt, tmp_path / "missing.json") is None

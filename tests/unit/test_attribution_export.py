@@ -28,14 +28,20 @@ def _run(lab_root, tiny_data, out, *args) -> int:
 
 
 def test_make_attribute_writes_flat_records_a_csv_and_a_card(lab_root, tiny_data, tmp_path):
-    assert _run(lab_root, tiny_data, tmp_path, "--task", "sst5", "--split", "dev", "--limit", "6",
-                "--models", "dcnn", "agt") == 0
+    assert (
+        _run(
+            lab_root, tiny_data, tmp_path, "--task", "sst5", "--split", "dev", "--limit", "6", "--models", "dcnn", "agt"
+        )
+        == 0
+    )
     records = [json.loads(line) for line in (tmp_path / JSONL).read_text().splitlines()]
     assert {r["model"] for r in records} == {"dcnn", "agt"} and {r["id"] for r in records} <= set(range(6))
     for r in records:  # flat: the same keys, scalars or lists of scalars
         assert list(r) == list(records[0])
-        assert all(not isinstance(v, dict) and not (isinstance(v, list) and any(isinstance(x, (list, dict)) for x in v))
-                   for v in r.values())
+        assert all(
+            not isinstance(v, dict) and not (isinstance(v, list) and any(isinstance(x, (list, dict)) for x in v))
+            for v in r.values()
+        )
         assert all(len(r[m]) == len(r["words"]) for m in METHODS) and r["gold"] in FINE_LABELS
         assert r["probs"][FINE_LABELS.index(r["label"])] == pytest.approx(max(r["probs"])) == r["confidence"]
         assert all(-1 <= r[f"aopc_{m}"] <= 1 for m in METHODS)
@@ -51,8 +57,10 @@ def test_make_attribute_writes_flat_records_a_csv_and_a_card(lab_root, tiny_data
 
 def test_make_attribute_refuses_in_one_line(lab_root, tiny_data, tmp_path, capsys):
     assert _run(lab_root, tiny_data, tmp_path, "--limit", str(SENTENCES_CAP + 1)) == 2
-    assert capsys.readouterr().err == (f"make attribute: --limit {SENTENCES_CAP + 1} is over the cap of "
-                                       f"{SENTENCES_CAP} sentences; export at most {SENTENCES_CAP} at a time.\n")
+    assert capsys.readouterr().err == (
+        f"make attribute: --limit {SENTENCES_CAP + 1} is over the cap of "
+        f"{SENTENCES_CAP} sentences; export at most {SENTENCES_CAP} at a time.\n"
+    )
     for args in (["--limit", "0"], ["--task", "trec"], ["--models", "bert"], ["--split", "validation"]):
         assert _run(lab_root, tiny_data, tmp_path, *args) == 2
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
@@ -61,9 +69,12 @@ def test_make_attribute_refuses_in_one_line(lab_root, tiny_data, tmp_path, capsy
 
 def test_uploaded_lines_are_capped():
     assert read_lines("\ufeffa good film\n\n  dull  \n".encode()) == ["a good film", "dull"]
-    for data, code in ((b"\xff\xfe", "not_text"), (b"\n \n", "empty_file"),
-                       (("x\n" * (UPLOAD_MAX_LINES + 1)).encode(), "too_many_lines"),
-                       (("x" * (UPLOAD_MAX_CHARS + 1)).encode(), "too_many_chars")):
+    for data, code in (
+        (b"\xff\xfe", "not_text"),
+        (b"\n \n", "empty_file"),
+        (("x\n" * (UPLOAD_MAX_LINES + 1)).encode(), "too_many_lines"),
+        (("x" * (UPLOAD_MAX_CHARS + 1)).encode(), "too_many_chars"),
+    ):
         with pytest.raises(ExportError) as err:
             read_lines(data)
         assert err.value.code == code

@@ -12,10 +12,19 @@ from core.models import model_class
 from core.models.dcnn import DCNNConfig
 from core.training.config import resolve_recipe
 from core.training.recipes import load_recipe
-from core.training.train import Trainer, TrainConfig, parse_args
-from tools.bench.accuracy import (accuracy_table, carry_over, field_defaults, load_runs, missing_runs, paper_bars, train_command,
-                                  variant_label,
-                                  vectors_source, vectors_used)
+from core.training.train import TrainConfig, Trainer, parse_args
+from tools.bench.accuracy import (
+    accuracy_table,
+    carry_over,
+    field_defaults,
+    load_runs,
+    missing_runs,
+    paper_bars,
+    train_command,
+    variant_label,
+    vectors_source,
+    vectors_used,
+)
 from tools.bench.cli import SMOKE, main
 from tools.bench.served import measure_app
 from tools.bench.smoke import SMOKE_MODELS, train_smoke_runs, write_synthetic_sst
@@ -23,8 +32,15 @@ from tools.bench.timing import growth_exponent, percentile
 
 # (model, seed, phrases, extra train settings): 3 seeds of one model for mean ± std, a root-label run
 # for Lei's 28 s/epoch ratio, and a non-default lr that must show up as a variant
-PLAN = [("tensor_cnn", 1, True, {}), ("tensor_cnn", 2, True, {}), ("tensor_cnn", 3, True, {}),
-        ("tensor_cnn", 1, False, {}), ("dcnn", 1, True, {}), ("adasent", 1, True, {}), ("nbow", 1, True, {"lr": 0.05})]
+PLAN = [
+    ("tensor_cnn", 1, True, {}),
+    ("tensor_cnn", 2, True, {}),
+    ("tensor_cnn", 3, True, {}),
+    ("tensor_cnn", 1, False, {}),
+    ("dcnn", 1, True, {}),
+    ("adasent", 1, True, {}),
+    ("nbow", 1, True, {"lr": 0.05}),
+]
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +49,20 @@ def tiny_runs(tiny_data, tmp_path_factory):
     root = tmp_path_factory.mktemp("bench")
     for model, seed, phrases, extra in PLAN:
         out = root / "runs" / ("sst5-phrases" if phrases else "sst5") / f"{model}-s{seed}"
-        cfg = TrainConfig(model=model, task="sst5", phrases=phrases, seed=seed, epochs=1, vectors="none", out=str(out),
-                          data_dir=str(tiny_data), set=SMOKE_MODELS[model], progress=False, max_train=64, **extra)
+        cfg = TrainConfig(
+            model=model,
+            task="sst5",
+            phrases=phrases,
+            seed=seed,
+            epochs=1,
+            vectors="none",
+            out=str(out),
+            data_dir=str(tiny_data),
+            set=SMOKE_MODELS[model],
+            progress=False,
+            max_train=64,
+            **extra,
+        )
         Trainer.from_config(cfg).fit()
         if not (root / "checkpoints" / "sst5" / model).exists():
             shutil.copytree(out / "best", root / "checkpoints" / "sst5" / model)
@@ -44,8 +72,24 @@ def tiny_runs(tiny_data, tmp_path_factory):
 def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
     runs, checkpoints = tiny_runs
     out = tmp_path / "docs"
-    assert main(["--smoke", "--runs", str(runs), "--checkpoints", str(checkpoints), "--data-dir", str(tiny_data),
-                       "--out", str(out), "--threads", "1"]) == 0
+    assert (
+        main(
+            [
+                "--smoke",
+                "--runs",
+                str(runs),
+                "--checkpoints",
+                str(checkpoints),
+                "--data-dir",
+                str(tiny_data),
+                "--out",
+                str(out),
+                "--threads",
+                "1",
+            ]
+        )
+        == 0
+    )
     report = json.loads((out / "benchmarks.json").read_text())
     models = sorted({m for m, *_ in PLAN})
 
@@ -67,11 +111,16 @@ def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
 
     assert sorted(report["inference"]) == models
     for x in report["inference"].values():
-        assert 0 < x["forward"]["p50_ms"] <= x["forward"]["p95_ms"] and 0 < x["predict"]["p50_ms"] <= x["predict"]["p95_ms"]
+        assert (
+            0 < x["forward"]["p50_ms"] <= x["forward"]["p95_ms"]
+            and 0 < x["predict"]["p50_ms"] <= x["predict"]["p95_ms"]
+        )
         assert x["batch64"]["sentences_per_s"] > 0
     assert sorted(report["steps"]) == models  # a forward and a training step per model and length
     for x in report["steps"].values():
-        assert x["lengths"] == SMOKE["step_lengths"] and len(x["forward"]) == len(x["train_step"]) == len(SMOKE["step_lengths"])
+        assert x["lengths"] == SMOKE["step_lengths"] and len(x["forward"]) == len(x["train_step"]) == len(
+            SMOKE["step_lengths"]
+        )
         assert all(0 < f["p50_ms"] for f in x["forward"] + x["train_step"])
     for x in report["scaling"].values():
         assert x["forward"]["lengths"] == SMOKE["lengths"] and all(t > 0 for t in x["forward"]["p50_ms"])
@@ -84,9 +133,17 @@ def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
     assert sorted(app["models"]) == models and 0 < app["rest"]["p50_ms"] and 0 < app["gradio_client"]["p50_ms"]
 
     text = (out / "benchmarks.md").read_text()
-    for heading in ("## Machine", "## Accuracy", "### Not run", "## Training speed", "## Inference",
-                    "## Forward pass and training step", "## Scaling", "## Memory",
-                    "## Load test"):
+    for heading in (
+        "## Machine",
+        "## Accuracy",
+        "### Not run",
+        "## Training speed",
+        "## Inference",
+        "## Forward pass and training step",
+        "## Scaling",
+        "## Memory",
+        "## Load test",
+    ):
         assert heading in text
     command = "for s in 1 2 3; do python -m core.training.train --model mrnn --task sst5 --phrases --seed $s; done"
     assert f"`{command}`" in text
@@ -95,21 +152,37 @@ def test_smoke_mode_end_to_end(tiny_runs, tiny_data, tmp_path):
     assert len([e for e in svg.iter() if e.tag.endswith("polyline")]) == 2 * len(models)  # both panels, every model
     # every row below its paper's number (tiny runs all are) is drawn with a dev curve per seed
     assert sorted(three["dev_curves"]) == ["seed 1", "seed 2", "seed 3"]
-    logged = [json.loads(line) for line in (runs / "sst5-phrases" / "tensor_cnn-s2" / "log.jsonl").read_text().splitlines()]
+    logged = [
+        json.loads(line) for line in (runs / "sst5-phrases" / "tensor_cnn-s2" / "log.jsonl").read_text().splitlines()
+    ]
     evals = [dev for entry in logged for dev in entry.get("dev_evals") or [entry["dev_accuracy"]]]
     assert three["dev_curves"]["seed 2"][1] == pytest.approx([100 * dev for dev in evals])
     assert three["dev_curves"]["seed 2"][0][-1] == pytest.approx(logged[-1]["epoch"])
     missed = [r for r in report["accuracy"]["rows"] if r.get("delta") is not None and r["delta"] < 0]
     curves = ET.fromstring((out / "dev_curves.svg").read_text())
-    assert len([e for e in curves.iter() if e.tag.endswith("polyline")]) == sum(len(r["dev_curves"]) for r in missed) >= 3
+    assert (
+        len([e for e in curves.iter() if e.tag.endswith("polyline")]) == sum(len(r["dev_curves"]) for r in missed) >= 3
+    )
     assert "![dev curves of the missed bars](dev_curves.svg)" in text
 
 
 def test_without_checkpoints_every_measurement_says_not_run(tiny_runs, tmp_path):
     runs, _ = tiny_runs
     out = tmp_path / "docs"
-    main(["--runs", str(runs), "--checkpoints", str(tmp_path / "none"), "--out", str(out), "--threads", "1",
-                "--sections", "accuracy,inference,scaling,memory"])
+    main(
+        [
+            "--runs",
+            str(runs),
+            "--checkpoints",
+            str(tmp_path / "none"),
+            "--out",
+            str(out),
+            "--threads",
+            "1",
+            "--sections",
+            "accuracy,inference,scaling,memory",
+        ]
+    )
     report = json.loads((out / "benchmarks.json").read_text())
     assert "inference" not in report and "make train" in report["checkpoints_note"]
     text = (out / "benchmarks.md").read_text()
@@ -134,8 +207,13 @@ def _default_metrics(model: str, task: str) -> dict:
     cls = model_class(model)
     train = dataclasses.asdict(resolve_recipe(TrainConfig(model=model, task=task)))  # as core.training.train stores it
     config = field_defaults(cls.config_class) | load_recipe(model).preset(task) | {"vocab_size": 50, "num_classes": 2}
-    return {"model": model, "task": task, "vectors": {"file": ".cache/vectors/en.safetensors"},
-            "train_config": train, "model_config": config}
+    return {
+        "model": model,
+        "task": task,
+        "vectors": {"file": ".cache/vectors/en.safetensors"},
+        "train_config": train,
+        "model_config": config,
+    }
 
 
 def test_variant_labels():
@@ -151,8 +229,11 @@ def test_variant_labels():
     explicit_none = dict(auto_none, train_config=dict(base["train_config"], vectors="none"))
     assert variant_label(explicit_none) == "vectors=none"
     lr = base["train_config"]["lr"] * 3
-    changed = dict(base, model_config=dict(base["model_config"], decay=0.123),
-                   train_config=dict(base["train_config"], lr=lr, set=["decay=0.123"]))
+    changed = dict(
+        base,
+        model_config=dict(base["model_config"], decay=0.123),
+        train_config=dict(base["train_config"], lr=lr, set=["decay=0.123"]),
+    )
     assert variant_label(changed) == f"lr={lr!r} · decay=0.123"
     dcnn = dict(_default_metrics("dcnn", "trec"), vectors=None)
     assert dcnn["model_config"]["widths"] != field_defaults(DCNNConfig)["widths"]  # the TREC preset applies
@@ -160,23 +241,44 @@ def test_variant_labels():
 
 
 def test_runs_differing_only_in_vectors_are_not_averaged():
-    base = dict(_default_metrics("nbow", "sst5"), phrases=True, seed=1, test={"accuracy": 0.4}, dev_accuracy=0.4, path="a")
+    base = dict(
+        _default_metrics("nbow", "sst5"), phrases=True, seed=1, test={"accuracy": 0.4}, dev_accuracy=0.4, path="a"
+    )
     random_init = dict(base, vectors=None, seed=2, test={"accuracy": 0.3}, path="b")
     rows = accuracy_table([base, random_init])
     assert [(r["vectors"], r["n"]) for r in rows] == [("en (0% of vocab)", 1), ("random", 1)]
-    assert not any(x["model"] == "nbow" and x["task"] == "sst5" and x["missing_seeds"] == [1, 2, 3]
-                   for x in missing_runs(rows))  # both count as the default variant: seed 3 is what is missing
+    assert not any(
+        x["model"] == "nbow" and x["task"] == "sst5" and x["missing_seeds"] == [1, 2, 3] for x in missing_runs(rows)
+    )  # both count as the default variant: seed 3 is what is missing
 
 
 def test_paper_bars_pick_the_complete_entry_best_on_dev():
     """Each paper number is set beside the entry with 3 seeds (10 folds on MR) whose mean dev is highest, never
     a one-seed entry, whatever their test numbers."""
+
     def row(variant, seeds, dev, test, folds=(0,), task="trec"):
-        return {"task": task, "phrases": False, "model": "dcnn" if task == "trec" else "adasent", "variant": variant,
-                "vectors": "en", "n": len(seeds) * len(folds), "seeds": list(seeds), "folds": list(folds), "mean": test,
-                "std": 1.0, "dev_mean": dev, "delta": test - 93.0}
-    rows = [row("", [1, 2, 3], 86.0, 88.0), row("lucky", [1], 99.0, 95.0), row("better dev", [1, 2, 3], 87.0, 87.0),
-            row("", [1], 80.0, 78.0, folds=range(10), task="mr"), row("fold 0", [1, 2, 3], 90.0, 80.0, task="mr")]
+        return {
+            "task": task,
+            "phrases": False,
+            "model": "dcnn" if task == "trec" else "adasent",
+            "variant": variant,
+            "vectors": "en",
+            "n": len(seeds) * len(folds),
+            "seeds": list(seeds),
+            "folds": list(folds),
+            "mean": test,
+            "std": 1.0,
+            "dev_mean": dev,
+            "delta": test - 93.0,
+        }
+
+    rows = [
+        row("", [1, 2, 3], 86.0, 88.0),
+        row("lucky", [1], 99.0, 95.0),
+        row("better dev", [1, 2, 3], 87.0, 87.0),
+        row("", [1], 80.0, 78.0, folds=range(10), task="mr"),
+        row("fold 0", [1, 2, 3], 90.0, 80.0, task="mr"),
+    ]
     bars = {(b["model"], b["task"]): b for b in paper_bars(rows)}
     assert bars[("dcnn", "trec")]["row"] == 3 and bars[("dcnn", "trec")]["variants"] == 3
     assert rows[bars[("dcnn", "trec")]["row"] - 1]["variant"] == "better dev"  # chosen on dev, though its test is lower
@@ -207,18 +309,33 @@ def test_an_app_that_does_not_start_is_reported_not_fatal(monkeypatch, tmp_path)
     import tools.loadtest
 
     def start_app(checkpoints, port, log_file):
-        return subprocess.Popen([sys.executable, "-c", "print('the app is half-written'); raise SystemExit(3)"],
-                                stdout=log_file, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            [sys.executable, "-c", "print('the app is half-written'); raise SystemExit(3)"],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
 
     monkeypatch.setattr(tools.loadtest, "start_app", start_app)
     result = measure_app(tmp_path, "sst5", ["nbow"], ["a good film"], reps=1)
-    assert result["status"] == "failed" and "exited with status 3" in result["note"] and "half-written" in result["note"]
+    assert (
+        result["status"] == "failed" and "exited with status 3" in result["note"] and "half-written" in result["note"]
+    )
 
 
 def test_a_rerun_of_a_seed_replaces_the_earlier_run():
-    runs = [{"task": "trec", "model": "dcnn", "seed": int(directory[-1]), "dev_accuracy": accuracy, "test": {"accuracy": accuracy},
-             "train_config": {"model": "dcnn", "task": "trec"}, "path": directory, "mtime": mtime}
-            for directory, accuracy, mtime in (("dcnn-long-s1", 0.45, 2.0), ("dcnn-s1", 0.40, 1.0), ("dcnn-s2", 0.42, 3.0))]
+    runs = [
+        {
+            "task": "trec",
+            "model": "dcnn",
+            "seed": int(directory[-1]),
+            "dev_accuracy": accuracy,
+            "test": {"accuracy": accuracy},
+            "train_config": {"model": "dcnn", "task": "trec"},
+            "path": directory,
+            "mtime": mtime,
+        }
+        for directory, accuracy, mtime in (("dcnn-long-s1", 0.45, 2.0), ("dcnn-s1", 0.40, 1.0), ("dcnn-s2", 0.42, 3.0))
+    ]
     (row,) = accuracy_table(runs)
     assert row["seeds"] == [1, 2] and row["accuracies"] == pytest.approx([45.0, 42.0])
 
@@ -226,9 +343,17 @@ def test_a_rerun_of_a_seed_replaces_the_earlier_run():
 def test_timing_runs_count_for_speed_only(tmp_path):
     for folder, accuracy in (("sst5-phrases/nbow-s1", 0.44), ("timing/nbow-s1", 0.30)):
         (tmp_path / folder).mkdir(parents=True)
-        metrics = {"task": "sst5", "phrases": True, "model": "nbow", "seed": 1, "dev_accuracy": accuracy,
-                   "test": {"accuracy": accuracy}, "epoch_seconds": [10.0], "train_examples": 100,
-                   "train_config": {"model": "nbow", "task": "sst5", "phrases": True}}
+        metrics = {
+            "task": "sst5",
+            "phrases": True,
+            "model": "nbow",
+            "seed": 1,
+            "dev_accuracy": accuracy,
+            "test": {"accuracy": accuracy},
+            "epoch_seconds": [10.0],
+            "train_examples": 100,
+            "train_config": {"model": "nbow", "task": "sst5", "phrases": True},
+        }
         (tmp_path / folder / "metrics.json").write_text(json.dumps(metrics))
     runs, _ = load_runs(tmp_path)
     assert sorted(m["timing_only"] for m in runs) == [False, True]
@@ -244,25 +369,49 @@ def test_make_bench_keeps_the_history_whose_runs_are_elsewhere(tmp_path):
     """A runs folder that lacks earlier runs does not erase them: the previous benchmarks.json's rows for groups
     not measured now are kept, marked with the report that measured them, in table order; a group measured now
     replaces its earlier row, and so does a row read from the same run folder under another label."""
+
     def metrics(folder, model, seed, accuracy):
         (tmp_path / "runs" / folder).mkdir(parents=True)
-        (tmp_path / "runs" / folder / "metrics.json").write_text(json.dumps({
-            "task": "trec", "model": model, "seed": seed, "dev_accuracy": accuracy, "test": {"accuracy": accuracy},
-            "train_config": {"model": model, "task": "trec"}}))
+        (tmp_path / "runs" / folder / "metrics.json").write_text(
+            json.dumps(
+                {
+                    "task": "trec",
+                    "model": model,
+                    "seed": seed,
+                    "dev_accuracy": accuracy,
+                    "test": {"accuracy": accuracy},
+                    "train_config": {"model": model, "task": "trec"},
+                }
+            )
+        )
 
     metrics("trec/dcnn-s1", "dcnn", 1, 0.875)
     runs, _ = load_runs(tmp_path / "runs")
     (now,) = accuracy_table(runs)
-    old = lambda model, variant, paths, mean: dict(now, model=model, variant=variant, paths=paths, mean=mean, accuracies=[mean])
-    previous = {"generated": "2026-11-22 14:28 UTC", "accuracy": {"rows": [
-        old("dcnn", "", ["runs/trec/dcnn-s9"], 86.4),  # the same group: replaced by the run measured now
-        old("dcnn", "older label", now["paths"], 80.0),  # the same run folder under an older label: replaced
-        old("adasent", "", ["runs/trec/adasent-s1"], 85.5),  # not here: kept
-        old("nbow", "", ["runs/trec/nbow-s1"], 89.6)]}}  # not here: kept, last in table order
+    old = lambda model, variant, paths, mean: dict(
+        now, model=model, variant=variant, paths=paths, mean=mean, accuracies=[mean]
+    )
+    previous = {
+        "generated": "2026-11-22 14:28 UTC",
+        "accuracy": {
+            "rows": [
+                old("dcnn", "", ["runs/trec/dcnn-s9"], 86.4),  # the same group: replaced by the run measured now
+                old("dcnn", "older label", now["paths"], 80.0),  # the same run folder under an older label: replaced
+                old("adasent", "", ["runs/trec/adasent-s1"], 85.5),  # not here: kept
+                old("nbow", "", ["runs/trec/nbow-s1"], 89.6),
+            ]
+        },
+    }  # not here: kept, last in table order
     rows = carry_over([now], previous)
     assert [(r["model"], r["mean"], r.get("carried_from")) for r in rows] == [
-        ("dcnn", 87.5, None), ("adasent", 85.5, "2026-11-22 14:28 UTC"), ("nbow", 89.6, "2026-11-22 14:28 UTC")]
-    assert carry_over(rows, {"generated": "later", "accuracy": {"rows": rows}})[1]["carried_from"] == "2026-11-22 14:28 UTC"
+        ("dcnn", 87.5, None),
+        ("adasent", 85.5, "2026-11-22 14:28 UTC"),
+        ("nbow", 89.6, "2026-11-22 14:28 UTC"),
+    ]
+    assert (
+        carry_over(rows, {"generated": "later", "accuracy": {"rows": rows}})[1]["carried_from"]
+        == "2026-11-22 14:28 UTC"
+    )
     # a folder read now but superseded by a longer rerun of its seed is in no row, and still is not history
     superseded = old("dcnn", "older label", ["runs/trec-short/dcnn-s1"], 80.0)
     assert carry_over([now], {"accuracy": {"rows": [superseded]}}, read={"runs/trec-short/dcnn-s1"}) == [now]

@@ -15,9 +15,18 @@ def test_every_entry_has_its_own_file_and_render_redraws_it_from_the_json(tmp_pa
     runs, docs = tmp_path / "runs", tmp_path / "docs"
     for model, seed, accuracy in (("dcnn", 1, 0.875), ("adasent", 1, 0.861)):
         (runs / "trec" / f"{model}-s{seed}").mkdir(parents=True)
-        (runs / "trec" / f"{model}-s{seed}" / "metrics.json").write_text(json.dumps({
-            "task": "trec", "model": model, "seed": seed, "dev_accuracy": accuracy, "test": {"accuracy": accuracy},
-            "train_config": {"model": model, "task": "trec"}}))
+        (runs / "trec" / f"{model}-s{seed}" / "metrics.json").write_text(
+            json.dumps(
+                {
+                    "task": "trec",
+                    "model": model,
+                    "seed": seed,
+                    "dev_accuracy": accuracy,
+                    "test": {"accuracy": accuracy},
+                    "train_config": {"model": model, "task": "trec"},
+                }
+            )
+        )
     assert main(["--sections", "accuracy", "--runs", str(runs), "--out", str(docs)]) == 0
     headline, every = (docs / "benchmarks.md").read_text(), (docs / RUNS_FILE).read_text()
     assert "## Accuracy" in headline and "### Not run" in headline and f"[{RUNS_FILE}]({RUNS_FILE})" in headline

@@ -12,17 +12,28 @@ import yaml
 from safetensors import safe_open
 
 import tools.release.bundle as bundle_module
+from core.analysis.metrics import evaluate
 from core.checkpoints.checkpoint import CheckpointError, load_checkpoint
 from core.checkpoints.files import sha256
-from core.data import load_task
 from core.checkpoints.manifest import read_manifest
-from core.analysis.metrics import evaluate
+from core.data import load_task
 from tools.release.bundle import bundle, check, choose_vocab, main, plan_run
 from tools.release.cards import render_card
 from tools.release.config import read_bundle_config
 
-TINY_ARGS = ["--set", "embed_dim=16", "--set", "hidden=12", "--vectors", "none", "--epochs", "1",
-             "--batch-size", "8", "--no-progress"]
+TINY_ARGS = [
+    "--set",
+    "embed_dim=16",
+    "--set",
+    "hidden=12",
+    "--vectors",
+    "none",
+    "--epochs",
+    "1",
+    "--batch-size",
+    "8",
+    "--no-progress",
+]
 ENTRIES = [("nbow", "sst5", True), ("nbow", "sst2", False)]
 
 
@@ -30,8 +41,15 @@ def write_config(path: Path, entries=ENTRIES, **settings) -> Path:
     settings = {"max_total_mb": 1.0, "max_vocab": 12, "min_vocab": 5, **settings}
     lines = ["[bundle]"] + [f"{k} = {json.dumps(v)}" for k, v in settings.items()]
     for model, task, phrases in entries:
-        lines += ["", "[[checkpoint]]", f'model = "{model}"', f'task = "{task}"', f"phrases = {json.dumps(phrases)}",
-                  "seed = 1", f"args = {json.dumps(TINY_ARGS)}"]
+        lines += [
+            "",
+            "[[checkpoint]]",
+            f'model = "{model}"',
+            f'task = "{task}"',
+            f"phrases = {json.dumps(phrases)}",
+            "seed = 1",
+            f"args = {json.dumps(TINY_ARGS)}",
+        ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -104,13 +122,18 @@ def test_model_card_front_matter_and_body(bundled):
         meta = front_matter(card)
         metrics = json.loads((bundled["out"] / key / "metrics.json").read_text())
         # no library_name: the Hub knows no `pytorch` library; the tag says the framework
-        assert "library_name" not in meta and "pytorch" in meta["tags"] and meta["pipeline_tag"] == "text-classification"
+        assert (
+            "library_name" not in meta and "pytorch" in meta["tags"] and meta["pipeline_tag"] == "text-classification"
+        )
         assert meta["language"] == ["en"] and meta["metrics"] == ["accuracy"] and meta["datasets"]
         (entry,) = meta["model-index"]
         (result,) = entry["results"]
         assert result["task"]["type"] == "text-classification" and result["dataset"]["split"] == "test"
-        assert result["metrics"][0] == {"type": "accuracy", "value": round(metrics["test"]["accuracy"], 4),
-                                        "name": "Test accuracy (this float16 checkpoint, as shipped)"}
+        assert result["metrics"][0] == {
+            "type": "accuracy",
+            "value": round(metrics["test"]["accuracy"], 4),
+            "name": "Test accuracy (this float16 checkpoint, as shipped)",
+        }
         assert f"**{100 * metrics['test']['accuracy']:.1f}%**" in card
         assert "python -m core.training.train --model nbow" in card
         assert "| paper (Lei et al. 2015, Table 1, their NBoW) |" in card  # the baseline's number in Lei's table
@@ -130,15 +153,46 @@ def test_paper_number_sits_beside_ours(bundled):
 def test_from_runs_rebundles_without_training(bundled, tmp_path, monkeypatch):
     monkeypatch.setattr(bundle_module.Trainer, "from_config", lambda *a, **k: pytest.fail("--from-runs must not train"))
     config = bundled["config"]
-    rc = main(["train", "--from-runs", "--config", str(config.path), "--out", str(tmp_path / "c"),
-               "--runs", str(bundled["root"] / "runs"), "--data-dir", str(bundled["data"])])
+    rc = main(
+        [
+            "train",
+            "--from-runs",
+            "--config",
+            str(config.path),
+            "--out",
+            str(tmp_path / "c"),
+            "--runs",
+            str(bundled["root"] / "runs"),
+            "--data-dir",
+            str(bundled["data"]),
+        ]
+    )
     assert rc == 0
     for key in ("sst5/nbow", "sst2/nbow"):
-        assert (tmp_path / "c" / key / "model.safetensors").read_bytes() == (bundled["out"] / key / "model.safetensors").read_bytes()
+        assert (tmp_path / "c" / key / "model.safetensors").read_bytes() == (
+            bundled["out"] / key / "model.safetensors"
+        ).read_bytes()
     # --only re-bundles one entry and keeps the other
     before = (tmp_path / "c" / "sst2" / "nbow" / "metrics.json").stat().st_mtime_ns
-    assert main(["train", "--from-runs", "--only", "sst5/nbow", "--config", str(config.path), "--out", str(tmp_path / "c"),
-                 "--runs", str(bundled["root"] / "runs"), "--data-dir", str(bundled["data"])]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--from-runs",
+                "--only",
+                "sst5/nbow",
+                "--config",
+                str(config.path),
+                "--out",
+                str(tmp_path / "c"),
+                "--runs",
+                str(bundled["root"] / "runs"),
+                "--data-dir",
+                str(bundled["data"]),
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "c" / "sst2" / "nbow" / "metrics.json").stat().st_mtime_ns == before
     assert check(tmp_path / "c", max_total_mb=1.0) == []
 
@@ -168,19 +222,31 @@ def test_file_size_limit_caps_a_checkpoints_words(bundled):
 def test_missing_run_is_named(bundled, tmp_path):
     config = read_bundle_config(write_config(tmp_path / "b.toml"))
     with pytest.raises(CheckpointError, match="no trained run in .*nbow-s1"):
-        bundle(config, tmp_path / "out", from_runs=True, data_dir=str(bundled["data"]), runs=tmp_path / "none",
-               examples_cache=[])
+        bundle(
+            config,
+            tmp_path / "out",
+            from_runs=True,
+            data_dir=str(bundled["data"]),
+            runs=tmp_path / "none",
+            examples_cache=[],
+        )
 
 
-@pytest.mark.parametrize("text, message", [
-    ('[[checkpoint]]\nmodel = "../nbow"\ntask = "sst5"\n', "invalid model name"),
-    ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5/../../x"\n', "invalid task name"),
-    ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\ncolour = 1\n', "unknown keys"),
-    ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\nargs = ["--task", "sst2"]\n', "cannot be in args"),
-    ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\n[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\n', "listed twice"),
-    ('[bundle]\nmax_total_mb = 40\n', "no \\[\\[checkpoint\\]\\] entries"),
-    ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\nseed = "one"\n', "integers"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('[[checkpoint]]\nmodel = "../nbow"\ntask = "sst5"\n', "invalid model name"),
+        ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5/../../x"\n', "invalid task name"),
+        ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\ncolour = 1\n', "unknown keys"),
+        ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\nargs = ["--task", "sst2"]\n', "cannot be in args"),
+        (
+            '[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\n[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\n',
+            "listed twice",
+        ),
+        ("[bundle]\nmax_total_mb = 40\n", "no \\[\\[checkpoint\\]\\] entries"),
+        ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\nseed = "one"\n', "integers"),
+    ],
+)
 def test_config_errors_name_the_file(tmp_path, text, message):
     path = tmp_path / "bundled.toml"
     path.write_text(text)
@@ -192,9 +258,12 @@ def test_config_errors_name_the_file(tmp_path, text, message):
 def test_project_config_lists_the_ten_checkpoints():
     config = read_bundle_config()
     assert {(e.task, e.model) for e in config.entries} == {
-        (t, m) for t in ("sst5", "zh_sentiment") for m in ("tensor_cnn", "mrnn", "dcnn", "adasent", "agt")}
+        (t, m) for t in ("sst5", "zh_sentiment") for m in ("tensor_cnn", "mrnn", "dcnn", "adasent", "agt")
+    }
     assert config.max_total_mb <= 70 and config.max_file_mb <= 8  # every file under the Hub's 10 MB limit outside LFS
-    assert 0 < config.vectors_rows * 300 * 2 <= 0.5 * config.max_total_mb * 1e6  # the shared set: half the budget at most
+    assert (
+        0 < config.vectors_rows * 300 * 2 <= 0.5 * config.max_total_mb * 1e6
+    )  # the shared set: half the budget at most
     for entry in config.entries:
         entry.train_config()  # every entry's arguments parse
 
@@ -216,8 +285,17 @@ def test_check_reports_a_corrupt_or_unlisted_file(bundled, tmp_path):
 
 # -- frozen-vector runs linked to the shared vectors set ----------------------------------------------
 
-FROZEN_ARGS = ["--set", "hidden=12", "--set", "freeze_embeddings=true", "--epochs", "1", "--batch-size", "8",
-               "--no-progress"]
+FROZEN_ARGS = [
+    "--set",
+    "hidden=12",
+    "--set",
+    "freeze_embeddings=true",
+    "--epochs",
+    "1",
+    "--batch-size",
+    "8",
+    "--no-progress",
+]
 
 
 def _vectors_file(folder: Path, words: list[str], seed: int) -> Path:
@@ -228,15 +306,23 @@ def _vectors_file(folder: Path, words: list[str], seed: int) -> Path:
     return folder / "en.safetensors"
 
 
-def test_a_frozen_run_reads_every_word_of_the_shared_set_and_a_mismatched_one_is_not_linked(tiny_data, tmp_path, monkeypatch):
+def test_a_frozen_run_reads_every_word_of_the_shared_set_and_a_mismatched_one_is_not_linked(
+    tiny_data, tmp_path, monkeypatch
+):
     train_words = sorted({w for e in load_task("sst5", str(tiny_data), phrases=True).train for w in e.words})
-    known = [f"unseen{i}" for i in range(10)] + train_words[: len(train_words) // 2]  # words it never saw, then half its words
+    known = [f"unseen{i}" for i in range(10)] + train_words[
+        : len(train_words) // 2
+    ]  # words it never saw, then half its words
     trained_with = _vectors_file(tmp_path / "a", known, seed=1)
     monkeypatch.setattr(bundle_module, "VECTORS_CACHE", tmp_path / "a")
-    config_path = write_config(tmp_path / "bundled.toml", entries=[("nbow", "sst5", True)], vectors_rows=20,
-                               max_total_mb=2.0)
-    config_path.write_text(config_path.read_text().replace(json.dumps(TINY_ARGS), json.dumps(
-        FROZEN_ARGS + ["--vectors", str(trained_with)])))
+    config_path = write_config(
+        tmp_path / "bundled.toml", entries=[("nbow", "sst5", True)], vectors_rows=20, max_total_mb=2.0
+    )
+    config_path.write_text(
+        config_path.read_text().replace(
+            json.dumps(TINY_ARGS), json.dumps(FROZEN_ARGS + ["--vectors", str(trained_with)])
+        )
+    )
     config = read_bundle_config(config_path)
     out = tmp_path / "checkpoints"
     results = bundle(config, out, data_dir=str(tiny_data), runs=tmp_path / "runs")
@@ -250,7 +336,10 @@ def test_a_frozen_run_reads_every_word_of_the_shared_set_and_a_mismatched_one_is
     assert ckpt.vocab.itos[: len(run.vocab)] == run.vocab.itos
     assert set(ckpt.vocab.itos) == set(run.vocab.itos) | set(known[:20]) and "unseen3" in ckpt.vocab
     metrics = results["sst5/nbow"]
-    assert metrics["checkpoint"]["shared_vectors"]["words"] == min(20, len(known)) and metrics["checkpoint"]["not_linked"] is None
+    assert (
+        metrics["checkpoint"]["shared_vectors"]["words"] == min(20, len(known))
+        and metrics["checkpoint"]["not_linked"] is None
+    )
     assert metrics["test"]["accuracy"] == pytest.approx(metrics["source_run"]["test_accuracy_full_precision"], abs=0.03)
     # the same set from another source file (its rows rounded to float16, as the set stores them): the set and
     # its digest stay as they were, so re-bundling one checkpoint never breaks the links of the others

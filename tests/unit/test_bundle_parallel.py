@@ -29,10 +29,10 @@ def test_parallel_runs_equal_sequential_ones_and_resume(local_ray, tiny_data, tm
     one_thread = read_bundle_config(write_config(tmp_path / "bundled.toml"))
     for entry in one_thread.entries:
         entry.args = TINY_ARGS + ["--threads", "1"]
-    bundle(one_thread, tmp_path / "seq", data_dir=str(tiny_data), runs=tmp_path / "seq_runs",
-           examples_cache=[])
-    results = bundle(one_thread, tmp_path / "par", data_dir=str(tiny_data), runs=tmp_path / "par_runs",
-                     examples_cache=[], parallel=2)
+    bundle(one_thread, tmp_path / "seq", data_dir=str(tiny_data), runs=tmp_path / "seq_runs", examples_cache=[])
+    results = bundle(
+        one_thread, tmp_path / "par", data_dir=str(tiny_data), runs=tmp_path / "par_runs", examples_cache=[], parallel=2
+    )
     assert set(results) == {f"{task}/{model}" for model, task, _ in ENTRIES}
     assert len(weights(tmp_path / "par_runs")) == 2 and weights(tmp_path / "par_runs") == weights(tmp_path / "seq_runs")
 
@@ -41,8 +41,15 @@ def test_parallel_runs_equal_sequential_ones_and_resume(local_ray, tiny_data, tm
     first = [log.read_text() for log in logs]
     for entry in one_thread.entries:
         entry.args = entry.args + ["--epochs", "2"]
-    bundle(one_thread, tmp_path / "par", data_dir=str(tiny_data), runs=tmp_path / "par_runs", examples_cache=[],
-           resume=True, parallel=2)
+    bundle(
+        one_thread,
+        tmp_path / "par",
+        data_dir=str(tiny_data),
+        runs=tmp_path / "par_runs",
+        examples_cache=[],
+        resume=True,
+        parallel=2,
+    )
     for log, before in zip(logs, first):
         lines = log.read_text().splitlines()
         assert [json.loads(line)["epoch"] for line in lines] == [1, 2] and lines[0] + "\n" == before

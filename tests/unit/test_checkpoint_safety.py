@@ -26,7 +26,6 @@ from core.checkpoints.checkpoint import UNSAFE_SUFFIXES, CheckpointError, load_c
 from core.checkpoints.files import sha256
 from core.predict import Lab
 
-
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "core").rglob("*.py")) + sorted((ROOT / "demo").rglob("*.py")) + [ROOT / "app.py"]
 TOOLS = sorted((ROOT / "tools").rglob("*.py"))  # not served, but they read checkpoints and the Hub token (push)
@@ -59,30 +58,49 @@ def pickle_loads(source: str, where: str, shipped: bool) -> list[str]:
             name = _dotted(node.func)
             module, function = name.split(".")[0], name.split(".")[-1]
             flag = {k.arg: getattr(k.value, "value", None) for k in node.keywords}
-            if (name.endswith(("torch.load", "serialization.load", "jit.load", "read_pickle", "Unpickler"))
-                    or (module in PICKLE_MODULES and function in ("load", "loads"))
-                    or (name.endswith(("np.load", "numpy.load")) and flag.get("allow_pickle") is True)
-                    or flag.get("weights_only", True) is False or flag.get("use_safetensors", True) is False):
+            if (
+                name.endswith(("torch.load", "serialization.load", "jit.load", "read_pickle", "Unpickler"))
+                or (module in PICKLE_MODULES and function in ("load", "loads"))
+                or (name.endswith(("np.load", "numpy.load")) and flag.get("allow_pickle") is True)
+                or flag.get("weights_only", True) is False
+                or flag.get("use_safetensors", True) is False
+            ):
                 found.append(f"{at} {name}(...)")
     return found
 
 
 def test_no_pickle_loading_anywhere_in_the_source():
     assert len(SHIPPED) > 10
-    found = [hit for path in EVERYTHING
-             for hit in pickle_loads(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)), path in SHIPPED)]
+    found = [
+        hit
+        for path in EVERYTHING
+        for hit in pickle_loads(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)), path in SHIPPED)
+    ]
     assert not found, "pickle loading (use safetensors + JSON):\n" + "\n".join(found)
 
 
 def test_the_scanner_finds_what_it_looks_for():
-    source = ("import pickle, joblib\nimport torch\nfrom numpy import load\nx = torch.load('m.pt')\n"
-              "y = pickle.loads(b'')\nz = np.load('a.npy', allow_pickle=True)\nw = M.from_pretrained('r', use_safetensors=False)\n"
-              "v = torch.load('m', weights_only=False)\nok = np.load('a.npy')\nok = pickle.dumps(1)\n")
+    source = (
+        "import pickle, joblib\nimport torch\nfrom numpy import load\nx = torch.load('m.pt')\n"
+        "y = pickle.loads(b'')\nz = np.load('a.npy', allow_pickle=True)\n"
+        "w = M.from_pretrained('r', use_safetensors=False)\n"
+        "v = torch.load('m', weights_only=False)\nok = np.load('a.npy')\nok = pickle.dumps(1)\n"
+    )
     hits = [h.split(" ", 1)[1] for h in pickle_loads(source, "probe.py", shipped=True)]
-    assert sorted(hits) == sorted(["import pickle", "import joblib", "torch.load(...)", "pickle.loads(...)", "np.load(...)",
-                                   "M.from_pretrained(...)", "torch.load(...)"])
-    assert pickle_loads(source, "probe.py", shipped=False) == [h for h in pickle_loads(source, "probe.py", True)
-                                                                if " import " not in h]
+    assert sorted(hits) == sorted(
+        [
+            "import pickle",
+            "import joblib",
+            "torch.load(...)",
+            "pickle.loads(...)",
+            "np.load(...)",
+            "M.from_pretrained(...)",
+            "torch.load(...)",
+        ]
+    )
+    assert pickle_loads(source, "probe.py", shipped=False) == [
+        h for h in pickle_loads(source, "probe.py", True) if " import " not in h
+    ]
 
 
 def _exploit(path: Path, marker: Path) -> Path:
@@ -94,8 +112,10 @@ def _exploit(path: Path, marker: Path) -> Path:
 @pytest.mark.parametrize("suffix", UNSAFE_SUFFIXES)
 def test_a_pickle_file_is_refused_where_a_checkpoint_is_expected(lab_root, tmp_path, suffix):
     marker = tmp_path / "pwned"
-    for target in (_exploit(tmp_path / f"model{suffix}", marker),
-                   shutil.copytree(lab_root / "sst5" / "dcnn", tmp_path / f"folder{suffix}")):  # even a real folder
+    for target in (
+        _exploit(tmp_path / f"model{suffix}", marker),
+        shutil.copytree(lab_root / "sst5" / "dcnn", tmp_path / f"folder{suffix}"),
+    ):  # even a real folder
         with pytest.raises(CheckpointError, match="refusing a pickle-style checkpoint"):
             load_checkpoint(target)
     root = tmp_path / "root"  # where a Lab looks: the file sits where a checkpoint folder should
@@ -133,11 +153,17 @@ def test_pickle_bytes_named_safetensors_are_refused_even_with_a_matching_hash(la
 
 def test_loading_and_predicting_never_unpickles(lab_root, monkeypatch):
     """With pickle and torch.load disabled, every checkpoint still loads and every model still answers."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("something tried to unpickle")
 
-    for owner, name in ((pickle, "load"), (pickle, "loads"), (pickle, "Unpickler"), (torch, "load"),
-                        (torch.serialization, "load")):
+    for owner, name in (
+        (pickle, "load"),
+        (pickle, "loads"),
+        (pickle, "Unpickler"),
+        (torch, "load"),
+        (torch.serialization, "load"),
+    ):
         monkeypatch.setattr(owner, name, refuse)
     lab = Lab.load(lab_root)
     assert not lab.errors and len(lab.checkpoints) == 12
@@ -161,6 +187,7 @@ def test_checkpoint_file_names_cannot_leave_the_folder(lab_root, tmp_path, entry
 
 # -- the Hugging Face token -------------------------------------------------------------------------------
 
+
 def _reads_token(expr: ast.AST) -> bool:
     """The expression holds a token: get_token(), os.getenv/os.environ.get/os.environ[...] of a *TOKEN*
     variable, or the whole os.environ."""
@@ -169,11 +196,21 @@ def _reads_token(expr: ast.AST) -> bool:
             return True
         if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] == "get_token":
             return True
-        key = (node.args[0] if isinstance(node, ast.Call) and node.args and _dotted(node.func).split(".")[-1] in ("getenv", "get")
-               else node.slice if isinstance(node, ast.Subscript) else None)
+        key = (
+            node.args[0]
+            if isinstance(node, ast.Call) and node.args and _dotted(node.func).split(".")[-1] in ("getenv", "get")
+            else node.slice
+            if isinstance(node, ast.Subscript)
+            else None
+        )
         if isinstance(key, ast.Constant) and isinstance(key.value, str) and "TOKEN" in key.value.upper():
             return True
-        if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and node.args and _dotted(node.args[0]) == "os.environ":
+        if (
+            isinstance(node, ast.Call)
+            and _dotted(node.func) == "dict"
+            and node.args
+            and _dotted(node.args[0]) == "os.environ"
+        ):
             return True
     return False
 
@@ -185,15 +222,29 @@ def test_no_print_or_log_call_receives_a_token():
             if not isinstance(node, ast.Call):
                 continue
             name = _dotted(node.func)
-            if name == "print" or name.split(".")[-1] in ("debug", "info", "warning", "error", "exception", "critical", "warn"):
+            if name == "print" or name.split(".")[-1] in (
+                "debug",
+                "info",
+                "warning",
+                "error",
+                "exception",
+                "critical",
+                "warn",
+            ):
                 values = list(node.args) + [k.value for k in node.keywords]
                 found += [f"{path.relative_to(ROOT)}:{node.lineno}" for v in values if _reads_token(v)]
     assert not found, "a token (or the whole environment) reaches print/logging:\n" + "\n".join(found)
 
 
 def test_the_token_check_finds_what_it_looks_for():
-    calls = ['print(os.environ["HF_TOKEN"])', 'log.info("t=%s", os.environ.get("HF_TOKEN"))', "log.debug(f'{get_token()}')",
-             "print(dict(os.environ))", 'log.error("%s", os.getenv("HUGGING_FACE_HUB_TOKEN"))', "print(os.environ)"]
+    calls = [
+        'print(os.environ["HF_TOKEN"])',
+        'log.info("t=%s", os.environ.get("HF_TOKEN"))',
+        "log.debug(f'{get_token()}')",
+        "print(dict(os.environ))",
+        'log.error("%s", os.getenv("HUGGING_FACE_HUB_TOKEN"))',
+        "print(os.environ)",
+    ]
     for call in calls:
         (value,) = [v for v in ast.parse(call).body[0].value.args if not isinstance(v, ast.Constant)]
         assert _reads_token(value), call
@@ -209,7 +260,9 @@ def test_the_token_never_reaches_logs_output_or_the_page(lab_root, tmp_path, mon
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     caplog.set_level(logging.DEBUG)
     config = tmp_path / "hub.toml"
-    config.write_text(f'[hub]\nrepo_id = "someone/sentence-lab"\nrevision = "main"\ncache_dir = "{tmp_path / "cache"}"\n')
+    config.write_text(
+        f'[hub]\nrepo_id = "someone/sentence-lab"\nrevision = "main"\ncache_dir = "{tmp_path / "cache"}"\n'
+    )
 
     bundled = shutil.copytree(lab_root, tmp_path / "checkpoints", ignore=shutil.ignore_patterns(".complete"))
     manifest.write_manifest(bundled)
@@ -218,7 +271,9 @@ def test_the_token_never_reaches_logs_output_or_the_page(lab_root, tmp_path, mon
     assert lab.checkpoints and not lab.errors
     assert hub.main(["sources", "--config", str(config), "--bundled", str(bundled)]) == 0
     assert push.main(["--repo", "someone/sentence-lab", "--checkpoints", str(bundled)]) == 2  # offline
-    message = hub.describe_hub_error(RuntimeError(f"401 Client Error: url?token={CANARY} Authorization: Bearer {CANARY}"))
+    message = hub.describe_hub_error(
+        RuntimeError(f"401 Client Error: url?token={CANARY} Authorization: Bearer {CANARY}")
+    )
     predict_module.main(["a good film", "--model", "dcnn", "--json", "--checkpoints", str(lab_root)])
     said = _everything_said(caplog, capfd)
     assert said.strip() and CANARY not in said and CANARY not in message

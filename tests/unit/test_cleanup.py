@@ -12,8 +12,9 @@ NOW = 1_800_000_000.0
 HOUR = 3600.0
 
 
-def make_job(root: Path, job_id: str, status: str, age_hours: float, model: str | None = None,
-             size: int = 1000) -> dict:
+def make_job(
+    root: Path, job_id: str, status: str, age_hours: float, model: str | None = None, size: int = 1000
+) -> dict:
     """A job folder as a finished run leaves it: job.json, its data file of `size` bytes and, when `model`
     is named, the checkpoint it installed."""
     folder = jobs_dir(root) / job_id

@@ -20,7 +20,13 @@ def test_binary_view_drops_neutral_and_dedupes_phrases():
     binary = tree_examples(trees, binary=True, phrases=True)
     assert len([e for e in fine if e.words == ("a",)]) == 1  # "a" occurs twice, kept once
     assert all(e.label in (0, 1) for e in binary)
-    assert {e.words for e in binary} == {("a", "film", "is", "great"), ("a", "bore"), ("is", "great"), ("great",), ("bore",)}
+    assert {e.words for e in binary} == {
+        ("a", "film", "is", "great"),
+        ("a", "bore"),
+        ("is", "great"),
+        ("great",),
+        ("bore",),
+    }
     assert not any(e.is_phrase for e in tree_examples(trees, binary=False, phrases=False))
 
 
@@ -38,7 +44,9 @@ def test_missing_data_dir_is_one_clear_error(tmp_path):
 
 
 def test_missing_and_empty_files_name_the_source(tmp_path):
-    with pytest.raises(DataError, match=r"missing data file .*sst/trees/train.txt; get it from https://nlp.stanford.edu"):
+    with pytest.raises(
+        DataError, match=r"missing data file .*sst/trees/train.txt; get it from https://nlp.stanford.edu"
+    ):
         load_task("sst5", tmp_path, use_cache=False)
     (tmp_path / "trec").mkdir()
     (tmp_path / "trec" / "TREC.train.all").write_text("")

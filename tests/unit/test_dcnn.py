@@ -11,12 +11,12 @@ import torch
 
 from core.checkpoints.checkpoint import save_checkpoint
 from core.data import load_task
-from tools.detectors import main as detectors_main
-from tools.detectors import markdown_table, top_ngrams
+from core.data.vocab import Vocab
 from core.models.dcnn import DCNN, DCNNConfig, DCNNLayer, dynamic_k, kmax_pooling
 from core.training.recipes import load_recipe
 from core.views import KMaxGraph, Table, view_to_dict
-from core.data.vocab import Vocab
+from tools.detectors import main as detectors_main
+from tools.detectors import markdown_table, top_ngrams
 
 VOCAB = 23  # conftest.py seeds torch before every test
 
@@ -50,9 +50,21 @@ def ref_wide_conv(x, weight, m):
     """Eq. 1 (wide) + Eq. 7: x[k][r] is map k, row r (a list over positions); weight[r, j, k, i]."""
     n_in, rows, s = len(x), len(x[0]), len(x[0][0])
     n_out = weight.shape[1]
-    return [[[sum(float(weight[r, j, k, i]) * x[k][r][p - m + 1 + i]
-                  for k in range(n_in) for i in range(m) if 0 <= p - m + 1 + i < s)
-              for p in range(s + m - 1)] for r in range(rows)] for j in range(n_out)]
+    return [
+        [
+            [
+                sum(
+                    float(weight[r, j, k, i]) * x[k][r][p - m + 1 + i]
+                    for k in range(n_in)
+                    for i in range(m)
+                    if 0 <= p - m + 1 + i < s
+                )
+                for p in range(s + m - 1)
+            ]
+            for r in range(rows)
+        ]
+        for j in range(n_out)
+    ]
 
 
 def ref_logits(model: DCNN, words: list[int]) -> list[float]:
@@ -67,8 +79,10 @@ def ref_logits(model: DCNN, words: list[int]) -> list[float]:
         folded = [[[a + b for a, b in zip(fmap[2 * r], fmap[2 * r + 1])] for r in range(rows // 2)] for fmap in conv]
         k = max(cfg.k_top, math.ceil(Fraction(num_layers - l, num_layers) * s))  # Eq. 4
         bias = layer.bias.detach()
-        x = [[[math.tanh(v + float(bias[r, j])) for v in ref_kmax(seq, k)[1]] for r, seq in enumerate(fmap)]
-             for j, fmap in enumerate(folded)]
+        x = [
+            [[math.tanh(v + float(bias[r, j])) for v in ref_kmax(seq, k)[1]] for r, seq in enumerate(fmap)]
+            for j, fmap in enumerate(folded)
+        ]
     features = [x[j][r][q] for r in range(len(x[0])) for j in range(len(x)) for q in range(cfg.k_top)]
     W, b = model.out.weight.detach(), model.out.bias.detach()
     return [sum(float(W[c, f]) * v for f, v in enumerate(features)) + float(b[c]) for c in range(cfg.num_classes)]
@@ -248,8 +262,13 @@ def ref_graph(model: DCNN, out, index: int, top_map: int | None):
     """Walk down from the top kept nodes with explicit loops: edges -> set of parent (row, map)."""
     num_layers = len(model.layers)
     top = out.positions[num_layers][index]
-    active = {(r, c, q) for r in range(top.shape[0]) for c in range(top.shape[1]) for q in range(top.shape[2])
-              if top_map in (None, c)}
+    active = {
+        (r, c, q)
+        for r in range(top.shape[0])
+        for c in range(top.shape[1])
+        for q in range(top.shape[2])
+        if top_map in (None, c)
+    }
     edges, levels = {}, {}
     for level in range(num_layers, 0, -1):
         pos, below = out.positions[level][index], out.positions[level - 1][index]
@@ -296,8 +315,13 @@ def test_every_edge_lies_in_the_convolution_window_of_a_kept_node():
             assert parent in graph.levels[level] and child in graph.levels[level - 1] and weight >= 1
             rows, maps, _ = torch.nonzero(kept == parent, as_tuple=True)  # the kept nodes at `parent`
             window = [q for q in range(parent - m + 1, parent + 1) if 0 <= q < int(out.k[index, level - 1])]
-            assert any(int(below[2 * r + t, c, q]) == child
-                       for r in rows.tolist() for t in (0, 1) for c in range(below.shape[1]) for q in window)
+            assert any(
+                int(below[2 * r + t, c, q]) == child
+                for r in rows.tolist()
+                for t in (0, 1)
+                for c in range(below.shape[1])
+                for q in window
+            )
 
 
 def test_views_are_plain_python_graphs():
@@ -322,14 +346,17 @@ def test_views_are_plain_python_graphs():
 
 
 # -- configuration and optimisation ---------------------------------------------------------------
-@pytest.mark.parametrize("overrides, bad", [
-    ({"embed_dim": 50}, "50"),  # not divisible by 2^2
-    ({"widths": [7], "maps": [6, 14]}, "[7]"),
-    ({"k_top": 8, "widths": [7, 5]}, "8"),
-    ({"dropout": 1.0}, "1.0"),
-    ({"conv_l2_scale": [0.3]}, "[0.3]"),
-    ({"maps": [0, 4]}, "[0, 4]"),
-])
+@pytest.mark.parametrize(
+    "overrides, bad",
+    [
+        ({"embed_dim": 50}, "50"),  # not divisible by 2^2
+        ({"widths": [7], "maps": [6, 14]}, "[7]"),
+        ({"k_top": 8, "widths": [7, 5]}, "8"),
+        ({"dropout": 1.0}, "1.0"),
+        ({"conv_l2_scale": [0.3]}, "[0.3]"),
+        ({"maps": [0, 4]}, "[0, 4]"),
+    ],
+)
 def test_config_rejects_bad_values(overrides, bad):
     with pytest.raises(ValueError, match=bad.replace("[", r"\[").replace("]", r"\]")):
         DCNNConfig(vocab_size=VOCAB, **overrides)

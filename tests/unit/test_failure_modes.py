@@ -91,7 +91,9 @@ def test_a_failure_while_building_is_named_too(lab_root, tmp_path, monkeypatch):
 
     monkeypatch.setattr(model_class("agt"), "__init__", broken_build)
     lab = Lab.load(lab_root)
-    assert set(lab.errors) == {"sst5/agt", "zh_sentiment/agt"} and "RuntimeError: cannot build" in lab.errors["sst5/agt"]
+    assert (
+        set(lab.errors) == {"sst5/agt", "zh_sentiment/agt"} and "RuntimeError: cannot build" in lab.errors["sst5/agt"]
+    )
     assert "dcnn" in lab.models("sst5")
 
 

@@ -1,5 +1,5 @@
-"""core.checkpoints.hub and tools.release.push: explicit directory > pinned Hub repo (cache first) > bundled; offline and unreachable Hubs
-fall back within 3 s; broken files are named; the dry-run push folder holds valid cards; names that
+"""core.checkpoints.hub and tools.release.push: explicit directory > pinned Hub repo (cache first) > bundled; offline
+and unreachable Hubs fall back within 3 s; broken files are named; the dry-run push folder holds valid cards; names that
 could escape a path are refused. The Hub is never contacted: a hand-made cache, a closed local port
 (HF_ENDPOINT=http://127.0.0.1:9) and a local socket that never answers stand in for it."""
 
@@ -30,8 +30,19 @@ ROOT = Path(__file__).resolve().parents[2]
 REPO = "someone/sentence-lab"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 TOKEN = "hf_TestTokenThatMustNeverBeLogged123"
-TINY_ARGS = ["--set", "embed_dim=16", "--set", "hidden=12", "--vectors", "none", "--epochs", "1",
-             "--batch-size", "8", "--no-progress"]
+TINY_ARGS = [
+    "--set",
+    "embed_dim=16",
+    "--set",
+    "hidden=12",
+    "--vectors",
+    "none",
+    "--epochs",
+    "1",
+    "--batch-size",
+    "8",
+    "--no-progress",
+]
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +51,21 @@ def bundled(tiny_data, tmp_path_factory):
     root = tmp_path_factory.mktemp("hub")
     lines = ["[bundle]", "max_total_mb = 1.0", "max_vocab = 30", "min_vocab = 5"]
     for task, phrases in (("sst5", "true"), ("sst2", "false")):
-        lines += ["[[checkpoint]]", 'model = "nbow"', f'task = "{task}"', f"phrases = {phrases}", f"args = {json.dumps(TINY_ARGS)}"]
+        lines += [
+            "[[checkpoint]]",
+            'model = "nbow"',
+            f'task = "{task}"',
+            f"phrases = {phrases}",
+            f"args = {json.dumps(TINY_ARGS)}",
+        ]
     (root / "bundled.toml").write_text("\n".join(lines) + "\n")
-    bundle(read_bundle_config(root / "bundled.toml"), root / "checkpoints", data_dir=str(tiny_data),
-           examples_cache=[], runs=root / "runs")
+    bundle(
+        read_bundle_config(root / "bundled.toml"),
+        root / "checkpoints",
+        data_dir=str(tiny_data),
+        examples_cache=[],
+        runs=root / "runs",
+    )
     return root / "checkpoints"
 
 
@@ -76,11 +98,14 @@ def hub_toml(path: Path, cache: Path, revision: str = COMMIT, repo: str = REPO) 
 
 # -- resolution -------------------------------------------------------------------------------------
 
+
 def test_without_a_repo_the_bundled_checkpoints_load(bundled, tmp_path):
     lab = Lab.load(config=tmp_path / "absent.toml", bundled=bundled)
     assert lab.errors == {}
-    assert lab.sources == {("sst5", "nbow"): f"bundled: {bundled / 'sst5' / 'nbow'}",
-                           ("sst2", "nbow"): f"bundled: {bundled / 'sst2' / 'nbow'}"}
+    assert lab.sources == {
+        ("sst5", "nbow"): f"bundled: {bundled / 'sst5' / 'nbow'}",
+        ("sst2", "nbow"): f"bundled: {bundled / 'sst2' / 'nbow'}",
+    }
     assert lab.predict("the movie is not good", "nbow", task="sst5").source.startswith("bundled: ")
 
 
@@ -145,9 +170,21 @@ def run_unreachable(bundled: Path, tmp_path: Path, endpoint: str) -> tuple[dict,
     fill_cache(tmp_path / "cache", hub_folder(bundled, tmp_path))
     env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
     env.update(PYTHONPATH=str(ROOT), HF_ENDPOINT=endpoint, HF_TOKEN=TOKEN, HF_HOME=str(tmp_path / "hf-home"))
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(hub_toml(tmp_path / "empty.toml", tmp_path / "empty")),
-                           str(hub_toml(tmp_path / "cached.toml", tmp_path / "cache")), str(bundled)],
-                          env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            SCRIPT,
+            str(hub_toml(tmp_path / "empty.toml", tmp_path / "empty")),
+            str(hub_toml(tmp_path / "cached.toml", tmp_path / "cache")),
+            str(bundled),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stdout + proc.stderr
 
@@ -175,6 +212,7 @@ def test_a_silent_server_falls_back_within_3s(bundled, tmp_path):
 
 # -- integrity ------------------------------------------------------------------------------------
 
+
 def broken_copy(bundled: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "checkpoints"
     shutil.copytree(bundled, copy)
@@ -187,13 +225,18 @@ def flip_byte(path: Path, at: int = 10) -> None:
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda c: (c / "sst5/nbow/model.safetensors").unlink(), r"sst5/nbow/model.safetensors is missing"),
-    (lambda c: flip_byte(c / "sst5/nbow/model.safetensors", 200),
-     r"sst5/nbow/model.safetensors does not match its sha256 in .*manifest.json"),
-    (lambda c: flip_byte(c / "sst5/nbow/vocab.json", 3), r"sst5/nbow/vocab.json does not match its sha256"),
-    (lambda c: (c / "sst5/nbow/config.json").write_text("{not json"), r"sst5/nbow/config.json does not match"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda c: (c / "sst5/nbow/model.safetensors").unlink(), r"sst5/nbow/model.safetensors is missing"),
+        (
+            lambda c: flip_byte(c / "sst5/nbow/model.safetensors", 200),
+            r"sst5/nbow/model.safetensors does not match its sha256 in .*manifest.json",
+        ),
+        (lambda c: flip_byte(c / "sst5/nbow/vocab.json", 3), r"sst5/nbow/vocab.json does not match its sha256"),
+        (lambda c: (c / "sst5/nbow/config.json").write_text("{not json"), r"sst5/nbow/config.json does not match"),
+    ],
+)
 def test_missing_or_corrupt_files_are_named_and_the_others_keep_serving(bundled, tmp_path, damage, message):
     copy = broken_copy(bundled, tmp_path)
     damage(copy)
@@ -247,8 +290,24 @@ def test_a_corrupt_hub_file_is_named(bundled, tmp_path):
 
 # -- names ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("repo_id", ["../etc", "user/../etc", "user/..", "/abs/path", "a/b/c", "user", "user/na me",
-                                     "user/name/", "us--er/x", "user\\name", "", "user/.hidden"])
+
+@pytest.mark.parametrize(
+    "repo_id",
+    [
+        "../etc",
+        "user/../etc",
+        "user/..",
+        "/abs/path",
+        "a/b/c",
+        "user",
+        "user/na me",
+        "user/name/",
+        "us--er/x",
+        "user\\name",
+        "",
+        "user/.hidden",
+    ],
+)
 def test_bad_repo_ids_are_refused(repo_id):
     with pytest.raises(ValueError, match="invalid Hub repo id"):
         check_repo_id(repo_id)
@@ -259,8 +318,18 @@ def test_good_repo_ids_pass():
         assert check_repo_id(repo_id) == repo_id
 
 
-@pytest.mark.parametrize("kind, name", [("task", "../sst5"), ("task", "sst5/.."), ("model", "nbow/../../x"),
-                                        ("model", "NBOW"), ("task", ""), ("model", "unknown_model"), ("task", "imdb")])
+@pytest.mark.parametrize(
+    "kind, name",
+    [
+        ("task", "../sst5"),
+        ("task", "sst5/.."),
+        ("model", "nbow/../../x"),
+        ("model", "NBOW"),
+        ("task", ""),
+        ("model", "unknown_model"),
+        ("task", "imdb"),
+    ],
+)
 def test_bad_task_and_model_names_are_refused(kind, name):
     with pytest.raises(ValueError):
         check_name(kind, name)
@@ -269,10 +338,12 @@ def test_bad_task_and_model_names_are_refused(kind, name):
 
 
 def test_hub_config_is_validated(tmp_path):
-    for text, message in (('[hub]\nrepo_id = "a/../b"\n', "invalid Hub repo id"),
-                          ('[hub]\nrepo_id = "a/b"\nrevision = "../main"\n', "invalid Hub revision"),
-                          ('[hub]\nrepo = "a/b"\n', "unknown keys"),
-                          ('[hub]\nrepo_id = "a/b"\ntimeout = 0\n', "timeouts out of range")):
+    for text, message in (
+        ('[hub]\nrepo_id = "a/../b"\n', "invalid Hub repo id"),
+        ('[hub]\nrepo_id = "a/b"\nrevision = "../main"\n', "invalid Hub revision"),
+        ('[hub]\nrepo = "a/b"\n', "unknown keys"),
+        ('[hub]\nrepo_id = "a/b"\ntimeout = 0\n', "timeouts out of range"),
+    ):
         (tmp_path / "hub.toml").write_text(text)
         with pytest.raises(ValueError, match=message) as info:
             read_hub_config(tmp_path / "hub.toml")
@@ -283,6 +354,7 @@ def test_hub_config_is_validated(tmp_path):
 
 # -- publishing -----------------------------------------------------------------------------------
 
+
 def front_matter(path: Path) -> dict:
     text = path.read_text()
     assert text.startswith("---\n")
@@ -292,7 +364,10 @@ def front_matter(path: Path) -> dict:
 def test_dry_run_push_writes_the_exact_folder_with_valid_cards(bundled, tmp_path, capsys):
     out = hub_folder(bundled, tmp_path)
     files = read_manifest(bundled)
-    assert {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} == set(files) | {"manifest.json", "README.md"}
+    assert {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} == set(files) | {
+        "manifest.json",
+        "README.md",
+    }
     assert all(sha256(out / rel) == info["sha256"] for rel, info in files.items())
     assert "dry run: 12 files" in capsys.readouterr().out
 
@@ -309,7 +384,10 @@ def test_dry_run_push_writes_the_exact_folder_with_valid_cards(bundled, tmp_path
     assert push.main(["--repo", REPO, "--dry-run", "--checkpoints", str(bundled), "--out", str(out)]) == 0
     (tmp_path / "precious").mkdir()
     (tmp_path / "precious" / "thesis.tex").write_text("...")
-    assert push.main(["--repo", REPO, "--dry-run", "--checkpoints", str(bundled), "--out", str(tmp_path / "precious")]) == 2
+    assert (
+        push.main(["--repo", REPO, "--dry-run", "--checkpoints", str(bundled), "--out", str(tmp_path / "precious")])
+        == 2
+    )
     assert (tmp_path / "precious" / "thesis.tex").is_file()
 
 
@@ -357,9 +435,13 @@ def test_push_uploads_the_staged_folder_and_pins_the_commit(bundled, tmp_path, m
             calls["create"] = (repo_id, kw)
 
         def upload_folder(self, repo_id, folder_path, **kw):
-            calls["files"] = sorted(p.relative_to(folder_path).as_posix() for p in Path(folder_path).rglob("*") if p.is_file())
+            calls["files"] = sorted(
+                p.relative_to(folder_path).as_posix() for p in Path(folder_path).rglob("*") if p.is_file()
+            )
             calls["upload"] = (repo_id, kw)
-            return type("Commit", (), {"oid": "f" * 40, "commit_url": f"https://huggingface.co/{repo_id}/commit/{'f' * 40}"})
+            return type(
+                "Commit", (), {"oid": "f" * 40, "commit_url": f"https://huggingface.co/{repo_id}/commit/{'f' * 40}"}
+            )
 
         def create_tag(self, repo_id, tag, revision, **kw):
             calls["tag"] = (tag, revision)
@@ -394,8 +476,18 @@ def test_sources_command(bundled, tmp_path, capsys):
     assert hub.main(["sources", "--config", str(config), "--bundled", str(bundled)]) == 0
     assert "sst5/nbow: bundled: " in capsys.readouterr().out
     fill_cache(tmp_path / "cache", hub_folder(bundled, tmp_path))
-    assert hub.main(["sources", "--config", str(hub_toml(tmp_path / "h2.toml", tmp_path / "cache")),
-                     "--bundled", str(tmp_path / "none")]) == 0
+    assert (
+        hub.main(
+            [
+                "sources",
+                "--config",
+                str(hub_toml(tmp_path / "h2.toml", tmp_path / "cache")),
+                "--bundled",
+                str(tmp_path / "none"),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "Hub: cache" in printed and f"sst5/nbow: hub: {REPO}@{COMMIT}" in printed
 
@@ -408,7 +500,9 @@ def test_the_log_names_each_checkpoints_source_once(bundled, tmp_path, caplog):
     caplog.set_level("INFO", logger="core.checkpoints.hub")
     checkpoints, sources, _, _ = load_all(prefer="bundled", bundled=bundled)
     lines = [r.getMessage() for r in caplog.records if " <- " in r.getMessage()]
-    assert sorted(lines) == sorted(f"checkpoint {task}/{model} <- {source}" for (task, model), source in sources.items())
+    assert sorted(lines) == sorted(
+        f"checkpoint {task}/{model} <- {source}" for (task, model), source in sources.items()
+    )
     assert len(lines) == len(checkpoints) == 2
 
 
@@ -418,6 +512,9 @@ def test_app_configures_the_log_before_it_loads_the_checkpoints():
     import ast
 
     tree = ast.parse((hub.PROJECT_ROOT / "app.py").read_text(encoding="utf-8"))
-    calls = [ast.unparse(node.value.func) for node in tree.body
-             if isinstance(node, (ast.Expr, ast.Assign)) and isinstance(node.value, ast.Call)]
+    calls = [
+        ast.unparse(node.value.func)
+        for node in tree.body
+        if isinstance(node, (ast.Expr, ast.Assign)) and isinstance(node.value, ast.Call)
+    ]
     assert calls.index("logging.basicConfig") < calls.index("Lab.load")

@@ -14,8 +14,17 @@ def hundred_jobs(tmp_path) -> list[str]:
     for i in range(100):
         job_id = f"20260101-0000{i:02d}-{i:06x}"
         (jobs_dir(tmp_path) / job_id).mkdir(parents=True)
-        write_job(jobs_dir(tmp_path) / job_id, {"id": job_id, "status": "done" if i < 98 else "queued",
-                                                 "created": 1000.0 + i, "started": None, "progress": 0, "epochs": 1})
+        write_job(
+            jobs_dir(tmp_path) / job_id,
+            {
+                "id": job_id,
+                "status": "done" if i < 98 else "queued",
+                "created": 1000.0 + i,
+                "started": None,
+                "progress": 0,
+                "epochs": 1,
+            },
+        )
         ids.append(job_id)
     return ids
 

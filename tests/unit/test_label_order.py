@@ -32,10 +32,12 @@ def test_equal_numbers_are_ordered_by_their_text_and_anything_else_as_text():
 def test_every_process_orders_the_labels_alike(tmp_path):
     path = _labelled(tmp_path / "tied.csv", TIED)
     here = read_rows(path).label_names
-    script = ("import json; from core.data.user import read_rows; "
-              f"print(json.dumps(read_rows({str(path)!r}).label_names))")
+    script = (
+        f"import json; from core.data.user import read_rows; print(json.dumps(read_rows({str(path)!r}).label_names))"
+    )
     for seed in range(8):
         env = {**os.environ, "PYTHONHASHSEED": str(seed)}
-        out = subprocess.run([sys.executable, "-c", script], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
-                             check=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-c", script], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, check=True
+        ).stdout
         assert json.loads(out) == here == ["001", "01", "1", "02", "2", "10"], f"PYTHONHASHSEED={seed}"

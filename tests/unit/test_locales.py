@@ -48,11 +48,17 @@ def test_a_refusal_is_worded_by_its_own_core_table():
     from core.analysis.treebank import TreebankError
     from core.notices import InputError
 
-    errors = {"模型 x 不支持任务 sst5；可用模型：dcnn": InputError("unknown_model", model="x", task="sst5", available=["dcnn"]),
-              "模型 x 没有为任务 sst5 加载；可用模型：dcnn。": ProbeInputError("unknown_model", model="x", task="sst5",
-                                                                        available="dcnn"),
-              "模型 'x' 没有为任务 'sst5' 加载；可用模型：dcnn": TreebankError("unknown_model", model="x", task="sst5",
-                                                                           available="dcnn")}
+    errors = {
+        "模型 x 不支持任务 sst5；可用模型：dcnn": InputError(
+            "unknown_model", model="x", task="sst5", available=["dcnn"]
+        ),
+        "模型 x 没有为任务 sst5 加载；可用模型：dcnn。": ProbeInputError(
+            "unknown_model", model="x", task="sst5", available="dcnn"
+        ),
+        "模型 'x' 没有为任务 'sst5' 加载；可用模型：dcnn": TreebankError(
+            "unknown_model", model="x", task="sst5", available="dcnn"
+        ),
+    }
     for chinese, err in errors.items():
         assert notice_text(err, "zh") == chinese and notice_text(err, "en") == str(err)
 
@@ -68,8 +74,15 @@ def test_traditional_chinese_is_converted_from_the_simplified_words():
         def __init__(self, accept: str):
             self.headers = {"accept-language": accept}
 
-    asked = {"zh-TW,zh;q=0.9": "zh-TW", "zh-Hant": "zh-TW", "zh-HK": "zh-HK", "zh-MO": "zh-HK", "zh-CN,zh": "zh",
-             "zh": "zh", "en-US,zh;q=0.5": "en"}
+    asked = {
+        "zh-TW,zh;q=0.9": "zh-TW",
+        "zh-Hant": "zh-TW",
+        "zh-HK": "zh-HK",
+        "zh-MO": "zh-HK",
+        "zh-CN,zh": "zh",
+        "zh": "zh",
+        "en-US,zh;q=0.5": "en",
+    }
     assert {accept: request_lang(Request(accept)) for accept in asked} == asked
     for lang in TRADITIONAL:
         assert TEXT[lang].keys() == TEXT["zh"].keys()

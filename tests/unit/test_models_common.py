@@ -10,12 +10,12 @@ import json
 import pytest
 import torch
 
-from core.data.batching import pad_batch
 from core.checkpoints.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from core.data.batching import pad_batch
+from core.data.vocab import Vocab
 from core.models import MODELS, PAPER_MODELS, model_class
 from core.models.base import Dropout, dropout
 from core.views import view_to_dict
-from core.data.vocab import Vocab
 
 VOCAB, CLASSES = 23, 3
 # tiny configs with pairwise-different sizes, so a wrong transpose fails loudly
@@ -157,8 +157,11 @@ def test_hub_mixin_push_uploads_what_from_pretrained_reads(tmp_path, monkeypatch
     def upload_folder(self, *, folder_path, **kwargs):
         __import__("shutil").copytree(folder_path, uploaded)
 
-    monkeypatch.setattr(huggingface_hub.HfApi, "create_repo",
-                        lambda self, repo_id, **kwargs: huggingface_hub.RepoUrl(f"https://huggingface.co/{repo_id}"))
+    monkeypatch.setattr(
+        huggingface_hub.HfApi,
+        "create_repo",
+        lambda self, repo_id, **kwargs: huggingface_hub.RepoUrl(f"https://huggingface.co/{repo_id}"),
+    )
     monkeypatch.setattr(huggingface_hub.HfApi, "upload_folder", upload_folder)
     model = build("agt")
     model.vocab = Vocab(["<pad>", "<unk>"] + [f"w{i}" for i in range(2, VOCAB)])
@@ -167,8 +170,10 @@ def test_hub_mixin_push_uploads_what_from_pretrained_reads(tmp_path, monkeypatch
     assert {"model.safetensors", "config.json", "vocab.json", "README.md"} <= {p.name for p in uploaded.iterdir()}
     batch = pad_batch(SENTENCES)
     with torch.no_grad():
-        assert torch.equal(model(batch.ids, batch.lengths).logits,
-                           model_class("agt").from_pretrained(uploaded)(batch.ids, batch.lengths).logits)
+        assert torch.equal(
+            model(batch.ids, batch.lengths).logits,
+            model_class("agt").from_pretrained(uploaded)(batch.ids, batch.lengths).logits,
+        )
 
 
 @pytest.mark.parametrize("model", PAPER_MODELS)
@@ -186,7 +191,11 @@ def test_overfits_a_few_sentences(key):
     torch.manual_seed(0)
     model = build(key).train()
     batch = pad_batch(SENTENCES, [0, 1, 2, 1])
-    params = [p for p in model.parameters() if p.requires_grad and not (p is model.embedding.weight and model.embedding.sparse)]
+    params = [
+        p
+        for p in model.parameters()
+        if p.requires_grad and not (p is model.embedding.weight and model.embedding.sparse)
+    ]
     optimizer = torch.optim.Adam(params, lr=0.02)
     first = None
     for _ in range(150):
@@ -218,6 +227,7 @@ def test_shared_dropout_is_inverted_dropout(sqrt_scale):
 
 # -- the predictor's batched explanations, against one forward call each ---------------------------------
 
+
 @pytest.mark.parametrize("model", PAPER_MODELS)
 def test_occlusion_and_prefix_curve_equal_separate_forward_calls(lab, model):
     """occlusion[i] = P(label | s) - P(label | s without word i), and row i of a prefix curve is
@@ -234,7 +244,7 @@ def test_occlusion_and_prefix_curve_equal_separate_forward_calls(lab, model):
     label = p.labels.index(p.label)
     full = probs(ids)
     assert p.probs == pytest.approx(full, abs=1e-5)
-    without = [probs(ids[:i] + ids[i + 1:]) for i in range(len(ids))]
+    without = [probs(ids[:i] + ids[i + 1 :]) for i in range(len(ids))]
     assert len(p.occlusion) == len(ids) > 1
     assert p.occlusion == pytest.approx([full[label] - w[label] for w in without], abs=1e-5)
     if p.curve.kind == "prefix":

@@ -241,8 +241,9 @@ def test_ordinal_head_overfits_a_few_sentences():
     assert torch.equal(model.predict_labels(out), labels)
 
 
-@pytest.mark.parametrize("bad", [{"activation": "sigmoid"}, {"head": "softmax2"}, {"dropout": 1.0},
-                                 {"hidden": 0}, {"num_classes": 1}])
+@pytest.mark.parametrize(
+    "bad", [{"activation": "sigmoid"}, {"head": "softmax2"}, {"dropout": 1.0}, {"hidden": 0}, {"num_classes": 1}]
+)
 def test_config_rejects_bad_values(bad):
     with pytest.raises(ValueError, match=str(list(bad.values())[0])):
         MRNNConfig(vocab_size=V, **bad)

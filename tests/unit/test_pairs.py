@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from core.models import PAPER_MODELS
 from core.analysis.pairs import PairInputError, align_words, compare_pair
+from core.models import PAPER_MODELS
 from core.views import sentiment_scores
 
 A, B = "The film is good.", "The film is not good at all."
@@ -26,9 +26,15 @@ def test_a_replaced_word_is_removed_and_inserted():
     assert alignment.labels() == ["john", "mary", "loved", "it"]
 
 
-@pytest.mark.parametrize("words_a, words_b", [
-    ([], ["a"]), (["a", "b", "a"], ["a", "a", "b"]), (["x"] * 3, ["x"] * 5), (["good", "not", "bad"], ["bad", "not", "good"]),
-])
+@pytest.mark.parametrize(
+    "words_a, words_b",
+    [
+        ([], ["a"]),
+        (["a", "b", "a"], ["a", "a", "b"]),
+        (["x"] * 3, ["x"] * 5),
+        (["good", "not", "bad"], ["bad", "not", "good"]),
+    ],
+)
 def test_every_word_appears_once_in_order_and_the_alignment_is_deterministic(words_a, words_b):
     alignment = align_words(words_a, words_b)
     assert alignment == align_words(list(words_a), list(words_b))
@@ -75,19 +81,24 @@ def test_a_model_that_breaks_on_one_sentence_is_reported(lab_root, monkeypatch):
 
 # -- the Lab tab's pair and the Probes tab's failures ------------------------------------------------------
 
+
 def test_the_pair_callback_returns_a_figure_per_model(lab):
     from demo.tabs.checkpoints import facts
     from demo.tabs.pairs import analyse_pair
 
     known = facts(lab)
     summary, table, figures = analyse_pair(lab, known, A, B, "all", "auto", "auto", "en")
-    assert figures.count("<figure") == len(PAPER_MODELS) and table["visible"] and len(table["value"]) == len(PAPER_MODELS)
+    assert (
+        figures.count("<figure") == len(PAPER_MODELS) and table["visible"] and len(table["value"]) == len(PAPER_MODELS)
+    )
     assert list(table["value"].columns)[-1] == "B − A" and "rises for" in summary
     figure = figures.split("</figure>")[0]
     a_points, b_points = [len(p.split()) for p in re.findall(r'<polyline points="([^"]+)"', figure)]
     assert (a_points, b_points) == (5, 8)  # A's words sit at aligned positions 0, 1, 2, 4, 7 of B's 8
     ticks = re.findall(r'fill="(#[0-9a-f]+)"[^>]*>([^<]+)</text>', figure.split("</polyline>")[-1])
-    assert ("#333", "good") in ticks and any(w == "not" and c != "#333" for c, w in ticks)  # inserted words in B's colour
+    assert ("#333", "good") in ticks and any(
+        w == "not" and c != "#333" for c, w in ticks
+    )  # inserted words in B's colour
     summary, table, figures = analyse_pair(lab, known, "这个手机很好", "这个手机很差", "dcnn", "auto", "auto", "zh")
     assert figures.count("<figure") == 1 and "个模型中" in summary and list(table["value"].columns)[1] == "A 的标签"
     summary, *_ = analyse_pair(lab, known, "这个手机很好", "a good phone", "dcnn", "auto", "auto", "en")
@@ -110,17 +121,27 @@ def test_a_probe_failure_opens_in_the_lab_with_both_sentences(lab):
     from demo.tabs.probes import cell_at, failure_choices, open_failure
 
     report = run_suite(lab, "en")
-    capability, model = next((c, m) for c, row in report.cells.items() for m, cell in row.items()
-                             if any(f.case.variant for f in cell.failures))
+    capability, model = next(
+        (c, m)
+        for c, row in report.cells.items()
+        for m, cell in row.items()
+        if any(f.case.variant for f in cell.failures)
+    )
     choices = failure_choices(report, capability, model)["choices"]
     index = next(i for i, f in enumerate(report.cells[capability][model].failures) if f.case.variant)
     case = report.cells[capability][model].failures[index].case
     assert choices[index] == (f"{index + 1}. {case.text} → {case.variant}", index)
     tabs, text, text_b, box, task, is_pair, _ = open_failure(report, capability, model, index, "en")
-    assert tabs.selected == "lab" and (text, text_b, task, is_pair) == (case.text, case.variant, "sst5", True) and box.open
-    single = next(f.case for row in report.cells.values() for cell in row.values() for f in cell.failures if not f.case.variant)
-    capability, model = single.capability, next(m for m, cell in report.cells[single.capability].items()
-                                                  if single in [f.case for f in cell.failures])
+    assert (
+        tabs.selected == "lab" and (text, text_b, task, is_pair) == (case.text, case.variant, "sst5", True) and box.open
+    )
+    single = next(
+        f.case for row in report.cells.values() for cell in row.values() for f in cell.failures if not f.case.variant
+    )
+    capability, model = (
+        single.capability,
+        next(m for m, cell in report.cells[single.capability].items() if single in [f.case for f in cell.failures]),
+    )
     index = [f.case for f in report.cells[capability][model].failures].index(single)
     *_, text_b, box, _, is_pair, _ = open_failure(report, capability, model, index, "en")
     assert text_b == "" and not is_pair and not box.open

@@ -33,13 +33,16 @@ def test_the_mrnn_sst_number_is_its_table_2():
     assert comparable and reported.accuracy == 43.5 and "Table 2" in reported.source
 
 
-@pytest.mark.parametrize("model, task, phrases, expected", [
-    ("tensor_cnn", "sst5", True, (51.2, True)),
-    ("tensor_cnn", "sst5", False, (50.6, True)),
-    ("dcnn", "sst5", False, (48.5, False)),  # the paper trained on phrases: shown, not compared
-    ("nbow", "sst2", False, (82.0, True)),  # the paper does not say: comparable either way
-    ("adasent", "sst5", True, None),
-])
+@pytest.mark.parametrize(
+    "model, task, phrases, expected",
+    [
+        ("tensor_cnn", "sst5", True, (51.2, True)),
+        ("tensor_cnn", "sst5", False, (50.6, True)),
+        ("dcnn", "sst5", False, (48.5, False)),  # the paper trained on phrases: shown, not compared
+        ("nbow", "sst2", False, (82.0, True)),  # the paper does not say: comparable either way
+        ("adasent", "sst5", True, None),
+    ],
+)
 def test_a_number_is_found_for_the_runs_regime(model, task, phrases, expected):
     found = paper(model).result(task, phrases)
     assert (found and (found[0].accuracy, found[1])) == expected

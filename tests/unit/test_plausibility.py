@@ -74,8 +74,11 @@ def test_wrong_length_is_refused():
 
 
 def test_summary_means_over_the_sentences_that_have_a_score():
-    found = [plausibility(DULL, [0.0, 0.6, 0.1, 0.5, 0.2], predicted=1), plausibility(DULL, [0.0] * 5, predicted=2),
-             plausibility(NOT_BAD, [0.5, -0.4, 0.1, 0.0], predicted=4)]
+    found = [
+        plausibility(DULL, [0.0, 0.6, 0.1, 0.5, 0.2], predicted=1),
+        plausibility(DULL, [0.0] * 5, predicted=2),
+        plausibility(NOT_BAD, [0.5, -0.4, 0.1, 0.0], predicted=4),
+    ]
     summary = summarize(found)
     assert summary["precision_sentences"] == 2 and summary["rank_sentences"] == 2
     assert summary["precision"] == pytest.approx((1.0 + 1 / 3) / 2)

@@ -22,8 +22,8 @@ import pytest
 
 import core.predict as predict_module
 from core.models import PAPER_MODELS
-from core.predict import MAX_WORDS, OCCLUSION_MAX_WORDS, Lab, main
 from core.notices import NOTICE_TEXT, InputError
+from core.predict import MAX_WORDS, OCCLUSION_MAX_WORDS, Lab, main
 from core.text import MAX_CHARS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,12 +79,17 @@ CASES = [
     Case("sql", "'; DROP TABLE reviews; --", lang="en"),
     Case("format-strings", "%s %d %n {0} {text} ${HOME} $(id) \\N{BULLET}", lang="en"),
     Case("crlf", "good\r\n\r\nfilm\n", lang="en"),
-    Case("quotes-only", '"""\'\'\'``', lang="en"),
+    Case("quotes-only", "\"\"\"'''``", lang="en"),
     Case("100kB", "the film is good but the plot is dull . " * 2500, notice=CUT, lang="en"),
     Case("5MB", "good film " * 500_000, notice=CUT, lang="en"),
     Case("word-x10000", "good " * 10_000, notice=f"first {MAX_WORDS} words", lang="en"),
     Case("at-occlusion-cap", "the film is not bad " * (OCCLUSION_MAX_WORDS // 5), lang="en"),
-    Case("past-occlusion-cap", "the film is not bad " * (OCCLUSION_MAX_WORDS // 5 + 1), notice="leave-one-word-out", lang="en"),
+    Case(
+        "past-occlusion-cap",
+        "the film is not bad " * (OCCLUSION_MAX_WORDS // 5 + 1),
+        notice="leave-one-word-out",
+        lang="en",
+    ),
     Case("zh-char-x10000", "好" * 10_000, notice=CUT, lang="zh"),
     Case("one-100k-word", "a" * 100_000, notice=CUT, lang="en"),
     Case("lone-surrogate-en", "good \ud800 film", either=True),
@@ -129,7 +134,7 @@ def check_prediction(p: dict, text: str, case: Case | None = None) -> None:
     previous_end = 0
     for t in tokens:
         assert previous_end <= t["start"] < t["end"] <= len(analysed), (t, previous_end)
-        assert analysed[t["start"]:t["end"]] == t["surface"] and t["text"]
+        assert analysed[t["start"] : t["end"]] == t["surface"] and t["text"]
         previous_end = t["end"]
     words = [t["text"] for t in tokens]
     curve = p["curve"]
@@ -161,6 +166,7 @@ def params(cases=CASES) -> list:
 
 
 # -- the Python API -----------------------------------------------------------------------------------
+
 
 def test_the_table_is_big_enough():
     assert len(CASES) >= 30 and len({c.id for c in CASES}) == len(CASES)
@@ -228,7 +234,9 @@ def test_5mb_is_truncated_before_any_other_work(lab, monkeypatch):
     seen = []
     for name in ("tokenize", "detect_language"):
         original = getattr(predict_module, name)
-        monkeypatch.setattr(predict_module, name, lambda text, *a, _f=original, **k: seen.append(len(text)) or _f(text, *a, **k))
+        monkeypatch.setattr(
+            predict_module, name, lambda text, *a, _f=original, **k: seen.append(len(text)) or _f(text, *a, **k)
+        )
     text = ("good film \x00" * 500_000)[:5_000_000]
     start = time.perf_counter()
     p = lab.predict(text, "tensor_cnn")
@@ -254,6 +262,7 @@ def test_the_lab_still_answers_after_the_table(lab):
 
 # -- the CLI (python -m core.predict) -----------------------------------------------------------------
 
+
 def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
     try:
         code = main(argv)
@@ -267,8 +276,11 @@ def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
 def use_loaded_lab(monkeypatch, lab: Lab, lab_root: Path) -> None:
     """main() loads its checkpoints on every call; hand it the module's Lab for `lab_root` instead."""
     load = Lab.load
-    monkeypatch.setattr(Lab, "load", classmethod(lambda cls, root=None, *a, **k: lab if root and Path(root) == lab_root
-                                                 else load(root, *a, **k)))
+    monkeypatch.setattr(
+        Lab,
+        "load",
+        classmethod(lambda cls, root=None, *a, **k: lab if root and Path(root) == lab_root else load(root, *a, **k)),
+    )
 
 
 @pytest.mark.parametrize("case", params())
@@ -279,7 +291,7 @@ def test_cli(lab, lab_root, case, monkeypatch, capsys):
     code, out, err = run_cli(["--json", *options, case.text], capsys)
     if case.error or code == 2:
         assert code == 2 and err.startswith("error: ") and not out, (code, err)
-        check_message(err[len("error: "):], case.error or ".")
+        check_message(err[len("error: ") :], case.error or ".")
         assert case.error or case.either
         return
     assert code == 0 and not err, err
@@ -291,8 +303,11 @@ def test_cli(lab, lab_root, case, monkeypatch, capsys):
 
 def test_cli_names(lab, lab_root, monkeypatch, capsys):
     use_loaded_lab(monkeypatch, lab, lab_root)
-    for args, error in ((["--model", "../../etc/passwd"], "not available"), (["--task", "../sst5"], "no model is loaded"),
-                        (["--checkpoints", "/nonexistent/../etc"], "/nonexistent/../etc does not exist")):
+    for args, error in (
+        (["--model", "../../etc/passwd"], "not available"),
+        (["--task", "../sst5"], "no model is loaded"),
+        (["--checkpoints", "/nonexistent/../etc"], "/nonexistent/../etc does not exist"),
+    ):
         argv = ["a good film", "--checkpoints", str(lab_root), *args]
         code, out, err = run_cli(argv, capsys)
         assert code == 2 and not out
@@ -301,17 +316,30 @@ def test_cli_names(lab, lab_root, monkeypatch, capsys):
     assert code == 2 and "invalid choice" in err and "Traceback" not in err
 
 
-
 def test_cli_all_models_is_compare(lab, lab_root, monkeypatch, capsys):
     use_loaded_lab(monkeypatch, lab, lab_root)
     code, out, err = run_cli(["这部电影不怎么好看", "--model", "all", "--json", "--checkpoints", str(lab_root)], capsys)
     assert code == 0 and not err
-    assert [p["model"] for p in json.loads(out)] == [p.model for p in lab.compare("这部电影不怎么好看").predictions] == PAPER_MODELS
+    assert (
+        [p["model"] for p in json.loads(out)]
+        == [p.model for p in lab.compare("这部电影不怎么好看").predictions]
+        == PAPER_MODELS
+    )
 
 
 def test_cli_process_with_bytes_that_are_not_utf8(lab_root):
     """A real process: the shell passes bytes, Python decodes them with surrogateescape."""
-    argv = [sys.executable, "-m", "core.predict", b"good \xff\xfe film", "--model", "dcnn", "--json", "--checkpoints", lab_root]
+    argv = [
+        sys.executable,
+        "-m",
+        "core.predict",
+        b"good \xff\xfe film",
+        "--model",
+        "dcnn",
+        "--json",
+        "--checkpoints",
+        lab_root,
+    ]
     done = subprocess.run(argv, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, cwd=ROOT, timeout=120)
     assert b"Traceback" not in done.stderr, done.stderr.decode(errors="replace")[-400:]
     assert done.returncode in (0, 2)

@@ -7,9 +7,20 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from core.analysis.probes import (
+    Case,
+    ProbeInputError,
+    SuiteError,
+    class_probabilities,
+    load_suite,
+    parse_user_cases,
+    polarity_groups,
+    read_suite,
+    run_cases,
+    run_suite,
+    suite_names,
+)
 from core.predict import Lab
-from core.analysis.probes import (Case, ProbeInputError, SuiteError, class_probabilities, load_suite,
-                         parse_user_cases, polarity_groups, read_suite, run_cases, run_suite, suite_names)
 from core.text import tokenize
 
 SST5 = ["very negative", "negative", "neutral", "positive", "very positive"]
@@ -51,20 +62,33 @@ def _write(tmp_path, body: str):
     return path
 
 
-GOOD_PARTS = ('[lexicon]\npos = ["good"]\n[capabilities]\nv = { en = "Vocabulary", zh = "词汇" }\n')
+GOOD_PARTS = '[lexicon]\npos = ["good"]\n[capabilities]\nv = { en = "Vocabulary", zh = "词汇" }\n'
 
 
-@pytest.mark.parametrize("body, key", [
-    (GOOD_PARTS + '[[tests]]\nname = "a"\ncapability = "v"\ntype = "mft"\ntemplate = "{adj}"\nexpect = "positive"\n',
-     "tests[0] (a).template"),
-    (GOOD_PARTS + '[[tests]]\nname = "a"\ncapability = "v"\ntype = "sideways"\ntemplate = "{pos}"\n', "tests[0] (a).type"),
-    (GOOD_PARTS + '[[tests]]\nname = "a"\ncapability = "nope"\ntype = "mft"\ntemplate = "{pos}"\n', "capability"),
-    (GOOD_PARTS + '[[tests]]\nname = "a"\ncapability = "v"\ntype = "dir"\nbase = "{pos}"\nvariant = "not {pos}"\n'
-     'direction = "left"\n', "direction"),
-    ('[lexicon]\npos = []\n[capabilities]\n[[tests]]\n', "lexicon.pos"),
-    ("tests = []\n" + GOOD_PARTS.replace(', zh = "词汇"', ""), "capabilities.v"),
-    ("[lexicon\n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "body, key",
+    [
+        (
+            GOOD_PARTS
+            + '[[tests]]\nname = "a"\ncapability = "v"\ntype = "mft"\ntemplate = "{adj}"\nexpect = "positive"\n',
+            "tests[0] (a).template",
+        ),
+        (
+            GOOD_PARTS + '[[tests]]\nname = "a"\ncapability = "v"\ntype = "sideways"\ntemplate = "{pos}"\n',
+            "tests[0] (a).type",
+        ),
+        (GOOD_PARTS + '[[tests]]\nname = "a"\ncapability = "nope"\ntype = "mft"\ntemplate = "{pos}"\n', "capability"),
+        (
+            GOOD_PARTS
+            + '[[tests]]\nname = "a"\ncapability = "v"\ntype = "dir"\nbase = "{pos}"\nvariant = "not {pos}"\n'
+            'direction = "left"\n',
+            "direction",
+        ),
+        ("[lexicon]\npos = []\n[capabilities]\n[[tests]]\n", "lexicon.pos"),
+        ("tests = []\n" + GOOD_PARTS.replace(', zh = "词汇"', ""), "capabilities.v"),
+        ("[lexicon\n", "not valid TOML"),
+    ],
+)
 def test_a_broken_suite_names_its_file_and_key(tmp_path, body, key):
     path = _write(tmp_path, body)
     with pytest.raises(SuiteError) as info:
@@ -80,7 +104,11 @@ def test_only_shipped_suites_load_by_name(name):
 
 def test_polarity_groups_follow_the_task_labels():
     five = polarity_groups(SST5, "sst5")
-    assert five["positive"] == {"positive", "very positive"} and five["not_negative"] == {"neutral", "positive", "very positive"}
+    assert five["positive"] == {"positive", "very positive"} and five["not_negative"] == {
+        "neutral",
+        "positive",
+        "very positive",
+    }
     two = polarity_groups(BINARY, "zh_sentiment")
     assert two["not_positive"] == {"negative"} and "neutral" not in two
     with pytest.raises(ProbeInputError) as info:
@@ -92,9 +120,13 @@ def test_user_cases_parse_and_bad_lines_say_which():
     cases = parse_user_cases("# mine\nA fine film.\tpositive\n\nGood.\tNot good.\tdown\nOk.\tOk!\tsame\n", SST5, "sst5")
     assert [(c.type, c.expect) for c in cases] == [("mft", "positive"), ("dir", "down"), ("inv", "")]
     assert parse_user_cases("Fine.\tvery positive", SST5, "sst5")[0].expect == "very positive"
-    for text, code, line in (("only one column", "bad_columns", 1), ("a\tpositive\n\tpositive", "bad_columns", 2),
-                             ("a\tglorious", "bad_expectation", 1), ("a\tb\tsideways", "bad_direction", 1),
-                             ("# nothing\n", "no_cases", None)):
+    for text, code, line in (
+        ("only one column", "bad_columns", 1),
+        ("a\tpositive\n\tpositive", "bad_columns", 2),
+        ("a\tglorious", "bad_expectation", 1),
+        ("a\tb\tsideways", "bad_direction", 1),
+        ("# nothing\n", "no_cases", None),
+    ):
         with pytest.raises(ProbeInputError) as info:
             parse_user_cases(text, SST5, "sst5")
         assert info.value.notice.code == code and info.value.notice.params.get("line") == line
@@ -119,9 +151,12 @@ class ConstantNet(torch.nn.Module):
 
 def _constant_lab(task: str, labels: list[str], lang: str) -> Lab:
     vocab = SimpleNamespace(encode=lambda words: [1] * len(words), unk_id=0)
-    checkpoints = {(task, f"always {label}"): SimpleNamespace(model=ConstantNet(i, len(labels)), vocab=vocab,
-                                                              meta={"labels": labels, "lang": lang, "task": task})
-                   for i, label in enumerate(labels)}
+    checkpoints = {
+        (task, f"always {label}"): SimpleNamespace(
+            model=ConstantNet(i, len(labels)), vocab=vocab, meta={"labels": labels, "lang": lang, "task": task}
+        )
+        for i, label in enumerate(labels)
+    }
     return Lab(checkpoints)
 
 
@@ -146,8 +181,13 @@ def test_a_model_that_always_predicts_one_class_fails_every_directional_test(nam
 def test_a_directional_case_passes_only_by_more_than_the_margin():
     lab = _constant_lab("sst5", SST5, "en")
     model = ConstantNet(2, 5)
-    lab.checkpoints = {("sst5", "neutral"): SimpleNamespace(model=model, vocab=SimpleNamespace(
-        encode=lambda words: [len(words)] * len(words), unk_id=0), meta={"labels": SST5, "lang": "en"})}
+    lab.checkpoints = {
+        ("sst5", "neutral"): SimpleNamespace(
+            model=model,
+            vocab=SimpleNamespace(encode=lambda words: [len(words)] * len(words), unk_id=0),
+            meta={"labels": SST5, "lang": "en"},
+        )
+    }
 
     def by_length(ids, lengths, labels=None, explain=0):  # longer sentences read more positive
         logits = torch.zeros(len(ids), 5)
@@ -155,7 +195,10 @@ def test_a_directional_case_passes_only_by_more_than_the_margin():
         return SimpleNamespace(logits=logits)
 
     model.forward = by_length
-    cases = [Case("longer", "c", "dir", "Good.", "Good , good .", "up"), Case("shorter", "c", "dir", "Good , good .", "Good.", "up")]
+    cases = [
+        Case("longer", "c", "dir", "Good.", "Good , good .", "up"),
+        Case("shorter", "c", "dir", "Good , good .", "Good.", "up"),
+    ]
     report = run_cases(lab, cases, "sst5")
     assert [report.test_cells[t]["neutral"].passed for t in ("longer", "shorter")] == [1, 0]
 
@@ -201,6 +244,7 @@ def test_the_batched_forward_agrees_with_the_explained_prediction(lab):
 
 # -- the app -------------------------------------------------------------------------------------------------
 
+
 def test_the_probes_tab_shows_the_table_and_a_cells_failures(lab):
     from demo.i18n import model_name
     from demo.tabs.probes import failure_table, run_probe_suite, run_user_cases
@@ -216,7 +260,9 @@ def test_the_probes_tab_shows_the_table_and_a_cells_failures(lab):
     assert len(failures) == len(report.cells[capability][model].failures) and "passed" in head
     summary, *_ = run_user_cases(lab, "a good film\tsideways", None, "en", "sst5", "zh")
     assert "第 1 行" in summary
-    summary, table, *_, report = run_user_cases(lab, "a good film\tpositive\nGood.\tNot good.\tdown", None, "en", "auto", "en")
+    summary, table, *_, report = run_user_cases(
+        lab, "a good film\tpositive\nGood.\tNot good.\tdown", None, "en", "auto", "en"
+    )
     assert report.task == "sst5" and report.cases == 2 and len(table) == 1
 
 

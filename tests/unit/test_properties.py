@@ -12,23 +12,37 @@ import math
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from test_predict_input import check_prediction
 
 from core.models import PAPER_MODELS
 from core.notices import InputError
 from core.text import tokenize
-from test_predict_input import check_prediction
-
 
 # any code point but lone surrogates; plus alphabets that reach the tricky paths more often than chance
 ANY = st.characters(exclude_categories=["Cs"])
-TRICKY = st.sampled_from(list("goodbadnotfilm 电影很好不 ，。！？ \t\n\r\x00\x01\x1b\x1c\u200b\u200d\ufeff\u202e\u3000"
-                              "ｇｏｏｄ！１\u0301\u0336😀🇨<>&\"'`-/\\()[]{}.,;:?!@#$%^*_=+|~"))
-PIECES = st.sampled_from(["good", "bad", "not", "film", "n't", "'s", "--", "...", "电影", "很好", "不", "👍🏽", " ", "\r\n"])
-TEXT = st.one_of(st.text(ANY, max_size=40), st.text(TRICKY, max_size=40),
-                 st.lists(st.one_of(PIECES, st.text(ANY, max_size=4), st.text(TRICKY, min_size=1, max_size=4)),
-                          max_size=12).map("".join))
-SETTINGS = settings(max_examples=150, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+TRICKY = st.sampled_from(
+    list(
+        "goodbadnotfilm 电影很好不 ，。！？ \t\n\r\x00\x01\x1b\x1c\u200b\u200d\ufeff\u202e\u3000"
+        "ｇｏｏｄ！１\u0301\u0336😀🇨<>&\"'`-/\\()[]{}.,;:?!@#$%^*_=+|~"
+    )
+)
+PIECES = st.sampled_from(
+    ["good", "bad", "not", "film", "n't", "'s", "--", "...", "电影", "很好", "不", "👍🏽", " ", "\r\n"]
+)
+TEXT = st.one_of(
+    st.text(ANY, max_size=40),
+    st.text(TRICKY, max_size=40),
+    st.lists(st.one_of(PIECES, st.text(ANY, max_size=4), st.text(TRICKY, min_size=1, max_size=4)), max_size=12).map(
+        "".join
+    ),
+)
+SETTINGS = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 @SETTINGS
@@ -38,7 +52,7 @@ def test_token_offsets_point_into_the_text(text, lang):
     end = 0
     for t in tokens:
         assert end <= t.start < t.end <= len(text), (text, t)
-        assert t.text and text[t.start:t.end].strip(), (text, t)
+        assert t.text and text[t.start : t.end].strip(), (text, t)
         end = t.end
     assert tokenize(text, lang) == tokens  # deterministic
 

@@ -73,7 +73,7 @@ def test_a_recipe_names_only_settings_and_fields_that_exist(model):
 
 
 def test_an_unknown_recipe_entry_is_refused(tmp_path, monkeypatch):
-    (tmp_path / "nbow.toml").write_text('[training]\nlr = 0.1\n[vector]\nby_task = {}\n')
+    (tmp_path / "nbow.toml").write_text("[training]\nlr = 0.1\n[vector]\nby_task = {}\n")
     monkeypatch.setattr(recipes, "RECIPES", tmp_path)
     load_recipe.cache_clear()
     try:

@@ -23,7 +23,10 @@ def test_every_model_declares_a_search_space_of_known_settings(model):
 def test_a_trial_sets_training_settings_and_overrides_model_fields(tmp_path):
     cfg = trial_config(TrainConfig(model="dcnn", task="sst5", set=["k_top=3"]), {"lr": 0.05, "dropout": 0.4}, tmp_path)
     assert cfg.lr == 0.05 and cfg.set == ["k_top=3", "dropout=0.4"] and cfg.resume and cfg.out == str(tmp_path)
-    assert command(cfg) == "python -m core.training.train --model dcnn --task sst5 --seed 1 --lr 0.05 --set k_top=3 --set dropout=0.4"
+    assert (
+        command(cfg)
+        == "python -m core.training.train --model dcnn --task sst5 --seed 1 --lr 0.05 --set k_top=3 --set dropout=0.4"
+    )
 
 
 def test_unknown_distribution_is_refused():
@@ -32,16 +35,22 @@ def test_unknown_distribution_is_refused():
 
 
 def test_two_trial_sweep_writes_the_best_and_resumes(tiny_data, tmp_path):
-    base = TrainConfig(model="nbow", task="sst5", data_dir=str(tiny_data), vectors="none", set=["embed_dim=8", "hidden=6"])
+    base = TrainConfig(
+        model="nbow", task="sst5", data_dir=str(tiny_data), vectors="none", set=["embed_dim=8", "hidden=6"]
+    )
     record = sweep(base, samples=2, max_epochs=1, grace=1, name="nbow-tiny", root=tmp_path / "sweeps")
     saved = json.loads((tmp_path / "sweeps" / "nbow-tiny" / "best.json").read_text())
     assert saved == json.loads(json.dumps(record)) and len(record["trials"]) == 2
     best = record["best"]
     assert best["dev_accuracy"] == max(t["best_dev"] for t in record["trials"])
     # each trial is an ordinary trainer run: its metrics.json holds the dev accuracy the sweep reported
-    metrics = json.loads((tmp_path / "sweeps" / "nbow-tiny" / "trials" / best["run"].split("/")[-1] / "metrics.json").read_text())
+    metrics = json.loads(
+        (tmp_path / "sweeps" / "nbow-tiny" / "trials" / best["run"].split("/")[-1] / "metrics.json").read_text()
+    )
     assert metrics["dev_accuracy"] == best["dev_accuracy"] and set(best["config"]) == {"lr", "dropout"}
-    again = sweep(base, samples=2, max_epochs=1, grace=1, name="nbow-tiny", root=tmp_path / "sweeps")  # restored, not rerun
+    again = sweep(
+        base, samples=2, max_epochs=1, grace=1, name="nbow-tiny", root=tmp_path / "sweeps"
+    )  # restored, not rerun
     assert again["best"] == best
     # make bench lists the sweep's best and leaves its trials out of the accuracy tables
     assert load_runs(tmp_path) == ([], []) and [x["best"] for x in load_sweeps(tmp_path)] == [best]

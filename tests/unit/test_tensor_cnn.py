@@ -21,8 +21,16 @@ def seed():
 
 def tiny_model(num_classes: int = 5, dropout: float = 0.0, decay: float = 0.5, order: int = 3) -> TensorCNN:
     """Float64, pairwise-distinct sizes; W re-drawn because the paper's zero init would make tests vacuous."""
-    config = TensorCNNConfig(vocab_size=23, num_classes=num_classes, embed_dim=5, hidden=7, num_layers=3,
-                             ngram_order=order, decay=decay, dropout=dropout)
+    config = TensorCNNConfig(
+        vocab_size=23,
+        num_classes=num_classes,
+        embed_dim=5,
+        hidden=7,
+        num_layers=3,
+        ngram_order=order,
+        decay=decay,
+        dropout=dropout,
+    )
     model = TensorCNN(config).double()
     torch.nn.init.normal_(model.classifier.weight, std=1.0)
     return model.eval()
@@ -116,7 +124,9 @@ def test_same_prediction_alone_padded_and_bucketed():
     alone = model(torch.tensor([sentence]), torch.tensor([5]), explain=1)
     padded_ids = torch.tensor([[4, 4, 9, 1, 3, 8, 6, 11], sentence + [0, 0, 0], [13, 2, 0, 0, 0, 0, 0, 0]])
     padded = model(padded_ids, torch.tensor([8, 5, 2]), explain=3)
-    bucketed = model(torch.tensor([[1, 2, 3, 4, 5], sentence, [22, 21, 20, 19, 18]]), torch.tensor([5, 5, 5]), explain=3)
+    bucketed = model(
+        torch.tensor([[1, 2, 3, 4, 5], sentence, [22, 21, 20, 19, 18]]), torch.tensor([5, 5, 5]), explain=3
+    )
     for other, row in ((padded, 1), (bucketed, 1)):
         torch.testing.assert_close(other.logits[row], alone.logits[0])
         torch.testing.assert_close(model.word_curve(other, row), model.word_curve(alone, 0))

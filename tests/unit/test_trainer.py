@@ -15,20 +15,30 @@ import torch
 
 import core.checkpoints.checkpoint as checkpoint_module
 import core.training.config as run_module
-from core.data.batching import bucket_batches, pad_batch
 from core.checkpoints.checkpoint import CheckpointError, load_checkpoint
-from core.gitinfo import git_commit
-from core.training.config import build_run, model_config, model_overrides
-from core.training.train import DenseGradientAdadelta, Trainer, TrainConfig, main, parse_args
-from core.models.nbow import NBoWConfig
+from core.data.batching import bucket_batches, pad_batch
 from core.data.vectors import Vectors, save_vectors
+from core.gitinfo import git_commit
+from core.models.nbow import NBoWConfig
+from core.training.config import build_run, model_config, model_overrides
+from core.training.train import DenseGradientAdadelta, TrainConfig, Trainer, main, parse_args
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _config(tiny_data, out, **kw):
-    base = dict(model="nbow", task="sst5", phrases=True, epochs=4, vectors="none", out=str(out),
-                data_dir=str(tiny_data), set=["embed_dim=16", "hidden=12"], progress=False, batch_size=8)
+    base = dict(
+        model="nbow",
+        task="sst5",
+        phrases=True,
+        epochs=4,
+        vectors="none",
+        out=str(out),
+        data_dir=str(tiny_data),
+        set=["embed_dim=16", "hidden=12"],
+        progress=False,
+        batch_size=8,
+    )
     base.update(kw)
     return TrainConfig(**base)
 
@@ -46,7 +56,12 @@ def test_training_learns_and_checkpoint_reloads_identically(tiny_data, tmp_path)
     metrics = Trainer.from_config(_config(tiny_data, tmp_path, epochs=12, lr=0.3)).fit()
     assert metrics["test"]["accuracy"] > 0.5  # 5 classes: chance is about 0.2
     assert len(metrics["test"]["confusion"]) == 5 and set(metrics["test"]["per_class"]) == {
-        "very negative", "negative", "neutral", "positive", "very positive"}
+        "very negative",
+        "negative",
+        "neutral",
+        "positive",
+        "very positive",
+    }
     saved = json.loads((tmp_path / "metrics.json").read_text())
     assert saved["best_epoch"] == metrics["best_epoch"] and len(saved["epoch_seconds"]) == metrics["epochs_run"]
     first, second = load_checkpoint(tmp_path / "best"), load_checkpoint(tmp_path / "best")
@@ -89,12 +104,30 @@ def test_resume_equals_uninterrupted_run(tiny_data, tmp_path):
     assert resumed["test"] == full["test"] and resumed["dev_accuracy"] == full["dev_accuracy"]
 
 
-
 def test_resume_refuses_changed_settings_and_allows_more_epochs(tiny_data, tmp_path, capsys):
     Trainer.from_config(_config(tiny_data, tmp_path, epochs=2, lr=0.3)).fit()
     saved = (tmp_path / "state" / "state.json").read_bytes()
-    args = ["--model", "nbow", "--task", "sst5", "--phrases", "--epochs", "2", "--vectors", "none", "--out", str(tmp_path),
-            "--data-dir", str(tiny_data), "--set", "embed_dim=16", "--set", "hidden=12", "--no-progress", "--resume"]
+    args = [
+        "--model",
+        "nbow",
+        "--task",
+        "sst5",
+        "--phrases",
+        "--epochs",
+        "2",
+        "--vectors",
+        "none",
+        "--out",
+        str(tmp_path),
+        "--data-dir",
+        str(tiny_data),
+        "--set",
+        "embed_dim=16",
+        "--set",
+        "hidden=12",
+        "--no-progress",
+        "--resume",
+    ]
     assert main(args + ["--lr", "5.0", "--batch-size", "7"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1, err
@@ -102,7 +135,9 @@ def test_resume_refuses_changed_settings_and_allows_more_epochs(tiny_data, tmp_p
     assert (tmp_path / "state" / "state.json").read_bytes() == saved  # nothing trained
     # more epochs (and another patience) continue the same run, and metrics.json records them
     metrics = Trainer.from_config(_config(tiny_data, tmp_path, epochs=4, lr=0.3, patience=9, resume=True)).fit()
-    assert metrics["epochs_run"] == 4 and metrics["train_config"]["epochs"] == 4 and metrics["train_config"]["lr"] == 0.3
+    assert (
+        metrics["epochs_run"] == 4 and metrics["train_config"]["epochs"] == 4 and metrics["train_config"]["lr"] == 0.3
+    )
     assert len((tmp_path / "log.jsonl").read_text().splitlines()) == 4
 
 
@@ -110,7 +145,12 @@ def test_build_run_resolves_a_copy_of_the_config(tiny_data, tmp_path):
     cfg = _config(tiny_data, tmp_path)
     run = build_run(cfg)
     assert (cfg.optimizer, cfg.lr, cfg.evals_per_epoch) == (None, None, None)  # the caller's config is untouched
-    assert (run.config.optimizer, run.config.lr, run.config.evals_per_epoch, run.config.adagrad_reset) == ("adagrad", 0.1, 1, 0)
+    assert (run.config.optimizer, run.config.lr, run.config.evals_per_epoch, run.config.adagrad_reset) == (
+        "adagrad",
+        0.1,
+        1,
+        0,
+    )
     assert run.config.batch_size == 8 and run.config.epochs == 4  # what the caller set stays
 
 
@@ -128,17 +168,29 @@ def test_model_config_sources_in_order():
     untrained = config("sst5", None)  # no pretrained vectors: the random ones are trained
     assert (untrained.embed_dim, untrained.freeze_embeddings) == (300, False)
     overridden = config("zh_news", None, "embed_dim=4", "num_layers=1", "freeze_embeddings=true", "vocab_size=5")
-    assert (overridden.embed_dim, overridden.num_layers, overridden.freeze_embeddings, overridden.vocab_size) == (4, 1, True, 23)
+    assert (overridden.embed_dim, overridden.num_layers, overridden.freeze_embeddings, overridden.vocab_size) == (
+        4,
+        1,
+        True,
+        23,
+    )
 
 
 def test_git_commit_reads_loose_packed_detached_and_worktree_heads(tmp_path):
-    loose, packed, feature, detached = "1234567" + "a" * 33, "89abcde" + "b" * 33, "fedcba9" + "c" * 33, "7654321" + "d" * 33
+    loose, packed, feature, detached = (
+        "1234567" + "a" * 33,
+        "89abcde" + "b" * 33,
+        "fedcba9" + "c" * 33,
+        "7654321" + "d" * 33,
+    )
     repo, git = tmp_path / "repo", tmp_path / "repo" / ".git"
     (git / "refs" / "heads").mkdir(parents=True)
     (git / "HEAD").write_text("ref: refs/heads/main\n")
     (git / "refs" / "heads" / "main").write_text(loose + "\n")
-    (git / "packed-refs").write_text(f"# pack-refs with: peeled fully-peeled sorted\n{packed} refs/heads/main\n"
-                                     f"{feature} refs/heads/feature\n^{detached}\n")
+    (git / "packed-refs").write_text(
+        f"# pack-refs with: peeled fully-peeled sorted\n{packed} refs/heads/main\n"
+        f"{feature} refs/heads/feature\n^{detached}\n"
+    )
     assert git_commit(repo) == "1234567"  # a loose ref is newer than its packed line
     (git / "refs" / "heads" / "main").unlink()
     assert git_commit(repo) == "89abcde"
@@ -156,28 +208,65 @@ def test_git_commit_reads_loose_packed_detached_and_worktree_heads(tmp_path):
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
         assert git_commit(ROOT) == head[:7]
 
+
 def test_sigkill_at_random_points_then_resume(tiny_data, tmp_path):
     """Kill a real training process 5 times at random moments; the resumed run ends exactly where an
     uninterrupted one does, and every file on disk stays loadable."""
-    args = ["--model", "nbow", "--task", "sst5", "--phrases", "--epochs", "15", "--patience", "15", "--vectors", "none",
-            "--data-dir", str(tiny_data), "--set", "embed_dim=16", "--set", "hidden=12", "--batch-size", "4", "--threads", "1"]
+    args = [
+        "--model",
+        "nbow",
+        "--task",
+        "sst5",
+        "--phrases",
+        "--epochs",
+        "15",
+        "--patience",
+        "15",
+        "--vectors",
+        "none",
+        "--data-dir",
+        str(tiny_data),
+        "--set",
+        "embed_dim=16",
+        "--set",
+        "hidden=12",
+        "--batch-size",
+        "4",
+        "--threads",
+        "1",
+    ]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    reference = subprocess.run([sys.executable, "-m", "core.training.train", *args, "--out", str(tmp_path / "ref")],
-                               env=env, capture_output=True, text=True, cwd=ROOT)
+    reference = subprocess.run(
+        [sys.executable, "-m", "core.training.train", *args, "--out", str(tmp_path / "ref")],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert reference.returncode == 0, reference.stderr
     rng = random.Random(0)
     out = tmp_path / "killed"
     for _ in range(5):
-        proc = subprocess.Popen([sys.executable, "-m", "core.training.train", *args, "--out", str(out), "--resume"],
-                                env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "core.training.train", *args, "--out", str(out), "--resume"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(rng.uniform(2.5, 4.5))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         if (out / "best").exists():
             load_checkpoint(out / "best")  # never half-written
         assert not list(out.rglob("*.tmp")) or all(p.name.startswith(".") for p in out.rglob("*.tmp"))
-    final = subprocess.run([sys.executable, "-m", "core.training.train", *args, "--out", str(out), "--resume"],
-                           env=env, capture_output=True, text=True, cwd=ROOT)
+    final = subprocess.run(
+        [sys.executable, "-m", "core.training.train", *args, "--out", str(out), "--resume"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert final.returncode == 0, final.stderr
     ref, got = (json.loads((d / "metrics.json").read_text()) for d in (tmp_path / "ref", out))
     assert got["test"] == ref["test"] and got["best_epoch"] == ref["best_epoch"]
@@ -255,7 +344,10 @@ def test_corrupt_missing_and_mismatched_checkpoints(tiny_data, tmp_path):
 def test_cli_parsing_and_clear_errors(tmp_path, capsys):
     cfg = parse_args(["--model", "dcnn", "--phrases", "--lr", "0.5", "--set", "embed_dim=8"])
     assert cfg.model == "dcnn" and cfg.phrases and cfg.lr == 0.5 and cfg.set == ["embed_dim=8"]
-    assert model_overrides(NBoWConfig, ["hidden=7", "freeze_embeddings=false"]) == {"hidden": 7, "freeze_embeddings": False}
+    assert model_overrides(NBoWConfig, ["hidden=7", "freeze_embeddings=false"]) == {
+        "hidden": 7,
+        "freeze_embeddings": False,
+    }
     from core.models.dcnn import DCNNConfig
 
     assert model_overrides(DCNNConfig, ["widths=3,2", "maps=4,5"]) == {"widths": [3, 2], "maps": [4, 5]}
@@ -266,7 +358,10 @@ def test_cli_parsing_and_clear_errors(tmp_path, capsys):
 
 
 def test_default_output_dir_names_task_seed_and_fold():
-    assert parse_args(["--model", "dcnn", "--task", "sst5", "--phrases", "--seed", "2"]).output_dir().parts[-2:] == ("sst5-phrases", "dcnn-s2")
+    assert parse_args(["--model", "dcnn", "--task", "sst5", "--phrases", "--seed", "2"]).output_dir().parts[-2:] == (
+        "sst5-phrases",
+        "dcnn-s2",
+    )
     assert parse_args(["--model", "adasent", "--task", "mr"]).output_dir().parts[-2:] == ("mr", "adasent-s1")
     # cross-validation folds of one seed must not overwrite each other
     assert parse_args(["--model", "adasent", "--task", "mr", "--fold", "3"]).output_dir().name == "adasent-s1-f3"
@@ -277,7 +372,9 @@ def test_smaller_models_get_pca_reduced_vectors_unless_the_paper_used_random(tin
     rng = np.random.default_rng(1)
     save_vectors(Vectors(words, rng.normal(size=(len(words), 12)).astype(np.float32)), tmp_path / "vec")
     vec = str(tmp_path / "vec.safetensors")
-    adasent = build_run(_config(tiny_data, tmp_path / "a", model="adasent", vectors=vec, set=["embed_dim=4", "hidden_dim=4"]))
+    adasent = build_run(
+        _config(tiny_data, tmp_path / "a", model="adasent", vectors=vec, set=["embed_dim=4", "hidden_dim=4"])
+    )
     assert adasent.coverage["pca_from"] == 12 and adasent.model.embedding.weight.shape[1] == 4
     good = adasent.vocab.stoi["good"]
     assert adasent.model.embedding.weight[good].abs().sum() > 0
@@ -303,6 +400,7 @@ def test_several_dev_evaluations_per_epoch_keep_the_best_one(tiny_data, tmp_path
     # the saved best checkpoint is the one that scored the best dev accuracy, wherever in the epoch it came
     best = load_checkpoint(tmp_path / "best")
     from core.analysis.metrics import evaluate
+
     assert evaluate(best.model, trainer.task.dev, best.vocab, trainer.task.labels)["accuracy"] == max(evals)
 
 
@@ -331,4 +429,7 @@ def test_auto_vectors_take_a_tasks_own_best_set_and_fall_back_to_the_languages(t
     assert "zh-fasttext.safetensors are not built" in caplog.text
     save_vectors(Vectors(["新闻"], np.ones((1, 4), np.float32)), folder / "zh-fasttext")
     assert run_module.vectors_file(news, "zh") == folder / "zh-fasttext.safetensors"
-    assert run_module.vectors_file(TrainConfig(model="dcnn", task="zh_sentiment", vectors="auto"), "zh") == folder / "zh.safetensors"
+    assert (
+        run_module.vectors_file(TrainConfig(model="dcnn", task="zh_sentiment", vectors="auto"), "zh")
+        == folder / "zh.safetensors"
+    )

@@ -12,16 +12,27 @@ import sys
 import time
 from pathlib import Path
 
-
 from core.checkpoints.user_models import installed_checkpoints
 from core.data import PROJECT_ROOT
 from core.training import jobs
-from core.training.jobs import (REFUSED, WORKER_LOCK, TrainLimits, cancel_job, has_worker, read_job, recover_jobs,
-                                run_job, submit_job, update_job)
+from core.training.jobs import (
+    REFUSED,
+    WORKER_LOCK,
+    TrainLimits,
+    cancel_job,
+    has_worker,
+    read_job,
+    recover_jobs,
+    run_job,
+    submit_job,
+    update_job,
+)
 
 WORDS = {"5": ["good", "great", "fun"], "1": ["bad", "dull", "awful"]}
-APP = "import sys, time; from core.predict import Lab; from demo.training import TrainingQueue; " \
-      "TrainingQueue(Lab({}), sys.argv[1], poll=0.2); time.sleep(600)"
+APP = (
+    "import sys, time; from core.predict import Lab; from demo.training import TrainingQueue; "
+    "TrainingQueue(Lab({}), sys.argv[1], poll=0.2); time.sleep(600)"
+)
 
 
 def _job(tmp_path: Path, epochs: int = 1, rows: int = 80) -> tuple[Path, dict]:
@@ -42,9 +53,14 @@ def _folder(root: Path, job: dict) -> Path:
 
 
 def _worker(folder: Path, **env) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "core.training.jobs", "run", str(folder)], cwd=PROJECT_ROOT,
-                            env={**os.environ, "LAB_USER_MODELS": str(folder.parents[1]), **env},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "core.training.jobs", "run", str(folder)],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "LAB_USER_MODELS": str(folder.parents[1]), **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _alive(pid: int) -> bool:

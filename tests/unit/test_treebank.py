@@ -1,5 +1,5 @@
-"""The Treebank tab's core (core.analysis.treebank, core.analysis.dataset_view), its command (tools.evaluate_all) and its
-callbacks and endpoints, on the tiny checkpoints; and the shipped SST-5 checkpoints' stored evaluation
+"""The Treebank tab's core (core.analysis.treebank, core.analysis.dataset_view), its command (tools.evaluate_all) and
+its callbacks and endpoints, on the tiny checkpoints; and the shipped SST-5 checkpoints' stored evaluation
 against core.analysis.evaluate."""
 
 import json
@@ -8,14 +8,14 @@ import shutil
 import pandas as pd
 import pytest
 
-from core.data.sst import FINE_LABELS, node_examples, parse_tree
 from core.analysis.dataset_view import EVALUATION, length_buckets, read_evaluation
 from core.analysis.evaluate import main as evaluate_main
+from core.analysis.metrics import predict_examples
+from core.analysis.treebank import Treebank, TreebankError, phenomena, tree_view
 from core.checkpoints.manifest import read_manifest
 from core.data import PROJECT_ROOT, Example
-from core.analysis.metrics import predict_examples
+from core.data.sst import FINE_LABELS, node_examples, parse_tree
 from core.predict import Lab
-from core.analysis.treebank import Treebank, TreebankError, phenomena, tree_view
 from tools.evaluate_all import main as evaluate_all_main
 from tools.release.bundle import check
 
@@ -28,13 +28,20 @@ def test_node_examples_counts_every_labelled_node_with_repeats():
     fine = node_examples([tree, tree], binary=False)
     assert len(fine) == 2 * 11 and sum(not e.is_phrase for e in fine) == 2
     binary = node_examples([tree], binary=True)  # neutral (2) nodes have no binary label
-    assert [(" ".join(e.words), e.label) for e in binary] == [("it is not bad fun .", 1), ("bad fun .", 1), ("fun .", 1), ("fun", 1)]
+    assert [(" ".join(e.words), e.label) for e in binary] == [
+        ("it is not bad fun .", 1),
+        ("bad fun .", 1),
+        ("fun .", 1),
+        ("fun", 1),
+    ]
 
 
 def test_phenomena():
     assert phenomena(("it", "is", "n't", "good", "but", "fun")) == {"negation", "contrast"}
     assert phenomena(("a", "good", "film")) == set()
-    assert phenomena(("这个", "不好用"), "zh") == {"negation"} and phenomena(("很好", "但是", "贵"), "zh") == {"contrast"}
+    assert phenomena(("这个", "不好用"), "zh") == {"negation"} and phenomena(("很好", "但是", "贵"), "zh") == {
+        "contrast"
+    }
 
 
 @pytest.fixture(scope="module")
@@ -55,14 +62,17 @@ def test_search_filters(treebank):
     assert treebank.random("test", phenomenon="negation").index in {h.index for h in negated}
 
 
-@pytest.mark.parametrize("call, code", [
-    (lambda tb: tb.search("train"), "unknown_split"),
-    (lambda tb: tb.search("test", label="great"), "unknown_label"),
-    (lambda tb: tb.search("test", phenomenon="irony"), "unknown_phenomenon"),
-    (lambda tb: tb.tree("test", 10_000), "bad_index"),
-    (lambda tb: tb.tree("dev", -1), "bad_index"),
-    (lambda tb: tb.random("test", words="no such phrase"), "no_match"),
-])
+@pytest.mark.parametrize(
+    "call, code",
+    [
+        (lambda tb: tb.search("train"), "unknown_split"),
+        (lambda tb: tb.search("test", label="great"), "unknown_label"),
+        (lambda tb: tb.search("test", phenomenon="irony"), "unknown_phenomenon"),
+        (lambda tb: tb.tree("test", 10_000), "bad_index"),
+        (lambda tb: tb.tree("dev", -1), "bad_index"),
+        (lambda tb: tb.random("test", words="no such phrase"), "no_match"),
+    ],
+)
 def test_bad_requests_raise_codes(treebank, call, code):
     with pytest.raises(TreebankError) as err:
         call(treebank)
@@ -81,7 +91,7 @@ def test_tree_view_classifies_every_node_alone(lab, treebank):
     view = tree_view(lab.checkpoints, tree, "sst5", "test", index)
     assert len(view.nodes) == 2 * len(tree.words) - 1 and view.models == lab.models("sst5")
     for node in view.nodes:
-        assert node.text == " ".join(view.words[node.start:node.end])
+        assert node.text == " ".join(view.words[node.start : node.end])
         if node.parent is not None:
             parent = view.nodes[node.parent]
             assert parent.start <= node.start < node.end <= parent.end and parent.height > node.height
@@ -171,7 +181,12 @@ def test_stale_missing_and_invalid_files_are_detected(evaluated, tmp_path):
 
 def test_length_buckets():
     rows = length_buckets([[1, 10, 9], [2, 4, 2], [12, 2, 1], [14, 2, 2], [50, 1, 0]])
-    assert [(r["bucket"], r["n"], r["correct"]) for r in rows] == [("1", 10, 9), ("2", 4, 2), ("11-15", 4, 3), ("41+", 1, 0)]
+    assert [(r["bucket"], r["n"], r["correct"]) for r in rows] == [
+        ("1", 10, 9),
+        ("2", 4, 2),
+        ("11-15", 4, 3),
+        ("41+", 1, 0),
+    ]
 
 
 def test_callbacks_draw_and_word_in_both_languages(evaluated, treebank):
@@ -204,8 +219,12 @@ def test_endpoints(client):
     assert set(tree["nodes"][0]["predictions"]) == set(tree["models"])
     data = client.predict("sst5", "dcnn", api_name="/dataset")  # the shared fixture has no evaluation.json
     assert data["status"] == "missing" and data["command"] == "make evaluate-all"
-    for args, message in (((10**6, "test", "sst5"), "does not exist"), ((0, "../train", "sst5"), "unknown split"),
-                          ((0, "test", "zh_sentiment"), "has no trees"), ((0, "test", "<b>x</b>"), "has no trees")):
+    for args, message in (
+        ((10**6, "test", "sst5"), "does not exist"),
+        ((0, "../train", "sst5"), "unknown split"),
+        ((0, "test", "zh_sentiment"), "has no trees"),
+        ((0, "test", "<b>x</b>"), "has no trees"),
+    ):
         with pytest.raises(Exception, match=message):
             client.predict(*args, api_name="/treebank")
     with pytest.raises(Exception, match="not loaded for task 'sst5'"):

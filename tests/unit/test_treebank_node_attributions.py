@@ -35,8 +35,9 @@ def test_a_node_is_explained_alone_by_every_model(lab, treebank):
     assert all(s == [] for s in node_attributions(lab.checkpoints, tree, leaf, "sst5").scores.values())
 
 
-@pytest.mark.parametrize("node, task, code", [(999, "sst5", "bad_node"), (-1, "sst5", "bad_node"),
-                                              (0, "zh_sentiment", "not_sst")])
+@pytest.mark.parametrize(
+    "node, task, code", [(999, "sst5", "bad_node"), (-1, "sst5", "bad_node"), (0, "zh_sentiment", "not_sst")]
+)
 def test_bad_nodes_raise_codes(lab, treebank, node, task, code):
     with pytest.raises(TreebankError) as err:
         node_attributions(lab.checkpoints, treebank.tree("test", 0), node, task)

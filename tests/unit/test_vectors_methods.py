@@ -24,9 +24,30 @@ def _data(tmp_path):
 
 def _run(tmp_path, method: str, *extra: str) -> tuple[dict, Vectors]:
     out = tmp_path / "vectors" / method
-    argv = ["--lang", "en", "--tiny", "--method", method, "--data-dir", str(tmp_path / "data"), "--out", str(out),
-            "--cache-dir", str(tmp_path / "corpus"), "--workers", "1", "--dim", "20", "--epochs", "10",
-            "--sample", "0", "--max-lines", "0", *extra]
+    argv = [
+        "--lang",
+        "en",
+        "--tiny",
+        "--method",
+        method,
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--out",
+        str(out),
+        "--cache-dir",
+        str(tmp_path / "corpus"),
+        "--workers",
+        "1",
+        "--dim",
+        "20",
+        "--epochs",
+        "10",
+        "--sample",
+        "0",
+        "--max-lines",
+        "0",
+        *extra,
+    ]
     assert tv.main(argv) == 0
     return json.loads(out.with_suffix(".stats.json").read_text(encoding="utf-8")), load_vectors(out)
 
@@ -38,7 +59,7 @@ def test_fasttext_gives_unseen_task_words_a_subword_vector(tmp_path):
     assert vectors.matrix.shape == (len(vectors.words), 20)
     corpus_words = set(open(stats["corpus"]["file"], encoding="utf-8").read().split())
     assert UNSEEN not in corpus_words and UNSEEN in vectors.words
-    added = vectors.words[stats["training"]["vocab"]:]  # the corpus vocabulary first, then the added words
+    added = vectors.words[stats["training"]["vocab"] :]  # the corpus vocabulary first, then the added words
     assert stats["training"]["words_from_subwords"] == len(added) > 0 and UNSEEN in added
     assert not set(added) & set(vectors.words[: stats["training"]["vocab"]])
     assert np.abs(vectors.matrix[vectors.words.index(UNSEEN)]).sum() > 0
@@ -94,13 +115,29 @@ def test_probe_tiny(tiny_data, tmp_path):
     rng = np.random.default_rng(0)
     words = [*POSITIVE, *NEGATIVE, *NEUTRAL, "not"]  # every word of the tiny SST data
     save_vectors(Vectors(words, rng.normal(size=(len(words), 8)).astype(np.float32)), tmp_path / "v" / "random8")
-    save_vectors(Vectors(words[:4], rng.normal(size=(4, 6)).astype(np.float32)), tmp_path / "v" / "half6",
-                 {"settings": {"method": "fasttext"}, "seconds": {"train": 60.0, "train_cpu": 120.0}})
+    save_vectors(
+        Vectors(words[:4], rng.normal(size=(4, 6)).astype(np.float32)),
+        tmp_path / "v" / "half6",
+        {"settings": {"method": "fasttext"}, "seconds": {"train": 60.0, "train_cpu": 120.0}},
+    )
     doc = tmp_path / "vectors.md"
     doc.write_text("# Word vectors\n\nBefore.\n", encoding="utf-8")
-    argv = ["--vectors", f"random8={tmp_path / 'v' / 'random8'}", "--vectors", f"half6={tmp_path / 'v' / 'half6'}",
-            "--runs", str(tmp_path / "runs"), "--json", str(tmp_path / "probe.json"), "--doc", str(doc),
-            "--data-dir", str(tiny_data), "--max-train", "60"]
+    argv = [
+        "--vectors",
+        f"random8={tmp_path / 'v' / 'random8'}",
+        "--vectors",
+        f"half6={tmp_path / 'v' / 'half6'}",
+        "--runs",
+        str(tmp_path / "runs"),
+        "--json",
+        str(tmp_path / "probe.json"),
+        "--doc",
+        str(doc),
+        "--data-dir",
+        str(tiny_data),
+        "--max-train",
+        "60",
+    ]
     assert vectors_probe.main(argv) == 0
     report = json.loads((tmp_path / "probe.json").read_text(encoding="utf-8"))
     by_name = {s["name"]: s for s in report["sets"]}
@@ -109,7 +146,10 @@ def test_probe_tiny(tiny_data, tmp_path):
     devs = {name: s["results"]["nbow"]["dev"] for name, s in by_name.items()}
     assert report["best_by_dev"]["nbow"] == max(devs, key=devs.get)
     metrics = json.loads((tmp_path / "runs" / "half6" / "nbow-s1" / "metrics.json").read_text(encoding="utf-8"))
-    assert metrics["train_config"]["epochs"] == vectors_probe.BUDGETS["nbow"][0] and metrics["model_config"]["embed_dim"] == 6
+    assert (
+        metrics["train_config"]["epochs"] == vectors_probe.BUDGETS["nbow"][0]
+        and metrics["model_config"]["embed_dim"] == 6
+    )
     assert by_name["half6"]["results"]["nbow"]["test"] == metrics["test"]["accuracy"]
 
     assert vectors_probe.main(argv) == 0  # the finished runs are reused; the section is replaced, not repeated
@@ -124,19 +164,36 @@ def test_probe_chinese_has_its_own_section_and_runs(tiny_data, tmp_path):
     """--task zh_sentiment: the Chinese probe writes its own json and section beside the SST-5 one."""
     data = write_zh_data(tmp_path / "data")
     words = [*POSITIVE_ZH, *NEGATIVE_ZH, *NEUTRAL_ZH]
-    save_vectors(Vectors(words, np.random.default_rng(0).normal(size=(len(words), 8)).astype(np.float32)),
-                 tmp_path / "v" / "zh8")
+    save_vectors(
+        Vectors(words, np.random.default_rng(0).normal(size=(len(words), 8)).astype(np.float32)), tmp_path / "v" / "zh8"
+    )
     doc = tmp_path / "vectors.md"
     sst_start, sst_end = vectors_probe.markers("sst5")
     doc.write_text(f"# Word vectors\n\n{sst_start}\nSST-5 table\n{sst_end}\n", encoding="utf-8")
-    argv = ["--task", "zh_sentiment", "--vectors", f"zh8={tmp_path / 'v' / 'zh8'}", "--runs", str(tmp_path / "runs"),
-            "--json", str(tmp_path / "zh.json"), "--doc", str(doc), "--data-dir", str(data), "--max-train", "60"]
+    argv = [
+        "--task",
+        "zh_sentiment",
+        "--vectors",
+        f"zh8={tmp_path / 'v' / 'zh8'}",
+        "--runs",
+        str(tmp_path / "runs"),
+        "--json",
+        str(tmp_path / "zh.json"),
+        "--doc",
+        str(doc),
+        "--data-dir",
+        str(data),
+        "--max-train",
+        "60",
+    ]
     assert vectors_probe.main(argv) == 0
     report = json.loads((tmp_path / "zh.json").read_text(encoding="utf-8"))
     assert report["probe"]["task"] == "zh_sentiment" and report["probe"]["phrases"] is False
     (zh8,) = report["sets"]
     assert zh8["coverage"]["train"]["types_covered"] > 0.5 and 0 <= zh8["results"]["nbow"]["dev"] <= 1
-    metrics = json.loads((tmp_path / "runs" / "zh_sentiment" / "zh8" / "nbow-s1" / "metrics.json").read_text(encoding="utf-8"))
+    metrics = json.loads(
+        (tmp_path / "runs" / "zh_sentiment" / "zh8" / "nbow-s1" / "metrics.json").read_text(encoding="utf-8")
+    )
     assert metrics["task"] == "zh_sentiment" and metrics["vectors"]["found"] > 0
     text = doc.read_text(encoding="utf-8")
     zh_start, zh_end = vectors_probe.markers("zh_sentiment")

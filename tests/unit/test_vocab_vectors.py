@@ -71,7 +71,8 @@ def test_pca_reduction_keeps_the_main_directions():
         reduce_dim(vectors, 11)
 
 
-# -- the shared vectors set and checkpoints linked to it (core.data.vectors, core.checkpoints.checkpoint) ---------------
+# -- the shared vectors set and checkpoints linked to it (core.data.vectors, core.checkpoints.checkpoint) ----------
+
 
 def _linked_model(words, dim=8, unit_norm=False):
     """A frozen-embedding NBoW whose rows for the set's words are the set's (float16) rows."""
@@ -108,6 +109,7 @@ def test_shared_vectors_shard_within_the_limit_and_load_once(tmp_path):
         load_shared_vectors(tmp_path / "en", "0" * 64)
     shards[1].write_bytes(shards[1].read_bytes()[:-2] + b"\0\0")
     from core.data.vectors import _load_shared
+
     _load_shared.cache_clear()
     with pytest.raises(ValueError, match="does not match its sha256"):
         load_shared_vectors(tmp_path / "en", digest)
@@ -116,15 +118,17 @@ def test_shared_vectors_shard_within_the_limit_and_load_once(tmp_path):
 @pytest.mark.parametrize("unit_norm", [False, True])
 def test_a_linked_checkpoint_reads_every_word_of_the_set_and_predicts_as_before(tmp_path, unit_norm):
     import torch
+    from safetensors import safe_open
 
     from core.checkpoints.checkpoint import OWN_ROWS, CheckpointError, load_checkpoint, save_checkpoint
     from core.data.vectors import save_shared_vectors
-    from safetensors import safe_open
 
     model, vocab, vectors = _linked_model(["film", "good", "bad", "superb", "dreadful"], unit_norm=unit_norm)
     model.config.unit_norm_vectors = unit_norm  # NBoW has no such field; the link records what it reads
     digest = save_shared_vectors(vectors, tmp_path / "vectors" / "en", max_shard_bytes=1 << 20)
-    folder = save_checkpoint(tmp_path / "sst2" / "nbow", model, vocab, dict(model.meta), shared_vectors=("en", digest, vectors))
+    folder = save_checkpoint(
+        tmp_path / "sst2" / "nbow", model, vocab, dict(model.meta), shared_vectors=("en", digest, vectors)
+    )
     with safe_open(str(folder / "model.safetensors"), framework="pt") as f:
         assert "embedding.weight" not in f.keys()
         assert f.get_slice(OWN_ROWS).get_shape() == [3, 8]  # <pad>, <unk>, zzrare

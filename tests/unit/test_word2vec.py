@@ -8,14 +8,14 @@ import random
 
 import numpy as np
 
-from tools import vectors as word2vec
-from core.text import tokenize_english
 from core.data.vectors import load_vectors
+from core.text import tokenize_english
+from tools import vectors as word2vec
 
 
 def test_english_words_many_equals_tokenize_english():
     texts = [
-        "I didn't like it.<br /> \"Boring\", he said -- and \"slow\".",
+        'I didn\'t like it.<br /> "Boring", he said -- and "slow".',
         "A well-made, coming-of-age film (really) that\u2019s \u201cfun\u201d \u2014 8 1/2 out of 10!",
         "It's -LRB- not -RRB- bad ; does n't   matter\u2026 caf\u00e9 na\u00efve <3",
         "",
@@ -69,11 +69,14 @@ def _toy_english(root):
     rng = random.Random(1)
     lines = []
     for _ in range(1200):
-        adjectives, verbs = rng.choice([(["good", "great"], ["loved", "enjoyed"]),
-                                        (["bad", "awful"], ["hated", "disliked"])])
+        adjectives, verbs = rng.choice(
+            [(["good", "great"], ["loved", "enjoyed"]), (["bad", "awful"], ["hated", "disliked"])]
+        )
         noun = rng.choice(["film", "movie", "plot", "cast", "script"])
-        lines.append(f"The {noun} was {rng.choice(adjectives)} and I {rng.choice(verbs)} it.<br /><br />"
-                     f"Truly {rng.choice(adjectives)} {rng.choice(['acting', 'music', 'ending'])}!")
+        lines.append(
+            f"The {noun} was {rng.choice(adjectives)} and I {rng.choice(verbs)} it.<br /><br />"
+            f"Truly {rng.choice(adjectives)} {rng.choice(['acting', 'music', 'ending'])}!"
+        )
     lines.insert(500, "This held-out sentence from the dev split must never reach the vectors! " + lines[500])
     folder = root / "unlabeled_en" / "toy"
     folder.mkdir(parents=True)
@@ -88,10 +91,28 @@ def _toy_english(root):
 
 def _run(tmp_path, lang: str) -> tuple[dict, object]:
     out = tmp_path / "vectors" / lang
-    argv = ["--lang", lang, "--tiny", "--data-dir", str(tmp_path / "data"), "--out", str(out),
-            "--cache-dir", str(tmp_path / "corpus"),
-            # toy sizes: one worker (deterministic), no down-sampling (every toy word is "frequent"), all lines
-            "--workers", "1", "--dim", "20", "--epochs", "10", "--sample", "0", "--max-lines", "0"]
+    argv = [
+        "--lang",
+        lang,
+        "--tiny",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--out",
+        str(out),
+        "--cache-dir",
+        str(tmp_path / "corpus"),
+        # toy sizes: one worker (deterministic), no down-sampling (every toy word is "frequent"), all lines
+        "--workers",
+        "1",
+        "--dim",
+        "20",
+        "--epochs",
+        "10",
+        "--sample",
+        "0",
+        "--max-lines",
+        "0",
+    ]
     assert word2vec.main(argv) == 0
     stats = json.loads(out.with_suffix(".stats.json").read_text(encoding="utf-8"))
     return stats, load_vectors(out)
@@ -121,8 +142,13 @@ def test_tiny_chinese_run(tmp_path):
     rng = random.Random(2)
     folder = tmp_path / "data" / "chinese_sentiment"
     folder.mkdir(parents=True)
-    reviews = [rng.choice(["味道", "米饭", "汤"]) + rng.choice(["很好", "不错", "很差"]) + "，"
-               + rng.choice(["送餐很快", "送餐太慢", "下次还点"]) for _ in range(300)]
+    reviews = [
+        rng.choice(["味道", "米饭", "汤"])
+        + rng.choice(["很好", "不错", "很差"])
+        + "，"
+        + rng.choice(["送餐很快", "送餐太慢", "下次还点"])
+        for _ in range(300)
+    ]
     with open(folder / "waimai_10k.csv", "w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["label", "review"])
@@ -135,8 +161,9 @@ def test_tiny_chinese_run(tmp_path):
 
 
 def test_max_tokens_stops_reading_sources(tmp_path):
-    sources = [word2vec.Source(f"toy{i}", [], lambda i=i: [f"review {i} number {n} ." for n in range(300)])
-               for i in range(3)]
+    sources = [
+        word2vec.Source(f"toy{i}", [], lambda i=i: [f"review {i} number {n} ." for n in range(300)]) for i in range(3)
+    ]
     cfg = word2vec.Word2VecConfig(workers=1, max_tokens=2000)
     corpus = word2vec.build_corpus("en", sources, word2vec.HeldOut("en", []), cfg, tmp_path)
     assert corpus.capped and [s.name for s in corpus.sources] == ["toy0", "toy1"]
@@ -166,12 +193,24 @@ def test_from_wink_writes_the_packages_glove_rows_and_a_bad_file_is_one_line(tmp
     rows in the file's word order, the method recorded for the probe's provenance; a file of another shape is
     refused by name and writes nothing."""
     rows = {"the": [0.5, -1.0, 2.0], "film": [1.5, 0.25, -0.5]}
-    wink = {"precision": 8, "l2NormIndex": 3, "wordIndex": 4, "size": 2, "dimensions": 3, "words": ["the", "film"],
-            "vectors": {w: v + [float(np.linalg.norm(v)), i] for i, (w, v) in enumerate(rows.items())}, "unkVector": [0.0] * 5}
+    wink = {
+        "precision": 8,
+        "l2NormIndex": 3,
+        "wordIndex": 4,
+        "size": 2,
+        "dimensions": 3,
+        "words": ["the", "film"],
+        "vectors": {w: v + [float(np.linalg.norm(v)), i] for i, (w, v) in enumerate(rows.items())},
+        "unkVector": [0.0] * 5,
+    }
     (tmp_path / "wink.json").write_text(json.dumps(wink))
-    assert word2vec.main(["--lang", "en", "--from-wink", str(tmp_path / "wink.json"), "--out", str(tmp_path / "g")]) == 0
+    assert (
+        word2vec.main(["--lang", "en", "--from-wink", str(tmp_path / "wink.json"), "--out", str(tmp_path / "g")]) == 0
+    )
     written = load_vectors(tmp_path / "g.safetensors")
-    assert written.words == ["the", "film"] and np.array_equal(written.matrix, np.array(list(rows.values()), np.float32))
+    assert written.words == ["the", "film"] and np.array_equal(
+        written.matrix, np.array(list(rows.values()), np.float32)
+    )
     assert json.loads((tmp_path / "g.stats.json").read_text())["settings"]["method"] == word2vec.WINK_METHOD
     (tmp_path / "bad.json").write_text(json.dumps({"dimensions": 3, "words": ["the"], "vectors": {}}))
     assert word2vec.main(["--lang", "en", "--from-wink", str(tmp_path / "bad.json"), "--out", str(tmp_path / "x")]) == 2

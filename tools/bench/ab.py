@@ -11,9 +11,14 @@ import subprocess
 import sys
 import time
 
-TEXTS = ["It is not a bad film, but the plot is dull.", "The acting is great, but the plot is not good.",
-         "a thoroughly engaging , surprisingly touching british comedy .", "这部电影不怎么好看，但是演员很棒",
-         "not nearly as good as the first film", "I loved every minute of it"]
+TEXTS = [
+    "It is not a bad film, but the plot is dull.",
+    "The acting is great, but the plot is not good.",
+    "a thoroughly engaging , surprisingly touching british comedy .",
+    "这部电影不怎么好看，但是演员很棒",
+    "not nearly as good as the first film",
+    "I loved every minute of it",
+]
 
 
 def worker(root: str) -> None:
@@ -37,10 +42,18 @@ def worker(root: str) -> None:
 
 def run(before: str, after: str, calls: int) -> dict[str, list[float]]:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    sides = {name: subprocess.Popen([sys.executable, "-m", "tools.bench.ab", "--worker", os.path.abspath(root)],
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                    env=env, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
-             for name, root in (("before", before), ("after", after))}
+    sides = {
+        name: subprocess.Popen(
+            [sys.executable, "-m", "tools.bench.ab", "--worker", os.path.abspath(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+            cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+        )
+        for name, root in (("before", before), ("after", after))
+    }
     try:
         for side in sides.values():
             if side.stdout.readline().strip() != "ready":
@@ -73,8 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     times = run(args.before, args.after, args.calls)
     for name, values in times.items():
         ordered = sorted(values)
-        print(f"{name}: n={len(values)} p50 {statistics.median(values):.2f} ms, mean {statistics.mean(values):.2f}, "
-              f"p90 {ordered[9 * len(ordered) // 10]:.2f}")
+        print(
+            f"{name}: n={len(values)} p50 {statistics.median(values):.2f} ms, mean {statistics.mean(values):.2f}, "
+            f"p90 {ordered[9 * len(ordered) // 10]:.2f}"
+        )
     print(f"after/before p50 {statistics.median(times['after']) / statistics.median(times['before']):.3f}")
     return 0
 

@@ -7,9 +7,9 @@ import logging
 import statistics
 from pathlib import Path
 
+from core.checkpoints.hub import display_path
 from core.data.classic import CLASSIC
 from core.data.tasks import TASKS
-from core.checkpoints.hub import display_path
 from core.models import PAPER_MODELS, model_class
 from core.models.papers import find_reported, papers
 from core.training.config import resolve_recipe
@@ -24,8 +24,21 @@ SEEDS_WANTED = {"sst5": 3, "sst2": 3}  # the issue: 3 seeds on SST, 1 allowed el
 
 # settings that do not make a variant: the run's identity, and the epoch budget (early stopping on dev
 # decides the epoch that counts; the command column shows the budget)
-RUN_IDENTITY = {"model", "task", "phrases", "seed", "fold", "out", "resume", "data_dir", "threads", "progress", "set",
-                "epochs", "patience"}
+RUN_IDENTITY = {
+    "model",
+    "task",
+    "phrases",
+    "seed",
+    "fold",
+    "out",
+    "resume",
+    "data_dir",
+    "threads",
+    "progress",
+    "set",
+    "epochs",
+    "patience",
+}
 
 
 def field_defaults(cls) -> dict:
@@ -36,6 +49,8 @@ def field_defaults(cls) -> dict:
         elif f.default_factory is not dataclasses.MISSING:
             out[f.name] = f.default_factory()
     return out
+
+
 SWEEPS = "sweeps"  # runs/sweeps/<name>/: tools.sweep's trials and best.json
 
 
@@ -52,7 +67,11 @@ def _vectors_parts(metrics: dict) -> tuple[str, str]:
     coverage = metrics.get("vectors")
     if not coverage:
         return "random", ""
-    reduced = f"PCA {coverage['pca_from']}-d to {metrics.get('model_config', {}).get('embed_dim', '?')}-d" if coverage.get("pca_from") else ""
+    reduced = (
+        f"PCA {coverage['pca_from']}-d to {metrics.get('model_config', {}).get('embed_dim', '?')}-d"
+        if coverage.get("pca_from")
+        else ""
+    )
     return Path(str(coverage.get("file", "?"))).stem, reduced
 
 
@@ -106,7 +125,9 @@ def train_command(train: dict) -> str:
         parts.append("--phrases")
     parts.append(f"--seed {train.get('seed')}")
     for name, value in train.items():
-        if name in ("model", "task", "phrases", "seed", "out", "resume", "progress", "set") or value == defaults.get(name):
+        if name in ("model", "task", "phrases", "seed", "out", "resume", "progress", "set") or value == defaults.get(
+            name
+        ):
             continue
         flag = "--" + name.replace("_", "-")
         parts.append((flag if value else "--no-" + flag[2:]) if isinstance(value, bool) else f"{flag} {_short(value)}")
@@ -166,11 +187,18 @@ def _paper(model: str, task: str, phrases: bool) -> tuple[float, str, bool] | No
 
 
 def _order(key: tuple) -> tuple:
-    """Table order of a group (task, phrases, model, variant, vectors): by task, phrases first, model, defaults first."""
+    """Table order of a group (task, phrases, model, variant, vectors): by task, phrases first, model, defaults
+    first."""
     task, phrases, model, variant, vectors = key
     tasks = list(TASKS)
-    return (tasks.index(task) if task in tasks else 99, not phrases, MODEL_ORDER.index(model) if model in MODEL_ORDER else 99,
-            variant != "", variant, vectors)
+    return (
+        tasks.index(task) if task in tasks else 99,
+        not phrases,
+        MODEL_ORDER.index(model) if model in MODEL_ORDER else 99,
+        variant != "",
+        variant,
+        vectors,
+    )
 
 
 def _groups(runs: list[dict]) -> list[tuple[tuple, list[dict]]]:
@@ -193,9 +221,11 @@ def carry_over(rows: list[dict], previous: dict, read: set[str] = frozenset()) -
     rerun of the same seed superseded, and every folder of `rows`). Rows come back in table order."""
     groups_now = {_row_key(r) for r in rows}
     paths_now = set(read) | {p for r in rows for p in r["paths"]}
-    kept = [dict(r, carried_from=r.get("carried_from") or previous.get("generated", "an earlier report"))
-            for r in previous.get("accuracy", {}).get("rows", [])
-            if _row_key(r) not in groups_now and not paths_now & set(r["paths"])]
+    kept = [
+        dict(r, carried_from=r.get("carried_from") or previous.get("generated", "an earlier report"))
+        for r in previous.get("accuracy", {}).get("rows", [])
+        if _row_key(r) not in groups_now and not paths_now & set(r["paths"])
+    ]
     return sorted(rows + kept, key=lambda r: _order(_row_key(r)))
 
 
@@ -212,15 +242,28 @@ def paper_bars(rows: list[dict]) -> list[dict]:
     bars = []
     for model, reported in ((m, r) for m, p in papers().items() for r in p.reported):
         task, regime = reported.task, reported.phrases
-        tried = [(i, r) for i, r in enumerate(rows, 1) if (r["model"], r["task"]) == (model, task)
-                 and r.get("delta") is not None and (regime is None or r["phrases"] == regime)]
+        tried = [
+            (i, r)
+            for i, r in enumerate(rows, 1)
+            if (r["model"], r["task"]) == (model, task)
+            and r.get("delta") is not None
+            and (regime is None or r["phrases"] == regime)
+        ]
         if not tried:
             continue
         full = [(i, r) for i, r in tried if complete(r)]
-        bars.append({"model": model, "task": task, "phrases": tried[0][1]["phrases"], "paper": reported.accuracy,
-                     "source": reported.source,
-                     "variants": len(tried), "runs": sum(r["n"] for _, r in tried),
-                     "row": max(full, key=lambda ir: ir[1]["dev_mean"])[0] if full else None})
+        bars.append(
+            {
+                "model": model,
+                "task": task,
+                "phrases": tried[0][1]["phrases"],
+                "paper": reported.accuracy,
+                "source": reported.source,
+                "variants": len(tried),
+                "runs": sum(r["n"] for _, r in tried),
+                "row": max(full, key=lambda ir: ir[1]["dev_mean"])[0] if full else None,
+            }
+        )
     return bars
 
 
@@ -254,16 +297,32 @@ def accuracy_table(runs: list[dict]) -> list[dict]:
         members = _latest_per_seed(members)
         members.sort(key=lambda m: (m.get("seed", 0), m.get("train_config", {}).get("fold", 0)))
         accs = [100 * m["test"]["accuracy"] for m in members]
-        row = {"task": task, "phrases": phrases, "model": model, "variant": variant, "vectors": vectors_used(members), "n": len(accs),
-               "seeds": [m.get("seed") for m in members],
-               "folds": sorted({m.get("train_config", {}).get("fold", 0) for m in members}),
-               "accuracies": accs, "mean": statistics.fmean(accs), "std": statistics.stdev(accs) if len(accs) > 1 else None,
-               "seeds_wanted": SEEDS_WANTED.get(task, 1), "dev_mean": statistics.fmean(100 * m["dev_accuracy"] for m in members),
-               "commits": sorted({m.get("commit") or "unknown" for m in members}),
-               "commands": [m.get("command") or train_command(m.get("train_config", {})) + "  (reconstructed)" for m in members],
-               "paths": [display_path(m["path"]) for m in members], "split": members[0].get("split", "")}
-        ranking = [m["test"]["ranking_loss"] for m in members
-                   if "ranking_loss" in m["test"] and m.get("model_config", {}).get("head") == "ordinal"]
+        row = {
+            "task": task,
+            "phrases": phrases,
+            "model": model,
+            "variant": variant,
+            "vectors": vectors_used(members),
+            "n": len(accs),
+            "seeds": [m.get("seed") for m in members],
+            "folds": sorted({m.get("train_config", {}).get("fold", 0) for m in members}),
+            "accuracies": accs,
+            "mean": statistics.fmean(accs),
+            "std": statistics.stdev(accs) if len(accs) > 1 else None,
+            "seeds_wanted": SEEDS_WANTED.get(task, 1),
+            "dev_mean": statistics.fmean(100 * m["dev_accuracy"] for m in members),
+            "commits": sorted({m.get("commit") or "unknown" for m in members}),
+            "commands": [
+                m.get("command") or train_command(m.get("train_config", {})) + "  (reconstructed)" for m in members
+            ],
+            "paths": [display_path(m["path"]) for m in members],
+            "split": members[0].get("split", ""),
+        }
+        ranking = [
+            m["test"]["ranking_loss"]
+            for m in members
+            if "ranking_loss" in m["test"] and m.get("model_config", {}).get("head") == "ordinal"
+        ]
         if len(ranking) == len(members):  # the ordinal head's metric (mRNN §4.2): mean |predicted - gold| class
             row["ranking_loss"] = statistics.fmean(ranking)
         reported = _paper(model, task, phrases)
@@ -299,8 +358,12 @@ def missing_runs(rows: list[dict]) -> list[dict]:
     for task, phrases, model in wanted:
         seeds = [s for s in range(1, SEEDS_WANTED.get(task, 1) + 1) if s not in have.get((task, phrases, model), set())]
         if seeds and len(have.get((task, phrases, model), ())) < SEEDS_WANTED.get(task, 1):
-            base = f"python -m core.training.train --model {model} --task {task}{' --phrases' if phrases else ''} --seed"
-            command = f"{base} {seeds[0]}" if len(seeds) == 1 else f"for s in {' '.join(map(str, seeds))}; do {base} $s; done"
+            base = (
+                f"python -m core.training.train --model {model} --task {task}{' --phrases' if phrases else ''} --seed"
+            )
+            command = (
+                f"{base} {seeds[0]}" if len(seeds) == 1 else f"for s in {' '.join(map(str, seeds))}; do {base} $s; done"
+            )
             out.append({"task": task, "phrases": phrases, "model": model, "missing_seeds": seeds, "command": command})
     return out
 
@@ -318,10 +381,22 @@ def speed_table(runs: list[dict]) -> list[dict]:
             seconds = [s for m in members for s in m["epoch_seconds"]]
             examples = statistics.median(m.get("train_examples", 0) for m in members)
             median = statistics.median(seconds)
-            row = {"task": task, "phrases": phrases, "model": model, "variant": variant, "vectors": vectors_used(members),
-                   "runs": len(members), "timing_only": not training,
-                   "epochs_timed": len(seconds), "median_s": median, "min_s": min(seconds), "max_s": max(seconds),
-                   "train_examples": examples, "s_per_10k": 1e4 * median / examples if examples else None, "threads": threads}
+            row = {
+                "task": task,
+                "phrases": phrases,
+                "model": model,
+                "variant": variant,
+                "vectors": vectors_used(members),
+                "runs": len(members),
+                "timing_only": not training,
+                "epochs_timed": len(seconds),
+                "median_s": median,
+                "min_s": min(seconds),
+                "max_s": max(seconds),
+                "train_examples": examples,
+                "s_per_10k": 1e4 * median / examples if examples else None,
+                "threads": threads,
+            }
             found = find_reported(model, task, phrases)
             if found and found[1] and found[0].epoch_seconds:
                 row["paper_s"], row["ratio"] = found[0].epoch_seconds, median / found[0].epoch_seconds

@@ -5,9 +5,9 @@ changing, with the server's own time for the same analysis beside it.
 drives Debian chromium with Playwright, and writes docs/browser.json and docs/browser.md.
 
 How a wait is measured: a MutationObserver in the page stamps every DOM change (figures drawn
-included; not the screen-reader-only status line) with performance.now(); the click is stamped the same way. The page has settled once nothing
-changed for QUIET_MS, no progress indicator is left and the result of this text is on the page; the wait is
-the last change minus the click.
+included; not the screen-reader-only status line) with performance.now(); the click is stamped the same way.
+The page has settled once nothing changed for QUIET_MS, no progress indicator is left and the result of this
+text is on the page; the wait is the last change minus the click.
 "Fresh" is the first analysis in a new page, "repeat" a second click on the same page with another sentence.
 The server's time is /compare (or /predict) called through gradio_client against the same app.
 """
@@ -28,16 +28,32 @@ from tools.bench.machine import machine_info
 from tools.loadtest import free_port
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 QUIET_MS = 1500  # no DOM change for this long: the page has settled
 # (name, sentence, its repeat, model, browser locale): 12 words in English; a Chinese review in the Chinese UI
 SCENARIOS = [
-    ("all five, English", "The acting is great, but the plot is dull and far too long.",
-     "It is not a bad film at all, and the cast is quite good.", "all", "en-US"),
+    (
+        "all five, English",
+        "The acting is great, but the plot is dull and far too long.",
+        "It is not a bad film at all, and the cast is quite good.",
+        "all",
+        "en-US",
+    ),
     ("all five, Chinese", "这部电影不怎么好看，但是演员很棒", "质量一点也不好，再也不买了", "all", "zh-CN"),
-    ("one model (DCNN), English", "The acting is great, but the plot is dull and far too long.",
-     "It is not a bad film at all, and the cast is quite good.", "dcnn", "en-US"),
+    (
+        "one model (DCNN), English",
+        "The acting is great, but the plot is dull and far too long.",
+        "It is not a bad film at all, and the cast is quite good.",
+        "dcnn",
+        "en-US",
+    ),
 ]
 # a change a user can see: not Gradio's screen-reader status line (.sr-only), which says "complete" ~2 s later
 OBSERVER = """
@@ -58,8 +74,9 @@ def start_app(checkpoints: str | None) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "GRADIO_SERVER_NAME": "127.0.0.1", "HF_HUB_OFFLINE": "1"}
     if checkpoints:
         env["LAB_CHECKPOINTS"] = checkpoints
-    server = subprocess.Popen([sys.executable, "app.py"], cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "app.py"], cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     url, start = f"http://127.0.0.1:{port}/", time.perf_counter()
     while True:
         if server.poll() is not None:
@@ -99,8 +116,11 @@ def server_seconds(url: str, text: str, model: str, runs: int = 5) -> float:
     from gradio_client import Client
 
     client = Client(url, verbose=False)
-    call = ((lambda: client.predict(text, "auto", "auto", api_name="/compare")) if model == "all" else
-            (lambda: client.predict(text, model, "auto", "auto", api_name="/predict")))
+    call = (
+        (lambda: client.predict(text, "auto", "auto", api_name="/compare"))
+        if model == "all"
+        else (lambda: client.predict(text, model, "auto", "auto", api_name="/predict"))
+    )
     call()
     times = []
     for _ in range(runs):
@@ -134,12 +154,26 @@ def measure(url: str, rounds: int) -> list[dict]:
                     repeat.append(settle_after_click(page, repeat_text))
                     context.close()
                 load = os.getloadavg()[0]
-                results.append({"scenario": name, "model": model, "locale": locale, "text": text,
-                                "fresh_s": fresh, "repeat_s": repeat,
-                                "fresh_median_s": statistics.median(fresh), "repeat_median_s": statistics.median(repeat),
-                                "server_s": server_seconds(url, text, model), "load_average_1min": load})
-                print(f"{name}: fresh {results[-1]['fresh_median_s']:.2f} s, repeat {results[-1]['repeat_median_s']:.2f} s, "
-                      f"server {results[-1]['server_s'] * 1000:.0f} ms (load {load:.2f})", flush=True)
+                results.append(
+                    {
+                        "scenario": name,
+                        "model": model,
+                        "locale": locale,
+                        "text": text,
+                        "fresh_s": fresh,
+                        "repeat_s": repeat,
+                        "fresh_median_s": statistics.median(fresh),
+                        "repeat_median_s": statistics.median(repeat),
+                        "server_s": server_seconds(url, text, model),
+                        "load_average_1min": load,
+                    }
+                )
+                print(
+                    f"{name}: fresh {results[-1]['fresh_median_s']:.2f} s, "
+                    f"repeat {results[-1]['repeat_median_s']:.2f} s, "
+                    f"server {results[-1]['server_s'] * 1000:.0f} ms (load {load:.2f})",
+                    flush=True,
+                )
         finally:
             browser.close()
     return results
@@ -147,23 +181,30 @@ def measure(url: str, rounds: int) -> list[dict]:
 
 def markdown(report: dict) -> str:
     m = report["machine"]
-    lines = ["# The lab in a real browser", "",
-             f"`make bench-browser` (`python -m tools.bench.browser --rounds {report['rounds']}`), commit "
-             f"`{m['commit']}`, {m['cpu']}, {m['cpus_usable']} usable cores, chromium {report['chromium']}; "
-             f"load average at the start {report['load_before'][0]:.2f} / {report['load_before'][1]:.2f} / "
-             f"{report['load_before'][2]:.2f} (1 / 5 / 15 min){'; the machine was shared with other work' if report['load_before'][0] > 0.5 else ''}.",
-             "",
-             f"Time from the click on Analyse until the page stopped changing (nothing changed for {QUIET_MS} ms, "
-             "no progress indicator left, this sentence's result on the page), median of the rounds, each round a "
-             "new page: *fresh* is its first "
-             "analysis, *repeat* a second sentence on the same page. *Server* is the same analysis through the "
-             "API (median of 5).", "",
-             "| scenario | fresh (s) | repeat (s) | server (ms) | every round: fresh / repeat (s) | load (1 min) |",
-             "|---|---:|---:|---:|---|---:|"]
+    shared = "; the machine was shared with other work" if report["load_before"][0] > 0.5 else ""
+    lines = [
+        "# The lab in a real browser",
+        "",
+        f"`make bench-browser` (`python -m tools.bench.browser --rounds {report['rounds']}`), commit "
+        f"`{m['commit']}`, {m['cpu']}, {m['cpus_usable']} usable cores, chromium {report['chromium']}; "
+        f"load average at the start {report['load_before'][0]:.2f} / {report['load_before'][1]:.2f} / "
+        f"{report['load_before'][2]:.2f} (1 / 5 / 15 min){shared}.",
+        "",
+        f"Time from the click on Analyse until the page stopped changing (nothing changed for {QUIET_MS} ms, "
+        "no progress indicator left, this sentence's result on the page), median of the rounds, each round a "
+        "new page: *fresh* is its first "
+        "analysis, *repeat* a second sentence on the same page. *Server* is the same analysis through the "
+        "API (median of 5).",
+        "",
+        "| scenario | fresh (s) | repeat (s) | server (ms) | every round: fresh / repeat (s) | load (1 min) |",
+        "|---|---:|---:|---:|---|---:|",
+    ]
     for r in report["results"]:
         rounds = ", ".join(f"{f:.2f} / {p:.2f}" for f, p in zip(r["fresh_s"], r["repeat_s"]))
-        lines.append(f"| {r['scenario']} | {r['fresh_median_s']:.2f} | {r['repeat_median_s']:.2f} | "
-                     f"{r['server_s'] * 1000:.0f} | {rounds} | {r['load_average_1min']:.2f} |")
+        lines.append(
+            f"| {r['scenario']} | {r['fresh_median_s']:.2f} | {r['repeat_median_s']:.2f} | "
+            f"{r['server_s'] * 1000:.0f} | {rounds} | {r['load_average_1min']:.2f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -182,8 +223,15 @@ def main(argv: list[str] | None = None) -> int:
         server.terminate()
         server.wait(timeout=10)
     chromium = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip()
-    report = {"rounds": args.rounds, "quiet_ms": QUIET_MS, "chromium": chromium, "load_before": load_before,
-              "load_after": list(os.getloadavg()), "machine": machine_info(), "results": results}
+    report = {
+        "rounds": args.rounds,
+        "quiet_ms": QUIET_MS,
+        "chromium": chromium,
+        "load_before": load_before,
+        "load_after": list(os.getloadavg()),
+        "machine": machine_info(),
+        "results": results,
+    }
     Path(args.out + ".json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     Path(args.out + ".md").write_text(markdown(report), encoding="utf-8")
     print(f"wrote {args.out}.json and {args.out}.md")

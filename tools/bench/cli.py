@@ -39,16 +39,24 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import torch
 
-from core.data import PROJECT_ROOT
 from core.checkpoints.hub import display_path
+from core.data import PROJECT_ROOT
 from core.predict import MAX_WORDS, Lab
-from tools.bench.accuracy import (accuracy_table, carry_over, curve_rows, load_runs, load_sweeps, missing_runs, paper_bars,
-                                  speed_table)
+from tools.bench.accuracy import (
+    accuracy_table,
+    carry_over,
+    curve_rows,
+    load_runs,
+    load_sweeps,
+    missing_runs,
+    paper_bars,
+    speed_table,
+)
 from tools.bench.inference import bench_sentences, measure_inference, measure_scaling
 from tools.bench.machine import machine_info
 from tools.bench.markdown import RUNS_FILE, render_markdown, render_runs
@@ -60,12 +68,40 @@ from tools.bench.svg import render_dev_curves, render_svg
 
 # Repetitions and time budgets. A measurement stops at its budget once it has min_reps samples;
 # scale_budget_s is per model for the bare-forward curve and per length for Lab.predict.
-FULL = dict(forward_reps=200, predict_reps=100, min_reps=20, batch_reps=10, budget_s=10.0, scale_reps=30, scale_budget_s=10.0,
-            lengths=[5, 10, 20, 50, 100, 200, 400], predict_lengths=[5, 20, 50, 100, 200, 300], predict_cap_s=30.0,
-            app_reps=100, sentences=200, step_lengths=[7, 20, 50], step_reps=30, step_budget_s=3.0)
-SMOKE = dict(forward_reps=10, predict_reps=3, min_reps=3, batch_reps=2, budget_s=1.0, scale_reps=3, scale_budget_s=0.3,
-             lengths=[5, 20, 100], predict_lengths=[5, 20], predict_cap_s=5.0,
-             app_reps=3, sentences=16, step_lengths=[7, 20], step_reps=3, step_budget_s=0.3)
+FULL = dict(
+    forward_reps=200,
+    predict_reps=100,
+    min_reps=20,
+    batch_reps=10,
+    budget_s=10.0,
+    scale_reps=30,
+    scale_budget_s=10.0,
+    lengths=[5, 10, 20, 50, 100, 200, 400],
+    predict_lengths=[5, 20, 50, 100, 200, 300],
+    predict_cap_s=30.0,
+    app_reps=100,
+    sentences=200,
+    step_lengths=[7, 20, 50],
+    step_reps=30,
+    step_budget_s=3.0,
+)
+SMOKE = dict(
+    forward_reps=10,
+    predict_reps=3,
+    min_reps=3,
+    batch_reps=2,
+    budget_s=1.0,
+    scale_reps=3,
+    scale_budget_s=0.3,
+    lengths=[5, 20, 100],
+    predict_lengths=[5, 20],
+    predict_cap_s=5.0,
+    app_reps=3,
+    sentences=16,
+    step_lengths=[7, 20],
+    step_reps=3,
+    step_budget_s=0.3,
+)
 
 SECTIONS = ("accuracy", "speed", "inference", "steps", "scaling", "memory", "app")
 
@@ -92,10 +128,17 @@ def run(args, previous: dict | None = None) -> dict:
         checkpoints_dir = Path(args.checkpoints or PROJECT_ROOT / "checkpoints")
         if data_dir is None and not args.smoke:
             data_dir = ""  # the default data directory
-    report = {"command": " ".join(["python -m tools.bench", *args.argv]),
-              "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-              "machine": machine_info(), "settings": settings, "runs_dir": display_path(runs_dir), "checkpoints_dir": display_path(checkpoints_dir),
-              "task": args.task, "sections": sorted(sections), "section_seconds": seconds}
+    report = {
+        "command": " ".join(["python -m tools.bench", *args.argv]),
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine_info(),
+        "settings": settings,
+        "runs_dir": display_path(runs_dir),
+        "checkpoints_dir": display_path(checkpoints_dir),
+        "task": args.task,
+        "sections": sorted(sections),
+        "section_seconds": seconds,
+    }
 
     def timed(name, fn, *fn_args):
         t0 = time.perf_counter()
@@ -108,8 +151,13 @@ def run(args, previous: dict | None = None) -> dict:
             measured = accuracy_table([m for m in runs if not m.get("timing_only")])
             # keep the history whose runs this machine lacks
             rows = carry_over(measured, previous or {}, {display_path(m["path"]) for m in runs})
-            report["accuracy"] = {"rows": rows, "missing": missing_runs(measured), "unfinished": unfinished,
-                                  "sweeps": load_sweeps(runs_dir), "bars": paper_bars(rows)}
+            report["accuracy"] = {
+                "rows": rows,
+                "missing": missing_runs(measured),
+                "unfinished": unfinished,
+                "sweeps": load_sweeps(runs_dir),
+                "bars": paper_bars(rows),
+            }
         if "speed" in sections:
             report["speed"] = speed_table(runs)
 
@@ -117,24 +165,49 @@ def run(args, previous: dict | None = None) -> dict:
         lab = Lab.load(checkpoints_dir)
         if not lab.models(args.task):
             where = display_path(checkpoints_dir)
-            report["checkpoints_note"] = (f"Not run: no checkpoints for task `{args.task}` under `{where}` "
-                                          f"({where}/<task>/<model>/config.json). Produce them with `make train`, or "
-                                          f"copy a run's best/ there (e.g. `cp -r runs/sst5-phrases/dcnn-s1/best "
-                                          f"checkpoints/sst5/dcnn`), then re-run `python -m tools.bench`.")
+            report["checkpoints_note"] = (
+                f"Not run: no checkpoints for task `{args.task}` under `{where}` "
+                f"({where}/<task>/<model>/config.json). Produce them with `make train`, or "
+                f"copy a run's best/ there (e.g. `cp -r runs/sst5-phrases/dcnn-s1/best "
+                f"checkpoints/sst5/dcnn`), then re-run `python -m tools.bench`."
+            )
         else:
             lang = lab.checkpoints[(args.task, lab.models(args.task)[0])].meta.get("lang", "en")
             sentences, report["sentences"] = bench_sentences(args.task, lang, data_dir, settings["sentences"])
             if "inference" in sections:
                 timed("inference", measure_inference, lab, args.task, sentences, settings)
             if "steps" in sections:
-                timed("steps", measure_steps, lab, args.task, settings["step_lengths"], settings["step_reps"],
-                      settings["step_budget_s"])
+                timed(
+                    "steps",
+                    measure_steps,
+                    lab,
+                    args.task,
+                    settings["step_lengths"],
+                    settings["step_reps"],
+                    settings["step_budget_s"],
+                )
             if "scaling" in sections:
                 timed("scaling", measure_scaling, lab, args.task, settings)
             if "memory" in sections:
-                timed("memory", measure_memory, lab, args.task, args.threads, 1 if args.smoke else None, report.get("scaling"))
+                timed(
+                    "memory",
+                    measure_memory,
+                    lab,
+                    args.task,
+                    args.threads,
+                    1 if args.smoke else None,
+                    report.get("scaling"),
+                )
             if "app" in sections:
-                timed("app", measure_app, checkpoints_dir, args.task, lab.models(args.task), sentences, settings["app_reps"])
+                timed(
+                    "app",
+                    measure_app,
+                    checkpoints_dir,
+                    args.task,
+                    lab.models(args.task),
+                    sentences,
+                    settings["app_reps"],
+                )
     stored_load = PROJECT_ROOT / "docs" / "loadtest.json"  # written by `make loadtest` (tools.loadtest)
     if not args.smoke and stored_load.is_file():
         report["loadtest"] = json.loads(stored_load.read_text(encoding="utf-8"))
@@ -155,31 +228,56 @@ def render_outputs(report: dict, out: Path) -> None:
     if "accuracy" in report:
         (out / RUNS_FILE).write_text(render_runs(report), encoding="utf-8")
     if "scaling" in report:
-        panels = [("one sentence, bare forward (best of N)",
-                   {m: (x["forward"]["lengths"], x["forward"]["best_ms"]) for m, x in report["scaling"].items()}),
-                  ("one sentence, Lab.predict (explanations, p50)", {m: (x["predict"]["lengths"], x["predict"]["p50_ms"])
-                                                               for m, x in report["scaling"].items()})]
+        panels = [
+            (
+                "one sentence, bare forward (best of N)",
+                {m: (x["forward"]["lengths"], x["forward"]["best_ms"]) for m, x in report["scaling"].items()},
+            ),
+            (
+                "one sentence, Lab.predict (explanations, p50)",
+                {m: (x["predict"]["lengths"], x["predict"]["p50_ms"]) for m, x in report["scaling"].items()},
+            ),
+        ]
         (out / "scaling.svg").write_text(render_svg(panels), encoding="utf-8")
     if missed := curve_rows(report.get("accuracy", {}).get("rows", [])):
-        panels = [(f"{i}: {row['task']} {row['model']} {row['variant'] or 'defaults'}"[:72], row["dev_curves"], row["paper"])
-                  for i, row in missed]
+        panels = [
+            (f"{i}: {row['task']} {row['model']} {row['variant'] or 'defaults'}"[:72], row["dev_curves"], row["paper"])
+            for i, row in missed
+        ]
         (out / "dev_curves.svg").write_text(render_dev_curves(panels), encoding="utf-8")
 
 
 def parse_args(argv: list[str] | None = None):
     parser = argparse.ArgumentParser(prog="python -m tools.bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--smoke", action="store_true", help="seconds-long run on tiny models (trained here unless --runs/--checkpoints)")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="seconds-long run on tiny models (trained here unless --runs/--checkpoints)",
+    )
     parser.add_argument("--runs", default=None, help="directory of training runs (default runs/)")
-    parser.add_argument("--checkpoints", default=None, help="checkpoint root, <root>/<task>/<model>/ (default checkpoints/)")
+    parser.add_argument(
+        "--checkpoints", default=None, help="checkpoint root, <root>/<task>/<model>/ (default checkpoints/)"
+    )
     parser.add_argument("--task", default="sst5", help="the task whose checkpoints are timed (default sst5)")
-    parser.add_argument("--data-dir", default=None, help="data directory for the task's test sentences (default: the usual one)")
+    parser.add_argument(
+        "--data-dir", default=None, help="data directory for the task's test sentences (default: the usual one)"
+    )
     parser.add_argument("--out", default=None, help="output directory (default docs/; smoke: a temporary directory)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch threads for every timing (default 2, the machine's cores; --smoke: 1)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads for every timing (default 2, the machine's cores; --smoke: 1)",
+    )
     parser.add_argument("--sections", default="", help=f"comma-separated subset of {','.join(SECTIONS)} (default all)")
-    parser.add_argument("--render", action="store_true",
-                        help="measure nothing: re-write the markdown and SVGs from <out>/benchmarks.json")
-    parser.add_argument("--memory-probe", default=None, help=argparse.SUPPRESS)  # internal: one model's memory, in a child
+    parser.add_argument(
+        "--render",
+        action="store_true",
+        help="measure nothing: re-write the markdown and SVGs from <out>/benchmarks.json",
+    )
+    parser.add_argument(
+        "--memory-probe", default=None, help=argparse.SUPPRESS
+    )  # internal: one model's memory, in a child
     parser.add_argument("--probe-words", type=int, default=MAX_WORDS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
@@ -194,7 +292,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.memory_probe:
         print(json.dumps(memory_probe(args.memory_probe, args.threads, args.probe_words)))
         return 0
-    out = Path(args.out) if args.out else (Path(tempfile.mkdtemp(prefix="bench-smoke-out-")) if args.smoke else PROJECT_ROOT / "docs")
+    out = (
+        Path(args.out)
+        if args.out
+        else (Path(tempfile.mkdtemp(prefix="bench-smoke-out-")) if args.smoke else PROJECT_ROOT / "docs")
+    )
     previous = out / "benchmarks.json"
     if args.render:
         if not previous.is_file():

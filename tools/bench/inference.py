@@ -8,8 +8,8 @@ import time
 
 import torch
 
-from core.data.batching import pad_batch
 from core.data import DataError
+from core.data.batching import pad_batch
 from core.data.tasks import load_task
 from core.predict import MAX_WORDS, Lab
 from core.text import words as tokenize_words
@@ -19,15 +19,25 @@ log = logging.getLogger("tools.bench")
 
 # Our own sentences, used when the task's test set cannot be read (e.g. --smoke without --data-dir).
 BUILTIN_SENTENCES = {
-    "en": ["the movie is good .", "it is not a bad film , but the plot is dull .",
-           "a moving , funny and often surprising story about two brothers who never quite grow up .",
-           "the acting is great but the script is flat and the ending drags on far too long .",
-           "not the worst movie of the year , not the best either .", "dull .",
-           "what starts as a clever comedy turns into a tired melodrama that nobody in the cast seems to believe in , "
-           "and the last half hour feels like it was assembled from spare parts .",
-           "an awful , awful film .", "great fun .", "the plot is a mess , yet i could not stop watching ."],
-    "zh": ["这部电影不怎么好看，但是演员很棒。", "质量很好，物流也快。", "太差了，再也不买了。",
-           "房间干净，服务热情，下次还来。"],
+    "en": [
+        "the movie is good .",
+        "it is not a bad film , but the plot is dull .",
+        "a moving , funny and often surprising story about two brothers who never quite grow up .",
+        "the acting is great but the script is flat and the ending drags on far too long .",
+        "not the worst movie of the year , not the best either .",
+        "dull .",
+        "what starts as a clever comedy turns into a tired melodrama that nobody in the cast seems to believe in , "
+        "and the last half hour feels like it was assembled from spare parts .",
+        "an awful , awful film .",
+        "great fun .",
+        "the plot is a mess , yet i could not stop watching .",
+    ],
+    "zh": [
+        "这部电影不怎么好看，但是演员很棒。",
+        "质量很好，物流也快。",
+        "太差了，再也不买了。",
+        "房间干净，服务热情，下次还来。",
+    ],
 }
 
 
@@ -48,7 +58,11 @@ def measure_inference(lab: Lab, task: str, sentences: list[str], s: dict) -> dic
     out = {}
     for model in lab.models(task):
         ckpt = lab.checkpoints[(task, model)]
-        encoded = [ids for ids in (ckpt.vocab.encode(tokenize_words(t, ckpt.meta.get("lang"))[:MAX_WORDS]) for t in sentences) if ids]
+        encoded = [
+            ids
+            for ids in (ckpt.vocab.encode(tokenize_words(t, ckpt.meta.get("lang"))[:MAX_WORDS]) for t in sentences)
+            if ids
+        ]
         net = ckpt.model
 
         def forward(i):
@@ -70,8 +84,12 @@ def measure_inference(lab: Lab, task: str, sentences: list[str], s: dict) -> dic
             "predict": summary(time_calls(explain, s["predict_reps"], s["budget_s"], min_reps=s["min_reps"])),
             "batch64": {"sentences_per_s": 64 * len(batch_times) / sum(batch_times), "batches": len(batch_times)},
         }
-        log.info("inference %s: forward p50 %.2f ms, predict p50 %.2f ms", model, out[model]["forward"]["p50_ms"],
-                 out[model]["predict"]["p50_ms"])
+        log.info(
+            "inference %s: forward p50 %.2f ms, predict p50 %.2f ms",
+            model,
+            out[model]["forward"]["p50_ms"],
+            out[model]["predict"]["p50_ms"],
+        )
     return out
 
 
@@ -103,8 +121,12 @@ def measure_scaling(lab: Lab, task: str, s: dict) -> dict:
                     bucket.append(1000 * (time.perf_counter() - t0))
             if rep >= 2 and time.perf_counter() - start > s["scale_budget_s"]:
                 break
-        forward = {"lengths": lengths, "best_ms": [min(t) for t in times], "p50_ms": [percentile(t, 50) for t in times],
-                   "reps": len(times[0])}
+        forward = {
+            "lengths": lengths,
+            "best_ms": [min(t) for t in times],
+            "p50_ms": [percentile(t, 50) for t in times],
+            "reps": len(times[0]),
+        }
         forward["exponent"] = growth_exponent(lengths, forward["best_ms"])
         out[model] = {"forward": forward, "predict": _predict_scaling(lab, task, model, s)}
         log.info("scaling %s: forward exponent %s", model, forward["exponent"])

@@ -12,8 +12,14 @@ from tools.git import git_commit
 def machine_info() -> dict:
     cpu = ""
     try:
-        cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo", encoding="utf-8")
-                    if line.startswith("model name")), "")
+        cpu = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in open("/proc/cpuinfo", encoding="utf-8")
+                if line.startswith("model name")
+            ),
+            "",
+        )
     except OSError:
         pass
     versions = {"python": platform.python_version(), "torch": torch.__version__}
@@ -27,11 +33,15 @@ def machine_info() -> dict:
     except (ValueError, OSError):
         memory_gib = None
     return {
-        "cpu": cpu or platform.processor() or "unknown", "logical_cpus": os.cpu_count(),
+        "cpu": cpu or platform.processor() or "unknown",
+        "logical_cpus": os.cpu_count(),
         "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "memory_gib": memory_gib, "platform": platform.platform(),
-        "torch_threads": torch.get_num_threads(), "torch_interop_threads": torch.get_num_interop_threads(),
-        "mkl": torch.backends.mkl.is_available(), "versions": versions,
+        "memory_gib": memory_gib,
+        "platform": platform.platform(),
+        "torch_threads": torch.get_num_threads(),
+        "torch_interop_threads": torch.get_num_interop_threads(),
+        "mkl": torch.backends.mkl.is_available(),
+        "versions": versions,
         "commit": git_commit(),
         "load_average": list(os.getloadavg()),
     }

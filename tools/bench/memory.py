@@ -12,9 +12,9 @@ from pathlib import Path
 
 import torch
 
-from core.data.batching import pad_batch
 from core.checkpoints.checkpoint import load_checkpoint
 from core.data import PROJECT_ROOT
+from core.data.batching import pad_batch
 from core.predict import MAX_WORDS, Lab
 from core.text import words as tokenize_words
 from tools.bench.inference import plain_words, random_ids
@@ -71,14 +71,31 @@ def measure_memory(lab: Lab, task: str, threads: int, limit: int | None, scaling
         words = max(scaling[model]["predict"]["lengths"], default=5) if scaling and model in scaling else MAX_WORDS
         env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         try:
-            probe = subprocess.run([sys.executable, "-m", "tools.bench", "--memory-probe", path, "--threads", str(threads),
-                                    "--probe-words", str(words)],
-                                   capture_output=True, text=True, cwd=PROJECT_ROOT, env=env, timeout=600)
+            probe = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "tools.bench",
+                    "--memory-probe",
+                    path,
+                    "--threads",
+                    str(threads),
+                    "--probe-words",
+                    str(words),
+                ],
+                capture_output=True,
+                text=True,
+                cwd=PROJECT_ROOT,
+                env=env,
+                timeout=600,
+            )
         except subprocess.TimeoutExpired:
             out[model] = {"not_run": "the probe ran past 600 s"}
             continue
         if probe.returncode != 0:
-            out[model] = {"not_run": "probe failed: " + (probe.stderr.strip().splitlines() or [f"exit {probe.returncode}"])[-1]}
+            out[model] = {
+                "not_run": "probe failed: " + (probe.stderr.strip().splitlines() or [f"exit {probe.returncode}"])[-1]
+            }
             continue
         out[model] = result = json.loads(probe.stdout.strip().splitlines()[-1])
         log.info("memory %s: peak %.0f MiB", model, result["stages_mib"]["predict"])

@@ -18,9 +18,9 @@ def rest_compare(http, text: str, task: str) -> list:
     with http.stream("GET", f"/gradio_api/call/compare/{posted.json()['event_id']}") as stream:
         for line in stream.iter_lines():
             if line.startswith("event:"):
-                event = line[len("event:"):].strip()
+                event = line[len("event:") :].strip()
             elif line.startswith("data:") and event in ("complete", "error"):
-                data = json.loads(line[len("data:"):])
+                data = json.loads(line[len("data:") :])
                 if event == "error":
                     raise RuntimeError(f"the app answered with an error: {data}")
                 return data[0]
@@ -45,11 +45,21 @@ def measure_app(checkpoints: Path, task: str, models: list[str], sentences: list
             wait_until_up(url, proc, 180.0, log_path)
             ready_s = time.perf_counter() - started
             one_word = "good" if sentences and sentences[0].isascii() else "好"
-            result = {"status": "measured", "endpoint": "/compare", "models": models, "ready_s": ready_s, "one_word": one_word}
+            result = {
+                "status": "measured",
+                "endpoint": "/compare",
+                "models": models,
+                "ready_s": ready_s,
+                "one_word": one_word,
+            }
 
             def timings(name: str, call) -> None:  # the task's sentences, then the one word
-                result[name] = summary(time_calls(lambda i: call(sentences[i % len(sentences)]), reps, 60.0, warmup=2, min_reps=1))
-                result[f"{name}_one_word"] = summary(time_calls(lambda i: call(one_word), reps, 30.0, warmup=1, min_reps=1))
+                result[name] = summary(
+                    time_calls(lambda i: call(sentences[i % len(sentences)]), reps, 60.0, warmup=2, min_reps=1)
+                )
+                result[f"{name}_one_word"] = summary(
+                    time_calls(lambda i: call(one_word), reps, 30.0, warmup=1, min_reps=1)
+                )
 
             with httpx.Client(base_url=url, timeout=60.0) as http:
                 answer = rest_compare(http, sentences[0], task)

@@ -4,13 +4,15 @@ import random
 import shutil
 from pathlib import Path
 
-from core.training.train import Trainer, TrainConfig
-
+from core.training.train import TrainConfig, Trainer
 
 SMOKE_MODELS = {  # tiny dims, pairwise different (as in tests/unit/test_models_common.py)
     "tensor_cnn": ["embed_dim=5", "hidden=7", "num_layers=2"],
     "mrnn": ["embed_dim=5", "hidden=7"],
-    "dcnn": ["embed_dim=8", "k_top=2"],  # widths/maps stay the preset: core.training.train cannot parse list values in --set
+    "dcnn": [
+        "embed_dim=8",
+        "k_top=2",
+    ],  # widths/maps stay the preset: core.training.train cannot parse list values in --set
     "adasent": ["embed_dim=5", "hidden_dim=7", "classifier_hidden=6"],
     "agt": ["embed_dim=5", "hidden=7", "num_layers=3", "attention_dim=6", "fc_hidden=8"],
     "nbow": ["embed_dim=5", "hidden=7"],
@@ -19,7 +21,11 @@ SMOKE_MODELS = {  # tiny dims, pairwise different (as in tests/unit/test_models_
 
 def write_synthetic_sst(root: Path, seed: int = 7) -> Path:
     """SST-format trees for a toy compositional sentiment (polar words add up, 'not' flips what follows)."""
-    positive, negative, neutral = ["good", "great", "fun", "moving"], ["bad", "dull", "awful", "flat"], ["the", "movie", "plot", "is", "a"]
+    positive, negative, neutral = (
+        ["good", "great", "fun", "moving"],
+        ["bad", "dull", "awful", "flat"],
+        ["the", "movie", "plot", "is", "a"],
+    )
 
     def score(ws):
         total, sign = 0, 1
@@ -51,9 +57,19 @@ def train_smoke_runs(data_dir: Path, root: Path, plan: list[tuple[str, int, bool
     plan = plan or [(m, 1, True) for m in SMOKE_MODELS] + [("tensor_cnn", 2, True), ("tensor_cnn", 1, False)]
     runs, checkpoints = root / "runs", root / "checkpoints"
     for model, seed, phrases in plan:
-        cfg = TrainConfig(model=model, task="sst5", phrases=phrases, seed=seed, epochs=1, vectors="none", data_dir=str(data_dir),
-                          out=str(runs / ("sst5-phrases" if phrases else "sst5") / f"{model}-s{seed}"), set=SMOKE_MODELS[model],
-                          progress=False, max_train=64)
+        cfg = TrainConfig(
+            model=model,
+            task="sst5",
+            phrases=phrases,
+            seed=seed,
+            epochs=1,
+            vectors="none",
+            data_dir=str(data_dir),
+            out=str(runs / ("sst5-phrases" if phrases else "sst5") / f"{model}-s{seed}"),
+            set=SMOKE_MODELS[model],
+            progress=False,
+            max_train=64,
+        )
         Trainer.from_config(cfg).fit()
         target = checkpoints / "sst5" / model
         if not target.exists():

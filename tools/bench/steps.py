@@ -49,7 +49,12 @@ def measure_steps(lab: Lab, task: str, lengths: list[int], reps: int, budget_s: 
 
             rows["forward"].append(summary(time_calls(forward, reps, budget_s)))
             rows["train_step"].append(summary(time_calls(train_step, reps, budget_s)))
-            log.info("steps %s L=%d: forward p50 %.2f ms, training step p50 %.2f ms", model, length,
-                     rows["forward"][-1]["p50_ms"], rows["train_step"][-1]["p50_ms"])
+            log.info(
+                "steps %s L=%d: forward p50 %.2f ms, training step p50 %.2f ms",
+                model,
+                length,
+                rows["forward"][-1]["p50_ms"],
+                rows["train_step"][-1]["p50_ms"],
+            )
         out[model] = rows
     return out

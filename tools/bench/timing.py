@@ -40,4 +40,9 @@ def growth_exponent(lengths: list[float], seconds: list[float], from_length: int
 
 def summary(times: list[float]) -> dict:
     ms = [1000 * t for t in times]
-    return {"p50_ms": percentile(ms, 50), "p95_ms": percentile(ms, 95), "mean_ms": statistics.fmean(ms), "reps": len(ms)}
+    return {
+        "p50_ms": percentile(ms, 50),
+        "p95_ms": percentile(ms, 95),
+        "mean_ms": statistics.fmean(ms),
+        "reps": len(ms),
+    }

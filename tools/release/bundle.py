@@ -41,17 +41,33 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from core.checkpoints.checkpoint import (CONFIG, SHARED_VECTORS_DIR, CheckpointError, atomic_write_text, load_checkpoint, own_rows,
-                             save_checkpoint, sha256, shared_rows)
-from core.data import PROJECT_ROOT, DataError, load_task
-from core.checkpoints.hub import BUNDLED, display_path
-from core.checkpoints.manifest import (CARD, MANIFEST, manifest_pairs, read_manifest, verify_against_manifest,
-                           verify_vectors_against_manifest, write_manifest)
 from core.analysis.metrics import evaluate
-from core.training.train import Trainer
-from core.models import model_class
+from core.checkpoints.checkpoint import (
+    CONFIG,
+    SHARED_VECTORS_DIR,
+    CheckpointError,
+    atomic_write_text,
+    load_checkpoint,
+    own_rows,
+    save_checkpoint,
+    sha256,
+    shared_rows,
+)
+from core.checkpoints.hub import BUNDLED, display_path
+from core.checkpoints.manifest import (
+    CARD,
+    MANIFEST,
+    manifest_pairs,
+    read_manifest,
+    verify_against_manifest,
+    verify_vectors_against_manifest,
+    write_manifest,
+)
+from core.data import PROJECT_ROOT, DataError, load_task
 from core.data.vectors import SHARED_INDEX, Vectors, load_shared_vectors, load_vectors, save_shared_vectors
 from core.data.vocab import PAD, UNK, Vocab
+from core.models import model_class
+from core.training.train import Trainer
 from tools.git import git_commit
 from tools.release.cards import paper_result, render_card
 from tools.release.config import BUNDLE_CONFIG, BundleConfig, Entry, read_bundle_config
@@ -62,15 +78,22 @@ EXAMPLES_CACHE = PROJECT_ROOT / ".gradio" / "cached_examples"
 VECTORS_CACHE = PROJECT_ROOT / ".cache" / "vectors"  # where `make vectors` writes <lang>.safetensors
 # how far a linked run's fixed rows may be from the shared set's float16 rows: float16 keeps 11 bits
 LINK_RTOL, LINK_ATOL = 2e-3, 1e-3
-CARD_OVERHEAD = 64_000  # bytes per checkpoint planned for config.json, metrics.json, README.md, evaluation.json, headers
+CARD_OVERHEAD = (
+    64_000  # bytes per checkpoint planned for config.json, metrics.json, README.md, evaluation.json, headers
+)
 SAFETENSORS_HEADER = 16_384  # bytes planned for model.safetensors' JSON header (AGT's, the largest: 5.3 kB)
 
 
 # -- compaction -------------------------------------------------------------------------------------
 
+
 def _training_examples(train_config: dict, data_dir: str | None):
-    task = load_task(train_config["task"], data_dir or train_config.get("data_dir") or None,
-                     phrases=train_config.get("phrases", False), fold=train_config.get("fold", 0))
+    task = load_task(
+        train_config["task"],
+        data_dir or train_config.get("data_dir") or None,
+        phrases=train_config.get("phrases", False),
+        fold=train_config.get("fold", 0),
+    )
     train = task.train[: train_config["max_train"]] if train_config.get("max_train") else task.train
     if train_config.get("max_words"):
         train = [dataclasses.replace(e, words=e.words[: train_config["max_words"]]) for e in train]
@@ -95,6 +118,7 @@ def _json_bytes(word: str) -> int:
 @dataclass
 class Plan:
     """What one run becomes: sizes to choose the word budget, the words in frequency order."""
+
     entry: Entry
     run_dir: Path
     ckpt: object  # core.checkpoints.checkpoint.Checkpoint of the run's best epoch
@@ -109,11 +133,16 @@ class Plan:
     def size(self, n_words: int) -> int:
         if self.link is not None:  # every training word; rows only for the words the set lacks
             own = len(own_rows(self.ckpt.vocab, self.link[2]))
-            return (self.weight_bytes + CARD_OVERHEAD + own * self.bytes_per_row
-                    + sum(_json_bytes(w) for w in self.words))
+            return (
+                self.weight_bytes + CARD_OVERHEAD + own * self.bytes_per_row + sum(_json_bytes(w) for w in self.words)
+            )
         n = min(n_words, self.max_words)
-        return (self.weight_bytes + CARD_OVERHEAD + (n + 2) * self.bytes_per_row
-                + sum(_json_bytes(w) for w in self.words[:n]))
+        return (
+            self.weight_bytes
+            + CARD_OVERHEAD
+            + (n + 2) * self.bytes_per_row
+            + sum(_json_bytes(w) for w in self.words[:n])
+        )
 
 
 def link_problem(ckpt, vectors: Vectors) -> str | None:
@@ -127,16 +156,25 @@ def link_problem(ckpt, vectors: Vectors) -> str | None:
     ids = [i for i, w in enumerate(vocab.itos) if i > vocab.unk_id and w in index]
     if not ids:
         return "no training word has a row in the set"
-    expected = shared_rows(vectors, getattr(model.config, "unit_norm_vectors", False))[[index[vocab.itos[i]] for i in ids]]
+    expected = shared_rows(vectors, getattr(model.config, "unit_norm_vectors", False))[
+        [index[vocab.itos[i]] for i in ids]
+    ]
     actual = model.embedding.weight.detach()[ids].float()
     if not torch.allclose(actual, expected, rtol=LINK_RTOL, atol=LINK_ATOL):
-        return (f"it was trained with other vectors (largest row difference {float((actual - expected).abs().max()):.3g}): "
-                "retrain it with the current .cache/vectors file to link it")
+        return (
+            f"it was trained with other vectors (largest row difference {float((actual - expected).abs().max()):.3g}): "
+            "retrain it with the current .cache/vectors file to link it"
+        )
     return None
 
 
-def plan_run(entry: Entry, data_dir: str | None = None, runs: Path | None = None,
-             max_file_bytes: int | None = None, shared_set=None) -> Plan:
+def plan_run(
+    entry: Entry,
+    data_dir: str | None = None,
+    runs: Path | None = None,
+    max_file_bytes: int | None = None,
+    shared_set=None,
+) -> Plan:
     """`shared_set(lang)` gives (digest, vectors) of the language's shared set or None (see bundle)."""
     cfg = entry.train_config(data_dir, runs)
     run_dir = cfg.output_dir()
@@ -144,11 +182,16 @@ def plan_run(entry: Entry, data_dir: str | None = None, runs: Path | None = None
         raise CheckpointError(f"{entry.key}: no trained run in {run_dir / 'best'} (train it, or drop --from-runs)")
     ckpt = load_checkpoint(run_dir / "best")
     if (ckpt.meta.get("task"), ckpt.meta.get("model")) != (entry.task, entry.model):
-        raise CheckpointError(f"{run_dir / 'best' / CONFIG} holds {ckpt.meta.get('task')}/{ckpt.meta.get('model')}, not {entry.key}")
+        raise CheckpointError(
+            f"{run_dir / 'best' / CONFIG} holds {ckpt.meta.get('task')}/{ckpt.meta.get('model')}, not {entry.key}"
+        )
     task, train = _training_examples(ckpt.meta.get("train_config", {"task": entry.task}), data_dir)
     embedding = ckpt.model.embedding.weight
-    fixed = sum(t.numel() * (2 if t.is_floating_point() else t.element_size())
-                for t in ckpt.model.state_dict().values() if t.data_ptr() != embedding.data_ptr())
+    fixed = sum(
+        t.numel() * (2 if t.is_floating_point() else t.element_size())
+        for t in ckpt.model.state_dict().values()
+        if t.data_ptr() != embedding.data_ptr()
+    )
     words, row = ranked_words(train, ckpt.vocab), embedding.shape[1] * 2
     max_words = min(len(words), entry.max_vocab or len(words))
     if max_file_bytes is not None:  # the file holds the fixed weights, PAD and UNK, the kept rows and a header
@@ -167,15 +210,20 @@ def plan_run(entry: Entry, data_dir: str | None = None, runs: Path | None = None
 
 def choose_vocab(plans: list[Plan], budget_bytes: int, config: BundleConfig) -> int:
     """The largest word budget (the same for every checkpoint) that keeps the total within budget_bytes."""
+
     def total(n: int) -> int:
         return sum(p.size(n) for p in plans)
 
     if capped := [p.entry.key for p in plans if p.link is None and p.max_words < min(config.min_vocab, len(p.words))]:
-        raise ValueError(f"{', '.join(capped)}: max_file_mb = {config.max_file_mb} in {config.path} leaves room "
-                         f"for fewer than min_vocab = {config.min_vocab} words")
+        raise ValueError(
+            f"{', '.join(capped)}: max_file_mb = {config.max_file_mb} in {config.path} leaves room "
+            f"for fewer than min_vocab = {config.min_vocab} words"
+        )
     if total(config.min_vocab) > budget_bytes:
-        raise ValueError(f"even {config.min_vocab} words per checkpoint need {total(config.min_vocab) / 1e6:.1f} MB, "
-                         f"over the {budget_bytes / 1e6:.1f} MB left of max_total_mb in {config.path}")
+        raise ValueError(
+            f"even {config.min_vocab} words per checkpoint need {total(config.min_vocab) / 1e6:.1f} MB, "
+            f"over the {budget_bytes / 1e6:.1f} MB left of max_total_mb in {config.path}"
+        )
     lo, hi = config.min_vocab, config.max_vocab
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -212,8 +260,12 @@ def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> d
     staging = out_root / f".staging-{entry.task}-{entry.model}"
     shutil.rmtree(staging, ignore_errors=True)
     meta = {k: v for k, v in ckpt.meta.items() if k not in ("model", "config", "files", "shared_vectors")}
-    meta["bundle"] = {"dtype": "float16", "vocab_size": len(vocab), "source_vocab_size": len(ckpt.vocab),
-                      "source_run": display_path(plan.run_dir)}
+    meta["bundle"] = {
+        "dtype": "float16",
+        "vocab_size": len(vocab),
+        "source_vocab_size": len(ckpt.vocab),
+        "source_run": display_path(plan.run_dir),
+    }
     save_checkpoint(staging, model, vocab, meta, half=True, shared_vectors=plan.link)
 
     # exactly what the app will load: float16 -> float32, its words (and the shared set's, when linked)
@@ -221,26 +273,39 @@ def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> d
     run_metrics_path = plan.run_dir / "metrics.json"
     run_metrics = json.loads(run_metrics_path.read_text(encoding="utf-8")) if run_metrics_path.is_file() else {}
     metrics = {
-        "model": entry.model, "task": entry.task, "lang": task.lang, "labels": task.labels, "seed": entry.seed,
+        "model": entry.model,
+        "task": entry.task,
+        "lang": task.lang,
+        "labels": task.labels,
+        "seed": entry.seed,
         "phrases": entry.phrases,
         "test": evaluate(bundled.model, task.test, bundled.vocab, task.labels),
-        "extra_tests": {name: evaluate(bundled.model, ex, bundled.vocab, task.labels) for name, ex in task.extra_tests.items()},
+        "extra_tests": {
+            name: evaluate(bundled.model, ex, bundled.vocab, task.labels) for name, ex in task.extra_tests.items()
+        },
         "measured_on": "this checkpoint (float16 weights, the vocabulary it loads with), re-evaluated after compaction",
         "checkpoint": {
-            "dtype": "float16", "vocab_size": len(bundled.vocab), "training_words_kept": len(vocab) - 2,
+            "dtype": "float16",
+            "vocab_size": len(bundled.vocab),
+            "training_words_kept": len(vocab) - 2,
             "source_vocab_size": len(ckpt.vocab),
             "test_token_coverage": _coverage(task.test, bundled.vocab),
             "source_test_token_coverage": _coverage(task.test, ckpt.vocab),
-            "shared_vectors": ({"lang": plan.link[0], "sha256": plan.link[1], "words": len(plan.link[2].words)}
-                               if plan.link else None),
+            "shared_vectors": (
+                {"lang": plan.link[0], "sha256": plan.link[1], "words": len(plan.link[2].words)} if plan.link else None
+            ),
             "not_linked": plan.link_note or None,
         },
         "source_run": {
-            "path": display_path(plan.run_dir), "command": "python -m core.training.train " + " ".join(entry.train_argv()),
+            "path": display_path(plan.run_dir),
+            "command": "python -m core.training.train " + " ".join(entry.train_argv()),
             "test_accuracy_full_precision": run_metrics.get("test", {}).get("accuracy"),
-            "dev_accuracy": run_metrics.get("dev_accuracy"), "best_epoch": run_metrics.get("best_epoch"),
-            "epochs_run": run_metrics.get("epochs_run"), "train_examples": run_metrics.get("train_examples"),
-            "split": run_metrics.get("split", task.split_note), "vectors": run_metrics.get("vectors"),
+            "dev_accuracy": run_metrics.get("dev_accuracy"),
+            "best_epoch": run_metrics.get("best_epoch"),
+            "epochs_run": run_metrics.get("epochs_run"),
+            "train_examples": run_metrics.get("train_examples"),
+            "split": run_metrics.get("split", task.split_note),
+            "vectors": run_metrics.get("vectors"),
             "commit": run_metrics.get("commit", ""),
         },
         "paper": paper_result(entry.model, entry.task, entry.phrases),
@@ -256,19 +321,29 @@ def compact(plan: Plan, n_words: int, out_root: Path, config: BundleConfig) -> d
     shutil.rmtree(final, ignore_errors=True)
     os.replace(staging, final)
     unknown = 1 - _coverage(task.test, bundled.vocab)
-    log.info("%s: test accuracy %.4f after compaction (%d words%s, float16; the run had %s); unknown: %.2f%% "
-             "of the test words", entry.key, metrics["test"]["accuracy"], len(bundled.vocab),
-             " with the shared vectors" if plan.link else "", metrics["source_run"]["test_accuracy_full_precision"],
-             100 * unknown)
+    log.info(
+        "%s: test accuracy %.4f after compaction (%d words%s, float16; the run had %s); unknown: %.2f%% "
+        "of the test words",
+        entry.key,
+        metrics["test"]["accuracy"],
+        len(bundled.vocab),
+        " with the shared vectors" if plan.link else "",
+        metrics["source_run"]["test_accuracy_full_precision"],
+        100 * unknown,
+    )
     return metrics
 
 
 # -- the whole set ----------------------------------------------------------------------------------
 
+
 def folder_bytes(root: Path) -> int:
     """Bytes of the files under root, hidden ones (staging folders) left out."""
-    return sum(p.stat().st_size for p in root.rglob("*")
-               if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    return sum(
+        p.stat().st_size
+        for p in root.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
 
 
 def write_shared_vectors(out: Path, lang: str, rows: int, max_file_bytes: int) -> tuple[str, Vectors] | None:
@@ -284,11 +359,24 @@ def write_shared_vectors(out: Path, lang: str, rows: int, max_file_bytes: int) -
     if (same := _unchanged_set(folder, kept)) is not None:  # a rewrite would change the digest the others link to
         log.info("shared vectors %s: unchanged, kept as they are", display_path(folder))
         return same
-    digest = save_shared_vectors(kept, folder, max_file_bytes, source={
-        "file": display_path(source), "sha256": sha256(source), "rows": len(full.words),
-        "kept": f"the {len(kept.words)} most frequent words"})
-    log.info("shared vectors %s: %d of %d words, %.1f MB", display_path(folder), len(kept.words), len(full.words),
-             folder_bytes(folder) / 1e6)
+    digest = save_shared_vectors(
+        kept,
+        folder,
+        max_file_bytes,
+        source={
+            "file": display_path(source),
+            "sha256": sha256(source),
+            "rows": len(full.words),
+            "kept": f"the {len(kept.words)} most frequent words",
+        },
+    )
+    log.info(
+        "shared vectors %s: %d of %d words, %.1f MB",
+        display_path(folder),
+        len(kept.words),
+        len(full.words),
+        folder_bytes(folder) / 1e6,
+    )
     return digest, load_shared_vectors(folder, digest)
 
 
@@ -300,14 +388,18 @@ def _unchanged_set(folder: Path, kept: Vectors) -> tuple[str, Vectors] | None:
         existing = load_shared_vectors(folder, digest)
     except (OSError, ValueError):
         return None
-    same = existing.words == kept.words and np.array_equal(existing.matrix, kept.matrix.astype(np.float16).astype(np.float32))
+    same = existing.words == kept.words and np.array_equal(
+        existing.matrix, kept.matrix.astype(np.float16).astype(np.float32)
+    )
     return (digest, existing) if same else None
 
 
 def remove_unread_vectors(out: Path) -> list[Path]:
     """Remove the shared vectors sets that no checkpoint of `out` reads."""
-    read = {json.loads(c.read_text(encoding="utf-8")).get("shared_vectors", {}).get("lang")
-            for c in out.glob(f"*/*/{CONFIG}")}
+    read = {
+        json.loads(c.read_text(encoding="utf-8")).get("shared_vectors", {}).get("lang")
+        for c in out.glob(f"*/*/{CONFIG}")
+    }
     removed = [d for d in sorted((out / SHARED_VECTORS_DIR).glob("*")) if d.name not in read]
     for folder in removed:
         log.info("removing %s: no checkpoint reads it", folder)
@@ -318,7 +410,9 @@ def remove_unread_vectors(out: Path) -> list[Path]:
 def clear_examples_cache(paths: list[Path] | None = None) -> list[Path]:
     """Remove Gradio's cached example outputs, which were computed with the old checkpoints."""
     if paths is None:
-        paths = [EXAMPLES_CACHE] + ([Path(os.environ["GRADIO_EXAMPLES_CACHE"])] if os.environ.get("GRADIO_EXAMPLES_CACHE") else [])
+        paths = [EXAMPLES_CACHE] + (
+            [Path(os.environ["GRADIO_EXAMPLES_CACHE"])] if os.environ.get("GRADIO_EXAMPLES_CACHE") else []
+        )
     cleared = []
     for path in paths:
         if path.is_dir():
@@ -327,9 +421,17 @@ def clear_examples_cache(paths: list[Path] | None = None) -> list[Path]:
     return cleared
 
 
-def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, only: list[str] | None = None,
-           data_dir: str | None = None, examples_cache: list[Path] | None = None, resume: bool = False,
-           runs: Path | None = None, parallel: int = 0) -> dict:
+def bundle(
+    config: BundleConfig,
+    out: Path = BUNDLED,
+    from_runs: bool = False,
+    only: list[str] | None = None,
+    data_dir: str | None = None,
+    examples_cache: list[Path] | None = None,
+    resume: bool = False,
+    runs: Path | None = None,
+    parallel: int = 0,
+) -> dict:
     """Train (unless from_runs) and compact the configured set; returns {task/model: metrics}. With
     `parallel` the runs are Ray tasks, that many at a time here or all at once on RAY_ADDRESS's cluster
     (tools.release.parallel); without, one after another in this process."""
@@ -358,7 +460,11 @@ def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, o
     out.mkdir(parents=True, exist_ok=True)
     keys = {e.key for e in config.entries}
     for stale in sorted(out.glob("*/*")):  # make the folder exactly the configured set
-        if stale.is_dir() and stale.parent.name != SHARED_VECTORS_DIR and f"{stale.parent.name}/{stale.name}" not in keys:
+        if (
+            stale.is_dir()
+            and stale.parent.name != SHARED_VECTORS_DIR
+            and f"{stale.parent.name}/{stale.name}" not in keys
+        ):
             log.warning("removing %s: not in %s", stale, config.path)
             shutil.rmtree(stale)
     for leftover in out.glob(".staging-*"):
@@ -371,9 +477,15 @@ def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, o
             sets[lang] = write_shared_vectors(out, lang, config.vectors_rows, int(config.max_file_mb * 1e6))
         return sets[lang]
 
-    plans = [plan_run(e, data_dir, runs, int(config.max_file_mb * 1e6), shared_set if config.vectors_rows else None)
-             for e in entries]
-    kept = sum(folder_bytes(out / e.task / e.model) for e in config.entries if e not in entries and (out / e.task / e.model).is_dir())
+    plans = [
+        plan_run(e, data_dir, runs, int(config.max_file_mb * 1e6), shared_set if config.vectors_rows else None)
+        for e in entries
+    ]
+    kept = sum(
+        folder_bytes(out / e.task / e.model)
+        for e in config.entries
+        if e not in entries and (out / e.task / e.model).is_dir()
+    )
     kept += folder_bytes(out / SHARED_VECTORS_DIR) if (out / SHARED_VECTORS_DIR).is_dir() else 0
     n_words = choose_vocab(plans, int(config.max_total_mb * 1e6) - kept, config)
     log.info("vocabulary budget: %d words per checkpoint (max_total_mb = %g)", n_words, config.max_total_mb)
@@ -385,7 +497,9 @@ def bundle(config: BundleConfig, out: Path = BUNDLED, from_runs: bool = False, o
     write_manifest(out)
     total = folder_bytes(out)
     if total > config.max_total_mb * 1e6:
-        raise ValueError(f"{out} holds {total / 1e6:.1f} MB, over max_total_mb = {config.max_total_mb} in {config.path}")
+        raise ValueError(
+            f"{out} holds {total / 1e6:.1f} MB, over max_total_mb = {config.max_total_mb} in {config.path}"
+        )
     for path in clear_examples_cache(examples_cache):
         log.info("cleared %s", path)
     log.info("%s: %d checkpoints, %.1f MB, manifest written", out, len(list(out.glob("*/*/config.json"))), total / 1e6)
@@ -434,7 +548,9 @@ def check(out: Path = BUNDLED, max_total_mb: float | None = None, max_file_mb: f
     limit = max_total_mb if max_total_mb is not None else (config.max_total_mb if config else BundleConfig.max_total_mb)
     if (total := folder_bytes(out)) > limit * 1e6:
         problems.append(f"{out} holds {total / 1e6:.1f} MB, over {limit} MB")
-    file_limit = max_file_mb if max_file_mb is not None else (config.max_file_mb if config else BundleConfig.max_file_mb)
+    file_limit = (
+        max_file_mb if max_file_mb is not None else (config.max_file_mb if config else BundleConfig.max_file_mb)
+    )
     for path in sorted(out.glob("*/*/*")):
         if path.is_file() and path.stat().st_size > file_limit * 1e6:
             problems.append(f"{path} holds {path.stat().st_size / 1e6:.2f} MB, over max_file_mb = {file_limit}")
@@ -454,14 +570,23 @@ def report(out: Path = BUNDLED, path: Path = REPORT) -> str:
         ck, run = m["checkpoint"], m["source_run"]
         full = run.get("test_accuracy_full_precision")
         linked = ck.get("shared_vectors")
-        reads = (f"{ck.get('training_words_kept', ck['vocab_size'] - 2):,} training + shared {linked['lang']} vectors"
-                 if linked else f"{ck['vocab_size'] - 2:,} of {ck['source_vocab_size'] - 2:,} training words")
-        rows.append(f"| {task}/{model} | {reads} | {ck['vocab_size']:,} | {100 * (1 - ck['test_token_coverage']):.2f} "
-                    f"| {100 * (1 - ck['source_test_token_coverage']):.2f} | {100 * m['test']['accuracy']:.2f} "
-                    f"| {'' if full is None else f'{100 * full:.2f}'} | `{run['path']}` |")
+        reads = (
+            f"{ck.get('training_words_kept', ck['vocab_size'] - 2):,} training + shared {linked['lang']} vectors"
+            if linked
+            else f"{ck['vocab_size'] - 2:,} of {ck['source_vocab_size'] - 2:,} training words"
+        )
+        rows.append(
+            f"| {task}/{model} | {reads} | {ck['vocab_size']:,} | {100 * (1 - ck['test_token_coverage']):.2f} "
+            f"| {100 * (1 - ck['source_test_token_coverage']):.2f} | {100 * m['test']['accuracy']:.2f} "
+            f"| {'' if full is None else f'{100 * full:.2f}'} | `{run['path']}` |"
+        )
     sizes = {rel: info["bytes"] for rel, info in files.items()}
     vectors = {rel: b for rel, b in sizes.items() if rel.startswith(f"{SHARED_VECTORS_DIR}/")}
     largest = max(sizes, key=sizes.get)
+    header = (
+        "| checkpoint | words it reads | vocabulary at prediction | unknown test tokens (%) "
+        "| with the run's vocabulary (%) | test accuracy, shipped files (%) | the run's test accuracy (%) | run |"
+    )
     text = f"""# Shipped checkpoints: vocabulary, unknown test tokens, accuracy
 
 Written by `python -m tools.release.bundle report` (`make checkpoints-report`) from `checkpoints/*/*/metrics.json`,
@@ -471,7 +596,7 @@ which `make train` measures on the shipped files themselves (float16, loaded exa
 vocabulary* = the same for the full training vocabulary of the run it was bundled from. A checkpoint linked to
 the shared vectors (`checkpoints/{SHARED_VECTORS_DIR}/<lang>/`) knows its training words and every word of that set.
 
-| checkpoint | words it reads | vocabulary at prediction | unknown test tokens (%) | with the run's vocabulary (%) | test accuracy, shipped files (%) | the run's test accuracy (%) | run |
+{header}
 |---|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 
@@ -495,9 +620,16 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("--data-dir", default=None)
     train.add_argument("--out", default=str(BUNDLED))
     train.add_argument("--runs", default=None, help="the runs folder (default runs/)")
-    train.add_argument("--parallel", type=int, default=0, metavar="N",
-                       help="train as Ray tasks, N at a time on this machine (all at once on RAY_ADDRESS's cluster)")
-    cards = sub.add_parser("cards", help="rewrite every checkpoint's model card from its metrics.json, and the manifest")
+    train.add_argument(
+        "--parallel",
+        type=int,
+        default=0,
+        metavar="N",
+        help="train as Ray tasks, N at a time on this machine (all at once on RAY_ADDRESS's cluster)",
+    )
+    cards = sub.add_parser(
+        "cards", help="rewrite every checkpoint's model card from its metrics.json, and the manifest"
+    )
     cards.add_argument("--config", default=str(BUNDLE_CONFIG))
     cards.add_argument("--out", default=str(BUNDLED))
     verify = sub.add_parser("check", help="verify checkpoints/: manifest, size, every checkpoint loads")
@@ -520,14 +652,24 @@ def main(argv: list[str] | None = None) -> int:
             for path in rewrite_cards(read_bundle_config(args.config), Path(args.out)):
                 print(f"wrote {path}")
             return 0
-        results = bundle(read_bundle_config(args.config), Path(args.out), args.from_runs, args.only, args.data_dir,
-                         resume=args.resume, runs=Path(args.runs) if args.runs else None, parallel=args.parallel)
+        results = bundle(
+            read_bundle_config(args.config),
+            Path(args.out),
+            args.from_runs,
+            args.only,
+            args.data_dir,
+            resume=args.resume,
+            runs=Path(args.runs) if args.runs else None,
+            parallel=args.parallel,
+        )
     except (CheckpointError, DataError, ValueError, FileNotFoundError, FloatingPointError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for key, metrics in results.items():
-        print(f"{key:>24}  test {metrics['test']['accuracy']:.4f}  (before compaction "
-              f"{metrics['source_run']['test_accuracy_full_precision']})  {metrics['checkpoint']['vocab_size']} words")
+        print(
+            f"{key:>24}  test {metrics['test']['accuracy']:.4f}  (before compaction "
+            f"{metrics['source_run']['test_accuracy_full_precision']})  {metrics['checkpoint']['vocab_size']} words"
+        )
     return 0
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from core.checkpoints.checkpoint import CheckpointError
-from core.data import TASKS
 from core.checkpoints.manifest import manifest_pairs, read_manifest
+from core.data import TASKS
 from core.models.papers import find_reported, paper
 from tools.release.config import BUNDLE_CONFIG, BundleConfig, read_bundle_config
 
@@ -26,10 +26,17 @@ def paper_result(model: str, task: str, phrases: bool) -> dict | None:
 # task -> (Hub dataset id, or None when the data is not on the Hub, readable name, task name). A card's
 # `datasets` lists the Hub ids only; its model-index, which needs a dataset type, names the others plainly.
 DATASETS = {
-    "sst5": ("stanfordnlp/sst", "SST-5 (Stanford Sentiment Treebank, fine-grained)", "Sentiment classification, 5 classes"),
+    "sst5": (
+        "stanfordnlp/sst",
+        "SST-5 (Stanford Sentiment Treebank, fine-grained)",
+        "Sentiment classification, 5 classes",
+    ),
     "sst2": ("stanfordnlp/sst2", "SST-2 (Stanford Sentiment Treebank, binary)", "Sentiment classification, 2 classes"),
-    "zh_sentiment": (None, "online_shopping_10_cats (SophonPlus ChineseNlpCorpus)",
-                     "Chinese sentiment classification, 2 classes"),
+    "zh_sentiment": (
+        None,
+        "online_shopping_10_cats (SophonPlus ChineseNlpCorpus)",
+        "Chinese sentiment classification, 2 classes",
+    ),
     "trec": ("CogComp/trec", "TREC question classification", "Question type classification, 6 classes"),
 }
 HUB_DATASETS = {task: hub_id for task, (hub_id, _, _) in DATASETS.items()}
@@ -73,10 +80,16 @@ def _common_data(metrics_list: list[dict], config: BundleConfig) -> dict:
 def card_data(metrics: dict, config: BundleConfig) -> ModelCardData:
     """One checkpoint's metadata, with its own model-index (one name, one result)."""
     hub_id, dataset_name, task_name = _dataset(metrics["task"])
-    result = EvalResult(task_type="text-classification", task_name=task_name,
-                        dataset_type=hub_id or metrics["task"], dataset_name=dataset_name, dataset_split="test",
-                        metric_type="accuracy", metric_value=round(metrics["test"]["accuracy"], 4),
-                        metric_name="Test accuracy (this float16 checkpoint, as shipped)")
+    result = EvalResult(
+        task_type="text-classification",
+        task_name=task_name,
+        dataset_type=hub_id or metrics["task"],
+        dataset_name=dataset_name,
+        dataset_split="test",
+        metric_type="accuracy",
+        metric_value=round(metrics["test"]["accuracy"], 4),
+        metric_name="Test accuracy (this float16 checkpoint, as shipped)",
+    )
     return ModelCardData(model_name=checkpoint_name(metrics), eval_results=[result], **_common_data([metrics], config))
 
 
@@ -95,24 +108,49 @@ def render_card(metrics: dict, config: BundleConfig) -> str:
     run, ck, tc = metrics["source_run"], metrics["checkpoint"], metrics["train_config"]
     _, dataset_name, task_name = _dataset(task)
     reported = metrics["paper"]
-    paper_row = (f"| paper ({reported['source']}) | {reported['accuracy']:.1f}% |" if reported else
-                 f"| paper | — ({_no_result(model)}) |")
-    extra = "".join(f"| {name} (extra test set, this checkpoint) | {_pct(r['accuracy'])} (n = {r['n']}) |\n"
-                    for name, r in metrics["extra_tests"].items())
+    paper_row = (
+        f"| paper ({reported['source']}) | {reported['accuracy']:.1f}% |"
+        if reported
+        else f"| paper | — ({_no_result(model)}) |"
+    )
+    extra = "".join(
+        f"| {name} (extra test set, this checkpoint) | {_pct(r['accuracy'])} (n = {r['n']}) |\n"
+        for name, r in metrics["extra_tests"].items()
+    )
     vectors = run.get("vectors") or {}
-    vectors_text = (f"pretrained vectors `{vectors.get('file')}`" if vectors.get("file") else
-                    "randomly initialised word vectors (no pretrained vectors)")
-    settings = ", ".join(f"{k} = {tc.get(k)}" for k in ("optimizer", "lr", "l2", "batch_size", "clip", "epochs", "patience")
-                         if tc.get(k) is not None)
+    vectors_text = (
+        f"pretrained vectors `{vectors.get('file')}`"
+        if vectors.get("file")
+        else "randomly initialised word vectors (no pretrained vectors)"
+    )
+    settings = ", ".join(
+        f"{k} = {tc.get(k)}"
+        for k in ("optimizer", "lr", "l2", "batch_size", "clip", "epochs", "patience")
+        if tc.get(k) is not None
+    )
     model_config = ", ".join(f"{k} = {v}" for k, v in metrics["model_config"].items())
     name = checkpoint_name(metrics)
     shared = ck.get("shared_vectors")
-    words = (f"its {ck.get('training_words_kept', 0):,} training words and the {shared['words']:,} words of the shared "
-             f"{shared['lang']} vectors" if shared else f"{ck['vocab_size']:,}-word vocabulary")
-    linked = (f"\nIts word vectors are fixed, so it reads any word of the shared vectors set `vectors/{shared['lang']}/` "
-              "(the file it was trained with, the most frequent words kept) as training would have read it."
-              if shared else "")
+    words = (
+        f"its {ck.get('training_words_kept', 0):,} training words and the {shared['words']:,} words of the shared "
+        f"{shared['lang']} vectors"
+        if shared
+        else f"{ck['vocab_size']:,}-word vocabulary"
+    )
+    linked = (
+        f"\nIts word vectors are fixed, so it reads any word of the shared vectors set `vectors/{shared['lang']}/` "
+        "(the file it was trained with, the most frequent words kept) as training would have read it."
+        if shared
+        else ""
+    )
     ours = f"**{_pct(metrics['test']['accuracy'])}** (n = {metrics['test']['n']})"
+    before_compaction = (
+        f"| the same run before compaction (float32, {ck['source_vocab_size']:,} words) "
+        f"| {_pct(run['test_accuracy_full_precision'])} |"
+    )
+    best = (
+        f"best dev accuracy {_pct(run.get('dev_accuracy'))} at epoch {run.get('best_epoch')} of {run.get('epochs_run')}"
+    )
     body = f"""
 # {name}: {task_name}
 
@@ -126,7 +164,7 @@ Classes: {", ".join(metrics["labels"])}.
 | | accuracy |
 |---|---|
 | **this checkpoint** (float16 weights, {words}), measured after compaction | {ours} |
-{extra}| the same run before compaction (float32, {ck["source_vocab_size"]:,} words) | {_pct(run["test_accuracy_full_precision"])} |
+{extra}{before_compaction}
 {paper_row}
 
 One seed ({metrics["seed"]}); the paper numbers come from their own setups (pretrained vectors, tuning), so a gap
@@ -138,7 +176,7 @@ vocabulary: {_pct(ck["source_test_token_coverage"])}); other words read as `<unk
 - Command: `{run["command"]}` (`make train` runs every entry of `configs/bundled.toml`, then
   `python -m tools.release.bundle` compacts and re-evaluates it).
 - Data: {run.get("split") or "see the task"}; {run.get("train_examples") or "?"} training examples.
-- {settings}; best dev accuracy {_pct(run.get("dev_accuracy"))} at epoch {run.get("best_epoch")} of {run.get("epochs_run")}.
+- {settings}; {best}.
 - Embeddings: {vectors_text}.
 - Model configuration: {model_config}; {metrics["parameters"]:,} parameters.
 - Code: commit `{run.get("commit") or "?"}` (training), `{metrics.get("bundle_commit") or "?"}` (bundling).
@@ -165,9 +203,11 @@ def render_repo_card(checkpoints: Path, repo_id: str, config: BundleConfig | Non
         except (OSError, json.JSONDecodeError) as err:
             raise CheckpointError(f"{path}: cannot read the metrics for the card ({err})") from None
     rows = "".join(
-        f"| [`{m['task']}/{m['model']}`]({m['task']}/{m['model']}/README.md) ({checkpoint_name(m)}) | {_pct(m['test']['accuracy'])} | {_pct(m['source_run']['test_accuracy_full_precision'])} "
+        f"| [`{m['task']}/{m['model']}`]({m['task']}/{m['model']}/README.md) ({checkpoint_name(m)}) "
+        f"| {_pct(m['test']['accuracy'])} | {_pct(m['source_run']['test_accuracy_full_precision'])} "
         f"| {_paper_pct(m)} | {m['checkpoint']['vocab_size']:,} |\n"
-        for m in metrics_list)
+        for m in metrics_list
+    )
     body = f"""
 # {repo_id.split("/")[1]}: checkpoints of the compositional sentence models lab
 

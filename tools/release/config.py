@@ -11,8 +11,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.data import PROJECT_ROOT
 from core.checkpoints.manifest import check_name
+from core.data import PROJECT_ROOT
 from core.training.train import parse_args
 
 BUNDLE_CONFIG = PROJECT_ROOT / "configs" / "bundled.toml"
@@ -86,12 +86,19 @@ def read_bundle_config(path: str | Path = BUNDLE_CONFIG) -> BundleConfig:
             check_name("task", entry.task)
         except (TypeError, ValueError) as err:
             raise ValueError(f"{where}: {err}") from None
-        if (not isinstance(entry.phrases, bool) or not isinstance(entry.seed, int) or not isinstance(entry.max_vocab, int)
-                or not isinstance(entry.args, list) or not all(isinstance(a, str) for a in entry.args)):
+        if (
+            not isinstance(entry.phrases, bool)
+            or not isinstance(entry.seed, int)
+            or not isinstance(entry.max_vocab, int)
+            or not isinstance(entry.args, list)
+            or not all(isinstance(a, str) for a in entry.args)
+        ):
             raise ValueError(f"{where}: phrases is true/false, seed and max_vocab integers, args a list of strings")
         if bad := [a for a in entry.args if a.split("=")[0] in RESERVED_ARGS or a == "--out" or a.startswith("--out=")]:
-            raise ValueError(f"{where}: {bad} cannot be in args (model, task, seed and phrases are fields; "
-                             "runs go to their default folder)")
+            raise ValueError(
+                f"{where}: {bad} cannot be in args (model, task, seed and phrases are fields; "
+                "runs go to their default folder)"
+            )
         if entry.key in seen:
             raise ValueError(f"{where}: {entry.key} is listed twice")
         seen.add(entry.key)
@@ -102,7 +109,14 @@ def read_bundle_config(path: str | Path = BUNDLE_CONFIG) -> BundleConfig:
         config = BundleConfig(entries, path=path, **settings)
     except TypeError as err:
         raise ValueError(f"{path}: {err}") from None
-    if (not 0 < config.min_vocab <= config.max_vocab or config.max_total_mb <= 0 or config.max_file_mb <= 0
-            or not isinstance(config.vectors_rows, int) or config.vectors_rows < 0):
-        raise ValueError(f"{path}: need 0 < min_vocab <= max_vocab, max_total_mb > 0, max_file_mb > 0 and vectors_rows >= 0")
+    if (
+        not 0 < config.min_vocab <= config.max_vocab
+        or config.max_total_mb <= 0
+        or config.max_file_mb <= 0
+        or not isinstance(config.vectors_rows, int)
+        or config.vectors_rows < 0
+    ):
+        raise ValueError(
+            f"{path}: need 0 < min_vocab <= max_vocab, max_total_mb > 0, max_file_mb > 0 and vectors_rows >= 0"
+        )
     return config

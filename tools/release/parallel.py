@@ -46,8 +46,12 @@ def train_parallel(configs: dict[str, TrainConfig], parallel: int) -> None:
     """Train every {key: config} as a Ray task, logging each epoch and each finished run."""
     address = os.environ.get("RAY_ADDRESS", "")
     if not ray.is_initialized():
-        ray.init(address=address or None, log_to_driver=False, configure_logging=False,
-                 **({} if address else {"num_cpus": parallel, "include_dashboard": False}))
+        ray.init(
+            address=address or None,
+            log_to_driver=False,
+            configure_logging=False,
+            **({} if address else {"num_cpus": parallel, "include_dashboard": False}),
+        )
     where = f"the cluster at {address}" if address else f"{parallel} CPUs of this machine"
     log.info("%d runs on %s", len(configs), where)
     running = {}

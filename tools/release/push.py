@@ -19,10 +19,17 @@ import tomllib
 from pathlib import Path
 
 from core.checkpoints.checkpoint import CheckpointError, atomic_write_text, load_checkpoint
-from core.data import PROJECT_ROOT
 from core.checkpoints.hub import BUNDLED, HUB_CONFIG, HubConfig, display_path, error_line, hub_offline
-from core.checkpoints.manifest import (CARD, MANIFEST, check_repo_id, check_revision, manifest_pairs, read_manifest,
-                           verify_against_manifest)
+from core.checkpoints.manifest import (
+    CARD,
+    MANIFEST,
+    check_repo_id,
+    check_revision,
+    manifest_pairs,
+    read_manifest,
+    verify_against_manifest,
+)
+from core.data import PROJECT_ROOT
 from tools.release.cards import render_repo_card
 
 
@@ -56,18 +63,28 @@ def pin_revision(config_path: Path, repo_id: str, revision: str) -> None:
     for key, value in (("repo_id", check_repo_id(repo_id)), ("revision", check_revision(revision))):
         text, count = re.subn(rf'(?m)^{key}\s*=\s*"[^"\n]*"', f'{key} = "{value}"', text, count=1)
         if not count:
-            raise ValueError(f"{config_path}: no `{key} = \"...\"` line to update")
+            raise ValueError(f'{config_path}: no `{key} = "..."` line to update')
     HubConfig(**tomllib.loads(text).get("hub", {}))  # still valid TOML and a valid config
     atomic_write_text(config_path, text)
 
 
-def push(repo_id: str, checkpoints: Path, out: Path | None, dry_run: bool, private: bool = False,
-         tag: str = "", pin: bool = False, message: str = "") -> int:
+def push(
+    repo_id: str,
+    checkpoints: Path,
+    out: Path | None,
+    dry_run: bool,
+    private: bool = False,
+    tag: str = "",
+    pin: bool = False,
+    message: str = "",
+) -> int:
     if dry_run:
         out = out or PROJECT_ROOT / ".cache" / "hub-push" / repo_id.replace("/", "--")
         listed = stage(checkpoints, out, repo_id)
         size = sum((out / rel).stat().st_size for rel in listed)
-        print(f"dry run: {len(listed)} files ({size / 1e6:.1f} MB) would be uploaded to https://huggingface.co/{repo_id}")
+        print(
+            f"dry run: {len(listed)} files ({size / 1e6:.1f} MB) would be uploaded to https://huggingface.co/{repo_id}"
+        )
         print(f"the exact folder: {out}")
         for rel in listed:
             print(f"  {rel}")
@@ -86,9 +103,13 @@ def push(repo_id: str, checkpoints: Path, out: Path | None, dry_run: bool, priva
         listed = stage(checkpoints, folder, repo_id)
         api = HfApi()
         api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
-        commit = api.upload_folder(repo_id=repo_id, folder_path=folder, repo_type="model",
-                                   commit_message=message or f"Checkpoints: {len(listed)} files from tools.release.push",
-                                   delete_patterns=["*/*/*", MANIFEST])  # stale checkpoints go; other files stay
+        commit = api.upload_folder(
+            repo_id=repo_id,
+            folder_path=folder,
+            repo_type="model",
+            commit_message=message or f"Checkpoints: {len(listed)} files from tools.release.push",
+            delete_patterns=["*/*/*", MANIFEST],
+        )  # stale checkpoints go; other files stay
     print(f"uploaded {len(listed)} files: {commit.commit_url}")
     print(f"commit: {commit.oid}")
     if tag:
@@ -100,7 +121,10 @@ def push(repo_id: str, checkpoints: Path, out: Path | None, dry_run: bool, priva
     else:
         print(f'to use it, set in {display_path(HUB_CONFIG)}:\n  repo_id = "{repo_id}"\n  revision = "{commit.oid}"')
     files = ",".join(rel for rel in listed if rel != CARD)
-    print(f"Space front matter (optional, downloads at build time):\npreload_from_hub:\n  - {repo_id} {files} {commit.oid}")
+    print(
+        "Space front matter (optional, downloads at build time):\n"
+        f"preload_from_hub:\n  - {repo_id} {files} {commit.oid}"
+    )
     return 0
 
 
@@ -109,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.release.push", description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", required=True, help="the Hub model repo, owner/name")
     parser.add_argument("--dry-run", action="store_true", help="only write the exact folder that would be uploaded")
-    parser.add_argument("--out", default=None, help="where the dry run writes (default .cache/hub-push/<owner>--<name>)")
+    parser.add_argument(
+        "--out", default=None, help="where the dry run writes (default .cache/hub-push/<owner>--<name>)"
+    )
     parser.add_argument("--checkpoints", default=str(BUNDLED))
     parser.add_argument("--private", action="store_true", help="create the repo private (when it does not exist)")
     parser.add_argument("--tag", default="", help="also tag the new commit, e.g. v1")
@@ -117,9 +143,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--message", default="", help="commit message")
     args = parser.parse_args(argv)
     try:
-        return push(check_repo_id(args.repo), Path(args.checkpoints), Path(args.out) if args.out else None,
-                    args.dry_run, args.private, args.tag and check_revision(args.tag), args.pin, args.message)
-    except Exception as err:  # noqa: BLE001 - every failure, Hub errors (HTTP, auth) included, as one line
+        return push(
+            check_repo_id(args.repo),
+            Path(args.checkpoints),
+            Path(args.out) if args.out else None,
+            args.dry_run,
+            args.private,
+            args.tag and check_revision(args.tag),
+            args.pin,
+            args.message,
+        )
+    except Exception as err:  # every failure, Hub errors (HTTP, auth) included, as one line
         print(f"error: {error_line(err)}", file=sys.stderr)
         return 2
 

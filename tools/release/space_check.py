@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from core.data import PROJECT_ROOT
@@ -35,14 +35,26 @@ from tools.loadtest import free_port, stop_process
 
 OUT = PROJECT_ROOT / "docs" / "space_check.json"
 # what `hf upload` leaves out in the README's publish steps, plus git's own folder
-EXCLUDE = (".venv", "runs", ".cache", ".gradio", "__pycache__", ".git", ".pytest_cache", ".hypothesis", ".mypy_cache",
-           ".ruff_cache")
+EXCLUDE = (
+    ".venv",
+    "runs",
+    ".cache",
+    ".gradio",
+    "__pycache__",
+    ".git",
+    ".pytest_cache",
+    ".hypothesis",
+    ".mypy_cache",
+    ".ruff_cache",
+)
 CUDA_MARKERS = ("nvidia-", "cuda", "triton", "cudnn", "cublas", "nccl")
 TORCH_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
 PROBE = """
 import sys
 from gradio_client import Client
-answer = Client(sys.argv[1], verbose=False).predict("It is not a bad film.", "dcnn", "sst5", "auto", api_name="/predict")
+answer = Client(sys.argv[1], verbose=False).predict(
+    "It is not a bad film.", "dcnn", "sst5", "auto", api_name="/predict"
+)
 print(answer["label"], answer["model"])
 """
 
@@ -114,8 +126,11 @@ def wait_for_app(python: Path, url: str, proc: subprocess.Popen, timeout: float)
 
 
 def space_check(workdir: Path, torch_wheel: Path | None, venv: Path | None = None, boot_timeout: float = 300) -> dict:
-    result: dict = {"command": "make space-check", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                    "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"}
+    result: dict = {
+        "command": "make space-check",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+    }
     space = workdir / "space"
     copy_space(space)
     venv = venv or workdir / "venv"
@@ -130,12 +145,19 @@ def space_check(workdir: Path, torch_wheel: Path | None, venv: Path | None = Non
         started = time.monotonic()
         run([*pip, "--dry-run", "--ignore-installed", "--report", str(workdir / "dry-run.json")], cwd=space, env=env)
         planned = [item["metadata"]["name"] for item in json.loads((workdir / "dry-run.json").read_text())["install"]]
-        dry_run = {"seconds": round(time.monotonic() - started, 1), "packages": len(planned),
-                   "cuda_packages": cuda_packages(planned)}
+        dry_run = {
+            "seconds": round(time.monotonic() - started, 1),
+            "packages": len(planned),
+            "cuda_packages": cuda_packages(planned),
+        }
         started = time.monotonic()
         run(pip, cwd=space, env=env)
-        result["install"] = {"date": result["date"], "torch_from": torch_from, "dry_run": dry_run,
-                             "install_seconds": round(time.monotonic() - started, 1)}
+        result["install"] = {
+            "date": result["date"],
+            "torch_from": torch_from,
+            "dry_run": dry_run,
+            "install_seconds": round(time.monotonic() - started, 1),
+        }
         (venv / "space-check.json").write_text(json.dumps(result["install"], indent=2) + "\n", encoding="utf-8")
     frozen = run([str(python), "-m", "pip", "list", "--format=json"], env=env).stdout
     packages = {p["name"]: p["version"] for p in json.loads(frozen)}
@@ -163,10 +185,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.release.space_check", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(OUT))
     parser.add_argument("--keep", action="store_true", help="keep the temporary venv and copy (for a look)")
-    parser.add_argument("--venv", type=Path, default=None,
-                        help="install into this venv and keep it; given again, only the boot is re-checked in it")
-    parser.add_argument("--torch-wheel", type=Path, default=find_torch_wheel(),
-                        help="the CPU index's torch wheel, used only when download.pytorch.org is unreachable")
+    parser.add_argument(
+        "--venv",
+        type=Path,
+        default=None,
+        help="install into this venv and keep it; given again, only the boot is re-checked in it",
+    )
+    parser.add_argument(
+        "--torch-wheel",
+        type=Path,
+        default=find_torch_wheel(),
+        help="the CPU index's torch wheel, used only when download.pytorch.org is unreachable",
+    )
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="space-check-"))
     try:
