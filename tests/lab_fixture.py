@@ -129,3 +129,34 @@ def serve_app(log_path: Path, env: dict[str, str], timeout: float = 90.0):
         finally:
             server.terminate()
             server.wait(timeout=10)
+
+
+def launch_demo(lab_root: Path, temp_dir: Path, **launch):
+    """The app built as app.py builds it, launched in this process on a free port of 127.0.0.1 (Gradio's
+    uploads in `temp_dir`); yields (demo, url) and closes it after. `launch` adds launch() settings."""
+    from core.predict import Lab
+    from demo import APP_KWARGS, CSS, I18N, THEME, build_demo
+
+    saved = os.environ.get("GRADIO_TEMP_DIR")
+    os.environ["GRADIO_TEMP_DIR"] = str(temp_dir)
+    try:
+        demo = build_demo(Lab.load(lab_root), str(lab_root))
+        demo.queue(default_concurrency_limit=2)
+        _, url, _ = demo.launch(
+            prevent_thread_lock=True,
+            server_name="127.0.0.1",
+            server_port=free_port(),
+            quiet=True,
+            theme=THEME,
+            css=CSS,
+            i18n=I18N,
+            app_kwargs=APP_KWARGS,
+            **launch,
+        )
+        yield demo, url
+        demo.close()
+    finally:
+        if saved is None:
+            os.environ.pop("GRADIO_TEMP_DIR", None)
+        else:
+            os.environ["GRADIO_TEMP_DIR"] = saved

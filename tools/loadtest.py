@@ -890,6 +890,28 @@ def class_test(args) -> dict:
     }
 
 
+def latency_rows(s: dict) -> list[tuple[str, str]]:
+    """A report's request latency, by request length, as table rows."""
+    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"
+    return [
+        (f"{kind} requests p50 / p95 / max (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])} / {fmt(v['max'])}, {v['n']}")
+        for kind, v in s["latency_by_length_s"].items()
+    ]
+
+
+def rss_rows(s: dict) -> list[tuple[str, str]]:
+    """A report's RSS after warm-up, at the end and at most, their ratio and the samples over time."""
+    samples = s["rss_samples"][:: max(1, len(s["rss_samples"]) // 12)]
+    return [
+        (
+            "RSS after warm-up / end / max (MB)",
+            " / ".join(f"{s['rss_mb'][k]:.0f}" for k in ("after_warmup", "end", "max")),
+        ),
+        ("RSS end / after warm-up", s["rss_end_over_warmup"]),
+        ("RSS samples (s: MB)", ", ".join(f"{x['t_s']:.0f}: {x['rss_mb']:.0f}" for x in samples)),
+    ]
+
+
 def class_markdown(s: dict) -> str:
     fmt = lambda v: "n/a" if v is None else f"{v:.3f}"
     rows = [
@@ -897,56 +919,23 @@ def class_markdown(s: dict) -> str:
         ("requests (failed)", f"{s['requests']} ({s['failed']})"),
         ("wall time (s)", s["wall_s"]),
     ]
-    rows += [
-        (f"{kind} requests p50 / p95 / max (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])} / {fmt(v['max'])}, {v['n']}")
-        for kind, v in s["latency_by_length_s"].items()
-    ]
+    rows += latency_rows(s)
     rows += [
         (f"{e} p50 / p95 (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])}, {v['n']}")
         for e, v in s["latency_by_endpoint_s"].items()
     ]
-    rows += [
-        (
-            "RSS after warm-up / end / max (MB)",
-            " / ".join(f"{s['rss_mb'][k]:.0f}" for k in ("after_warmup", "end", "max")),
-        ),
-        ("RSS end / after warm-up", s["rss_end_over_warmup"]),
-        (
-            "RSS samples (s: MB)",
-            ", ".join(
-                f"{x['t_s']:.0f}: {x['rss_mb']:.0f}" for x in s["rss_samples"][:: max(1, len(s["rss_samples"]) // 12)]
-            ),
-        ),
-        ("disk at the end (MB)", ", ".join(f"{k} {v}" for k, v in s["disk_mb"].items())),
-    ]
+    rows += rss_rows(s) + [("disk at the end (MB)", ", ".join(f"{k} {v}" for k, v in s["disk_mb"].items()))]
     rows += [(f"target: {k}", "✓" if v else "✗") for k, v in s["targets"].items()]
     return "\n".join(["| class | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
 
 
 def soak_markdown(s: dict) -> str:
-    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"
     rows = [
         ("requests (failed)", f"{s['requests']} ({s['failed']})"),
         ("wall time (s)", s["wall_s"]),
         ("throughput (req/s)", s["throughput_rps"]),
     ]
-    rows += [
-        (f"{kind} requests p50 / p95 / max (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])} / {fmt(v['max'])}, {v['n']}")
-        for kind, v in s["latency_by_length_s"].items()
-    ]
-    rows += [
-        (
-            "RSS after warm-up / end / max (MB)",
-            " / ".join(f"{s['rss_mb'][k]:.0f}" for k in ("after_warmup", "end", "max")),
-        ),
-        ("RSS end / after warm-up", s["rss_end_over_warmup"]),
-        (
-            "RSS samples (s: MB)",
-            ", ".join(
-                f"{x['t_s']:.0f}: {x['rss_mb']:.0f}" for x in s["rss_samples"][:: max(1, len(s["rss_samples"]) // 12)]
-            ),
-        ),
-    ]
+    rows += latency_rows(s) + rss_rows(s)
     rows += [(f"target: {k}", "✓" if v else "✗") for k, v in s["targets"].items()]
     return "\n".join(["| soak | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
 

@@ -12,37 +12,21 @@ import httpx
 import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
+from lab_fixture import launch_demo
 from test_predict_input import BAD_NAMES, SECONDS, SURROGATE, check_message, check_prediction, params
 
 from core.models import PAPER_MODELS
-from core.predict import Lab
 from core.text import MAX_CHARS
-from demo import APP_KWARGS, CSS, I18N, THEME, build_demo
 from demo.limits import MAX_BODY_BYTES
-from tools.loadtest import free_port
 
 
 @pytest.fixture(scope="module")
 def app(lab_root, tmp_path_factory):
     """(url, client) of the app built as app.py builds it, on a free port of 127.0.0.1."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
-        demo = build_demo(Lab.load(lab_root), str(lab_root))
-        demo.queue(default_concurrency_limit=2)
-        _, url, _ = demo.launch(
-            prevent_thread_lock=True,
-            server_name="127.0.0.1",
-            server_port=free_port(),
-            quiet=True,
-            theme=THEME,
-            css=CSS,
-            i18n=I18N,
-            app_kwargs=APP_KWARGS,
-        )
+    for _, url in launch_demo(lab_root, tmp_path_factory.mktemp("gradio")):
         client = Client(url, verbose=False)
         yield url, client
         client.close()
-        demo.close()
 
 
 def raw_call(url: str, endpoint: str, body: bytes) -> tuple[int, str, object]:

@@ -8,10 +8,9 @@ import uuid
 import httpx
 import pytest
 from gradio_client import Client
+from lab_fixture import launch_demo
 
-from core.predict import Lab
-from demo import APP_KWARGS, CSS, I18N, THEME, build_demo
-from tools.loadtest import free_port, main, page_load, rest_call
+from tools.loadtest import main, page_load, rest_call
 
 CAPACITY = 4
 SENTENCE = ("It is not a bad film at all.", "dcnn", "sst5", "auto")
@@ -20,23 +19,8 @@ SENTENCE = ("It is not a bad film at all.", "dcnn", "sst5", "auto")
 @pytest.fixture(scope="module")
 def app(lab_root, tmp_path_factory):
     """(url, Gradio's session store) of the app launched as app.py launches it, with room for CAPACITY sessions."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
-        demo = build_demo(Lab.load(lab_root), str(lab_root))
-        demo.queue(default_concurrency_limit=2)
-        _, url, _ = demo.launch(
-            prevent_thread_lock=True,
-            server_name="127.0.0.1",
-            server_port=free_port(),
-            quiet=True,
-            theme=THEME,
-            css=CSS,
-            i18n=I18N,
-            app_kwargs=APP_KWARGS,
-            state_session_capacity=CAPACITY,
-        )
+    for demo, url in launch_demo(lab_root, tmp_path_factory.mktemp("gradio"), state_session_capacity=CAPACITY):
         yield url, demo.server_app.state_holder.session_data
-        demo.close()
 
 
 def test_a_rest_call_naming_no_session_leaves_no_state(app):
