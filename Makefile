@@ -20,7 +20,7 @@ export GRADIO_ANALYTICS_ENABLED := False
 .DEFAULT_GOAL := help
 
 # -- set up, serve, check ------------------------------------------------------------------------------
-.PHONY: help install install-app demo lint test test-e2e clean
+.PHONY: help install install-app demo lint test test-slow test-e2e clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "} {printf "  make %-20s %s\n", $$1, $$2}'
@@ -52,7 +52,10 @@ lint: install ## ruff check, ruff format --check (line length 120) and mypy on c
 	$(PY) -m mypy
 
 test: install ## run the test suite (offline, no GPU, a few minutes on 2 cores): tests/unit and tests/app
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m "not e2e"
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m "not e2e and not slow"
+
+test-slow: install ## the tests that start real processes at length (a Ray head, a SIGKILLed app, 1,000 sessions, a class)
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m "slow and not e2e"
 
 test-e2e: install ## browser tests, tests/browser, with Debian chromium (apt-get install chromium fonts-wqy-microhei)
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m e2e

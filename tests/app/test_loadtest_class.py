@@ -3,6 +3,8 @@ of its own) for twenty seconds, each visit a new session; the figures merged int
 
 import json
 
+import pytest
+
 from tools.loadtest import CLASS_MIX, main, training_file
 
 
@@ -13,6 +15,7 @@ def test_training_files_are_small_labelled_and_each_its_own(tmp_path):
     assert first.read_text() != second.read_text()
 
 
+@pytest.mark.slow
 def test_class_profile_against_the_app(lab_root, tmp_path):
     out = tmp_path / "loadtest.json"
     out.write_text(json.dumps({"soak": {"requests": 1}}))

@@ -69,6 +69,7 @@ def test_page_loads_are_sessions_within_the_capacity(app):
     assert len(sessions) == CAPACITY and not before & set(sessions)  # the newest CAPACITY page loads
 
 
+@pytest.mark.slow
 def test_a_thousand_fresh_sessions_leave_rss_flat(lab_root, tmp_path, monkeypatch):
     """app.py in its own process, 1,000 REST /predict calls naming no session, RSS read after every 200: the last
     reading within 1.15 x the first (before demo/sessions.py: +~300 KB per call, never given back). The session

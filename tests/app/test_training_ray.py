@@ -27,6 +27,8 @@ from demo.tabs.train import status_text
 from demo.training import TrainingQueue
 from demo.training_ray import RayTrainingQueue, training_queue
 
+pytestmark = pytest.mark.slow  # a real Ray head per test: `make test-slow`
+
 
 class Head:
     """A one-node Ray cluster with two CPUs, its files in a short temporary folder (Ray's socket paths)."""

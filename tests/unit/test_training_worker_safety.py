@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from core.checkpoints.user_models import installed_checkpoints
 from core.data import PROJECT_ROOT
 from core.training import jobs
@@ -168,6 +170,7 @@ def test_a_cancel_after_a_restart_stops_the_old_worker(tmp_path):
         old.kill()
 
 
+@pytest.mark.slow
 def test_a_killed_app_takes_its_worker_and_a_restart_resumes_the_job_once(tmp_path):
     """SIGKILL of the app alone (as the OOM killer does) in the middle of training: its worker goes; the next
     app queues the job again and a new worker resumes it from the saved epoch. Never two workers on the job; it
