@@ -95,15 +95,13 @@ class Prediction:
     label: str
     tokens: list[TokenInfo]
     curve: WordCurve
-    occlusion: list[
-        float
-    ]  # per token: P(label | sentence) - P(label | sentence without it); [] past OCCLUSION_MAX_WORDS
+    # per token: P(label | sentence) - P(label | sentence without it); [] past OCCLUSION_MAX_WORDS
+    occlusion: list[float]
     views: list = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     source: str = ""  # where the checkpoint came from
-    attributions: dict[str, Attribution] = field(
-        default_factory=dict
-    )  # method -> per-word scores (core.analysis.attribution)
+    # method -> per-word scores (core.analysis.attribution)
+    attributions: dict[str, Attribution] = field(default_factory=dict)
     intervention: str = "none"  # what was switched off or replaced in the model ("key" or "key:index")
 
     # how a notebook shows a prediction: set by the front end (demo.notebook draws the lab's own SVG views);
