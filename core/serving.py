@@ -1,7 +1,7 @@
 """`python -m core.serving [--nice N]`: a process that runs core.predict.ModelJobs for the app.
 
 demo/runner.py sends long requests' models here, so that they never hold the server's GIL, and at a lower
-CPU priority, so that on a busy machine the server's short requests come first (issue 21). Jobs arrive as
+CPU priority, so that on a busy machine the server's short requests come first. Jobs arrive as
 JSON lines on stdin; each answer, a Prediction or a ModelFailure, leaves as one JSON line on the process's
 original stdout (anything else the process prints goes to stderr). Each checkpoint is loaded the first
 time a job names it; the process ends at the end of its input.

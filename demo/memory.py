@@ -1,4 +1,4 @@
-"""A bound on the server's resident memory (issue 21): glibc's malloc, not Python, torch or Gradio, kept
+"""A bound on the server's resident memory: glibc's malloc, not Python, torch or Gradio, kept
 what long requests had used.
 
 torch's CPU tensors come from glibc malloc, whose mmap threshold starts at 128 KB and rises (up to 32 MB)

@@ -2,14 +2,14 @@
 schedule each request's work, the worker process that runs long requests, and the warm-up.
 
 Gradio's queue is first-in first-out per concurrency group, so with one worker a 12-word sentence waited
-behind every 150-word text queued before it (issue 21: short-request p95 4.5 s under 10% long inputs).
+behind every 150-word text queued before it (short-request p95 4.5 s under 10% long inputs).
 The model events therefore enter their handlers up to MODEL_CONCURRENCY at a time and `LANES` schedules
 the work: one short and one long request run at once, each lane in arrival order. A long request's models
 run in `WORKER`, a process of their own at a lower CPU priority: in this process they would share one GIL
 with the short requests, which then waited up to 1.35 s (p95). A handler whose client disconnected stops
 waiting for its lane, and stops before its next model once admitted (Gradio marks the event dead when its
 stream closes), in this process and in the worker alike: the worker finishes the model it runs and stays
-warm, since starting a new one (torch, tokenizers, checkpoints) cost the next visitor about 5 s (issue 41)."""
+warm, since starting a new one (torch, tokenizers, checkpoints) cost the next visitor about 5 s."""
 
 import logging
 import os

@@ -1,4 +1,4 @@
-"""What the app keeps per visitor (issue 41). Gradio keeps a SessionState for every session id it sees: a page
+"""What the app keeps per visitor. Gradio keeps a SessionState for every session id it sees: a page
 load, a gradio_client Client, and each REST call that names no session (the call's event id becomes its
 session). A SessionState copies the config of every block on the page (173 blocks: ~270 KB) plus the values
 its events returned, and Gradio drops one only when `state_session_capacity` newer ones exist (default 10,000):

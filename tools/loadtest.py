@@ -27,16 +27,16 @@ It starts `app.py` as a separate process on 127.0.0.1 (LAB_CHECKPOINTS=DIR, a fr
    failure, and no answer in time is a hang.
 Everything is bounded: each request by `--request-timeout`, the run by `--max-seconds`; the app is
 stopped at the end. The figures go to docs/loadtest.json and a markdown table is printed. Targets
-(issue 13): 0 failed requests, p95 <= 1 s, memory after the run within 10% of after the warm-up, a clear
+0 failed requests, p95 <= 1 s, memory after the run within 10% of after the warm-up, a clear
 "busy" answer beyond the queue and no hang. The exit status is 0 when every target is met, 1 when one
 is missed, 2 when the test could not run.
 
 The soak (`--soak N`, `--soak-minutes M`) warms up as above with the mixed profile, then sends N mixed
 requests (or as many as M minutes allow) from `--clients` clients while a thread reads the server's
 resident memory every `--rss-every` seconds; after the last request, and a second's rest, a last sample.
-Target (issue 21): 0 failed requests, RSS at the end <= 1.1 x RSS after the warm-up.
+Target: 0 failed requests, RSS at the end <= 1.1 x RSS after the warm-up.
 
-The class profile (`--profile class`, issue 41) is a class sharing the Space: `--class-visitors` (30) visitors
+The class profile (`--profile class`) is a class sharing the Space: `--class-visitors` (30) visitors
 for `--class-minutes` (10); each visit is a new session (a new gradio_client Client) of `--visit-requests`
 requests, a mix of /predict, /compare, page loads (the page, its config and its load events through the
 queue, as a browser sends them), /treebank and /probes, with a visitor's think time between them; `--trainers`
@@ -45,7 +45,7 @@ with the new task). The server's RSS is sampled over time; the disk of the user 
 (both in a temporary folder) is read at the end. Targets: 0 failed requests, short-request p95 <= 1 s (/probes
 and /train have their own budgets), RSS at the end <= 1.15 x after the warm-up, disk <= `--max-disk-mb`.
 
-Fresh sessions (`--sessions N`, issue 41): N requests, each in a session of its own (a raw REST call naming no
+Fresh sessions (`--sessions N`): N requests, each in a session of its own (a raw REST call naming no
 session, or with `--session-kind client` a new gradio_client Client), RSS read after every `--session-step`;
 target: RSS after the last step <= 1.15 x after the first.
 
@@ -597,7 +597,7 @@ def fresh_session_call(
 
 def sessions_test(args) -> dict:
     """`--sessions N` calls, each in a new session (`--session-kind`), `--session-step` at a time from four
-    threads; the server's RSS after each step. Target (issue 41): RSS after the last step <= `--max-rss-ratio`
+    threads; the server's RSS after each step. Target: RSS after the last step <= `--max-rss-ratio`
     x RSS after the first."""
     import httpx
 

@@ -1,5 +1,5 @@
 """Do predictions stay fast while a model trains? /compare latency with the app idle, then while a
-~3-minute training job runs in the Train tab's worker process (issue 26).
+~3-minute training job runs in the Train tab's worker process.
 
     python -m tools.train_load            # make train-load: writes docs/train_load.json and docs/train_load.md
 

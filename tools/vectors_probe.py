@@ -4,7 +4,7 @@
         [--task sst5|zh_sentiment|zh_news] [--models nbow,tensor_cnn] [--runs runs/vectors-probe] \
         [--json ...] [--doc ...]
 
-The probe (issue 27): SST-5 with phrases (English), zh_sentiment or zh_news (Chinese), seed 1, one torch
+The probe: SST-5 with phrases (English), zh_sentiment or zh_news (Chinese), seed 1, one torch
 thread, each model with the same fixed epoch budget and patience for every vectors set; only the initial word
 vectors differ. A set is any file `core.data.vectors.load_vectors` reads, normally one that `python -m tools.vectors
 --method ...` wrote (its .stats.json gives the method, the language, the training time and the settings). Per
@@ -244,7 +244,7 @@ def write_section(doc: Path, task: str, section: str) -> None:
         before, rest = text.split(start, 1)
         text = before + section + rest.split(end, 1)[1]
     else:
-        text = text.rstrip("\n") + f"\n\n## Which vectors: the {TASKS[task]} probe (issue 27)\n\n" + section + "\n"
+        text = text.rstrip("\n") + f"\n\n## Which vectors: the {TASKS[task]} probe\n\n" + section + "\n"
     doc.write_text(text, encoding="utf-8")
 
 
