@@ -635,29 +635,15 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
 
     linked, outputs = [text, model, task, lang], [summary, notices, result]
     inputs = linked + [method, intervention, intervention_index]
+    # every analysis event: private, in the model lanes, the page marked busy until its answer
+    run_event = dict(api_visibility="private", concurrency_id="model", js=BUSY_JS, show_progress="hidden")
     # another method, intervention or index runs on demand
     for trigger in (run.click, text.submit, method.change, intervention.input, intervention_index.submit):
-        trigger(
-            on_run,
-            inputs,
-            outputs,
-            api_visibility="private",
-            concurrency_id="model",
-            js=BUSY_JS,
-            show_progress="hidden",
-        ).then(None, js=DONE_JS)
+        trigger(on_run, inputs, outputs, **run_event).then(None, js=DONE_JS)
     copy.click(None, linked + [intervention, intervention_index], [link], js=LINK_JS)
 
     def analyse_after(dependency, is_pair: gr.State):
-        analysed = dependency.success(
-            on_run,
-            inputs,
-            outputs,
-            api_visibility="private",
-            concurrency_id="model",
-            js=BUSY_JS,
-            show_progress="hidden",
-        )
+        analysed = dependency.success(on_run, inputs, outputs, **run_event)
         analysed.then(None, js=DONE_JS)
         return pair.analyse_after(analysed, is_pair)
 

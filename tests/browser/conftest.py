@@ -8,15 +8,8 @@ import pytest
 from lab_fixture import serve_app
 from playwright.sync_api import expect, sync_playwright
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from tools.bench.browser import ARGS, CHROMIUM  # the same Debian chromium, started the same way
+
 expect.set_options(timeout=30_000)  # ms, per expectation: a shared 2-core machine can be slow
 
 
