@@ -42,3 +42,16 @@ def predict_examples(
 
 def evaluate(model, examples: list[Example], vocab: Vocab, labels: list[str]) -> dict:
     return classification_report(*predict_examples(model, examples, vocab), labels)
+
+
+def binary_from_fine(fine_probs: list[list[float]]) -> list[int]:
+    """SST-2 labels (0 negative, 1 positive) read from SST-5 class probabilities: positive when
+    p(positive) + p(very positive) > p(very negative) + p(negative), the rule in Irsoy's own code."""
+    return [int(p[3] + p[4] > p[0] + p[1]) for p in fine_probs]
+
+
+def evaluate_as_binary(model, examples: list[Example], vocab: Vocab) -> dict:
+    """An SST-5 model on SST-2 examples, read through `binary_from_fine`: accuracy and count."""
+    probs, _ = predict_batched(model, [vocab.encode(e.words) for e in examples], 256, exact_lengths=True)
+    pred = binary_from_fine(probs)
+    return {"accuracy": sum(p == e.label for p, e in zip(pred, examples)) / max(1, len(examples)), "n": len(examples)}

@@ -223,11 +223,15 @@ class SentenceClassifier(
 
     # -- embeddings -----------------------------------------------------------------------------
     @staticmethod
-    def build_embedding(vocab_size: int, dim: int, freeze: bool) -> nn.Embedding:
+    def build_embedding(vocab_size: int, dim: int, freeze: bool, init_std: float = 0.0) -> nn.Embedding:
+        """Random word vectors (rows pretrained vectors replace later): U(±0.25), or Normal(0, init_std)."""
         # Trained embeddings get sparse gradients: a dense (V, d) update per step dominates a CPU epoch.
         # Each optimizer takes them its own way (core.training.train.build_optimizers; Adadelta densifies them).
         embedding = WordEmbedding(vocab_size, dim, padding_idx=0, sparse=not freeze)
-        nn.init.uniform_(embedding.weight, -0.25, 0.25)  # Kim (2014)'s range for random word vectors
+        if init_std:
+            nn.init.normal_(embedding.weight, 0.0, init_std)
+        else:
+            nn.init.uniform_(embedding.weight, -0.25, 0.25)  # Kim (2014)'s range for random word vectors
         with torch.no_grad():
             embedding.weight[0].zero_()
         embedding.weight.requires_grad_(not freeze)

@@ -84,6 +84,7 @@ class DCNNConfig:
     k_top: int = 5  # §5.2 fine-grained: k of the top k-max pooling (Eq. 4)
     dropout: float = 0.5  # §5.2 dropout on the penultimate layer; rate from Godin's code
     freeze_embeddings: bool = False  # §5.2: the word vectors are trained parameters
+    embed_init_std: float = 0.0  # random vectors: 0 draws U(±0.25); Godin's re-implementation draws Normal(0, 0.01)
     # §5.1 L2 of each conv layer as a fraction of the softmax layer's (authors' Matlab code via Godin)
     conv_l2_scale: list[float] = field(default_factory=lambda: [0.3, 0.03])
 
@@ -116,6 +117,8 @@ class DCNNConfig:
             raise ValueError(f"k_top {self.k_top} must be in [1, widths[0] = {self.widths[0]}]")
         if not 0 <= self.dropout < 1:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.embed_init_std < 0:
+            raise ValueError(f"embed_init_std must be >= 0, got {self.embed_init_std}")
 
 
 @dataclass
@@ -210,7 +213,9 @@ class DCNN(SentenceClassifier):
 
     def __init__(self, config: DCNNConfig):
         super().__init__(config)
-        self.embedding = self.build_embedding(config.vocab_size, config.embed_dim, config.freeze_embeddings)
+        self.embedding = self.build_embedding(
+            config.vocab_size, config.embed_dim, config.freeze_embeddings, config.embed_init_std
+        )
         layers, rows, maps = [], config.embed_dim, 1
         for width, out_maps in zip(config.widths, config.maps):
             layers.append(DCNNLayer(rows, maps, out_maps, width))

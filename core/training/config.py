@@ -50,6 +50,7 @@ class TrainConfig:
     # dev evaluations per epoch, the best one kept: the authors select their model this way (Godin's DCNN
     # evaluates every 10 batches, Lei's --eval_period) and dev peaks early; None: the model's recipe, else 1
     evals_per_epoch: int | None = None
+    rho: float = 0.9  # Adadelta's decay: PyTorch's default; Zeiler (2012) and TensorFlow 1 use 0.95
     # reset AdaGrad's accumulator every N epochs (the DCNN authors' Matlab trick, via Godin); None/0: never
     adagrad_reset: int | None = None
     vectors: str = "auto"  # a vectors file, "auto" (.cache/vectors/<lang> when present) or "none"

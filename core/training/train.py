@@ -36,7 +36,7 @@ from collections.abc import Callable
 import torch
 from tqdm import tqdm
 
-from core.analysis.metrics import evaluate
+from core.analysis.metrics import evaluate, evaluate_as_binary
 from core.checkpoints.checkpoint import (
     CheckpointError,
     atomic_write_text,
@@ -46,7 +46,7 @@ from core.checkpoints.checkpoint import (
     save_training_state,
 )
 from core.checkpoints.user_models import install_checkpoint
-from core.data import DataError
+from core.data import DataError, load_task
 from core.data.batching import bucket_batches
 from core.data.user import read_rows, user_task_name
 from core.gitinfo import git_commit
@@ -86,7 +86,7 @@ def build_optimizers(model: SentenceClassifier, cfg: TrainConfig) -> list[torch.
     if cfg.optimizer == "adagrad":
         return [torch.optim.Adagrad(groups, lr=cfg.lr)]
     if cfg.optimizer == "adadelta":
-        return [DenseGradientAdadelta(groups, lr=cfg.lr)]
+        return [DenseGradientAdadelta(groups, lr=cfg.lr, rho=cfg.rho)]
     if cfg.optimizer == "adam":
         embedding = model.embedding.weight
         if not (model.embedding.sparse and embedding.requires_grad):
@@ -278,6 +278,16 @@ class Trainer:
                 break
         return self.finish()
 
+    def _as_sst2(self, model) -> dict:
+        """An SST-5 run is also read as SST-2 on SST-2's dev and test sentences (`binary_from_fine`): the
+        binary task a fine-grained model answers without a second training run."""
+        if self.task.name != "sst5":
+            return {}
+        sst2 = load_task("sst2", self.cfg.data_dir or None)
+        return {
+            "as_sst2": {split: evaluate_as_binary(model, getattr(sst2, split), self.vocab) for split in ("dev", "test")}
+        }
+
     def finish(self) -> dict:
         best = load_checkpoint(self.out / "best")
         metrics = {
@@ -297,6 +307,7 @@ class Trainer:
                 for name, examples in self.task.extra_tests.items()
             },
             "parameters": sum(p.numel() for p in best.model.parameters() if p.requires_grad),
+            **self._as_sst2(best.model),
             "vectors": self.run.coverage,
             "train_config": dataclasses.asdict(self.cfg),
             "model_config": dataclasses.asdict(best.model.config),

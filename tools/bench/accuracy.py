@@ -93,6 +93,8 @@ def vectors_used(members: list[dict]) -> str:
 
 def variant_label(metrics: dict) -> str:
     """'' for the model's defaults, else the settings that differ, e.g. 'vectors=none · lr=0.05'."""
+    if metrics.get("read_from") == "sst5":
+        return " · ".join(filter(None, [READ_FROM_SST5, variant_label({**metrics, "task": "sst5", "read_from": ""})]))
     train, model_cfg, key = metrics.get("train_config", {}), metrics.get("model_config", {}), metrics.get("model", "")
     try:
         cls = model_class(key)
@@ -169,6 +171,23 @@ def load_runs(root: Path) -> tuple[list[dict], list[str]]:
         if SWEEPS not in log_file.relative_to(root).parts and not (log_file.parent / "metrics.json").is_file():
             unfinished.append(str(log_file.parent))
     return runs, unfinished
+
+
+READ_FROM_SST5 = "read from SST-5 (p3+p4 > p0+p1)"
+
+
+def read_as_sst2(metrics: dict) -> dict:
+    """An SST-5 run's SST-2 reading (the trainer's `as_sst2`) as a run of its own on SST-2: a variant of
+    the SST-2 entry whose dev and test are the binary accuracies of the SST-5 model chosen on SST-5 dev."""
+    read = metrics["as_sst2"]
+    return {
+        **{k: v for k, v in metrics.items() if k not in ("as_sst2", "extra_tests")},
+        "task": "sst2",
+        "read_from": "sst5",
+        "test": read["test"],
+        "dev_accuracy": read["dev"]["accuracy"],
+        "epoch_seconds": [],  # its training time counts once, on SST-5
+    }
 
 
 def _phrases(metrics: dict) -> bool:
@@ -292,8 +311,10 @@ def dev_curve(run_dir: str) -> tuple[list[float], list[float]]:
 
 
 def accuracy_table(runs: list[dict]) -> list[dict]:
+    """One row per group of runs, SST-5 runs' SST-2 readings (`read_as_sst2`) as groups of their own."""
     rows = []
-    for (task, phrases, model, variant, _), members in _groups(runs):
+    readings = [read_as_sst2(m) for m in runs if "as_sst2" in m]
+    for (task, phrases, model, variant, _), members in _groups(runs + readings):
         members = _latest_per_seed(members)
         members.sort(key=lambda m: (m.get("seed", 0), m.get("train_config", {}).get("fold", 0)))
         accs = [100 * m["test"]["accuracy"] for m in members]
@@ -330,7 +351,10 @@ def accuracy_table(runs: list[dict]) -> list[dict]:
             row["paper"], row["paper_source"], comparable = reported
             row["delta"] = row["mean"] - reported[0] if comparable else None
         if row.get("delta") is not None and row["delta"] < 0:  # a missed bar is shown with its dev curves
-            curves = {run_label(m, len(row["folds"]) > 1): dev_curve(m["path"]) for m in members}
+            # an SST-2 reading has no SST-2 curve: its log holds the SST-5 run's dev evaluations
+            curves = {
+                run_label(m, len(row["folds"]) > 1): dev_curve(m["path"]) for m in members if not m.get("read_from")
+            }
             row["dev_curves"] = {label: curve for label, curve in curves.items() if curve[0]}
         rows.append(row)
     return rows
