@@ -84,6 +84,9 @@ class DCNNConfig:
     k_top: int = 5  # §5.2 fine-grained: k of the top k-max pooling (Eq. 4)
     dropout: float = 0.5  # §5.2 dropout on the penultimate layer; rate from Godin's code
     freeze_embeddings: bool = False  # §5.2: the word vectors are trained parameters
+    # Eq. 4's s: "sentence" is the paper's sentence length; "width" is the layer's convolution width (its input
+    # width + m - 1), as Godin's and mwilliammyers' re-implementations compute it
+    k_from: str = "sentence"
     embed_init_std: float = 0.0  # random vectors: 0 draws U(±0.25); Godin's re-implementation draws Normal(0, 0.01)
     # §5.1 L2 of each conv layer as a fraction of the softmax layer's (authors' Matlab code via Godin)
     conv_l2_scale: list[float] = field(default_factory=lambda: [0.3, 0.03])
@@ -117,6 +120,8 @@ class DCNNConfig:
             raise ValueError(f"k_top {self.k_top} must be in [1, widths[0] = {self.widths[0]}]")
         if not 0 <= self.dropout < 1:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.k_from not in ("sentence", "width"):
+            raise ValueError(f"k_from must be 'sentence' or 'width', got {self.k_from!r}")
         if self.embed_init_std < 0:
             raise ValueError(f"embed_init_std must be >= 0, got {self.embed_init_std}")
 
@@ -237,12 +242,10 @@ class DCNN(SentenceClassifier):
         max_pool = act is not None and act.key == "max_pool"
         ks, width = [lengths], lengths  # width: valid columns of each sentence at the current level
         for layer_index, layer in enumerate(self.layers, start=1):
-            # Eq. 4: k from the sentence length s; the top layer gets k_top
-            k = (
-                torch.ones_like(lengths)
-                if max_pool
-                else dynamic_k(lengths, layer_index, len(self.layers), self.config.k_top)
-            )  # (B,)
+            # Eq. 4: k from the sentence length s (or the convolution's width); the top layer gets k_top
+            s = lengths if self.config.k_from == "sentence" else width + self.config.widths[layer_index - 1] - 1
+            k = torch.ones_like(lengths) if max_pool else dynamic_k(s, layer_index, len(self.layers), self.config.k_top)
+            # (B,)
             x, kept, conv = layer(
                 x,
                 width,
