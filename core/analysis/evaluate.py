@@ -1,5 +1,6 @@
 """Evaluate a saved checkpoint on a task's test set (and its extra test sets); for SST also on every
-labelled phrase of the split's trees (`<split>_all_phrases`, Socher et al. 2013's "all" accuracy).
+labelled phrase of the split's trees (`<split>_all_phrases`, Socher et al. 2013's "all" accuracy), and an SST-5
+checkpoint read as SST-2 on SST-2's sentences of the split (`<split>_as_sst2`: metrics.binary_from_fine).
 
     python -m core.analysis.evaluate --checkpoint runs/sst5-phrases/tensor_cnn-s1/best --task sst5 [--split dev]
 """
@@ -8,7 +9,7 @@ import argparse
 import json
 import sys
 
-from core.analysis.metrics import evaluate
+from core.analysis.metrics import evaluate, evaluate_as_binary
 from core.checkpoints.checkpoint import CheckpointError, load_checkpoint
 from core.data import DataError, Example, data_dir, load_task
 from core.data.sst import load_sst_trees, node_examples
@@ -39,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
         report = {args.split: evaluate(ckpt.model, getattr(task, args.split), ckpt.vocab, task.labels)}
         if phrases := sst_phrases(task.name, args.split, args.data_dir):
             report[f"{args.split}_all_phrases"] = evaluate(ckpt.model, phrases, ckpt.vocab, task.labels)
+        if task.name == "sst5":
+            binary = getattr(load_task("sst2", args.data_dir), args.split)
+            report[f"{args.split}_as_sst2"] = evaluate_as_binary(ckpt.model, binary, ckpt.vocab)
         if args.split == "test":
             report.update(
                 {name: evaluate(ckpt.model, ex, ckpt.vocab, task.labels) for name, ex in task.extra_tests.items()}
