@@ -6,6 +6,7 @@ Callbacks first (they only call core.analysis.probes), then the layout, then the
 """
 
 from dataclasses import dataclass
+from functools import cache
 
 import gradio as gr
 import pandas as pd
@@ -39,6 +40,20 @@ def pass_rate_table(report: ProbeReport, ui: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[t("col_capability", ui)] + [model_name(m) for m in report.models])
 
 
+@cache
+def suite_test_names(suite: str) -> dict[str, dict[str, str]]:
+    """A shipped suite's test names, {"en": name, "zh": its zh}, by name; none for the user's cases."""
+    tests = load_suite(suite).tests if suite in suite_names() else []
+    return {test["name"]: {"en": test["name"], "zh": test.get("zh", test["name"])} for test in tests}
+
+
+def test_name(report: ProbeReport, case: Case, ui: str) -> str:
+    """A case's test in the UI language: a suite's test by its name there, a user's case by its line."""
+    if case.capability == "user":  # core names it "user <line>"
+        return t("user_case", ui, line=case.test.rpartition(" ")[2])
+    return words_in(suite_test_names(report.suite).get(case.test, {}), ui, case.test)
+
+
 def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> tuple[str, pd.DataFrame]:
     """The failures of one cell: a headline and one row per failed case."""
     cell = report.cells[capability][model]
@@ -58,7 +73,7 @@ def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> 
         change = round(f.variant_score - f.score, 3) if case.variant else None
         rows.append(
             [
-                case.test,
+                test_name(report, case, ui),
                 t(f"type_{case.type}", ui),
                 case.text,
                 case.variant,
