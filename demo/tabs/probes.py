@@ -68,7 +68,7 @@ def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> 
     rows = []
     for f in cell.failures:
         case = f.case
-        expected = label_name(case.expect, ui) if case.type == "mft" else t(f"expect_{case.expect or 'same'}", ui)
+        expected = expectation(case.expect, ui) if case.type == "mft" else t(f"expect_{case.expect or 'same'}", ui)
         predicted = label_name(f.label, ui) + (f" → {label_name(f.variant_label, ui)}" if case.variant else "")
         change = round(f.variant_score - f.score, 3) if case.variant else None
         rows.append(
@@ -88,6 +88,13 @@ def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> 
     ]
     columns += [t("col_score_change", ui, score=view_text(report.score_label, ui)), t("col_why", ui)]
     return head + ("" if rows else "\n\n" + t("probe_none", ui)), pd.DataFrame(rows, columns=columns)
+
+
+def expectation(expect: str, ui: str) -> str:
+    """A minimum-functionality case's expectation in the UI language: a label or a polarity by its name,
+    "not_<polarity>" as not that polarity."""
+    polarity = expect.removeprefix("not_")
+    return label_name(expect, ui) if polarity == expect else t("expect_not", ui, label=label_name(polarity, ui))
 
 
 def failure_reason(f, margin: float, ui: str) -> str:
