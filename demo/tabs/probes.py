@@ -47,7 +47,7 @@ def suite_test_names(suite: str) -> dict[str, dict[str, str]]:
     return {test["name"]: {"en": test["name"], "zh": test.get("zh", test["name"])} for test in tests}
 
 
-def test_name(report: ProbeReport, case: Case, ui: str) -> str:
+def probe_test_name(report: ProbeReport, case: Case, ui: str) -> str:
     """A case's test in the UI language: a suite's test by its name there, a user's case by its line."""
     if case.capability == "user":  # core names it "user <line>"
         return t("user_case", ui, line=case.test.rpartition(" ")[2])
@@ -73,7 +73,7 @@ def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> 
         change = round(f.variant_score - f.score, 3) if case.variant else None
         rows.append(
             [
-                test_name(report, case, ui),
+                probe_test_name(report, case, ui),
                 t(f"type_{case.type}", ui),
                 case.text,
                 case.variant,
