@@ -6,6 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
+from test_figure_legibility import assert_complete
 
 from core.views import Pyramid
 from demo.i18n import t
@@ -89,3 +90,10 @@ def test_the_class_probability_bars_stand_on_an_axis_from_0_to_1():
     for rows in ({"DCNN": [0.3, 0.7]}, {"DCNN": [0.3, 0.7], "AGT": [0.6, 0.4]}):
         labels = texts(parse(probability_bars(["negative", "positive"], rows, "positive", "P(class)")))
         assert {"0", "0.2", "1", "P"} <= set(labels)  # ticks every 0.2, the axis named
+
+
+@pytest.mark.parametrize("ui", ["en", "zh"])
+def test_the_legend_and_the_scale_stay_inside_the_figure(ui):
+    two_words = Pyramid("p", ["not", "bad"], [[0.2, 0.3], [0.6]], [[], [(0.2, 0.3, 0.5)]], [0.4, 0.6], [[0.5, 0.5]] * 2)
+    for view in (two_words, pyramid()):
+        assert_complete(to_svg(view, ui, "AdaSent (Zhao et al. 2015) · checkpoint sha256 0123456789abcdef"))
