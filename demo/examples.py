@@ -27,7 +27,7 @@ EXAMPLES = [  # (what it shows, sentence)
         ),
     ),
     ("agt_fig4", "Not so much a movie as a picture book for the big screen."),
-    ("zh_contrast", "这部电影不怎么好看，但是演员很棒"),
+    ("zh_contrast", "这部电影不怎么好看，但是音乐很棒"),
     ("zh_negation", "质量一点也不好，再也不买了"),
     ("zh_double_negation", "不能说不好用"),
     ("zh_intensifier", "物流非常快，东西特别好"),

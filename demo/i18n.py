@@ -141,6 +141,8 @@ def notice_text(notice: Notice | NoticeError, lang: str, english: dict = NOTICE_
         notice = Notice(
             notice.code, notice.params | {"methods": [t(f"attr_name_{m}", lang) for m in notice.params["methods"]]}
         )
+    if f"tb_split_{notice.params.get('split')}" in TEXT[lang]:  # a treebank split (dev, test) by its name
+        notice = Notice(notice.code, notice.params | {"split": t(f"tb_split_{notice.params['split']}", lang)})
     table = next(name for name, text in CORE_TEXT.items() if text is english)
     return notice.format(CODES[lang][table], {code: t(f"lang_{code}", lang) for code in LANGS})
 
@@ -200,7 +202,12 @@ def example_labels(lang: str) -> list[str]:
 
 def source_text(source: str, lang: str) -> str:
     """Where a checkpoint came from (core.checkpoints.hub: "bundled: <path>", "hub: <repo>@<rev>",
-    "directory: <path>") in the UI language."""
+    "directory: <path>"; demo.training: "trained here: <task>/<model>" or "trained here: job <id>") in the UI
+    language."""
     kind, _, where = source.partition(": ")
-    known = where and f"source_{kind}" in TEXT[lang]
-    return f"{t(f'source_{kind}', lang)}{t('colon', lang)}{where}" if known else source
+    key = "source_" + kind.replace(" ", "_")
+    if not where or key not in TEXT[lang]:
+        return source
+    if kind == "trained here" and where.startswith("job "):
+        where = t("source_job", lang, job=where.removeprefix("job "))
+    return f"{t(key, lang)}{t('colon', lang)}{where}"

@@ -413,24 +413,59 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
     return figure("".join(body), width, bottom + svg.words_height(view.words) + 8, view.title, caption, name, controls)
 
 
+GATE_COLOURS = ("#1b9e77", "#d4a017", "#222222")  # w_l, w_r, w_c: apart from the cells' red-blue scores
+
+
+def _gate_bar(x: float, y: float, width: float, height: float, gates: tuple[float, float, float]) -> str:
+    """A unit's local gates (Eq. 5, 7: copy the left unit below, copy the right one, compose anew) as one bar
+    split in their proportions, outlined in white so it stands apart from the cell's colour."""
+    parts, px = [], x
+    for weight, fill in zip(gates, GATE_COLOURS):
+        parts.append(
+            f'<rect x="{round(px, 1)}" y="{round(y, 1)}" width="{round(width * weight, 1)}" '
+            f'height="{round(height, 1)}" fill="{fill}" class="gate"/>'
+        )
+        px += width * weight
+    outline = f'<rect x="{round(x, 1)}" y="{round(y, 1)}" width="{round(width, 1)}" height="{round(height, 1)}" '
+    return "".join(parts) + outline + 'fill="none" stroke="#fff" stroke-width="0.8"/>'
+
+
+def _swatches(title: str, items: list[tuple[str, str]], x: float, y: float, width: float) -> tuple[str, float]:
+    """A legend: its title, then (name, colour) square swatches, in rows no wider than `width`; the SVG and its
+    height."""
+    parts, px, py = [text(x, y, title, anchor="start", colour_="#444")], x + svg.text_width(title) + 10, y
+    for name, fill in items:
+        w = 16 + svg.text_width(name)
+        if px + w > x + width and px > x:
+            px, py = x, py + 18
+        parts.append(f'<rect x="{round(px, 1)}" y="{py - 10}" width="12" height="12" fill="{fill}"/>')
+        parts.append(text(px + 16, py, name, anchor="start"))
+        px += w + 14
+    return f'<g class="legend">{"".join(parts)}</g>', py - y + 18
+
+
 @to_svg.register
 def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> str:
     """Unit (t, j) covers words j..j+t-1: level t is a row of cells starting half a word in per level, so
-    each unit sits centred over its span and the rows form a triangle; beside it the level beliefs γ_t."""
+    each unit sits centred over its span and the rows form a triangle. Each unit above level 1 carries its
+    local gates as a bar along its foot (a legend names them); beside the triangle the level beliefs γ_t,
+    on a scale from 0 to 1 with each value written where there is room."""
     n = len(view.words)
     cell_w, cell_h, left, top = max(10, min(50, 760 / max(n, 1))), max(8, min(22, 600 / max(n, 1))), 70, 36
+    gate_h = max(3.0, 0.35 * cell_h)
     low, high = view.score_range
     body = []
     for level, (scores, gates) in enumerate(zip(view.scores, view.gates), start=1):
         for j, s in enumerate(scores):  # unit (t, j), centred over words j..j+t-1
             gate = t("pyramid_gates", ui, left=gates[j][0], right=gates[j][1], compose=gates[j][2]) if gates else ""
             hover = f"{t('pyramid_level', ui, level=level)}: {' '.join(view.words[j : j + level])}: {s:.3f}{gate}"
+            x, y = left + (j + (level - 1) / 2) * cell_w, top + (level - 1) * cell_h
             body.append(
-                f'<rect x="{round(left + (j + (level - 1) / 2) * cell_w, 1)}" '
-                f'y="{round(top + (level - 1) * cell_h, 1)}" '
-                f'width="{round(cell_w, 1)}" height="{round(cell_h, 1)}" fill="{svg.colour(s, low, high)}">'
-                f"<title>{svg.esc(hover)}</title></rect>"
+                f'<rect x="{round(x, 1)}" y="{round(y, 1)}" width="{round(cell_w, 1)}" height="{round(cell_h, 1)}" '
+                f'fill="{svg.colour(s, low, high)}"><title>{svg.esc(hover)}</title></rect>'
             )
+            if gates:
+                body.append(_gate_bar(x + 1.5, y + cell_h - gate_h - 1, cell_w - 3, gate_h, gates[j]))
     body += [
         text(left - 6, top + (level - 0.3) * cell_h, str(level), size=9, anchor="end")
         for level in range(1, n + 1)
@@ -440,18 +475,35 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
     bottom = top + n * cell_h + 2
     body.append(svg.word_ticks(view.words, [left + (j + 0.5) * cell_w for j in range(n)], bottom))
     bars_x, bar_w = left + n * cell_w + 30, 160
+    beliefs = Scale(0, 1, bars_x, bars_x + bar_w)
     body.append(text(bars_x + bar_w / 2, top - 4, t("pyramid_beliefs", ui), size=10))
+    scale = [  # the beliefs' scale: grid lines through the bars, their values under them
+        f'<line x1="{beliefs(v)}" x2="{beliefs(v)}" y1="{top}" y2="{bottom}" stroke="#d1d5db"/>'
+        + text(beliefs(v), bottom + 11, f"{v:g}", size=10, colour_="#555")
+        for v in (0, 0.5, 1)
+    ]
+    body.append(f'<g class="belief-scale">{"".join(scale)}</g>')
     for level, (belief, probs) in enumerate(zip(view.level_beliefs, view.level_probs), start=1):
         hover = f"{t('pyramid_level', ui, level=level)}: γ = {belief:.3f}; p = " + ", ".join(f"{p:.2f}" for p in probs)
+        y = top + (level - 1) * cell_h
         body.append(
-            f'<rect x="{bars_x}" y="{round(top + (level - 1) * cell_h + 1, 1)}" width="{round(bar_w * belief, 1)}" '
+            f'<rect x="{bars_x}" y="{round(y + 1, 1)}" width="{round(beliefs(belief) - bars_x, 1)}" '
             f'height="{round(cell_h - 2, 1)}" fill="#777"><title>{svg.esc(hover)}</title></rect>'
         )
-    body.append(svg.colour_bar(bars_x + bar_w + 30, top + 40, 120, low, high, svg.RDBU, view.score_label))
-    width = bars_x + bar_w + 30 + svg.colour_bar_width(low, high, view.score_label)
-    return figure(
-        "".join(body), width, max(bottom + svg.words_height(view.words) + 8, top + 170), view.title, caption, name
-    )
+        if cell_h >= 11:  # a value a projector shows: the bar's length alone reads to a tenth at best
+            body.append(text(beliefs(belief) + 3, y + cell_h / 2 + 3.5, f"{belief:.2f}", size=9, anchor="start"))
+    bar_right = bars_x + bar_w + 30
+    body.append(svg.colour_bar(bar_right, top + 40, 120, low, high, svg.RDBU, view.score_label))
+    width = bar_right + svg.colour_bar_width(low, high, view.score_label)
+    height = max(bottom + svg.words_height(view.words) + 8, top + 170)
+    if any(view.gates):  # a long sentence's pyramid comes without gates (core.views.Pyramid.detail_words)
+        names = [t(f"pyramid_gate_{part}", ui) for part in ("left", "right", "compose")]
+        items, legend_h = _swatches(
+            t("pyramid_gate_title", ui), list(zip(names, GATE_COLOURS)), 8, height + 10, width - 16
+        )
+        body.append(items)
+        height += legend_h + 10
+    return figure("".join(body), width, height, view.title, caption, name)
 
 
 @to_svg.register

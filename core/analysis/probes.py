@@ -3,14 +3,14 @@
     python -m core.analysis.probes en            # the pass-rate table of probes/en.toml on the loaded checkpoints
     python -m core.analysis.probes zh --json
 
-A suite is data (probes/<suite>.toml): lexicons, capabilities (each worded in English and Chinese) and
-tests of three types. A minimum-functionality test ("mft") expects a label or a polarity ("positive" is
-{positive, very positive} on SST-5); an invariance test ("inv") expects the same label for a sentence and
-its variant (another name, a neutral filler, other punctuation); a directional test ("dir") expects the
-expected sentiment (core.views.sentiment_scores: sum_s s p(s) on 5 classes, P(positive) on 2) to move
-"up" or "down" from the sentence to its variant by more than a small margin. Templates hold {slots} named
-after lexicons (a trailing digit draws again from the same lexicon: {pos} {pos2}); expansion is the
-cartesian product of the slots' values, capped per test by a seeded sample, in a stable order.
+A suite is data (probes/<suite>.toml): lexicons, capabilities (each worded in English and Chinese) and tests (each
+named in English, and in Chinese by its `zh`) of three types. A minimum-functionality test ("mft") expects a label
+or a polarity ("positive" is {positive, very positive} on SST-5); an invariance test ("inv") expects the same label
+for a sentence and its variant (another name, a neutral filler, other punctuation); a directional test ("dir")
+expects the expected sentiment (core.views.sentiment_scores: sum_s s p(s) on 5 classes, P(positive) on 2) to move
+"up" or "down" from the sentence to its variant by more than a small margin. Templates hold {slots} named after
+lexicons (a trailing digit draws again from the same lexicon: {pos} {pos2}); expansion is the cartesian product of
+the slots' values, capped per test by a seeded sample, in a stable order.
 
 The runner encodes every distinct sentence once, then runs each model's forward pass over padded batches
 of all of them (no explanations), and scores the cases. It returns plain data; the front end words it.
@@ -255,6 +255,7 @@ def read_suite(path: str | Path) -> Suite:
             f"'{test.get('capability')}' is not one of capabilities: {', '.join(data['capabilities'])}",
         )
         _require(test.get("type") in TEST_TYPES, path, f"{where}.type", f"must be one of {', '.join(TEST_TYPES)}")
+        _require(isinstance(test.get("zh", ""), str), path, f"{where}.zh", "must be a string (the name in Chinese)")
         templates = ["template"] if test["type"] == "mft" else ["base", "variant"]
         for key in templates:
             _require(isinstance(test.get(key), str) and test[key].strip(), path, f"{where}.{key}", "missing template")

@@ -25,7 +25,7 @@ from gradio_client import Client
 client = Client("{url}")
 one = client.predict("It is not a bad film.", "dcnn", "auto", "auto", api_name="/predict")
 print(one["label"], one["probs"], one["curve"]["kind"])
-every = client.predict("这部电影不怎么好看，但是演员很棒", "auto", "auto", api_name="/compare")
+every = client.predict("这部电影不怎么好看，但是音乐很棒", "auto", "auto", api_name="/compare")
 print([(p["model"], p["label"]) for p in every])
 table = client.predict("en", "auto", api_name="/probes")
 print(table["pass_rates"]["negation"])

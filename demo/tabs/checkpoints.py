@@ -9,7 +9,7 @@ import pandas as pd
 from core.checkpoints.files import sha256
 from core.gitinfo import git_commit
 from core.predict import Lab
-from demo.i18n import L, model_name, t, task_name
+from demo.i18n import L, model_name, source_text, t, task_name
 
 
 @dataclass
@@ -70,7 +70,7 @@ def tables(lab: Lab, ui: str) -> tuple[pd.DataFrame, pd.DataFrame]:
             len(c.meta.get("labels", [])),
             _accuracy(c.path),
             _paper(c.path),
-            lab.sources.get((task, m), str(c.path)),
+            source_text(lab.sources.get((task, m), str(c.path)), ui),
         ]
         for (task, m), c in sorted(lab.checkpoints.items())
     ]

@@ -6,6 +6,7 @@ Callbacks first (they only call core.analysis.probes), then the layout, then the
 """
 
 from dataclasses import dataclass
+from functools import cache
 
 import gradio as gr
 import pandas as pd
@@ -39,6 +40,20 @@ def pass_rate_table(report: ProbeReport, ui: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[t("col_capability", ui)] + [model_name(m) for m in report.models])
 
 
+@cache
+def suite_test_names(suite: str) -> dict[str, dict[str, str]]:
+    """A shipped suite's test names, {"en": name, "zh": its zh}, by name; none for the user's cases."""
+    tests = load_suite(suite).tests if suite in suite_names() else []
+    return {test["name"]: {"en": test["name"], "zh": test.get("zh", test["name"])} for test in tests}
+
+
+def probe_test_name(report: ProbeReport, case: Case, ui: str) -> str:
+    """A case's test in the UI language: a suite's test by its name there, a user's case by its line."""
+    if case.capability == "user":  # core names it "user <line>"
+        return t("user_case", ui, line=case.test.rpartition(" ")[2])
+    return words_in(suite_test_names(report.suite).get(case.test, {}), ui, case.test)
+
+
 def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> tuple[str, pd.DataFrame]:
     """The failures of one cell: a headline and one row per failed case."""
     cell = report.cells[capability][model]
@@ -53,12 +68,12 @@ def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> 
     rows = []
     for f in cell.failures:
         case = f.case
-        expected = label_name(case.expect, ui) if case.type == "mft" else t(f"expect_{case.expect or 'same'}", ui)
+        expected = expectation(case.expect, ui) if case.type == "mft" else t(f"expect_{case.expect or 'same'}", ui)
         predicted = label_name(f.label, ui) + (f" → {label_name(f.variant_label, ui)}" if case.variant else "")
         change = round(f.variant_score - f.score, 3) if case.variant else None
         rows.append(
             [
-                case.test,
+                probe_test_name(report, case, ui),
                 t(f"type_{case.type}", ui),
                 case.text,
                 case.variant,
@@ -73,6 +88,13 @@ def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> 
     ]
     columns += [t("col_score_change", ui, score=view_text(report.score_label, ui)), t("col_why", ui)]
     return head + ("" if rows else "\n\n" + t("probe_none", ui)), pd.DataFrame(rows, columns=columns)
+
+
+def expectation(expect: str, ui: str) -> str:
+    """A minimum-functionality case's expectation in the UI language: a label or a polarity by its name,
+    "not_<polarity>" as not that polarity."""
+    polarity = expect.removeprefix("not_")
+    return label_name(expect, ui) if polarity == expect else t("expect_not", ui, label=label_name(polarity, ui))
 
 
 def failure_reason(f, margin: float, ui: str) -> str:

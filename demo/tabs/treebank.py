@@ -83,7 +83,7 @@ def tree_outputs(lab: Lab, treebank: Treebank, split: str, index: int, task: str
         t(
             "tb_tree_summary",
             ui,
-            split=split,
+            split=t(f"tb_split_{split}", ui),
             index=view.index,
             words=len(view.words),
             gold=esc(gold),
@@ -104,7 +104,7 @@ def tree_outputs(lab: Lab, treebank: Treebank, split: str, index: int, task: str
         view,
         labels,
         names,
-        f"{task_name(task, ui)}: {split} #{view.index}",
+        f"{task_name(task, ui)}{t('colon', ui)}{t(f'tb_split_{split}', ui)} #{view.index}",
         t("tb_col_gold", ui),
         t("tb_tree_click", ui),
     )
