@@ -36,7 +36,7 @@ class Reported:
     source: str  # where in the paper, e.g. "Kalchbrenner et al. 2014, Table 1"
     reproduction: Reproduction  # every paper number carries one, found or not (tests/unit/test_reproductions.py)
     epoch_seconds: float | None = None  # the training time per epoch the paper reports
-    # the paper's own mean and sample std over repeated runs (seeds, settings), beside its best run's `accuracy`
+    # the paper's own mean and std over repeated runs (seeds, settings), beside its best run's `accuracy`
     mean_std: tuple[float, float] | None = None
 
 
