@@ -1,5 +1,6 @@
 """The papers behind the models: configs/papers.toml, one record per model (display name, citation, the numbers
-the paper reports by task). The model cards, the bench and the lab all read them from here."""
+the paper reports by task, and beside each the best public reproduction found). The model cards, the bench and the
+lab all read them from here."""
 
 import functools
 import tomllib
@@ -11,12 +12,32 @@ PAPERS_FILE = PROJECT_ROOT / "configs" / "papers.toml"
 
 
 @dataclass(frozen=True)
+class Reproduction:
+    """The best public re-run of a paper number that a search found, or the record that none was found."""
+
+    accuracy: float | None = None  # test accuracy, %; None: none found
+    accuracy_max: float | None = None  # the top of a range, when the source gives one ("85-86%")
+    source: str = ""  # who ran it and where it is said (repository and file, or paper and table)
+    url: str = ""
+    by_authors: bool = False  # the paper's own authors re-ran it: public, but not independent
+    note: str = ""  # how it differs from the paper's setting
+    searched: str = ""  # where we looked and found none (or, beside one found, no independent one)
+
+    @property
+    def found(self) -> bool:
+        return self.accuracy is not None
+
+
+@dataclass(frozen=True)
 class Reported:
     task: str
     phrases: bool | None  # the SST training regime of the number (True: every labelled phrase); None: not said
     accuracy: float  # test accuracy, %
     source: str  # where in the paper, e.g. "Kalchbrenner et al. 2014, Table 1"
+    reproduction: Reproduction  # every paper number carries one, found or not (tests/unit/test_reproductions.py)
     epoch_seconds: float | None = None  # the training time per epoch the paper reports
+    # the paper's own mean and std over repeated runs (seeds, settings), beside its best run's `accuracy`
+    mean_std: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -48,12 +69,21 @@ def papers() -> dict[str, Paper]:
     with PAPERS_FILE.open("rb") as f:
         data = tomllib.load(f)
     return {
-        model: Paper(
-            model=model,
-            **{**entry, "reported": tuple(Reported(**{"phrases": None, **r}) for r in entry.get("reported", []))},
-        )
+        model: Paper(model=model, **{**entry, "reported": tuple(_reported(r) for r in entry.get("reported", []))})
         for model, entry in data.items()
     }
+
+
+def _reported(entry: dict) -> Reported:
+    mean_std = entry.get("mean_std")
+    return Reported(
+        **{
+            "phrases": None,
+            **entry,
+            "reproduction": Reproduction(**entry["reproduction"]),
+            "mean_std": tuple(mean_std) if mean_std else None,
+        }
+    )
 
 
 def paper(model: str) -> Paper | None:

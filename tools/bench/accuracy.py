@@ -257,7 +257,8 @@ def complete(row: dict) -> bool:
 def paper_bars(rows: list[dict]) -> list[dict]:
     """One entry per paper number that has comparable rows: the complete row with the best mean dev accuracy
     (the variant a user would pick without looking at test; `row`: its 1-based index in `rows`, None when no row
-    is complete), the paper's number and source, and how many variants and runs were tried for it."""
+    is complete), the paper's number and source (with its own mean ± std and the best public reproduction), and how
+    many variants and runs were tried for it."""
     bars = []
     for model, reported in ((m, r) for m, p in papers().items() for r in p.reported):
         task, regime = reported.task, reported.phrases
@@ -278,6 +279,9 @@ def paper_bars(rows: list[dict]) -> list[dict]:
                 "phrases": tried[0][1]["phrases"],
                 "paper": reported.accuracy,
                 "source": reported.source,
+                "mean_std": reported.mean_std,
+                # raw record only: the markdown reads configs/papers.toml, so --render shows its latest searches
+                "reproduction": dataclasses.asdict(reported.reproduction),
                 "variants": len(tried),
                 "runs": sum(r["n"] for _, r in tried),
                 "row": max(full, key=lambda ir: ir[1]["dev_mean"])[0] if full else None,

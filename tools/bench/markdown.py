@@ -1,6 +1,7 @@
 """docs/benchmarks.md from a benchmark report: every section's table with what it measures; the accuracy
 section's every-entry table, with each entry's commands, in its own file beside it (docs/runs.md)."""
 
+from core.models.papers import Reported, find_reported
 from core.predict import MAX_WORDS
 from tools.bench.accuracy import SST, curve_rows
 
@@ -22,6 +23,40 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
 
 
 RUNS_FILE = "runs.md"  # beside benchmarks.md: every accuracy entry, too long for the headline page
+
+
+def _bar_reported(bar: dict) -> Reported | None:
+    found = find_reported(bar["model"], bar["task"], bar["phrases"])
+    return found[0] if found else None
+
+
+def _paper_cell(paper: float, reported: Reported | None) -> str:
+    if reported is None or reported.mean_std is None:
+        return f"{paper:.1f}"
+    mean, std = reported.mean_std
+    return f"{paper:.1f} (mean {mean:.1f} ± {std:.1f})"
+
+
+def _reproduction_cell(reported: Reported | None) -> str:
+    if reported is None:
+        return "—"
+    r = reported.reproduction
+    if not r.found:
+        return "none found"
+    value = f"{r.accuracy:.1f}" + (f"–{r.accuracy_max:.1f}" if r.accuracy_max is not None else "")
+    return value + (" (the authors' re-run)" if r.by_authors else "")
+
+
+def _reproduction_source(bar: dict, reported: Reported | None) -> str:
+    """One line under the Paper bars table: where the reproduction number is said, or where none was found."""
+    label = f"- {bar['task']} {_regime(bar['task'], bar['phrases'])} {bar['model']}: "
+    if reported is None:
+        return label + "no paper record in configs/papers.toml"
+    r = reported.reproduction
+    where = (f"[{r.source}]({r.url})" if r.url else r.source) if r.found else "none found"
+    # a none-found record's url is the nearest attempt, which its note describes
+    parts = [where, f"searched: {r.searched}" if r.searched else "", r.note, "" if r.found else r.url]
+    return label + "; ".join(p for p in parts if p)
 
 
 def _mean_std(row: dict) -> str:
@@ -92,10 +127,19 @@ def render_markdown(r: dict) -> str:
                 f"row in [{RUNS_FILE}]({RUNS_FILE}).",
                 "",
             ]
-            bar_rows = []
+            bar_rows, sources = [], []
             for bar in acc["bars"]:
                 tried = f"{bar['variants']} ({bar['runs']} runs)"
-                head = [bar["task"], _regime(bar["task"], bar["phrases"]), bar["model"], f"{bar['paper']:.1f}"]
+                # read from configs/papers.toml, not the stored report, so --render shows what the file says now
+                reported = _bar_reported(bar)
+                head = [
+                    bar["task"],
+                    _regime(bar["task"], bar["phrases"]),
+                    bar["model"],
+                    _paper_cell(bar["paper"], reported),
+                    _reproduction_cell(reported),
+                ]
+                sources.append(_reproduction_source(bar, reported))
                 if bar["row"] is None:
                     bar_rows.append(head + ["no complete entry", "—", "—", "—", "—", tried])
                     continue
@@ -113,10 +157,30 @@ def render_markdown(r: dict) -> str:
                     ]
                 )
             lines += _table(
-                ["task", "regime", "model", "paper", "ours (test)", "Δ", "dev", "entry", "variant", "variants tried"],
+                [
+                    "task",
+                    "regime",
+                    "model",
+                    "paper",
+                    "best public reproduction",
+                    "ours (test)",
+                    "Δ",
+                    "dev",
+                    "entry",
+                    "variant",
+                    "variants tried",
+                ],
                 bar_rows,
             )
-            lines.append("")
+            lines += [
+                "",
+                "*paper*: the paper's best run, with its own mean ± std over repeated runs where it gives one. "
+                "*best public reproduction*: the highest test accuracy a public re-run reports for that number "
+                "(configs/papers.toml; how it was searched: docs/experiments.md, Reproductions); its source:",
+                "",
+                *sources,
+                "",
+            ]
         if missed := curve_rows(acc["rows"]):
             lines += [
                 f"Dev accuracy at every evaluation of each run below its paper's number "
