@@ -284,7 +284,10 @@ def paper_bars(rows: list[dict]) -> list[dict]:
                 "reproduction": dataclasses.asdict(reported.reproduction),
                 "variants": len(tried),
                 "runs": sum(r["n"] for _, r in tried),
-                "row": max(full, key=lambda ir: ir[1]["dev_mean"])[0] if full else None,
+                # on a tie in shown dev (the same runs under another budget) the defaults stand
+                "row": max(full, key=lambda ir: (round(ir[1]["dev_mean"], 2), ir[1]["variant"] == ""))[0]
+                if full
+                else None,
             }
         )
     return bars
