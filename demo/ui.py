@@ -7,6 +7,7 @@ import gradio as gr
 
 from core.predict import Lab
 from demo.i18n import L, request_lang, t
+from demo.links import query_to_state
 from demo.owners import Visitors
 from demo.plots import esc
 from demo.tabs import api, checkpoints, probes
@@ -104,7 +105,19 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
                 *train_tab.page_updates(train_view.queue, seen, visitors.owner(request)),
             )
 
-        lab_view.open_link(demo)  # ?text=...&model=...: fill the Lab's inputs and analyse
+        link = gr.State(None)  # the LinkState of the page's query (demo/links.py)
+
+        def on_link(request: gr.Request):
+            """The state the link names, and its tab; the Treebank selects itself once it is filled (its own
+            first-visit handler would otherwise fill its picker with a search's first sentence)."""
+            state = query_to_state(dict(request.query_params or {}), visitors.lab(lab, request))
+            tab = gr.Tabs(selected=state.tab) if state.tab not in ("lab", "treebank") else gr.update()
+            return state, tab
+
+        opened = demo.load(on_link, None, [link, tabs], api_visibility="private")
+        lab_view.open_link(opened, link)  # ?text=...&method=...: fill the Lab's inputs and analyse
+        probes_view.open_link(opened, link)  # ?tab=probes&suite=...: run the suite, open the cell
+        treebank_view.open_link(opened, link, tabs)  # ?tab=treebank&sentence=...&node=...
         probes.open_in_lab(probes_view, lab_view, tabs)  # a probe failure opens in the Lab tab
         treebank_tab.open_in_lab(treebank_view, lab_view, tabs)  # so do a tree node and a test sentence
         demo.load(
