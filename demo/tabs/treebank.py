@@ -495,21 +495,31 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     )
     copied.then(None, [link], [link], js=COPY_JS)
 
-    def on_link(link_state: LinkState | None, tree_value, dataset_value, *values, request: gr.Request):
+    def on_link(
+        link_state: LinkState | None,
+        dataset_value,
+        split_value,
+        words_value,
+        label_value,
+        phenomenon_value,
+        low,
+        high,
+        task_value,
+        data_task_value,
+        data_model,
+        request: gr.Request,
+    ):
         """A link to this tab: its split, task and sentence with the node chosen (a sentence past the split's end
         gets a warning and the search's first), the dataset view as on a first visit, then the tab."""
         keep = (gr.update(),)
         if link_state is None or link_state.tab != "treebank":
             return keep * (5 + len(tree_outputs_list) + len(dataset_outputs_list) + 1)
-        split_value, words_value, label_value, phenomenon_value, low, high, task_value, data_task_value, data_model = (
-            values
-        )
         ui, seen = request_lang(request), visitors.lab(lab, request)
         split_value = link_state.split or split_value
         task_value = link_state.task if link_state.task in SST_TASKS else task_value
         treebank, problem = trees()
         warning = f"⚠️ {md(t('tb_no_trees', ui, error=notice_text(problem, ui)))}" if problem else ""
-        picker, drawn = keep * 2, keep * len(tree_outputs_list)
+        picker, drawn = None, keep * len(tree_outputs_list)
         if treebank is not None and link_state.sentence is not None:
             try:
                 tree = treebank.tree(split_value, link_state.sentence)
@@ -518,9 +528,9 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
                 drawn = tree_outputs(seen, treebank, split_value, hit.index, task_value, ui, link_state.node)
             except TreebankError as err:
                 gr.Warning(esc(notice_text(err, ui)))
-        if treebank is not None and picker == keep * 2:
+        if picker is None:  # no sentence named, or none such: the search's first, as on a first visit
             filters_ = (words_value, label_value, phenomenon_value, low, high)
-            picker = search_choices(treebank, split_value, *filters_, ui)
+            picker = search_choices(treebank, split_value, *filters_, ui) if treebank else keep * 2
         data = (
             dataset_outputs(seen, data_task_value, data_model, ui)
             if dataset_value is None and data_task_value
@@ -531,7 +541,7 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     def open_link(opened, link_state: gr.State, tabs: gr.Tabs) -> None:
         opened.then(
             on_link,
-            [link_state, tree_state, dataset_state, *filters, tree_task, data_task, data_model],
+            [link_state, dataset_state, *filters, tree_task, data_task, data_model],
             [problem_md, split, tree_task, sentence, hits, *tree_outputs_list, *dataset_outputs_list, tabs],
             api_visibility="private",
             concurrency_id="model",
