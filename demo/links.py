@@ -47,6 +47,11 @@ class LinkState:
     suite: str = ""
     capability: str = ""  # with `model`, the probe cell
 
+    def fills(self, tab: str) -> bool:
+        """Whether the link has something for `tab` to fill: the Lab a sentence, the Probes a suite to run, the
+        Treebank itself (its first sentence at least); the other tabs are only shown."""
+        return bool(self.text) if tab == "lab" else self.tab == tab and (tab == "treebank" or bool(self.suite))
+
 
 def intervention_specs(lab: Lab, model: str, task: str) -> dict[str, dict]:
     """{key: {"section", "index"}} of the chosen model (the same keys on every task it is trained for)."""

@@ -512,7 +512,7 @@ class LabView:
     task: gr.Dropdown
     pair: pairs.PairView
     analyse_after: Callable  # (event, gr.State: was a pair opened?) -> both analyses, once the event succeeded
-    open_link: Callable  # (page load, gr.State of its LinkState) -> the Lab fills and runs what the link names
+    open_link: Callable  # (demo, gr.State of a LinkState) -> once it is set, the Lab fills and runs it
     model: gr.Dropdown  # a probe failure opens with the model that failed
 
 
@@ -663,24 +663,25 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         analysed.then(None, js=DONE_JS)
         return pair.analyse_after(analysed, is_pair)
 
-    def on_link(state: LinkState | None, request: gr.Request):
-        """On page load: the examples' labels in the page's language; the inputs the link names, checked
-        against the model (demo/links.py); its sentence B with the pair open."""
-        ui = request_lang(request)
-        labels = gr.Dataset(sample_labels=example_labels(ui))
-        if state is None or not state.text:
-            return (labels,) + (gr.update(),) * 10 + (False,)
+    def on_labels(request: gr.Request):
+        return gr.Dataset(sample_labels=example_labels(request_lang(request)))
+
+    def on_link(state: LinkState, request: gr.Request):
+        """The inputs the link names, checked against the model (demo/links.py); its sentence B with the pair
+        open."""
         seen = visitors.lab(lab, request)
         has_menu = bool(intervention_specs(seen, state.model, state.task))
         return (
-            labels,
             state.text,
             state.model,
             state.task,
             state.lang,
             state.method,
             gr.update(visible=has_menu),
-            gr.update(choices=intervention_choices(seen, state.model, state.task, ui), value=state.intervention),
+            gr.update(
+                choices=intervention_choices(seen, state.model, state.task, request_lang(request)),
+                value=state.intervention,
+            ),
             gr.update(visible=state.index is not None, value=state.index),
             state.b,
             gr.Accordion(open=bool(state.b)),
@@ -690,9 +691,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     def on_link_run(
         state, text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request
     ):
-        """The analysis of the filled inputs, on the link's DCNN map; nothing without a link's sentence."""
-        if state is None or not state.text:
-            return gr.update(), gr.update(), gr.update()
+        """The analysis of the filled inputs, on the link's DCNN map."""
         seen = visitors.lab(lab, request)
         chosen = intervention_value(key, index, intervention_specs(seen, model_value, task_value))
         ui = request_lang(request)
@@ -700,13 +699,15 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
             seen, known, text_value, model_value, task_value, lang_value, ui, method_value, chosen, state.map
         )
 
-    def open_link(opened, state: gr.State) -> None:
+    def open_link(demo: gr.Blocks, state: gr.State) -> None:
+        """On page load the examples' labels in the page's language; once `state` is set (a link names a
+        sentence), the inputs filled and analysed, and the pair if it names sentence B."""
+        demo.load(on_labels, None, [examples.dataset], api_visibility="private")
         is_pair = gr.State(False)
-        filled = opened.then(
+        filled = state.change(
             on_link,
             [state],
-            [examples.dataset, *inputs[:5], intervention_row, intervention, intervention_index]
-            + [pair.text_b, pair.box, is_pair],
+            [*inputs[:5], intervention_row, intervention, intervention_index, pair.text_b, pair.box, is_pair],
             api_visibility="private",
         )
         analysed = filled.then(on_link_run, [state, *inputs], outputs, **run_event)

@@ -204,7 +204,7 @@ class ProbesView:
     model: gr.Dropdown
     failure: gr.Dropdown
     open: gr.Button
-    open_link: Callable  # (page load, gr.State of its LinkState) -> the suite a link names runs, its cell open
+    open_link: Callable  # (gr.State of a LinkState) -> once it is set, the suite it names runs, its cell open
 
 
 def build(lab: Lab, visitors: Visitors) -> ProbesView:
@@ -289,15 +289,15 @@ def build(lab: Lab, visitors: Visitors) -> ProbesView:
 
     def on_link(link_state: LinkState | None, request: gr.Request):
         """A link to this tab with a suite: the suite runs on its task, the cell it names open."""
-        if link_state is None or link_state.tab != "probes" or not link_state.suite:
-            return (gr.update(),) * (2 + len(outputs))
         cell = link_state.capability, link_state.model
         ui = request_lang(request)
         shown = run_probe_suite(visitors.lab(lab, request), link_state.suite, link_state.task, ui, cell)
         return link_state.suite, link_state.task, *shown
 
-    def open_link(opened, link_state: gr.State) -> None:
-        opened.then(on_link, [link_state], [suite, task, *outputs], api_visibility="private", concurrency_id="model")
+    def open_link(link_state: gr.State) -> None:
+        link_state.change(
+            on_link, [link_state], [suite, task, *outputs], api_visibility="private", concurrency_id="model"
+        )
 
     return ProbesView(state, capability, model, failure, open_button, open_link)
 

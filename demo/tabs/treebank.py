@@ -275,7 +275,7 @@ class TreebankView:
     dataset: gr.State
     sentence: gr.Dropdown
     open_sentence: gr.Button
-    open_link: Callable  # (page load, gr.State of its LinkState, gr.Tabs) -> the sentence and node a link names
+    open_link: Callable  # (gr.State of a LinkState, gr.Tabs) -> once it is set, the sentence and node it names
 
 
 def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
@@ -512,8 +512,6 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         """A link to this tab: its split, task and sentence with the node chosen (a sentence past the split's end
         gets a warning and the search's first), the dataset view as on a first visit, then the tab."""
         keep = (gr.update(),)
-        if link_state is None or link_state.tab != "treebank":
-            return keep * (5 + len(tree_outputs_list) + len(dataset_outputs_list) + 1)
         ui, seen = request_lang(request), visitors.lab(lab, request)
         split_value = link_state.split or split_value
         task_value = link_state.task if link_state.task in SST_TASKS else task_value
@@ -538,8 +536,8 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         )
         return warning, split_value, task_value, *picker, *drawn, *data, gr.Tabs(selected="treebank")
 
-    def open_link(opened, link_state: gr.State, tabs: gr.Tabs) -> None:
-        opened.then(
+    def open_link(link_state: gr.State, tabs: gr.Tabs) -> None:
+        link_state.change(
             on_link,
             [link_state, dataset_state, *filters, tree_task, data_task, data_model],
             [problem_md, split, tree_task, sentence, hits, *tree_outputs_list, *dataset_outputs_list, tabs],

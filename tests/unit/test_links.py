@@ -114,3 +114,10 @@ def test_an_intervention_keeps_its_index_only_where_it_takes_one(lab):
 def test_the_shipped_suites_are_what_a_link_may_name(lab):
     assert query_to_state({"tab": "probes", "suite": "en"}, lab).suite == "en"
     assert query_to_state({"tab": "probes", "suite": "nope"}, lab).suite == ""
+
+
+def test_a_tab_fills_only_from_a_link_that_names_something_for_it():
+    assert not any(LinkState().fills(tab) for tab in ("lab", "probes", "treebank", "train"))
+    assert LinkState(text="good").fills("lab") and not LinkState(text="good").fills("probes")
+    assert LinkState("treebank").fills("treebank") and not LinkState("probes").fills("probes")  # no suite to run
+    assert LinkState("probes", suite="en").fills("probes") and not LinkState("treebank", suite="en").fills("probes")
