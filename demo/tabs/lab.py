@@ -590,12 +590,13 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     )
     build_export(lab, model, task, lang)
 
-    def on_run(text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request):
+    def on_run(
+        text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request, top_map=None
+    ):
         seen = visitors.lab(lab, request)
         chosen = intervention_value(key, index, intervention_specs(seen, model_value, task_value))
-        return analyse(
-            seen, known, text_value, model_value, task_value, lang_value, request_lang(request), method_value, chosen
-        )
+        ui = request_lang(request)
+        return analyse(seen, known, text_value, model_value, task_value, lang_value, ui, method_value, chosen, top_map)
 
     def on_model(model_value, task_value, request: gr.Request):
         """One model: its interventions to choose from (none chosen); all five: no menu. On the visitor's own
@@ -692,12 +693,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         state, text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request
     ):
         """The analysis of the filled inputs, on the link's DCNN map."""
-        seen = visitors.lab(lab, request)
-        chosen = intervention_value(key, index, intervention_specs(seen, model_value, task_value))
-        ui = request_lang(request)
-        return analyse(
-            seen, known, text_value, model_value, task_value, lang_value, ui, method_value, chosen, state.map
-        )
+        return on_run(text_value, model_value, task_value, lang_value, method_value, key, index, request, state.map)
 
     def open_link(demo: gr.Blocks, state: gr.State) -> None:
         """On page load the examples' labels in the page's language; once `state` is set (a link names a

@@ -518,7 +518,7 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         treebank, problem = trees()
         warning = f"⚠️ {md(t('tb_no_trees', ui, error=notice_text(problem, ui)))}" if problem else ""
         picker, drawn = None, keep * len(tree_outputs_list)
-        if treebank is not None and link_state.sentence is not None:
+        if treebank is not None and link_state.sentence is not None and task_value:
             try:
                 tree = treebank.tree(split_value, link_state.sentence)
                 hit = Hit(link_state.sentence, join_words(tree.words), tree.label, len(tree.words))
