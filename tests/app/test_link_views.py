@@ -3,11 +3,14 @@ with the link's cell open, the Treebank with the link's node chosen; a value the
 
 import re
 
+import gradio as gr
 import pytest
 
 from core.analysis.probes import Case, run_cases
 from core.analysis.treebank import Treebank
 from core.views import KMaxGraph
+from demo import build_demo
+from demo.links import TABS
 from demo.tabs.checkpoints import facts
 from demo.tabs.lab import analyse
 from demo.tabs.probes import show
@@ -66,3 +69,8 @@ def test_a_links_treebank_node_is_chosen(lab, tiny_data):
     assert nodes["value"] == 2 and (view.split, view.index) == ("dev", index)
     *_, nodes, _ = tree_outputs(lab, treebank, "dev", index, "sst5", "en", node=len(view.nodes))
     assert nodes["value"] == 0  # past the last node: the root
+
+
+def test_a_link_names_every_tab_of_the_page_by_its_id(lab):
+    page = build_demo(lab)
+    assert tuple(block.id for block in page.blocks.values() if isinstance(block, gr.Tab)) == TABS
