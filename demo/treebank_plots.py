@@ -2,10 +2,9 @@
 drawn by demo/svg.py like the Lab's figures). Pure functions like demo/plots.py; words and labels arrive
 already in the UI language. Every node of the tree is a link that opens its phrase in the Lab."""
 
-from urllib.parse import urlencode
-
 import demo.svg as svg
 from core.analysis.treebank import TreeView
+from demo.links import LinkState, state_to_query
 from demo.svg import PALETTE, Scale, figure, text
 
 SYMBOLS = {5: ["−−", "−", "0", "+", "++"], 2: ["−", "+"]}  # gold label inside a node, by number of classes
@@ -21,7 +20,7 @@ def label_symbols(labels: list[str]) -> list[str]:
 
 def node_link(phrase: str, task: str) -> str:
     """The Lab with the node's phrase on the tree's task (the Lab's own link: ?text=...&task=...)."""
-    return "?" + urlencode({"text": phrase, "task": task})
+    return "?" + state_to_query(LinkState(text=phrase, task=task))
 
 
 def _slot(word: str, models: int) -> float:

@@ -7,6 +7,7 @@ import gradio as gr
 
 from core.predict import Lab
 from demo.i18n import L, request_lang, t
+from demo.links import query_to_state
 from demo.owners import Visitors
 from demo.plots import esc
 from demo.tabs import api, checkpoints, probes
@@ -104,7 +105,21 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
                 *train_tab.page_updates(train_view.queue, seen, visitors.owner(request)),
             )
 
-        lab_view.open_link(demo)  # ?text=...&model=...: fill the Lab's inputs and analyse
+        # the LinkState of the page's query (demo/links.py), in the State of each tab it has something for: a
+        # State's change starts that tab's filling, so a page load without a link runs nothing more
+        links = {tab: gr.State(None) for tab in ("lab", "probes", "treebank")}
+
+        def on_link(request: gr.Request):
+            """The tab the link names and the state for each tab it fills; the Treebank selects itself once it is
+            filled (its own first-visit handler would otherwise fill its picker with a search's first sentence)."""
+            state = query_to_state(dict(request.query_params or {}), visitors.lab(lab, request))
+            tab = gr.Tabs(selected=state.tab) if state.tab not in ("lab", "treebank") else gr.update()
+            return tab, *(state if state.fills(name) else gr.update() for name in links)
+
+        demo.load(on_link, None, [tabs, *links.values()], api_visibility="private")
+        lab_view.open_link(demo, links["lab"])  # ?text=...&method=...: fill the Lab's inputs and analyse
+        probes_view.open_link(links["probes"])  # ?tab=probes&suite=...: run the suite, open the cell
+        treebank_view.open_link(links["treebank"], tabs)  # ?tab=treebank&sentence=...&node=...
         probes.open_in_lab(probes_view, lab_view, tabs)  # a probe failure opens in the Lab tab
         treebank_tab.open_in_lab(treebank_view, lab_view, tabs)  # so do a tree node and a test sentence
         demo.load(

@@ -3,13 +3,15 @@ minimal pair (demo/tabs/pairs.py) compares it with a second sentence.
 
 One click is one update: the summary, the notices and one HTML result (the figures as SVG, drawn on the
 server by demo/plots.py, and a panel per model). From the click until it arrives, the page says it is
-analysing and hides the previous result, so a stale panel is never shown as the answer. A link
-(?text=...&model=...&task=...&lang=...) fills the inputs and runs them. The DCNN panel's map choice redraws
-only its one-map feature graph (`draw_top_map`, a server function of the result: only that model runs again).
+analysing and hides the previous result, so a stale panel is never shown as the answer. A link (demo/links.py:
+sentence, model, task, method, intervention, DCNN map, sentence B) fills the inputs and runs them. The DCNN
+panel's map choice redraws only its one-map feature graph (`draw_top_map`, a server function of the result:
+only that model runs again).
 
 Callbacks first (they only call core's Lab.compare), then the layout, then the wiring.
 """
 
+import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Callable
@@ -39,6 +41,7 @@ from demo.i18n import (
     task_name,
     word_view,
 )
+from demo.links import COPY_JS, LinkState, intervention_specs, number, state_to_query
 from demo.owners import Visitors
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
@@ -58,16 +61,11 @@ document.addEventListener('click', (event) => {
 }, true);
 """
 DONE_JS = "() => { document.body.classList.remove('lab-busy'); }"
-# the link to the current inputs: shown, and copied to the clipboard where the browser allows it
-LINK_JS = """(text, model, task, lang, intervention, index) => {
-  const link = new URL(window.location.href.split('?')[0]);
-  link.searchParams.set('text', text || '');
-  for (const [key, value] of [['model', model], ['task', task], ['lang', lang], ['intervention', intervention]])
-    if (value && value !== 'auto' && value !== 'all' && value !== 'none') link.searchParams.set(key, value);
-  if (intervention && intervention !== 'none' && index !== null && index !== undefined)
-    link.searchParams.set('index', String(index));
-  navigator.clipboard?.writeText(link.href).catch(() => {});
-  return link.href;
+# a Copy link's first step: the DCNN panel's map, where one other than the default (the first) is chosen
+READ_MAP_JS = """(...args) => {
+  const choice = document.querySelector('#result .top-map select');
+  args[args.length - 1] = choice && choice.selectedIndex > 0 ? choice.value : '';
+  return args;
 }"""
 # the DCNN panel's map choice: the server draws the chosen map's graph; a reply to an earlier choice is dropped
 TOP_MAP_JS = """
@@ -398,9 +396,11 @@ def analyse(
     ui: str,
     method: str = "occlusion",
     intervention: str = "none",
+    top_map: int | None = None,
 ) -> tuple:
     """All outputs of one click: summary, notices, the result HTML. With an intervention (one model), the
-    model as trained and the model with the intervention, side by side."""
+    model as trained and the model with the intervention, side by side. `top_map`: the DCNN panel's map (a
+    link's; None: the one that adds most)."""
     try:
         if intervention not in (None, "", "none"):
             if model == ALL:
@@ -445,8 +445,33 @@ def analyse(
     return (
         summary,
         gr.update(value=notices, visible=bool(notices)),
-        result_html(result.predictions, known, ui, method),
+        result_html(on_top_map(lab, result.predictions, top_map), known, ui, method),
     )
+
+
+def on_top_map(lab: Lab, predictions: list[Prediction], top_map: int | None) -> list[Prediction]:
+    """The predictions with each one-map feature graph on map `top_map` (the model runs again for its views
+    alone, as redraw_top_map does); a model without such a map keeps the one that adds most."""
+    if top_map is None:
+        return predictions
+    drawn = []
+    for p in predictions:
+        if any(isinstance(v, KMaxGraph) and v.top_map is not None for v in p.views):
+            chosen = None if p.intervention == "none" else p.intervention
+            try:
+                again = lab.predict(
+                    p.text,
+                    p.model,
+                    p.task,
+                    methods=["occlusion"],
+                    view_options={"top_map": top_map},
+                    intervention=chosen,
+                )
+                p = dataclasses.replace(p, views=again.views)
+            except ValueError:  # no such map (DCNN.views); InputError is one too, and the text passed already
+                pass
+        drawn.append(p)
+    return drawn
 
 
 def redraw_top_map(lab: Lab, known: dict, text: str, task: str, model: str, top_map: int, ui: str) -> str:
@@ -462,11 +487,6 @@ def redraw_top_map(lab: Lab, known: dict, text: str, task: str, model: str, top_
     return top_map_view(p, index, view, known.get((p.task, p.model)), ui)
 
 
-def intervention_specs(lab: Lab, model: str, task: str) -> dict[str, dict]:
-    """{key: {"section", "index"}} of the chosen model (the same keys on every task it is trained for)."""
-    return lab.interventions(None if task == AUTO else task).get(model, {}) if model != ALL else {}
-
-
 def intervention_choices(lab: Lab, model: str, task: str, ui: str) -> list[tuple[str, str]]:
     return [(t("intervention_none", ui), "none")] + [(key, key) for key in intervention_specs(lab, model, task)]
 
@@ -476,33 +496,6 @@ def intervention_value(key: str, index: float | None, specs: dict[str, dict]) ->
     if key in (None, "", "none") or key not in specs:
         return "none"
     return key if specs[key]["index"] is None or index is None else f"{key}:{int(index)}"
-
-
-def link_inputs(lab: Lab, query: dict) -> tuple[str, str, str, str] | None:
-    """The inputs a link names (?text=...&model=...&task=...&lang=...), each checked against what is
-    loaded (a value that is not is left at its default); None without a text."""
-    text = query.get("text")
-    if not text:
-        return None
-    model = query.get("model", ALL)
-    task = query.get("task", AUTO)
-    lang = query.get("lang", AUTO)
-    return (
-        text,
-        model if model in (ALL, *lab.models()) else ALL,
-        task if task in (AUTO, *lab.tasks()) else AUTO,
-        lang if lang in (AUTO, "en", "zh") else AUTO,
-    )
-
-
-def link_intervention(lab: Lab, query: dict, model: str, task: str) -> tuple[str, int | None]:
-    """The intervention a link names (?intervention=key&index=n), checked against the model's: ("none", None)
-    for one it does not have; the index only for an intervention that takes one."""
-    specs = intervention_specs(lab, model, task)
-    key = query.get("intervention") if query.get("intervention") in specs else "none"
-    raw = query.get("index", "")
-    index = int(raw) if raw.lstrip("-").isdigit() and len(raw) < 8 and key != "none" and specs[key]["index"] else None
-    return key, index
 
 
 def task_choices(lab: Lab) -> list[tuple]:
@@ -519,7 +512,7 @@ class LabView:
     task: gr.Dropdown
     pair: pairs.PairView
     analyse_after: Callable  # (event, gr.State: was a pair opened?) -> both analyses, once the event succeeded
-    open_link: Callable  # (demo) -> the page fills and runs the inputs its link names
+    open_link: Callable  # (demo, gr.State of a LinkState) -> once it is set, the Lab fills and runs it
     model: gr.Dropdown  # a probe failure opens with the model that failed
 
 
@@ -569,6 +562,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
                 )
     method = build_method_selector(lab, model, task, visitors)
     link = gr.Markdown(elem_id="permalink")
+    shown_map = gr.Textbox(visible=False)  # the DCNN panel's map when Copy link is clicked (READ_MAP_JS)
     examples = gr.Examples(
         [[s] for _, s in EXAMPLES],
         inputs=[text],
@@ -596,12 +590,13 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     )
     build_export(lab, model, task, lang)
 
-    def on_run(text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request):
+    def on_run(
+        text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request, top_map=None
+    ):
         seen = visitors.lab(lab, request)
         chosen = intervention_value(key, index, intervention_specs(seen, model_value, task_value))
-        return analyse(
-            seen, known, text_value, model_value, task_value, lang_value, request_lang(request), method_value, chosen
-        )
+        ui = request_lang(request)
+        return analyse(seen, known, text_value, model_value, task_value, lang_value, ui, method_value, chosen, top_map)
 
     def on_model(model_value, task_value, request: gr.Request):
         """One model: its interventions to choose from (none chosen); all five: no menu. On the visitor's own
@@ -633,50 +628,86 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         show_progress="hidden",
     )
 
-    linked, outputs = [text, model, task, lang], [summary, notices, result]
-    inputs = linked + [method, intervention, intervention_index]
+    outputs = [summary, notices, result]
+    inputs = [text, model, task, lang, method, intervention, intervention_index]
     # every analysis event: private, in the model lanes, the page marked busy until its answer
     run_event = dict(api_visibility="private", concurrency_id="model", js=BUSY_JS, show_progress="hidden")
-    # another method, intervention or index runs on demand
-    for trigger in (run.click, text.submit, method.change, intervention.input, intervention_index.submit):
+    # another method, intervention or index runs on demand; the visitor's own choice only (`input`): a link
+    # sets the method with the rest and runs once (open_link)
+    for trigger in (run.click, text.submit, method.input, intervention.input, intervention_index.submit):
         trigger(on_run, inputs, outputs, **run_event).then(None, js=DONE_JS)
-    copy.click(None, linked + [intervention, intervention_index], [link], js=LINK_JS)
+
+    def on_copy(
+        text_value, model_value, task_value, lang_value, method_value, key, index, b, top_map, request: gr.Request
+    ):
+        """The link of what the Lab shows (COPY_JS puts the page's address in front)."""
+        spec = intervention_specs(visitors.lab(lab, request), model_value, task_value).get(key)
+        state = LinkState(
+            text=text_value or "",
+            b=b or "",
+            model=model_value,
+            task=task_value,
+            lang=lang_value,
+            method=method_value,
+            intervention=key if spec else "none",
+            index=int(index) if spec and spec["index"] is not None and index is not None else None,
+            map=number(top_map),
+        )
+        return state_to_query(state)
+
+    copy_inputs = [*inputs, pair.text_b, shown_map]
+    copied = copy.click(on_copy, copy_inputs, [link], js=READ_MAP_JS, api_visibility="private", show_progress="hidden")
+    copied.then(None, [link], [link], js=COPY_JS)
 
     def analyse_after(dependency, is_pair: gr.State):
         analysed = dependency.success(on_run, inputs, outputs, **run_event)
         analysed.then(None, js=DONE_JS)
         return pair.analyse_after(analysed, is_pair)
 
-    def on_link(request: gr.Request):
-        """On page load: the examples' labels in the page's language; the analysis the link names."""
-        ui = request_lang(request)
-        labels = gr.Dataset(sample_labels=example_labels(ui))
+    def on_labels(request: gr.Request):
+        return gr.Dataset(sample_labels=example_labels(request_lang(request)))
+
+    def on_link(state: LinkState, request: gr.Request):
+        """The inputs the link names, checked against the model (demo/links.py); its sentence B with the pair
+        open."""
         seen = visitors.lab(lab, request)
-        query = dict(request.query_params or {})
-        chosen = link_inputs(seen, query)
-        if chosen is None:
-            return (labels,) + (gr.update(),) * 10
-        specs = intervention_specs(seen, chosen[1], chosen[2])
-        key, index = link_intervention(seen, query, chosen[1], chosen[2])
-        menu = (
-            gr.update(visible=bool(specs)),
-            gr.update(choices=intervention_choices(seen, chosen[1], chosen[2], ui), value=key),
-            gr.update(visible=index is not None, value=index),
-        )
+        has_menu = bool(intervention_specs(seen, state.model, state.task))
         return (
-            labels,
-            *chosen,
-            *menu,
-            *analyse(seen, known, *chosen, ui, "occlusion", intervention_value(key, index, specs)),
+            state.text,
+            state.model,
+            state.task,
+            state.lang,
+            state.method,
+            gr.update(visible=has_menu),
+            gr.update(
+                choices=intervention_choices(seen, state.model, state.task, request_lang(request)),
+                value=state.intervention,
+            ),
+            gr.update(visible=state.index is not None, value=state.index),
+            state.b,
+            gr.Accordion(open=bool(state.b)),
+            bool(state.b),
         )
 
-    def open_link(demo: gr.Blocks) -> None:
-        demo.load(
+    def on_link_run(
+        state, text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request
+    ):
+        """The analysis of the filled inputs, on the link's DCNN map."""
+        return on_run(text_value, model_value, task_value, lang_value, method_value, key, index, request, state.map)
+
+    def open_link(demo: gr.Blocks, state: gr.State) -> None:
+        """On page load the examples' labels in the page's language; once `state` is set (a link names a
+        sentence), the inputs filled and analysed, and the pair if it names sentence B."""
+        demo.load(on_labels, None, [examples.dataset], api_visibility="private")
+        is_pair = gr.State(False)
+        filled = state.change(
             on_link,
-            None,
-            [examples.dataset, *linked, intervention_row, intervention, intervention_index, *outputs],
+            [state],
+            [*inputs[:5], intervention_row, intervention, intervention_index, pair.text_b, pair.box, is_pair],
             api_visibility="private",
-            concurrency_id="model",
         )
+        analysed = filled.then(on_link_run, [state, *inputs], outputs, **run_event)
+        analysed.then(None, js=DONE_JS)
+        pair.analyse_after(analysed, is_pair)
 
     return LabView(text, task, pair, analyse_after, open_link, model)

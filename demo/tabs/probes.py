@@ -5,6 +5,7 @@ every loaded model.
 Callbacks first (they only call core.analysis.probes), then the layout, then the wiring.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -23,8 +24,9 @@ from core.analysis.probes import (
     suite_names,
 )
 from core.owners import PUBLIC
-from core.predict import AUTO, Cancelled, Lab
+from core.predict import ALL, AUTO, Cancelled, Lab
 from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_name, view_text, words_in
+from demo.links import COPY_JS, LinkState, state_to_query
 from demo.owners import Visitors
 from demo.plots import esc
 from demo.runner import RequestGate, abandoned
@@ -149,15 +151,15 @@ def cell_at(report: ProbeReport | None, row: int, column: int) -> tuple:
     return capability, report.models[column - 1] if 1 <= column <= len(report.models) else gr.update()
 
 
-def _choices(report: ProbeReport, ui: str) -> tuple[dict, dict]:
+def _choices(report: ProbeReport, ui: str, capability: str, model: str) -> tuple[dict, dict]:
     capabilities = [(words_in(report.capabilities[c], ui, c), c) for c in report.cells]
     models = [(model_name(m), m) for m in report.models]
-    return (gr.update(choices=capabilities, value=capabilities[0][1]), gr.update(choices=models, value=models[0][1]))
+    return gr.update(choices=capabilities, value=capability), gr.update(choices=models, value=model)
 
 
-def show(report: ProbeReport, ui: str) -> tuple:
-    """Every output of a run: summary, table, the cell choices, the first cell's failures and their
-    choices, the state."""
+def show(report: ProbeReport, ui: str, cell: tuple[str, str] | None = None) -> tuple:
+    """Every output of a run: summary, table, the cell choices, the failures of the `cell` (capability,
+    model; a link's) or of the first, their choices, the state."""
     summary = t(
         "probe_summary",
         ui,
@@ -168,17 +170,16 @@ def show(report: ProbeReport, ui: str) -> tuple:
         seconds=report.seconds,
     )
     summary += "\n\n" + thresholds_text(report, ui)
-    capability, model = _choices(report, ui)
-    first_capability, first_model = next(iter(report.cells)), report.models[0]
-    head, failures = failure_table(report, first_capability, first_model, ui)
+    if cell is None or cell[0] not in report.cells or cell[1] not in report.models:
+        cell = next(iter(report.cells)), report.models[0]
+    head, failures = failure_table(report, *cell, ui)
     return (
         summary,
         pass_rate_table(report, ui),
-        capability,
-        model,
+        *_choices(report, ui, *cell),
         head,
         failures,
-        failure_choices(report, first_capability, first_model),
+        failure_choices(report, *cell),
         report,
     )
 
@@ -188,10 +189,10 @@ def _error(message: str) -> tuple:
     return f"⚠️ {esc(message)}", None, gr.update(), gr.update(), "", None, gr.update(choices=[], value=None), None
 
 
-def run_probe_suite(lab: Lab, suite: str, task: str, ui: str) -> tuple:
+def run_probe_suite(lab: Lab, suite: str, task: str, ui: str, cell: tuple[str, str] | None = None) -> tuple:
     try:
         with RequestGate().admit_long():
-            return show(run_suite(lab, suite, None if task == AUTO else task), ui)
+            return show(run_suite(lab, suite, None if task == AUTO else task), ui, cell)
     except Cancelled:
         raise abandoned() from None
     except ProbeInputError as err:
@@ -225,6 +226,7 @@ class ProbesView:
     model: gr.Dropdown
     failure: gr.Dropdown
     open: gr.Button
+    open_link: Callable  # (gr.State of a LinkState) -> once it is set, the suite it names runs, its cell open
 
 
 def build(lab: Lab, visitors: Visitors) -> ProbesView:
@@ -246,6 +248,8 @@ def build(lab: Lab, visitors: Visitors) -> ProbesView:
     with gr.Row():
         capability = gr.Dropdown([], label=L("probe_capability"), elem_id="probe-capability")
         model = gr.Dropdown([], label=L("model"), elem_id="probe-model")
+        copy = gr.Button(L("copy_link"), scale=0, elem_id="probe-copy-link")
+    link = gr.Markdown(elem_id="probe-permalink")
     cell_head = gr.Markdown(elem_id="probe-cell")
     failures = gr.Dataframe(label=L("probe_failures"), interactive=False, wrap=True, elem_id="probe-failures")
     with gr.Row():
@@ -288,7 +292,36 @@ def build(lab: Lab, visitors: Visitors) -> ProbesView:
         chooser.change(on_cell, [state, capability, model], [cell_head, failures, failure], api_visibility="private")
     table.select(on_table_cell, [state], [capability, model], api_visibility="private")
     failures.select(on_failure_row, None, [failure], api_visibility="private")
-    return ProbesView(state, capability, model, failure, open_button)
+
+    def on_copy(suite_value, task_value, capability_value, model_value):
+        """The link of the suite and its open cell (COPY_JS puts the page's address in front)."""
+        state = LinkState(
+            "probes",
+            model=model_value or ALL,
+            task=task_value,
+            suite=suite_value or "",
+            capability=capability_value or "",
+        )
+        return state_to_query(state)
+
+    copied = copy.click(
+        on_copy, [suite, task, capability, model], [link], api_visibility="private", show_progress="hidden"
+    )
+    copied.then(None, [link], [link], js=COPY_JS)
+
+    def on_link(link_state: LinkState | None, request: gr.Request):
+        """A link to this tab with a suite: the suite runs on its task, the cell it names open."""
+        cell = link_state.capability, link_state.model
+        ui = request_lang(request)
+        shown = run_probe_suite(visitors.lab(lab, request), link_state.suite, link_state.task, ui, cell)
+        return link_state.suite, link_state.task, *shown
+
+    def open_link(link_state: gr.State) -> None:
+        link_state.change(
+            on_link, [link_state], [suite, task, *outputs], api_visibility="private", concurrency_id="model"
+        )
+
+    return ProbesView(state, capability, model, failure, open_button, open_link)
 
 
 def open_in_lab(view: ProbesView, lab_view: LabView, tabs: gr.Tabs) -> None:

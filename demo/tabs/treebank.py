@@ -14,6 +14,7 @@ wiring.
 
 import functools
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import gradio as gr
@@ -29,13 +30,15 @@ from core.analysis.treebank import (
     Hit,
     Treebank,
     TreebankError,
+    join_words,
     node_attributions,
     tree_view,
 )
 from core.data import TASKS
 from core.data.sst import FINE_LABELS
-from core.predict import Lab
+from core.predict import AUTO, Lab
 from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_label, task_name
+from demo.links import COPY_JS, LinkState, state_to_query
 from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.svg import EXPORT_JS
@@ -68,8 +71,11 @@ def search_choices(
     return gr.update(choices=choices, value=choices[0][1] if choices else None), t(key, ui, n=len(hits))
 
 
-def tree_outputs(lab: Lab, treebank: Treebank, split: str, index: int, task: str, ui: str) -> tuple:
-    """Summary, tree figure, node table and node choices of one sentence, and the view (state)."""
+def tree_outputs(
+    lab: Lab, treebank: Treebank, split: str, index: int, task: str, ui: str, node: int | None = None
+) -> tuple:
+    """Summary, tree figure, node table and node choices of one sentence (`node` chosen, a link's, else the
+    root), and the view (state)."""
     try:
         view = tree_view(lab.checkpoints, treebank.tree(split, int(index)), task, split, int(index))
     except TreebankError as err:
@@ -125,7 +131,8 @@ def tree_outputs(lab: Lab, treebank: Treebank, split: str, index: int, task: str
         + [t(k, ui) for k in ("tb_col_agree", "tb_col_words", "tb_col_phrase")]
     )  # the long phrase last
     choices = [(f"{n.id}: {n.text[:100]}", n.id) for n in view.nodes]
-    return summary, figure, pd.DataFrame(rows, columns=columns), gr.update(choices=choices, value=0), view
+    chosen = node if node is not None and node < len(view.nodes) else 0
+    return summary, figure, pd.DataFrame(rows, columns=columns), gr.update(choices=choices, value=chosen), view
 
 
 def node_outputs(lab: Lab, treebank: Treebank, view, node: int | None, ui: str) -> tuple:
@@ -268,6 +275,7 @@ class TreebankView:
     dataset: gr.State
     sentence: gr.Dropdown
     open_sentence: gr.Button
+    open_link: Callable  # (gr.State of a LinkState, gr.Tabs) -> once it is set, the sentence and node it names
 
 
 def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
@@ -313,6 +321,8 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         with gr.Row():
             node = gr.Dropdown([], label=L("tb_node"), info=L("tb_node_info"), scale=4, elem_id="tb-node")
             open_node_button = gr.Button(L("tb_open_node"), scale=1, elem_id="tb-open-node")
+            copy = gr.Button(L("copy_link"), scale=1, elem_id="tb-copy-link")
+        link = gr.Markdown(elem_id="tb-permalink")
         node_summary = gr.Markdown(elem_id="tb-node-attr-summary")
         node_attr = gr.Dataframe(label=L("tb_node_attr"), interactive=False, wrap=True, elem_id="tb-node-attr")
     with gr.Accordion(L("tb_dataset"), open=True):
@@ -370,9 +380,15 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
             _fail(err, ui)
         return gr.update(choices=[hit_choice(hit)], value=hit.index), ""
 
-    def on_sentence(split_value, index, task_value, request: gr.Request):
+    def on_sentence(tree_value, split_value, index, task_value, request: gr.Request):
+        """The chosen sentence's tree; none again for the tree shown (a link drew it with its node chosen)."""
         treebank, _ = trees()
-        if index is None or treebank is None or not task_value:
+        shown = tree_value is not None and (tree_value.split, tree_value.index, tree_value.task) == (
+            split_value,
+            index,
+            task_value,
+        )
+        if index is None or treebank is None or not task_value or shown:
             return gr.update(), gr.update(), gr.update(), gr.update(), gr.update()
         return tree_outputs(visitors.lab(lab, request), treebank, split_value, index, task_value, request_lang(request))
 
@@ -420,7 +436,7 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     for trigger in (sentence.change, tree_task.change):
         trigger(
             on_sentence,
-            [split, sentence, tree_task],
+            [tree_state, split, sentence, tree_task],
             tree_outputs_list,
             api_visibility="private",
             concurrency_id="model",
@@ -468,7 +484,68 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
 
     gr.api(treebank_api, api_name="treebank", concurrency_id="model")
     gr.api(dataset_api, api_name="dataset")
-    return TreebankView(tree_state, node, open_node_button, dataset_state, pick, open_sentence_button)
+
+    def on_copy(split_value, task_value, index, node_value):
+        """The link of the sentence and node shown (COPY_JS puts the page's address in front)."""
+        state = LinkState("treebank", task=task_value or AUTO, split=split_value, sentence=index, node=node_value)
+        return state_to_query(state)
+
+    copied = copy.click(
+        on_copy, [split, tree_task, sentence, node], [link], api_visibility="private", show_progress="hidden"
+    )
+    copied.then(None, [link], [link], js=COPY_JS)
+
+    def on_link(
+        link_state: LinkState | None,
+        dataset_value,
+        split_value,
+        words_value,
+        label_value,
+        phenomenon_value,
+        low,
+        high,
+        task_value,
+        data_task_value,
+        data_model,
+        request: gr.Request,
+    ):
+        """A link to this tab: its split, task and sentence with the node chosen (a sentence past the split's end
+        gets a warning and the search's first), the dataset view as on a first visit, then the tab."""
+        keep = (gr.update(),)
+        ui, seen = request_lang(request), visitors.lab(lab, request)
+        split_value = link_state.split or split_value
+        task_value = link_state.task if link_state.task in SST_TASKS else task_value
+        treebank, problem = trees()
+        warning = f"⚠️ {md(t('tb_no_trees', ui, error=notice_text(problem, ui)))}" if problem else ""
+        picker, drawn = None, keep * len(tree_outputs_list)
+        if treebank is not None and link_state.sentence is not None and task_value:
+            try:
+                tree = treebank.tree(split_value, link_state.sentence)
+                hit = Hit(link_state.sentence, join_words(tree.words), tree.label, len(tree.words))
+                picker = gr.update(choices=[hit_choice(hit)], value=hit.index), ""
+                drawn = tree_outputs(seen, treebank, split_value, hit.index, task_value, ui, link_state.node)
+            except TreebankError as err:
+                gr.Warning(esc(notice_text(err, ui)))
+        if picker is None:  # no sentence named, or none such: the search's first, as on a first visit
+            filters_ = (words_value, label_value, phenomenon_value, low, high)
+            picker = search_choices(treebank, split_value, *filters_, ui) if treebank else keep * 2
+        data = (
+            dataset_outputs(seen, data_task_value, data_model, ui)
+            if dataset_value is None and data_task_value
+            else keep * 8
+        )
+        return warning, split_value, task_value, *picker, *drawn, *data, gr.Tabs(selected="treebank")
+
+    def open_link(link_state: gr.State, tabs: gr.Tabs) -> None:
+        link_state.change(
+            on_link,
+            [link_state, dataset_state, *filters, tree_task, data_task, data_model],
+            [problem_md, split, tree_task, sentence, hits, *tree_outputs_list, *dataset_outputs_list, tabs],
+            api_visibility="private",
+            concurrency_id="model",
+        )
+
+    return TreebankView(tree_state, node, open_node_button, dataset_state, pick, open_sentence_button, open_link)
 
 
 def open_in_lab(view: TreebankView, lab_view, tabs: gr.Tabs) -> None:

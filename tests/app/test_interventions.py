@@ -313,16 +313,6 @@ def test_the_lab_tab_shows_before_and_after(lab):
     assert "one model at a time" in summary and result == ""
 
 
-def test_a_link_opens_the_intervention(lab):
-    from demo.tabs.lab import link_intervention
-
-    query = {"text": "a good film", "model": "dcnn", "intervention": "map_off", "index": "1"}
-    assert link_intervention(lab, query, "dcnn", "auto") == ("map_off", 1)
-    assert link_intervention(lab, {**query, "intervention": "max_pool"}, "dcnn", "auto") == ("max_pool", None)
-    assert link_intervention(lab, query, "mrnn", "auto") == ("none", None)  # not one of the mRNN's
-    assert link_intervention(lab, {**query, "index": "9" * 20}, "dcnn", "auto") == ("map_off", None)
-
-
 def test_a_prediction_draws_itself_in_a_notebook(lab, monkeypatch):
     import demo.notebook
 

@@ -13,7 +13,7 @@ from demo.examples import EXAMPLES
 from demo.i18n import example_labels
 from demo.tabs.api import check_lang, usage
 from demo.tabs.checkpoints import facts
-from demo.tabs.lab import accuracy_text, link_inputs, model_panel
+from demo.tabs.lab import accuracy_text, model_panel
 
 
 class Request:
@@ -37,22 +37,6 @@ def test_a_language_that_contradicts_the_task_is_refused(lab):
         check_lang(lab, "sst5", "zh")
     for task, lang in (("sst5", "en"), ("sst5", "auto"), ("auto", "zh"), ("zh_sentiment", "zh")):
         check_lang(lab, task, lang)
-
-
-def test_link_inputs_are_checked_against_what_is_loaded(lab):
-    assert link_inputs(lab, {}) is None
-    assert link_inputs(lab, {"text": "good", "model": "dcnn", "task": "sst5", "lang": "en"}) == (
-        "good",
-        "dcnn",
-        "sst5",
-        "en",
-    )
-    assert link_inputs(lab, {"text": "good", "model": "gpt", "task": "sst9", "lang": "fr"}) == (
-        "good",
-        "all",
-        "auto",
-        "auto",
-    )
 
 
 def test_each_prediction_says_its_checkpoint_accuracy_and_sha256(lab, lab_root):

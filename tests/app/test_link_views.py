@@ -1,0 +1,76 @@
+"""What a link's state draws on the server: the Lab's DCNN panel on the link's top-layer map, the Probes tab
+with the link's cell open, the Treebank with the link's node chosen; a value the data lacks keeps the default."""
+
+import re
+
+import gradio as gr
+import pytest
+
+from core.analysis.probes import Case, run_cases
+from core.analysis.treebank import Treebank
+from core.views import KMaxGraph
+from demo import build_demo
+from demo.links import TABS
+from demo.tabs.checkpoints import facts
+from demo.tabs.lab import analyse
+from demo.tabs.probes import show
+from demo.tabs.treebank import tree_outputs
+
+TEXT = "It is not a bad film, but the plot is dull and the ending drags on."
+
+
+def chosen_maps(result: str) -> list[str]:
+    return re.findall(r'<option value="(\d+)" selected>', result)
+
+
+@pytest.fixture(scope="module")
+def maps(lab) -> tuple[int, int]:
+    """The DCNN's map that adds most on TEXT (the default) and the one that adds least."""
+    view = next(
+        v for v in lab.predict(TEXT, "dcnn", "sst5").views if isinstance(v, KMaxGraph) and v.top_map is not None
+    )
+    order = sorted(range(len(view.contributions)), key=view.contributions.__getitem__)
+    return order[-1], order[0]
+
+
+def test_a_links_map_draws_the_dcnn_graph_of_that_map(lab, maps):
+    best, least = maps
+    known = facts(lab)
+    *_, result = analyse(lab, known, TEXT, "dcnn", "sst5", "auto", "en", top_map=least)
+    assert chosen_maps(result) == [str(least)] and f"top-layer map {least}" in result
+    *_, result = analyse(lab, known, TEXT, "all", "sst5", "auto", "en", top_map=least)  # the others as they are
+    assert chosen_maps(result) == [str(least)] and result.count('class="model-panel"') == 5
+    *_, result = analyse(lab, known, TEXT, "dcnn", "sst5", "auto", "en", "occlusion", "map_off:0", top_map=least)
+    assert chosen_maps(result) == [str(least)] * 2  # before and after the intervention
+
+
+def test_a_map_the_model_lacks_keeps_the_one_that_adds_most(lab, maps):
+    best, _ = maps
+    *_, result = analyse(lab, facts(lab), TEXT, "dcnn", "sst5", "auto", "en", top_map=999_999)
+    assert chosen_maps(result) == [str(best)]
+
+
+def test_a_links_probe_cell_is_open_after_the_run(lab):
+    cases = [Case("t", cap, "mft", "a good film", "", "positive") for cap in ("first", "second")]
+    words = {cap: {"en": cap, "zh": cap} for cap in ("first", "second")}
+    report = run_cases(lab, cases, "sst5", ["mrnn", "dcnn"], capabilities=words)
+    shown = show(report, "en", ("second", "dcnn"))
+    assert (shown[2]["value"], shown[3]["value"]) == ("second", "dcnn")
+    assert shown[4].startswith("second · DCNN")
+    for stale in (("third", "dcnn"), ("second", "agt")):  # not in this run: its first cell
+        shown = show(report, "en", stale)
+        assert (shown[2]["value"], shown[3]["value"]) == ("first", "mrnn")
+
+
+def test_a_links_treebank_node_is_chosen(lab, tiny_data):
+    treebank = Treebank.load(tiny_data)
+    index = next(i for i, tree in enumerate(treebank.trees["dev"]) if len(tree.words) >= 3)
+    *_, nodes, view = tree_outputs(lab, treebank, "dev", index, "sst5", "en", node=2)
+    assert nodes["value"] == 2 and (view.split, view.index) == ("dev", index)
+    *_, nodes, _ = tree_outputs(lab, treebank, "dev", index, "sst5", "en", node=len(view.nodes))
+    assert nodes["value"] == 0  # past the last node: the root
+
+
+def test_a_link_names_every_tab_of_the_page_by_its_id(lab):
+    page = build_demo(lab)
+    assert tuple(block.id for block in page.blocks.values() if isinstance(block, gr.Tab)) == TABS
