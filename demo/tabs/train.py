@@ -68,11 +68,15 @@ def _duration(seconds: float, ui: str) -> str:
 
 
 def status_text(job: dict, ui: str) -> str:
-    """The job's state in one line; a job that went on elsewhere (core.training.remote) says so after it."""
+    """The job's state in one line; a job that went on elsewhere (core.training.remote) says so after it, and a
+    finished one says why its training ended (every epoch, patience, the time budget, a cancel) on a line below."""
+    stop = job.get("stop")
+    if job["status"] == "cancelled" and stop:  # "Cancelled during epoch 2 of 5." says all of "Cancelled."
+        return md(stored_text(stop, ui))
     line = _state_text(job, ui)
     if notice := job.get("notice"):
         line += " · " + md(stored_text(notice, ui))
-    return line
+    return line + (f"\n\n{md(stored_text(stop, ui))}" if stop else "")
 
 
 def stored_text(entry: dict, ui: str) -> str:
@@ -116,10 +120,11 @@ def _state_text(job: dict, ui: str) -> str:
 
 
 def curves(job: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The live training-loss curve (at most twice a second) and the dev accuracy of every evaluation,
-    both against epochs (fractional within an epoch)."""
+    """The live training-loss curve (a point per batch or group of batches) and the dev accuracy of every
+    evaluation so far, both against epochs (fractional within an epoch). A job stored before its dev points were
+    recorded live places its evaluations evenly in each finished epoch."""
     loss = pd.DataFrame(job["loss"], columns=["epoch", "loss"])
-    dev = [
+    dev = job.get("dev") or [
         (r["epoch"] - 1 + (i + 1) / len(r.get("dev_evals", [r["dev_accuracy"]])), accuracy)
         for r in job["history"]
         for i, accuracy in enumerate(r.get("dev_evals", [r["dev_accuracy"]]))
