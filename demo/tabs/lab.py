@@ -136,7 +136,7 @@ def accuracy_text(p: Prediction, fact: Facts | None, ui: str) -> str:
     """ "test accuracy 42.7% on SST-5 · paper 48.5%": how good the checkpoint behind this prediction is."""
     if fact is None or fact.accuracy is None:
         return ""
-    text = t("accuracy", ui, ours=fact.accuracy, task=task_name(p.task, ui))
+    text = t("accuracy", ui, ours=fact.accuracy, task=fact.title or task_name(p.task, ui))
     return text + (f" · {t('accuracy_paper', ui, paper=fact.paper)}" if fact.paper is not None else "")
 
 
@@ -145,7 +145,7 @@ def caption(p: Prediction, fact: Facts | None, ui: str) -> str:
         "caption",
         ui,
         model=model_name(p.model),
-        task=task_name(p.task, ui),
+        task=(fact and fact.title) or task_name(p.task, ui),
         sha=(fact.sha256 if fact else "?")[:16],
         commit=fact.commit if fact else "?",
     )
