@@ -10,13 +10,17 @@ only its one-map feature graph (`draw_top_map`, a server function of the result:
 Callbacks first (they only call core's Lab.compare), then the layout, then the wiring.
 """
 
+import contextvars
 import logging
+import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import gradio as gr
 
+from core.analysis.attribution import on_demand
 from core.notices import InputError, Notice
 from core.owners import PUBLIC
 from core.predict import ALL, AUTO, Cancelled, Comparison, Lab, Prediction
@@ -48,6 +52,7 @@ from demo.tabs import pairs
 from demo.tabs.checkpoints import Facts, facts
 
 log = logging.getLogger(__name__)
+STATUS_EVERY_S = 0.5  # how often a slow analysis says how far it is
 
 # the page hides the last result from the click until the new one is in (#analysing says so; ui.CSS)
 BUSY_JS = "(...args) => { document.body.classList.add('lab-busy'); return args; }"
@@ -398,15 +403,16 @@ def analyse(
     ui: str,
     method: str = "occlusion",
     intervention: str = "none",
+    gate: RequestGate | None = None,
 ) -> tuple:
     """All outputs of one click: summary, notices, the result HTML. With an intervention (one model), the
-    model as trained and the model with the intervention, side by side."""
+    model as trained and the model with the intervention, side by side. `gate`: the request's (RequestGate)."""
+    gate = gate or RequestGate()
     try:
         if intervention not in (None, "", "none"):
             if model == ALL:
                 gr.Warning(esc(t("intervention_needs_one", ui)))
                 return f"### {md(t('intervention_needs_one', ui))}", gr.update(value="", visible=False), ""
-            gate = RequestGate()
             result = Comparison(
                 [
                     lab.predict(text, model, task, lang, methods=requested(method), gate=gate, intervention=chosen)
@@ -422,7 +428,7 @@ def analyse(
                 models=None if model == ALL else [model],
                 executor=MODEL_POOL,
                 methods=requested(method),
-                gate=RequestGate(),
+                gate=gate,
             )
     except Cancelled:
         raise abandoned() from None
@@ -447,6 +453,37 @@ def analyse(
         gr.update(value=notices, visible=bool(notices)),
         result_html(result.predictions, known, ui, method),
     )
+
+
+class CountingGate(RequestGate):
+    """The request's gate, counting the models that have answered: the status line of a slow analysis."""
+
+    def __init__(self):
+        super().__init__()
+        self.answered = 0
+
+    def run(self, job, here):
+        outcome = super().run(job, here)
+        self.answered += 1
+        return outcome
+
+
+def streamed(
+    work: Callable[[], tuple], status: Callable[[float], str], done: str, poll: float = STATUS_EVERY_S
+) -> Iterator[tuple]:
+    """`work` (an analysis: summary, notices, result) in a thread of its own, with this request's context; while
+    it runs, `status(seconds)` for #analysing every `poll` seconds, then #analysing back to `done` and the outputs.
+    A slow attribution method takes seconds per model: the page says how far it is, not only "Analysing"."""
+    start = time.monotonic()
+    with ThreadPoolExecutor(1, thread_name_prefix="lab-analysis") as pool:
+        future = pool.submit(contextvars.copy_context().run, work)
+        while True:
+            try:
+                outputs = future.result(timeout=poll)
+                break
+            except TimeoutError:
+                yield status(time.monotonic() - start), gr.update(), gr.update(), gr.update()
+    yield done, *outputs
 
 
 def redraw_top_map(lab: Lab, known: dict, text: str, task: str, model: str, top_map: int, ui: str) -> str:
@@ -577,7 +614,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         example_labels=example_labels("en"),
     )
     pair = pairs.build(lab, known, text, model, task, lang, visitors)
-    gr.Markdown(L("analysing"), elem_id="analysing")
+    analysing = gr.Markdown(L("analysing"), elem_id="analysing")
     summary = gr.Markdown(elem_id="summary")
     notices = gr.Markdown(visible=False, elem_id="notices")
 
@@ -597,11 +634,21 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     build_export(lab, model, task, lang)
 
     def on_run(text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request):
-        seen = visitors.lab(lab, request)
+        """The analysis; with a slow attribution method (integrated gradients, SmoothGrad) the #analysing line
+        says meanwhile which method runs, how many models have answered and for how long."""
+        seen, ui = visitors.lab(lab, request), request_lang(request)
         chosen = intervention_value(key, index, intervention_specs(seen, model_value, task_value))
-        return analyse(
-            seen, known, text_value, model_value, task_value, lang_value, request_lang(request), method_value, chosen
-        )
+        inputs = (seen, known, text_value, model_value, task_value, lang_value, ui, method_value, chosen)
+        if not on_demand(tuple(requested(method_value))):
+            yield gr.update(), *analyse(*inputs)
+            return
+        gate = CountingGate()  # made here, in the request's context: it follows the request's client
+        name = t(f"attr_name_{method_value}", ui)
+
+        def status(seconds: float) -> str:
+            return t("analysing_slow", ui, method=name, answered=gate.answered, seconds=seconds)
+
+        yield from streamed(lambda: analyse(*inputs, gate=gate), status, t("analysing", ui))
 
     def on_model(model_value, task_value, request: gr.Request):
         """One model: its interventions to choose from (none chosen); all five: no menu. On the visitor's own
@@ -634,16 +681,17 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     )
 
     linked, outputs = [text, model, task, lang], [summary, notices, result]
+    run_outputs = [analysing, *outputs]  # an analysis event says how far it is in #analysing (on_run)
     inputs = linked + [method, intervention, intervention_index]
     # every analysis event: private, in the model lanes, the page marked busy until its answer
     run_event = dict(api_visibility="private", concurrency_id="model", js=BUSY_JS, show_progress="hidden")
     # another method, intervention or index runs on demand
     for trigger in (run.click, text.submit, method.change, intervention.input, intervention_index.submit):
-        trigger(on_run, inputs, outputs, **run_event).then(None, js=DONE_JS)
+        trigger(on_run, inputs, run_outputs, **run_event).then(None, js=DONE_JS)
     copy.click(None, linked + [intervention, intervention_index], [link], js=LINK_JS)
 
     def analyse_after(dependency, is_pair: gr.State):
-        analysed = dependency.success(on_run, inputs, outputs, **run_event)
+        analysed = dependency.success(on_run, inputs, run_outputs, **run_event)
         analysed.then(None, js=DONE_JS)
         return pair.analyse_after(analysed, is_pair)
 
