@@ -66,7 +66,7 @@ RESUMABLE = frozenset({"epochs", "patience", "progress", "threads", "resume", "o
 # Why fit() ended, as codes with parameters (core.notices); core.training.jobs records the code in the job and
 # adds its own "stop_cancelled", the front end words them in English and Chinese.
 STOP_TEXT = {
-    "stop_epochs": "Trained all {epochs} epochs.",
+    "stop_epochs": "Trained every epoch asked for: {epochs}.",
     "stop_patience": (
         "Stopped early at epoch {epoch} of {epochs}: dev accuracy did not improve for {patience} epochs "
         "(best {best_dev:.3f} at epoch {best_epoch})."

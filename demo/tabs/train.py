@@ -68,15 +68,16 @@ def _duration(seconds: float, ui: str) -> str:
 
 
 def status_text(job: dict, ui: str) -> str:
-    """The job's state in one line; a job that went on elsewhere (core.training.remote) says so after it, and a
-    finished one says why its training ended (every epoch, patience, the time budget, a cancel) on a line below."""
+    """The job's state in one line: a finished job says why its training ended (every epoch, patience, the time
+    budget, a cancel), and a job that went on elsewhere (core.training.remote) says so after it."""
     stop = job.get("stop")
     if job["status"] == "cancelled" and stop:  # "Cancelled during epoch 2 of 5." says all of "Cancelled."
-        return md(stored_text(stop, ui))
-    line = _state_text(job, ui)
+        line = md(stored_text(stop, ui))
+    else:
+        line = _state_text(job, ui) + (f" {md(stored_text(stop, ui))}" if stop else "")
     if notice := job.get("notice"):
         line += " · " + md(stored_text(notice, ui))
-    return line + (f"\n\n{md(stored_text(stop, ui))}" if stop else "")
+    return line
 
 
 def stored_text(entry: dict, ui: str) -> str:

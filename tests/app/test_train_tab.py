@@ -27,7 +27,7 @@ def test_an_early_stop_is_said_with_its_reason_in_both_languages():
     job = _done(stop_record("stop_patience", epoch=8, epochs=20, patience=3, best_dev=0.8125, best_epoch=5))
     english, chinese = status_text(job, "en"), status_text(job, "zh")
     assert "task **reviews.csv · 26 Nov 10:02**" in english
-    assert "\n\nStopped early at epoch 8 of 20: dev accuracy did not improve for 3 epochs" in english
+    assert "task choice. Stopped early at epoch 8 of 20: dev accuracy did not improve for 3 epochs" in english
     assert "best 0.812 at epoch 5" in english
     assert "在第 8 / 20 轮提前停止：开发集准确率连续 3 轮没有提高" in chinese
     timed = _done(stop_record("stop_time", epoch=4, epochs=20, minutes=0.5))
@@ -44,8 +44,8 @@ def test_a_trained_model_reports_its_stop_and_is_captioned_with_its_sha256_and_c
     data = write_csv(tmp_path / "my_reviews.csv", reviews(60))
     job = wait_for(queue, queue.submit(data, "dcnn", "", "", 2, 1, "none")["id"])
     assert job["status"] == "done", job
-    assert job["stop"]["code"] == "stop_epochs" and "Trained all 2 epochs." in status_text(job, "en")
-    assert "已训练完全部 2 轮。" in status_text(job, "zh")
+    assert job["stop"]["code"] == "stop_epochs" and "Trained every epoch asked for: 2." in status_text(job, "en")
+    assert "已训练完要求的全部 2 轮。" in status_text(job, "zh")
     weights = sha256(tmp_path / "um" / "checkpoints" / job["task"] / "dcnn" / "model.safetensors")
     assert job["sha256"] == weights and job["commit"] == git_commit()
     html = result_html([lab.predict("a great film", "dcnn", job["task"])], known, "en")

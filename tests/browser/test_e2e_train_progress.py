@@ -24,7 +24,7 @@ def test_a_run_says_why_it_stopped_and_its_model_is_captioned_in_full(open_page,
     epochs.fill("2")
     epochs.press("Enter")
     page.locator("#train-start").click()
-    expect(page.locator("#train-status")).to_contain_text("Trained all 2 epochs.", timeout=180_000)
+    expect(page.locator("#train-status")).to_contain_text("Trained every epoch asked for: 2.", timeout=180_000)
     expect(page.locator("#train-job input")).to_have_value(re.compile(r"^progress_reviews\.csv · .+ · DCNN$"))
 
     page.get_by_role("tab", name="Lab").click()

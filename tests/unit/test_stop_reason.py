@@ -26,7 +26,11 @@ def _fit(tiny_data, out, **settings) -> tuple[Trainer, dict]:
 
 def test_a_run_that_trains_every_epoch_says_so(tiny_data, tmp_path):
     trainer, metrics = _fit(tiny_data, tmp_path, epochs=2, patience=5)
-    assert metrics["stop"] == {"code": "stop_epochs", "params": {"epochs": 2}, "message": "Trained all 2 epochs."}
+    assert metrics["stop"] == {
+        "code": "stop_epochs",
+        "params": {"epochs": 2},
+        "message": "Trained every epoch asked for: 2.",
+    }
     assert json.loads((tmp_path / "metrics.json").read_text())["stop"]["code"] == "stop_epochs"
 
 
