@@ -369,7 +369,7 @@ def result_html(predictions: list[Prediction], known: dict, ui: str, method: str
             "caption",
             ui,
             model=t("all_models", ui),
-            task=task_name(first.task, ui),
+            task=(fact.title if (fact := known.get((first.task, first.model))) else "") or task_name(first.task, ui),
             sha=cap,
             commit=next(iter(known.values())).commit if known else "?",
         )
