@@ -203,6 +203,7 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
                 start = gr.Button(L("train_start"), variant="primary", elem_id="train-start")
                 cancel = gr.Button(L("train_cancel"), variant="stop", elem_id="train-cancel")
     job = gr.Dropdown([], value=None, allow_custom_value=True, label=L("train_job"), elem_id="train-job")
+    new_job = gr.Textbox(visible=False)
     status = gr.Markdown(elem_id="train-status")
     with gr.Row():
         loss_plot = gr.LinePlot(x="epoch", y="loss", label=L("train_loss"), elem_id="train-loss")
@@ -302,10 +303,11 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
         column.input(
             on_file, [file, text_column, label_column], [summary, text_column, label_column], api_visibility="private"
         )
+    # the new id goes to a hidden box (the /train answer), and the job box gets it with its name: never a raw id
     started = start.click(
-        train, [file, model, text_column, label_column, epochs, minutes, vectors], job, api_name="train"
+        train, [file, model, text_column, label_column, epochs, minutes, vectors], new_job, api_name="train"
     )
-    started.success(on_started, job, [job, timer], api_visibility="private")
+    started.success(on_started, new_job, [job, timer], api_visibility="private")
     timer.tick(on_tick, job, [status, loss_plot, dev_plot, confusion, timer, lab_view.task], api_visibility="private")
     job.input(lambda: gr.Timer(active=True), None, timer, api_visibility="private")  # an earlier job, chosen
     cancel.click(train_cancel, job, status, api_name="train_cancel")
