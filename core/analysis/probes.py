@@ -43,8 +43,11 @@ SLOT = re.compile(r"\{([a-z_]+?)(\d*)\}")
 
 # user-case problems as codes (demo/i18n.py words them in Chinese), like core.predict's notices
 PROBE_NOTICE_TEXT = {
-    "no_cases": "No cases: write one per line, `sentence<TAB>expectation` or `sentence<TAB>variant<TAB>up|down|same`.",
-    "bad_columns": "Line {line}: expected 2 or 3 tab-separated columns, found {found}.",
+    "no_cases": "No cases: write one per line, `sentence,expectation` or `sentence,variant,up|down|same`.",
+    "bad_columns": (
+        "Line {line}: expected 2 or 3 columns separated by commas or tabs, found {found}; "
+        'put a sentence that holds commas in double quotes: "Slow, but moving",positive.'
+    ),
     "bad_expectation": "Line {line}: '{value}' is not an expectation for task {task}; use one of: {allowed}.",
     "bad_direction": "Line {line}: '{value}' is not a direction; use up, down or same.",
     "too_many_cases": "At most {max_cases} cases at once; {found} were given.",
@@ -332,10 +335,33 @@ def polarity_groups(labels: list[str], task: str = "") -> dict[str, set[str]]:
     return groups
 
 
+def _expectation(value: str, groups: dict[str, set[str]]) -> str | None:
+    """An expectation as typed ("positive", "Not positive", "very positive") as its key in `groups`, or None."""
+    value = value.lower()
+    return value if value in groups else value.replace(" ", "_") if value.replace(" ", "_") in groups else None
+
+
+def case_columns(line: str, groups: dict[str, set[str]], number: int = 1) -> list[str]:
+    """A typed case line's columns: split at its tabs when it has any (a TSV line, a line from an uploaded file),
+    else read as a CSV line, where a field in double quotes may hold commas. A line with no quotes whose last field
+    is an expectation is a sentence (commas and all) and that expectation, so "Slow, but moving,positive" needs
+    no quotes; a directional case with commas in its sentences does. `number` is the line's, for the error."""
+    if "\t" in line:
+        return [c.strip() for c in line.split("\t")]
+    if '"' not in line:
+        sentence, comma, last = line.rpartition(",")
+        if comma and _expectation(last.strip(), groups) is not None:
+            return [sentence.strip(), last.strip()]
+    try:
+        return [c.strip() for c in next(csv.reader([line], skipinitialspace=True))]
+    except csv.Error as err:
+        raise ProbeInputError("bad_file", line=number, error=str(err)) from None
+
+
 def parse_user_cases(text: str, labels: list[str], task: str) -> list[Case]:
-    """Lines `sentence<TAB>expectation` (a minimum-functionality case) or `sentence<TAB>variant<TAB>up|down|same`
-    (directional, or invariant for 'same'); blank lines and lines starting with # are skipped. A CSV
-    upload arrives here as tab-separated text."""
+    """Lines `sentence,expectation` (a minimum-functionality case) or `sentence,variant,up|down|same`
+    (directional, or invariant for 'same'), separated by commas (CSV quoting) or tabs (case_columns); blank lines
+    and lines starting with # are skipped. A CSV upload arrives here as tab-separated text."""
     groups = polarity_groups(labels, task)
     cases = []
     lines = [
@@ -344,14 +370,15 @@ def parse_user_cases(text: str, labels: list[str], task: str) -> list[Case]:
     if len(lines) > MAX_USER_CASES:
         raise ProbeInputError("too_many_cases", max_cases=MAX_USER_CASES, found=len(lines))
     for number, line in lines:
-        columns = [c.strip() for c in line.split("\t")]
+        if len(line) > 3 * MAX_CASE_CHARS:  # before reading its columns: no column of it can be short enough
+            raise ProbeInputError("long_sentence", line=number, chars=len(line), max_chars=MAX_CASE_CHARS)
+        columns = case_columns(line, groups, number)
         if len(columns) not in (2, 3) or not all(columns):
             raise ProbeInputError("bad_columns", line=number, found=len([c for c in columns if c]))
         if (chars := max(len(columns[0]), len(columns[1]) if len(columns) == 3 else 0)) > MAX_CASE_CHARS:
             raise ProbeInputError("long_sentence", line=number, chars=chars, max_chars=MAX_CASE_CHARS)
         if len(columns) == 2:
-            expect = columns[1].lower().replace(" ", "_") if columns[1].lower() not in groups else columns[1].lower()
-            if expect not in groups:
+            if (expect := _expectation(columns[1], groups)) is None:
                 raise ProbeInputError(
                     "bad_expectation", line=number, value=columns[1][:40], task=task, allowed=sorted(groups)
                 )

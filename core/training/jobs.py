@@ -38,14 +38,16 @@ from pathlib import Path
 
 import torch
 
-from core.checkpoints.checkpoint import atomic_write_text
+from core.checkpoints.checkpoint import WEIGHTS, atomic_write_text
+from core.checkpoints.files import sha256
 from core.checkpoints.user_models import install_checkpoint, user_models_dir
 from core.data.user import read_rows, user_task_name
+from core.gitinfo import git_commit
 from core.models import PAPER_MODELS
 from core.notices import NoticeError
 from core.owners import PUBLIC
 from core.training.config import TrainConfig
-from core.training.train import Trainer
+from core.training.train import STOP_TEXT, Trainer, stop_record
 
 log = logging.getLogger(__name__)
 JOB_FILE = "job.json"
@@ -54,6 +56,7 @@ ACTIVE, FINISHED = ("queued", "running"), ("done", "failed", "cancelled", "stopp
 MAX_RESUMES = 2  # a job queued again this often (after restarts of the app) is reported as stopped
 VECTORS = ("none", "auto")  # random embeddings, or the pretrained ones of the file's language when present
 LOSS_POINTS = 400  # the live loss curve keeps at most this many points (halved when full)
+LOSS_POINTS_PER_EPOCH = 50  # a loss point per batch, or the mean of each 1/50 of a longer epoch
 JOB_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")  # checked before the id touches the disk, a log or a message
 
 JOB_TEXT = {
@@ -82,6 +85,7 @@ JOB_TEXT = {
     "bad_repo": "'{repo}' is not a Hub model repo name (owner/name)",
     "hub_offline": "the Hugging Face Hub is not reachable from here (HF_HUB_OFFLINE is set): the model stays local",
     "hub_failed": "publishing to the Hub failed: {error}",
+    **STOP_TEXT,  # why a job's training ended (its "stop")
 }
 
 
@@ -168,6 +172,9 @@ def cancel_job(job_id: str, root: str | Path | None = None) -> dict:
         job = read_job(folder)
         if job["status"] in ACTIVE:
             job = {**job, "status": "cancelled", "finished": time.time()}
+            if job["started"]:  # a job that trained says where it was; a waiting one was only "cancelled"
+                epoch = min(int(job["progress"]) + 1, job["epochs"])  # the epoch under way
+                job["stop"] = stop_record("stop_cancelled", epoch=epoch, epochs=job["epochs"])
             write_job(folder, job)
     return job
 
@@ -275,6 +282,7 @@ def submit_job(
         "restarts": 0,
         "progress": 0.0,
         "loss": [],
+        "dev": [],
         "history": [],
         "metrics": None,
         "error": None,
@@ -382,34 +390,43 @@ class _Writer:
 
 
 class _Progress:
-    """Writes the job's live progress (epoch fraction, a loss curve) at most twice a second; the app's
-    presence is looked at every batch."""
+    """Writes the job's live progress at most twice a second: the epoch fraction, the training loss (a point
+    per batch, or per group of batches on a long epoch) and every dev evaluation so far, so that a job of a few
+    seconds draws its curves while it runs. The app's presence is looked at every batch."""
 
     def __init__(self, writer: "_Writer | None", job: dict, trainer: Trainer):
         self.writer, self.job, self.trainer, self.last, self.losses = writer, job, trainer, 0.0, []
+        self.dev_before: list | None = None  # the dev points of the epochs done; None before the first step
         trainer.on_batch = self.batch
 
     def batch(self, step: int, steps: int, loss: float) -> None:
         if self.writer is not None:
             self.writer.check_app()
-        if not self.losses and self.last == 0.0:  # the first step (of a resumed run: after its saved epochs)
+        if self.dev_before is None:  # the first step (of a resumed run: after its saved epochs)
             self.job["loss"] = [p for p in self.job["loss"] if p[0] <= self.trainer.epoch]
+            self.dev_before = [p for p in self.job.get("dev", []) if p[0] <= self.trainer.epoch]
             self.job["history"] = list(self.trainer.history)
+        epoch = self.trainer.epoch + step / steps
         self.losses.append(loss)
+        if len(self.losses) * LOSS_POINTS_PER_EPOCH >= steps or step == steps:
+            points = self.job["loss"]
+            points.append([round(epoch, 4), sum(self.losses) / len(self.losses)])
+            if len(points) > LOSS_POINTS:
+                points[:] = points[::2]
+            self.losses = []
+        self.job["dev"] = self.dev_before + [
+            [round(self.trainer.epoch + at / steps, 4), accuracy] for at, accuracy in self.trainer.epoch_devs
+        ]
         if time.monotonic() - self.last < 0.5 and step < steps:
             return
-        epoch = self.trainer.epoch + step / steps
-        points = self.job["loss"]
-        points.append([round(epoch, 4), sum(self.losses) / len(self.losses)])
-        if len(points) > LOSS_POINTS:
-            points[:] = points[::2]
-        self.losses, self.last = [], time.monotonic()
+        self.last = time.monotonic()
         self.job["progress"] = epoch
         self.write()
 
     def epoch(self, record: dict) -> None:
         self.job["history"] = list(self.trainer.history)
         self.job["progress"] = float(record["epoch"])
+        self.dev_before = list(self.job["dev"])
         self.write()
 
     def write(self) -> None:  # a job trained on a Ray cluster sends it to the app instead (core.training.remote)
@@ -451,6 +468,7 @@ def job_results(trainer: Trainer, metrics: dict) -> dict:
             "train_examples": metrics["train_examples"],
             "labels": trainer.task.labels,
         },
+        "stop": metrics["stop"],
     }
 
 
@@ -459,7 +477,9 @@ def complete_job(folder: Path, job: dict, results: dict) -> dict:
     installed = install_checkpoint(
         folder / "run" / "best", folder.parents[1], job.get("owner", PUBLIC), job.get("title", "")
     )
+    # what the Lab's captions name: the weights installed and the code that trained them
     job.update(status="done", finished=time.time(), checkpoint=str(installed), **results)
+    job.update(sha256=sha256(installed / WEIGHTS), commit=git_commit())
     write_job(folder, job)
     return job
 

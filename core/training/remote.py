@@ -126,7 +126,7 @@ class _RemoteProgress(_Progress):
         self.folder, self.mailbox = folder, mailbox
 
     def write(self) -> None:
-        self.mailbox.report.remote({key: self.job[key] for key in ("progress", "loss", "history")})
+        self.mailbox.report.remote({key: self.job[key] for key in ("progress", "loss", "dev", "history")})
 
     def epoch(self, record: dict) -> None:
         super().epoch(record)

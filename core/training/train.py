@@ -51,6 +51,7 @@ from core.data.batching import bucket_batches
 from core.data.user import read_rows, user_task_name
 from core.gitinfo import git_commit
 from core.models.base import SentenceClassifier
+from core.notices import Notice
 from core.training.config import Run, TrainConfig, build_run
 
 log = logging.getLogger("core.training.train")
@@ -61,6 +62,23 @@ warnings.filterwarnings("ignore", message="Sparse invariant checks are implicitl
 # Every other TrainConfig field, and the pretrained vectors file, must equal the saved run's, so that
 # metrics.json, which records the final settings, describes the whole run.
 RESUMABLE = frozenset({"epochs", "patience", "progress", "threads", "resume", "out", "max_minutes"})
+
+# Why fit() ended, as codes with parameters (core.notices); core.training.jobs records the code in the job and
+# adds its own "stop_cancelled", the front end words them in English and Chinese.
+STOP_TEXT = {
+    "stop_epochs": "Trained every epoch asked for: {epochs}.",
+    "stop_patience": (
+        "Stopped early at epoch {epoch} of {epochs}: dev accuracy did not improve for {patience} epochs "
+        "(best {best_dev:.3f} at epoch {best_epoch})."
+    ),
+    "stop_time": "Stopped after epoch {epoch} of {epochs}: the {minutes:g}-minute time budget was spent.",
+    "stop_cancelled": "Cancelled during epoch {epoch} of {epochs}.",
+}
+
+
+def stop_record(code: str, **params) -> dict:
+    """A stop reason as stored (metrics.json, a job's "stop"): its code, parameters and English."""
+    return {"code": code, "params": params, "message": Notice(code, params).format(STOP_TEXT)}
 
 
 class DenseGradientAdadelta(torch.optim.Adadelta):
@@ -119,6 +137,8 @@ class Trainer:
         self.optimizers = build_optimizers(self.model, self.cfg)
         self.epoch, self.best_dev, self.best_epoch, self.bad_epochs, self.eval_seconds = 0, -1.0, 0, 0, 0.0
         self.history: list[dict] = []
+        self.stop: Notice | None = None  # why fit() ended (STOP_TEXT), once it has
+        self.epoch_devs: list[tuple[int, float]] = []  # this epoch's dev evaluations so far: (step, accuracy)
         # called after every training step with (step, steps in the epoch, loss): live progress for core.training.jobs
         self.on_batch: Callable[[int, int, float], None] | None = None
 
@@ -205,7 +225,7 @@ class Trainer:
         batches = bucket_batches(self.task.train, self.vocab, cfg.batch_size, seed=cfg.seed * 1000 + self.epoch)
         eval_after = {round(len(batches) * (i + 1) / cfg.evals_per_epoch) for i in range(cfg.evals_per_epoch)}
         show = cfg.progress and sys.stderr.isatty()
-        total, count, devs = 0.0, 0, []
+        total, count, self.epoch_devs = 0.0, 0, []
         for step, batch in enumerate(tqdm(batches, desc=f"epoch {self.epoch + 1}", disable=not show, leave=False), 1):
             # forward
             loss = model(batch.ids, batch.lengths, batch.labels).loss
@@ -231,18 +251,18 @@ class Trainer:
             # log, evaluate
             total += loss.item() * len(batch.labels)
             count += len(batch.labels)
+            if step in eval_after:  # before on_batch, so that its report holds this step's evaluation
+                self.epoch_devs.append((step, self.evaluate_dev()))
+                model.train()
             if self.on_batch is not None:
                 self.on_batch(step, len(batches), loss.item())
-            if step in eval_after:
-                devs.append(self.evaluate_dev())
-                model.train()
-        return total / max(1, count), devs
+        return total / max(1, count), [accuracy for _, accuracy in self.epoch_devs]
 
     def fit(self, on_epoch: Callable[[dict], None] | None = None) -> dict:
         """Train until `epochs` or `patience` runs out; `on_epoch(record)` after each epoch's state is saved
         (a hyper-parameter search reports it and may stop the run there: it resumes from that state).
         `max_minutes` ends training after the epoch that passes it (a resumed run gets the budget anew)."""
-        cfg = self.cfg
+        cfg, self.stop = self.cfg, None
         deadline = time.monotonic() + cfg.max_minutes * 60 if cfg.max_minutes else None
         self.out.mkdir(parents=True, exist_ok=True)
         if cfg.resume and (state := load_training_state(self.out / "state")) is not None:
@@ -273,9 +293,13 @@ class Trainer:
             atomic_write_text(self.out / "log.jsonl", "".join(json.dumps(r) + "\n" for r in self.history))
             if on_epoch is not None:
                 on_epoch({**record, "best_dev": self.best_dev, "best_epoch": self.best_epoch})
-            if deadline is not None and time.monotonic() > deadline:
-                log.info("stopped after epoch %d: the %.1f-minute budget is spent", self.epoch, cfg.max_minutes)
+            out_of_time = deadline is not None and time.monotonic() > deadline
+            if out_of_time and self.epoch < cfg.epochs and self.bad_epochs < cfg.patience:  # nothing else ended it
+                self.stop = Notice("stop_time", {"epoch": self.epoch, "epochs": cfg.epochs, "minutes": cfg.max_minutes})
                 break
+        if self.stop is None:
+            self.stop = self.stop_reason()
+        log.info("%s", self.stop.format(STOP_TEXT))
         return self.finish()
 
     def _as_sst2(self, model) -> dict:
@@ -287,6 +311,21 @@ class Trainer:
         return {
             "as_sst2": {split: evaluate_as_binary(model, getattr(sst2, split), self.vocab) for split in ("dev", "test")}
         }
+
+    def stop_reason(self) -> Notice:
+        """Why the loop above ended without a time budget spent: every epoch trained, or patience run out."""
+        if self.epoch >= self.cfg.epochs:
+            return Notice("stop_epochs", {"epochs": self.cfg.epochs})
+        return Notice(
+            "stop_patience",
+            {
+                "epoch": self.epoch,
+                "epochs": self.cfg.epochs,
+                "patience": self.cfg.patience,
+                "best_dev": self.best_dev,
+                "best_epoch": self.best_epoch,
+            },
+        )
 
     def finish(self) -> dict:
         best = load_checkpoint(self.out / "best")
@@ -301,6 +340,7 @@ class Trainer:
             "dev_accuracy": self.best_dev,
             "best_epoch": self.best_epoch,
             "epochs_run": self.epoch,
+            "stop": stop_record(self.stop.code, **self.stop.params) if self.stop else None,
             "epoch_seconds": [r["train_seconds"] for r in self.history],
             "extra_tests": {
                 name: evaluate(best.model, examples, self.vocab, self.task.labels)

@@ -1,7 +1,9 @@
 """The Checkpoints tab: which checkpoints the app serves, where each came from, and which failed to load."""
 
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import gradio as gr
 import pandas as pd
@@ -20,6 +22,7 @@ class Facts:
     paper: float | None  # the paper's reported accuracy, in percent
     sha256: str  # of model.safetensors
     commit: str  # of the app
+    title: str = ""  # the task's name where people see it by another than its id (a visitor's file and date)
 
 
 def _metrics(path) -> dict:
@@ -48,17 +51,36 @@ def _paper(path) -> str:
     return "" if paper is None else f"{paper / 100:.3f}"
 
 
-def facts(lab: Lab) -> dict[tuple[str, str], Facts]:
-    """Per (task, model): its metrics and the sha256 of its weights, read once when the app starts."""
-    commit, found = git_commit() or "?", {}
-    for key, checkpoint in lab.checkpoints.items():
-        metrics = _metrics(checkpoint.path)
-        try:
-            digest = sha256(checkpoint.path / "model.safetensors")
-        except OSError:
-            digest = "?"
-        found[key] = Facts(_number(metrics, "test", "accuracy"), _number(metrics, "paper", "accuracy"), digest, commit)
-    return found
+class FactBook(Mapping):
+    """Facts per (task, model) of the Lab's checkpoints, each read on first use (its sha256 hashes the weights
+    once) and again when its checkpoint is replaced: a model the Train tab adds while the app runs has its own."""
+
+    def __init__(self, lab: Lab):
+        self.lab, self.commit = lab, git_commit() or "?"
+        self.found: dict[tuple[str, str], tuple[Path, Facts]] = {}
+
+    def __getitem__(self, key: tuple[str, str]) -> Facts:
+        path = self.lab.checkpoints[key].path
+        if (hit := self.found.get(key)) is None or hit[0] != path:
+            metrics = _metrics(path)
+            try:
+                digest = sha256(path / "model.safetensors")
+            except OSError:
+                digest = "?"
+            accuracy, paper = _number(metrics, "test", "accuracy"), _number(metrics, "paper", "accuracy")
+            hit = self.found[key] = path, Facts(accuracy, paper, digest, self.commit, self.lab.titles.get(key[0], ""))
+        return hit[1]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self.lab.checkpoints)
+
+    def __len__(self) -> int:
+        return len(self.lab.checkpoints)
+
+
+def facts(lab: Lab) -> FactBook:
+    """Per (task, model): its metrics and the sha256 of its weights, for the checkpoints `lab` serves now or later."""
+    return FactBook(lab)
 
 
 def tables(lab: Lab, ui: str) -> tuple[pd.DataFrame, pd.DataFrame]:

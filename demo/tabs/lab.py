@@ -11,14 +11,18 @@ only that model runs again).
 Callbacks first (they only call core's Lab.compare), then the layout, then the wiring.
 """
 
+import contextvars
 import dataclasses
 import logging
+import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import gradio as gr
 
+from core.analysis.attribution import on_demand
 from core.notices import InputError, Notice
 from core.owners import PUBLIC
 from core.predict import ALL, AUTO, Cancelled, Comparison, Lab, Prediction
@@ -51,6 +55,7 @@ from demo.tabs import pairs
 from demo.tabs.checkpoints import Facts, facts
 
 log = logging.getLogger(__name__)
+STATUS_EVERY_S = 0.5  # how often a slow analysis says how far it is
 
 # the page hides the last result from the click until the new one is in (#analysing says so; ui.CSS)
 BUSY_JS = "(...args) => { document.body.classList.add('lab-busy'); return args; }"
@@ -134,7 +139,7 @@ def accuracy_text(p: Prediction, fact: Facts | None, ui: str) -> str:
     """ "test accuracy 42.7% on SST-5 · paper 48.5%": how good the checkpoint behind this prediction is."""
     if fact is None or fact.accuracy is None:
         return ""
-    text = t("accuracy", ui, ours=fact.accuracy, task=task_name(p.task, ui))
+    text = t("accuracy", ui, ours=fact.accuracy, task=fact.title or task_name(p.task, ui))
     return text + (f" · {t('accuracy_paper', ui, paper=fact.paper)}" if fact.paper is not None else "")
 
 
@@ -143,7 +148,7 @@ def caption(p: Prediction, fact: Facts | None, ui: str) -> str:
         "caption",
         ui,
         model=model_name(p.model),
-        task=task_name(p.task, ui),
+        task=(fact and fact.title) or task_name(p.task, ui),
         sha=(fact.sha256 if fact else "?")[:16],
         commit=fact.commit if fact else "?",
     )
@@ -362,7 +367,7 @@ def result_html(predictions: list[Prediction], known: dict, ui: str, method: str
             "caption",
             ui,
             model=t("all_models", ui),
-            task=task_name(first.task, ui),
+            task=(fact.title if (fact := known.get((first.task, first.model))) else "") or task_name(first.task, ui),
             sha=cap,
             commit=next(iter(known.values())).commit if known else "?",
         )
@@ -397,16 +402,17 @@ def analyse(
     method: str = "occlusion",
     intervention: str = "none",
     top_map: int | None = None,
+    gate: RequestGate | None = None,
 ) -> tuple:
     """All outputs of one click: summary, notices, the result HTML. With an intervention (one model), the
     model as trained and the model with the intervention, side by side. `top_map`: the DCNN panel's map (a
-    link's; None: the one that adds most)."""
+    link's; None: the one that adds most). `gate`: the request's (RequestGate)."""
+    gate = gate or RequestGate()
     try:
         if intervention not in (None, "", "none"):
             if model == ALL:
                 gr.Warning(esc(t("intervention_needs_one", ui)))
                 return f"### {md(t('intervention_needs_one', ui))}", gr.update(value="", visible=False), ""
-            gate = RequestGate()
             result = Comparison(
                 [
                     lab.predict(text, model, task, lang, methods=requested(method), gate=gate, intervention=chosen)
@@ -422,7 +428,7 @@ def analyse(
                 models=None if model == ALL else [model],
                 executor=MODEL_POOL,
                 methods=requested(method),
-                gate=RequestGate(),
+                gate=gate,
             )
     except Cancelled:
         raise abandoned() from None
@@ -472,6 +478,37 @@ def on_top_map(lab: Lab, predictions: list[Prediction], top_map: int | None) -> 
                 pass
         drawn.append(p)
     return drawn
+
+
+class CountingGate(RequestGate):
+    """The request's gate, counting the models that have answered: the status line of a slow analysis."""
+
+    def __init__(self):
+        super().__init__()
+        self.answered = 0
+
+    def run(self, job, here):
+        outcome = super().run(job, here)
+        self.answered += 1
+        return outcome
+
+
+def streamed(
+    work: Callable[[], tuple], status: Callable[[float], str], done: str, poll: float = STATUS_EVERY_S
+) -> Iterator[tuple]:
+    """`work` (an analysis: summary, notices, result) in a thread of its own, with this request's context; while
+    it runs, `status(seconds)` for #analysing every `poll` seconds, then #analysing back to `done` and the outputs.
+    A slow attribution method takes seconds per model: the page says how far it is, not only "Analysing"."""
+    start = time.monotonic()
+    with ThreadPoolExecutor(1, thread_name_prefix="lab-analysis") as pool:
+        future = pool.submit(contextvars.copy_context().run, work)
+        while True:
+            try:
+                outputs = future.result(timeout=poll)
+                break
+            except TimeoutError:
+                yield status(time.monotonic() - start), gr.update(), gr.update(), gr.update()
+    yield done, *outputs
 
 
 def redraw_top_map(lab: Lab, known: dict, text: str, task: str, model: str, top_map: int, ui: str) -> str:
@@ -571,7 +608,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         example_labels=example_labels("en"),
     )
     pair = pairs.build(lab, known, text, model, task, lang, visitors)
-    gr.Markdown(L("analysing"), elem_id="analysing")
+    analysing = gr.Markdown(L("analysing"), elem_id="analysing")
     summary = gr.Markdown(elem_id="summary")
     notices = gr.Markdown(visible=False, elem_id="notices")
 
@@ -593,10 +630,21 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     def on_run(
         text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request, top_map=None
     ):
-        seen = visitors.lab(lab, request)
+        """The analysis; with a slow attribution method (integrated gradients, SmoothGrad) the #analysing line
+        says meanwhile which method runs, how many models have answered and for how long."""
+        seen, ui = visitors.lab(lab, request), request_lang(request)
         chosen = intervention_value(key, index, intervention_specs(seen, model_value, task_value))
-        ui = request_lang(request)
-        return analyse(seen, known, text_value, model_value, task_value, lang_value, ui, method_value, chosen, top_map)
+        inputs = (seen, known, text_value, model_value, task_value, lang_value, ui, method_value, chosen, top_map)
+        if not on_demand(tuple(requested(method_value))):
+            yield gr.update(), *analyse(*inputs)
+            return
+        gate = CountingGate()  # made here, in the request's context: it follows the request's client
+        name = t(f"attr_name_{method_value}", ui)
+
+        def status(seconds: float) -> str:
+            return t("analysing_slow", ui, method=name, answered=gate.answered, seconds=seconds)
+
+        yield from streamed(lambda: analyse(*inputs, gate=gate), status, t("analysing", ui))
 
     def on_model(model_value, task_value, request: gr.Request):
         """One model: its interventions to choose from (none chosen); all five: no menu. On the visitor's own
@@ -629,13 +677,14 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     )
 
     outputs = [summary, notices, result]
+    run_outputs = [analysing, *outputs]  # an analysis event says how far it is in #analysing (on_run)
     inputs = [text, model, task, lang, method, intervention, intervention_index]
     # every analysis event: private, in the model lanes, the page marked busy until its answer
     run_event = dict(api_visibility="private", concurrency_id="model", js=BUSY_JS, show_progress="hidden")
     # another method, intervention or index runs on demand; the visitor's own choice only (`input`): a link
     # sets the method with the rest and runs once (open_link)
     for trigger in (run.click, text.submit, method.input, intervention.input, intervention_index.submit):
-        trigger(on_run, inputs, outputs, **run_event).then(None, js=DONE_JS)
+        trigger(on_run, inputs, run_outputs, **run_event).then(None, js=DONE_JS)
 
     def on_copy(
         text_value, model_value, task_value, lang_value, method_value, key, index, b, top_map, request: gr.Request
@@ -660,7 +709,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     copied.then(None, [link], [link], js=COPY_JS)
 
     def analyse_after(dependency, is_pair: gr.State):
-        analysed = dependency.success(on_run, inputs, outputs, **run_event)
+        analysed = dependency.success(on_run, inputs, run_outputs, **run_event)
         analysed.then(None, js=DONE_JS)
         return pair.analyse_after(analysed, is_pair)
 
@@ -693,7 +742,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         state, text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request
     ):
         """The analysis of the filled inputs, on the link's DCNN map."""
-        return on_run(text_value, model_value, task_value, lang_value, method_value, key, index, request, state.map)
+        yield from on_run(text_value, model_value, task_value, lang_value, method_value, key, index, request, state.map)
 
     def open_link(demo: gr.Blocks, state: gr.State) -> None:
         """On page load the examples' labels in the page's language; once `state` is set (a link names a
@@ -706,7 +755,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
             [*inputs[:5], intervention_row, intervention, intervention_index, pair.text_b, pair.box, is_pair],
             api_visibility="private",
         )
-        analysed = filled.then(on_link_run, [state, *inputs], outputs, **run_event)
+        analysed = filled.then(on_link_run, [state, *inputs], run_outputs, **run_event)
         analysed.then(None, js=DONE_JS)
         pair.analyse_after(analysed, is_pair)
 

@@ -258,7 +258,9 @@ def build(lab: Lab, visitors: Visitors) -> ProbesView:
         )
         open_button = gr.Button(L("probe_open"), scale=1, elem_id="probe-open")
     with gr.Accordion(L("probe_run_user"), open=False):
-        user_text = gr.Textbox(label=L("probe_user"), lines=5, elem_id="probe-user-text")
+        user_text = gr.Textbox(
+            label=L("probe_user"), placeholder=L("probe_user_example"), lines=5, elem_id="probe-user-text"
+        )
         upload = gr.File(label=L("probe_upload"), file_types=[".csv", ".tsv", ".txt"], type="filepath")
         run_user = gr.Button(L("probe_run_user"), elem_id="probe-run-user")
     state = gr.State(None)

@@ -68,8 +68,13 @@ def _duration(seconds: float, ui: str) -> str:
 
 
 def status_text(job: dict, ui: str) -> str:
-    """The job's state in one line; a job that went on elsewhere (core.training.remote) says so after it."""
-    line = _state_text(job, ui)
+    """The job's state in one line: a finished job says why its training ended (every epoch, patience, the time
+    budget, a cancel), and a job that went on elsewhere (core.training.remote) says so after it."""
+    stop = job.get("stop")
+    if job["status"] == "cancelled" and stop:  # "Cancelled during epoch 2 of 5." says all of "Cancelled."
+        line = md(stored_text(stop, ui))
+    else:
+        line = _state_text(job, ui) + (f" {md(stored_text(stop, ui))}" if stop else "")
     if notice := job.get("notice"):
         line += " · " + md(stored_text(notice, ui))
     return line
@@ -116,10 +121,11 @@ def _state_text(job: dict, ui: str) -> str:
 
 
 def curves(job: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The live training-loss curve (at most twice a second) and the dev accuracy of every evaluation,
-    both against epochs (fractional within an epoch)."""
+    """The live training-loss curve (a point per batch or group of batches) and the dev accuracy of every
+    evaluation so far, both against epochs (fractional within an epoch). A job stored before its dev points were
+    recorded live places its evaluations evenly in each finished epoch."""
     loss = pd.DataFrame(job["loss"], columns=["epoch", "loss"])
-    dev = [
+    dev = job.get("dev") or [
         (r["epoch"] - 1 + (i + 1) / len(r.get("dev_evals", [r["dev_accuracy"]])), accuracy)
         for r in job["history"]
         for i, accuracy in enumerate(r.get("dev_evals", [r["dev_accuracy"]]))
@@ -197,6 +203,7 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
                 start = gr.Button(L("train_start"), variant="primary", elem_id="train-start")
                 cancel = gr.Button(L("train_cancel"), variant="stop", elem_id="train-cancel")
     job = gr.Dropdown([], value=None, allow_custom_value=True, label=L("train_job"), elem_id="train-job")
+    new_job = gr.Textbox(visible=False)
     status = gr.Markdown(elem_id="train-status")
     with gr.Row():
         loss_plot = gr.LinePlot(x="epoch", y="loss", label=L("train_loss"), elem_id="train-loss")
@@ -296,10 +303,11 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
         column.input(
             on_file, [file, text_column, label_column], [summary, text_column, label_column], api_visibility="private"
         )
+    # the new id goes to a hidden box (the /train answer), and the job box gets it with its name: never a raw id
     started = start.click(
-        train, [file, model, text_column, label_column, epochs, minutes, vectors], job, api_name="train"
+        train, [file, model, text_column, label_column, epochs, minutes, vectors], new_job, api_name="train"
     )
-    started.success(on_started, job, [job, timer], api_visibility="private")
+    started.success(on_started, new_job, [job, timer], api_visibility="private")
     timer.tick(on_tick, job, [status, loss_plot, dev_plot, confusion, timer, lab_view.task], api_visibility="private")
     job.input(lambda: gr.Timer(active=True), None, timer, api_visibility="private")  # an earlier job, chosen
     cancel.click(train_cancel, job, status, api_name="train_cancel")
