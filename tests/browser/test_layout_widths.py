@@ -96,6 +96,25 @@ def test_the_page_fits_the_screen(browser, url, width, height, locale, ui, text)
         assert report["tables"] >= 1  # the comparison table was measured
         if width < 500:  # a phone: the result starts within two screens, not under the controls' scroll
             assert report["first"] is not None and report["first"] <= 2 * height, report["first"]
+            # 1:1 shows a shrunk figure at its drawn size, scrolling inside its box; a second tap fits it again
+            figure = page.locator("#result figure.view").first
+            drawn = figure.locator("svg").evaluate("s => s.viewBox.baseVal.width")
+            figure.locator("button.zoom").click()
+            assert abs(figure.locator("svg").bounding_box()["width"] - drawn) <= 1 and drawn > width
+            assert figure.bounding_box()["width"] <= width and page.evaluate(MEASURE)["scroll"] <= width + 1
+            figure.locator("svg").click()
+            assert figure.locator("svg").bounding_box()["width"] <= width
+
+        # the Task menu: no choice clipped in its list, nor the longest in its box
+        task = page.locator("#task input")
+        task.click()
+        options = page.get_by_role("option")
+        expect(options.first).to_be_visible()
+        assert not options.evaluate_all("os => os.filter(o => o.scrollWidth > o.clientWidth + 1).map(o => o.innerText)")
+        longest = max(options.all_inner_texts(), key=len).strip()
+        page.get_by_role("option", name=longest, exact=True).click()
+        expect(task).to_have_value(longest)
+        assert task.evaluate("box => box.scrollWidth <= box.clientWidth + 1"), f"the Task box clips {longest!r}"
 
         open_tab(page, t("tab_models", ui))
         expect(page.locator("#checkpoints [data-testid='cell-0-0']")).to_be_visible()
