@@ -62,7 +62,7 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 }
 /* A table wider than its box scrolls inside it, its first (key) column kept in view; a header breaks between
    words only, never inside one (keep-all: nor between Chinese characters of a word) */
-#result table, #pair-figures table, #attr-hint table, #probe-cell table, #tb-tree-summary table {
+#result table, #attr-hint table {
   display: block; max-width: 100%; overflow-x: auto;
 }
 #result table :is(td, th):first-child, #attr-hint table :is(td, th):first-child {
@@ -75,8 +75,6 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 #result table th, #attr-hint table th, .table-wrap th, .table-wrap th * { word-break: keep-all; overflow-wrap: normal; }
 #result table th, #attr-hint table th { white-space: nowrap; }
 #attr-hint td:first-child { white-space: nowrap; }
-/* the Task menu shows a task's whole name, in its box and in its list */
-#task input, #probe-task input, #tb-task input, #tb-data-task input { text-overflow: clip; }
 /* the page's side margins: 32 px on a wide screen, down to 6 px on a phone, where the content needs the room
    (no media query: Gradio scopes those to inside the page, and the margins are the page's own) */
 .gradio-container .main.app { padding-inline: clamp(6px, 5vw - 14px, 32px); }
@@ -84,7 +82,7 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
   .figures .export button.zoom { display: inline-block; }
 }
 @media (max-width: 640px) {
-  #result, #pair-figures { padding-left: 4px; padding-right: 4px; }
+  #result { padding-left: 4px; padding-right: 4px; }
   /* the examples in one row to swipe through, not a screen of buttons above the result */
   #examples .gallery { flex-wrap: nowrap; overflow-x: auto; }
   #examples .gallery > * { flex: 0 0 auto; max-width: 80vw; }
