@@ -100,7 +100,7 @@ evaluate-all: install ## every checkpoint on its test set -> <task>/<model>/eval
 	nice -n 10 $(PY) -m tools.evaluate_all --threads 1 $(EVAL_ARGS)
 
 # -- measure (each writes its docs/ page) ----------------------------------------------------------
-.PHONY: bench bench-smoke bench-browser probes loadtest soak sessions train-load attribution attribute export-results ablations tokenizer-agreement vectors-probe vectors-probe-zh checkpoints-report
+.PHONY: bench bench-smoke bench-browser screens probes loadtest soak sessions train-load attribution attribute export-results ablations tokenizer-agreement vectors-probe vectors-probe-zh checkpoints-report
 PROBE_MODELS ?= nbow
 # every other set of a language present: .cache/vectors/<lang>-<name>.safetensors -> --vectors <name>=.cache/vectors/<lang>-<name>
 vector_sets = $(foreach f,$(sort $(wildcard .cache/vectors/$(1)-*.safetensors)),--vectors $(patsubst $(1)-%,%,$(basename $(notdir $(f))))=$(basename $(f)))
@@ -111,8 +111,11 @@ bench: install ## accuracy/speed/scale benchmarks -> docs/benchmarks.md
 bench-smoke: install ## a seconds-long version of the benchmarks (CI)
 	$(PY) -m tools.bench --smoke
 
-bench-browser: install ## the lab in Debian chromium: click to settled page, 'All five' and one model -> docs/browser.md
+bench-browser: install ## the lab in Debian chromium: click to settled page, 'All five' and one model, laptop and phone (390 px) -> docs/browser.md
 	HF_HUB_OFFLINE=1 $(PY) -m tools.bench.browser --rounds 5
+
+screens: install ## screenshots of the Lab at 390, 768 and 1400 px, English and Chinese, bundled checkpoints -> docs/screens/
+	HF_HUB_OFFLINE=1 $(PY) -m tools.screens
 
 probes: install ## behavioural probe pass rates of the shipped checkpoints -> docs/probes.md
 	$(PY) -m tools.probes

@@ -125,17 +125,16 @@ def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FA
 
 
 def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown, visitors: Visitors) -> gr.Radio:
-    """The method selector and, beside it, the faithfulness hint for the chosen model and task."""
-    with gr.Row():
-        method = gr.Radio(
-            [(L(f"attr_{m}"), m) for m in METHODS],
-            value=DEFAULT_METHODS[0],
-            label=L("attr_method"),
-            info=L("attr_method_info"),
-            elem_id="attr-method",
-            scale=3,
-        )
-
+    """The method selector and, folded under it, the faithfulness hint for the chosen model and task: a table
+    of models by tasks, which beside the methods was squeezed to a word per line and on a phone is a screen long."""
+    method = gr.Radio(
+        [(L(f"attr_{m}"), m) for m in METHODS],
+        value=DEFAULT_METHODS[0],
+        label=L("attr_method"),
+        info=L("attr_method_info"),
+        elem_id="attr-method",
+    )
+    with gr.Accordion(L("attr_best_fold"), open=False, elem_id="attr-hint-box"):
         hint = gr.Markdown(elem_id="attr-hint")
 
     def on_change(model_value: str, task_value: str, request: gr.Request) -> str:

@@ -186,7 +186,8 @@ def probability_bars(
     """Class probabilities: one bar per class in its class colour (svg.class_colour), the predicted class
     outlined and its name bold; or a group per class with one bar per model (model colours), each class name
     beside a swatch of its class colour."""
-    groups, width = len(labels), max(520, 90 * len(labels) * max(1, len(rows)) ** 0.5)
+    # at most 720 px: five classes by five models fit it, and it stays legible shrunk to a phone or half a laptop
+    groups, width = len(labels), min(720, max(520, 90 * len(labels) * max(1, len(rows)) ** 0.5))
     left, right, top, plot_h = 50, width - 16, 36, 200
     y = Scale(0, 1.0, top + plot_h, top)
     slot = (right - left) / max(groups, 1)

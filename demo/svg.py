@@ -25,7 +25,6 @@ SUPPORT = {
 }
 BLUES = ["#f7fbff", "#c6dbef", "#6baed6", "#2171b5", "#08306b"]
 VIRIDIS = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]
-MIN_SCALE = 0.6  # a figure on the page shrinks to no less than this share of its drawn size (11 px text: 6.6 px)
 
 
 def esc(text) -> str:
@@ -198,15 +197,15 @@ def figure(
 ) -> str:
     """One view: the SVG (title on top, the caption at the bottom, wrapped, never cut: both are part of what is
     exported) and its SVG/PNG download buttons (the page's export script reads data-name). On the page it
-    scales to its container (the viewBox; CSS width 100%), never above its drawn size and never below
-    MIN_SCALE of it, where the text would be too small to read: a narrower screen scrolls the figure."""
+    scales to its container (the viewBox; CSS width 100%), never above its drawn size, so the whole figure is
+    always in view; on a narrow screen a tap shows it at its drawn size, scrolling inside its box (EXPORT_JS)."""
     width, height = round(max(width, text_width(title, 13) + 30)), round(height)
     lines = caption_lines(caption, width - 16) if caption else []
     total = height + (6 + 12 * len(lines) if lines else 0)
     foot = "".join(
         text(8, height + 12 + 12 * i, line, size=9, anchor="start", colour_="#777") for i, line in enumerate(lines)
     )
-    style = f"max-width:{width}px;min-width:{round(MIN_SCALE * width)}px"
+    style = f"max-width:{width}px"
     svg = (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {total}" width="{width}" height="{total}" '
         f'style="{style}" font-family="{esc(FONT)}" role="img"><rect width="100%" height="100%" fill="#fff"/>'
@@ -214,7 +213,7 @@ def figure(
     )
     buttons = (
         '<span class="export"><button type="button" data-export="svg">SVG</button>'
-        '<button type="button" data-export="png">PNG</button></span>'
+        '<button type="button" data-export="png">PNG</button><button type="button" class="zoom">1:1</button></span>'
     )
     return f'<figure class="view" data-name="{esc(name)}">{buttons}{controls}{svg}</figure>'
 
@@ -233,6 +232,13 @@ element.addEventListener('change', (event) => {
 });
 element.addEventListener('click', (event) => {
   const button = event.target.closest('button[data-export]');
+  const zoom = event.target.closest('button.zoom');
+  const drawing = zoom
+    ? zoom.closest('figure.view').querySelector(':scope > svg')
+    : event.target.closest('figure.view > svg');
+  const shrunk = drawing && drawing.getBoundingClientRect().width < drawing.viewBox.baseVal.width - 1;
+  if (drawing && !event.target.closest('a') && (shrunk || drawing.parentElement.classList.contains('zoomed')))
+    drawing.parentElement.classList.toggle('zoomed');
   if (!button) return;
   const figure = button.closest('figure.view');
   const svg = figure.querySelector(':scope > svg').cloneNode(true);

@@ -30,8 +30,13 @@ body.lab-busy #analysing { display: block !important; }
 body.lab-busy #analysing p { animation: lab-pulse 1.2s ease-in-out infinite alternate; }
 @keyframes lab-pulse { from { opacity: 1; } to { opacity: 0.35; } }
 body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display: none !important; }
-.figures figure.view { margin: 0.6em 0; overflow-x: auto; position: relative; }
+.figures figure.view { margin: 0.6em 0; overflow-x: auto; position: relative; max-width: 100%; }
 .figures figure.view svg { width: 100%; height: auto; }
+/* a tap on a figure shown smaller than drawn, or on its 1:1 button (narrow screens), shows it at its drawn size,
+   scrolling inside its box (EXPORT_JS) */
+.figures figure.view.zoomed svg { width: auto; max-width: none !important; }
+.figures .export button.zoom { display: none; }
+.figures figure.view.zoomed .export button.zoom { background: #e0e7ff; }
 .figures a.tree-node { cursor: pointer; }
 .figures a.tree-node:hover circle { stroke: #111; stroke-width: 2.5; }
 .figures .export { display: flex; gap: 0.3em; font-size: 0.75em; margin-bottom: 0.2em; }
@@ -39,8 +44,8 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 .figures .graph-edges { font-size: 0.85em; margin-left: 0.3em; }
 #result .model-panel { content-visibility: auto; contain-intrinsic-size: auto 1200px; }
 #attr-hint table { font-size: 0.85em; }
-#attr-hint td:first-child { white-space: nowrap; }
 #result .top-figures { display: flex; flex-wrap: wrap; gap: 1em; }
+#result .top-figures > figure.view { flex: 1 1 480px; }
 #result .model-panel { border: 1px solid #e2e8f0; border-radius: 8px; padding: 0.5em 0.9em; margin: 0.6em 0; }
 #result .model-panel > summary { cursor: pointer; font-size: 1.05em; }
 #result .accuracy { color: #475569; font-size: 0.9em; margin-left: 0.8em; }
@@ -55,6 +60,33 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 #result table.attr-scores { border-collapse: collapse; margin: 0.4em 0; font-size: 0.85em; }
 #result table.attr-scores td, #result table.attr-scores th {
   border: 1px solid #e2e8f0; padding: 0.1em 0.5em; text-align: right;
+}
+/* A table wider than its box scrolls inside it, its first (key) column kept in view; a header breaks between
+   words only, never inside one (keep-all: nor between Chinese characters of a word) */
+#result table, #attr-hint table {
+  display: block; max-width: 100%; overflow-x: auto;
+}
+#result table :is(td, th):first-child, #attr-hint table :is(td, th):first-child {
+  position: sticky; left: 0; z-index: 1; background: var(--background-fill-primary, #fff);
+}
+/* ... Gradio's tables (gr.Dataframe) too: their first column stays while the others scroll */
+.table-wrap :is(th, .body-cell).first-column {
+  position: sticky; left: 0; z-index: 2; background: var(--background-fill-primary, #fff);
+}
+#result table th, #attr-hint table th, .table-wrap th, .table-wrap th * { word-break: keep-all; overflow-wrap: normal; }
+#result table th, #attr-hint table th { white-space: nowrap; }
+#attr-hint td:first-child { white-space: nowrap; }
+/* the page's side margins: 32 px on a wide screen, down to 6 px on a phone, where the content needs the room
+   (no media query: Gradio scopes those to inside the page, and the margins are the page's own) */
+.gradio-container .main.app { padding-inline: clamp(6px, 5vw - 14px, 32px); }
+@media (max-width: 900px) {
+  .figures .export button.zoom { display: inline-block; }
+}
+@media (max-width: 640px) {
+  #result { padding-left: 4px; padding-right: 4px; }
+  /* the examples in one row to swipe through, not a screen of buttons above the result */
+  #examples .gallery { flex-wrap: nowrap; overflow-x: auto; }
+  #examples .gallery > * { flex: 0 0 auto; max-width: 80vw; }
 }
 """
 

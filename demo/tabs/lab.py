@@ -556,13 +556,13 @@ class LabView:
 def build(lab: Lab, visitors: Visitors) -> LabView:
     known = facts(lab)
     public = lab.visible_to(PUBLIC)  # the page everybody is sent; a page load adds the visitor's own tasks
-    with gr.Row():
-        with gr.Column(scale=3):
+    with gr.Row(equal_height=False):  # two columns side by side where they fit, else the choices under the text
+        with gr.Column(scale=3, min_width=320):
             text = gr.Textbox(label=L("sentence"), placeholder=L("placeholder"), lines=3, elem_id="sentence")
             with gr.Row():
                 run = gr.Button(L("run"), variant="primary", elem_id="run", scale=3)
                 copy = gr.Button(L("copy_link"), elem_id="copy-link", scale=1)
-        with gr.Column(scale=2):
+        with gr.Column(scale=2, min_width=320):
             model = gr.Dropdown(
                 [(L("all_models"), ALL)] + [(model_name(m), m) for m in public.models()],
                 value=ALL,
@@ -570,7 +570,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
                 info=L("model_info"),
                 elem_id="model",
             )
-            with gr.Row():
+            with gr.Row(equal_height=False):
                 task = gr.Dropdown(
                     task_choices(public),
                     value=AUTO,
@@ -578,6 +578,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
                     info=L("task_info"),
                     elem_id="task",
                     visible=len(public.tasks()) > 1,
+                    min_width=260,  # "SST fine-grained (5 classes)" in full; the language goes under it if need be
                 )
                 lang = gr.Radio(
                     [(L("auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")],
@@ -606,6 +607,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         label=L("examples"),
         examples_per_page=len(EXAMPLES),
         example_labels=example_labels("en"),
+        elem_id="examples",
     )
     pair = pairs.build(lab, known, text, model, task, lang, visitors)
     analysing = gr.Markdown(L("analysing"), elem_id="analysing")

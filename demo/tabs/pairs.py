@@ -163,7 +163,7 @@ def build(
         text_b = gr.Textbox(label=L("sentence_b"), lines=2, elem_id="sentence-b")
         run = gr.Button(L("run_pair"), elem_id="run-pair")
         summary = gr.Markdown(elem_id="pair-summary")
-        table = gr.Dataframe(visible=False, interactive=False, elem_id="pair-table")
+        table = gr.Dataframe(visible=False, interactive=False, wrap=True, elem_id="pair-table")
         figures = gr.HTML("", elem_id="pair-figures", elem_classes="figures", js_on_load=EXPORT_JS)
 
     inputs, outputs = [text, text_b, model, task, lang], [summary, table, figures]

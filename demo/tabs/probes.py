@@ -244,7 +244,8 @@ def build(lab: Lab, visitors: Visitors) -> ProbesView:
         )
         run = gr.Button(L("probe_run"), variant="primary", elem_id="probe-run")
     summary = gr.Markdown(elem_id="probe-summary")
-    table = gr.Dataframe(label=L("probe_table"), interactive=False, elem_id="probe-table")
+    # the models' names wrap at their spaces: the five columns fit a laptop's width
+    table = gr.Dataframe(label=L("probe_table"), interactive=False, wrap=True, elem_id="probe-table")
     with gr.Row():
         capability = gr.Dropdown([], label=L("probe_capability"), elem_id="probe-capability")
         model = gr.Dropdown([], label=L("model"), elem_id="probe-model")

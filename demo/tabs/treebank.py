@@ -340,12 +340,14 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
                 elem_id="tb-data-model",
             )
         data_summary = gr.Markdown(elem_id="tb-data-summary")
-        with gr.Row():
-            length_plot = gr.HTML(elem_id="tb-length", elem_classes="figures", js_on_load=EXPORT_JS)
-            confusion_plot = gr.HTML(elem_id="tb-confusion", elem_classes="figures", js_on_load=EXPORT_JS)
-        with gr.Row():
-            per_class = gr.Dataframe(label=L("tb_per_class"), interactive=False, elem_id="tb-per-class")
-            slices = gr.Dataframe(label=L("tb_slices"), interactive=False, elem_id="tb-slices")
+        with gr.Row(equal_height=False):  # side by side where both fit, else one under the other
+            length_plot = gr.HTML(elem_id="tb-length", elem_classes="figures", js_on_load=EXPORT_JS, min_width=320)
+            confusion_plot = gr.HTML(
+                elem_id="tb-confusion", elem_classes="figures", js_on_load=EXPORT_JS, min_width=320
+            )
+        with gr.Row(equal_height=False):
+            per_class = gr.Dataframe(label=L("tb_per_class"), interactive=False, min_width=320, elem_id="tb-per-class")
+            slices = gr.Dataframe(label=L("tb_slices"), interactive=False, min_width=320, elem_id="tb-slices")
         disagree = gr.Dataframe(label=L("tb_disagree"), interactive=False, wrap=True, elem_id="tb-disagree")
         with gr.Row():
             pick = gr.Dropdown([], label=L("tb_disagree_pick"), scale=4, elem_id="tb-disagree-pick")

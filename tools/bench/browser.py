@@ -2,7 +2,8 @@
 changing, with the server's own time for the same analysis beside it.
 
 `python -m tools.bench.browser` (`make bench-browser`) starts `python app.py` on the bundled checkpoints,
-drives Debian chromium with Playwright, and writes docs/browser.json and docs/browser.md.
+drives Debian chromium with Playwright at a laptop's width (1280 px) and a phone's (390 x 844), and writes
+docs/browser.json and docs/browser.md.
 
 How a wait is measured: a MutationObserver in the page stamps every DOM change (figures drawn
 included; not the screen-reader-only status line) with performance.now(); the click is stamped the same way.
@@ -37,23 +38,19 @@ ARGS = [
     "--no-first-run",
 ]
 QUIET_MS = 1500  # no DOM change for this long: the page has settled
-# (name, sentence, its repeat, model, browser locale): 12 words in English; a Chinese review in the Chinese UI
+EN = (
+    "The acting is great, but the plot is dull and far too long.",
+    "It is not a bad film at all, and the cast is quite good.",
+)
+LAPTOP, PHONE = (1280, 1000), (390, 844)  # browser viewports (width, height) in CSS px
+# (name, sentence, its repeat, model, browser locale, viewport): 12 words in English; a Chinese review in the
+# Chinese UI; on a phone, the same as on the laptop
 SCENARIOS = [
-    (
-        "all five, English",
-        "The acting is great, but the plot is dull and far too long.",
-        "It is not a bad film at all, and the cast is quite good.",
-        "all",
-        "en-US",
-    ),
-    ("all five, Chinese", "这部电影不怎么好看，但是演员很棒", "质量一点也不好，再也不买了", "all", "zh-CN"),
-    (
-        "one model (DCNN), English",
-        "The acting is great, but the plot is dull and far too long.",
-        "It is not a bad film at all, and the cast is quite good.",
-        "dcnn",
-        "en-US",
-    ),
+    ("all five, English", *EN, "all", "en-US", LAPTOP),
+    ("all five, Chinese", "这部电影不怎么好看，但是演员很棒", "质量一点也不好，再也不买了", "all", "zh-CN", LAPTOP),
+    ("one model (DCNN), English", *EN, "dcnn", "en-US", LAPTOP),
+    ("all five, English, phone (390 px)", *EN, "all", "en-US", PHONE),
+    ("one model (DCNN), English, phone (390 px)", *EN, "dcnn", "en-US", PHONE),
 ]
 # a change a user can see: not Gradio's screen-reader status line (.sr-only), which says "complete" ~2 s later
 OBSERVER = """
@@ -140,10 +137,10 @@ def measure(url: str, rounds: int) -> list[dict]:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         try:
-            for name, text, repeat_text, model, locale in SCENARIOS:
+            for name, text, repeat_text, model, locale, (width, height) in SCENARIOS:
                 fresh, repeat = [], []
                 for _ in range(rounds):
-                    context = browser.new_context(locale=locale, viewport={"width": 1280, "height": 1000})
+                    context = browser.new_context(locale=locale, viewport={"width": width, "height": height})
                     context.add_init_script(OBSERVER)
                     page = context.new_page()
                     page.goto(url)
@@ -159,6 +156,7 @@ def measure(url: str, rounds: int) -> list[dict]:
                         "scenario": name,
                         "model": model,
                         "locale": locale,
+                        "viewport": [width, height],
                         "text": text,
                         "fresh_s": fresh,
                         "repeat_s": repeat,
