@@ -16,8 +16,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
+from core.checkpoints.memory import capacity_from_env
 from core.predict import Lab
 from demo import APP_KWARGS, CSS, I18N, MODEL_CONCURRENCY, SESSION_CAPACITY, THEME, bound_malloc, build_demo, warm_up
+from demo.runner import WORKER
 
 # before the checkpoints load: their log says, one line each, where each came from (task/model <- source)
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -25,6 +27,8 @@ logging.getLogger("httpx").setLevel(logging.WARNING)  # Gradio's own startup pro
 ROOT = os.environ.get("LAB_CHECKPOINTS") or str(Path(__file__).resolve().parent / "checkpoints")
 lab = Lab.load(os.environ.get("LAB_CHECKPOINTS") or None)  # explicit dir > Hub (configs/hub.toml) > bundled
 demo = build_demo(lab, ROOT)
+# the worker runs long requests and probe suites on the same checkpoints: all of the app's stay loaded there
+WORKER.models = len(lab.checkpoints) + capacity_from_env()
 
 if __name__ == "__main__":
     gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection

@@ -109,6 +109,10 @@ class Result:
     seconds: float
     error: str = ""  # "" = a well-formed answer
     long: bool = False  # one of LONG_TEXTS
+    ended: float = field(default_factory=time.monotonic)  # when the answer came (built as it comes)
+
+    def overlaps(self, other: "Result") -> bool:
+        return self.ended - self.seconds < other.ended and other.ended - other.seconds < self.ended
 
 
 @dataclass
@@ -165,17 +169,30 @@ def process_tree(pid: int) -> list[int]:
     return tree
 
 
-def rss_mb(pid: int) -> float | None:
-    """Resident memory of the app: the process `pid` and its children (VmRSS of /proc/<pid>/status)."""
-    total = None
+# what a process below the app is, by a word of its command line (anything else: "app")
+ROLES = {"core.serving": "model worker", "core.training.jobs": "training"}
+
+
+def rss_by_role(pid: int) -> dict[str, float]:
+    """Resident memory (VmRSS of /proc/<pid>/status, MB) of the app `pid` and of its children, summed by ROLES:
+    the app, its model worker and a training worker come and go on their own."""
+    by_role: dict[str, float] = {}
     for member in process_tree(pid):
         try:
-            for line in Path(f"/proc/{member}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total = (total or 0.0) + int(line.split()[1]) / 1024
+            command = Path(f"/proc/{member}/cmdline").read_bytes().split(b"\0")
+            status = Path(f"/proc/{member}/status").read_text().splitlines()
         except OSError:
-            pass
-    return total
+            continue  # ended while we looked
+        role = next((r for word, r in ROLES.items() if word.encode() in command), "app")
+        for line in status:
+            if line.startswith("VmRSS:"):
+                by_role[role] = by_role.get(role, 0.0) + int(line.split()[1]) / 1024
+    return by_role
+
+
+def rss_mb(pid: int) -> float | None:
+    """Resident memory of the app: the process `pid` and its children."""
+    return sum(by_role.values()) if (by_role := rss_by_role(pid)) else None
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -501,9 +518,11 @@ def load_test(args) -> tuple[dict, Report]:
 
 
 def rss_sample(pid: int, start: float, requests_started: int) -> dict:
+    by_role = rss_by_role(pid)
     return {
         "t_s": round(time.monotonic() - start, 1),
-        "rss_mb": round(rss_mb(pid) or 0.0, 1),
+        "rss_mb": round(sum(by_role.values()), 1),
+        "rss_by_role_mb": {role: round(mb, 1) for role, mb in sorted(by_role.items())},
         "requests_started": requests_started,
         "load_1min": round(os.getloadavg()[0], 2),
     }
@@ -877,6 +896,7 @@ def class_test(args) -> dict:
         "latency_by_endpoint_s": {
             e: {"n": len(v), "p50": percentile(v, 0.5), "p95": percentile(v, 0.95)} for e, v in by_endpoint.items()
         },
+        "short_beside_probes_s": beside(results, "/probes"),
         "rss_mb": {"after_warmup": warm, "end": end, "max": max(x["rss_mb"] for x in samples)},
         "rss_end_over_warmup": ratio,
         "rss_samples": samples,
@@ -888,6 +908,17 @@ def class_test(args) -> dict:
             f"disk_le_{args.max_disk_mb:g}mb": sum(disk_mb.values()) <= args.max_disk_mb,
         },
     }
+
+
+def beside(results: list[Result], endpoint: str) -> dict:
+    """Short requests' p50 / p95 while an `endpoint` request was in flight and while none was: what it costs
+    the others."""
+    running = [r for r in results if r.endpoint == endpoint and not r.error]
+    split: dict[str, list[float]] = {"beside": [], "alone": []}
+    for r in results:
+        if not r.long and not r.error:
+            split["beside" if any(r.overlaps(x) for x in running) else "alone"].append(r.seconds)
+    return {k: {"n": len(v), "p50": percentile(v, 0.5), "p95": percentile(v, 0.95)} for k, v in split.items()}
 
 
 def latency_rows(s: dict) -> list[tuple[str, str]]:
@@ -909,6 +940,10 @@ def rss_rows(s: dict) -> list[tuple[str, str]]:
         ),
         ("RSS end / after warm-up", s["rss_end_over_warmup"]),
         ("RSS samples (s: MB)", ", ".join(f"{x['t_s']:.0f}: {x['rss_mb']:.0f}" for x in samples)),
+        (
+            "RSS by process at the end (MB)",
+            ", ".join(f"{k} {v:.0f}" for k, v in s["rss_samples"][-1].get("rss_by_role_mb", {}).items()),
+        ),
     ]
 
 
@@ -923,6 +958,10 @@ def class_markdown(s: dict) -> str:
     rows += [
         (f"{e} p50 / p95 (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])}, {v['n']}")
         for e, v in s["latency_by_endpoint_s"].items()
+    ]
+    rows += [
+        (f"short p50 / p95 (s), n, {k} /probes", f"{fmt(v['p50'])} / {fmt(v['p95'])}, {v['n']}")
+        for k, v in s["short_beside_probes_s"].items()
     ]
     rows += rss_rows(s) + [("disk at the end (MB)", ", ".join(f"{k} {v}" for k, v in s["disk_mb"].items()))]
     rows += [(f"target: {k}", "✓" if v else "✗") for k, v in s["targets"].items()]

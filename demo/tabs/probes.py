@@ -17,8 +17,6 @@ from core.analysis.probes import (
     SuiteError,
     load_suite,
     read_cases_file,
-    run_suite,
-    run_text_cases,
     suite_names,
 )
 from core.owners import PUBLIC
@@ -168,8 +166,7 @@ def _error(message: str) -> tuple:
 
 def run_probe_suite(lab: Lab, suite: str, task: str, ui: str) -> tuple:
     try:
-        with RequestGate().admit_long():
-            return show(run_suite(lab, suite, None if task == AUTO else task), ui)
+        return show(RequestGate().probes(lab, None if task == AUTO else task, suite=suite), ui)
     except Cancelled:
         raise abandoned() from None
     except ProbeInputError as err:
@@ -184,8 +181,7 @@ def run_user_cases(lab: Lab, text: str, upload: str | None, suite: str, task: st
         task = load_suite(suite).task if task == AUTO else task
         lines = "\n".join(part for part in (text or "", read_cases_file(upload) if upload else "") if part.strip())
         names = {"user": {"en": t("user_cases", "en"), "zh": t("user_cases", "zh")}}
-        with RequestGate().admit_long():
-            return show(run_text_cases(lab, lines, task, names), ui)
+        return show(RequestGate().probes(lab, task, text=lines, capabilities=names), ui)
     except Cancelled:
         raise abandoned() from None
     except ProbeInputError as err:
