@@ -195,14 +195,16 @@ def rss_mb(pid: int) -> float | None:
     return sum(by_role.values()) if (by_role := rss_by_role(pid)) else None
 
 
-def cpu_seconds(pid: int) -> float | None:
+def cpu_seconds(pid: int, children: bool = True) -> float | None:
     """User + system CPU time of the app so far: the process `pid` and its live children (/proc/<pid>/stat
-    fields 14 and 15), and the children it has reaped (fields 16 and 17: a replaced model worker)."""
+    fields 14 and 15), and the children it has reaped (fields 16 and 17: a replaced model worker); with
+    `children` False, the app's own alone (what holds its GIL)."""
     total = None
-    for member in process_tree(pid):
+    for member in process_tree(pid) if children else [pid]:
         try:
             fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
-            ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if member == pid else 0)
+            reaped = int(fields[13]) + int(fields[14]) if children and member == pid else 0
+            ticks = int(fields[11]) + int(fields[12]) + reaped
             total = (total or 0.0) + ticks / os.sysconf("SC_CLK_TCK")
         except (OSError, IndexError, ValueError):
             if member == pid:
@@ -828,7 +830,7 @@ def class_test(args) -> dict:
         ]
         if any(r.error for r in warm):
             raise LoadTestError(f"the class warm-up failed: {next(r.error for r in warm if r.error)}")
-        start = time.monotonic()
+        start, app_cpu = time.monotonic(), cpu_seconds(proc.pid, children=False)
         deadline = start + args.class_minutes * 60
         samples, stop = [dict(rss_sample(proc.pid, start, 0), at="after warm-up")], threading.Event()
         counts, lock = {"visits": 0, "requests": 0}, threading.Lock()
@@ -868,6 +870,7 @@ def class_test(args) -> dict:
             results = [r for rs in pool.map(visitor, range(args.class_visitors), clients) for r in rs]
         stop.set()
         sampler.join()
+        app_cpu = (cpu_seconds(proc.pid, children=False) or 0.0) - (app_cpu or 0.0)
         time.sleep(5.0)  # cancelled workers exit
         samples.append(dict(rss_sample(proc.pid, start, counts["requests"]), visits=counts["visits"], at="end"))
         disk_mb = {k: folder_mb(v) for k, v in disk.items()}
@@ -897,6 +900,8 @@ def class_test(args) -> dict:
             e: {"n": len(v), "p50": percentile(v, 0.5), "p95": percentile(v, 0.95)} for e, v in by_endpoint.items()
         },
         "short_beside_probes_s": beside(results, "/probes"),
+        # the app process's own CPU per request: what its GIL was busy with, whatever the machine's load
+        "app_cpu_ms_per_request": round(1000 * app_cpu / max(1, len(results)), 1),
         "rss_mb": {"after_warmup": warm, "end": end, "max": max(x["rss_mb"] for x in samples)},
         "rss_end_over_warmup": ratio,
         "rss_samples": samples,
@@ -963,6 +968,7 @@ def class_markdown(s: dict) -> str:
         (f"short p50 / p95 (s), n, {k} /probes", f"{fmt(v['p50'])} / {fmt(v['p95'])}, {v['n']}")
         for k, v in s["short_beside_probes_s"].items()
     ]
+    rows += [("app process CPU per request (ms)", s["app_cpu_ms_per_request"])]
     rows += rss_rows(s) + [("disk at the end (MB)", ", ".join(f"{k} {v}" for k, v in s["disk_mb"].items()))]
     rows += [(f"target: {k}", "✓" if v else "✗") for k, v in s["targets"].items()]
     return "\n".join(["| class | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
