@@ -61,18 +61,18 @@ class SuiteJob:
 
     def run_in(self, lab: Lab) -> ProbeReport | Refusal | ModelFailure:
         """Run in a view of `lab` (the worker's own, which loads each checkpoint once) with the job's checkpoints."""
+        view = {}
         for task, model, directory in self.checkpoints:
             served = lab.checkpoints.get((task, model))
-            if served is None or str(served.path) != directory:
-                try:
-                    lab.add_checkpoint(directory, f"probes: {directory}")
-                except (CheckpointError, OSError) as err:
-                    return ModelFailure(model, f"{type(err).__name__}: {err}")
-        view = Lab({(task, model): lab.checkpoints[(task, model)] for task, model, _ in self.checkpoints})
+            try:
+                key = (task, model) if served and str(served.path) == directory else lab.add_checkpoint(directory)
+            except (CheckpointError, OSError) as err:
+                return ModelFailure(model, f"{type(err).__name__}: {err}")
+            view[(task, model)] = lab.checkpoints[key]
         try:
             if self.text is None:
-                return run_suite(view, self.suite, self.task)
-            return run_text_cases(view, self.text, self.task or "", self.capabilities)
+                return run_suite(Lab(view), self.suite, self.task)
+            return run_text_cases(Lab(view), self.text, self.task or "", self.capabilities)
         except ProbeInputError as err:
             return Refusal(notice=err.notice)
         except SuiteError as err:
