@@ -41,9 +41,12 @@ for `--class-minutes` (10); each visit is a new session (a new gradio_client Cli
 requests, a mix of /predict, /compare, page loads (the page, its config and its load events through the
 queue, as a browser sends them), /treebank and /probes, with a visitor's think time between them; `--trainers`
 (3) of the visitors train small CSV files of their own at once (/train, /train_status every 2 s, then /predict
-with the new task). The server's RSS is sampled over time; the disk of the user models and Gradio's cache
-(both in a temporary folder) is read at the end. Targets: 0 failed requests, short-request p95 <= 1 s (/probes
-and /train have their own budgets), RSS at the end <= 1.15 x after the warm-up, disk <= `--max-disk-mb`.
+with the new task). The server's RSS is sampled over time, in all and per process (the app, its model
+worker, a training worker); the app process's own CPU per request is read over the run (what held its GIL,
+whatever the machine's load), and short requests' latency while a /probes ran and while none did; the disk of
+the user models and Gradio's cache (both in a temporary folder) is read at the end. Targets: 0 failed requests,
+short-request p95 <= 1 s (/probes and /train have their own budgets), RSS at the end <= 1.15 x after the warm-up,
+disk <= `--max-disk-mb`.
 
 Fresh sessions (`--sessions N`): N requests, each in a session of its own (a raw REST call naming no
 session, or with `--session-kind client` a new gradio_client Client), RSS read after every `--session-step`;
