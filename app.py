@@ -16,11 +16,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
-from core.checkpoints.memory import capacity_from_env
 from core.predict import Lab
 from demo import APP_KWARGS, CSS, I18N, MODEL_CONCURRENCY, SESSION_CAPACITY, THEME, bound_malloc, build_demo, warm_up
-from demo.memory import trim_every
-from demo.runner import WORKER
 
 # before the checkpoints load: their log says, one line each, where each came from (task/model <- source)
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -28,13 +25,10 @@ logging.getLogger("httpx").setLevel(logging.WARNING)  # Gradio's own startup pro
 ROOT = os.environ.get("LAB_CHECKPOINTS") or str(Path(__file__).resolve().parent / "checkpoints")
 lab = Lab.load(os.environ.get("LAB_CHECKPOINTS") or None)  # explicit dir > Hub (configs/hub.toml) > bundled
 demo = build_demo(lab, ROOT)
-# the worker runs long requests and probe suites on the same checkpoints: all of the app's stay loaded there
-WORKER.models = len(lab.checkpoints) + capacity_from_env()
 
 if __name__ == "__main__":
     gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
-    bound_malloc()  # before the model threads first allocate: long requests' memory is given back
-    trim_every()  # and what many requests at once left free between live blocks
+    bound_malloc()  # before the model threads first allocate: freed memory is given back (demo/memory.py)
     threading.Thread(target=warm_up, args=(lab,), daemon=True).start()
     # model events enter their handlers MODEL_CONCURRENCY at a time and demo.runner.LANES admits one short and one
     # long request at once; waiting clients get their queue position once a second, not on every job start

@@ -38,10 +38,12 @@ def _glibc():
 
 
 def bound_malloc() -> bool:
-    """Two arenas and a fixed mmap threshold for the allocations to come; True where glibc took them,
-    False off glibc. Call it before the model threads first allocate: an arena, once made, stays."""
+    """Two arenas and a fixed mmap threshold for the allocations to come, and a trim every TRIM_EVERY_S; True
+    where glibc took them, False off glibc. Call it before the model threads first allocate: an arena, once made,
+    stays."""
     if (libc := _glibc()) is None:
         return False
+    trim_every()
     if libc.mallopt(M_ARENA_MAX, ARENA_MAX) != 1 or libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) != 1:
         log.warning("mallopt refused the arena or mmap limits: resident memory may grow after long requests")
         return False

@@ -26,6 +26,7 @@ import gradio as gr
 from gradio.context import LocalContext
 
 from core.analysis.probes import ProbeReport
+from core.checkpoints.memory import capacity_from_env
 from core.data import PROJECT_ROOT
 from core.predict import Cancelled, Lab, ModelFailure, ModelJob, Prediction
 from core.serving import Refusal, SuiteJob, decode, encode
@@ -196,7 +197,9 @@ def abandoned() -> gr.Error:
 
 def warm_up(lab: Lab) -> None:
     """Load the tokenizers (spaCy, jieba) and touch every model once, here and in the worker, so that the
-    first request, short or long, is fast."""
+    first request, short or long, is fast. The worker keeps every checkpoint of `lab` loaded, and as many trained
+    ones as the app keeps (core.checkpoints.memory)."""
+    WORKER.models = WORKER.models or len(lab.checkpoints) + capacity_from_env()
     for text, lang in (("a good film", "en"), ("很好", "zh")):
         for task in lab.tasks(lang)[:1]:
             for gate in (None, RequestGate(long=True)):
