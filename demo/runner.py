@@ -70,7 +70,7 @@ class ModelWorker:
     """The process that runs long requests' models and probe suites (`python -m core.serving`), one job at a time:
     started on first use, replaced after `jobs_per_process` runs or when it dies. When the client of the job it
     runs has left, the answer is thrown away and the request stops there; the process goes on. `models`: the
-    checkpoints it keeps loaded (app.py: the app's own and as many visitors' models as the app keeps)."""
+    checkpoints it keeps loaded (warm_up: the app's own and as many visitors' models as the app keeps)."""
 
     def __init__(self, jobs_per_process: int = WORKER_JOBS, nice: int = WORKER_NICE, models: int | None = None):
         self.jobs_per_process, self.nice, self.models = jobs_per_process, nice, models

@@ -118,8 +118,10 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
     def probes(suite: str = "en", task: str = AUTO, request: gr.Request = None) -> dict:
         """A probe suite against every model of the task: pass rates per capability and model, with counts."""
 
-        seen, chosen = visitors.lab(lab, request), None if task in (None, "", AUTO) else task
-        return _answer(lambda: RequestGate().probes(seen, chosen, suite=suite).to_dict(failures=False))
+        chosen = None if task in (None, "", AUTO) else task
+        return _answer(
+            lambda: RequestGate().probes(visitors.lab(lab, request), chosen, suite=suite).to_dict(failures=False)
+        )
 
     gr.api(predict, api_name="predict", concurrency_id="model")
     gr.api(compare, api_name="compare", concurrency_id="model")
