@@ -43,8 +43,8 @@ queue, as a browser sends them), /treebank and /probes, with a visitor's think t
 (3) of the visitors train small CSV files of their own at once (/train, /train_status every 2 s, then /predict
 with the new task). The server's RSS is sampled over time, in all and per process (the app, its model
 worker, a training worker); the app process's own CPU per request is read over the run (what held its GIL,
-whatever the machine's load), and short requests' latency while a /probes ran and while none did; the disk of
-the user models and Gradio's cache (both in a temporary folder) is read at the end. Targets: 0 failed requests,
+whatever the machine's load); the disk of the user models and Gradio's cache (both in a temporary folder) is read
+at the end. Targets: 0 failed requests,
 short-request p95 <= 1 s (/probes and /train have their own budgets), RSS at the end <= 1.15 x after the warm-up,
 disk <= `--max-disk-mb`.
 
@@ -112,10 +112,6 @@ class Result:
     seconds: float
     error: str = ""  # "" = a well-formed answer
     long: bool = False  # one of LONG_TEXTS
-    ended: float = field(default_factory=time.monotonic)  # when the answer came (built as it comes)
-
-    def overlaps(self, other: "Result") -> bool:
-        return self.ended - self.seconds < other.ended and other.ended - other.seconds < self.ended
 
 
 @dataclass
@@ -902,7 +898,6 @@ def class_test(args) -> dict:
         "latency_by_endpoint_s": {
             e: {"n": len(v), "p50": percentile(v, 0.5), "p95": percentile(v, 0.95)} for e, v in by_endpoint.items()
         },
-        "short_beside_probes_s": beside(results, "/probes"),
         # the app process's own CPU per request: what its GIL was busy with, whatever the machine's load
         "app_cpu_ms_per_request": round(1000 * app_cpu / max(1, len(results)), 1),
         "rss_mb": {"after_warmup": warm, "end": end, "max": max(x["rss_mb"] for x in samples)},
@@ -916,17 +911,6 @@ def class_test(args) -> dict:
             f"disk_le_{args.max_disk_mb:g}mb": sum(disk_mb.values()) <= args.max_disk_mb,
         },
     }
-
-
-def beside(results: list[Result], endpoint: str) -> dict:
-    """Short requests' p50 / p95 while an `endpoint` request was in flight and while none was: what it costs
-    the others."""
-    running = [r for r in results if r.endpoint == endpoint and not r.error]
-    split: dict[str, list[float]] = {"beside": [], "alone": []}
-    for r in results:
-        if not r.long and not r.error:
-            split["beside" if any(r.overlaps(x) for x in running) else "alone"].append(r.seconds)
-    return {k: {"n": len(v), "p50": percentile(v, 0.5), "p95": percentile(v, 0.95)} for k, v in split.items()}
 
 
 def latency_rows(s: dict) -> list[tuple[str, str]]:
@@ -966,10 +950,6 @@ def class_markdown(s: dict) -> str:
     rows += [
         (f"{e} p50 / p95 (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])}, {v['n']}")
         for e, v in s["latency_by_endpoint_s"].items()
-    ]
-    rows += [
-        (f"short p50 / p95 (s), n, {k} /probes", f"{fmt(v['p50'])} / {fmt(v['p95'])}, {v['n']}")
-        for k, v in s["short_beside_probes_s"].items()
     ]
     rows += [("app process CPU per request (ms)", s["app_cpu_ms_per_request"])]
     rows += rss_rows(s) + [("disk at the end (MB)", ", ".join(f"{k} {v}" for k, v in s["disk_mb"].items()))]
