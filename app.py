@@ -28,7 +28,7 @@ demo = build_demo(lab, ROOT)
 
 if __name__ == "__main__":
     gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
-    bound_malloc()  # before the model threads first allocate: long requests' memory is given back
+    bound_malloc()  # before the model threads first allocate: freed memory is given back (demo/memory.py)
     threading.Thread(target=warm_up, args=(lab,), daemon=True).start()
     # model events enter their handlers MODEL_CONCURRENCY at a time and demo.runner.LANES admits one short and one
     # long request at once; waiting clients get their queue position once a second, not on every job start

@@ -1,24 +1,86 @@
-"""`python -m core.serving [--nice N]`: a process that runs core.predict.ModelJobs for the app.
+"""`python -m core.serving [--nice N] [--models N]`: a process that runs the app's long work: core.predict.ModelJobs
+and probe suites (SuiteJob).
 
-demo/runner.py sends long requests' models here, so that they never hold the server's GIL, and at a lower
-CPU priority, so that on a busy machine the server's short requests come first. Jobs arrive as
-JSON lines on stdin; each answer, a Prediction or a ModelFailure, leaves as one JSON line on the process's
-original stdout (anything else the process prints goes to stderr). Each checkpoint is loaded the first
-time a job names it; the process ends at the end of its input.
+demo/runner.py sends long requests' models and every probe run here, so that they never hold the server's GIL
+nor leave their memory in it, and at a lower CPU priority, so that on a busy machine the server's short requests
+come first. Jobs arrive as JSON lines on stdin; each answer (a Prediction or a ModelFailure, a ProbeReport or
+the Refusal of a suite) leaves as one JSON line on the process's original stdout (anything else the process prints
+goes to stderr). Each checkpoint is loaded the first time a job names it; the process ends at the end of its input.
 """
 
 import argparse
 import json
+import logging
 import os
 import sys
-from dataclasses import fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from typing import TextIO
 
 from core.analysis.attribution import Attribution
+from core.analysis.probes import (
+    Case,
+    CaseResult,
+    Cell,
+    ProbeInputError,
+    ProbeReport,
+    SuiteError,
+    run_suite,
+    run_text_cases,
+)
+from core.checkpoints.checkpoint import CheckpointError
+from core.checkpoints.memory import ModelCache, capacity_from_env
 from core.notices import Notice
 from core.predict import CheckedText, Lab, ModelFailure, ModelJob, Prediction, TokenInfo
 from core.text import Token
 from core.views import Heatmap, KMaxGraph, LineCurves, Pyramid, Table, Text, Trajectory, WordCurve
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Refusal:
+    """A suite the worker could not run: the error it raised, to be raised again in the app (`error()`)."""
+
+    suite_error: str = ""  # a SuiteError's message (a shipped file that does not validate)
+    notice: Notice | None = None  # a ProbeInputError's code and params
+
+    def error(self) -> ProbeInputError | SuiteError:
+        return ProbeInputError(self.notice.code, **self.notice.params) if self.notice else SuiteError(self.suite_error)
+
+
+@dataclass(frozen=True)
+class SuiteJob:
+    """A probe suite by name (or a visitor's own cases, `text`) on the checkpoints that one visitor sees, run in
+    the worker: each travels as (task, model, directory), and the suite sees these alone, as in the app."""
+
+    checkpoints: tuple[tuple[str, str, str], ...]
+    task: str | None  # None: the suite's own
+    suite: str = ""
+    text: str | None = None  # the visitor's cases instead of a suite (core.analysis.probes.parse_user_cases)
+    capabilities: dict | None = None  # the names of the visitor's cases (run_text_cases)
+
+    def run_in(self, lab: Lab) -> ProbeReport | Refusal | ModelFailure:
+        """Run in a view of `lab` (the worker's own, which loads each checkpoint once) with the job's checkpoints."""
+        view = {}
+        for task, model, directory in self.checkpoints:
+            served = lab.checkpoints.get((task, model))
+            try:
+                key = (task, model) if served and str(served.path) == directory else lab.add_checkpoint(directory)
+            except (CheckpointError, OSError) as err:
+                return ModelFailure(model, f"{type(err).__name__}: {err}")
+            view[(task, model)] = lab.checkpoints[key]
+        try:
+            if self.text is None:
+                return run_suite(Lab(view), self.suite, self.task)
+            return run_text_cases(Lab(view), self.text, self.task or "", self.capabilities)
+        except ProbeInputError as err:
+            return Refusal(notice=err.notice)
+        except SuiteError as err:
+            return Refusal(suite_error=str(err))
+        except Exception as err:  # a bug, not the input: the worker lives on for the next job
+            log.exception("probes failed")
+            return ModelFailure("probes", f"{type(err).__name__}: {err}")
+
 
 # What may cross the pipe: these dataclasses (rebuilt by name), tuples, view Texts (their code and
 # params, not their English), and JSON's own values. Nothing else is ever constructed from the input.
@@ -26,6 +88,12 @@ WIRE_TYPES = {
     cls.__name__: cls
     for cls in (
         ModelJob,
+        SuiteJob,
+        ProbeReport,
+        Cell,
+        CaseResult,
+        Case,
+        Refusal,
         CheckedText,
         Token,
         Notice,
@@ -83,9 +151,11 @@ def decode(line: str):
     return json.loads(line, object_hook=_rebuilt)
 
 
-def serve(jobs: TextIO, answers: TextIO) -> int:
-    """Answer every job read from `jobs`, in order; returns how many at the end of the input."""
+def serve(jobs: TextIO, answers: TextIO, models: int | None = None) -> int:
+    """Answer every job read from `jobs`, in order; returns how many at the end of the input. `models`: how many
+    checkpoints stay loaded (the least recently used go first), by default as many as the app keeps of its own."""
     lab, done = Lab({}), 0
+    lab.user_models = ModelCache(models or capacity_from_env())
     for line in jobs:
         answers.write(encode(decode(line).run_in(lab)) + "\n")
         answers.flush()
@@ -96,12 +166,15 @@ def serve(jobs: TextIO, answers: TextIO) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core.serving", description=__doc__.split("\n\n")[0])
     parser.add_argument("--nice", type=int, default=0, help="lower this process's CPU priority by N")
+    parser.add_argument(
+        "--models", type=int, default=None, help="checkpoints kept loaded (default $LAB_USER_MODELS_IN_MEMORY)"
+    )
     args = parser.parse_args(argv)
     if args.nice:
         os.nice(args.nice)
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print must not corrupt the answers
-    serve(sys.stdin, answers)
+    serve(sys.stdin, answers, args.models)
     return 0
 
 

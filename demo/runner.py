@@ -1,5 +1,5 @@
 """Where the app runs its models: one thread pool that Lab.compare spreads "all five" over, the lanes that
-schedule each request's work, the worker process that runs long requests, and the warm-up.
+schedule each request's work, the worker process that runs long requests and probe suites, and the warm-up.
 
 Gradio's queue is first-in first-out per concurrency group, so with one worker a 12-word sentence waited
 behind every 150-word text queued before it (short-request p95 4.5 s under 10% long inputs).
@@ -9,7 +9,9 @@ run in `WORKER`, a process of their own at a lower CPU priority: in this process
 with the short requests, which then waited up to 1.35 s (p95). A handler whose client disconnected stops
 waiting for its lane, and stops before its next model once admitted (Gradio marks the event dead when its
 stream closes), in this process and in the worker alike: the worker finishes the model it runs and stays
-warm, since starting a new one (torch, tokenizers, checkpoints) cost the next visitor about 5 s."""
+warm, since starting a new one (torch, tokenizers, checkpoints) cost the next visitor about 5 s.
+A probe suite (hundreds of sentences through every model: seconds) runs in the worker too: in this process, a
+class's probe runs (5% of its requests) kept the GIL busy most of the time, and what they allocated stayed here."""
 
 import logging
 import os
@@ -23,9 +25,11 @@ from contextlib import contextmanager
 import gradio as gr
 from gradio.context import LocalContext
 
+from core.analysis.probes import ProbeReport
+from core.checkpoints.memory import capacity_from_env
 from core.data import PROJECT_ROOT
 from core.predict import Cancelled, Lab, ModelFailure, ModelJob, Prediction
-from core.serving import decode, encode
+from core.serving import Refusal, SuiteJob, decode, encode
 
 log = logging.getLogger(__name__)
 # "all five" runs the models side by side: torch releases the GIL, and one request's small tensors
@@ -63,17 +67,19 @@ class Lanes:
 
 
 class ModelWorker:
-    """The process that runs long requests' models (`python -m core.serving`), one at a time: started
-    on first use, replaced after `jobs_per_process` runs or when it dies. When the client of the model it runs
-    has left, the model's answer is thrown away and the request stops there; the process goes on."""
+    """The process that runs long requests' models and probe suites (`python -m core.serving`), one job at a time:
+    started on first use, replaced after `jobs_per_process` runs or when it dies. When the client of the job it
+    runs has left, the answer is thrown away and the request stops there; the process goes on. `models`: the
+    checkpoints it keeps loaded (warm_up: the app's own and as many visitors' models as the app keeps)."""
 
-    def __init__(self, jobs_per_process: int = WORKER_JOBS, nice: int = WORKER_NICE):
-        self.jobs_per_process, self.nice = jobs_per_process, nice
+    def __init__(self, jobs_per_process: int = WORKER_JOBS, nice: int = WORKER_NICE, models: int | None = None):
+        self.jobs_per_process, self.nice, self.models = jobs_per_process, nice, models
         self._lock = threading.Lock()
         self._process: subprocess.Popen | None = None
         self._jobs = 0
 
-    def run(self, job: ModelJob, alive: Callable[[], bool] = lambda: True) -> Prediction | ModelFailure:
+    def run(self, job: ModelJob | SuiteJob, alive: Callable[[], bool] = lambda: True):
+        """The job's answer (core.serving), or a ModelFailure when the process died on it."""
         with self._lock:
             process = self._started()
             try:
@@ -84,8 +90,9 @@ class ModelWorker:
                     raise EOFError("no answer")
             except (OSError, EOFError) as err:  # it died: out of memory, a signal
                 self._stop(kill=True)
-                log.error("model worker ended during %s (exit %s): %s", job.model, process.poll(), err)
-                return ModelFailure(job.model, f"the model worker process ended (exit {process.poll()})")
+                name = getattr(job, "model", "probes")  # a SuiteJob runs every model of its task
+                log.error("model worker ended during %s (exit %s): %s", name, process.poll(), err)
+                return ModelFailure(name, f"the model worker process ended (exit {process.poll()})")
             outcome = decode(answer)
             self._jobs += 1
             if self._jobs >= self.jobs_per_process:
@@ -97,7 +104,8 @@ class ModelWorker:
     def _started(self) -> subprocess.Popen:
         if self._process is None or self._process.poll() is not None:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "core.serving", "--nice", str(self.nice)],
+                [sys.executable, "-m", "core.serving", "--nice", str(self.nice)]
+                + (["--models", str(self.models)] if self.models else []),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 cwd=PROJECT_ROOT,
@@ -160,10 +168,20 @@ class RequestGate:
         self.long = self.long or self.lanes.is_long(words, on_demand)
         return self.lanes.admit(self.long, self.alive)
 
-    def admit_long(self):
-        """Work without a word count of its own (a probe suite: hundreds of sentences) takes the long lane."""
+    def probes(
+        self, lab: Lab, task: str | None, suite: str = "", text: str | None = None, capabilities: dict | None = None
+    ) -> ProbeReport:
+        """A probe suite (or a visitor's own cases, `text`) on the checkpoints `lab` serves, as
+        core.analysis.probes.run_suite (run_text_cases) would answer it: in the long lane, run by the worker."""
+        checkpoints = tuple((t, m, str(c.path)) for (t, m), c in lab.checkpoints.items())
         self.long = True
-        return self.lanes.admit(True, self.alive)
+        with self.lanes.admit(True, self.alive):
+            outcome = self.worker.run(SuiteJob(checkpoints, task, suite, text, capabilities), self.alive)
+        if isinstance(outcome, Refusal):
+            raise outcome.error()
+        if isinstance(outcome, ModelFailure):
+            raise RuntimeError(f"probes: {outcome.error}")
+        return outcome
 
     def run(self, job: ModelJob, here: Callable[[], Prediction | ModelFailure]) -> Prediction | ModelFailure:
         if not self.alive():
@@ -179,7 +197,9 @@ def abandoned() -> gr.Error:
 
 def warm_up(lab: Lab) -> None:
     """Load the tokenizers (spaCy, jieba) and touch every model once, here and in the worker, so that the
-    first request, short or long, is fast."""
+    first request, short or long, is fast. The worker keeps every checkpoint of `lab` loaded, and as many trained
+    ones as the app keeps (core.checkpoints.memory)."""
+    WORKER.models = WORKER.models or len(lab.checkpoints) + capacity_from_env()
     for text, lang in (("a good film", "en"), ("很好", "zh")):
         for task in lab.tasks(lang)[:1]:
             for gate in (None, RequestGate(long=True)):

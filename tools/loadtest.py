@@ -41,9 +41,12 @@ for `--class-minutes` (10); each visit is a new session (a new gradio_client Cli
 requests, a mix of /predict, /compare, page loads (the page, its config and its load events through the
 queue, as a browser sends them), /treebank and /probes, with a visitor's think time between them; `--trainers`
 (3) of the visitors train small CSV files of their own at once (/train, /train_status every 2 s, then /predict
-with the new task). The server's RSS is sampled over time; the disk of the user models and Gradio's cache
-(both in a temporary folder) is read at the end. Targets: 0 failed requests, short-request p95 <= 1 s (/probes
-and /train have their own budgets), RSS at the end <= 1.15 x after the warm-up, disk <= `--max-disk-mb`.
+with the new task). The server's RSS is sampled over time, in all and per process (the app, its model
+worker, a training worker); the app process's own CPU per request is read over the run (what held its GIL,
+whatever the machine's load); the disk of the user models and Gradio's cache (both in a temporary folder) is read
+at the end. Targets: 0 failed requests,
+short-request p95 <= 1 s (/probes and /train have their own budgets), RSS at the end <= 1.15 x after the warm-up,
+disk <= `--max-disk-mb`.
 
 Fresh sessions (`--sessions N`): N requests, each in a session of its own (a raw REST call naming no
 session, or with `--session-kind client` a new gradio_client Client), RSS read after every `--session-step`;
@@ -165,27 +168,42 @@ def process_tree(pid: int) -> list[int]:
     return tree
 
 
-def rss_mb(pid: int) -> float | None:
-    """Resident memory of the app: the process `pid` and its children (VmRSS of /proc/<pid>/status)."""
-    total = None
+# what a process below the app is, by a word of its command line (anything else: "app")
+ROLES = {"core.serving": "model worker", "core.training.jobs": "training"}
+
+
+def rss_by_role(pid: int) -> dict[str, float]:
+    """Resident memory (VmRSS of /proc/<pid>/status, MB) of the app `pid` and of its children, summed by ROLES:
+    the app, its model worker and a training worker come and go on their own."""
+    by_role: dict[str, float] = {}
     for member in process_tree(pid):
         try:
-            for line in Path(f"/proc/{member}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total = (total or 0.0) + int(line.split()[1]) / 1024
+            command = Path(f"/proc/{member}/cmdline").read_bytes().split(b"\0")
+            status = Path(f"/proc/{member}/status").read_text().splitlines()
         except OSError:
-            pass
-    return total
+            continue  # ended while we looked
+        role = next((r for word, r in ROLES.items() if word.encode() in command), "app")
+        for line in status:
+            if line.startswith("VmRSS:"):
+                by_role[role] = by_role.get(role, 0.0) + int(line.split()[1]) / 1024
+    return by_role
 
 
-def cpu_seconds(pid: int) -> float | None:
+def rss_mb(pid: int) -> float | None:
+    """Resident memory of the app: the process `pid` and its children."""
+    return sum(by_role.values()) if (by_role := rss_by_role(pid)) else None
+
+
+def cpu_seconds(pid: int, children: bool = True) -> float | None:
     """User + system CPU time of the app so far: the process `pid` and its live children (/proc/<pid>/stat
-    fields 14 and 15), and the children it has reaped (fields 16 and 17: a replaced model worker)."""
+    fields 14 and 15), and the children it has reaped (fields 16 and 17: a replaced model worker); with
+    `children` False, the app's own alone (what holds its GIL)."""
     total = None
-    for member in process_tree(pid):
+    for member in process_tree(pid) if children else [pid]:
         try:
             fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
-            ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if member == pid else 0)
+            reaped = int(fields[13]) + int(fields[14]) if children and member == pid else 0
+            ticks = int(fields[11]) + int(fields[12]) + reaped
             total = (total or 0.0) + ticks / os.sysconf("SC_CLK_TCK")
         except (OSError, IndexError, ValueError):
             if member == pid:
@@ -501,9 +519,11 @@ def load_test(args) -> tuple[dict, Report]:
 
 
 def rss_sample(pid: int, start: float, requests_started: int) -> dict:
+    by_role = rss_by_role(pid)
     return {
         "t_s": round(time.monotonic() - start, 1),
-        "rss_mb": round(rss_mb(pid) or 0.0, 1),
+        "rss_mb": round(sum(by_role.values()), 1),
+        "rss_by_role_mb": {role: round(mb, 1) for role, mb in sorted(by_role.items())},
         "requests_started": requests_started,
         "load_1min": round(os.getloadavg()[0], 2),
     }
@@ -809,7 +829,7 @@ def class_test(args) -> dict:
         ]
         if any(r.error for r in warm):
             raise LoadTestError(f"the class warm-up failed: {next(r.error for r in warm if r.error)}")
-        start = time.monotonic()
+        start, app_cpu = time.monotonic(), cpu_seconds(proc.pid, children=False)
         deadline = start + args.class_minutes * 60
         samples, stop = [dict(rss_sample(proc.pid, start, 0), at="after warm-up")], threading.Event()
         counts, lock = {"visits": 0, "requests": 0}, threading.Lock()
@@ -849,6 +869,7 @@ def class_test(args) -> dict:
             results = [r for rs in pool.map(visitor, range(args.class_visitors), clients) for r in rs]
         stop.set()
         sampler.join()
+        app_cpu = (cpu_seconds(proc.pid, children=False) or 0.0) - (app_cpu or 0.0)
         time.sleep(5.0)  # cancelled workers exit
         samples.append(dict(rss_sample(proc.pid, start, counts["requests"]), visits=counts["visits"], at="end"))
         disk_mb = {k: folder_mb(v) for k, v in disk.items()}
@@ -877,6 +898,8 @@ def class_test(args) -> dict:
         "latency_by_endpoint_s": {
             e: {"n": len(v), "p50": percentile(v, 0.5), "p95": percentile(v, 0.95)} for e, v in by_endpoint.items()
         },
+        # the app process's own CPU per request: what its GIL was busy with, whatever the machine's load
+        "app_cpu_ms_per_request": round(1000 * app_cpu / max(1, len(results)), 1),
         "rss_mb": {"after_warmup": warm, "end": end, "max": max(x["rss_mb"] for x in samples)},
         "rss_end_over_warmup": ratio,
         "rss_samples": samples,
@@ -909,6 +932,10 @@ def rss_rows(s: dict) -> list[tuple[str, str]]:
         ),
         ("RSS end / after warm-up", s["rss_end_over_warmup"]),
         ("RSS samples (s: MB)", ", ".join(f"{x['t_s']:.0f}: {x['rss_mb']:.0f}" for x in samples)),
+        (
+            "RSS by process at the end (MB)",
+            ", ".join(f"{k} {v:.0f}" for k, v in s["rss_samples"][-1].get("rss_by_role_mb", {}).items()),
+        ),
     ]
 
 
@@ -924,6 +951,7 @@ def class_markdown(s: dict) -> str:
         (f"{e} p50 / p95 (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])}, {v['n']}")
         for e, v in s["latency_by_endpoint_s"].items()
     ]
+    rows += [("app process CPU per request (ms)", s["app_cpu_ms_per_request"])]
     rows += rss_rows(s) + [("disk at the end (MB)", ", ".join(f"{k} {v}" for k, v in s["disk_mb"].items()))]
     rows += [(f"target: {k}", "✓" if v else "✗") for k, v in s["targets"].items()]
     return "\n".join(["| class | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])

@@ -8,7 +8,7 @@ import os
 import gradio as gr
 from gradio.components.api_component import Api
 
-from core.analysis.probes import ProbeInputError, SuiteError, run_suite
+from core.analysis.probes import ProbeInputError, SuiteError
 from core.notices import InputError
 from core.owners import PUBLIC
 from core.predict import AUTO, Cancelled, Lab
@@ -118,12 +118,10 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
     def probes(suite: str = "en", task: str = AUTO, request: gr.Request = None) -> dict:
         """A probe suite against every model of the task: pass rates per capability and model, with counts."""
 
-        def run() -> dict:
-            with RequestGate().admit_long():
-                seen = visitors.lab(lab, request)
-                return run_suite(seen, suite, None if task in (None, "", AUTO) else task).to_dict(failures=False)
-
-        return _answer(run)
+        chosen = None if task in (None, "", AUTO) else task
+        return _answer(
+            lambda: RequestGate().probes(visitors.lab(lab, request), chosen, suite=suite).to_dict(failures=False)
+        )
 
     gr.api(predict, api_name="predict", concurrency_id="model")
     gr.api(compare, api_name="compare", concurrency_id="model")

@@ -19,8 +19,6 @@ from core.analysis.probes import (
     SuiteError,
     load_suite,
     read_cases_file,
-    run_suite,
-    run_text_cases,
     suite_names,
 )
 from core.owners import PUBLIC
@@ -191,8 +189,7 @@ def _error(message: str) -> tuple:
 
 def run_probe_suite(lab: Lab, suite: str, task: str, ui: str, cell: tuple[str, str] | None = None) -> tuple:
     try:
-        with RequestGate().admit_long():
-            return show(run_suite(lab, suite, None if task == AUTO else task), ui, cell)
+        return show(RequestGate().probes(lab, None if task == AUTO else task, suite=suite), ui, cell)
     except Cancelled:
         raise abandoned() from None
     except ProbeInputError as err:
@@ -207,8 +204,7 @@ def run_user_cases(lab: Lab, text: str, upload: str | None, suite: str, task: st
         task = load_suite(suite).task if task == AUTO else task
         lines = "\n".join(part for part in (text or "", read_cases_file(upload) if upload else "") if part.strip())
         names = {"user": {"en": t("user_cases", "en"), "zh": t("user_cases", "zh")}}
-        with RequestGate().admit_long():
-            return show(run_text_cases(lab, lines, task, names), ui)
+        return show(RequestGate().probes(lab, task, text=lines, capabilities=names), ui)
     except Cancelled:
         raise abandoned() from None
     except ProbeInputError as err:

@@ -1,0 +1,56 @@
+"""Probe suites and a visitor's own cases run in the model worker process, not in the app (RequestGate.probes):
+the same report as in the app, the same errors raised in the app, nothing of another visitor's in them, and the
+worker stays up after a refused job."""
+
+import os
+
+import pytest
+
+import core.analysis.probes as probes
+from core.analysis.probes import ProbeInputError, SuiteError, run_suite, run_text_cases
+from core.predict import Lab
+from demo.runner import ModelWorker, RequestGate
+
+CASES = "A fine film .\tpositive\nIt is good .\tIt is not good .\tdown\n"
+
+
+def _same(theirs: probes.ProbeReport, mine: probes.ProbeReport) -> None:
+    assert {**theirs.to_dict(), "seconds": 0} == {**mine.to_dict(), "seconds": 0}  # failures and all; not the time
+
+
+@pytest.fixture
+def worker():
+    worker = ModelWorker(nice=0)
+    yield worker
+    worker.close()
+
+
+def test_a_suite_and_own_cases_run_in_the_worker_with_the_apps_answer(lab, worker, monkeypatch):
+    suite, cases = run_suite(lab, "en", "sst5"), run_text_cases(lab, CASES, "sst5")
+
+    def not_here(*args, **kwargs):
+        raise AssertionError("a probe ran in the app process")
+
+    monkeypatch.setattr(probes, "class_probabilities", not_here)
+    _same(RequestGate(worker=worker).probes(lab, "sst5", suite="en"), suite)
+    _same(RequestGate(worker=worker).probes(lab, "sst5", text=CASES), cases)
+    assert worker._process.pid != os.getpid() and worker._process.poll() is None
+
+
+def test_errors_come_back_as_in_the_app_and_name_only_what_the_visitor_sees(lab, worker):
+    gate = RequestGate(worker=worker)
+    gate.probes(lab, None, suite="en")  # the worker has every task loaded now
+    process = worker._process
+    with pytest.raises(SuiteError) as here:
+        run_suite(lab, "no-such-suite")
+    with pytest.raises(SuiteError) as there:
+        gate.probes(lab, None, suite="no-such-suite")
+    assert str(there.value) == str(here.value)
+    visitor = Lab({key: ckpt for key, ckpt in lab.checkpoints.items() if key[0] == "sst5"})  # sees sst5 alone
+    with pytest.raises(ProbeInputError) as err:
+        gate.probes(visitor, "sst2", suite="en")
+    assert err.value.code == "unknown_task" and err.value.params["available"] == ["sst5"]
+    with pytest.raises(ProbeInputError) as err:
+        gate.probes(lab, "sst5", text="only a sentence")
+    assert err.value.code == "bad_columns"
+    assert worker._process is process and process.poll() is None  # refusals leave the worker warm
