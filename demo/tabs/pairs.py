@@ -59,7 +59,7 @@ def pair_figures(comparison: PairComparison, known: dict, ui: str) -> str:
             "caption",
             ui,
             model=model_name(p.model),
-            task=task_name(p.a.task, ui),
+            task=(fact and fact.title) or task_name(p.a.task, ui),
             sha=fact.sha256[:16] if fact else "?",
             commit=fact.commit if fact else "?",
         )

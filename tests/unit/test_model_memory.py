@@ -22,6 +22,17 @@ def test_the_least_recently_used_model_is_evicted_and_loads_again_when_asked_for
     assert first.probs == again.probs and lab.checkpoints[("sst5", "tensor_cnn")].meta["task"] == "sst5"
 
 
+def test_a_model_loaded_again_inside_a_prediction_takes_gradients(lab_root):
+    """An evicted model comes back while a prediction runs in inference mode; the gradient methods need its
+    weights to be ordinary tensors."""
+    lab = Lab({})
+    lab.user_models = ModelCache(capacity=1)
+    for model in ("tensor_cnn", "agt"):
+        lab.add_checkpoint(lab_root / "sst5" / model)  # agt evicts tensor_cnn
+    p = lab.predict("a fine film", "tensor_cnn", "sst5", methods=["occlusion", "integrated_gradients"])
+    assert set(p.attributions) == {"occlusion", "integrated_gradients"}
+
+
 def test_removed_checkpoints_are_no_longer_served_or_held(lab_root):
     lab = Lab({})
     for model in MODELS[:2]:
