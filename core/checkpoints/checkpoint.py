@@ -159,6 +159,9 @@ def _shared_vectors(directory: Path, config: dict, vectors_root: Path | None) ->
         ) from None
 
 
+# a checkpoint may load inside a prediction's inference mode (a model evicted from memory comes back there): weights
+# made in it could never take a gradient (the gradient attribution methods)
+@torch.inference_mode(False)
 def load_checkpoint(directory: str | Path, verify: bool = True, vectors_root: str | Path | None = None) -> Checkpoint:
     """Load a checkpoint directory; raises CheckpointError naming the offending file. A linked checkpoint
     reads its shared vectors from `vectors_root`/vectors/<lang>/ (default: the folder two levels up, the

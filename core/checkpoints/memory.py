@@ -14,8 +14,6 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-import torch
-
 from core.checkpoints.checkpoint import Checkpoint, load_checkpoint
 
 DEFAULT_CAPACITY = 8
@@ -44,10 +42,7 @@ class ModelCache:
             if (checkpoint := self.loaded.get(path)) is not None:
                 self.loaded.move_to_end(path)
                 return checkpoint
-        # outside the lock: other models keep serving while one loads; and outside a prediction's inference mode,
-        # which it may run in: weights made there could never take a gradient (the gradient attribution methods)
-        with torch.inference_mode(False):
-            checkpoint = load_checkpoint(path)
+        checkpoint = load_checkpoint(path)  # outside the lock: other models keep serving while one loads
         self._keep(checkpoint)
         return checkpoint
 

@@ -186,7 +186,6 @@ def read_as_sst2(metrics: dict) -> dict:
         "read_from": "sst5",
         "test": read["test"],
         "dev_accuracy": read["dev"]["accuracy"],
-        "epoch_seconds": [],  # its training time counts once, on SST-5
     }
 
 
