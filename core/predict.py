@@ -158,7 +158,7 @@ class CheckedText:
 
 @dataclass(frozen=True)
 class ModelJob:
-    """One model's work on a checked text, in a form another process can run (core.serving, where
+    """One model's work on a checked text, in a form another process can run (service.serving, where
     demo/runner.py sends long requests so that they never hold the server's GIL): the checkpoint travels
     as its directory and is loaded there once."""
 
@@ -244,7 +244,7 @@ class Lab:
     def add_checkpoint(
         self, directory: str | Path, source: str = "", owner: str = PUBLIC, title: str = ""
     ) -> tuple[str, str]:
-        """Serve one more checkpoint (a model trained while the app runs, core.training.jobs) under its (task, model),
+        """Serve one more checkpoint (a model trained while the app runs, service.jobs) under its (task, model),
         replacing any there, for `owner` alone unless PUBLIC; its weights are held by recency
         (core.checkpoints.memory). New dicts, swapped in whole: a request reading the old ones is unaffected."""
         ckpt = load_checkpoint(directory)

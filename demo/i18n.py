@@ -30,7 +30,7 @@ from core.data.sst import FINE_LABELS
 from core.data.user import USER_DATA_TEXT
 from core.models import MODELS, model_class
 from core.notices import NOTICE_TEXT, Notice, NoticeError
-from core.training.jobs import JOB_TEXT
+from service.jobs import JOB_TEXT
 from core.views import VIEW_TEXT, Text
 from demo.examples import EXAMPLES
 

@@ -7,7 +7,7 @@ its own message ("the file is 6.1 MB; the limit is 5.0 MB")."""
 from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse
 
-from core.training.jobs import TrainLimits
+from service.jobs import TrainLimits
 from demo.sessions import OneShotSessions
 
 MAX_BODY_BYTES = 1 << 20  # 1 MiB

@@ -29,7 +29,7 @@ from core.analysis.probes import ProbeReport
 from core.checkpoints.memory import capacity_from_env
 from core.data import PROJECT_ROOT
 from core.predict import Cancelled, Lab, ModelFailure, ModelJob, Prediction
-from core.serving import Refusal, SuiteJob, decode, encode
+from service.serving import Refusal, SuiteJob, decode, encode
 
 log = logging.getLogger(__name__)
 # "all five" runs the models side by side: torch releases the GIL, and one request's small tensors
@@ -67,7 +67,7 @@ class Lanes:
 
 
 class ModelWorker:
-    """The process that runs long requests' models and probe suites (`python -m core.serving`), one job at a time:
+    """The process that runs long requests' models and probe suites (`python -m service.serving`), one job at a time:
     started on first use, replaced after `jobs_per_process` runs or when it dies. When the client of the job it
     runs has left, the answer is thrown away and the request stops there; the process goes on. `models`: the
     checkpoints it keeps loaded (warm_up: the app's own and as many visitors' models as the app keeps)."""
@@ -79,7 +79,7 @@ class ModelWorker:
         self._jobs = 0
 
     def run(self, job: ModelJob | SuiteJob, alive: Callable[[], bool] = lambda: True):
-        """The job's answer (core.serving), or a ModelFailure when the process died on it."""
+        """The job's answer (service.serving), or a ModelFailure when the process died on it."""
         with self._lock:
             process = self._started()
             try:
@@ -104,7 +104,7 @@ class ModelWorker:
     def _started(self) -> subprocess.Popen:
         if self._process is None or self._process.poll() is not None:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "core.serving", "--nice", str(self.nice)]
+                [sys.executable, "-m", "service.serving", "--nice", str(self.nice)]
                 + (["--models", str(self.models)] if self.models else []),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

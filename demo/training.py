@@ -1,12 +1,12 @@
 """The app's training queue: one worker process at a time, outside the request queue.
 
-Each job runs in `python -m core.training.jobs run <job folder>`, a process of its own at a lower priority with one
+Each job runs in `python -m service.jobs run <job folder>`, a process of its own at a lower priority with one
 torch thread, so the app's requests keep their speed while a model trains (docs/train_load.md measures
 it). A scheduler thread starts the oldest queued job when no worker runs, notices when the worker ends
 and adds the finished model to the running Lab. On start it takes up where a previous app left off
-(core.training.jobs.recover_jobs): a job whose worker died with the app resumes, and installed models are served,
+(service.jobs.recover_jobs): a job whose worker died with the app resumes, and installed models are served,
 each to its owner alone (core.owners). Given an owner, status, cancel and submit act for that owner only.
-A worker ends with this app (core.training.jobs.main) and holds its job folder's lock, so a job left running
+A worker ends with this app (service.jobs.main) and holds its job folder's lock, so a job left running
 by a worker still on its way out is queued again only once that worker is gone.
 """
 
@@ -23,8 +23,8 @@ from core.checkpoints.user_models import checkpoint_owner, installed_checkpoints
 from core.data import PROJECT_ROOT
 from core.owners import PUBLIC
 from core.predict import Lab
-from core.training.cleanup import CleanupLimits, check_quota, clean_user_models
-from core.training.jobs import (
+from service.cleanup import CleanupLimits, check_quota, clean_user_models
+from service.jobs import (
     FINISHED,
     REFUSED,
     TrainLimits,
@@ -40,11 +40,11 @@ from core.training.jobs import (
 )
 
 log = logging.getLogger(__name__)
-CLEAN_EVERY = 60.0  # seconds between two cleanups of the user-models folder (core.training.cleanup)
+CLEAN_EVERY = 60.0  # seconds between two cleanups of the user-models folder (service.cleanup)
 
 
 class TrainingQueue:
-    worker_module = "core.training.jobs"  # the worker: `python -m <it> run <job folder>`
+    worker_module = "service.jobs"  # the worker: `python -m <it> run <job folder>`
 
     def __init__(self, lab: Lab, root: str | Path | None = None, limits: TrainLimits | None = None, poll: float = 0.5):
         self.lab, self.root, self.poll = lab, Path(root or user_models_dir()), poll

@@ -2,8 +2,8 @@
 
     LAB_TRAIN_BACKEND=ray RAY_ADDRESS=head:6379 python app.py     # LAB_RAY_ADDRESS overrides RAY_ADDRESS
 
-A driver (`python -m core.training.remote run <job folder>`) takes the local worker's place: it writes the
-job folder as that worker does, while the training runs as a Ray task on the cluster (core.training.remote
+A driver (`python -m service.remote run <job folder>`) takes the local worker's place: it writes the
+job folder as that worker does, while the training runs as a Ray task on the cluster (service.remote
 says how and what happens when the cluster fails). The drivers are processes, not threads of the app, so
 a cluster that goes away cannot take the app down with it. Up to LAB_RAY_MAX_JOBS jobs run at once (the
 cluster queues the tasks beyond its CPUs); owners, quotas, status, cancel and serving are TrainingQueue's.
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from core.predict import Lab
-from core.training.jobs import FINISHED, TrainLimits, cancel_job, job_dir, job_status, next_queued, update_job
+from service.jobs import FINISHED, TrainLimits, cancel_job, job_dir, job_status, next_queued, update_job
 from demo.training import TrainingQueue
 
 log = logging.getLogger(__name__)
@@ -24,7 +24,7 @@ BACKENDS, FALLBACKS = ("local", "ray"), ("", "local")
 
 
 class RayTrainingQueue(TrainingQueue):
-    worker_module = "core.training.remote"
+    worker_module = "service.remote"
 
     def __init__(
         self,
@@ -91,7 +91,7 @@ def training_queue(lab: Lab, root: str | Path | None = None) -> TrainingQueue:
         )
     if backend == "local":
         return TrainingQueue(lab, root)
-    from core.training.remote import ray_address  # Ray is imported only by an app that trains on it
+    from service.remote import ray_address  # Ray is imported only by an app that trains on it
 
     if ":" not in ray_address() or ray_address().startswith("ray://"):
         raise ValueError(

@@ -169,7 +169,7 @@ def process_tree(pid: int) -> list[int]:
 
 
 # what a process below the app is, by a word of its command line (anything else: "app")
-ROLES = {"core.serving": "model worker", "core.training.jobs": "training"}
+ROLES = {"service.serving": "model worker", "service.jobs": "training"}
 
 
 def rss_by_role(pid: int) -> dict[str, float]:

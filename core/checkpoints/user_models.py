@@ -2,7 +2,7 @@
 
     user_models/
       checkpoints/<task>/<model>/   each trained model, laid out as checkpoints/ (core.checkpoints.checkpoint format)
-      jobs/<job id>/                one training job (core.training.jobs): job.json, the uploaded file, run/, worker.log
+      jobs/<job id>/                one training job (service.jobs): job.json, the uploaded file, run/, worker.log
 
 A checkpoint is installed whole or not at all: copied beside its place, then renamed into it.
 """

@@ -1,2 +1,2 @@
-"""Training: one run's settings (config), the loop (train: `python -m core.training.train`) and the queued jobs
-that visitors submit from the app (jobs: `python -m core.training.jobs run <folder>`)."""
+"""Training: one run's settings (config), the recipes, and the loop (train: `python -m core.training.train`).
+The jobs that visitors submit from the app are the Space's service (service.jobs)."""

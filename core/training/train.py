@@ -63,7 +63,7 @@ warnings.filterwarnings("ignore", message="Sparse invariant checks are implicitl
 # metrics.json, which records the final settings, describes the whole run.
 RESUMABLE = frozenset({"epochs", "patience", "progress", "threads", "resume", "out", "max_minutes"})
 
-# Why fit() ended, as codes with parameters (core.notices); core.training.jobs records the code in the job and
+# Why fit() ended, as codes with parameters (core.notices); service.jobs records the code in the job and
 # adds its own "stop_cancelled", the front end words them in English and Chinese.
 STOP_TEXT = {
     "stop_epochs": "Trained every epoch asked for: {epochs}.",
@@ -139,7 +139,7 @@ class Trainer:
         self.history: list[dict] = []
         self.stop: Notice | None = None  # why fit() ended (STOP_TEXT), once it has
         self.epoch_devs: list[tuple[int, float]] = []  # this epoch's dev evaluations so far: (step, accuracy)
-        # called after every training step with (step, steps in the epoch, loss): live progress for core.training.jobs
+        # called after every training step with (step, steps in the epoch, loss): live progress for service.jobs
         self.on_batch: Callable[[int, int, float], None] | None = None
 
     @classmethod

@@ -16,8 +16,8 @@ from core.data.user import USER_DATA_TEXT, UserDataError, check_rows, read_table
 from core.models import PAPER_MODELS
 from core.notices import Notice
 from core.predict import Lab
-from core.training.jobs import ACTIVE, JOB_TEXT, JobError, list_jobs
-from core.training.publish import push_job
+from service.jobs import ACTIVE, JOB_TEXT, JobError, list_jobs
+from service.publish import push_job
 from demo.i18n import L, label_name, model_name, notice_text, request_lang, t
 from demo.owners import Visitors
 from demo.plots import esc, md
@@ -69,7 +69,7 @@ def _duration(seconds: float, ui: str) -> str:
 
 def status_text(job: dict, ui: str) -> str:
     """The job's state in one line: a finished job says why its training ended (every epoch, patience, the time
-    budget, a cancel), and a job that went on elsewhere (core.training.remote) says so after it."""
+    budget, a cancel), and a job that went on elsewhere (service.remote) says so after it."""
     stop = job.get("stop")
     if job["status"] == "cancelled" and stop:  # "Cancelled during epoch 2 of 5." says all of "Cancelled."
         line = md(stored_text(stop, ui))

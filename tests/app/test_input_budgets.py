@@ -17,7 +17,7 @@ from core.analysis.probes import (
 )
 from core.data.user import MAX_CELL_CHARS, MAX_NAME_CHARS, UserDataError, read_rows
 from core.predict import MAX_WORDS
-from core.training.jobs import JobError, TrainLimits, job_status, list_jobs, submit_job
+from service.jobs import JobError, TrainLimits, job_status, list_jobs, submit_job
 from demo.i18n import CODES, notice_text
 from demo.tabs.probes import run_user_cases
 from demo.tabs.train import file_summary

@@ -12,8 +12,8 @@ from gradio_client import Client, handle_file
 from test_user_training import reviews, write_csv
 
 from core.owners import KEY, owner_id
-from core.training.jobs import JobError, TrainLimits, submit_job, update_job
-from core.training.publish import push_job
+from service.jobs import JobError, TrainLimits, submit_job, update_job
+from service.publish import push_job
 from demo.i18n import notice_text
 
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from core.predict import Cancelled, ModelFailure, Prediction
-from core.serving import decode, encode, serve
+from service.serving import decode, encode, serve
 from core.views import Text
 from demo.runner import LANES, LONG_WORDS, MODEL_CONCURRENCY, POLL_S, Lanes, ModelWorker, RequestGate
 
@@ -98,7 +98,7 @@ def _same(a, b, path="") -> None:
 
 
 def test_the_worker_answers_as_the_server_would(lab):
-    """core.serving in this process (the JSON-lines protocol), then the real process behind
+    """service.serving in this process (the JSON-lines protocol), then the real process behind
     ModelWorker: the very Prediction the model gives here, views and all."""
     jobs = [_job(lab, "it is not a bad film", model) for model in lab.models("sst5")]
     here = [lab._attempt(job.checked, job.model, job.methods) for job in jobs]

@@ -1,5 +1,5 @@
 """The Train tab says why a run ended, in English and Chinese, and the Lab's captions name a trained model's
-checkpoint sha256 and commit. The worker is a real `python -m core.training.jobs run` process on a tiny file."""
+checkpoint sha256 and commit. The worker is a real `python -m service.jobs run` process on a tiny file."""
 
 from core.checkpoints.files import sha256
 from core.gitinfo import git_commit

@@ -1,5 +1,5 @@
 """Train your own (issue 26): a user's labelled file -> checks -> a queued job -> a worker process -> a model
-the lab serves. Tiny files, tiny runs: the worker is a real `python -m core.training.jobs run` process."""
+the lab serves. Tiny files, tiny runs: the worker is a real `python -m service.jobs run` process."""
 
 import csv
 import json
@@ -13,8 +13,8 @@ from gradio_client import handle_file
 
 from core.data.user import UserDataError, load_user_task, read_rows
 from core.predict import Lab
-from core.training.jobs import JobError, TrainLimits, list_jobs, recover_jobs, submit_job, update_job
-from core.training.publish import push_job
+from service.jobs import JobError, TrainLimits, list_jobs, recover_jobs, submit_job, update_job
+from service.publish import push_job
 from core.training.train import main as train_main
 from demo.i18n import notice_text
 from demo.training import TrainingQueue

@@ -1,12 +1,12 @@
-"""core.training.cleanup: what is past its time or over the disk quota goes, oldest first, with the model it
+"""service.cleanup: what is past its time or over the disk quota goes, oldest first, with the model it
 installed; nothing else (an active job, a model still installed by a kept job, a model no job installed)."""
 
 from pathlib import Path
 
 import pytest
 
-from core.training.cleanup import CleanupLimits, check_quota, clean_user_models
-from core.training.jobs import JobError, jobs_dir, list_jobs, write_job
+from service.cleanup import CleanupLimits, check_quota, clean_user_models
+from service.jobs import JobError, jobs_dir, list_jobs, write_job
 
 NOW = 1_800_000_000.0
 HOUR = 3600.0

@@ -3,8 +3,8 @@ only when it changed (issue: 100 jobs, every status call read every job.json).""
 
 import pytest
 
-import core.training.jobs as jobs
-from core.training.jobs import job_status, jobs_dir, update_job, write_job
+import service.jobs as jobs
+from service.jobs import job_status, jobs_dir, update_job, write_job
 
 
 @pytest.fixture

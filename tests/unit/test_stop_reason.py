@@ -4,7 +4,7 @@ tiny data, and a job records it (and a cancel's) where /train_status reads it.""
 import csv
 import json
 
-from core.training.jobs import cancel_job, read_job, submit_job, update_job
+from service.jobs import cancel_job, read_job, submit_job, update_job
 from core.training.train import TrainConfig, Trainer
 
 

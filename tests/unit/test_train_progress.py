@@ -1,10 +1,10 @@
-"""A job's live progress (core.training.jobs._Progress): the loss of each batch and every dev evaluation reach
+"""A job's live progress (service.jobs._Progress): the loss of each batch and every dev evaluation reach
 job.json within the epoch, before the epoch's history does, so a job of a few seconds draws its curves as it runs."""
 
 import copy
 
 from core.data.batching import bucket_batches
-from core.training.jobs import LOSS_POINTS_PER_EPOCH, _Progress
+from service.jobs import LOSS_POINTS_PER_EPOCH, _Progress
 from core.training.train import TrainConfig, Trainer
 
 

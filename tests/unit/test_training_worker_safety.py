@@ -16,8 +16,8 @@ import pytest
 
 from core.checkpoints.user_models import installed_checkpoints
 from core.data import PROJECT_ROOT
-from core.training import jobs
-from core.training.jobs import (
+from service import jobs
+from service.jobs import (
     REFUSED,
     WORKER_LOCK,
     TrainLimits,
@@ -56,7 +56,7 @@ def _folder(root: Path, job: dict) -> Path:
 
 def _worker(folder: Path, **env) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "core.training.jobs", "run", str(folder)],
+        [sys.executable, "-m", "service.jobs", "run", str(folder)],
         cwd=PROJECT_ROOT,
         env={**os.environ, "LAB_USER_MODELS": str(folder.parents[1]), **env},
         stdout=subprocess.PIPE,

@@ -3,7 +3,7 @@
 Without RAY_ADDRESS a Ray of this machine with N CPUs runs N at a time; with RAY_ADDRESS (a cluster's head,
 host:port) the cluster runs them all at once, as its CPUs allow. Each task is an ordinary core.training.train
 run with one CPU and one torch thread, in a temporary folder of its worker (no shared file system): after
-every epoch its run folder comes back through the object store into runs/ (core.training.remote's Mailbox),
+every epoch its run folder comes back through the object store into runs/ (service.remote's Mailbox),
 so a killed `make train` continues with --resume, as a sequential one does; the finished folder (best/,
 state/, log.jsonl, metrics.json) replaces it at the end. The cluster needs this project, its requirements
 and the datasets (core.data's data folder, or --data-dir as the cluster sees it).
@@ -18,7 +18,7 @@ from pathlib import Path
 import ray
 
 from core.training.config import TrainConfig
-from core.training.remote import Mailbox, pack, unpack
+from service.remote import Mailbox, pack, unpack
 from core.training.train import Trainer
 
 log = logging.getLogger("tools.release.parallel")

@@ -2,7 +2,7 @@
 checkpoint is installed where the lab loads it (core.checkpoints.user_models).
 
     job = submit_job("reviews.csv", "dcnn", "review", "stars", epochs=3)      # checked now, queued
-    python -m core.training.jobs run user_models/jobs/<id>                              # the worker (one at a time)
+    python -m service.jobs run user_models/jobs/<id>                              # the worker (one at a time)
 
 A job is one folder, jobs/<id>/, holding the uploaded file, `job.json` (its settings, status, progress,
 per-epoch history and, when done, its test metrics) and run/ (core.training.train's output, so a killed worker
@@ -16,7 +16,7 @@ One worker per job, and none without its app: a worker holds worker.lock (an flo
 when the process dies, however it dies) for its whole life, and a second one on the same folder refuses to
 start. It ends with the app that started it (Linux PR_SET_PDEATHSIG, and a parent check at every batch), and
 it installs nothing once a cancel is recorded: it looks, under job.lock, at every write and right before
-installing. On a Ray cluster (LAB_TRAIN_BACKEND=ray) a driver, core.training.remote, takes the
+installing. On a Ray cluster (LAB_TRAIN_BACKEND=ray) a driver, service.remote, takes the
 worker's place. A job belongs to its owner (core.owners): asked with an owner, another owner's job is
 an unknown one. Core returns codes with parameters (JobError, UserDataError); the front end words them.
 """
@@ -69,7 +69,7 @@ JOB_TEXT = {
     "too_many_jobs": (
         "you already have {max_jobs} training jobs waiting or running; wait for one to finish or cancel one"
     ),
-    # a job on a Ray cluster (core.training.remote): why it failed, or (as its "notice") how it went on
+    # a job on a Ray cluster (service.remote): why it failed, or (as its "notice") how it went on
     "ray_unreachable": "the training cluster at {address} cannot be reached; try again later",
     "ray_lost": (
         "the training cluster at {address} went away after epoch {epoch} of {epochs}; "
@@ -312,7 +312,7 @@ def job_status(job_id: str, root: str | Path | None = None, owner: str | None = 
     folder = job_dir(job_id, root, owner)  # an unknown or malformed id, another owner's job: JobError
     try:
         job = read_job(folder)
-    except FileNotFoundError:  # removed (core.training.cleanup) since job_dir looked
+    except FileNotFoundError:  # removed (service.cleanup) since job_dir looked
         raise JobError("unknown_job", job=job_id[:40]) from None
     # only a waiting job needs the others (parsed again only where changed): how many wait before it
     job["queue_position"] = queue_position(job, list_jobs(root)) if job["status"] == "queued" else None
@@ -429,7 +429,7 @@ class _Progress:
         self.dev_before = list(self.job["dev"])
         self.write()
 
-    def write(self) -> None:  # a job trained on a Ray cluster sends it to the app instead (core.training.remote)
+    def write(self) -> None:  # a job trained on a Ray cluster sends it to the app instead (service.remote)
         self.writer.write(self.job)  # type: ignore[union-attr]  # None only in remote's _RemoteProgress, which overrides write
 
 
@@ -539,13 +539,13 @@ def _end_with_parent() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m core.training.jobs run <job folder>`: the worker. It yields the CPU to the app: the lowest priority
+    """`python -m service.jobs run <job folder>`: the worker. It yields the CPU to the app: the lowest priority
     (nice 19: Linux then gives the app's threads about 98% of a core they both want, and the worker all the CPU
     the app leaves idle) and one torch thread. LAB_APP_PID names its app (the scheduler sets it); without it,
     the process that started the worker is its app."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2 or argv[0] != "run":
-        print("usage: python -m core.training.jobs run <job folder>", file=sys.stderr)
+        print("usage: python -m service.jobs run <job folder>", file=sys.stderr)
         return 2
     _end_with_parent()
     parent = int(os.environ.get("LAB_APP_PID") or os.getppid())

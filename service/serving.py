@@ -1,4 +1,4 @@
-"""`python -m core.serving [--nice N] [--models N]`: a process that runs the app's long work: core.predict.ModelJobs
+"""`python -m service.serving [--nice N] [--models N]`: a process that runs the app's long work: core.predict.ModelJobs
 and probe suites (SuiteJob).
 
 demo/runner.py sends long requests' models and every probe run here, so that they never hold the server's GIL
@@ -164,7 +164,7 @@ def serve(jobs: TextIO, answers: TextIO, models: int | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.serving", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m service.serving", description=__doc__.split("\n\n")[0])
     parser.add_argument("--nice", type=int, default=0, help="lower this process's CPU priority by N")
     parser.add_argument(
         "--models", type=int, default=None, help="checkpoints kept loaded (default $LAB_USER_MODELS_IN_MEMORY)"

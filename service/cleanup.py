@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.checkpoints.user_models import user_models_dir
-from core.training.jobs import ACTIVE, JobError, jobs_dir, list_jobs
+from service.jobs import ACTIVE, JobError, jobs_dir, list_jobs
 
 log = logging.getLogger(__name__)
 

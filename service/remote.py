@@ -1,8 +1,8 @@
 """Training jobs on a Ray cluster (LAB_TRAIN_BACKEND=ray; demo/training_ray.py starts one driver per job).
 
-    python -m core.training.remote run user_models/jobs/<id>     # the driver: the job's worker, on a cluster
+    python -m service.remote run user_models/jobs/<id>     # the driver: the job's worker, on a cluster
 
-The driver takes the place of core.training.jobs' worker process: it writes the job folder exactly as that
+The driver takes the place of service.jobs' worker process: it writes the job folder exactly as that
 worker does (status, live progress, per-epoch history, then done with the checkpoint installed, or failed),
 so the app's status, curves, ETA, cancel and serving do not know where the job trained. The training itself
 is one Ray task (`train_remote`, one CPU) that shares no file system with the app: the uploaded file and
@@ -11,11 +11,11 @@ sends back, through a small actor per job (`Mailbox`), its live progress and, af
 folder (core.training.train's resumable state); the driver copies both into the job folder. The best
 checkpoint comes back as the task's return value and is installed here (core.checkpoints.user_models).
 
-Failures, each said in one line (the ray_* codes of core.training.jobs.JOB_TEXT; the front end words them):
+Failures, each said in one line (the ray_* codes of service.jobs.JOB_TEXT; the front end words them):
   - the task's worker is killed, the cluster still there: the task is sent again with the last run/ the app
     holds, so it resumes after its last finished epoch (MAX_RESUMES times at most);
   - the cluster cannot be reached at start, or goes away mid-job: the job fails saying so, or, with
-    LAB_TRAIN_FALLBACK=local, goes on in this process as the local worker (`core.training.jobs run`, from
+    LAB_TRAIN_FALLBACK=local, goes on in this process as the local worker (`service.jobs run`, from
     run/'s last epoch), and the job carries a notice that says where it trained.
 The cluster must run this project's code (the same version, with its requirements and Ray's version).
 """
@@ -38,7 +38,7 @@ from typing import Any
 import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 
-from core.training.jobs import (
+from service.jobs import (
     MAX_RESUMES,
     JobError,
     _Progress,
@@ -119,7 +119,7 @@ class Mailbox:
 
 
 class _RemoteProgress(_Progress):
-    """core.training.jobs' live progress, written to the mailbox; after each epoch also the run/ folder."""
+    """service.jobs' live progress, written to the mailbox; after each epoch also the run/ folder."""
 
     def __init__(self, folder: Path, job: dict, trainer: Trainer, mailbox):
         super().__init__(None, job, trainer)  # on the cluster: no app to look for, no job.json to guard
@@ -136,7 +136,7 @@ class _RemoteProgress(_Progress):
 @ray.remote(num_cpus=1, max_retries=0)  # not retried by Ray: the driver resends it with the newest run/
 def train_remote(job: dict, data: bytes, run: bytes | None, mailbox, data_path: str) -> dict:
     """Train the job in a temporary folder (resuming from `run`, a packed run/ folder); its results
-    (core.training.jobs.job_results) and the packed best checkpoint. `data_path` is the file's path in the app."""
+    (service.jobs.job_results) and the packed best checkpoint. `data_path` is the file's path in the app."""
     mailbox.report.remote(
         {"ray_worker": {"node": ray.util.get_node_ip_address(), "pid": os.getpid(), "started": time.time()}}
     )
@@ -214,11 +214,11 @@ def _elsewhere(folder: Path, job: dict, error: str, notice: str, **params) -> di
     fcntl.flock(lock, fcntl.LOCK_EX)
     logging.shutdown()
     # exec, not a child: the same pid the app follows, and no Ray client left waiting for a head that is gone
-    os.execv(sys.executable, [sys.executable, "-m", "core.training.jobs", "run", str(folder)])
+    os.execv(sys.executable, [sys.executable, "-m", "service.jobs", "run", str(folder)])
 
 
 def drive(folder: str | Path) -> dict:
-    """Run one job on the cluster to its end (the driver process's whole life), as core.training.jobs.run_job."""
+    """Run one job on the cluster to its end (the driver process's whole life), as service.jobs.run_job."""
     folder = Path(folder)
     job = update_job(folder, status="running", started=time.time(), pid=os.getpid(), backend="ray")
     address = ray_address()
@@ -253,10 +253,10 @@ def drive(folder: str | Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m core.training.remote run <job folder>`: the driver; a SIGTERM (the app's cancel) ends its task."""
+    """`python -m service.remote run <job folder>`: the driver; a SIGTERM (the app's cancel) ends its task."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2 or argv[0] != "run":
-        print("usage: python -m core.training.remote run <job folder>", file=sys.stderr)
+        print("usage: python -m service.remote run <job folder>", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))  # unwinds _follow, which cancels

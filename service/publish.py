@@ -9,7 +9,7 @@ from huggingface_hub import EvalResult, HfApi, ModelCardData
 
 from core.checkpoints.hub import describe_hub_error, hub_offline
 from core.checkpoints.manifest import check_repo_id
-from core.training.jobs import JobError, job_dir, read_job
+from service.jobs import JobError, job_dir, read_job
 
 
 def model_card(job: dict) -> str:
