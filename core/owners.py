@@ -8,6 +8,7 @@ models, the ones the operator trains from the command line) is everybody's; the 
 import hashlib
 
 PUBLIC = ""
+NOBODY = "nobody"  # who a request without a usable identity acts for: it sees the public models and owns nothing
 KEY, HF_USER = "key", "hf"  # the kinds of secret: a random key (or a session id), a signed-in Hugging Face user
 
 

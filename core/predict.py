@@ -245,10 +245,13 @@ class Lab:
         self, directory: str | Path, source: str = "", owner: str = PUBLIC, title: str = ""
     ) -> tuple[str, str]:
         """Serve one more checkpoint (a model trained while the app runs, service.jobs) under its (task, model),
-        replacing any there, for `owner` alone unless PUBLIC; its weights are held by recency
+        replacing the owner's own model there (CheckpointError for a task of another owner, the public ones
+        included), for `owner` alone unless PUBLIC; its weights are held by recency
         (core.checkpoints.memory). New dicts, swapped in whole: a request reading the old ones is unaffected."""
         ckpt = load_checkpoint(directory)
         key = (ckpt.meta.get("task", ""), ckpt.model.key)
+        if key[0] in {t for t, _ in self.checkpoints} and self.owners.get(key[0], PUBLIC) != owner:
+            raise CheckpointError(f"task {key[0]} is another owner's: {directory} is not served")
         if owner:  # before the model is served: never public for a moment
             self.owners = {**self.owners, key[0]: owner}
         if title:

@@ -30,9 +30,9 @@ from core.data.sst import FINE_LABELS
 from core.data.user import USER_DATA_TEXT
 from core.models import MODELS, model_class
 from core.notices import NOTICE_TEXT, Notice, NoticeError
-from service.jobs import JOB_TEXT
 from core.views import VIEW_TEXT, Text
 from demo.examples import EXAMPLES
+from service.jobs import JOB_TEXT
 
 LANGS = ("en", "zh")  # the locale files
 TRADITIONAL = {"zh-TW": "zh-tw", "zh-HK": "zh-hk"}  # UI language -> zhconv's conversion of zh

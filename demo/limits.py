@@ -1,14 +1,24 @@
 """Limits on what one HTTP request may send: a request body over MAX_BODY_BYTES is answered 413 before
-the app reads it. The largest legitimate body is a /compare call with MAX_CHARS characters (5,000, at most
-6 bytes each as JSON \\u escapes: 30 KB). File uploads (the Train tab's labelled files) may be larger:
-MAX_UPLOAD_BYTES, twice the training file cap, so that a file just over the cap reaches the app and gets
-its own message ("the file is 6.1 MB; the limit is 5.0 MB")."""
+the app reads it; an upload is refused (429, 507) past its client's rate or the cache's total (UploadBudget).
+The largest legitimate body is a /compare call with MAX_CHARS characters (5,000, at most 6 bytes each as JSON
+\\u escapes: 30 KB). File uploads (the Train tab's labelled files) may be larger: MAX_UPLOAD_BYTES, twice the
+training file cap, so that a file just over the cap reaches the app and gets its own message ("the file is
+6.1 MB; the limit is 5.0 MB")."""
 
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+from gradio.utils import get_upload_folder
 from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse
 
-from service.jobs import TrainLimits
+from demo.i18n import request_lang, t
 from demo.sessions import OneShotSessions
+from service.budgets import RateBudget, SpacePolicy, client_address, client_id
+from service.cleanup import folder_bytes
+from service.jobs import TrainLimits
 
 MAX_BODY_BYTES = 1 << 20  # 1 MiB
 MAX_UPLOAD_BYTES = 2 * TrainLimits.from_env().max_bytes
@@ -52,5 +62,49 @@ class RequestBodyLimit:
         await response(scope, receive, send)
 
 
+class UploadBudget:
+    """ASGI middleware: an upload is refused once its client has sent `uploads_per_minute` in the last minute
+    (429), or when Gradio's upload cache (all visitors' files, removed after LAB_UPLOAD_CACHE_MINUTES) would pass
+    `upload_cache_mb` with it (507). One line, in the browser's language."""
+
+    def __init__(self, app, policy: SpacePolicy | None = None, folder: str | Path | None = None):
+        self.app, self.policy = app, policy or SpacePolicy.from_env()
+        self.folder = Path(folder or get_upload_folder())
+        self.rates = RateBudget(self.policy.uploads_per_minute)
+        self.lock, self.measured, self.used = threading.Lock(), 0.0, 0  # the cache's size, measured once a second
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].endswith(UPLOAD_PATH):
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        peer = (scope.get("client") or (None,))[0]
+        client = client_id(client_address(headers, peer, self.policy.forwarded_hops))
+        declared = int(headers.get("content-length", "0") or 0) if headers.get("content-length", "").isdigit() else 0
+        lang = request_lang(SimpleNamespace(headers=headers))
+        if not self.rates.take(client):
+            words = t("upload_rate", lang, per_minute=self.policy.uploads_per_minute)
+            return await PlainTextResponse(words, status_code=429)(scope, receive, send)
+        if not self._room_for(declared):
+            words = t("upload_cache_full", lang, mb=self.policy.upload_cache_mb)
+            return await PlainTextResponse(words, status_code=507)(scope, receive, send)
+        await self.app(scope, receive, send)
+
+    def _room_for(self, size: int) -> bool:
+        """Count `size` bytes into the cache when they fit; its real size is read again at most once a second."""
+        with self.lock:
+            if time.monotonic() - self.measured > 1.0:
+                self.used, self.measured = folder_bytes(self.folder), time.monotonic()
+            if self.used + size > self.policy.upload_cache_mb * 2**20:
+                return False
+            self.used += size
+            return True
+
+
 # FastAPI keyword arguments for Blocks.launch(app_kwargs=...): app.py and the tests launch with them
-APP_KWARGS = {"middleware": [Middleware(RequestBodyLimit, max_bytes=MAX_BODY_BYTES), Middleware(OneShotSessions)]}
+APP_KWARGS = {
+    "middleware": [
+        Middleware(RequestBodyLimit, max_bytes=MAX_BODY_BYTES),
+        Middleware(UploadBudget),
+        Middleware(OneShotSessions),
+    ]
+}

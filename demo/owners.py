@@ -1,54 +1,71 @@
 """Who is this visitor? Each request acts for one owner (core.owners), found from its Gradio session:
 
-- a page load binds its session to the Hugging Face user signed in on a Space, else to a random key the browser
-  keeps across reloads (gr.BrowserState);
-- an API client is its own session's owner for its lifetime (one gradio_client Client = one session); `/owner`
-  with "" returns that session's key, and a later session that passes the key to `/owner` acts for the same owner.
+- a page load binds its session to the Hugging Face user signed in on a Space, else to a random key its browser
+  keeps in localStorage across reloads (plain: any encryption would use a secret the page itself is sent);
+- an API client is its own session's owner for its lifetime (one gradio_client Client = one session) when its
+  session id has KEY_CHARS[0]+ characters; `/owner` with "" returns that session's key, and a later session that
+  passes the key to `/owner` acts for the same owner.
 
-Only the session -> owner binding is kept here, in memory, for the most recent sessions; keys are never stored.
+Bindings live in the owner store (service.store, sqlite beside the trained models): they survive restarts, and a
+flood of new sessions never pushes a live one out. Keys are never stored, only owner ids. Work that writes to
+disk or holds the long lane goes through `writer`: on a Space a signed-in user (service.budgets.SpacePolicy),
+elsewhere any owner with a long enough key. MCP clients share one session in Gradio, so the owner-bound
+endpoints are no MCP tools (demo/tabs/api.py) and an MCP call sees the public models only.
 """
 
 import secrets
-import threading
-from collections import OrderedDict
 
 import gradio as gr
 
-from core.owners import HF_USER, KEY, owner_id
+from core.checkpoints.user_models import user_models_dir
+from core.owners import HF_USER, KEY, NOBODY, owner_id
 from core.predict import Lab
 from demo.i18n import request_lang, t
 from demo.plots import esc
-from demo.sessions import SESSION_CAPACITY
+from service.budgets import RateBudget, SpacePolicy, client_address, client_id
+from service.store import Store, open_store
 
-MAX_SESSIONS = SESSION_CAPACITY  # the sessions Gradio keeps: a session it forgot is forgotten here too
 KEY_CHARS = (16, 200)  # a shorter key could be guessed; a longer one is not a key
 
 
+def _refuse(code: str, request: gr.Request | None, **params) -> gr.Error:
+    return gr.Error(esc(t(code, request_lang(request), **params)), print_exception=False)
+
+
 class Visitors:
-    """session hash -> owner id, for sessions bound by a page load or `/owner`; the least recent go first."""
+    """session id -> owner id, for sessions bound by a page load or `/owner`, kept in the owner store."""
 
-    def __init__(self, capacity: int = MAX_SESSIONS):
-        self.capacity, self.bound, self.lock = capacity, OrderedDict(), threading.Lock()
-
-    def bind(self, request: gr.Request | None, owner: str) -> None:
-        with self.lock:
-            self.bound[_session(request)] = owner
-            self.bound.move_to_end(_session(request))
-            while len(self.bound) > self.capacity:
-                self.bound.popitem(last=False)
-
-    def is_bound(self, request: gr.Request | None) -> bool:
-        with self.lock:
-            return _session(request) in self.bound
+    def __init__(self, store: Store | None = None, policy: SpacePolicy | None = None):
+        self.store = store or open_store(user_models_dir())
+        self.policy = policy or SpacePolicy.from_env()
+        self.binds = RateBudget(self.policy.binds_per_minute)
 
     def owner(self, request: gr.Request | None) -> str:
-        """The owner this request acts for: its session's binding, else the session itself."""
+        """The owner this request acts for: its session's binding, else the session itself when its id is long
+        enough to be a key, else NOBODY (who sees the public models and owns nothing)."""
         session = _session(request)
-        with self.lock:
-            if session in self.bound:
-                self.bound.move_to_end(session)
-                return self.bound[session]
-        return owner_id(KEY, session)
+        if session and (bound := self.store.owner_of(session)) is not None:
+            return bound
+        return owner_id(KEY, session) if valid_key(session) else NOBODY
+
+    def writer(self, request: gr.Request | None, profile: gr.OAuthProfile | None = None) -> tuple[str, str]:
+        """(owner, client) for work that writes to disk or holds the long lane; gr.Error (one line) when this
+        visitor may not: not signed in where the policy asks for it, or a session too short to be anybody's.
+        The client is "" for a signed-in user, whose identity has a cost: only anonymous work is also budgeted
+        per network address (a lecture hall shares one)."""
+        if profile is not None:
+            return owner_id(HF_USER, profile.username), ""
+        if self.policy.sign_in:
+            raise _refuse("sign_in_needed", request)
+        if (owner := self.owner(request)) == NOBODY:
+            raise _refuse("owner_session_short", request, min_chars=KEY_CHARS[0])
+        return owner, self.client(request)
+
+    def client(self, request: gr.Request | None) -> str:
+        """The request's client (service.budgets.client_id of its address, behind the Space's proxy)."""
+        headers = dict(getattr(request, "headers", None) or {})
+        peer = getattr(getattr(request, "client", None), "host", None)
+        return client_id(client_address(headers, peer, self.policy.forwarded_hops))
 
     def lab(self, lab: Lab, request: gr.Request | None) -> Lab:
         """The Lab as this request's owner sees it: the public models and its own."""
@@ -59,20 +76,26 @@ class Visitors:
         visit); the key goes back to the browser to keep."""
         if not valid_key(key):
             key = secrets.token_urlsafe(24)
-        self.bind(request, owner_id(HF_USER, profile.username) if profile else owner_id(KEY, key))
+        owner = owner_id(HF_USER, profile.username) if profile else owner_id(KEY, key)
+        if self.store.owner_of(_session(request)) != owner:  # no rate budget: a lecture hall shares one address
+            self.store.bind(_session(request), owner)
         return key
 
     def on_api(self, key: str, request: gr.Request) -> str:
         """`/owner`: with a key, this session acts for that key's owner from now on; without, the key of this
         session's own work so far (its session id), to pass to `/owner` from a later session."""
+        session = _session(request)
         if key in (None, ""):
-            if self.is_bound(request):
-                raise gr.Error(esc(t("owner_key_taken", request_lang(request))), print_exception=False)
-            return _session(request)
+            if self.store.owner_of(session) is not None:
+                raise _refuse("owner_key_taken", request)
+            if not valid_key(session):
+                raise _refuse("owner_session_short", request, min_chars=KEY_CHARS[0])
+            return session
         if not valid_key(key):
-            words = t("owner_key_bad", request_lang(request), min_chars=KEY_CHARS[0], max_chars=KEY_CHARS[1])
-            raise gr.Error(esc(words), print_exception=False)
-        self.bind(request, owner_id(KEY, key))
+            raise _refuse("owner_key_bad", request, min_chars=KEY_CHARS[0], max_chars=KEY_CHARS[1])
+        if not self.binds.take(self.client(request)):
+            raise _refuse("rate_limited", request, per_minute=self.policy.binds_per_minute)
+        self.store.bind(session, owner_id(KEY, key))
         return key
 
 

@@ -72,15 +72,25 @@ class TrainingQueue:
         threading.Thread(target=self._schedule, daemon=True, name="training-queue").start()
 
     def submit(
-        self, file, model: str, text_column: str, label_column: str, epochs, minutes, vectors: str, owner: str = PUBLIC
+        self,
+        file,
+        model: str,
+        text_column: str,
+        label_column: str,
+        epochs,
+        minutes,
+        vectors: str,
+        owner: str = PUBLIC,
+        client: str = "",
     ) -> dict:
-        """Queue a job once the folder has room for it (JobError "disk_full" while active jobs fill it)."""
+        """Queue a job once the folder has room for it (JobError "disk_full" while it is full) and the owner, its
+        client and the Space are within their quotas (service.jobs.submit_job)."""
         with self.lock:
             self._clean()
         check_quota(self.root, self.cleanup_limits)
         with self.submitting:
             return submit_job(
-                file, model, text_column, label_column, epochs, minutes, vectors, self.root, self.limits, owner
+                file, model, text_column, label_column, epochs, minutes, vectors, self.root, self.limits, owner, client
             )
 
     def status(self, job_id: str, owner: str | None = None) -> dict:

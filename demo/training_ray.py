@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from core.predict import Lab
-from service.jobs import FINISHED, TrainLimits, cancel_job, job_dir, job_status, next_queued, update_job
 from demo.training import TrainingQueue
+from service.jobs import FINISHED, TrainLimits, cancel_job, job_dir, job_status, next_queued, update_job
 
 log = logging.getLogger(__name__)
 BACKENDS, FALLBACKS = ("local", "ray"), ("", "local")

@@ -91,6 +91,15 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 """
 
 
+# The owner key in plain localStorage: an encryption in the page would use a key the page is sent with it. A
+# browser that refuses storage (private mode, blocked iframe storage) gets a new key per page load.
+OWNER_STORAGE = "lab-owner-key"
+READ_KEY = (
+    f"""(key) => {{ try {{ return [localStorage.getItem("{OWNER_STORAGE}") || ""]; }} catch (e) {{ return [""]; }} }}"""
+)
+KEEP_KEY = f"""(key) => {{ try {{ localStorage.setItem("{OWNER_STORAGE}", key); }} catch (e) {{}} return []; }}"""
+
+
 def banner(lab: Lab, root: str, ui: str) -> str:
     """Markdown warning when nothing loaded, or when some checkpoints failed (the others still serve)."""
     if lab.checkpoints and not lab.errors:
@@ -104,9 +113,8 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
     visitors = Visitors()
     cache = (900, int(UPLOAD_CACHE_MINUTES * 60))  # (how often, how old), in seconds
     with gr.Blocks(title="Compositional sentence-model lab", delete_cache=cache) as demo:
-        # the anonymous visitor's owner key, kept by its browser across reloads. Gradio encrypts it in the page
-        # with a secret the page is sent anyway: a fixed one, so that a key outlives an app restart
-        owner_key = gr.BrowserState("", storage_key="lab-owner", secret="sentence-lab")
+        # the anonymous visitor's owner key, kept in its browser's localStorage across reloads (READ_KEY, KEEP_KEY)
+        owner_key = gr.Textbox("", visible=False, elem_id="owner-key")
         gr.Markdown(L("title"))
         gr.Markdown(L("intro"))
         warning = gr.Markdown(banner(lab, root, "en"), visible=bool(banner(lab, root, "en")), elem_id="load-warning")
@@ -159,7 +167,8 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
             owner_key,
             [owner_key, warning, loaded, failed, api_usage, lab_view.task, train_view.job],
             api_visibility="private",
-        )
+            js=READ_KEY,
+        ).then(None, owner_key, None, js=KEEP_KEY)
         api.fill_advertised_defaults(demo)
-        api.keep_training_out_of_mcp(demo)
+        api.keep_owners_out_of_mcp(demo)
     return demo

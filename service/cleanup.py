@@ -1,5 +1,5 @@
 """Keeping $LAB_USER_MODELS within bounds on a shared Space: jobs and the models they installed are removed,
-oldest first, once they are past their time or the folder is past its disk quota.
+oldest first, once they are past their time or past their owner's quota.
 
     removed = clean_user_models(root, CleanupLimits.from_env())   # the jobs removed, with their checkpoints
 
@@ -7,10 +7,13 @@ What goes, in this order (a queued or running job never does; nor does a checkpo
 such as one `make train-data` put there):
 1. a cancelled, failed or stopped job, `failed_minutes` after it ended (its status stays readable that long);
 2. any finished job older than `ttl_hours`, with the model it installed;
-3. while the folder holds more than `max_mb`, the oldest finished job with its model.
-A model installed by a job is removed only when no remaining job installed it too (a later run of the same
-task and model replaces it in place). The scheduler (demo/training.py) runs this every minute and before
-each submission, which is refused while the quota stays full (JobError "disk_full").
+3. an owner's finished jobs beyond `max_models_per_owner`, that owner's oldest first.
+A finished job's run/ folder (its resumable state) goes as soon as the scheduler is done with it: its model is
+installed and job.json keeps its history. A model installed by a job is removed only when no remaining job
+installed it too (a later run of the same task and model replaces it in place), and its claim in the owner
+store (service.store) goes with it. Nothing is ever removed to make room for another owner's job: while the
+folder is past `max_mb`, new jobs are refused (JobError "disk_full"). The scheduler (demo/training.py) runs this
+every minute and before each submission.
 """
 
 import logging
@@ -22,6 +25,7 @@ from pathlib import Path
 
 from core.checkpoints.user_models import user_models_dir
 from service.jobs import ACTIVE, JobError, jobs_dir, list_jobs
+from service.store import open_store
 
 log = logging.getLogger(__name__)
 
@@ -36,18 +40,21 @@ class CleanupLimits:
     """The defaults fit a free CPU Space (50 GB of disk, wiped on restart) shared by a class: a job with its
     model takes 2 to 10 MB."""
 
-    max_mb: float = 2048.0  # jobs and models together
+    max_mb: float = 2048.0  # jobs and models together; past it new jobs wait, nobody's model goes
     ttl_hours: float = 48.0  # a finished job and its model
     failed_minutes: float = 60.0  # a cancelled, failed or stopped job
+    max_models_per_owner: int = 6  # finished jobs (with their models) an owner keeps
 
     @classmethod
     def from_env(cls) -> "CleanupLimits":
-        """LAB_USER_MODELS_MAX_MB / LAB_USER_MODELS_TTL_HOURS / LAB_FAILED_JOBS_TTL_MINUTES override the defaults."""
+        """LAB_USER_MODELS_MAX_MB / LAB_USER_MODELS_TTL_HOURS / LAB_FAILED_JOBS_TTL_MINUTES /
+        LAB_MODELS_PER_OWNER override the defaults."""
         d = cls()
         return cls(
             _env_number("LAB_USER_MODELS_MAX_MB", d.max_mb),
             _env_number("LAB_USER_MODELS_TTL_HOURS", d.ttl_hours),
             _env_number("LAB_FAILED_JOBS_TTL_MINUTES", d.failed_minutes),
+            int(_env_number("LAB_MODELS_PER_OWNER", d.max_models_per_owner)),
         )
 
 
@@ -71,6 +78,12 @@ def _remove(job: dict, root: Path, remaining: list[dict]) -> list[str]:
     if not checkpoint or any(j.get("checkpoint") == checkpoint for j in remaining):
         return []
     shutil.rmtree(checkpoint, ignore_errors=True)
+    if job.get("task") and job.get("model"):
+        store = open_store(root)
+        try:
+            store.release_model(job["task"], job["model"])
+        finally:
+            store.close()
     return [checkpoint]
 
 
@@ -80,8 +93,8 @@ def clean_user_models(
     now: float | None = None,
     busy: tuple[str, ...] = (),
 ) -> list[dict]:
-    """Remove what is past its time or over the quota (see the module's docstring); the removed jobs, each
-    with "removed_checkpoints" (the folders to stop serving). `busy`: ids of jobs whose worker the
+    """Remove what is past its time or past its owner's quota (see the module's docstring); the removed jobs,
+    each with "removed_checkpoints" (the folders to stop serving). `busy`: ids of jobs whose worker the
     scheduler has not yet seen end (it still reads them)."""
     root, limits = Path(root or user_models_dir()), limits or CleanupLimits.from_env()
     now = time.time() if now is None else now
@@ -93,17 +106,20 @@ def clean_user_models(
             return True
         return now - job["created"] > limits.ttl_hours * 3600
 
-    removed = []
     doomed = [j for j in jobs if expired(j)]
     kept = [j for j in jobs if not expired(j)]
-    used = folder_bytes(root) if limits.max_mb else 0
-    while kept and limits.max_mb and used > limits.max_mb * 2**20:
-        job = kept.pop(0)
-        used -= folder_bytes(jobs_dir(root) / job["id"]) + (
-            folder_bytes(Path(job["checkpoint"])) if job.get("checkpoint") else 0
-        )
-        doomed.append(job)
+    by_owner: dict[str, list[dict]] = {}
+    for job in kept:
+        if job["status"] == "done":
+            by_owner.setdefault(job.get("owner", ""), []).append(job)
+    for done in by_owner.values():  # each owner's oldest beyond its quota, its own and nobody else's
+        doomed += done[: max(0, len(done) - limits.max_models_per_owner)]
+    kept = [j for j in kept if j not in doomed]
+    for job in kept:
+        if job["status"] == "done":
+            shutil.rmtree(jobs_dir(root) / job["id"] / "run", ignore_errors=True)
     remaining = kept + [j for j in list_jobs(root) if j["status"] in ACTIVE or j["id"] in busy]
+    removed = []
     for job in doomed:
         job["removed_checkpoints"] = _remove(job, root, remaining)
         removed.append(job)

@@ -25,6 +25,7 @@ import ctypes
 import fcntl
 import json
 import logging
+import math
 import os
 import re
 import secrets
@@ -48,6 +49,7 @@ from core.notices import NoticeError
 from core.owners import PUBLIC
 from core.training.config import TrainConfig
 from core.training.train import STOP_TEXT, Trainer, stop_record
+from service.store import open_store
 
 log = logging.getLogger(__name__)
 JOB_FILE = "job.json"
@@ -58,6 +60,7 @@ VECTORS = ("none", "auto")  # random embeddings, or the pretrained ones of the f
 LOSS_POINTS = 400  # the live loss curve keeps at most this many points (halved when full)
 LOSS_POINTS_PER_EPOCH = 50  # a loss point per batch, or the mean of each 1/50 of a longer epoch
 JOB_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")  # checked before the id touches the disk, a log or a message
+JOB_ID_BITS = 64  # random bits in a new job's id: nobody can guess or grind one
 
 JOB_TEXT = {
     "no_file": "choose a CSV, TSV or JSONL file to train on",
@@ -69,6 +72,14 @@ JOB_TEXT = {
     "too_many_jobs": (
         "you already have {max_jobs} training jobs waiting or running; wait for one to finish or cancel one"
     ),
+    "too_many_jobs_client": (
+        "{max_jobs} training jobs from your network are waiting or running already; wait for one to finish"
+    ),
+    "queue_full": (
+        "the training queue is full ({max_jobs} jobs waiting or running in this Space); try again in a few minutes"
+    ),
+    "no_owner": "this session cannot own a training job: call /owner first, or use a session id of 16+ characters",
+    "model_taken": "the model '{model}' of task '{task}' belongs to someone else; nothing was installed",
     # a job on a Ray cluster (service.remote): why it failed, or (as its "notice") how it went on
     "ray_unreachable": "the training cluster at {address} cannot be reached; try again later",
     "ray_lost": (
@@ -79,7 +90,10 @@ JOB_TEXT = {
     "ray_resumed": "its worker on the training cluster was lost; resumed there after epoch {epoch}",
     "ray_local": "the training cluster at {address} cannot be reached: trained on this machine instead",
     "ray_lost_local": "the training cluster at {address} went away: went on on this machine after epoch {epoch}",
-    "disk_full": "the space for trained models is full ({max_mb:.0f} MB); try again when a job has finished",
+    "disk_full": (
+        "the space for trained models is full ({max_mb:.0f} MB); nobody's model is removed to make room, "
+        "try again later"
+    ),
     "not_done": "job {job} has not finished ({status}): there is no model to publish yet",
     "no_token": "log in with Hugging Face or paste a write token to publish",
     "bad_repo": "'{repo}' is not a Hub model repo name (owner/name)",
@@ -102,18 +116,22 @@ def _env_number(name: str, default: float) -> float:
 
 @dataclass
 class TrainLimits:
-    """What one job may use, and how many one owner may have waiting or running; the defaults fit a free CPU
-    Space (2 vCPU): a few minutes per job."""
+    """What one job may use, and how many jobs may wait or run at once: per owner, per client address (owners
+    cost nothing to make where no sign-in is needed) and in the whole Space. The defaults fit a free CPU Space
+    (2 vCPU, one worker): a few minutes per job, and a queue that empties within about two hours."""
 
     max_bytes: int = 5 * 2**20
     max_rows: int = 20_000
     max_epochs: int = 20
     max_minutes: float = 15.0
     max_jobs_per_owner: int = 2
+    max_jobs_per_client: int = 4  # anonymous jobs from one network address
+    max_active_jobs: int = 10
 
     @classmethod
     def from_env(cls) -> "TrainLimits":
-        """LAB_TRAIN_MAX_BYTES / _ROWS / _EPOCHS / _MINUTES / _JOBS_PER_OWNER override the defaults."""
+        """LAB_TRAIN_MAX_BYTES / _ROWS / _EPOCHS / _MINUTES / _JOBS_PER_OWNER / _JOBS_PER_CLIENT / _ACTIVE_JOBS
+        override the defaults."""
         d = cls()
         return cls(
             int(_env_number("LAB_TRAIN_MAX_BYTES", d.max_bytes)),
@@ -121,6 +139,8 @@ class TrainLimits:
             int(_env_number("LAB_TRAIN_MAX_EPOCHS", d.max_epochs)),
             _env_number("LAB_TRAIN_MAX_MINUTES", d.max_minutes),
             int(_env_number("LAB_TRAIN_MAX_JOBS_PER_OWNER", d.max_jobs_per_owner)),
+            int(_env_number("LAB_TRAIN_MAX_JOBS_PER_CLIENT", d.max_jobs_per_client)),
+            int(_env_number("LAB_TRAIN_MAX_ACTIVE_JOBS", d.max_active_jobs)),
         )
 
 
@@ -231,33 +251,34 @@ def submit_job(
     root: str | Path | None = None,
     limits: TrainLimits | None = None,
     owner: str = PUBLIC,
+    client: str = "",
 ) -> dict:
     """Check the request and the file (read_rows: every UserDataError now, while the user waits), copy the
     file into a new job folder and queue it for `owner` (core.owners), whose task it makes. Nothing is written
-    when a check fails, or when the owner already has its quota of jobs waiting or running."""
+    when a check fails, or when the owner, its `client` (a hash of its network address: service.budgets) or
+    the whole Space already has its quota of jobs waiting or running ("" for a client: not counted per address)."""
     limits = limits or TrainLimits.from_env()
     if not file:
         raise JobError("no_file")
     if model not in PAPER_MODELS:
         raise JobError("unknown_model", model=model, models=", ".join(PAPER_MODELS))
-    if (
-        isinstance(epochs, bool)
-        or not isinstance(epochs, (int, float))
-        or epochs != int(epochs)
-        or not 1 <= epochs <= limits.max_epochs
-    ):
-        raise JobError("bad_epochs", max_epochs=limits.max_epochs, value=epochs)
+    if not _number(epochs) or epochs != int(epochs) or not 1 <= epochs <= limits.max_epochs:
+        raise JobError("bad_epochs", max_epochs=limits.max_epochs, value=str(epochs)[:20])
     minutes = limits.max_minutes if minutes in (None, 0) else minutes
-    if not isinstance(minutes, (int, float)) or not 0.5 <= minutes <= limits.max_minutes:
-        raise JobError("bad_minutes", max_minutes=limits.max_minutes, value=minutes)
+    if not _number(minutes) or not 0.5 <= minutes <= limits.max_minutes:
+        raise JobError("bad_minutes", max_minutes=limits.max_minutes, value=str(minutes)[:20])
     if vectors not in VECTORS:
-        raise JobError("bad_vectors", choices=", ".join(VECTORS), value=vectors)
-    active = sum(j.get("owner", PUBLIC) == owner and j["status"] in ACTIVE for j in list_jobs(root))
-    if active >= limits.max_jobs_per_owner:
+        raise JobError("bad_vectors", choices=", ".join(VECTORS), value=str(vectors)[:20])
+    active = [j for j in list_jobs(root) if j["status"] in ACTIVE]
+    if sum(j.get("owner", PUBLIC) == owner for j in active) >= limits.max_jobs_per_owner:
         raise JobError("too_many_jobs", max_jobs=limits.max_jobs_per_owner)
+    if client and sum(j.get("client") == client for j in active) >= limits.max_jobs_per_client:
+        raise JobError("too_many_jobs_client", max_jobs=limits.max_jobs_per_client)
+    if len(active) >= limits.max_active_jobs:
+        raise JobError("queue_full", max_jobs=limits.max_active_jobs)
     file = Path(file)
     rows = read_rows(file, text_column or "", label_column or "", limits.max_bytes, limits.max_rows)
-    job_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+    job_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(JOB_ID_BITS // 8)
     job = {
         "id": job_id,
         "status": "queued",
@@ -265,6 +286,7 @@ def submit_job(
         "started": None,
         "finished": None,
         "owner": owner,
+        "client": client,
         "title": f"{file.name} · {time.strftime('%d %b %H:%M')}",  # what people see, not the ids
         "file": file.name,
         "data": "data" + file.suffix.lower(),
@@ -295,6 +317,11 @@ def submit_job(
     staging.rename(folder)
     log.info("job %s queued: %s on %s (%d rows, %s)", job_id, model, file.name, len(rows.texts), rows.lang)
     return job
+
+
+def _number(value) -> bool:
+    """A finite int or float (not a bool, a string or NaN): what a REST caller may send is anything JSON holds."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def queue_position(job: dict, jobs: list[dict]) -> int | None:
@@ -473,10 +500,16 @@ def job_results(trainer: Trainer, metrics: dict) -> dict:
 
 
 def complete_job(folder: Path, job: dict, results: dict) -> dict:
-    """Install run/best for the job's owner and record the job done with `results` (job_results)."""
-    installed = install_checkpoint(
-        folder / "run" / "best", folder.parents[1], job.get("owner", PUBLIC), job.get("title", "")
-    )
+    """Install run/best for the job's owner and record the job done with `results` (job_results). The job first
+    claims its (task, model) in the owner store: another owner's model is never replaced (JobError)."""
+    root, owner = folder.parents[1], job.get("owner", PUBLIC)
+    store = open_store(root)
+    try:
+        if not store.claim_model(job["task"], job["model"], owner, job["id"]):
+            raise JobError("model_taken", task=job["task"], model=job["model"])
+    finally:
+        store.close()
+    installed = install_checkpoint(folder / "run" / "best", root, owner, job.get("title", ""))
     # what the Lab's captions name: the weights installed and the code that trained them
     job.update(status="done", finished=time.time(), checkpoint=str(installed), **results)
     job.update(sha256=sha256(installed / WEIGHTS), commit=git_commit())

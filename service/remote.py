@@ -38,6 +38,7 @@ from typing import Any
 import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 
+from core.training.train import Trainer
 from service.jobs import (
     MAX_RESUMES,
     JobError,
@@ -50,7 +51,6 @@ from service.jobs import (
     train_config,
     update_job,
 )
-from core.training.train import Trainer
 
 log = logging.getLogger(__name__)
 POLL = 0.5  # seconds between the driver's looks at the task

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from core.data import PROJECT_ROOT
 
-PACKAGES = ("core", "demo", "tools")
+PACKAGES = ("core", "service", "demo", "tools")
 SCRIPTS = ("app.py",)
 
 

@@ -24,14 +24,17 @@ def user_models_dir() -> Path:
 
 
 def install_checkpoint(best: str | Path, root: str | Path | None = None, owner: str = PUBLIC, title: str = "") -> Path:
-    """Copy a trained run's best checkpoint to <root>/checkpoints/<task>/<model>/, replacing the one there; a
-    visitor's model carries its owner and title (OWNER_FILE), installed with it in one rename."""
+    """Copy a trained run's best checkpoint to <root>/checkpoints/<task>/<model>/, replacing the one there when it
+    is the same owner's (CheckpointError when another owner's model is there); a visitor's model carries its owner
+    and title (OWNER_FILE), installed with it in one rename."""
     best = Path(best)
     config = _read_json(best / CONFIG)
     task, model = config.get("task"), config.get("model")
     if not isinstance(task, str) or not isinstance(model, str):
         raise CheckpointError(f"{best / CONFIG} names no task and model")
     target = Path(root or user_models_dir()) / "checkpoints" / task / model
+    if (target / CONFIG).is_file() and checkpoint_owner(target)[0] != owner:
+        raise CheckpointError(f"{task}/{model} belongs to another owner: nothing was installed")
     staging, old = target.with_name(f".{model}.new"), target.with_name(f".{model}.old")
     for leftover in (staging, old):
         shutil.rmtree(leftover, ignore_errors=True)

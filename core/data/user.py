@@ -1,7 +1,7 @@
 """A user's own labelled file as a task: CSV, TSV or JSONL with a text column and a label column.
 
     rows = read_rows("reviews.csv", text_column="review", label_column="stars")   # checked, not tokenized
-    task = load_user_task("reviews.csv", "user_reviews_1a2b3c", "review", "stars")
+    task = load_user_task("reviews.csv", "user_reviews_1a2b3c4d5e6f7a8b", "review", "stars")
 
 `read_rows` makes every check and is fast (no tokenizer), so the app runs it while the user waits and the
 worker process tokenizes later (`load_user_task`). The columns are auto-detected when the names say so
@@ -322,11 +322,11 @@ def load_user_task(path: str | Path, name: str, text_column: str = "", label_col
 
 
 def user_task_name(path: str | Path, text_column: str = "", label_column: str = "", owner: str = "") -> str:
-    """`user_<file stem>_<6 hex>`: the same file and columns (as read_rows chose them) of the same owner
-    (core.owners) give the same task, so a second model trained on it joins the first; another owner's
-    run of the same file is another task."""
+    """`user_<file stem>_<16 hex>`: the same file and columns (as read_rows chose them) of the same owner
+    (core.owners) give the same task, so a second model trained on it joins the first; another owner's run of
+    the same file is another task. 64 bits of digest: nobody can grind a file into another owner's task name."""
     path = Path(path)
     stem = re.sub(r"[^a-z0-9]+", "_", path.stem.lower()).strip("_")[:30] or "data"
     mark = f"\0{text_column}\0{label_column}" + (f"\0{owner}" if owner else "")  # a public task keeps its name
-    digest = hashlib.sha256(path.read_bytes() + mark.encode()).hexdigest()[:6]
+    digest = hashlib.sha256(path.read_bytes() + mark.encode()).hexdigest()[:16]
     return f"user_{stem}_{digest}"

@@ -2,7 +2,9 @@
 (ProbeReport.to_dict())."""
 
 import html
+import inspect
 import logging
+import math
 import os
 
 import gradio as gr
@@ -137,8 +139,9 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
     return example
 
 
-# what an agent must not do through the MCP server: train on the machine (publishing is private already)
-TRAINING_ENDPOINTS = ("train", "train_status", "train_cancel")
+# what an MCP client must not reach: Gradio runs every MCP client's calls in one shared session, so a tool that
+# binds or uses an owner would give one agent another's work (publishing is private already)
+OWNER_BOUND_ENDPOINTS = ("owner", "train", "train_status", "train_cancel")
 
 
 def mcp_enabled() -> bool:
@@ -146,12 +149,13 @@ def mcp_enabled() -> bool:
     return os.environ.get("GRADIO_MCP_SERVER", "").strip().lower() in ("1", "true", "yes")
 
 
-def keep_training_out_of_mcp(demo: gr.Blocks) -> None:
-    """With the MCP server on, the training endpoints are left out of the tools (and of the API page) and stay
-    callable by gradio_client: an MCP tool is what Gradio documents, so they become undocumented."""
+def keep_owners_out_of_mcp(demo: gr.Blocks) -> None:
+    """With the MCP server on, the owner-bound endpoints are left out of the tools (and of the API page) and stay
+    callable by gradio_client, each client its own session: an MCP tool is what Gradio documents, so they become
+    undocumented. An MCP client then owns nothing and sees the public models only."""
     if mcp_enabled():
         for fn in demo.fns.values():
-            if fn.api_name in TRAINING_ENDPOINTS:
+            if fn.api_name in OWNER_BOUND_ENDPOINTS:
                 fn.api_visibility = "undocumented"
 
 
@@ -160,7 +164,8 @@ def fill_advertised_defaults(demo: gr.Blocks) -> None:
     (`{"data": ["good"]}`): Gradio's REST route refuses a call with fewer values than inputs (answering
     `{"error": null}`) while gradio_client fills the defaults in itself. Only endpoints made by gr.api,
     whose inputs are Api components holding the function's defaults, are filled; a missing argument
-    without a default is still refused."""
+    without a default is still refused. A value a number component cannot take (a string, NaN) is refused in
+    one line naming the parameter, where Gradio's own preprocessing would answer `{"error": null}`."""
     validate = demo.validate_inputs
 
     def validate_with_defaults(block_fn, inputs: list) -> None:
@@ -168,5 +173,24 @@ def fill_advertised_defaults(demo: gr.Blocks) -> None:
         if missing and all(isinstance(c, Api) and c.value is not None for c in missing):
             inputs.extend(c.value for c in missing)  # in place: Gradio goes on with this same list
         validate(block_fn, inputs)
+        for i, (component, value) in enumerate(zip(block_fn.inputs, inputs)):
+            if isinstance(component, (gr.Slider, gr.Number)) and value is not None and not finite_number(value):
+                name = _parameter_name(block_fn.fn, i)
+                raise gr.Error(
+                    f"{name}: a number is needed, got {html.escape(repr(value)[:20], quote=False)} / {name} 须为数字",
+                    print_exception=False,
+                )
 
     demo.validate_inputs = validate_with_defaults
+
+
+def finite_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _parameter_name(fn, index: int) -> str:
+    """The name of the handler's index-th parameter (what an API caller reads in /info), else its position."""
+    try:
+        return list(inspect.signature(fn).parameters)[index]
+    except (TypeError, ValueError, IndexError):
+        return f"input {index + 1}"

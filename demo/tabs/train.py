@@ -16,14 +16,14 @@ from core.data.user import USER_DATA_TEXT, UserDataError, check_rows, read_table
 from core.models import PAPER_MODELS
 from core.notices import Notice
 from core.predict import Lab
-from service.jobs import ACTIVE, JOB_TEXT, JobError, list_jobs
-from service.publish import push_job
 from demo.i18n import L, label_name, model_name, notice_text, request_lang, t
 from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.tabs.lab import LabView, task_choices
 from demo.training import TrainingQueue
 from demo.training_ray import training_queue
+from service.jobs import ACTIVE, JOB_TEXT, JobError, list_jobs
+from service.publish import push_job
 
 
 def _error(err: UserDataError | JobError, ui: str) -> gr.Error:
@@ -233,13 +233,13 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
         minutes: float = 5.0,
         vectors: str = "none",
         request: gr.Request = None,
+        profile: gr.OAuthProfile | None = None,
     ) -> str:
         """Queue a training job on a labelled CSV/TSV/JSONL file; returns the job id for /train_status (the
-        job, its task and its model are this session's owner's: /owner)."""
+        job, its task and its model are this session's owner's: /owner; on a Space, the signed-in user's)."""
+        owner, client = visitors.writer(request, profile)
         try:
-            return queue.submit(
-                file, model, text_column, label_column, epochs, minutes, vectors, visitors.owner(request)
-            )["id"]
+            return queue.submit(file, model, text_column, label_column, epochs, minutes, vectors, owner, client)["id"]
         except (UserDataError, JobError) as err:
             raise _error(err, request_lang(request)) from None
 

@@ -17,10 +17,10 @@ from core.analysis.probes import (
 )
 from core.data.user import MAX_CELL_CHARS, MAX_NAME_CHARS, UserDataError, read_rows
 from core.predict import MAX_WORDS
-from service.jobs import JobError, TrainLimits, job_status, list_jobs, submit_job
 from demo.i18n import CODES, notice_text
 from demo.tabs.probes import run_user_cases
 from demo.tabs.train import file_summary
+from service.jobs import JobError, TrainLimits, job_status, list_jobs, submit_job
 
 CELL = "x" * (MAX_CELL_CHARS + 10)
 GOOD = "".join(f"{'a fine film' if i % 2 else 'a dull film'},{i % 2}\n" for i in range(20))

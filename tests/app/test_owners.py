@@ -12,9 +12,9 @@ from gradio_client import Client, handle_file
 from test_user_training import reviews, write_csv
 
 from core.owners import KEY, owner_id
+from demo.i18n import notice_text
 from service.jobs import JobError, TrainLimits, submit_job, update_job
 from service.publish import push_job
-from demo.i18n import notice_text
 
 
 @pytest.fixture(scope="module")
@@ -133,10 +133,10 @@ def test_two_visitors_see_only_their_own_jobs_and_models(app, lab, user_models, 
 
 
 def page_load(url: str, session: str, key: str) -> str:
-    """What a browser does on opening the page: the load event with the key its localStorage holds (BrowserState);
-    returns the key the page gives back to keep."""
+    """What a browser does on opening the page: the load event with the key its localStorage holds (demo/ui.py's
+    READ_KEY); returns the key the page gives back to keep."""
     config = httpx.get(url + "config").json()
-    store = next(c["id"] for c in config["components"] if c.get("props", {}).get("storage_key") == "lab-owner")
+    store = next(c["id"] for c in config["components"] if c.get("props", {}).get("elem_id") == "owner-key")
     load = next(d for d in config["dependencies"] if d["inputs"] == [store])
     httpx.post(
         url + "gradio_api/queue/join",
@@ -196,22 +196,28 @@ def test_the_quota_counts_one_owners_active_jobs_and_is_worded_in_both_languages
     assert TrainLimits.from_env().max_jobs_per_owner == 2
 
 
-def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user():
+def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user(tmp_path):
     from types import SimpleNamespace as Request
 
-    from core.owners import HF_USER
+    from core.owners import HF_USER, NOBODY
     from demo.owners import Visitors
+    from service.store import Store
 
-    visitors = Visitors(capacity=3)
-    key = visitors.on_page("", Request(session_hash="first-visit"))  # a new browser: a new key for it to keep
-    assert len(key) >= 16 and visitors.owner(Request(session_hash="first-visit")) == owner_id(KEY, key)
+    visitors = Visitors(Store(tmp_path / "owners.sqlite"))
+    key = visitors.on_page("", Request(session_hash="first-visit-page"))  # a new browser: a new key for it to keep
+    assert len(key) >= 16 and visitors.owner(Request(session_hash="first-visit-page")) == owner_id(KEY, key)
     assert visitors.on_page(key, Request(session_hash="reload")) == key  # a reload keeps the owner
     assert visitors.owner(Request(session_hash="reload")) == owner_id(KEY, key)
     visitors.on_page(key, Request(session_hash="signed-in"), Request(username="alice"))
     assert visitors.owner(Request(session_hash="signed-in")) == owner_id(HF_USER, "alice") != owner_id(KEY, key)
     assert visitors.on_page("short", Request(session_hash="forged")) != "short"  # not a key: a new one
-    assert visitors.owner(Request(session_hash="first-visit")) == owner_id(KEY, "first-visit")  # the oldest, forgotten
-    assert visitors.owner(Request(session_hash="api-client")) == owner_id(KEY, "api-client")  # unbound: the session
+    for i in range(300):  # a flood of page loads pushes no binding out
+        visitors.on_page("", Request(session_hash=f"flood-{i}"))
+    assert visitors.owner(Request(session_hash="first-visit-page")) == owner_id(KEY, key)
+    assert Visitors(Store(tmp_path / "owners.sqlite")).owner(Request(session_hash="reload")) == owner_id(KEY, key)
+    unbound = "api-client-0123456789"
+    assert visitors.owner(Request(session_hash=unbound)) == owner_id(KEY, unbound)  # unbound: the session itself
+    assert visitors.owner(Request(session_hash="x")) == NOBODY  # too short to be anybody's key
 
 
 def test_the_page_everybody_is_sent_names_no_visitors_task(lab, user_models):

@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 from core.predict import Cancelled, ModelFailure, Prediction
-from service.serving import decode, encode, serve
 from core.views import Text
 from demo.runner import LANES, LONG_WORDS, MODEL_CONCURRENCY, POLL_S, Lanes, ModelWorker, RequestGate
+from service.serving import decode, encode, serve
 
 
 def test_a_short_request_is_admitted_while_a_long_one_runs():

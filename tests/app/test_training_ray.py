@@ -21,11 +21,11 @@ from test_user_training import reviews, wait_for, write_csv
 from core.data import PROJECT_ROOT
 from core.owners import owner_id
 from core.predict import Lab
-from service.jobs import read_job
 from demo.i18n import CODES
 from demo.tabs.train import status_text
 from demo.training import TrainingQueue
 from demo.training_ray import RayTrainingQueue, training_queue
+from service.jobs import read_job
 
 pytestmark = pytest.mark.slow  # a real Ray head per test: `make test-slow`
 

@@ -13,11 +13,11 @@ from gradio_client import handle_file
 
 from core.data.user import UserDataError, load_user_task, read_rows
 from core.predict import Lab
-from service.jobs import JobError, TrainLimits, list_jobs, recover_jobs, submit_job, update_job
-from service.publish import push_job
 from core.training.train import main as train_main
 from demo.i18n import notice_text
 from demo.training import TrainingQueue
+from service.jobs import JobError, TrainLimits, list_jobs, recover_jobs, submit_job, update_job
+from service.publish import push_job
 
 POSITIVE, NEGATIVE = ["good", "great", "fun", "moving"], ["bad", "dull", "awful", "flat"]
 NEUTRAL = ["the", "movie", "film", "plot", "is", "a"]

@@ -29,7 +29,7 @@ def test_a_run_says_why_it_stopped_and_its_model_is_captioned_in_full(open_page,
     expect(page.locator("#train-status")).to_contain_text("Trained every epoch asked for: 2.", timeout=180_000)
     expect(page.locator("#train-job input")).to_have_value(re.compile(r"^progress_reviews\.csv · .+ · DCNN$"))
     shown = page.evaluate("() => [...window.__jobBox]")
-    assert not [v for v in shown if re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{6}", v)], shown  # never the job's raw id
+    assert not [v for v in shown if re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{16}", v)], shown  # never the job's raw id
 
     page.get_by_role("tab", name="Lab").click()
     page.locator("#model input").click()

@@ -1,6 +1,7 @@
 """The layering, read from the source (tools.import_graph, AST only): `core` is the library that the
-app, the trainer and the CLIs import; `demo` is the front end on top of it; `tools` measure and
-publish it and sit beside it. No import cycle anywhere, and no import that points the wrong way."""
+app, the trainer and the CLIs import; `service` is the Space's plumbing around it (jobs, workers, owners,
+budgets); `demo` is the front end on top of both; `tools` measure and publish it and sit beside it. No import
+cycle anywhere, and no import that points the wrong way."""
 
 import pytest
 
@@ -9,7 +10,8 @@ from tools.import_graph import find_cycle, import_graph, imported_names, project
 
 MODULES = project_modules()
 # core runs inside the app and the trainer: no front end, no tools, no child processes
-CORE_MUST_NOT_IMPORT = ("gradio", "gradio_client", "demo", "tools", "subprocess")
+CORE_MUST_NOT_IMPORT = ("gradio", "gradio_client", "service", "demo", "tools", "subprocess")
+SERVICE_MUST_NOT_IMPORT = ("gradio", "demo", "tools")
 
 
 def _imports(prefix: str) -> dict[str, set[str]]:
@@ -26,6 +28,7 @@ def test_the_scan_sees_the_project():
         "core.predict",
         "core.checkpoints.hub",
         "core.checkpoints.manifest",
+        "service.jobs",
         "demo.ui",
         "tools.bench.cli",
         "tools.release.push",
@@ -60,6 +63,15 @@ def test_front_end_does_not_import_torch():
 
 def test_only_tools_import_tools():
     found = sorted(
-        module for prefix in ("core", "demo", "app") for module, names in _imports(prefix).items() if "tools" in names
+        module
+        for prefix in ("core", "service", "demo", "app")
+        for module, names in _imports(prefix).items()
+        if "tools" in names
     )
     assert not found, f"tools imported by {', '.join(found)}"
+
+
+@pytest.mark.parametrize("forbidden", SERVICE_MUST_NOT_IMPORT)
+def test_service_does_not_import(forbidden):
+    found = sorted(module for module, names in _imports("service").items() if forbidden in names)
+    assert not found, f"{forbidden} imported by {', '.join(found)}"

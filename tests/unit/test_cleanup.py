@@ -1,5 +1,6 @@
-"""service.cleanup: what is past its time or over the disk quota goes, oldest first, with the model it
-installed; nothing else (an active job, a model still installed by a kept job, a model no job installed)."""
+"""service.cleanup: what is past its time or past its owner's quota goes, oldest first, with the model it
+installed; nothing else (an active job, a model still installed by a kept job, a model no job installed, and
+never one owner's model to make room for another's job)."""
 
 from pathlib import Path
 
@@ -13,7 +14,13 @@ HOUR = 3600.0
 
 
 def make_job(
-    root: Path, job_id: str, status: str, age_hours: float, model: str | None = None, size: int = 1000
+    root: Path,
+    job_id: str,
+    status: str,
+    age_hours: float,
+    model: str | None = None,
+    size: int = 1000,
+    owner: str = "",
 ) -> dict:
     """A job folder as a finished run leaves it: job.json, its data file of `size` bytes and, when `model`
     is named, the checkpoint it installed."""
@@ -22,7 +29,7 @@ def make_job(
     (folder / "data.csv").write_bytes(b"x" * size)
     created = NOW - age_hours * HOUR
     finished = None if status in ("queued", "running") else created + 60
-    job = {"id": job_id, "status": status, "created": created, "finished": finished}
+    job = {"id": job_id, "status": status, "created": created, "finished": finished, "owner": owner}
     if model:
         checkpoint = root / "checkpoints" / "user_task" / model
         checkpoint.mkdir(parents=True, exist_ok=True)
@@ -65,19 +72,36 @@ def test_a_finished_job_past_its_ttl_goes_with_its_model_unless_a_kept_job_insta
     assert ids(tmp_path) == ["c-new"]
 
 
-def test_over_the_quota_the_oldest_finished_jobs_go_first_and_active_ones_stay(tmp_path):
+def test_over_the_disk_quota_nobody_s_model_goes_and_new_jobs_are_refused(tmp_path):
     mb = 2**20
-    make_job(tmp_path, "1-running", "running", age_hours=5, size=mb)
+    make_job(tmp_path, "1-running", "running", age_hours=5, size=mb, owner="attacker")
     for i, hours in enumerate((4, 3, 2, 1), 2):
-        make_job(tmp_path, f"{i}-done", "done", age_hours=hours, model=f"m{i}", size=mb)  # 2 MB each with its model
-    removed = clean_user_models(tmp_path, CleanupLimits(max_mb=5.5, ttl_hours=48, failed_minutes=60), NOW)
-    assert [j["id"] for j in removed] == ["2-done", "3-done"]
-    assert sorted(ids(tmp_path)) == ["1-running", "4-done", "5-done"]
-    check_quota(tmp_path, CleanupLimits(max_mb=5.5))
-    with pytest.raises(JobError) as err:  # the running job alone fills a smaller quota: submissions wait
-        clean_user_models(tmp_path, CleanupLimits(max_mb=0.5), NOW)
-        check_quota(tmp_path, CleanupLimits(max_mb=0.5))
-    assert err.value.code == "disk_full" and ids(tmp_path) == ["1-running"]
+        make_job(tmp_path, f"{i}-done", "done", age_hours=hours, model=f"m{i}", size=mb, owner=f"visitor{i}")
+    assert clean_user_models(tmp_path, CleanupLimits(max_mb=5.5, ttl_hours=48, failed_minutes=60), NOW) == []
+    assert sorted(ids(tmp_path)) == ["1-running", "2-done", "3-done", "4-done", "5-done"]
+    with pytest.raises(JobError) as err:  # 9 MB in a 5.5 MB quota: the next job waits, every model stays
+        check_quota(tmp_path, CleanupLimits(max_mb=5.5))
+    assert err.value.code == "disk_full"
+    check_quota(tmp_path, CleanupLimits(max_mb=10))
+
+
+def test_past_its_quota_an_owner_loses_its_own_oldest_models_only(tmp_path):
+    for i in range(4):
+        make_job(tmp_path, f"a{i}", "done", age_hours=10 - i, model=f"a{i}", owner="a")
+    make_job(tmp_path, "b0", "done", age_hours=20, model="b0", owner="b")  # the oldest of all, but b's only one
+    removed = clean_user_models(tmp_path, CleanupLimits(max_mb=0, max_models_per_owner=2), NOW)
+    assert [j["id"] for j in removed] == ["a0", "a1"]
+    assert sorted(ids(tmp_path)) == ["a2", "a3", "b0"]
+    assert (tmp_path / "checkpoints" / "user_task" / "b0").is_dir()
+
+
+def test_a_finished_job_keeps_its_history_and_drops_its_resumable_run(tmp_path):
+    make_job(tmp_path, "done", "done", age_hours=1, model="dcnn")
+    make_job(tmp_path, "running", "running", age_hours=1)
+    for job in ("done", "running"):
+        (jobs_dir(tmp_path) / job / "run").mkdir()
+    clean_user_models(tmp_path, CleanupLimits(max_mb=0), NOW)
+    assert not (jobs_dir(tmp_path) / "done" / "run").exists() and (jobs_dir(tmp_path) / "running" / "run").is_dir()
 
 
 def test_a_job_the_scheduler_still_reads_is_kept(tmp_path):
@@ -90,6 +114,7 @@ def test_the_limits_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("LAB_USER_MODELS_MAX_MB", "10")
     monkeypatch.setenv("LAB_USER_MODELS_TTL_HOURS", "2.5")
     monkeypatch.setenv("LAB_FAILED_JOBS_TTL_MINUTES", "5")
-    assert CleanupLimits.from_env() == CleanupLimits(10.0, 2.5, 5.0)
+    monkeypatch.setenv("LAB_MODELS_PER_OWNER", "3")
+    assert CleanupLimits.from_env() == CleanupLimits(10.0, 2.5, 5.0, 3)
     monkeypatch.delenv("LAB_USER_MODELS_MAX_MB")
     assert CleanupLimits.from_env().max_mb == CleanupLimits().max_mb

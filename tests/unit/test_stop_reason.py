@@ -4,8 +4,8 @@ tiny data, and a job records it (and a cancel's) where /train_status reads it.""
 import csv
 import json
 
-from service.jobs import cancel_job, read_job, submit_job, update_job
 from core.training.train import TrainConfig, Trainer
+from service.jobs import cancel_job, read_job, submit_job, update_job
 
 
 def _fit(tiny_data, out, **settings) -> tuple[Trainer, dict]:

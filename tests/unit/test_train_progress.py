@@ -4,8 +4,8 @@ job.json within the epoch, before the epoch's history does, so a job of a few se
 import copy
 
 from core.data.batching import bucket_batches
-from service.jobs import LOSS_POINTS_PER_EPOCH, _Progress
 from core.training.train import TrainConfig, Trainer
+from service.jobs import LOSS_POINTS_PER_EPOCH, _Progress
 
 
 class _Recorded(_Progress):

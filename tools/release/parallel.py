@@ -18,8 +18,8 @@ from pathlib import Path
 import ray
 
 from core.training.config import TrainConfig
-from service.remote import Mailbox, pack, unpack
 from core.training.train import Trainer
+from service.remote import Mailbox, pack, unpack
 
 log = logging.getLogger("tools.release.parallel")
 POLL = 2.0  # seconds between looks at the runs' progress

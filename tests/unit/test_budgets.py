@@ -1,0 +1,36 @@
+"""service.budgets: the client address behind trusted proxies, the per-client rate budget and the policy."""
+
+import pytest
+
+from service.budgets import RateBudget, SpacePolicy, client_address, client_id
+
+
+def test_the_client_is_the_address_the_trusted_proxy_saw_not_what_the_client_wrote():
+    spoofed = {"x-forwarded-for": "1.2.3.4, 203.0.113.9"}  # the client wrote 1.2.3.4, the proxy appended its peer
+    assert client_address(spoofed, "10.0.0.1", hops=1) == "203.0.113.9"
+    assert client_address(spoofed, "10.0.0.1", hops=0) == "10.0.0.1"  # no proxy trusted: the header is ignored
+    assert client_address({}, "10.0.0.1", hops=1) == "10.0.0.1"
+    assert client_address({"x-forwarded-for": "203.0.113.9"}, None, hops=2) == "unknown"
+    assert client_id("203.0.113.9") != client_id("203.0.113.8") and "203" not in client_id("203.0.113.9")
+
+
+def test_a_rate_budget_holds_per_key_within_a_window_and_forgets_old_keys():
+    budget = RateBudget(per_minute=3, keys=2)
+    assert [budget.take("a", now=t) for t in (0, 1, 2, 3)] == [True, True, True, False]
+    assert budget.take("b", now=3)  # another client has its own budget
+    assert budget.take("a", now=60.5)  # the first event left the window
+    budget.take("c", now=61)
+    assert list(budget.seen) == ["a", "c"]  # at most `keys` clients are remembered
+
+
+def test_the_policy_requires_sign_in_on_a_space_and_is_a_setting_elsewhere(monkeypatch):
+    monkeypatch.delenv("LAB_SIGN_IN", raising=False)
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    assert SpacePolicy.from_env().sign_in is False and SpacePolicy.from_env().forwarded_hops == 0
+    monkeypatch.setenv("SPACE_ID", "someone/lab")
+    assert SpacePolicy.from_env().sign_in is True and SpacePolicy.from_env().forwarded_hops == 1
+    monkeypatch.setenv("LAB_SIGN_IN", "optional")
+    assert SpacePolicy.from_env().sign_in is False
+    monkeypatch.setenv("LAB_SIGN_IN", "maybe")
+    with pytest.raises(ValueError):
+        SpacePolicy.from_env()
