@@ -266,7 +266,10 @@ def build(lab: Lab, visitors: Visitors) -> ProbesView:
     def on_run(suite_value, task_value, request: gr.Request):
         return run_probe_suite(visitors.lab(lab, request), suite_value, task_value, request_lang(request))
 
-    def on_user(text_value, upload_value, suite_value, task_value, request: gr.Request):
+    def on_user(
+        text_value, upload_value, suite_value, task_value, request: gr.Request, profile: gr.OAuthProfile | None = None
+    ):
+        visitors.writer(request, profile)  # own cases hold the long lane: on a Space, for signed-in users
         return run_user_cases(
             visitors.lab(lab, request), text_value, upload_value, suite_value, task_value, request_lang(request)
         )

@@ -24,7 +24,7 @@ def test_the_analysis_endpoints_are_tools_and_training_is_not(mcp_app):
     schema = httpx.get(f"{mcp_app}/gradio_api/mcp/schema", timeout=30).json()
     names = {tool["name"] for tool in schema}
     assert {"predict", "compare", "interventions", "probes"} <= names
-    assert not names & {"train", "train_status", "train_cancel", "on_push"}
+    assert not names & {"owner", "train", "train_status", "train_cancel", "on_push"}
 
 
 def test_training_stays_callable_by_clients(mcp_app):
