@@ -100,7 +100,7 @@ evaluate-all: install ## every checkpoint on its test set -> <task>/<model>/eval
 	nice -n 10 $(PY) -m tools.evaluate_all --threads 1 $(EVAL_ARGS)
 
 # -- measure (each writes its docs/ page) ----------------------------------------------------------
-.PHONY: bench bench-smoke bench-browser screens probes loadtest soak sessions train-load attribution attribute export-results ablations tokenizer-agreement vectors-probe vectors-probe-zh checkpoints-report
+.PHONY: bench bench-smoke bench-browser screens probes loadtest redteam soak sessions train-load attribution attribute export-results ablations tokenizer-agreement vectors-probe vectors-probe-zh checkpoints-report
 PROBE_MODELS ?= nbow
 # every other set of a language present: .cache/vectors/<lang>-<name>.safetensors -> --vectors <name>=.cache/vectors/<lang>-<name>
 vector_sets = $(foreach f,$(sort $(wildcard .cache/vectors/$(1)-*.safetensors)),--vectors $(patsubst $(1)-%,%,$(basename $(notdir $(f))))=$(basename $(f)))
@@ -119,6 +119,11 @@ screens: install ## screenshots of the Lab at 390, 768 and 1400 px, English and 
 
 probes: install ## behavioural probe pass rates of the shipped checkpoints -> docs/probes.md
 	$(PY) -m tools.probes
+
+URL ?=
+SIGN_IN ?= optional
+redteam: install ## a hostile visitor's attacks on app.py (or a running app: URL=...), held or failed per case (SIGN_IN=required: as on a Space)
+	HF_HUB_OFFLINE=1 $(PY) -m tools.redteam --sign-in $(SIGN_IN) $(if $(URL),--url $(URL))
 
 loadtest: install ## 32 clients x 20 requests against the app -> docs/loadtest.json (PROFILE=mixed: 10% long inputs; PROFILE=class: 30 visitors, CLASS_MINUTES=10)
 	$(PY) -m tools.loadtest --profile $(PROFILE) --class-minutes $(CLASS_MINUTES)

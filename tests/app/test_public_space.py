@@ -248,3 +248,19 @@ def test_two_mcp_sessions_own_nothing_and_see_no_visitor_s_model(lab_root, tmp_p
         finally:
             visitor.close()
             close()
+
+
+def test_the_redteam_tool_s_quick_cases_hold_against_the_app(lab_root, tmp_path_factory, capsys):
+    from tools.redteam import cases, run
+
+    chosen = cases(quick=True)
+    assert set(chosen) >= {"short_session", "bad_numbers", "task_key_bits", "owner_flood"}
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        url, _, close = launch(lab_root, tmp_path_factory, monkeypatch)
+        try:
+            rows = run(url, chosen)
+        finally:
+            close()
+    printed = capsys.readouterr().out
+    assert all(held for _, held, _, _ in rows), printed
+    assert "bound client still sees its job" in printed and "task digest 64 bits, job id 64 bits" in printed
