@@ -82,6 +82,15 @@ JOB_TEXT = {
     "model_taken": "the model '{model}' of task '{task}' belongs to someone else; nothing was installed",
     # a job on a Ray cluster (service.remote): why it failed, or (as its "notice") how it went on
     "ray_unreachable": "the training cluster at {address} cannot be reached; try again later",
+    "ray_no_token": (
+        "the training cluster at {address} refused this app, which has no token: set RAY_AUTH_TOKEN to the "
+        "cluster's token (Ray heads use token authentication by default)"
+    ),
+    "ray_refused": (
+        "the training cluster at {address} refused this app: check that RAY_AUTH_TOKEN is the cluster's token "
+        "and that the cluster runs Ray {version}"
+    ),
+    "ray_refused_local": "the training cluster at {address} refused this app: trained on this machine instead",
     "ray_lost": (
         "the training cluster at {address} went away after epoch {epoch} of {epochs}; "
         "start the training again when it is back"

@@ -38,6 +38,7 @@ from typing import Any
 import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 
+from core.data import PROJECT_ROOT
 from core.training.train import Trainer
 from service.jobs import (
     MAX_RESUMES,
@@ -64,6 +65,30 @@ class RayJobError(JobError):
 def ray_address() -> str:
     """The cluster's head, host:port: LAB_RAY_ADDRESS, else RAY_ADDRESS (what `ray start --head` prints)."""
     return os.environ.get("LAB_RAY_ADDRESS") or os.environ.get("RAY_ADDRESS", "")
+
+
+# what a cluster runs of this project: Ray ships the working tree to every node that runs one of its tasks
+# (runtime_env working_dir), less what no task reads
+SHIPPED_EXCLUDES = [".*", "runs", "user_models", "checkpoints", "docs", "tests", "*.egg-info", "*.safetensors"]
+
+
+def runtime_env() -> dict:
+    """The job's Ray runtime environment: this working tree as every task's working directory and import path,
+    so a node needs Ray and the requirements, not a copy of the repository on its PYTHONPATH."""
+    return {"working_dir": str(PROJECT_ROOT), "excludes": SHIPPED_EXCLUDES}
+
+
+def connect(address: str | None, **init) -> None:
+    """ray.init with the project shipped to the cluster (runtime_env)."""
+    ray.init(address=address, log_to_driver=False, configure_logging=False, runtime_env=runtime_env(), **init)
+
+
+def refusal(address: str) -> tuple[str, dict]:
+    """Why a head whose port answers refused this driver, as a JOB_TEXT code and its parameters: Ray 2.60 heads
+    use token authentication by default, and a driver without the token only hears "failed to connect"."""
+    if not os.environ.get("RAY_AUTH_TOKEN"):
+        return "ray_no_token", {"address": address}
+    return "ray_refused", {"address": address, "version": ray.__version__}
 
 
 def reachable(address: str, seconds: float = 3.0) -> bool:
@@ -225,10 +250,11 @@ def drive(folder: str | Path) -> dict:
     if not reachable(address):
         return _elsewhere(folder, job, "ray_unreachable", "ray_local", address=address)
     try:
-        ray.init(address=address, log_to_driver=False, configure_logging=False)
-    except (ConnectionError, RuntimeError) as err:  # a head that answers but refuses us (another Ray, a token)
+        connect(address)
+    except (ConnectionError, RuntimeError) as err:  # a head that answers but refuses us (a token, another Ray)
         log.error("job %s: %s", job["id"], err)
-        return _elsewhere(folder, job, "ray_unreachable", "ray_local", address=address)
+        code, params = refusal(address)
+        return _elsewhere(folder, job, code, "ray_refused_local", **params)
     data = ray.put((folder / job["data"]).read_bytes())
     while True:
         outcome, value = _follow(folder, data, address)

@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from test_user_training import reviews, wait_for, write_csv
 
-from core.data import PROJECT_ROOT
 from core.owners import owner_id
 from core.predict import Lab
 from demo.i18n import CODES
@@ -33,15 +32,14 @@ pytestmark = pytest.mark.slow  # a real Ray head per test: `make test-slow`
 class Head:
     """A one-node Ray cluster with two CPUs, its files in a short temporary folder (Ray's socket paths)."""
 
-    def __init__(self):
+    def __init__(self, token: str = ""):
         self.folder = tempfile.mkdtemp(prefix="ray", dir="/tmp")
-        # no token: a test cluster on this machine (Ray 2.60 turns token auth on when ~/.ray/auth_token exists)
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(PROJECT_ROOT),
-            "RAY_USAGE_STATS_ENABLED": "0",
-            "RAY_AUTH_MODE": "disabled",
-        }
+        # no token: a test cluster on this machine (Ray 2.60 turns token auth on when ~/.ray/auth_token exists),
+        # unless `token`; no PYTHONPATH either: the project reaches the cluster through the job's runtime_env
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env.update(RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="token" if token else "disabled")
+        if token:
+            env["RAY_AUTH_TOKEN"] = token
         self.process = subprocess.Popen(
             [
                 os.path.join(os.path.dirname(sys.executable), "ray"),
@@ -53,7 +51,7 @@ class Head:
                 "--include-dashboard=false",
                 "--block",
             ],
-            cwd=PROJECT_ROOT,
+            cwd=tempfile.gettempdir(),  # not the project: its code must come through runtime_env
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -251,3 +249,27 @@ def test_a_cluster_that_cannot_be_reached_at_start(on_ray, tmp_path, fallback):
         )
         assert read_job(tmp_path / "um" / "jobs" / job["id"])["finished"] and not queue.lab.checkpoints
     queue.stopped.set()
+
+
+def test_a_head_with_token_authentication_refuses_a_driver_without_its_token_and_says_so(on_ray, tmp_path, monkeypatch):
+    """Ray 2.60 heads use token authentication by default: without the token the driver only hears "failed to
+    connect", and the job says what to set; with it, the job trains (the project shipped by runtime_env)."""
+    token = "lab-test-token-" + "0123456789abcdef" * 2
+    cluster = Head(token=token)
+    try:
+        on_ray(cluster.address)
+        monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
+        monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+        queue = training_queue(Lab({}), tmp_path / "um")
+        data = write_csv(tmp_path / "reviews.csv", reviews(60))
+        refused = wait_for(queue, queue.submit(data, "dcnn", "", "", 1, 1, "none")["id"], seconds=180)
+        assert refused["status"] == "failed" and refused["error"]["code"] == "ray_no_token", refused
+        one_line_in_both(refused, f"the training cluster at {cluster.address} refused this app", "ray_no_token")
+        monkeypatch.setenv("RAY_AUTH_MODE", "token")
+        monkeypatch.setenv("RAY_AUTH_TOKEN", token)
+        trained = wait_for(queue, queue.submit(data, "dcnn", "", "", 1, 1, "none")["id"], seconds=240)
+        assert trained["status"] == "done" and trained.get("backend") == "ray", trained
+        queue.stopped.set()
+    finally:
+        cluster.stop()
+        subprocess.run(["rm", "-rf", cluster.folder], check=False)

@@ -19,7 +19,7 @@ import ray
 
 from core.training.config import TrainConfig
 from core.training.train import Trainer
-from service.remote import Mailbox, pack, unpack
+from service.remote import Mailbox, connect, pack, unpack
 
 log = logging.getLogger("tools.release.parallel")
 POLL = 2.0  # seconds between looks at the runs' progress
@@ -46,12 +46,7 @@ def train_parallel(configs: dict[str, TrainConfig], parallel: int) -> None:
     """Train every {key: config} as a Ray task, logging each epoch and each finished run."""
     address = os.environ.get("RAY_ADDRESS", "")
     if not ray.is_initialized():
-        ray.init(
-            address=address or None,
-            log_to_driver=False,
-            configure_logging=False,
-            **({} if address else {"num_cpus": parallel, "include_dashboard": False}),
-        )
+        connect(address or None, **({} if address else {"num_cpus": parallel, "include_dashboard": False}))
     where = f"the cluster at {address}" if address else f"{parallel} CPUs of this machine"
     log.info("%d runs on %s", len(configs), where)
     running = {}
