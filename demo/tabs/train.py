@@ -155,7 +155,12 @@ class TrainView:
 def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
     queue = training_queue(lab)
     limits = queue.limits
+    on_space = bool(os.environ.get("SPACE_ID"))
     gr.Markdown(L("train_md"))
+    if on_space:  # Gradio's Hugging Face login works on a Space: training (and publishing) is for signed-in users
+        with gr.Row():
+            gr.LoginButton()
+            gr.Markdown(L("train_sign_in") if visitors.policy.sign_in else "")
     with gr.Row():
         with gr.Column(scale=3):
             file = gr.File(
@@ -210,10 +215,7 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
         dev_plot = gr.LinePlot(x="epoch", y="accuracy", label=L("train_dev"), elem_id="train-dev")
     confusion = gr.Dataframe(visible=False, interactive=False, label=L("train_confusion"), elem_id="train-confusion")
     with gr.Accordion(L("train_publish"), open=False):
-        on_space = bool(os.environ.get("SPACE_ID"))
-        if on_space:  # Gradio's Hugging Face login works on a Space; elsewhere the user pastes a token
-            gr.LoginButton()
-        with gr.Row():
+        with gr.Row():  # on a Space the sign-in above gives the token; elsewhere the user pastes one
             repo = gr.Textbox(label=L("train_repo"), placeholder="your-name/my-dcnn", elem_id="train-repo")
             token = gr.Textbox(label=L("train_token"), type="password", visible=not on_space, elem_id="train-token")
         push = gr.Button(L("train_push"), elem_id="train-push")

@@ -264,3 +264,17 @@ def test_the_redteam_tool_s_quick_cases_hold_against_the_app(lab_root, tmp_path_
     printed = capsys.readouterr().out
     assert all(held for _, held, _, _ in rows), printed
     assert "bound client still sees its job" in printed and "task digest 64 bits, job id 64 bits" in printed
+
+
+def test_on_a_space_the_train_tab_asks_for_a_sign_in_first(lab_root, monkeypatch):
+    import gradio.oauth
+
+    from demo import build_demo
+
+    monkeypatch.setenv("SPACE_ID", "someone/sentence-lab")
+    monkeypatch.setenv("SYSTEM", "spaces")  # what a Space sets beside SPACE_ID: Gradio then uses the real OAuth
+    for name in ("OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET", "OAUTH_SCOPES", "OPENID_PROVIDER_URL"):  # read at import
+        monkeypatch.setattr(gradio.oauth, name, "set-by-the-space")
+    monkeypatch.delenv("LAB_SIGN_IN", raising=False)
+    config = json.dumps(build_demo(Lab.load(lab_root)).get_config_file(), default=str)
+    assert "train_sign_in" in config and "Sign in with Hugging Face" in config  # the sign-in line and its button
