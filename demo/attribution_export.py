@@ -114,6 +114,7 @@ def build(lab: Lab, visitors: Visitors, model: gr.Dropdown, task: gr.Dropdown, l
             files.move_resource_to_block_cache,
             lambda done, total: progress((done, total)),
             RequestGate(),
+            EXPORT_SECONDS,
         )
 
     run.click(

@@ -18,8 +18,8 @@ import torch
 
 from core.analysis.attribution import METHODS, every_method, sentence_aopc
 from core.checkpoints.checkpoint import Checkpoint
-from core.notices import NoticeError
-from core.predict import ALL, Lab
+from core.notices import InputError, NoticeError
+from core.predict import ALL, AUTO, Lab
 from core.predict import (
     OCCLUSION_MAX_WORDS as MAX_WORDS,  # the lab's attribution cap: longer sentences are left out
 )
@@ -165,10 +165,16 @@ def text_records(
 ) -> Export:
     """A user's sentences (read_lines) explained by `model` (ALL: every model of each line's task), read the way
     the Lab reads them (check_text; the task may be "auto": each line's own); a line the Lab refuses or one outside
-    MIN_WORDS..MAX_WORDS words is left out, ExportError when none is left. The work goes in chunks (a few
-    sentences, one model) in sentence order, every model of a chunk before the next, up to `max_words` words read
-    in all (words times models); `run((task, model), sentences)` explains a chunk (by default here; the app's runs
-    in its worker, and raises BudgetSpent once its time is spent). `progress(done, total)` follows the chunks."""
+    MIN_WORDS..MAX_WORDS words is left out, ExportError when none is left (InputError: a task or model `lab`
+    lacks). The work goes in chunks (a few sentences, one model) in sentence order, every model of a chunk before
+    the next, up to `max_words` words read in all (words times models); `run((task, model), sentences)` explains
+    a chunk (by default here; the app's runs in its worker, and raises BudgetSpent once its time is spent).
+    `progress(done, total)` follows the chunks."""
+    chosen = None if task in (None, "", AUTO) else task
+    if chosen is not None and chosen not in lab.tasks():  # said once, not as "no sentence" for every line
+        raise InputError("unknown_task", task=chosen, available=lab.tasks())
+    if chosen is not None and model != ALL and (chosen, model) not in lab.checkpoints:
+        raise InputError("unknown_model", model=model, task=chosen, available=lab.models(chosen))
     by_task: dict[str, list[Sentence]] = {}
     for i, line in enumerate(lines):
         try:
