@@ -26,7 +26,7 @@ client = Client("{url}")
 one = client.predict("It is not a bad film.", "dcnn", "auto", "auto", api_name="/predict")
 print(one["label"], one["probs"], one["curve"]["kind"])
 every = client.predict("这部电影不怎么好看，但是音乐很棒", "auto", "auto", api_name="/compare")
-print([(p["model"], p["label"]) for p in every])
+print([(p["model"], p.get("label") or p["error"]) for p in every])  # a model that gave no answer says why
 table = client.predict("en", "auto", api_name="/probes")
 print(table["pass_rates"]["negation"])
 ```
