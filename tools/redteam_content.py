@@ -201,10 +201,16 @@ def worker_pids(base_url: str) -> list[int]:
             fields = line.split()
             if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # LISTEN
                 inodes.add(f"socket:[{fields[9]}]")
+    def link(fd: Path) -> str:
+        try:
+            return os.readlink(fd)
+        except OSError:  # closed while we looked
+            return ""
+
     owners = set()
     for proc in Path("/proc").iterdir():
         try:
-            if proc.name.isdigit() and any(os.readlink(fd) in inodes for fd in (proc / "fd").iterdir()):
+            if proc.name.isdigit() and any(link(fd) in inodes for fd in (proc / "fd").iterdir()):
                 owners.add(int(proc.name))
         except OSError:  # another user's process, or one that ended
             continue
@@ -222,22 +228,47 @@ def worker_pids(base_url: str) -> list[int]:
     return found
 
 
+def with_worker_killed(base_url: str, call):
+    """`call()`'s answer when the app's model worker is killed (SIGKILL) during it: the worker is stopped first, so
+    that the job `call` sends it is certainly still running a second later. None when the app's worker is not one
+    process on this machine."""
+    pids = worker_pids(base_url)
+    if len(pids) != 1:
+        return None
+    os.kill(pids[0], signal.SIGSTOP)
+    threading.Timer(1.0, os.kill, (pids[0], signal.SIGKILL)).start()
+    return call()
+
+
 def case_worker_crash_names_the_model(base_url: str) -> tuple[bool, str]:
     """A SIGKILL of the model worker during a long /compare: the answer names the model it lost, and why."""
     client = app_client(_base(base_url) + "/", ssl.create_default_context())
     try:
         whole = client.predict(LONG_TEXT, "auto", "auto", api_name="/compare")  # the worker runs
-        pids = worker_pids(base_url)
-        if len(pids) != 1:
-            return False, f"found {len(pids)} model worker processes of the app on this machine, not one"
-        os.kill(pids[0], signal.SIGSTOP)  # the next job is certainly still running when it is killed
-        threading.Timer(1.0, os.kill, (pids[0], signal.SIGKILL)).start()
-        answer = client.predict(LONG_TEXT, "auto", "auto", api_name="/compare")
+        answer = with_worker_killed(base_url, lambda: client.predict(LONG_TEXT, "auto", "auto", api_name="/compare"))
     finally:
         client.close()
+    if answer is None:
+        return False, f"no single model worker of the app at {base_url} on this machine to kill"
     lost = [a for a in answer if "error" in a]
     named = [f"{a['model']}: {a['error']}" for a in lost]
     held = (
         len(answer) == len(whole) and len(lost) == 1 and lost[0]["error"] == "worker_ended" and bool(lost[0]["message"])
     )
     return held, f"{len(answer) - len(lost)} of {len(whole)} models answered, the other named: {named}"
+
+
+def case_worker_crash_is_named_on_the_lab_page(base_url: str) -> tuple[bool, str]:
+    """The same in the Lab (Analyse, all five, a long sentence): the notices under the summary name the model."""
+    base, session = _base(base_url), uuid.uuid4().hex
+    with httpx.Client(timeout=httpx.Timeout(30, read=120)) as http:
+        run = event_index(_config(http, base), "run", "click")
+        data = [LONG_TEXT, "all", "auto", "auto", "occlusion", "none", 1]
+        queue_call(http, base, run, data, session)  # the worker runs
+        answer = with_worker_killed(base_url, lambda: queue_call(http, base, run, data, session))
+    if answer is None:
+        return False, f"no single model worker of the app at {base_url} on this machine to kill"
+    notices = answer[2].get("value", "") if isinstance(answer[2], dict) else str(answer[2])
+    panels = str(answer[3]).count('class="model-panel"')
+    named = [line for line in notices.splitlines() if "gave no answer" in line]
+    return len(named) == 1 and panels == 4, f"{panels} model panels, and the notice: {named[:1]}"

@@ -29,6 +29,7 @@ from tools.redteam_content import (
     _cells,
     case_export_csv_has_no_formulas,
     case_reset_intervention_is_no_error,
+    case_worker_crash_is_named_on_the_lab_page,
     case_worker_crash_names_the_model,
     event_index,
     export_files,
@@ -113,8 +114,8 @@ def test_a_visitors_file_name_and_labels_reach_the_lab_escaped(app, private_task
 
 
 def test_a_killed_model_worker_is_named_in_the_answer(app):
-    """One client's long /compare loses a model to a SIGKILL of the worker: its answer names the model and why;
-    another client's short /predict calls meanwhile all answer."""
+    """One client's long /compare, then its Lab analysis, loses a model to a SIGKILL of the worker: the JSON answer
+    and the page's notices name the model and why; another client's short /predict calls meanwhile all answer."""
     other, answered = Client(app + "/", verbose=False), []
     stop = threading.Event()
 
@@ -126,12 +127,12 @@ def test_a_killed_model_worker_is_named_in_the_answer(app):
     thread = threading.Thread(target=predicting)
     thread.start()
     try:
-        held, figure = case_worker_crash_names_the_model(app)
+        outcomes = [case_worker_crash_names_the_model(app), case_worker_crash_is_named_on_the_lab_page(app)]
     finally:
         stop.set()
         thread.join(60)
         other.close()
-    assert held, figure
+    assert all(held for held, _ in outcomes), outcomes
     assert answered, "the other client got no answer"
 
 
