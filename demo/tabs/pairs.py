@@ -93,7 +93,7 @@ def _summary(comparison: PairComparison, ui: str) -> str:
     head = t(
         "pair_summary",
         ui,
-        score=esc(view_text(comparison.score_label, ui)),
+        score=md(view_text(comparison.score_label, ui)),  # P(a label of a visitor's file): as typed
         n=len(comparison.pairs),
         up=sum(p.difference > 0 for p in comparison.pairs),
         down=sum(p.difference < 0 for p in comparison.pairs),
