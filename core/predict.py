@@ -132,10 +132,16 @@ class Prediction:
         return data
 
 
+# why a model gave no answer (ModelFailure.code): it raised on this input, its checkpoint could not be loaded, or
+# the process running it (demo/runner.py's worker) ended while it ran
+FAILURE_CODES = ("model_error", "checkpoint_unreadable", "worker_ended")
+
+
 @dataclass
 class ModelFailure:
     model: str
-    error: str  # "ExceptionType: message"; the trace is in the log
+    error: str  # the detail: "ExceptionType: message" (the trace is in the log), or the worker's exit status
+    code: str = "model_error"  # one of FAILURE_CODES
 
 
 @dataclass
@@ -177,7 +183,7 @@ class ModelJob:
             try:
                 lab.add_checkpoint(self.directory, self.source)
             except (CheckpointError, OSError) as err:
-                return ModelFailure(self.model, f"{type(err).__name__}: {err}")
+                return ModelFailure(self.model, f"{type(err).__name__}: {err}", "checkpoint_unreadable")
         return lab._attempt(
             self.checked, self.model, self.methods, self.view_options, parse_intervention(self.intervention)
         )

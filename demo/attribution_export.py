@@ -1,13 +1,22 @@
 """The Lab's file upload: every line of a user's text file explained by the chosen model(s) with every
 attribution method, returned as files to download (attributions.jsonl, words.csv and the dataset card), the
-same files `make attribute` writes (core/analysis/export.py). Pure function first, then layout and wiring."""
+same files `make attribute` writes (core/analysis/export.py). Pure function first, then layout and wiring.
 
+An export is long work on a budget: its chunks run in the model worker through the long lane, in arrival order
+with the long requests (demo/runner.py), up to EXPORT_MAX_WORDS words and EXPORT_SECONDS of the worker's time;
+its event has a concurrency group of its own (EXPORT_CONCURRENCY at once), so that the `model` group's slots
+stay for /predict, /compare and the Lab. Its files are written in a temporary folder, copied into Gradio's cache
+(which Gradio cleans) and the folder removed before the answer goes out."""
+
+import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import gradio as gr
 
 from core.analysis.export import (
+    EXPORT_MAX_WORDS,
     MAX_WORDS,
     MIN_WORDS,
     UPLOAD_MAX_CHARS,
@@ -19,34 +28,70 @@ from core.analysis.export import (
     write_export,
 )
 from core.notices import InputError
-from core.predict import Lab
-from demo.i18n import L, notice_text, request_lang, t
+from core.predict import Cancelled, Lab
+from demo.i18n import L, failure_text, notice_text, request_lang, t
+from demo.owners import Visitors
+from demo.plots import esc
+from demo.runner import ModelFailureError, RequestGate, abandoned
+
+EXPORT_SECONDS = float(os.environ.get("LAB_EXPORT_SECONDS") or 60)  # the worker's time one export may take
+EXPORT_CONCURRENCY = 2  # exports in their handlers at once; the others wait in Gradio's queue, holding nothing
 
 
 def export_file(
-    lab: Lab, path: str | None, model: str, task: str, lang: str, ui: str, progress=None
+    lab: Lab,
+    path: str | None,
+    model: str,
+    task: str,
+    lang: str,
+    ui: str,
+    keep: Callable[[str], str],
+    progress=None,
+    gate: RequestGate | None = None,
+    seconds: float = EXPORT_SECONDS,
 ) -> tuple[list[str], str]:
-    """(the files to download, one line saying what they hold); a refused file raises gr.Error with one line."""
+    """(the files to download, a line saying what they hold and what was left out); a refused file raises
+    gr.Error with one line. `lab`: the visitor's view; `keep(path)`: where a written file stays (the app: Gradio's
+    cache), the folder it was written in is removed; `gate`: the request's (None: run here, no time budget)."""
     if not path:
         raise gr.Error(t("export_no_file", ui))
     try:
         lines = read_lines(Path(path).read_bytes())
-        records, skipped = text_records(lab, lines, task, lang, model, progress)
+        found = text_records(
+            lab, lines, task, lang, model, progress, gate.export_runner(lab, seconds) if gate else None
+        )
     except ExportError as err:
         raise gr.Error(notice_text(err, ui)) from None
     except InputError as err:  # the model or task chosen above (check_text refuses each line on its own)
         raise gr.Error(notice_text(err.notice, ui)) from None
+    except ModelFailureError as err:
+        raise gr.Error(esc(failure_text(err.failure, ui)), print_exception=False) from None
+    except Cancelled:
+        raise abandoned() from None
+    records = found.records
     task_lang = lab.checkpoints[(records[0]["task"], records[0]["model"])].meta.get("lang", "en")
-    source = f"an uploaded file ({Path(path).name}, {len(lines)} lines)"
-    out = tempfile.mkdtemp(prefix="attributions-")
-    title = "Word attributions of an uploaded file"
-    files = write_export(records, out, card(title, task_lang, source, records, skipped))
-    return [str(f) for f in files], t(
-        "export_done", ui, pairs=len(records), lines=len(lines), skipped=skipped, min=MIN_WORDS, max=MAX_WORDS
+    source = f"an uploaded file (`{Path(path).name.replace('`', '')}`, {len(lines)} lines)"  # as typed, not Markdown
+    with tempfile.TemporaryDirectory(prefix="attributions-") as out:
+        files = write_export(
+            records, out, card("Word attributions of an uploaded file", task_lang, source, records, found.skipped)
+        )
+        kept = [keep(str(f)) for f in files]
+    summary = t(
+        "export_done", ui, pairs=len(records), lines=len(lines), skipped=found.skipped, min=MIN_WORDS, max=MAX_WORDS
     )
+    if found.stopped:
+        summary += " " + t(
+            f"export_stopped_{found.stopped}",
+            ui,
+            left=found.left,
+            pairs=found.pairs,
+            words=EXPORT_MAX_WORDS,
+            seconds=f"{seconds:g}",
+        )
+    return kept, summary
 
 
-def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio) -> None:
+def build(lab: Lab, visitors: Visitors, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio) -> None:
     """A closed accordion under the Lab's result: the upload, its button, the files and a line on them."""
     with gr.Accordion(L("export_title"), open=False, elem_id="attr-export"):
         info = gr.Markdown()
@@ -58,20 +103,44 @@ def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio) -> No
         run = gr.Button(L("export_run"), elem_id="attr-export-run")
         summary = gr.Markdown()
 
-    def on_run(path, model_value, task_value, lang_value, request: gr.Request, progress=gr.Progress()):
+    def on_run(
+        path,
+        model_value,
+        task_value,
+        lang_value,
+        request: gr.Request,
+        profile: gr.OAuthProfile | None = None,
+        progress=gr.Progress(),
+    ):
+        visitors.writer(request, profile)  # long work that writes files: on a Space, for signed-in users
         return export_file(
-            lab,
+            visitors.lab(lab, request),  # the visitor's own tasks and the public ones, never another's
             path,
             model_value,
             task_value,
             lang_value,
             request_lang(request),
+            files.move_resource_to_block_cache,
             lambda done, total: progress((done, total)),
+            RequestGate(),
+            EXPORT_SECONDS,
         )
 
-    run.click(on_run, [upload, model, task, lang], [files, summary], api_visibility="private", concurrency_id="model")
+    run.click(
+        on_run,
+        [upload, model, task, lang],
+        [files, summary],
+        api_visibility="private",
+        concurrency_id="export",
+        concurrency_limit=EXPORT_CONCURRENCY,
+    )
 
     def on_load(request: gr.Request) -> str:
-        return t("export_info", request_lang(request), lines=UPLOAD_MAX_LINES, chars=UPLOAD_MAX_CHARS)
+        ui = request_lang(request)
+        return (
+            t("export_info", ui, lines=UPLOAD_MAX_LINES, chars=UPLOAD_MAX_CHARS)
+            + " "
+            + t("export_budget", ui, words=EXPORT_MAX_WORDS, seconds=f"{EXPORT_SECONDS:g}")
+        )
 
     gr.on(None, on_load, None, info, api_visibility="private")  # triggers=None: on page load, in its language

@@ -30,6 +30,7 @@ from core.data.sst import FINE_LABELS
 from core.data.user import USER_DATA_TEXT
 from core.models import MODELS, model_class
 from core.notices import NOTICE_TEXT, Notice, NoticeError
+from core.predict import ModelFailure
 from core.views import VIEW_TEXT, Text
 from demo.examples import EXAMPLES
 from service.jobs import JOB_TEXT
@@ -130,6 +131,11 @@ def words_in(words: dict[str, str], lang: str, default: str) -> str:
     UI language; `default` where the file has none."""
     found = words.get("en" if lang == "en" else "zh", default)
     return zhconv.convert(found, TRADITIONAL[lang]) if lang in TRADITIONAL else found
+
+
+def failure_text(failure: ModelFailure, lang: str) -> str:
+    """Why a model gave no answer (core's ModelFailure code), naming the model, with the detail."""
+    return t(f"failed_{failure.code}", lang, model=model_name(failure.model), error=failure.error)
 
 
 def notice_text(notice: Notice | NoticeError, lang: str, english: dict = NOTICE_TEXT) -> str:

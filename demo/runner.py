@@ -18,6 +18,8 @@ import os
 import subprocess
 import sys
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -25,11 +27,12 @@ from contextlib import contextmanager
 import gradio as gr
 from gradio.context import LocalContext
 
+from core.analysis.export import BudgetSpent, Sentence
 from core.analysis.probes import ProbeReport
 from core.checkpoints.memory import capacity_from_env
 from core.data import PROJECT_ROOT
 from core.predict import Cancelled, Lab, ModelFailure, ModelJob, Prediction
-from service.serving import Refusal, SuiteJob, decode, encode
+from service.serving import ExportJob, Refusal, SuiteJob, decode, encode
 
 log = logging.getLogger(__name__)
 # "all five" runs the models side by side: torch releases the GIL, and one request's small tensors
@@ -42,13 +45,43 @@ WORKER_NICE = 10  # the worker's CPU priority below the server's: on a busy mach
 WORKER_JOBS = 500  # model runs before the worker is replaced, so that what long texts left in its memory never adds up
 
 
+class Lane:
+    """One slot, taken in arrival order: a request that leaves it and asks again (a file export, chunk by chunk)
+    goes behind those already waiting. A waiting request gives up when its client leaves."""
+
+    def __init__(self):
+        self._changed = threading.Condition()
+        self._waiting: deque[object] = deque()
+        self._busy = False
+
+    def acquire(self, alive: Callable[[], bool]) -> None:
+        ticket = object()
+        with self._changed:
+            self._waiting.append(ticket)
+            try:
+                while self._busy or self._waiting[0] is not ticket:
+                    if not alive():
+                        raise Cancelled()
+                    self._changed.wait(POLL_S)
+            except BaseException:
+                self._waiting.remove(ticket)
+                self._changed.notify_all()  # the one behind it may be first now
+                raise
+            self._waiting.popleft()
+            self._busy = True
+
+    def release(self) -> None:
+        with self._changed:
+            self._busy = False
+            self._changed.notify_all()
+
+
 class Lanes:
-    """Short work first: one slot for short work and one for long work, each in arrival order. A waiting
-    request gives up when its client leaves."""
+    """Short work first: one slot for short work and one for long work, each in arrival order."""
 
     def __init__(self, long_words: int = LONG_WORDS):
         self.long_words = long_words
-        self._slots = {False: threading.Semaphore(1), True: threading.Semaphore(1)}  # keyed by "is long"
+        self._slots = {False: Lane(), True: Lane()}  # keyed by "is long"
 
     def is_long(self, words: int, on_demand: bool = False) -> bool:
         """`on_demand`: a slow attribution method was asked for (seconds of work)."""
@@ -57,9 +90,7 @@ class Lanes:
     @contextmanager
     def admit(self, long: bool, alive: Callable[[], bool] = lambda: True) -> Iterator[bool]:
         slot = self._slots[long]
-        while not slot.acquire(timeout=POLL_S):
-            if not alive():
-                raise Cancelled()
+        slot.acquire(alive)
         try:
             yield not long  # a long request runs its models one by one, in the worker: the pool stays for short ones
         finally:
@@ -78,7 +109,7 @@ class ModelWorker:
         self._process: subprocess.Popen | None = None
         self._jobs = 0
 
-    def run(self, job: ModelJob | SuiteJob, alive: Callable[[], bool] = lambda: True):
+    def run(self, job: ModelJob | SuiteJob | ExportJob, alive: Callable[[], bool] = lambda: True):
         """The job's answer (service.serving), or a ModelFailure when the process died on it."""
         with self._lock:
             process = self._started()
@@ -92,7 +123,7 @@ class ModelWorker:
                 self._stop(kill=True)
                 name = getattr(job, "model", "probes")  # a SuiteJob runs every model of its task
                 log.error("model worker ended during %s (exit %s): %s", name, process.poll(), err)
-                return ModelFailure(name, f"the model worker process ended (exit {process.poll()})")
+                return ModelFailure(name, f"exit status {process.poll()}", "worker_ended")
             outcome = decode(answer)
             self._jobs += 1
             if self._jobs >= self.jobs_per_process:
@@ -157,6 +188,14 @@ def client_alive() -> Callable[[], bool]:
     return alive
 
 
+class ModelFailureError(Exception):
+    """A model gave no answer where the work cannot go on without it (a file export's chunk)."""
+
+    def __init__(self, failure: ModelFailure):
+        super().__init__(f"{failure.model}: {failure.error}")
+        self.failure = failure
+
+
 class RequestGate:
     """core.predict.Gate for the request being handled: the app's lanes, its client's liveness, and the
     worker process for a long request's models."""
@@ -182,6 +221,27 @@ class RequestGate:
         if isinstance(outcome, ModelFailure):
             raise RuntimeError(f"probes: {outcome.error}")
         return outcome
+
+    def export_runner(self, lab: Lab, seconds: float) -> Callable[[tuple[str, str], list[Sentence]], list[dict]]:
+        """core.analysis.export.text_records' `run` for an uploaded file: each chunk in the long lane (in arrival
+        order with the long requests: none waits for more than a chunk), run by the worker, until the chunks have
+        taken `seconds` of its time (BudgetSpent); ModelFailureError when the worker gives no records."""
+        spent = 0.0
+
+        def run(key: tuple[str, str], sentences: list[Sentence]) -> list[dict]:
+            nonlocal spent
+            if spent >= seconds:
+                raise BudgetSpent()
+            job = ExportJob(*key, str(lab.checkpoints[key].path), tuple(sentences))
+            with self.lanes.admit(True, self.alive):
+                start = time.monotonic()
+                outcome = self.worker.run(job, self.alive)
+                spent += time.monotonic() - start
+            if isinstance(outcome, ModelFailure):
+                raise ModelFailureError(outcome)
+            return outcome
+
+        return run
 
     def run(self, job: ModelJob, here: Callable[[], Prediction | ModelFailure]) -> Prediction | ModelFailure:
         if not self.alive():

@@ -1,11 +1,12 @@
-"""`python -m service.serving [--nice N] [--models N]`: a process that runs the app's long work: core.predict.ModelJobs
-and probe suites (SuiteJob).
+"""`python -m service.serving [--nice N] [--models N]`: a process that runs the app's long work: core.predict.ModelJobs,
+probe suites (SuiteJob) and an uploaded file's attributions, chunk by chunk (ExportJob).
 
 demo/runner.py sends long requests' models and every probe run here, so that they never hold the server's GIL
 nor leave their memory in it, and at a lower CPU priority, so that on a busy machine the server's short requests
 come first. Jobs arrive as JSON lines on stdin; each answer (a Prediction or a ModelFailure, a ProbeReport or
-the Refusal of a suite) leaves as one JSON line on the process's original stdout (anything else the process prints
-goes to stderr). Each checkpoint is loaded the first time a job names it; the process ends at the end of its input.
+the Refusal of a suite, an export chunk's records) leaves as one JSON line on the process's original stdout
+(anything else the process prints goes to stderr). Each checkpoint is loaded the first time a job names it; the
+process ends at the end of its input.
 """
 
 import argparse
@@ -17,6 +18,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from typing import TextIO
 
 from core.analysis.attribution import Attribution
+from core.analysis.export import Sentence, attribution_records
 from core.analysis.probes import (
     Case,
     CaseResult,
@@ -67,7 +69,7 @@ class SuiteJob:
             try:
                 key = (task, model) if served and str(served.path) == directory else lab.add_checkpoint(directory)
             except (CheckpointError, OSError) as err:
-                return ModelFailure(model, f"{type(err).__name__}: {err}")
+                return ModelFailure(model, f"{type(err).__name__}: {err}", "checkpoint_unreadable")
             view[(task, model)] = lab.checkpoints[key]
         try:
             if self.text is None:
@@ -82,6 +84,30 @@ class SuiteJob:
             return ModelFailure("probes", f"{type(err).__name__}: {err}")
 
 
+@dataclass(frozen=True)
+class ExportJob:
+    """A chunk of an uploaded file's sentences explained by one model (core.analysis.export.attribution_records),
+    run in the worker: the checkpoint travels as its directory. Its answer is the records, or a ModelFailure."""
+
+    task: str
+    model: str
+    directory: str
+    sentences: tuple[Sentence, ...]
+
+    def run_in(self, lab: Lab) -> list[dict] | ModelFailure:
+        served = lab.checkpoints.get((self.task, self.model))
+        try:
+            key = (self.task, self.model) if served and str(served.path) == self.directory else None
+            key = key or lab.add_checkpoint(self.directory)
+        except (CheckpointError, OSError) as err:
+            return ModelFailure(self.model, f"{type(err).__name__}: {err}", "checkpoint_unreadable")
+        try:
+            return attribution_records(lab.checkpoints[key], list(self.sentences))
+        except Exception as err:  # a bug, not the input: the worker lives on for the next job
+            log.exception("export failed")
+            return ModelFailure(self.model, f"{type(err).__name__}: {err}")
+
+
 # What may cross the pipe: these dataclasses (rebuilt by name), tuples, view Texts (their code and
 # params, not their English), and JSON's own values. Nothing else is ever constructed from the input.
 WIRE_TYPES = {
@@ -89,6 +115,8 @@ WIRE_TYPES = {
     for cls in (
         ModelJob,
         SuiteJob,
+        ExportJob,
+        Sentence,
         ProbeReport,
         Cell,
         CaseResult,

@@ -18,8 +18,8 @@ import torch
 
 from core.analysis.attribution import METHODS, every_method, sentence_aopc
 from core.checkpoints.checkpoint import Checkpoint
-from core.notices import NoticeError
-from core.predict import ALL, Lab
+from core.notices import InputError, NoticeError
+from core.predict import ALL, AUTO, Lab
 from core.predict import (
     OCCLUSION_MAX_WORDS as MAX_WORDS,  # the lab's attribution cap: longer sentences are left out
 )
@@ -29,7 +29,14 @@ SENTENCES_CAP = 2000  # make attribute: about an hour of the five SST-5 models o
 DEFAULT_LIMIT = 200
 UPLOAD_MAX_LINES = 200  # the Lab's upload: sentences per file
 UPLOAD_MAX_CHARS = 20_000
+# an upload's work budget, in words read (words times models): a 57-line file of 20-word sentences asks all five
+# models for about 5,700; beyond the budget its last lines are left out, and said to be
+EXPORT_MAX_WORDS = 3000
+CHUNK_WORDS = 40  # the work goes in chunks of about this many words, one model: about a long request's size
 JSONL, CSV, CARD = "attributions.jsonl", "words.csv", "README.md"
+# a spreadsheet runs a cell that starts with one of these as a formula (=HYPERLINK(...) from a label or a word):
+# words.csv prefixes such a text cell with a single quote, the OWASP rule; attributions.jsonl keeps it as it is
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 AOPC_FIELDS = [f"aopc_{m}" for m in METHODS]
 WORD_FIELDS = ["id", "model", "position", "word", "label", "gold", *METHODS, *AOPC_FIELDS]  # words.csv's columns
 
@@ -120,13 +127,54 @@ def attribution_records(ckpt: Checkpoint, sentences: list[Sentence], seed: int =
     return records
 
 
+class BudgetSpent(Exception):
+    """What an export's runner raises before a chunk once the export's time budget is spent: it stops there."""
+
+
+@dataclass
+class Export:
+    """What text_records explained of a file: the records, and what it left out and why."""
+
+    records: list[dict]
+    skipped: int  # lines left out: the Lab refuses them, or they are outside MIN_WORDS..MAX_WORDS words
+    pairs: int  # the (sentence, model) pairs the other lines ask for
+    left: int  # of those, the pairs not explained: past the word budget, or the time budget was spent
+    stopped: str = ""  # "words" or "time": the budget that left pairs out
+
+
+def chunks(sentences: list[Sentence], words: int = CHUNK_WORDS) -> list[list[Sentence]]:
+    """Consecutive sentences, about `words` words in each group (a longer sentence alone)."""
+    found: list[list[Sentence]] = []
+    for sentence in sentences:
+        if found and sum(len(s.words) for s in found[-1]) + len(sentence.words) <= words:
+            found[-1].append(sentence)
+        else:
+            found.append([sentence])
+    return found
+
+
 def text_records(
-    lab: Lab, lines: list[str], task: str | None, lang: str | None, model: str, progress=None
-) -> tuple[list[dict], int]:
+    lab: Lab,
+    lines: list[str],
+    task: str | None,
+    lang: str | None,
+    model: str,
+    progress=None,
+    run=None,
+    max_words: int = EXPORT_MAX_WORDS,
+) -> Export:
     """A user's sentences (read_lines) explained by `model` (ALL: every model of each line's task), read the way
-    the Lab reads them (check_text; the task may be "auto": each line's own). (records, lines left out): a line
-    the Lab refuses or one outside MIN_WORDS..MAX_WORDS words is left out; ExportError when none is left.
-    `progress(done, total)` follows the (sentence, model) pairs."""
+    the Lab reads them (check_text; the task may be "auto": each line's own); a line the Lab refuses or one outside
+    MIN_WORDS..MAX_WORDS words is left out, ExportError when none is left (InputError: a task or model `lab`
+    lacks). The work goes in chunks (a few sentences, one model) in sentence order, every model of a chunk before
+    the next, up to `max_words` words read in all (words times models); `run((task, model), sentences)` explains
+    a chunk (by default here; the app's runs in its worker, and raises BudgetSpent once its time is spent).
+    `progress(done, total)` follows the chunks."""
+    chosen = None if task in (None, "", AUTO) else task
+    if chosen is not None and chosen not in lab.tasks():  # said once, not as "no sentence" for every line
+        raise InputError("unknown_task", task=chosen, available=lab.tasks())
+    if chosen is not None and model != ALL and (chosen, model) not in lab.checkpoints:
+        raise InputError("unknown_model", model=model, task=chosen, available=lab.models(chosen))
     by_task: dict[str, list[Sentence]] = {}
     for i, line in enumerate(lines):
         try:
@@ -135,21 +183,34 @@ def text_records(
             continue
         if MIN_WORDS <= len(checked.tokens) <= MAX_WORDS:
             by_task.setdefault(checked.task, []).append(Sentence(i, [t.text for t in checked.tokens], checked.text))
+    kept = sum(map(len, by_task.values()))
     work = [
-        (lab.checkpoints[(t, name)], sentence)
+        ((t, name), chunk)
         for t, sentences in by_task.items()
+        for chunk in chunks(sentences)
         for name in (lab.models(t) if model == ALL else [model])
         if (t, name) in lab.checkpoints
-        for sentence in sentences
     ]
-    records = []
-    for done, (ckpt, sentence) in enumerate(work, 1):
-        records += attribution_records(ckpt, [sentence])
+    pairs = sum(len(chunk) for _, chunk in work)
+    budget, stopped = max_words, ""
+    for n, (_, chunk) in enumerate(work):
+        budget -= sum(len(s.words) for s in chunk)
+        if budget < 0:
+            work, stopped = work[:n], "words"
+            break
+    run = run or (lambda key, sentences: attribution_records(lab.checkpoints[key], sentences))
+    records: list[dict] = []
+    for done, (key, chunk) in enumerate(work, 1):
+        try:
+            records += run(key, chunk)
+        except BudgetSpent:
+            stopped = "time"
+            break
         if progress:
             progress(done, len(work))
     if not records:
         raise ExportError("nothing_explained", min=MIN_WORDS, max=MAX_WORDS)
-    return records, len(lines) - len({r["id"] for r in records})
+    return Export(records, len(lines) - kept, pairs, pairs - len(records), stopped)
 
 
 def word_rows(records: list[dict]) -> list[dict]:
@@ -203,10 +264,16 @@ def card(title: str, lang: str, source: str, records: list[dict], skipped: int) 
             f"## `{CSV}` (one row per word)",
             "",
             f"`id`, `model`, `position`, `word`, `label`, `gold`, {methods} (the word's scores) and the sentence's "
-            "`aopc_<method>`.",
+            "`aopc_<method>`. A word or label that starts with `=`, `+`, `-`, `@`, a tab or a carriage return has a "
+            f"single quote in front here (a spreadsheet would run it as a formula); `{JSONL}` has it as it is.",
             "",
         ]
     )
+
+
+def neutralised(row: dict) -> dict:
+    """A CSV row whose text cells cannot start a formula (FORMULA_START); numbers stay numbers."""
+    return {k: f"'{v}" if isinstance(v, str) and v.startswith(FORMULA_START) else v for k, v in row.items()}
 
 
 def write_export(records: list[dict], out: str | Path, card_text: str) -> list[Path]:
@@ -219,6 +286,6 @@ def write_export(records: list[dict], out: str | Path, card_text: str) -> list[P
     with open(out / CSV, "w", encoding="utf-8", newline="") as f:
         writer = csv.DictWriter(f, WORD_FIELDS)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(map(neutralised, rows))
     (out / CARD).write_text(card_text, encoding="utf-8")
     return [out / JSONL, out / CSV, out / CARD]

@@ -13,8 +13,8 @@ from gradio.components.api_component import Api
 from core.analysis.probes import ProbeInputError, SuiteError
 from core.notices import InputError
 from core.owners import PUBLIC
-from core.predict import AUTO, Cancelled, Lab
-from demo.i18n import L, request_lang, t
+from core.predict import AUTO, Cancelled, Comparison, Lab
+from demo.i18n import L, failure_text, request_lang, t
 from demo.owners import Visitors
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 
@@ -28,7 +28,7 @@ client = Client("{url}")
 one = client.predict("It is not a bad film.", "dcnn", "auto", "auto", api_name="/predict")
 print(one["label"], one["probs"], one["curve"]["kind"])
 every = client.predict("这部电影不怎么好看，但是音乐很棒", "auto", "auto", api_name="/compare")
-print([(p["model"], p["label"]) for p in every])
+print([(p["model"], p.get("label") or p["error"]) for p in every])  # a model that gave no answer says why
 table = client.predict("en", "auto", api_name="/probes")
 print(table["pass_rates"]["negation"])
 ```
@@ -48,6 +48,17 @@ def _answer(run) -> dict | list[dict]:
         raise gr.Error(
             f"internal error ({type(err).__name__}); the server log has the details", print_exception=False
         ) from None
+
+
+def compared(result: Comparison, order: list[str]) -> list[dict]:
+    """/compare's answer in the task's model `order`: the predictions, and in place of a model that gave no answer
+    which one and why (its failure code, the English sentence the Lab shows, the detail): none goes missing unsaid."""
+    entries = {p.model: p.to_dict() for p in result.predictions}
+    entries |= {
+        f.model: {"model": f.model, "error": f.code, "message": failure_text(f, "en"), "detail": f.error}
+        for f in result.failures
+    }
+    return [entries[m] for m in order if m in entries]
 
 
 def usage(lab: Lab, request: gr.Request | None) -> str:
@@ -105,17 +116,16 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
     def compare(
         text: str, task: str = AUTO, lang: str = AUTO, methods: str = "default", request: gr.Request = None
     ) -> list[dict]:
-        """Every model of the task on one sentence (a list of predictions; a model that fails is left out)."""
+        """Every model of the task on one sentence: a list with one entry per model, in the task's model order, its
+        prediction, or for a model that gave no answer {"model", "error" (a code), "message", "detail"}."""
         seen = visitors.lab(lab, request)
         check_lang(seen, task, lang)
-        return _answer(
-            lambda: [
-                p.to_dict()
-                for p in seen.compare(
-                    text, task, lang, executor=MODEL_POOL, methods=methods, gate=RequestGate()
-                ).predictions
-            ]
-        )
+
+        def run() -> list[dict]:
+            result = seen.compare(text, task, lang, executor=MODEL_POOL, methods=methods, gate=RequestGate())
+            return compared(result, seen.models(result.predictions[0].task))
+
+        return _answer(run)
 
     def probes(suite: str = "en", task: str = AUTO, request: gr.Request = None) -> dict:
         """A probe suite against every model of the task: pass rates per capability and model, with counts."""

@@ -34,6 +34,7 @@ from demo.examples import EXAMPLES
 from demo.i18n import (
     L,
     example_labels,
+    failure_text,
     intervention_text,
     label_name,
     model_name,
@@ -243,11 +244,11 @@ def votes_text(predictions: list[Prediction], ui: str) -> str:
     top = [label for label, count in votes if count == votes[0][1]]
     split = "-".join(str(count) for _, count in votes)
     if len(top) == 1:
-        return t("majority", ui, label=esc(label_name(top[0], ui)), votes=votes[0][1], n=len(predictions), split=split)
+        return t("majority", ui, label=md(label_name(top[0], ui)), votes=votes[0][1], n=len(predictions), split=split)
     return t(
         "tie",
         ui,
-        labels=t("tie_and", ui).join(f"**{esc(label_name(label, ui))}**" for label in top),
+        labels=t("tie_and", ui).join(f"**{md(label_name(label, ui))}**" for label in top),
         votes=votes[0][1],
         n=len(predictions),
         split=split,
@@ -255,25 +256,26 @@ def votes_text(predictions: list[Prediction], ui: str) -> str:
 
 
 def _summary(predictions: list[Prediction], ui: str, titles: dict[str, str] | None = None) -> str:
-    """The headline; a visitor's task is named by its `titles` (Lab.titles: its file and date)."""
+    """The headline; a visitor's task is named by its `titles` (Lab.titles: its file and date). A title or a label
+    comes from a visitor's file: Markdown escaped, so that `x[a](javascript:...).csv` is never a link."""
     first = predictions[0]
     facts_ = [
         f"{t('fact_language', ui)}: {t('lang_' + first.lang, ui)} ({t('detected', ui)})",
-        f"{t('fact_task', ui)}: {esc((titles or {}).get(first.task) or task_name(first.task, ui))}",
+        f"{t('fact_task', ui)}: {md((titles or {}).get(first.task) or task_name(first.task, ui))}",
     ]
     if len(predictions) == 1 or predictions[-1].intervention != "none":
         p = predictions[-1]
-        head = f"### {t('prediction', ui)}: **{esc(label_name(p.label, ui))}** ({max(p.probs):.2f})"
+        head = f"### {t('prediction', ui)}: **{md(label_name(p.label, ui))}** ({max(p.probs):.2f})"
         if p.intervention != "none":
             head = t(
                 "intervention_summary",
                 ui,
                 intervention=p.intervention,
-                after=f"{esc(label_name(p.label, ui))} ({max(p.probs):.2f})",
-                before=f"{esc(label_name(first.label, ui))} ({max(first.probs):.2f})",
+                after=f"{md(label_name(p.label, ui))} ({max(p.probs):.2f})",
+                before=f"{md(label_name(first.label, ui))} ({max(first.probs):.2f})",
             )
         facts_ = (
-            [f"{t('fact_model', ui)}: {esc(model_name(p.model))}"]
+            [f"{t('fact_model', ui)}: {md(model_name(p.model))}"]
             + facts_
             + [f"{t('source', ui)}: `{source_text(p.source, ui)}`"]
         )
@@ -295,7 +297,7 @@ def _notices(predictions: list[Prediction], failures: list, ui: str, method: str
         f"- ⚠️ {md(n)}" if len(models) == len(predictions) else f"- ⚠️ {md(', '.join(models))}: {md(n)}"
         for n, models in by_notice.items()
     ]
-    lines += [f"- ❌ {md(t('failed', ui, model=model_name(f.model), error=f.error))}" for f in failures]
+    lines += [f"- ❌ {md(failure_text(f, ui))}" for f in failures]
     return "\n".join(lines)
 
 
@@ -578,6 +580,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
                     info=L("task_info"),
                     elem_id="task",
                     visible=len(public.tasks()) > 1,
+                    allow_custom_value=True,  # a task that went away meanwhile: core's notice, not Gradio's error
                     min_width=260,  # "SST fine-grained (5 classes)" in full; the language goes under it if need be
                 )
                 lang = gr.Radio(
@@ -594,6 +597,9 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
                     info=L("intervention_info"),
                     elem_id="intervention",
                     scale=2,
+                    # a run may carry a choice the server has just reset (another model chosen a moment before
+                    # Analyse): the run answers without it (intervention_value), never with Gradio's error
+                    allow_custom_value=True,
                 )
                 intervention_index = gr.Number(
                     1, precision=0, label=L("intervention_index"), visible=False, elem_id="intervention-index", scale=1
@@ -627,7 +633,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         js_on_load=EXPORT_JS + BUSY_ON_CLICK_JS + TOP_MAP_JS,
         server_functions=[draw_top_map],
     )
-    build_export(lab, model, task, lang)
+    build_export(lab, visitors, model, task, lang)
 
     def on_run(
         text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request, top_map=None
@@ -635,7 +641,10 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         """The analysis; with a slow attribution method (integrated gradients, SmoothGrad) the #analysing line
         says meanwhile which method runs, how many models have answered and for how long."""
         seen, ui = visitors.lab(lab, request), request_lang(request)
-        chosen = intervention_value(key, index, intervention_specs(seen, model_value, task_value))
+        specs = intervention_specs(seen, model_value, task_value)
+        chosen = intervention_value(key, index, specs)
+        if key not in (None, "", "none") and key not in specs and model_value != ALL:
+            gr.Warning(esc(t("intervention_dropped", ui, intervention=key, model=model_name(model_value))))
         inputs = (seen, known, text_value, model_value, task_value, lang_value, ui, method_value, chosen, top_map)
         if not on_demand(tuple(requested(method_value))):
             yield gr.update(), *analyse(*inputs)

@@ -14,7 +14,18 @@ import pandas as pd
 
 from core.analysis.pairs import SENTENCES, PairComparison, PairInputError, compare_pair
 from core.predict import ALL, Cancelled, Lab
-from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_name, view_text, word_view
+from demo.i18n import (
+    L,
+    failure_text,
+    label_name,
+    model_name,
+    notice_text,
+    request_lang,
+    t,
+    task_name,
+    view_text,
+    word_view,
+)
 from demo.owners import Visitors
 from demo.plots import esc, md, pair_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
@@ -82,7 +93,7 @@ def _summary(comparison: PairComparison, ui: str) -> str:
     head = t(
         "pair_summary",
         ui,
-        score=esc(view_text(comparison.score_label, ui)),
+        score=md(view_text(comparison.score_label, ui)),  # P(a label of a visitor's file): as typed
         n=len(comparison.pairs),
         up=sum(p.difference > 0 for p in comparison.pairs),
         down=sum(p.difference < 0 for p in comparison.pairs),
@@ -100,7 +111,7 @@ def _summary(comparison: PairComparison, ui: str) -> str:
             else f"- ⚠️ {sentence.upper()}, {md(', '.join(models))}: {md(n)}"
             for n, models in by_notice.items()
         ]
-    bullets += [f"- ❌ {md(t('failed', ui, model=model_name(f.model), error=f.error))}" for f in comparison.failures]
+    bullets += [f"- ❌ {md(failure_text(f, ui))}" for f in comparison.failures]
     return f"{head}\n\n{texts}" + ("\n\n" + "\n".join(bullets) if bullets else "")
 
 

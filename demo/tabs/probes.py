@@ -26,7 +26,7 @@ from core.predict import ALL, AUTO, Cancelled, Lab
 from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_name, view_text, words_in
 from demo.links import COPY_JS, LinkState, state_to_query
 from demo.owners import Visitors
-from demo.plots import esc
+from demo.plots import esc, md
 from demo.runner import RequestGate, abandoned
 from demo.tabs.lab import LabView
 
@@ -109,7 +109,7 @@ def failure_reason(f, margin: float, ui: str) -> str:
 
 def thresholds_text(report: ProbeReport, ui: str) -> str:
     """How each kind of test is judged, with the directional threshold in the score's own units."""
-    return t("probe_thresholds", ui, margin=report.margin, score=view_text(report.score_label, ui))
+    return t("probe_thresholds", ui, margin=report.margin, score=md(view_text(report.score_label, ui)))
 
 
 def failure_choices(report: ProbeReport, capability: str, model: str) -> dict:

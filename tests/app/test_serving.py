@@ -157,7 +157,7 @@ def test_the_worker_is_replaced_after_its_jobs_and_when_it_dies(lab):
         process = _stopped(worker)
         threading.Timer(3 * POLL_S, process.kill).start()  # it dies in the middle of the job (stopped: no answer)
         outcome = worker.run(job)
-        assert isinstance(outcome, ModelFailure) and "worker process ended" in outcome.error
+        assert isinstance(outcome, ModelFailure) and outcome.code == "worker_ended" and "exit status" in outcome.error
         assert process.wait(10) == -signal.SIGKILL and worker._process is None
         assert isinstance(worker.run(job), Prediction)  # and the next job gets a new worker
     finally:

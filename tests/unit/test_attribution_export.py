@@ -16,8 +16,14 @@ from core.analysis.export import (
     SENTENCES_CAP,
     UPLOAD_MAX_CHARS,
     UPLOAD_MAX_LINES,
+    BudgetSpent,
     ExportError,
+    Sentence,
+    attribution_records,
+    chunks,
     read_lines,
+    text_records,
+    write_export,
 )
 from core.data.sst import FINE_LABELS
 from tools import attribute
@@ -78,3 +84,53 @@ def test_uploaded_lines_are_capped():
         with pytest.raises(ExportError) as err:
             read_lines(data)
         assert err.value.code == code
+
+
+def test_csv_cells_that_would_start_a_formula_are_neutralised(tmp_path):
+    """The OWASP rule: a text cell starting with =, +, -, @, tab or carriage return gets a single quote in front in
+    words.csv (a spreadsheet would run it); numbers stay numbers, and the JSONL keeps the text as it is."""
+    hostile = ['=HYPERLINK("http://x","y")', "+1", "-cmd", "@SUM(A1)", "\tx", "\rx"]
+    words = [*hostile, "fine", "'quoted"]
+    record = {"id": 0, "model": "dcnn", "words": words, "label": "=1+1", "gold": "-2"}
+    record |= {m: [-0.5] * len(words) for m in METHODS} | {f"aopc_{m}": -0.25 for m in METHODS}
+    write_export([record], tmp_path, "card")
+    with open(tmp_path / CSV, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["word"] for r in rows] == [f"'{w}" for w in hostile] + ["fine", "'quoted"]
+    assert {r["label"] for r in rows} == {"'=1+1"} and {r["gold"] for r in rows} == {"'-2"}
+    assert {r["occlusion"] for r in rows} == {"-0.5"} and {r["aopc_occlusion"] for r in rows} == {"-0.25"}
+    assert json.loads((tmp_path / JSONL).read_text(encoding="utf-8"))["words"] == words
+
+
+def test_the_work_goes_in_chunks_within_the_word_budget(lab):
+    """Every model of a chunk before the next chunk; past the word budget the last chunks are left out, and said
+    to be; a runner that spends its time stops the export there (BudgetSpent)."""
+    lines = ["a good film", "the plot is not dull", "fun", " ".join(["good"] * 30), "the film is bad"]
+    assert [[s.id for s in c] for c in chunks([Sentence(i, ["w"] * n, "") for i, n in enumerate([30, 9, 2, 41])])] == [
+        [0, 1],
+        [2],
+        [3],
+    ]
+    ran = []
+
+    def run(key, sentences):
+        ran.append((key[1], [s.id for s in sentences]))
+        return attribution_records(lab.checkpoints[key], sentences)
+
+    models = lab.models("sst5")
+    whole = text_records(lab, lines, "sst5", None, "all", run=run)
+    assert whole.skipped == 1 and whole.pairs == 4 * len(models) == len(whole.records) and not whole.left
+    assert ran[: len(models)] == [(m, [0, 1, 3]) for m in models]  # 3 + 5 + 30 words: one chunk
+    assert ran[len(models) :] == [(m, [4]) for m in models] and not whole.stopped
+    cut = text_records(lab, lines, "sst5", None, "all", max_words=38 * 2)
+    assert (len(cut.records), cut.left, cut.stopped) == (3 * 2, 4 * len(models) - 3 * 2, "words")
+
+    def spent(key, sentences):
+        if ran:
+            raise BudgetSpent()
+        ran.append(key)
+        return attribution_records(lab.checkpoints[key], sentences)
+
+    ran.clear()
+    timed = text_records(lab, lines, "sst5", None, "dcnn", run=spent)
+    assert (len(timed.records), timed.left, timed.stopped) == (3, 1, "time")
