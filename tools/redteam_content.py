@@ -201,6 +201,7 @@ def worker_pids(base_url: str) -> list[int]:
             fields = line.split()
             if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # LISTEN
                 inodes.add(f"socket:[{fields[9]}]")
+
     def link(fd: Path) -> str:
         try:
             return os.readlink(fd)
