@@ -224,8 +224,8 @@ class RequestGate:
 
     def export_runner(self, lab: Lab, seconds: float) -> Callable[[tuple[str, str], list[Sentence]], list[dict]]:
         """core.analysis.export.text_records' `run` for an uploaded file: each chunk in the long lane (in arrival
-        order with the long requests: none waits for more than a chunk), run by the worker, until the chunks have
-        taken `seconds` of its time (BudgetSpent); ModelFailureError when the worker gives no records."""
+        order with the long requests: one waits behind at most a chunk of each export), run by the worker, until the
+        chunks have taken `seconds` of its time (BudgetSpent); ModelFailureError when the worker gives no records."""
         spent = 0.0
 
         def run(key: tuple[str, str], sentences: list[Sentence]) -> list[dict]:

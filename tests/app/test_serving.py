@@ -49,6 +49,25 @@ def test_a_waiting_request_whose_client_left_gives_up():
         pass
 
 
+def test_a_lane_is_taken_in_arrival_order():
+    """A request that leaves the long lane and asks again at once (a file export, chunk by chunk) goes behind the
+    one already waiting: a plain semaphore let it take the slot again before the waiter woke."""
+    lanes, order = Lanes(long_words=10), []
+
+    def waiting():
+        with lanes.admit(long=True):
+            order.append("waiting")
+
+    waiter = threading.Thread(target=waiting)
+    with lanes.admit(long=True):
+        waiter.start()
+        time.sleep(3 * POLL_S)  # it waits
+    with lanes.admit(long=True):
+        order.append("again")
+    waiter.join(5)
+    assert order == ["waiting", "again"]
+
+
 # -- the worker process ---------------------------------------------------------------------------------
 
 
