@@ -14,6 +14,7 @@ from test_owners import page_load, refused, wait_done
 from test_user_training import reviews, write_csv
 
 from core.predict import Lab
+from tools.loadtest import free_port
 
 
 def launch(lab_root, tmp_path_factory, monkeypatch, **env):
@@ -31,6 +32,7 @@ def launch(lab_root, tmp_path_factory, monkeypatch, **env):
     _, url, _ = demo.launch(
         prevent_thread_lock=True,
         server_name="127.0.0.1",
+        server_port=free_port(),  # not Gradio's 7860-7959: other apps of the suite may hold those
         quiet=True,
         theme=THEME,
         css=CSS,
