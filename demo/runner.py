@@ -200,10 +200,11 @@ def warm_up(lab: Lab) -> None:
     first request, short or long, is fast. The worker keeps every checkpoint of `lab` loaded, and as many trained
     ones as the app keeps (core.checkpoints.memory)."""
     WORKER.models = WORKER.models or len(lab.checkpoints) + capacity_from_env()
+    models = Lab(lab.checkpoints, lab.sources)  # without the app's kept answers: every model runs, here and there
     for text, lang in (("a good film", "en"), ("很好", "zh")):
-        for task in lab.tasks(lang)[:1]:
+        for task in models.tasks(lang)[:1]:
             for gate in (None, RequestGate(long=True)):
                 try:
-                    lab.compare(text, task, lang, executor=MODEL_POOL, gate=gate)
+                    models.compare(text, task, lang, executor=MODEL_POOL, gate=gate)
                 except Exception:  # warming up is best effort
                     log.warning("warm-up failed for %s", lang, exc_info=True)
