@@ -125,7 +125,7 @@ SIGN_IN ?= optional
 redteam: install ## a hostile visitor's attacks on app.py (or a running app: URL=...), held or failed per case (SIGN_IN=required: as on a Space)
 	HF_HUB_OFFLINE=1 $(PY) -m tools.redteam --sign-in $(SIGN_IN) $(if $(URL),--url $(URL))
 
-loadtest: install ## 32 clients x 20 requests against the app -> docs/loadtest.json (PROFILE=mixed: 10% long inputs; PROFILE=class: 30 visitors, CLASS_MINUTES=10)
+loadtest: install ## 32 clients x 20 requests against the app -> docs/loadtest.json (PROFILE=mixed: 10% long inputs; PROFILE=class: 30 visitors, CLASS_MINUTES=10; PROFILE=hall: 300 visitors)
 	$(PY) -m tools.loadtest --profile $(PROFILE) --class-minutes $(CLASS_MINUTES)
 
 BEFORE ?= main
