@@ -959,6 +959,59 @@ def class_test(args) -> dict:
     }
 
 
+def saturation_test(args) -> dict:
+    """The profile at each of `--saturation` visitor counts (`--class-minutes` each, a fresh app each time): its
+    short p95 per count, and the saturation point, the visitors at which short p95 crosses `--max-p95` (linear
+    between the two counts around the crossing; None when no count or every count crosses it)."""
+    points, counts = [], args.saturation
+    for visitors in counts:
+        args.class_visitors, trainers = visitors, args.trainers
+        args.trainers = min(trainers, visitors)
+        run = class_test(args)
+        args.trainers = trainers
+        p95 = run["latency_by_length_s"].get("short", {}).get("p95")
+        points.append(
+            {
+                "visitors": visitors,
+                "short_p95_s": p95,
+                "requests": run["requests"],
+                "failed": run["failed"],
+                "app_cpu_ms_per_request": run["app_cpu_ms_per_request"],
+                "load_average_end": run["load_average_end"],
+            }
+        )
+        log.info("saturation: %d visitors, short p95 %s s, %d failed", visitors, p95, run["failed"])
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "cpus": os.cpu_count(),
+        "profile": args.profile,
+        "minutes_per_point": args.class_minutes,
+        "points": points,
+        "saturation_visitors": saturation_point(points, args.max_p95),
+    }
+
+
+def saturation_point(points: list[dict], limit: float) -> int | None:
+    """The visitors at which short p95 first crosses `limit`, linear between the two counts around the crossing."""
+    for low, high in zip(points, points[1:]):
+        a, b = low["short_p95_s"], high["short_p95_s"]
+        if a is not None and b is not None and a <= limit < b:
+            return round(low["visitors"] + (limit - a) / (b - a) * (high["visitors"] - low["visitors"]))
+    return None
+
+
+def saturation_markdown(s: dict) -> str:
+    rows = [
+        (
+            f"{p['visitors']} visitors",
+            f"short p95 {p['short_p95_s']} s, {p['requests']} requests ({p['failed']} failed)",
+        )
+        for p in s["points"]
+    ]
+    rows.append(("saturation point (visitors)", s["saturation_visitors"]))
+    return "\n".join(["| saturation | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
+
+
 def latency_rows(s: dict) -> list[tuple[str, str]]:
     """A report's request latency, by request length, as table rows."""
     fmt = lambda v: "n/a" if v is None else f"{v:.3f}"
@@ -1034,7 +1087,14 @@ def write_figures(path: Path, key: str | None, figures: dict) -> None:
     path.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
 
 
-PARTS = ("mixed", "soak", "sessions", "class", "hall")  # keys of docs/loadtest.json besides the plain run's figures
+PARTS = (
+    "mixed",
+    "soak",
+    "sessions",
+    "class",
+    "hall",
+    "saturation",
+)  # keys of docs/loadtest.json besides the plain run's figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1056,6 +1116,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--class-visitors", type=int, default=None, help="class, hall: visitors at once (30, 300)")
     parser.add_argument(
         "--trainers", type=int, default=None, help="class, hall: visitors who train small files of their own (3, 10)"
+    )
+    parser.add_argument(
+        "--saturation",
+        type=lambda v: [int(n) for n in v.split(",")],
+        default=None,
+        metavar="N,N,...",
+        help="class, hall: run the profile at each of these visitor counts and find where short p95 crosses --max-p95",
     )
     parser.add_argument("--visit-requests", type=int, default=10, help="class: requests per visit (one session)")
     parser.add_argument("--think", type=float, default=1.0, help="class: mean seconds a visitor waits between requests")
@@ -1152,6 +1219,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_rss_ratio is None:
         args.max_rss_ratio = 1.15 if args.sessions or args.profile in PROFILES else 1.1
     load_at_start = os.getloadavg()  # the machine is shared: its load goes beside every figure
+    if args.saturation and args.profile in PROFILES:
+        figures = {**saturation_test(args), "load_average_start": load_at_start}
+        print(saturation_markdown(figures))
+        if args.out:
+            write_figures(Path(args.out), "saturation", figures)
+        return 0
     run = sessions_test if args.sessions else soak_test if soak else class_test if args.profile in PROFILES else None
     try:
         figures, report = (run(args), None) if run else load_test(args)

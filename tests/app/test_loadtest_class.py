@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from tools.loadtest import CLASS_MIX, HALL_MIX, PROFILES, SENTENCES, main, own_text, training_file
+from tools.loadtest import CLASS_MIX, HALL_MIX, PROFILES, SENTENCES, main, own_text, saturation_point, training_file
 
 
 def test_training_files_are_small_labelled_and_each_its_own(tmp_path):
@@ -23,6 +23,12 @@ def test_a_halls_own_sentences_are_in_its_languages_and_hardly_ever_alike():
         assert len(set(texts)) == 500 and all(any(t.startswith(s) for s in SENTENCES[lang]) for t in texts)
     assert PROFILES["hall"]["visitors"] == 300 and PROFILES["hall"]["mix"] is HALL_MIX
     assert abs(sum(HALL_MIX.values()) - 1) < 1e-9 and abs(sum(CLASS_MIX.values()) - 1) < 1e-9
+
+
+def test_the_saturation_point_is_where_short_p95_crosses_the_limit():
+    points = [{"visitors": v, "short_p95_s": p} for v, p in ((100, 0.3), (200, 0.6), (300, 1.4), (400, 3.0))]
+    assert saturation_point(points, 1.0) == 250
+    assert saturation_point(points[:2], 1.0) is None and saturation_point(points[2:], 1.0) is None
 
 
 @pytest.mark.slow
