@@ -5,7 +5,7 @@ the checkpoint's identity: its owner, folder, source and the sha256 of its files
 vectors). A visitor's model is in no other visitor's Lab (Lab.visible_to), and its owner is in the key besides, so
 one visitor's answer is never another's; a model retrained in place has new hashes, so a new key.
 
-Only short texts are kept (their answers are small: a few tens of KB each), at most `capacity`, the least
+Only short texts are kept (their answers are small: tens of KB each), at most `capacity`, the least
 recently used first. A cached Prediction is shared by the requests it answers: the app only reads them.
 """
 
@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Hashable
 
-CAPACITY = 256  # answers of up to MAX_WORDS words: a few MB
+CAPACITY = 256  # answers of up to MAX_WORDS words, 17-70 KB each (8-40 words): 4-18 MB
 MAX_WORDS = 40  # the app's short lane (demo/runner.py LONG_WORDS): longer texts are rarely sent twice
 
 

@@ -876,7 +876,15 @@ def class_test(args) -> dict:
             rng, out = random.Random(30_000 + n), []
             files = training_file(scratch, n) if n < args.trainers else None
             while time.monotonic() < deadline:
-                client = client or app_client(url, context)  # every visit after the first: a new session
+                if client is None:  # every visit after the first: a new session (the page config, the API info)
+                    opened = time.perf_counter()
+                    try:
+                        client = app_client(url, context)
+                    except Exception as err:  # a visit the app could not open in time: counted and reported
+                        count(0, 1)
+                        out.append(Result("visit", time.perf_counter() - opened, error_line(err)))
+                        time.sleep(rng.uniform(*think))
+                        continue
                 count(1, 0)
                 if files:
                     out += (trained := train_and_use(client, files, deadline, args.request_timeout))

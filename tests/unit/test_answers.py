@@ -78,7 +78,8 @@ def test_an_owners_answer_is_never_anothers(cached, lab_root, tmp_path):
     assert cached.visible_to(ALICE).predict(TEXTS[0], "dcnn", "mine") is answer
     with pytest.raises(InputError):  # Bob does not see Alice's task at all
         cached.visible_to(BOB).predict(TEXTS[0], "dcnn", "mine")
-    # the task "mine" is now Bob's, another model: Bob gets his model's answer, not the kept one
+    # Alice's model goes and Bob's own takes the task's name: Bob gets his model's answer, never the kept one
+    cached.remove_checkpoints([alices])
     cached.add_checkpoint(bobs, owner=BOB)
     bob = cached.visible_to(BOB).predict(TEXTS[0], "dcnn", "mine")
     fresh = Lab({}).visible_to(BOB)
