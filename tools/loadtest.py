@@ -847,6 +847,9 @@ def class_test(args) -> dict:
     disk = {"user_models": scratch / "user_models", "gradio_cache": scratch / "gradio"}
     args.clients = args.class_visitors
     folders = {"LAB_USER_MODELS": str(disk["user_models"]), "GRADIO_TEMP_DIR": str(disk["gradio_cache"])}
+    # every visitor here comes from 127.0.0.1: the trainers' jobs all wait their turn, as the profile's are meant to
+    # (one network address may otherwise have 4 jobs waiting: service.jobs, LAB_TRAIN_MAX_JOBS_PER_CLIENT)
+    folders["LAB_TRAIN_MAX_JOBS_PER_CLIENT"] = str(max(4, args.trainers))
     with (
         mock.patch.dict(os.environ, folders),
         served_app(args) as (tasks, root, proc, clients),
@@ -889,6 +892,7 @@ def class_test(args) -> dict:
                 if files:
                     out += (trained := train_and_use(client, files, deadline, args.request_timeout))
                     count(0, len(trained))
+                    time.sleep(rng.uniform(*think))  # a refused /train returns at once: no visit right after it
                 for _ in range(0 if files else args.visit_requests):
                     if time.monotonic() >= deadline:
                         break
