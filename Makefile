@@ -100,7 +100,7 @@ evaluate-all: install ## every checkpoint on its test set -> <task>/<model>/eval
 	nice -n 10 $(PY) -m tools.evaluate_all --threads 1 $(EVAL_ARGS)
 
 # -- measure (each writes its docs/ page) ----------------------------------------------------------
-.PHONY: bench bench-smoke bench-browser screens probes loadtest redteam soak sessions train-load attribution attribute export-results ablations tokenizer-agreement vectors-probe vectors-probe-zh checkpoints-report
+.PHONY: bench bench-smoke bench-browser screens probes loadtest app-cpu saturation redteam soak sessions train-load attribution attribute export-results ablations tokenizer-agreement vectors-probe vectors-probe-zh checkpoints-report
 PROBE_MODELS ?= nbow
 # every other set of a language present: .cache/vectors/<lang>-<name>.safetensors -> --vectors <name>=.cache/vectors/<lang>-<name>
 vector_sets = $(foreach f,$(sort $(wildcard .cache/vectors/$(1)-*.safetensors)),--vectors $(patsubst $(1)-%,%,$(basename $(notdir $(f))))=$(basename $(f)))
@@ -125,8 +125,17 @@ SIGN_IN ?= optional
 redteam: install ## a hostile visitor's attacks on app.py (or a running app: URL=...), held or failed per case (SIGN_IN=required: as on a Space)
 	HF_HUB_OFFLINE=1 $(PY) -m tools.redteam --sign-in $(SIGN_IN) $(if $(URL),--url $(URL))
 
-loadtest: install ## 32 clients x 20 requests against the app -> docs/loadtest.json (PROFILE=mixed: 10% long inputs; PROFILE=class: 30 visitors, CLASS_MINUTES=10)
+loadtest: install ## 32 clients x 20 requests against the app -> docs/loadtest.json (PROFILE=mixed: 10% long inputs; PROFILE=class: 30 visitors, CLASS_MINUTES=10; PROFILE=hall: 300 visitors)
 	$(PY) -m tools.loadtest --profile $(PROFILE) --class-minutes $(CLASS_MINUTES)
+
+BEFORE ?= main
+app-cpu: install ## the app's CPU per REST /predict and /compare (each a new session), this tree against BEFORE=main in one run -> docs/app_cpu.json
+	$(PY) -m tools.bench.app_cpu --before $(BEFORE)
+
+VISITORS ?= 100,200,300,400
+SATURATION_MINUTES ?= 3
+saturation: install ## the hall profile (or PROFILE=class) at VISITORS=100,200,300,400, SATURATION_MINUTES=3 each: where short p95 crosses 1 s -> docs/loadtest.json
+	$(PY) -m tools.loadtest --profile $(if $(filter class,$(PROFILE)),class,hall) --saturation $(VISITORS) --class-minutes $(SATURATION_MINUTES)
 
 sessions: install ## SESSIONS=1200 REST /compare calls, each a new session: RSS after every 200 -> docs/loadtest.json (SESSION_KIND=client: new gradio_client Clients)
 	$(PY) -m tools.loadtest --sessions $(SESSIONS) --session-kind $(SESSION_KIND) --clients 1 --warmup 2

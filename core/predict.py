@@ -36,6 +36,7 @@ from core.analysis.attribution import (
     gradient_attributions,
     on_demand,
 )
+from core.answers import AnswerCache, checkpoint_identity
 from core.checkpoints.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from core.checkpoints.hub import load_all
 from core.checkpoints.memory import ModelCache
@@ -221,6 +222,7 @@ class Lab:
         errors: dict[str, str] | None = None,
         owners: dict[str, str] | None = None,
         titles: dict[str, str] | None = None,
+        answers: AnswerCache | None = None,
     ):
         self.checkpoints = checkpoints
         self.sources = sources or {}
@@ -228,6 +230,7 @@ class Lab:
         self.owners = owners or {}  # task -> its owner (core.owners), for a visitor's task; the others are public
         self.titles = titles or {}  # task -> the name people see (a visitor's file and date), where not its id
         self.user_models = ModelCache()  # models added while the app runs: the recently used ones stay loaded
+        self.answers = answers  # recent answers to answer an identical request again (core.answers); None: none
 
     @classmethod
     def load(
@@ -289,6 +292,7 @@ class Lab:
             self.errors,
             {t: o for t, o in self.owners.items() if t not in hidden},
             {t: n for t, n in self.titles.items() if t not in hidden},
+            self.answers,
         )
 
     def tasks(self, lang: str | None = None) -> list[str]:
@@ -365,13 +369,16 @@ class Lab:
         checked = self.check_text(text, task, lang, max_words)
         self._check_model(checked.task, model)
         intervention = self.check_intervention(checked, model, intervention)
+        key = self._answer_key((text, task, lang, max_words), checked, model, methods, view_options, intervention)
+        if key is not None and (kept := self.answers.get(key)) is not None:
+            return kept
         with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext():
             here = lambda: self._explain(checked, model, methods, view_options, intervention)
-            if gate is None:
-                return here()
-            outcome = gate.run(self._job(checked, model, methods, view_options, intervention), here)
+            outcome = gate.run(self._job(checked, model, methods, view_options, intervention), here) if gate else here()
         if isinstance(outcome, ModelFailure):  # run in another process, which reports instead of raising
             raise RuntimeError(f"{model}: {outcome.error}")
+        if key is not None:
+            self.answers.put(key, outcome)
         return outcome
 
     def compare(
@@ -394,15 +401,24 @@ class Lab:
         models = self.models(checked.task) if models is None else models
         for model in models:
             self._check_model(checked.task, model)
+        keys = {m: self._answer_key((text, task, lang, max_words), checked, m, methods) for m in models}
+        kept = {m: self.answers.get(k) for m, k in keys.items() if k is not None}
+        missing = [m for m in models if kept.get(m) is None]  # what the models must run for
 
         def attempt(model: str) -> Prediction | ModelFailure:
             if gate is None:
                 return self._attempt(checked, model, methods)
             return gate.run(self._job(checked, model, methods), lambda: self._attempt(checked, model, methods))
 
-        with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext(True) as side_by_side:
-            pool = executor if side_by_side else None
-            outcomes = list(map(attempt, models) if pool is None else pool.map(attempt, models))
+        if missing:  # the gate admits work, not answers already kept
+            with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext(True) as side_by_side:
+                pool = executor if side_by_side else None
+                ran = dict(zip(missing, map(attempt, missing) if pool is None else pool.map(attempt, missing)))
+            for model, outcome in ran.items():
+                if isinstance(outcome, Prediction) and keys[model] is not None:
+                    self.answers.put(keys[model], outcome)
+            kept |= ran
+        outcomes = [kept[m] for m in models]
         predictions = [o for o in outcomes if isinstance(o, Prediction)]
         failures = [o for o in outcomes if isinstance(o, ModelFailure)]
         if failures and not predictions:
@@ -447,6 +463,26 @@ class Lab:
                 value=intervention.index,
             )
         return intervention
+
+    def _answer_key(
+        self,
+        request: tuple,
+        checked: CheckedText,
+        model: str,
+        methods: tuple[str, ...],
+        view_options: dict | None = None,
+        intervention: Intervention | None = None,
+    ) -> tuple | None:
+        """The key of this request's answer in `answers` (core.answers), or None when it is not kept there: the
+        request as given and as checked, and the identity of the checkpoint that answers it."""
+        if self.answers is None or not self.answers.keeps(len(checked.tokens)):
+            return None
+        key = (checked.task, model)
+        identity = checkpoint_identity(
+            self.checkpoints[key], self.owners.get(checked.task, PUBLIC), self.sources.get(key, "")
+        )
+        options = json.dumps(view_options, sort_keys=True, default=str)
+        return (*request, checked.task, checked.task_lang, model, methods, options, str(intervention), identity)
 
     def _job(
         self,

@@ -38,7 +38,10 @@ log = logging.getLogger(__name__)
 # "all five" runs the models side by side: torch releases the GIL, and one request's small tensors
 # rarely use both cores on their own
 MODEL_POOL = ThreadPoolExecutor(max_workers=min(5, os.cpu_count() or 1), thread_name_prefix="model")
-MODEL_CONCURRENCY = 16  # model events inside their handlers at once (the rest wait in Gradio's queue)
+# model events inside their handlers at once (the rest wait in Gradio's queue, at most QUEUE_SIZE); set by
+# measurement (docs/performance.md), $LAB_MODEL_CONCURRENCY and $LAB_QUEUE_SIZE to measure others
+MODEL_CONCURRENCY = int(os.environ.get("LAB_MODEL_CONCURRENCY") or 16)
+QUEUE_SIZE = int(os.environ.get("LAB_QUEUE_SIZE") or 64)
 LONG_WORDS = 40  # more words than this: the long lane (SST test sentences: mean 19.2 words, 95% <= 35, 1.5% > 40)
 POLL_S = 0.1  # how often a waiting request checks that its client is still there
 WORKER_NICE = 10  # the worker's CPU priority below the server's: on a busy machine short requests come first
@@ -260,10 +263,11 @@ def warm_up(lab: Lab) -> None:
     first request, short or long, is fast. The worker keeps every checkpoint of `lab` loaded, and as many trained
     ones as the app keeps (core.checkpoints.memory)."""
     WORKER.models = WORKER.models or len(lab.checkpoints) + capacity_from_env()
+    models = Lab(lab.checkpoints, lab.sources)  # without the app's kept answers: every model runs, here and there
     for text, lang in (("a good film", "en"), ("很好", "zh")):
-        for task in lab.tasks(lang)[:1]:
+        for task in models.tasks(lang)[:1]:
             for gate in (None, RequestGate(long=True)):
                 try:
-                    lab.compare(text, task, lang, executor=MODEL_POOL, gate=gate)
+                    models.compare(text, task, lang, executor=MODEL_POOL, gate=gate)
                 except Exception:  # warming up is best effort
                     log.warning("warm-up failed for %s", lang, exc_info=True)

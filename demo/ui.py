@@ -5,6 +5,7 @@ import os
 
 import gradio as gr
 
+from core.answers import AnswerCache, capacity_from_env
 from core.predict import Lab
 from demo.i18n import L, request_lang, t
 from demo.links import query_to_state
@@ -111,6 +112,8 @@ def banner(lab: Lab, root: str, ui: str) -> str:
 
 def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
     visitors = Visitors()
+    # an identical request (an example clicked by a whole class) is answered again from memory: core.answers
+    lab.answers = lab.answers or AnswerCache(capacity_from_env())
     cache = (900, int(UPLOAD_CACHE_MINUTES * 60))  # (how often, how old), in seconds
     with gr.Blocks(title="Compositional sentence-model lab", delete_cache=cache) as demo:
         # the anonymous visitor's owner key, kept in its browser's localStorage across reloads (READ_KEY, KEEP_KEY)

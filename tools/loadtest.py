@@ -7,6 +7,7 @@ or a soak: many mixed requests with the server's resident memory sampled over ti
     python -m tools.loadtest --soak-minutes 20           # make soak SOAK_MINUTES=20: bounded by time
     python -m tools.loadtest --checkpoints DIR --clients 8 --requests 5
     python -m tools.loadtest --profile class             # make loadtest PROFILE=class: a class of 30, 10 minutes
+    python -m tools.loadtest --profile hall              # make loadtest PROFILE=hall: a lecture hall of 300
     python -m tools.loadtest --sessions 1200             # make sessions: 1,200 REST /compare calls, each a new session
 
 It starts `app.py` as a separate process on 127.0.0.1 (LAB_CHECKPOINTS=DIR, a free port), then:
@@ -47,6 +48,10 @@ whatever the machine's load); the disk of the user models and Gradio's cache (bo
 at the end. Targets: 0 failed requests,
 short-request p95 <= 1 s (/probes and /train have their own budgets), RSS at the end <= 1.15 x after the warm-up,
 disk <= `--max-disk-mb`.
+
+The hall profile (`--profile hall`) is the class at a lecture's scale: 300 visitors (10 of them training) with 3
+to 10 s between a visitor's requests, mostly /predict and /compare (HALL_MIX), half of those on a sentence of
+the visitor's own (hardly ever two alike), the others on the Lab's example sentences.
 
 Fresh sessions (`--sessions N`): N requests, each in a session of its own (a raw REST call naming no
 session, or with `--session-kind client` a new gradio_client Client), RSS read after every `--session-step`;
@@ -680,6 +685,13 @@ def sessions_markdown(s: dict) -> str:
 
 # the class profile: what a visitor does next, with its weight; the Lab tab's sentences most of the time
 CLASS_MIX = {"/predict": 0.45, "/compare": 0.2, "page": 0.2, "/treebank": 0.1, "/probes": 0.05}
+# the hall profile: a lecture follows along, mostly predicting and comparing, half of the time on a sentence of
+# its own (hardly ever two alike: what the kept answers cannot answer), at a human pace
+HALL_MIX = {"/predict": 0.5, "/compare": 0.25, "page": 0.15, "/treebank": 0.06, "/probes": 0.04}
+PROFILES = {  # visitors, trainers, seconds between a visitor's requests, mix, share of sentences of one's own
+    "class": {"visitors": 30, "trainers": 3, "think": None, "mix": CLASS_MIX, "own_text_share": 0.0},
+    "hall": {"visitors": 300, "trainers": 10, "think": (3.0, 10.0), "mix": HALL_MIX, "own_text_share": 0.5},
+}
 LONG_ENDPOINTS = {"/probes", "/train"}  # their own work budget: the short p95 target is on the others
 
 
@@ -724,18 +736,37 @@ def page_load(http, url: str) -> Result:
     return Result("page", time.perf_counter() - start, error)
 
 
+def own_text(rng: random.Random, lang: str) -> str:
+    """A sentence a visitor typed: one of SENTENCES with a verdict of its own."""
+    base = rng.choice(SENTENCES.get(lang, SENTENCES["en"]))
+    return (
+        f"{base}，我给{rng.randrange(1, 10**6)}分" if lang == "zh" else f"{base} I give it {rng.randrange(1, 10**6)}."
+    )
+
+
 def class_request(
-    client, http, url: str, rng: random.Random, tasks: dict, timeout: float, endpoint: str | None = None
+    client,
+    http,
+    url: str,
+    rng: random.Random,
+    tasks: dict,
+    timeout: float,
+    endpoint: str | None = None,
+    mix: dict = CLASS_MIX,
+    own_text_share: float = 0.0,
 ) -> Result:
-    """One thing a visitor does (`endpoint`, by default drawn from CLASS_MIX): a prediction, a comparison, a page
-    load, a treebank tree or a probe suite, on an English or Chinese task; each answer must be well formed."""
-    endpoint = endpoint or rng.choices(list(CLASS_MIX), weights=list(CLASS_MIX.values()))[0]
+    """One thing a visitor does (`endpoint`, by default drawn from `mix`): a prediction, a comparison, a page
+    load, a treebank tree or a probe suite, on an English or Chinese task, a prediction or a comparison on a
+    sentence of the visitor's own with probability `own_text_share`; each answer must be well formed."""
+    endpoint = endpoint or rng.choices(list(mix), weights=list(mix.values()))[0]
     if endpoint == "page":
         return page_load(http, url)
     task = rng.choice(sorted(tasks))
     lang, models = tasks[task]
     if endpoint in ("/predict", "/compare"):
         args, endpoint, _ = planned_request(rng, {task: tasks[task]}, float(endpoint == "/compare"), 0.0)
+        if rng.random() < own_text_share:
+            args = (own_text(rng, lang), *args[1:])
         return timed(client, args, endpoint, timeout)
     args = (rng.randrange(50), "test", "sst5") if endpoint == "/treebank" else ("zh" if lang == "zh" else "en", task)
     start = time.perf_counter()
@@ -805,15 +836,20 @@ def folder_mb(path: Path) -> float:
 
 def class_test(args) -> dict:
     """`--class-visitors` visitors for `--class-minutes`: each visit is a new session (a new gradio_client
-    Client) of `--visit-requests` requests from CLASS_MIX with up to 2 x `--think` seconds between them, and
-    `--trainers` of the visitors train small files of their own instead; RSS sampled every `--rss-every`
-    seconds, the disk of the user models and Gradio's cache at the end."""
+    Client) of `--visit-requests` requests from the profile's mix with its think time between them (the class:
+    up to 2 x `--think` seconds), and `--trainers` of the visitors train small files of their own instead; RSS
+    sampled every `--rss-every` seconds, the disk of the user models and Gradio's cache at the end."""
+    profile = PROFILES[args.profile]
+    think = profile["think"] or (0.0, 2 * args.think)
     import httpx
 
     scratch = Path(tempfile.mkdtemp(prefix="loadtest-class-"))
     disk = {"user_models": scratch / "user_models", "gradio_cache": scratch / "gradio"}
     args.clients = args.class_visitors
     folders = {"LAB_USER_MODELS": str(disk["user_models"]), "GRADIO_TEMP_DIR": str(disk["gradio_cache"])}
+    # every visitor here comes from 127.0.0.1: the trainers' jobs all wait their turn, as the profile's are meant to
+    # (one network address may otherwise have 4 jobs waiting: service.jobs, LAB_TRAIN_MAX_JOBS_PER_CLIENT)
+    folders["LAB_TRAIN_MAX_JOBS_PER_CLIENT"] = str(max(4, args.trainers))
     with (
         mock.patch.dict(os.environ, folders),
         served_app(args) as (tasks, root, proc, clients),
@@ -843,17 +879,38 @@ def class_test(args) -> dict:
             rng, out = random.Random(30_000 + n), []
             files = training_file(scratch, n) if n < args.trainers else None
             while time.monotonic() < deadline:
-                client = client or app_client(url, context)  # every visit after the first: a new session
+                if client is None:  # every visit after the first: a new session (the page config, the API info)
+                    opened = time.perf_counter()
+                    try:
+                        client = app_client(url, context)
+                    except Exception as err:  # a visit the app could not open in time: counted and reported
+                        count(0, 1)
+                        out.append(Result("visit", time.perf_counter() - opened, error_line(err)))
+                        time.sleep(rng.uniform(*think))
+                        continue
                 count(1, 0)
                 if files:
                     out += (trained := train_and_use(client, files, deadline, args.request_timeout))
                     count(0, len(trained))
+                    time.sleep(rng.uniform(*think))  # a refused /train returns at once: no visit right after it
                 for _ in range(0 if files else args.visit_requests):
                     if time.monotonic() >= deadline:
                         break
                     count(0, 1)
-                    out.append(class_request(client, http, url, rng, tasks, args.request_timeout))
-                    time.sleep(rng.uniform(0, 2 * args.think))
+                    out.append(
+                        class_request(
+                            client,
+                            http,
+                            url,
+                            rng,
+                            tasks,
+                            args.request_timeout,
+                            None,
+                            profile["mix"],
+                            profile["own_text_share"],
+                        )
+                    )
+                    time.sleep(rng.uniform(*think))
                 client.close()
                 client = None
             return out
@@ -887,6 +944,7 @@ def class_test(args) -> dict:
         "cpus": os.cpu_count(),
         "load_average_end": os.getloadavg(),
         "checkpoints": str(root),
+        "profile": args.profile,
         "visitors": args.class_visitors,
         "trainers": args.trainers,
         "visits": counts["visits"],
@@ -911,6 +969,59 @@ def class_test(args) -> dict:
             f"disk_le_{args.max_disk_mb:g}mb": sum(disk_mb.values()) <= args.max_disk_mb,
         },
     }
+
+
+def saturation_test(args) -> dict:
+    """The profile at each of `--saturation` visitor counts (`--class-minutes` each, a fresh app each time): its
+    short p95 per count, and the saturation point, the visitors at which short p95 crosses `--max-p95` (linear
+    between the two counts around the crossing; None when no count or every count crosses it)."""
+    points, counts = [], args.saturation
+    for visitors in counts:
+        args.class_visitors, trainers = visitors, args.trainers
+        args.trainers = min(trainers, visitors)
+        run = class_test(args)
+        args.trainers = trainers
+        p95 = run["latency_by_length_s"].get("short", {}).get("p95")
+        points.append(
+            {
+                "visitors": visitors,
+                "short_p95_s": p95,
+                "requests": run["requests"],
+                "failed": run["failed"],
+                "app_cpu_ms_per_request": run["app_cpu_ms_per_request"],
+                "load_average_end": run["load_average_end"],
+            }
+        )
+        log.info("saturation: %d visitors, short p95 %s s, %d failed", visitors, p95, run["failed"])
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "cpus": os.cpu_count(),
+        "profile": args.profile,
+        "minutes_per_point": args.class_minutes,
+        "points": points,
+        "saturation_visitors": saturation_point(points, args.max_p95),
+    }
+
+
+def saturation_point(points: list[dict], limit: float) -> int | None:
+    """The visitors at which short p95 first crosses `limit`, linear between the two counts around the crossing."""
+    for low, high in zip(points, points[1:]):
+        a, b = low["short_p95_s"], high["short_p95_s"]
+        if a is not None and b is not None and a <= limit < b:
+            return round(low["visitors"] + (limit - a) / (b - a) * (high["visitors"] - low["visitors"]))
+    return None
+
+
+def saturation_markdown(s: dict) -> str:
+    rows = [
+        (
+            f"{p['visitors']} visitors",
+            f"short p95 {p['short_p95_s']} s, {p['requests']} requests ({p['failed']} failed)",
+        )
+        for p in s["points"]
+    ]
+    rows.append(("saturation point (visitors)", s["saturation_visitors"]))
+    return "\n".join(["| saturation | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
 
 
 def latency_rows(s: dict) -> list[tuple[str, str]]:
@@ -942,6 +1053,7 @@ def rss_rows(s: dict) -> list[tuple[str, str]]:
 def class_markdown(s: dict) -> str:
     fmt = lambda v: "n/a" if v is None else f"{v:.3f}"
     rows = [
+        ("profile", s.get("profile", "class")),
         ("visitors (training), visits (each a new session)", f"{s['visitors']} ({s['trainers']}), {s['visits']}"),
         ("requests (failed)", f"{s['requests']} ({s['failed']})"),
         ("wall time (s)", s["wall_s"]),
@@ -987,7 +1099,14 @@ def write_figures(path: Path, key: str | None, figures: dict) -> None:
     path.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
 
 
-PARTS = ("mixed", "soak", "sessions", "class")  # keys of docs/loadtest.json besides the plain run's figures
+PARTS = (
+    "mixed",
+    "soak",
+    "sessions",
+    "class",
+    "hall",
+    "saturation",
+)  # keys of docs/loadtest.json besides the plain run's figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -999,14 +1118,24 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--profile",
-        choices=("plain", "mixed", "class"),
+        choices=("plain", "mixed", "class", "hall"),
         default="plain",
         help="plain: short sentences only; mixed: --long-share of the requests long; class: a class of "
-        "--class-visitors, each visit a new session, --trainers of them training",
+        "--class-visitors, each visit a new session, --trainers of them training; hall: a lecture hall, the "
+        "class's visits with 300 visitors (10 training) at a human pace (PROFILES)",
     )
-    parser.add_argument("--class-minutes", type=float, default=10.0, help="class: how long the class works")
-    parser.add_argument("--class-visitors", type=int, default=30, help="class: visitors at once")
-    parser.add_argument("--trainers", type=int, default=3, help="class: visitors who train small files of their own")
+    parser.add_argument("--class-minutes", type=float, default=10.0, help="class, hall: how long the class works")
+    parser.add_argument("--class-visitors", type=int, default=None, help="class, hall: visitors at once (30, 300)")
+    parser.add_argument(
+        "--trainers", type=int, default=None, help="class, hall: visitors who train small files of their own (3, 10)"
+    )
+    parser.add_argument(
+        "--saturation",
+        type=lambda v: [int(n) for n in v.split(",")],
+        default=None,
+        metavar="N,N,...",
+        help="class, hall: run the profile at each of these visitor counts and find where short p95 crosses --max-p95",
+    )
     parser.add_argument("--visit-requests", type=int, default=10, help="class: requests per visit (one session)")
     parser.add_argument("--think", type=float, default=1.0, help="class: mean seconds a visitor waits between requests")
     parser.add_argument(
@@ -1067,6 +1196,9 @@ def main(argv: list[str] | None = None) -> int:
         "--out", default=str(PROJECT_ROOT / "docs" / "loadtest.json"), help="where the figures go ('' = nowhere)"
     )
     args = parser.parse_args(argv)
+    defaults = PROFILES.get(args.profile, PROFILES["class"])
+    args.class_visitors = defaults["visitors"] if args.class_visitors is None else args.class_visitors
+    args.trainers = defaults["trainers"] if args.trainers is None else args.trainers
     soak = args.soak is not None or args.soak_minutes is not None
     if (
         min(
@@ -1094,12 +1226,18 @@ def main(argv: list[str] | None = None) -> int:
             "--class- options must be > 0, --warmup, --burst, --trainers (at most --class-visitors) and --think "
             ">= 0, --compare-share and --long-share in [0, 1]"
         )
-    if args.profile in ("plain", "class") and not soak:
+    if args.profile in ("plain", "class", "hall") and not soak:
         args.long_share = 0.0
     if args.max_rss_ratio is None:
-        args.max_rss_ratio = 1.15 if args.sessions or args.profile == "class" else 1.1
+        args.max_rss_ratio = 1.15 if args.sessions or args.profile in PROFILES else 1.1
     load_at_start = os.getloadavg()  # the machine is shared: its load goes beside every figure
-    run = sessions_test if args.sessions else soak_test if soak else class_test if args.profile == "class" else None
+    if args.saturation and args.profile in PROFILES:
+        figures = {**saturation_test(args), "load_average_start": load_at_start}
+        print(saturation_markdown(figures))
+        if args.out:
+            write_figures(Path(args.out), "saturation", figures)
+        return 0
+    run = sessions_test if args.sessions else soak_test if soak else class_test if args.profile in PROFILES else None
     try:
         figures, report = (run(args), None) if run else load_test(args)
     except LoadTestError as err:
@@ -1128,7 +1266,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(markdown(figures, report))
     if args.out:
-        key = "soak" if soak else "class" if run is class_test else "mixed" if args.long_share else None
+        key = "soak" if soak else args.profile if run is class_test else "mixed" if args.long_share else None
         write_figures(Path(args.out), key, figures)
     return 0 if all(figures["targets"].values()) else 1
 

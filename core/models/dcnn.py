@@ -128,14 +128,14 @@ class DCNNConfig:
 
 @dataclass
 class DCNNOutput(ModelOutput):
-    # Explanation only (explain > 0, for the whole batch; empty / None otherwise).
+    # Explanation only (explain > 0, for the whole batch but conv1; empty / None otherwise).
     # Per level: 0 is the words (r_0 = d rows, n_0 = 1 map), l = 1..L the nodes kept by layer l's k-max.
     # positions: kept positions in layer l's convolution output (level 0: word index), ascending, -1 past k.
     positions: list[Tensor] = field(default_factory=list)  # level l: (B, r_l, n_l, K_l) long
     # activations: tanh(pooled + bias) of those nodes (level 0: the sentence matrix), 0 past k.
     activations: list[Tensor] = field(default_factory=list)  # level l: (B, r_l, n_l, K_l)
     k: Tensor | None = None  # (B, L + 1) long: valid nodes per level; k[:, 0] = s
-    conv1: Tensor | None = None  # (B, d, n_1, T + m_1 - 1): layer 1's convolution before folding (Fig. 4)
+    conv1: Tensor | None = None  # (explain, d, n_1, T + m_1 - 1): layer 1's convolution before folding (Fig. 4)
 
 
 def dynamic_k(s: Tensor, layer: int, num_layers: int, k_top: int) -> Tensor:
@@ -184,9 +184,10 @@ class DCNNLayer(nn.Module):
         self.bias = nn.Parameter(torch.zeros(rows // 2, out_maps))  # §3.4: one per row of each pooled map
 
     def forward(
-        self, x: Tensor, width: Tensor, k: Tensor, unfolded: bool = False, fold: bool = True
+        self, x: Tensor, width: Tensor, k: Tensor, unfolded: int = 0, fold: bool = True
     ) -> tuple[Tensor, Tensor, Tensor | None]:
-        """(pooled output, kept positions, and with `unfolded` the convolution before folding (B, r, n, W)).
+        """(pooled output, kept positions, and the convolution before folding of the first `unfolded` sentences
+        (unfolded, r, n, W), None without).
         Without `fold` (an intervention) folded row ρ is twice row 2ρ: the same scale, no row 2ρ+1."""
         B, r, n_in, T = x.shape
         m, n = self.width, self.bias.shape[1]
@@ -203,7 +204,8 @@ class DCNNLayer(nn.Module):
         pooled, kept = kmax_pooling(folded, k, width + m - 1)  # (B, r/2, n, K) each
         # §3.4 bias and tanh; ranks past k are zeroed: they are the next wide convolution's zero margin
         out = torch.tanh(pooled + self.bias[:, :, None]).masked_fill(kept < 0, 0.0)  # (B, r/2, n, K)
-        conv = self.conv(x.reshape(B, r * n_in, T)).view(B, r, n, T + m - 1) if unfolded else None  # (B, r, n, W)
+        # before folding, of the `unfolded` leading sentences only (what `views` reads): (unfolded, r, n, W)
+        conv = self.conv(x[:unfolded].reshape(-1, r * n_in, T)).view(-1, r, n, T + m - 1) if unfolded else None
         return out, kept, conv
 
 
@@ -250,7 +252,7 @@ class DCNN(SentenceClassifier):
                 x,
                 width,
                 k,
-                unfolded=explain > 0 and layer_index == 1,
+                unfolded=explain if layer_index == 1 else 0,
                 fold=not (act is not None and act.key == "no_folding"),
             )  # (B, r/2, n, K) x 2
             if explain:

@@ -2,10 +2,11 @@
 of its own) for twenty seconds, each visit a new session; the figures merged into loadtest.json."""
 
 import json
+import random
 
 import pytest
 
-from tools.loadtest import CLASS_MIX, main, training_file
+from tools.loadtest import CLASS_MIX, HALL_MIX, PROFILES, SENTENCES, main, own_text, saturation_point, training_file
 
 
 def test_training_files_are_small_labelled_and_each_its_own(tmp_path):
@@ -13,6 +14,21 @@ def test_training_files_are_small_labelled_and_each_its_own(tmp_path):
     rows = first.read_text().splitlines()
     assert rows[0] == "text,label" and len(rows) == 201 and {r.rsplit(",", 1)[1] for r in rows[1:]} == {"pos", "neg"}
     assert first.read_text() != second.read_text()
+
+
+def test_a_halls_own_sentences_are_in_its_languages_and_hardly_ever_alike():
+    rng = random.Random(0)
+    for lang in ("en", "zh"):
+        texts = [own_text(rng, lang) for _ in range(500)]
+        assert len(set(texts)) == 500 and all(any(t.startswith(s) for s in SENTENCES[lang]) for t in texts)
+    assert PROFILES["hall"]["visitors"] == 300 and PROFILES["hall"]["mix"] is HALL_MIX
+    assert abs(sum(HALL_MIX.values()) - 1) < 1e-9 and abs(sum(CLASS_MIX.values()) - 1) < 1e-9
+
+
+def test_the_saturation_point_is_where_short_p95_crosses_the_limit():
+    points = [{"visitors": v, "short_p95_s": p} for v, p in ((100, 0.3), (200, 0.6), (300, 1.4), (400, 3.0))]
+    assert saturation_point(points, 1.0) == 250
+    assert saturation_point(points[:2], 1.0) is None and saturation_point(points[2:], 1.0) is None
 
 
 @pytest.mark.slow

@@ -8,9 +8,11 @@ import uuid
 
 import httpx
 import pytest
+from gradio.state_holder import SessionState
 from gradio_client import Client
 from lab_fixture import launch_demo
 
+from demo.sessions import LeanSessions, LeanSessionState
 from tools.loadtest import main, page_load, rest_call
 
 CAPACITY = 4
@@ -19,13 +21,14 @@ SENTENCE = ("It is not a bad film at all.", "dcnn", "sst5", "auto")
 
 @pytest.fixture(scope="module")
 def app(lab_root, tmp_path_factory):
-    """(url, Gradio's session store) of the app launched as app.py launches it, with room for CAPACITY sessions."""
+    """(url, Gradio's session store, the demo) of the app launched as app.py launches it, with room for CAPACITY
+    sessions."""
     for demo, url in launch_demo(lab_root, tmp_path_factory.mktemp("gradio"), state_session_capacity=CAPACITY):
-        yield url, demo.server_app.state_holder.session_data
+        yield url, demo.server_app.state_holder.session_data, demo
 
 
 def test_a_rest_call_naming_no_session_leaves_no_state(app):
-    url, sessions = app
+    url, sessions, _ = app
     before = set(sessions)
     with httpx.Client() as http:
         calls = [("predict", SENTENCE), ("compare", (SENTENCE[0], "sst5", "auto")), ("predict", ("",) + SENTENCE[1:])]
@@ -41,7 +44,7 @@ def test_a_rest_call_naming_no_session_leaves_no_state(app):
 
 
 def test_a_rest_call_naming_its_session_keeps_it(app):
-    url, sessions = app
+    url, sessions, _ = app
     named = uuid.uuid4().hex  # shaped like an event id: only the call's own event id is forgotten
     posted = httpx.post(
         f"{url}gradio_api/call/predict", json={"data": list(SENTENCE), "session_hash": named}, timeout=60
@@ -51,7 +54,7 @@ def test_a_rest_call_naming_its_session_keeps_it(app):
 
 
 def test_sessions_beyond_the_capacity_go_least_recently_used_first(app):
-    url, sessions = app
+    url, sessions, _ = app
     clients = [Client(url, verbose=False) for _ in range(CAPACITY + 3)]
     try:
         for client in clients:
@@ -67,12 +70,34 @@ def test_sessions_beyond_the_capacity_go_least_recently_used_first(app):
 
 def test_page_loads_are_sessions_within_the_capacity(app):
     """A browser's page load (its load events through the queue) opens a session that stays, up to the cap."""
-    url, sessions = app
+    url, sessions, _ = app
     before = set(sessions)
     with httpx.Client(timeout=60) as http:
         loads = [page_load(http, url) for _ in range(CAPACITY + 1)]
     assert [r.error for r in loads] == [""] * len(loads)
     assert len(sessions) == CAPACITY and not before & set(sessions)  # the newest CAPACITY page loads
+
+
+def test_sessions_are_lean_and_give_a_deep_link_the_config_gradio_would(app):
+    """A session made after the first request copies no page config up front; the config a deep link reads is
+    Gradio's own, block for block, including a value an event wrote."""
+    url, sessions, demo = app
+    with httpx.Client() as http:
+        assert rest_call(http, url, "predict", SENTENCE, 60).error == ""
+    holder = demo.server_app.state_holder
+    assert isinstance(holder, LeanSessions) and holder is demo.state_holder
+    named = Client(url, verbose=False)
+    try:
+        assert named.predict(*SENTENCE, api_name="/predict")["label"]
+        assert type(sessions[named.session_hash]) is LeanSessionState
+    finally:
+        named.close()
+    eager, lean = SessionState(demo), LeanSessionState(demo)
+    assert len(eager.config_values) > 100 and not lean.config_values
+    written = next(k for k, c in eager.config_values.items() if "value" in c.get("props", {}))
+    for state in (eager, lean):
+        state._update_value_in_config(written, "a value an event wrote")
+    assert list(lean.components) == list(eager.components)
 
 
 @pytest.mark.slow

@@ -175,7 +175,7 @@ def test_wide_convolution_and_folding(T):
     layer = DCNNLayer(rows, n_in, n_out, m).double()
     x = torch.randn(B, rows, n_in, T, dtype=torch.float64)
     width, k = torch.full((B,), T), torch.full((B,), 2)
-    out, kept, conv = layer(x, width, k, unfolded=True)
+    out, kept, conv = layer(x, width, k, unfolded=B)
     assert conv.shape == (B, rows, n_out, T + m - 1)  # wide: s + m - 1
     weight = layer.conv.weight.detach().view(rows, n_out, n_in, m)
     for b in range(B):
@@ -192,7 +192,7 @@ def test_wide_convolution_and_folding(T):
 def test_wide_convolution_is_a_full_convolution():
     layer = DCNNLayer(rows=4, in_maps=1, out_maps=1, width=3).double()
     x = torch.randn(1, 4, 1, 5, dtype=torch.float64)
-    conv = layer(x, torch.tensor([5]), torch.tensor([2]), unfolded=True)[2]
+    conv = layer(x, torch.tensor([5]), torch.tensor([2]), unfolded=1)[2]
     for r in range(4):  # Eq. 1 is a correlation: numpy's full convolution with the filter reversed
         expected = np.convolve(x[0, r, 0].numpy(), layer.conv.weight[r, 0].detach().numpy()[::-1], mode="full")
         np.testing.assert_allclose(conv[0, r, 0].detach().numpy(), expected)
@@ -243,6 +243,10 @@ def test_explanation_tensors_only_when_asked():
     assert plain.positions == plain.activations == [] and plain.k is None and plain.conv1 is None
     assert len(explained.positions) == len(explained.activations) == 3 and explained.conv1 is not None
     assert torch.equal(plain.logits, explained.logits)
+    # layer 1's unfolded convolution of the explained sentences alone: the same as of the whole batch
+    every = model(ids, lengths, explain=len(SENTENCES)).conv1
+    assert explained.conv1.shape[0] == 1 and every.shape[0] == len(SENTENCES)
+    torch.testing.assert_close(model(ids, lengths, explain=2).conv1, every[:2])
 
 
 def test_loss_and_gradients():

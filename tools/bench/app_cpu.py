@@ -1,0 +1,193 @@
+"""The app's CPU per REST request, A/B between two trees in one run: `make app-cpu` (BEFORE=<git ref>).
+
+    python -m tools.bench.app_cpu --before main --calls 200
+    python -m tools.bench.app_cpu --before . --before-env LAB_MODEL_CONCURRENCY=16 \
+        --after-env LAB_MODEL_CONCURRENCY=2 --clients 8 --out /tmp/queue.json     # two settings of this tree
+
+Both trees' app.py run at once (the "before" tree extracted from git into a temporary folder; both serve this
+tree's checkpoints/), each on its own port. After a warm-up, one client sends REST calls as curl makes them
+(POST /gradio_api/call/<api>, then the answer's event stream; each call a new session), in blocks of `--block`
+calls, the sides taking turns block by block (the first side alternating), so that both see the same machine
+load. Each block's cost is the CPU time of the serving side (its process and children, from /proc) over the
+block. Calls: /predict with `--model`, and /compare, each with distinct sentences (every call a new text: what
+the models must run for) and with one sentence repeated (what an identical request costs: answered from the
+kept answers where the tree has them). With `--clients N` each block's calls go N at a time (a crowd rather than
+one visitor); each call's latency is kept too. Writes docs/app_cpu.json and prints a table; the load average is
+read before and after.
+"""
+
+import argparse
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from pathlib import Path
+
+import httpx
+
+from core.data import PROJECT_ROOT
+from tools.bench.machine import machine_info
+from tools.loadtest import Result, cpu_seconds, free_port, rest_call, stop_process, wait_until_up
+
+OUT = PROJECT_ROOT / "docs" / "app_cpu.json"
+# distinct short sentences (6-8 words): every call of a run a new text
+SUBJECTS = ["The film", "The plot", "The acting", "The music", "The ending", "The story", "The cast", "The script"]
+VERDICTS = ["good", "bad", "dull", "moving", "funny", "slow", "great", "weak", "sweet", "clever"]
+HEDGES = ["is not", "is", "is rarely", "is never", "is always"]
+ENDINGS = ["I think.", "really.", "overall.", "at times."]
+REPEATED = "It is not a bad film at all."
+
+
+def distinct_texts():
+    for ending, hedge, verdict, subject in itertools.product(ENDINGS, HEDGES, VERDICTS, SUBJECTS):
+        yield f"{subject} {hedge} {verdict}, {ending}"
+
+
+def extract(ref: str, folder: Path) -> Path:
+    """The tree at git `ref` (without its checkpoints) in `folder`."""
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", ref, "--", ".", ":(exclude)checkpoints"],
+        cwd=PROJECT_ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout
+    with tempfile.TemporaryFile() as tar:
+        tar.write(archive)
+        tar.seek(0)
+        tarfile.open(fileobj=tar).extractall(folder, filter="data")
+    return folder
+
+
+def serve(root: Path, log_path: Path, env: dict) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    environment = {
+        **os.environ,
+        **env,
+        "LAB_CHECKPOINTS": str(PROJECT_ROOT / "checkpoints"),
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_SERVER_PORT": str(port),
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    log = open(log_path, "w")  # the app's log, open while it runs
+    proc = subprocess.Popen([sys.executable, "app.py"], cwd=root, env=environment, stdout=log, stderr=subprocess.STDOUT)
+    return proc, f"http://127.0.0.1:{port}/"
+
+
+def call(http, url: str, api: str, text: str, model: str, task: str) -> Result:
+    args = (text, model, task, "auto") if api == "predict" else (text, task, "auto")
+    return rest_call(http, url, api, args, 120)
+
+
+def measure(args) -> dict:
+    kinds = list(itertools.product(("predict", "compare"), ("distinct", "repeated")))
+    with ExitStack() as stack:
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="app-cpu-")))
+        before = PROJECT_ROOT if args.before == "." else extract(args.before, scratch / "before")
+        sides = {}
+        for name, root, env in (("before", before, args.before_env), ("after", PROJECT_ROOT, args.after_env)):
+            proc, url = serve(root, scratch / f"{name}.log", dict(e.split("=", 1) for e in env))
+            stack.callback(stop_process, proc)
+            sides[name] = (proc, url)
+        http = stack.enter_context(httpx.Client(limits=httpx.Limits(max_connections=2 * args.clients + 2)))
+        pool = stack.enter_context(ThreadPoolExecutor(args.clients))
+        for name, (proc, url) in sides.items():
+            wait_until_up(url, proc, args.start_timeout, scratch / f"{name}.log")
+        texts = list(itertools.islice(distinct_texts(), 2 * args.calls + 2 * args.warmup))
+        warm, texts = texts[: 2 * args.warmup], texts[2 * args.warmup :]
+        for _, url in sides.values():  # both endpoints, both kinds of text, before anything is counted
+            for i, text in enumerate(warm):
+                for api in ("predict", "compare"):
+                    call(http, url, api, text if i % 2 else REPEATED, args.model, args.task)
+        cpu = {(s, api, kind): 0.0 for s in sides for api, kind in kinds}
+        results: dict[tuple, list[Result]] = {key: [] for key in cpu}
+        load_start, start = os.getloadavg(), time.monotonic()
+        for n, first in enumerate(range(0, args.calls, args.block)):
+            for api, kind in kinds:
+                offset = 0 if api == "predict" else args.calls  # /compare's own texts: none /predict sent
+                block = texts[offset + first : offset + min(first + args.block, args.calls)]
+                block = block if kind == "distinct" else [REPEATED] * len(block)
+                for name in list(sides) if n % 2 == 0 else list(sides)[::-1]:
+                    proc, url = sides[name]
+                    used = cpu_seconds(proc.pid)
+                    done = pool.map(lambda text: call(http, url, api, text, args.model, args.task), block)
+                    results[(name, api, kind)] += list(done)
+                    cpu[(name, api, kind)] += cpu_seconds(proc.pid) - used
+        wall = time.monotonic() - start
+
+    def latency(rs: list[Result]) -> dict:
+        seconds = sorted(r.seconds for r in rs if not r.error)
+        return {
+            q: round(seconds[min(len(seconds) - 1, int(f * len(seconds)))], 4) for q, f in (("p50", 0.5), ("p95", 0.95))
+        }
+
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": machine_info(),
+        "command": " ".join(["python -m tools.bench.app_cpu"] + sys.argv[1:]),
+        "before": args.before,
+        "env": {"before": args.before_env, "after": args.after_env},
+        "model": args.model,
+        "task": args.task,
+        "calls": args.calls,
+        "clients": args.clients,
+        "load_average_start": load_start,
+        "load_average_end": os.getloadavg(),
+        "wall_s": round(wall, 1),
+        "app_cpu_ms_per_call": {
+            f"{s} {api} {kind}": round(1000 * v / args.calls, 2) for (s, api, kind), v in cpu.items()
+        },
+        "latency_s": {f"{s} {api} {kind}": latency(rs) for (s, api, kind), rs in results.items()},
+        "failed": sum(bool(r.error) for rs in results.values() for r in rs),
+        "failures": sorted({r.error for rs in results.values() for r in rs if r.error})[:10],
+    }
+
+
+def markdown(r: dict) -> str:
+    rows = [
+        "| call | app CPU before (ms) | after (ms) | after / before | p50 / p95 before (s) | after (s) |",
+        "|---|---|---|---|---|---|",
+    ]
+    ms, lat = r["app_cpu_ms_per_call"], r["latency_s"]
+    for api, kind in itertools.product(("predict", "compare"), ("distinct", "repeated")):
+        b, a = ms[f"before {api} {kind}"], ms[f"after {api} {kind}"]
+        lb, la = lat[f"before {api} {kind}"], lat[f"after {api} {kind}"]
+        rows.append(
+            f"| /{api} ({kind} texts) | {b:.1f} | {a:.1f} | {a / b:.2f} | {lb['p50']} / {lb['p95']} | "
+            f"{la['p50']} / {la['p95']} |"
+        )
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.app_cpu", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", default="main", help="git ref of the tree to compare with ('.': this tree)")
+    parser.add_argument("--before-env", nargs="*", default=[], metavar="KEY=VALUE", help="the before app's settings")
+    parser.add_argument("--after-env", nargs="*", default=[], metavar="KEY=VALUE", help="the after app's settings")
+    parser.add_argument("--clients", type=int, default=1, help="calls at once (threads), each call a new session")
+    parser.add_argument("--calls", type=int, default=200, help="calls per side, endpoint and kind of text")
+    parser.add_argument("--block", type=int, default=10, help="calls in a row to one side")
+    parser.add_argument("--warmup", type=int, default=10, help="warm-up calls per side, endpoint and kind")
+    parser.add_argument("--model", default="dcnn", help="/predict's model")
+    parser.add_argument("--task", default="sst5")
+    parser.add_argument("--start-timeout", type=float, default=180.0)
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    result = measure(args)
+    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(markdown(result))
+    print(
+        f"machine: {result['machine']['cpu']}, load average {result['load_average_start']} -> "
+        f"{result['load_average_end']}; {result['failed']} failed; {args.out}"
+    )
+    return 1 if result["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
