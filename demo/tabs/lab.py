@@ -49,7 +49,7 @@ from demo.links import COPY_JS, LinkState, intervention_specs, number, state_to_
 from demo.owners import Visitors
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
-from demo.svg import EXPORT_JS, SUPPORT
+from demo.svg import EXPORT_JS, SUPPORT, drawn_for, room_js
 from demo.svg import esc as attr  # escapes quotes too: typed text inside an attribute value
 from demo.tabs import pairs
 from demo.tabs.checkpoints import Facts, facts
@@ -57,8 +57,9 @@ from demo.tabs.checkpoints import Facts, facts
 log = logging.getLogger(__name__)
 STATUS_EVERY_S = 0.5  # how often a slow analysis says how far it is
 
-# the page hides the last result from the click until the new one is in (#analysing says so; ui.CSS)
-BUSY_JS = "(...args) => { document.body.classList.add('lab-busy'); return args; }"
+# the page hides the last result from the click until the new one is in (#analysing says so; ui.CSS); the
+# figures are drawn for the width a figure in a model panel gets (its box's padding and borders: 60 px at 390)
+BUSY_JS = room_js("#result", 60, "document.body.classList.add('lab-busy');")
 # ... from the click itself: Gradio runs BUSY_JS a moment later, after the browser may have painted a frame
 BUSY_ON_CLICK_JS = """
 document.addEventListener('click', (event) => {
@@ -81,7 +82,8 @@ element.addEventListener('change', async (event) => {
   const view = box.querySelector('.top-map-view');
   const wanted = choice.value;
   view.style.opacity = 0.4;
-  const html = await server.draw_top_map(box.dataset.text, box.dataset.task, box.dataset.model, Number(wanted))
+  const html = await server
+    .draw_top_map(box.dataset.text, box.dataset.task, box.dataset.model, Number(wanted), view.clientWidth)
     .catch(() => null);
   if (choice.value !== wanted) return;
   if (html !== null) view.innerHTML = html;
@@ -601,6 +603,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     method = build_method_selector(lab, model, task, visitors)
     link = gr.Markdown(elem_id="permalink")
     shown_map = gr.Textbox(visible=False)  # the DCNN panel's map when Copy link is clicked (READ_MAP_JS)
+    room = gr.Number(visible=False)  # the width the figures get (BUSY_JS measures it)
     examples = gr.Examples(
         [[s] for _, s in EXAMPLES],
         inputs=[text],
@@ -615,7 +618,8 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     notices = gr.Markdown(visible=False, elem_id="notices")
 
     def draw_top_map(args: list, request: gr.Request) -> str:  # TOP_MAP_JS calls it with the panel's data
-        text_value, task_value, model_value, top_map = args
+        text_value, task_value, model_value, top_map, width = args
+        drawn_for(width)
         return redraw_top_map(
             visitors.lab(lab, request), known, text_value, task_value, model_value, top_map, request_lang(request)
         )
@@ -630,10 +634,21 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     build_export(lab, model, task, lang)
 
     def on_run(
-        text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request, top_map=None
+        text_value,
+        model_value,
+        task_value,
+        lang_value,
+        method_value,
+        key,
+        index,
+        width,
+        request: gr.Request,
+        top_map=None,
     ):
-        """The analysis; with a slow attribution method (integrated gradients, SmoothGrad) the #analysing line
-        says meanwhile which method runs, how many models have answered and for how long."""
+        """The analysis, its figures drawn for `width` px; with a slow attribution method (integrated gradients,
+        SmoothGrad) the #analysing line says meanwhile which method runs, how many models have answered and for
+        how long."""
+        drawn_for(width)
         seen, ui = visitors.lab(lab, request), request_lang(request)
         chosen = intervention_value(key, index, intervention_specs(seen, model_value, task_value))
         inputs = (seen, known, text_value, model_value, task_value, lang_value, ui, method_value, chosen, top_map)
@@ -681,12 +696,13 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     outputs = [summary, notices, result]
     run_outputs = [analysing, *outputs]  # an analysis event says how far it is in #analysing (on_run)
     inputs = [text, model, task, lang, method, intervention, intervention_index]
+    run_inputs = [*inputs, room]
     # every analysis event: private, in the model lanes, the page marked busy until its answer
     run_event = dict(api_visibility="private", concurrency_id="model", js=BUSY_JS, show_progress="hidden")
     # another method, intervention or index runs on demand; the visitor's own choice only (`input`): a link
     # sets the method with the rest and runs once (open_link)
     for trigger in (run.click, text.submit, method.input, intervention.input, intervention_index.submit):
-        trigger(on_run, inputs, run_outputs, **run_event).then(None, js=DONE_JS)
+        trigger(on_run, run_inputs, run_outputs, **run_event).then(None, js=DONE_JS)
 
     def on_copy(
         text_value, model_value, task_value, lang_value, method_value, key, index, b, top_map, request: gr.Request
@@ -711,7 +727,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     copied.then(None, [link], [link], js=COPY_JS)
 
     def analyse_after(dependency, is_pair: gr.State):
-        analysed = dependency.success(on_run, inputs, run_outputs, **run_event)
+        analysed = dependency.success(on_run, run_inputs, run_outputs, **run_event)
         analysed.then(None, js=DONE_JS)
         return pair.analyse_after(analysed, is_pair)
 
@@ -741,10 +757,11 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         )
 
     def on_link_run(
-        state, text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request
+        state, text_value, model_value, task_value, lang_value, method_value, key, index, width, request: gr.Request
     ):
         """The analysis of the filled inputs, on the link's DCNN map."""
-        yield from on_run(text_value, model_value, task_value, lang_value, method_value, key, index, request, state.map)
+        inputs = (text_value, model_value, task_value, lang_value, method_value, key, index, width)
+        yield from on_run(*inputs, request, state.map)
 
     def open_link(demo: gr.Blocks, state: gr.State) -> None:
         """On page load the examples' labels in the page's language; once `state` is set (a link names a
@@ -757,7 +774,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
             [*inputs[:5], intervention_row, intervention, intervention_index, pair.text_b, pair.box, is_pair],
             api_visibility="private",
         )
-        analysed = filled.then(on_link_run, [state, *inputs], run_outputs, **run_event)
+        analysed = filled.then(on_link_run, [state, *run_inputs], run_outputs, **run_event)
         analysed.then(None, js=DONE_JS)
         pair.analyse_after(analysed, is_pair)
 

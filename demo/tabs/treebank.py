@@ -41,8 +41,11 @@ from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, t
 from demo.links import COPY_JS, LinkState, state_to_query
 from demo.owners import Visitors
 from demo.plots import esc, md
-from demo.svg import EXPORT_JS
+from demo.svg import EXPORT_JS, drawn_for, room_js
 from demo.treebank_plots import confusion_figure, label_symbols, length_figure, tree_figure
+
+# the tree box's width: the dataset charts' too (side by side only on a page wide enough for either)
+ROOM_JS = room_js("#tb-tree", 8)
 
 
 def _fail(err: TreebankError, ui: str):
@@ -353,6 +356,7 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
             pick = gr.Dropdown([], label=L("tb_disagree_pick"), scale=4, elem_id="tb-disagree-pick")
             open_sentence_button = gr.Button(L("tb_open_sentence"), scale=1, elem_id="tb-open-sentence")
     tree_state, dataset_state = gr.State(None), gr.State(None)
+    room = gr.Number(visible=False)  # the width the tree gets (ROOM_JS measures it)
     tree_outputs_list = [tree_summary, tree_plot, nodes, node, tree_state]
     dataset_outputs_list = [data_summary, length_plot, confusion_plot, per_class, slices, disagree, pick, dataset_state]
 
@@ -382,8 +386,9 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
             _fail(err, ui)
         return gr.update(choices=[hit_choice(hit)], value=hit.index), ""
 
-    def on_sentence(tree_value, split_value, index, task_value, request: gr.Request):
+    def on_sentence(tree_value, split_value, index, task_value, width, request: gr.Request):
         """The chosen sentence's tree; none again for the tree shown (a link drew it with its node chosen)."""
+        drawn_for(width)
         treebank, _ = trees()
         shown = tree_value is not None and (tree_value.split, tree_value.index, tree_value.task) == (
             split_value,
@@ -394,7 +399,8 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
             return gr.update(), gr.update(), gr.update(), gr.update(), gr.update()
         return tree_outputs(visitors.lab(lab, request), treebank, split_value, index, task_value, request_lang(request))
 
-    def on_dataset(task_value, model_value, request: gr.Request):
+    def on_dataset(task_value, model_value, width, request: gr.Request):
+        drawn_for(width)
         return dataset_outputs(visitors.lab(lab, request), task_value, model_value, request_lang(request))
 
     def on_data_task(task_value, request: gr.Request):
@@ -412,10 +418,12 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         high,
         task_value,
         model_value,
+        width,
         request: gr.Request,
     ):
         """First visit: the picker (its first sentence's tree follows) and the dataset view; later visits keep them."""
         ui = request_lang(request)
+        drawn_for(width)
         treebank, problem = trees()
         keep = (gr.update(),)
         warning = f"⚠️ {md(t('tb_no_trees', ui, error=notice_text(problem, ui)))}" if problem else ""
@@ -438,10 +446,11 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     for trigger in (sentence.change, tree_task.change):
         trigger(
             on_sentence,
-            [tree_state, split, sentence, tree_task],
+            [tree_state, split, sentence, tree_task, room],
             tree_outputs_list,
             api_visibility="private",
             concurrency_id="model",
+            js=ROOM_JS,
         )
 
     def on_row(event: gr.SelectData):
@@ -458,12 +467,13 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     disagree.select(on_row, None, [pick], api_visibility="private")
     data_task.change(on_data_task, [data_task], [data_model], api_visibility="private")
     for trigger in (data_task.change, data_model.change):
-        trigger(on_dataset, [data_task, data_model], dataset_outputs_list, api_visibility="private")
+        trigger(on_dataset, [data_task, data_model, room], dataset_outputs_list, api_visibility="private", js=ROOM_JS)
     tab.select(
         on_open_tab,
-        [tree_state, dataset_state, *filters, data_task, data_model],
+        [tree_state, dataset_state, *filters, data_task, data_model, room],
         [problem_md, sentence, hits, *dataset_outputs_list],
         api_visibility="private",
+        js=ROOM_JS,
     )
 
     def treebank_api(index: int = 0, split: str = "test", task: str = "sst5", request: gr.Request = None) -> dict:
@@ -509,12 +519,14 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         task_value,
         data_task_value,
         data_model,
+        width,
         request: gr.Request,
     ):
         """A link to this tab: its split, task and sentence with the node chosen (a sentence past the split's end
         gets a warning and the search's first), the dataset view as on a first visit, then the tab."""
         keep = (gr.update(),)
         ui, seen = request_lang(request), visitors.lab(lab, request)
+        drawn_for(width)
         split_value = link_state.split or split_value
         task_value = link_state.task if link_state.task in SST_TASKS else task_value
         treebank, problem = trees()
@@ -541,10 +553,11 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     def open_link(link_state: gr.State, tabs: gr.Tabs) -> None:
         link_state.change(
             on_link,
-            [link_state, dataset_state, *filters, tree_task, data_task, data_model],
+            [link_state, dataset_state, *filters, tree_task, data_task, data_model, room],
             [problem_md, split, tree_task, sentence, hits, *tree_outputs_list, *dataset_outputs_list, tabs],
             api_visibility="private",
             concurrency_id="model",
+            js=ROOM_JS,
         )
 
     return TreebankView(tree_state, node, open_node_button, dataset_state, pick, open_sentence_button, open_link)
