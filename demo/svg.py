@@ -5,9 +5,11 @@ browser: a result is one HTML string, which the browser inserts at once (plotly 
 for the eleven figures of "all five" on a 2-core machine, docs/browser.md). Hover text is each element's <title>.
 """
 
+import contextlib
 import contextvars
 import html
 import math
+from collections.abc import Iterator
 
 FONT = "system-ui, -apple-system, 'Segoe UI', 'WenQuanYi Micro Hei', 'Noto Sans CJK SC', sans-serif"
 # Three colour schemes that never share a meaning. Sentiment, in every figure (class bars, the score strip of the
@@ -35,11 +37,13 @@ NARROW = 560  # a room below this gets the narrow layouts (a tree drawn sideways
 
 def room_js(selector: str, inset: int = 0, then: str = "") -> str:
     """An event's js: its last input (a hidden gr.Number) becomes the width of the figures' box `selector` (or
-    of the nearest shown box around it) less `inset` px (a panel's padding); then the statements `then`."""
+    of the nearest shown box around it; a tab not yet opened has none: the tabs' width less an accordion's
+    padding) less `inset` px (a panel's padding); then the statements `then`."""
     return f"""(...args) => {{
-  let box = document.querySelector({selector!r});
+  let box = document.querySelector({selector!r}), width = null;
+  if (!box) width = document.querySelector('.tabs').clientWidth - 48;
   while (box && !box.clientWidth) box = box.parentElement;
-  args[args.length - 1] = Math.round((box || document.documentElement).clientWidth - {inset});
+  args[args.length - 1] = Math.round((width ?? (box || document.documentElement).clientWidth) - {inset});
   {then}
   return args;
 }}"""
@@ -48,6 +52,16 @@ def room_js(selector: str, inset: int = 0, then: str = "") -> str:
 def drawn_for(room: float | None) -> None:
     """Figures drawn in this request's context get `room` CSS px (from room_js; none below 240 px)."""
     ROOM.set(max(240.0, float(room)) if room else None)
+
+
+@contextlib.contextmanager
+def drawn_within(room: float | None) -> Iterator[None]:
+    """Figures drawn inside get `room` px (a figure beside another gets part of the request's room)."""
+    token = ROOM.set(room)
+    try:
+        yield
+    finally:
+        ROOM.reset(token)
 
 
 def fit(width: float) -> float:

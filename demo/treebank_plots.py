@@ -1,6 +1,7 @@
 """The Treebank tab's figures (core.analysis.treebank.TreeView, core.analysis.dataset_view.DatasetView -> SVG,
 drawn by demo/svg.py like the Lab's figures). Pure functions like demo/plots.py; words and labels arrive
-already in the UI language. Every node of the tree is a link that opens its phrase in the Lab."""
+already in the UI language. Every node of the tree is a link that opens its phrase in the Lab, in a new browser
+tab: the tree stays where it was."""
 
 import math
 
@@ -101,7 +102,7 @@ def tree_figure(
             for j, m in enumerate(view.models)
         )
         body.append(
-            f'<a class="tree-node" href="{svg.esc(node_link(n.text, view.task))}" target="_top" '
+            f'<a class="tree-node" href="{svg.esc(node_link(n.text, view.task))}" target="_blank" rel="noopener" '
             f'data-node="{n.id}"><title>{svg.esc(hover)}</title>'
             f'<circle cx="{cx}" cy="{cy}" r="{RADIUS}" fill="{fill}" stroke="#444" stroke-width="1"/>'
             + text(

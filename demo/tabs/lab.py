@@ -49,7 +49,7 @@ from demo.links import COPY_JS, LinkState, intervention_specs, number, state_to_
 from demo.owners import Visitors
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
-from demo.svg import EXPORT_JS, SUPPORT, drawn_for, room_js
+from demo.svg import EXPORT_JS, ROOM, SUPPORT, drawn_for, drawn_within, room_js
 from demo.svg import esc as attr  # escapes quotes too: typed text inside an attribute value
 from demo.tabs import pairs
 from demo.tabs.checkpoints import Facts, facts
@@ -331,8 +331,8 @@ def comparison_table(predictions: list[Prediction], known: dict, ui: str) -> str
     )
 
 
-def result_html(predictions: list[Prediction], known: dict, ui: str, method: str = "occlusion") -> str:
-    """Everything below the summary: probabilities, per-word curves, the comparison, one panel per model."""
+def top_figures(predictions: list[Prediction], known: dict, ui: str) -> tuple[str, str]:
+    """The class probabilities and the per-word curves of every model analysed."""
     first, kinds = predictions[0], _curve_kinds(ui)
     labels = [label_name(label, ui) for label in first.labels]
     score = word_view(first.curve, ui).score_label
@@ -385,6 +385,21 @@ def result_html(predictions: list[Prediction], known: dict, ui: str, method: str
             ui,
             cap,
         )
+    return probs, curve
+
+
+def top_room(room: float | None) -> float | None:
+    """The room of each top figure, from a model panel's figure room: side by side (CSS: #result .top-figures,
+    flex-basis 480 px and a 1 em gap) where the result box (the panel's room and its 60 px) holds two."""
+    box = room + 60 if room else None
+    return (box - 16) / 2 if box and box >= 2 * 480 + 16 else room
+
+
+def result_html(predictions: list[Prediction], known: dict, ui: str, method: str = "occlusion") -> str:
+    """Everything below the summary: probabilities, per-word curves, the comparison, one panel per model."""
+    first = predictions[0]
+    with drawn_within(top_room(ROOM.get())):
+        probs, curve = top_figures(predictions, known, ui)
     table = comparison_table(predictions, known, ui) if len(predictions) > 1 else ""
     panels = "".join(model_panel(p, known.get((p.task, p.model)), ui, method) for p in predictions)
     return (

@@ -45,7 +45,7 @@ from demo.svg import EXPORT_JS, drawn_for, room_js
 from demo.treebank_plots import confusion_figure, label_symbols, length_figure, tree_figure
 
 # the tree box's width: the dataset charts' too (side by side only on a page wide enough for either)
-ROOM_JS = room_js("#tb-tree", 8)
+ROOM_JS = room_js("#tb-tree", 32)
 
 
 def _fail(err: TreebankError, ui: str):
