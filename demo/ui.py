@@ -25,7 +25,9 @@ CSS = """
 #notices, #notices * { color: #78350f !important; }
 #load-warning { border-left: 4px solid #dc2626; background: #fef2f2; padding: 0.4em 0.8em; border-radius: 6px; }
 #load-warning, #load-warning * { color: #7f1d1d !important; }
-#analysing { display: none; }
+#analysing, #stale { display: none; }
+body.lab-stale:not(.lab-busy) #stale { display: block !important; }
+body.lab-stale #summary, body.lab-stale #notices, body.lab-stale #result { display: none !important; }
 body.lab-busy #analysing { display: block !important; }
 body.lab-busy #analysing p { animation: lab-pulse 1.2s ease-in-out infinite alternate; }
 @keyframes lab-pulse { from { opacity: 1; } to { opacity: 0.35; } }

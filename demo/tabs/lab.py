@@ -58,15 +58,42 @@ log = logging.getLogger(__name__)
 STATUS_EVERY_S = 0.5  # how often a slow analysis says how far it is
 
 # the page hides the last result from the click until the new one is in (#analysing says so; ui.CSS); the
-# figures are drawn for the width a figure in a model panel gets (its box's padding and borders: 60 px at 390)
-BUSY_JS = room_js("#result", 60, "document.body.classList.add('lab-busy');")
+# figures are drawn for the width a figure in a model panel gets (its box's padding and borders: 60 px at 390);
+# on a phone, where the result starts screens below the button, the page moves to the #analysing line, and
+# to the summary once the result is in (DONE_JS: the page was too short to go further before)
+BUSY_JS = room_js(
+    "#result",
+    60,
+    """document.body.classList.add('lab-busy');
+  document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';
+  const line = document.querySelector('#analysing');
+  if (line && line.getBoundingClientRect().top > 0.6 * innerHeight) {
+    document.body.dataset.follow = 'yes';
+    line.scrollIntoView({block: 'start'});
+  }""",
+)
 # ... from the click itself: Gradio runs BUSY_JS a moment later, after the browser may have painted a frame
 BUSY_ON_CLICK_JS = """
 document.addEventListener('click', (event) => {
   if (event.target.closest('#run')) document.body.classList.add('lab-busy');
 }, true);
 """
-DONE_JS = "() => { document.body.classList.remove('lab-busy'); }"
+# a sentence other than the one analysed (typed, an example tapped): the result of the last one is hidden and
+# #stale says to press Analyse (BUSY_JS keeps the sentence asked for in body's data-asked)
+STALE = """
+  const typed = document.querySelector('#sentence textarea')?.value ?? '';
+  const shown = document.querySelector('#result .lab-result');
+  document.body.classList.toggle('lab-stale', !!shown && document.body.dataset.asked !== typed);
+"""
+DONE_JS = (
+    """() => {
+  document.body.classList.remove('lab-busy');
+  if (document.body.dataset.follow) document.querySelector('#summary')?.scrollIntoView({block: 'start'});
+  delete document.body.dataset.follow;"""
+    + STALE
+    + "}"
+)
+STALE_JS = "() => {" + STALE + "}"
 # a Copy link's first step: the DCNN panel's map, where one other than the default (the first) is chosen
 READ_MAP_JS = """(...args) => {
   const choice = document.querySelector('#result .top-map select');
@@ -281,7 +308,8 @@ def _summary(predictions: list[Prediction], ui: str, titles: dict[str, str] | No
         )
     else:
         head = "### " + votes_text(predictions, ui)
-    return head + "\n\n" + " · ".join(facts_)
+    sentence = f"{t('fact_sentence', ui)}{t('colon', ui)}“{md(first.text)}”"  # which sentence this result is of
+    return head + "\n\n" + sentence + "\n\n" + " · ".join(facts_)
 
 
 def _notices(predictions: list[Prediction], failures: list, ui: str, method: str = "occlusion") -> str:
@@ -629,6 +657,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     )
     pair = pairs.build(lab, known, text, model, task, lang, visitors)
     analysing = gr.Markdown(L("analysing"), elem_id="analysing")
+    gr.Markdown(L("stale"), elem_id="stale")
     summary = gr.Markdown(elem_id="summary")
     notices = gr.Markdown(visible=False, elem_id="notices")
 
@@ -737,6 +766,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         )
         return state_to_query(state)
 
+    text.change(None, None, None, js=STALE_JS)
     copy_inputs = [*inputs, pair.text_b, shown_map]
     copied = copy.click(on_copy, copy_inputs, [link], js=READ_MAP_JS, api_visibility="private", show_progress="hidden")
     copied.then(None, [link], [link], js=COPY_JS)
