@@ -18,6 +18,7 @@ from core.notices import Notice
 from core.predict import Lab
 from core.training.jobs import ACTIVE, JOB_TEXT, JobError, list_jobs
 from core.training.publish import push_job
+from demo.endpoints import endpoint
 from demo.i18n import L, label_name, model_name, notice_text, request_lang, t
 from demo.owners import Visitors
 from demo.plots import esc, md
@@ -249,7 +250,11 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
 
     def train_status(job: str, request: gr.Request = None) -> dict:
         """A job's status (queued/running/done/failed/cancelled/stopped), queue position, progress, per-epoch
-        history, ETA and, when done, the task to predict with (/predict, /compare) and its test metrics."""
+        history, ETA and, when done, the task to predict with (/predict, /compare) and its test metrics.
+
+        Args:
+            job: the job id /train returned
+        """
         try:
             return queue.status(job, visitors.owner(request))
         except JobError as err:
@@ -312,7 +317,7 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
     job.input(lambda: gr.Timer(active=True), None, timer, api_visibility="private")  # an earlier job, chosen
     cancel.click(train_cancel, job, status, api_name="train_cancel")
     push.click(on_push, [job, repo, token], pushed, api_visibility="private")
-    gr.api(train_status, api_name="train_status")
+    endpoint(train_status, api_name="train_status")
     return TrainView(queue, job)
 
 

@@ -37,6 +37,7 @@ from core.analysis.treebank import (
 from core.data import TASKS
 from core.data.sst import FINE_LABELS
 from core.predict import AUTO, Lab
+from demo.endpoints import endpoint
 from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_label, task_name
 from demo.links import COPY_JS, LinkState, state_to_query
 from demo.owners import Visitors
@@ -477,7 +478,13 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     )
 
     def treebank_api(index: int = 0, split: str = "test", task: str = "sst5", request: gr.Request = None) -> dict:
-        """The gold tree of one SST sentence with every model's prediction on every node's phrase."""
+        """The gold tree of one SST sentence with every model's prediction on every node's phrase.
+
+        Args:
+            index: the sentence's number in its split, from 0
+            split: the SST split: dev or test
+            task: the task whose models predict every node (sst5 or sst2)
+        """
         treebank, problem = trees()
         if treebank is None:
             raise gr.Error(html.escape(str(problem), quote=False), print_exception=False)
@@ -488,14 +495,19 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
             raise gr.Error(html.escape(str(err), quote=False), print_exception=False) from None
 
     def dataset_api(task: str = "sst5", model: str = "tensor_cnn", request: gr.Request = None) -> dict:
-        """One model's test-set numbers (status 'missing'/'stale'/'invalid' says which command rebuilds them)."""
+        """One model's test-set numbers (status 'missing'/'stale'/'invalid' says which command rebuilds them).
+
+        Args:
+            task: the task of the model's checkpoint (sst5, sst2, zh_sentiment, ...)
+            model: the model: tensor_cnn, mrnn, dcnn, adasent or agt
+        """
         try:
             return read_evaluation(visitors.lab(lab, request).checkpoints, task, model).to_dict()
         except TreebankError as err:
             raise gr.Error(html.escape(str(err), quote=False), print_exception=False) from None
 
-    gr.api(treebank_api, api_name="treebank", concurrency_id="model")
-    gr.api(dataset_api, api_name="dataset")
+    endpoint(treebank_api, api_name="treebank", concurrency_id="model")
+    endpoint(dataset_api, api_name="dataset")
 
     def on_copy(split_value, task_value, index, node_value):
         """The link of the sentence and node shown (COPY_JS puts the page's address in front)."""
