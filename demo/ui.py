@@ -89,6 +89,12 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 }
 @media (max-width: 640px) {
   #result { padding-left: 4px; padding-right: 4px; }
+  /* a table's sticky key column (a capability, a probe's test) at most 40% of a phone's width, in lines: the
+     numbers beside it stay in view (Gradio sizes a column to its longest cell, on one line) */
+  :is(#probe-table, #probe-failures) :is(td, th):first-child {
+    width: 40vw !important; min-width: 40vw !important; max-width: 40vw !important;
+  }
+  :is(#probe-table, #probe-failures) :is(td, th):first-child :is(.cell-wrap, span) { white-space: normal !important; }
   /* the examples in one row to swipe through, not a screen of buttons above the result */
   #examples .gallery { flex-wrap: nowrap; overflow-x: auto; }
   #examples .gallery > * { flex: 0 0 auto; max-width: 80vw; }
