@@ -141,10 +141,21 @@ def notice_text(notice: Notice | NoticeError, lang: str, english: dict = NOTICE_
         notice = Notice(
             notice.code, notice.params | {"methods": [t(f"attr_name_{m}", lang) for m in notice.params["methods"]]}
         )
+    ran = str(notice.params.get("intervention", ""))  # one a model ran ("key:index"), by what it does
+    if notice.code == "intervention" and f"intervention_name_{ran.partition(':')[0]}" in TEXT[lang]:
+        params = {"intervention": intervention_name(ran, lang), "model": model_name(notice.params["model"])}
+        notice = Notice(notice.code, notice.params | params)
     if f"tb_split_{notice.params.get('split')}" in TEXT[lang]:  # a treebank split (dev, test) by its name
         notice = Notice(notice.code, notice.params | {"split": t(f"tb_split_{notice.params['split']}", lang)})
     table = next(name for name, text in CORE_TEXT.items() if text is english)
     return notice.format(CODES[lang][table], {code: t(f"lang_{code}", lang) for code in LANGS})
+
+
+def intervention_name(value: str, lang: str) -> str:
+    """An intervention ("key" or "key:index", as the API takes it) by what it does, in the UI language."""
+    key, _, index = value.partition(":")
+    name = t(f"intervention_name_{key}", lang)
+    return t("intervention_at", lang, name=name, index=index) if index else name
 
 
 def intervention_text(model: str, key: str, section: str, lang: str) -> str:

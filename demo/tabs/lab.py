@@ -34,6 +34,7 @@ from demo.examples import EXAMPLES
 from demo.i18n import (
     L,
     example_labels,
+    intervention_name,
     intervention_text,
     label_name,
     model_name,
@@ -166,6 +167,8 @@ def attribution_html(p: Prediction, ui: str, method: str = "occlusion") -> str:
 
 def accuracy_text(p: Prediction, fact: Facts | None, ui: str) -> str:
     """ "test accuracy 42.7% on SST-5 · paper 48.5%": how good the checkpoint behind this prediction is."""
+    if p.intervention != "none":  # the checkpoint's accuracy is the model's as trained, not as changed
+        return t("accuracy_intervened", ui)
     if fact is None or fact.accuracy is None:
         return ""
     text = t("accuracy", ui, ours=fact.accuracy, task=fact.title or task_name(p.task, ui))
@@ -232,7 +235,9 @@ def top_map_panel(p: Prediction, index: int, view: KMaxGraph, fact: Facts | None
 def series_name(p: Prediction, ui: str) -> str:
     """The model's name, and with an intervention which one: before and after are told apart everywhere."""
     name = model_name(p.model)
-    return name if p.intervention == "none" else f"{name} · {t('intervened', ui, intervention=p.intervention)}"
+    if p.intervention == "none":
+        return name
+    return f"{name} · {t('intervened', ui, intervention=intervention_name(p.intervention, ui))}"
 
 
 def model_panel(p: Prediction, fact: Facts | None, ui: str, method: str = "occlusion") -> str:
@@ -297,7 +302,7 @@ def _summary(predictions: list[Prediction], ui: str, titles: dict[str, str] | No
             head = t(
                 "intervention_summary",
                 ui,
-                intervention=p.intervention,
+                intervention=intervention_name(p.intervention, ui),
                 after=f"{esc(label_name(p.label, ui))} ({max(p.probs):.2f})",
                 before=f"{esc(label_name(first.label, ui))} ({max(first.probs):.2f})",
             )
@@ -339,7 +344,7 @@ def comparison_table(predictions: list[Prediction], known: dict, ui: str) -> str
     heads = [t(k, ui) for k in ("col_model", "col_label", "col_confidence", "col_curve", "col_accuracy", "col_source")]
     rows = [
         [
-            model_name(p.model),
+            series_name(p, ui),
             label_name(p.label, ui),
             f"{max(p.probs):.3f}",
             kinds.get(p.curve.kind, p.curve.kind),
@@ -366,7 +371,10 @@ def top_figures(predictions: list[Prediction], known: dict, ui: str) -> tuple[st
     score = word_view(first.curve, ui).score_label
     if len(predictions) == 2 and predictions[1].intervention != "none":  # the same model before and after
         cap = caption(first, known.get((first.task, first.model)), ui)
-        names = [t("plain_model", ui), t("intervened", ui, intervention=predictions[1].intervention)]
+        names = [
+            t("plain_model", ui),
+            t("intervened", ui, intervention=intervention_name(predictions[1].intervention, ui)),
+        ]
         probs = probability_bars(
             labels, dict(zip(names, (p.probs for p in predictions))), None, t("probabilities", ui), cap
         )
@@ -570,7 +578,8 @@ def redraw_top_map(lab: Lab, known: dict, text: str, task: str, model: str, top_
 
 
 def intervention_choices(lab: Lab, model: str, task: str, ui: str) -> list[tuple[str, str]]:
-    return [(t("intervention_none", ui), "none")] + [(key, key) for key in intervention_specs(lab, model, task)]
+    specs = intervention_specs(lab, model, task)
+    return [(t("intervention_none", ui), "none")] + [(intervention_name(key, ui), key) for key in specs]
 
 
 def intervention_value(key: str, index: float | None, specs: dict[str, dict]) -> str:
@@ -719,7 +728,8 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         if not spec or spec["index"] is None:
             return gr.update(visible=False)
         lowest = 0 if spec["index"] == "map" else 2 if key in ("gates_open", "gates_closed", "fixed_local_gates") else 1
-        return gr.update(visible=True, value=lowest, minimum=lowest, label=f"{spec['index']} ({lowest}…)")
+        kind = t(f"intervention_kind_{spec['index']}", request_lang(request))
+        return gr.update(visible=True, value=lowest, minimum=lowest, label=f"{kind} ({lowest}…)")
 
     for trigger in (model.input, task.input):
         trigger(

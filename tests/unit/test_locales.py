@@ -126,3 +126,14 @@ def test_taiwan_chinese_is_written_with_taiwan_s_words():
         assert all(taiwan in TRADITIONAL["zh-TW"](words) for words in found), simplified
     assert converted == [], "the Taiwan page says a simplified word"
     assert t("intervention", "zh-TW") == "干預"
+
+
+def test_every_intervention_is_named_by_what_it_does_in_both_languages():
+    from core.models import MODELS, model_class
+    from demo.i18n import intervention_name
+
+    keys = [key for model in MODELS for key in model_class(model).interventions]
+    for lang in ("en", "zh", "zh-TW"):
+        names = [intervention_name(key, lang) for key in keys]
+        assert len(set(names)) == len(keys) and not set(names) & set(keys), lang
+    assert intervention_name("map_off:2", "en") == "One top-layer feature map off (no. 2)"
