@@ -162,6 +162,7 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
         demo.load(on_link, None, [tabs, *links.values()], api_visibility="private")
         lab_view.open_link(demo, links["lab"])  # ?text=...&method=...: fill the Lab's inputs and analyse
         probes_view.open_link(links["probes"])  # ?tab=probes&suite=...: run the suite, open the cell
+        demo.load(probes.page_suite, None, [probes_view.suite], api_visibility="private")  # the page's language
         treebank_view.open_link(links["treebank"], tabs)  # ?tab=treebank&sentence=...&node=...
         probes.open_in_lab(probes_view, lab_view, tabs)  # a probe failure opens in the Lab tab
         treebank_tab.open_in_lab(treebank_view, lab_view, tabs)  # so do a tree node and a test sentence
