@@ -20,7 +20,7 @@ from core.analysis.export import (
 )
 from core.notices import InputError
 from core.predict import Lab
-from demo.i18n import L, notice_text, request_lang, t
+from demo.i18n import L, error, notice_text, request_lang, t
 
 
 def export_file(
@@ -28,14 +28,14 @@ def export_file(
 ) -> tuple[list[str], str]:
     """(the files to download, one line saying what they hold); a refused file raises gr.Error with one line."""
     if not path:
-        raise gr.Error(t("export_no_file", ui))
+        raise error(t("export_no_file", ui), ui)
     try:
         lines = read_lines(Path(path).read_bytes())
         records, skipped = text_records(lab, lines, task, lang, model, progress)
     except ExportError as err:
-        raise gr.Error(notice_text(err, ui)) from None
+        raise error(notice_text(err, ui), ui) from None
     except InputError as err:  # the model or task chosen above (check_text refuses each line on its own)
-        raise gr.Error(notice_text(err.notice, ui)) from None
+        raise error(notice_text(err.notice, ui), ui) from None
     task_lang = lab.checkpoints[(records[0]["task"], records[0]["model"])].meta.get("lang", "en")
     source = f"an uploaded file ({Path(path).name}, {len(lines)} lines)"
     out = tempfile.mkdtemp(prefix="attributions-")

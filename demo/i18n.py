@@ -163,6 +163,16 @@ def intervention_text(model: str, key: str, section: str, lang: str) -> str:
     return CODES[lang]["interventions"].get(f"{model}.{key}", section)
 
 
+def error(message: str, lang: str) -> gr.Error:
+    """A toast for a refused action, its title in the UI language too (Gradio's is "Error")."""
+    return gr.Error(message, title=t("toast_error", lang), print_exception=False)
+
+
+def warn(message: str, lang: str) -> None:
+    """A warning toast, its title in the UI language (Gradio's is "Warning")."""
+    gr.Warning(message, title=t("toast_warning", lang))
+
+
 def model_name(key: str, cited: bool = True) -> str:
     """The model's name with its paper ("Tensor CNN (Lei et al. 2015)"), or without (`cited=False`)."""
     name = MODEL_NAMES.get(key, key)

@@ -44,6 +44,7 @@ from demo.i18n import (
     t,
     task_label,
     task_name,
+    warn,
     word_view,
 )
 from demo.links import COPY_JS, LinkState, intervention_specs, number, state_to_query
@@ -464,7 +465,7 @@ def analyse(
     try:
         if intervention not in (None, "", "none"):
             if model == ALL:
-                gr.Warning(esc(t("intervention_needs_one", ui)))
+                warn(esc(t("intervention_needs_one", ui)), ui)
                 return f"### {md(t('intervention_needs_one', ui))}", gr.update(value="", visible=False), ""
             result = Comparison(
                 [
@@ -487,12 +488,12 @@ def analyse(
         raise abandoned() from None
     except InputError as err:
         message = notice_text(err, ui)
-        gr.Warning(esc(message))
+        warn(esc(message), ui)
         return f"### {md(message)}", gr.update(value="", visible=False), ""
     except Exception as err:  # a bug, not the input: log the trace, show one line
         log.exception("analysis failed for model %s", model)
         message = t("internal", ui, model=model_name(model), error=type(err).__name__)
-        gr.Warning(esc(message))
+        warn(esc(message), ui)
         return f"### {md(message)}", gr.update(value="", visible=False), ""
     notices = _notices(result.predictions, result.failures, ui, method)
     summary = _summary(result.predictions, ui, lab.titles)

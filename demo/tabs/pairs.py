@@ -14,7 +14,7 @@ import pandas as pd
 
 from core.analysis.pairs import SENTENCES, PairComparison, PairInputError, compare_pair
 from core.predict import ALL, Cancelled, Lab
-from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_name, view_text, word_view
+from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_name, view_text, warn, word_view
 from demo.owners import Visitors
 from demo.plots import esc, md, pair_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
@@ -123,12 +123,12 @@ def analyse_pair(lab: Lab, known: dict, text_a: str, text_b: str, model: str, ta
         raise abandoned() from None
     except PairInputError as err:
         message = t("pair_error", ui, sentence=err.sentence.upper(), message=notice_text(err, ui))
-        gr.Warning(esc(message))
+        warn(esc(message), ui)
         return f"### {md(message)}", gr.update(visible=False), ""
     except Exception as err:  # a bug, not the input: log the trace, show one line
         log.exception("pair comparison failed for model %s", model)
         message = t("internal", ui, model=model_name(model), error=type(err).__name__)
-        gr.Warning(esc(message))
+        warn(esc(message), ui)
         return f"### {md(message)}", gr.update(visible=False), ""
     return (
         _summary(comparison, ui),

@@ -24,7 +24,20 @@ from core.analysis.probes import (
 from core.owners import PUBLIC
 from core.predict import ALL, AUTO, Cancelled, Lab
 from core.text import detect_language
-from demo.i18n import PAGE, L, label_name, model_name, notice_text, request_lang, t, task_name, view_text, words_in
+from demo.i18n import (
+    PAGE,
+    L,
+    error,
+    label_name,
+    model_name,
+    notice_text,
+    request_lang,
+    t,
+    task_name,
+    view_text,
+    warn,
+    words_in,
+)
 from demo.links import COPY_JS, LinkState, state_to_query
 from demo.owners import Visitors
 from demo.plots import esc
@@ -137,7 +150,7 @@ def open_failure(report: ProbeReport | None, capability: str, model: str, index:
     analyses chained after it do not run."""
     case = chosen_failure(report, capability, model, index)
     if case is None:
-        raise gr.Error(t("probe_no_failure", ui), print_exception=False)
+        raise error(t("probe_no_failure", ui), ui)
     is_pair = bool(case.variant)
     return (gr.Tabs(selected="lab"), case.text, case.variant, gr.Accordion(open=is_pair), report.task, is_pair, model)
 
@@ -183,8 +196,8 @@ def show(report: ProbeReport, ui: str, cell: tuple[str, str] | None = None) -> t
     )
 
 
-def _error(message: str) -> tuple:
-    gr.Warning(esc(message))
+def _error(message: str, ui: str) -> tuple:
+    warn(esc(message), ui)
     return f"⚠️ {esc(message)}", None, gr.update(), gr.update(), "", None, gr.update(choices=[], value=None), None
 
 
@@ -194,9 +207,9 @@ def run_probe_suite(lab: Lab, suite: str, task: str, ui: str, cell: tuple[str, s
     except Cancelled:
         raise abandoned() from None
     except ProbeInputError as err:
-        return _error(notice_text(err, ui))
+        return _error(notice_text(err, ui), ui)
     except SuiteError as err:  # a shipped file that does not validate: the maintainer's English message
-        return _error(str(err))
+        return _error(str(err), ui)
 
 
 def suite_label(name: str):
@@ -235,9 +248,9 @@ def run_user_cases(lab: Lab, text: str, upload: str | None, suite: str, task: st
     except Cancelled:
         raise abandoned() from None
     except ProbeInputError as err:
-        return _error(notice_text(err, ui))
+        return _error(notice_text(err, ui), ui)
     except SuiteError as err:
-        return _error(str(err))
+        return _error(str(err), ui)
 
 
 @dataclass

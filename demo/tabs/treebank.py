@@ -38,7 +38,7 @@ from core.data import TASKS
 from core.data.sst import FINE_LABELS
 from core.predict import AUTO, Lab
 from demo.endpoints import endpoint
-from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_label, task_name
+from demo.i18n import L, error, label_name, model_name, notice_text, request_lang, t, task_label, task_name, warn
 from demo.links import COPY_JS, LinkState, state_to_query
 from demo.owners import Visitors
 from demo.plots import esc, md
@@ -50,7 +50,7 @@ ROOM_JS = room_js("#tb-tree", 32)
 
 
 def _fail(err: TreebankError, ui: str):
-    raise gr.Error(esc(notice_text(err, ui)), print_exception=False)
+    raise error(esc(notice_text(err, ui)), ui)
 
 
 def hit_choice(hit: Hit) -> tuple[str, int]:
@@ -69,7 +69,7 @@ def search_choices(
     except TreebankError as err:
         _fail(err, ui)
     if not hits:
-        gr.Warning(esc(notice_text(TreebankError("no_match", split=split), ui)))
+        warn(esc(notice_text(TreebankError("no_match", split=split), ui)), ui)
     choices = [hit_choice(h) for h in hits]
     key = "tb_hits_capped" if len(hits) >= MAX_HITS else "tb_hits"
     return gr.update(choices=choices, value=choices[0][1] if choices else None), t(key, ui, n=len(hits))
@@ -252,13 +252,13 @@ def dataset_outputs(lab: Lab, task: str, model: str, ui: str) -> tuple:
 def open_node(view, node: int | None, ui: str) -> tuple:
     """The Lab tab, the node's phrase as its sentence (no pair), and the tree's task."""
     if view is None or node is None or not 0 <= int(node) < len(view.nodes):
-        raise gr.Error(t("tb_no_node", ui), print_exception=False)
+        raise error(t("tb_no_node", ui), ui)
     return gr.Tabs(selected="lab"), view.nodes[int(node)].text, "", gr.Accordion(open=False), view.task
 
 
 def open_sentence(state: dict | None, choice: int | None, ui: str) -> tuple:
     if not state or choice is None or not 0 <= int(choice) < len(state["texts"]):
-        raise gr.Error(t("tb_no_sentence", ui), print_exception=False)
+        raise error(t("tb_no_sentence", ui), ui)
     return gr.Tabs(selected="lab"), state["texts"][int(choice)], "", gr.Accordion(open=False), state["task"]
 
 
@@ -551,7 +551,7 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
                 picker = gr.update(choices=[hit_choice(hit)], value=hit.index), ""
                 drawn = tree_outputs(seen, treebank, split_value, hit.index, task_value, ui, link_state.node)
             except TreebankError as err:
-                gr.Warning(esc(notice_text(err, ui)))
+                warn(esc(notice_text(err, ui)), ui)
         if picker is None:  # no sentence named, or none such: the search's first, as on a first visit
             filters_ = (words_value, label_value, phenomenon_value, low, high)
             picker = search_choices(treebank, split_value, *filters_, ui) if treebank else keep * 2

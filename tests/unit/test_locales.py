@@ -137,3 +137,9 @@ def test_every_intervention_is_named_by_what_it_does_in_both_languages():
         names = [intervention_name(key, lang) for key in keys]
         assert len(set(names)) == len(keys) and not set(names) & set(keys), lang
     assert intervention_name("map_off:2", "en") == "One top-layer feature map off (no. 2)"
+
+
+def test_toasts_are_titled_in_the_page_language():
+    from demo.i18n import error
+
+    assert (error("x", "en").title, error("x", "zh").title, error("x", "zh-TW").title) == ("Error", "出错了", "出錯了")
