@@ -340,7 +340,10 @@ def _(view: Heatmap, ui: str = "en", caption: str = "", name: str = "view") -> s
     low, high = view.value_range or (min(every, default=0.0), max(every, default=1.0))
     left = 20 + max((svg.text_width(label) for label in view.y_labels), default=20)
     bar_room, narrow = svg.colour_bar_width(low, high, view.value_label), svg.narrow()
-    across = svg.fit(math.inf) - left - 8 if narrow else _width(n) - left - 90  # narrow: the colour bar goes under
+    # the cells' width: the room less the labels and the colour bar beside them (narrow: under them)
+    across = (
+        svg.fit(math.inf) - left - 8 if narrow else min(_width(n) - left - 90, svg.fit(math.inf) - left - 16 - bar_room)
+    )
     cell_w, cell_h, top = max(8, min(56, across / max(n, 1))), 20, 36
     hovers = [
         [f"{row_label}, {word}: {v:.3f}" for word, v in zip(view.x_labels, row)]
@@ -466,11 +469,12 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
     beliefs share its width, and the score's colour bar goes under the figure."""
     n, narrow = len(view.words), svg.narrow()
     left, bar_w, gap = (40, 70, 16) if narrow else (70, 160, 30)
-    across = svg.fit(math.inf) - left - gap - bar_w - 38 if narrow else 760  # the triangle's width
+    low, high = view.score_range
+    beside = gap + bar_w + 30 + (0 if narrow else svg.colour_bar_width(low, high, view.score_label))
+    across = min(760, svg.fit(math.inf) - left - beside)  # the triangle's width: the room less what is beside it
     cell_w = max(6 if narrow else 10, min(50, across / max(n, 1)))
     cell_h, top = max(8, min(22, 600 / max(n, 1))), 36
     gate_h = max(3.0, 0.35 * cell_h)
-    low, high = view.score_range
     body = []
     for level, (scores, gates) in enumerate(zip(view.scores, view.gates), start=1):
         for j, s in enumerate(scores):  # unit (t, j), centred over words j..j+t-1

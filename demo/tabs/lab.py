@@ -429,7 +429,7 @@ def top_room(room: float | None) -> float | None:
     """The room of each top figure, from a model panel's figure room: side by side (CSS: #result .top-figures,
     flex-basis 480 px and a 1 em gap) where the result box (the panel's room and its 60 px) holds two."""
     box = room + 60 if room else None
-    return (box - 16) / 2 if box and box >= 2 * 480 + 16 else room
+    return (box - 40) / 2 if box and box >= 2 * 480 + 16 else room  # the gap, and each figure's border
 
 
 def result_html(predictions: list[Prediction], known: dict, ui: str, method: str = "occlusion") -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
+import demo.svg as svg
 from core.analysis.dataset_view import SLICES, read_evaluation
 from core.analysis.plausibility import TOP_K
 from core.analysis.treebank import (
@@ -196,16 +197,22 @@ def dataset_outputs(lab: Lab, task: str, model: str, ui: str) -> tuple:
     )
     if view.disagreement_stale:
         summary += "\n\n⚠️ " + t("tb_disagreement_stale", ui, **params)
-    length = length_figure(
-        view.buckets,
-        t(f"tb_length_{e['length_unit']}", ui),
-        t("tb_length_axis", ui),
-        t("tb_accuracy", ui),
-        t("tb_count", ui),
-    )
-    confusion = confusion_figure(
-        e["sentences"]["confusion"], labels, t("tb_gold_axis", ui), t("tb_predicted_axis", ui), t("tb_confusion", ui)
-    )
+    room = svg.ROOM.get()  # the charts side by side (CSS: each at least 320 px) where the row holds both
+    with svg.drawn_within((room - 32) / 2 if room and room >= 2 * 320 + 16 else room):
+        length = length_figure(
+            view.buckets,
+            t(f"tb_length_{e['length_unit']}", ui),
+            t("tb_length_axis", ui),
+            t("tb_accuracy", ui),
+            t("tb_count", ui),
+        )
+        confusion = confusion_figure(
+            e["sentences"]["confusion"],
+            labels,
+            t("tb_gold_axis", ui),
+            t("tb_predicted_axis", ui),
+            t("tb_confusion", ui),
+        )
     per_class = pd.DataFrame(
         [
             [labels[i], round(c["precision"], 3), round(c["recall"], 3), round(c["f1"], 3), c["support"]]
