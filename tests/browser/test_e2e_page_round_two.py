@@ -93,10 +93,11 @@ def test_the_page_round_two(browser, url, width, height, locale, ui, text):
         expect(page.locator("#probe-suite input")).to_have_value(t("probe_suite_" + ("en" if ui == "en" else "zh"), ui))
         page.locator("#probe-run").click()
         number = page.locator("#probe-table [data-testid='cell-0-1']")
-        expect(number).to_be_visible()
+        expect(number).to_be_visible(timeout=180_000)  # 880 cases on five models, on a shared 2-core machine
         key = page.locator("#probe-table [data-testid='cell-0-0']").bounding_box()
         cell = number.bounding_box()
-        assert cell["x"] + cell["width"] <= width and key["width"] <= max(0.45 * width, 200), (key, cell)
+        assert cell["x"] + cell["width"] <= width, (key, cell)  # a pass rate in view beside the key column
+        assert width > 640 or key["width"] <= 0.45 * width, key  # on a phone the key column takes at most 40%
 
         open_tab(page, t("tab_treebank", ui))  # 7, and the tree's text (1)
         page.locator("#tb-random").click()
