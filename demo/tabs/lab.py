@@ -724,13 +724,20 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         return gr.update(visible=len(choices) > 1), gr.update(choices=choices, value="none"), gr.update(visible=False)
 
     def on_intervention(key, model_value, task_value, request: gr.Request):
-        """The index box, for an intervention that takes one, starting at its lowest value."""
-        spec = intervention_specs(visitors.lab(lab, request), model_value, task_value).get(key)
+        """The index box, for an intervention that takes one: its range on the model's checkpoint (a word or a
+        level: up to the sentence's length), starting at its lowest value."""
+        seen, ui = visitors.lab(lab, request), request_lang(request)
+        spec = intervention_specs(seen, model_value, task_value).get(key)
         if not spec or spec["index"] is None:
             return gr.update(visible=False)
-        lowest = 0 if spec["index"] == "map" else 2 if key in ("gates_open", "gates_closed", "fixed_local_gates") else 1
-        kind = t(f"intervention_kind_{spec['index']}", request_lang(request))
-        return gr.update(visible=True, value=lowest, minimum=lowest, label=f"{kind} ({lowest}…)")
+        net = next(c.model for (tk, m), c in seen.checkpoints.items() if m == model_value and task_value in (AUTO, tk))
+        lowest, highest = net.intervention_range(key)
+        kind = t(f"intervention_kind_{spec['index']}", ui)
+        if spec["index"] in ("word", "level"):  # the sentence bounds it (core.predict checks it)
+            label, highest = t("intervention_range_words", ui, kind=kind, lowest=lowest), None
+        else:
+            label = t("intervention_range", ui, kind=kind, lowest=lowest, highest=highest)
+        return gr.update(visible=True, value=lowest, minimum=lowest, maximum=highest, label=label)
 
     for trigger in (model.input, task.input):
         trigger(

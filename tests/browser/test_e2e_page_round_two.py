@@ -13,6 +13,7 @@ width in English, Simplified and Traditional Chinese (Debian chromium, tiny chec
 
 The measured sizes are printed (`pytest -s`): docs/lab.md has them."""
 
+import re
 import statistics
 
 import pytest
@@ -88,6 +89,11 @@ def test_the_page_round_two(browser, url, width, height, locale, ui, text):
         first, second = (rows.nth(i).locator("td").first.inner_text() for i in range(2))
         assert first != second and intervention_name("max_pool", ui) in second
         expect(rows.nth(1)).to_contain_text(t("accuracy_intervened", ui))
+        if width == 1400:  # 6: the index box says its range (the DCNN's top-layer maps, from 0)
+            menu.locator("input").click()
+            page.get_by_role("option", name=intervention_name("map_off", ui)).click()
+            label = t("intervention_range", ui, kind=t("intervention_kind_map", ui), lowest=0, highest=999)
+            expect(page.locator("#intervention-index")).to_contain_text(re.compile(re.escape(label).replace("999", r"\d+")))
 
         open_tab(page, t("tab_probes", ui))  # 9, then 2
         expect(page.locator("#probe-suite input")).to_have_value(t("probe_suite_" + ("en" if ui == "en" else "zh"), ui))
