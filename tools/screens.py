@@ -62,19 +62,18 @@ def summary(sizes: dict[str, list[float]]) -> dict[str, dict]:
     }
 
 
-def text_sizes(page) -> dict[str, dict]:
+def text_sizes(page, lang: str) -> dict[str, dict]:
     """The analysis's figures (every panel open), then the Treebank tab's tree and dataset charts."""
+    from demo.i18n import t
+
     page.evaluate("() => document.querySelectorAll('#result details').forEach(d => d.open = true)")
     sizes = page.evaluate(TEXT_SIZES, "#result")
-    tab = page.get_by_role("tab", name="Treebank", exact=True).or_(page.get_by_role("tab", name="树库", exact=True))
+    name = t("tab_treebank", lang)
+    tab = page.get_by_role("tab", name=name, exact=True)
     if not tab.count():  # a narrow screen folds the last tabs into "more tabs"
         page.locator(".overflow-menu button").first.click()
-        tab = (
-            page.locator(".overflow-menu")
-            .get_by_role("button", name="Treebank")
-            .or_(page.locator(".overflow-menu").get_by_role("button", name="樹庫"))
-        )
-    tab.first.click()
+        tab = page.locator(".overflow-menu").get_by_role("button", name=name, exact=True)
+    tab.click()
     page.locator("#tb-tree figure.view > svg").wait_for()
     page.locator("#tb-length figure.view > svg").wait_for()
     page.wait_for_timeout(500)
@@ -101,7 +100,7 @@ def capture(url: str, out: Path) -> list[Path]:
                     page.add_style_tag(content=SHOW_ALL)
                     settle_after_click(page, text)
                     if lang == "zh-TW":  # measured only: its captures would repeat the Simplified page's
-                        measured[f"{width} px {locale}"] = text_sizes(page)
+                        measured[f"{width} px {locale}"] = text_sizes(page, lang)
                         context.close()
                         continue
                     page.evaluate("window.scrollTo(0, 0)")
@@ -112,7 +111,7 @@ def capture(url: str, out: Path) -> list[Path]:
                     result = out / f"{size}-{lang}-result.png"
                     print(f"{result.name}: {save(page.screenshot(), result) // 1024} KB", flush=True)
                     written += [top, result]
-                    measured[f"{width} px {locale}"] = text_sizes(page)
+                    measured[f"{width} px {locale}"] = text_sizes(page, lang)
                     context.close()
         finally:
             browser.close()
