@@ -271,9 +271,11 @@ def figure(
         f'style="{style}" font-family="{esc(FONT)}" role="img"><rect width="100%" height="100%" fill="#fff"/>'
         f"{heading}{drawing}{foot}</svg>"
     )
+    # 1:1 only where the figure may show smaller than drawn: drawn for no room, or wider than the room it got
+    zoom = '<button type="button" class="zoom">1:1</button>' if not room or width > room else ""
     buttons = (
         '<span class="export"><button type="button" data-export="svg">SVG</button>'
-        '<button type="button" data-export="png">PNG</button><button type="button" class="zoom">1:1</button></span>'
+        f'<button type="button" data-export="png">PNG</button>{zoom}</span>'
     )
     return f'<figure class="view" data-name="{esc(name)}">{buttons}{controls}{svg}</figure>'
 
