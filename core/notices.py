@@ -35,7 +35,7 @@ NOTICE_TEXT = {
         "Word attributions ({methods}) are computed for texts of up to {max_words} words; "
         "this one has {words}, so no word is highlighted."
     ),
-    "intervention": "Intervention {intervention} on {model}: the model was changed, not only observed.",
+    "intervention": "Intervention “{intervention}” on {model}: the model was changed, not only observed.",
     "pyramid_reduced": (
         "The text has more than {max_words} words, so AdaSent's pyramid is sent at reduced "
         "resolution: without its gates, scores rounded to 3 decimals."

@@ -29,7 +29,7 @@ from core.analysis.export import (
 )
 from core.notices import InputError
 from core.predict import Cancelled, Lab
-from demo.i18n import L, failure_text, notice_text, request_lang, t
+from demo.i18n import L, error, failure_text, notice_text, request_lang, t
 from demo.owners import Visitors
 from demo.plots import esc
 from demo.runner import ModelFailureError, RequestGate, abandoned
@@ -54,18 +54,18 @@ def export_file(
     gr.Error with one line. `lab`: the visitor's view; `keep(path)`: where a written file stays (the app: Gradio's
     cache), the folder it was written in is removed; `gate`: the request's (None: run here, no time budget)."""
     if not path:
-        raise gr.Error(t("export_no_file", ui))
+        raise error(t("export_no_file", ui), ui)
     try:
         lines = read_lines(Path(path).read_bytes())
         found = text_records(
             lab, lines, task, lang, model, progress, gate.export_runner(lab, seconds) if gate else None
         )
     except ExportError as err:
-        raise gr.Error(notice_text(err, ui)) from None
+        raise error(notice_text(err, ui), ui) from None
     except InputError as err:  # the model or task chosen above (check_text refuses each line on its own)
-        raise gr.Error(notice_text(err.notice, ui)) from None
+        raise error(notice_text(err.notice, ui), ui) from None
     except ModelFailureError as err:
-        raise gr.Error(esc(failure_text(err.failure, ui)), print_exception=False) from None
+        raise error(esc(failure_text(err.failure, ui)), ui) from None
     except Cancelled:
         raise abandoned() from None
     records = found.records

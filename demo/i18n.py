@@ -10,9 +10,10 @@ Core's coded messages (a NoticeError, a prediction's Notice, a view's Text) are 
 logs) and is the English here; zh.toml words the same codes and parameters under [codes.<table>].
 tests/test_locales.py checks that both languages have the same keys and placeholders.
 
-Browsers that ask for Traditional Chinese (zh-TW, zh-HK) get words converted from the simplified ones by zhconv
-at start-up: `lang` is then 'zh-TW' or 'zh-HK', never typed in a file. Gradio's front end (6.31) picks only the
-locales it ships itself (zh-CN, zh-TW), so a zh-HK browser's static labels stay English.
+Browsers that ask for Traditional Chinese (zh-TW, zh-HK) get words converted from the simplified ones by OpenCC
+at start-up, Taiwan's with its phrases (s2twp: 干预 -> 干預, never 幹預; 默认 -> 預設, 网络 -> 網路), Hong Kong's
+with its characters (s2hk): `lang` is then 'zh-TW' or 'zh-HK', never typed in a file. Gradio's front end (6.31)
+picks only the locales it ships itself (zh-CN, zh-TW), so a zh-HK browser's static labels stay English.
 """
 
 import dataclasses
@@ -20,7 +21,7 @@ import tomllib
 from pathlib import Path
 
 import gradio as gr
-import zhconv
+import opencc
 
 from core.analysis.attribution import METHODS, ON_DEMAND
 from core.analysis.export import EXPORT_NOTICE_TEXT
@@ -36,7 +37,8 @@ from demo.examples import EXAMPLES
 from service.jobs import JOB_TEXT
 
 LANGS = ("en", "zh")  # the locale files
-TRADITIONAL = {"zh-TW": "zh-tw", "zh-HK": "zh-hk"}  # UI language -> zhconv's conversion of zh
+# UI language -> OpenCC's converter from zh (its configurations: s2twp, Taiwan's phrases too; s2hk)
+TRADITIONAL = {"zh-TW": opencc.OpenCC("s2twp").convert, "zh-HK": opencc.OpenCC("s2hk").convert}
 LOCALES = Path(__file__).parent / "locales"
 # what each model's interventions test, by "<model>.<key>": the English is the model's InterventionSpec.section
 INTERVENTION_TEXT = {
@@ -92,11 +94,9 @@ for _lang in LANGS:  # labels built from core's lists
     _built |= {f"tb_label_{i}": label_name(name, _lang) for i, name in enumerate(FINE_LABELS)}  # gold-label filter
     PAGE[_lang] |= _built
     TEXT[_lang] |= _built
-for _lang, _locale in TRADITIONAL.items():  # placeholders are ASCII: the conversion leaves them as they are
-    TEXT[_lang] = {k: zhconv.convert(v, _locale) for k, v in TEXT["zh"].items()}
-    CODES[_lang] = {
-        table: {code: zhconv.convert(v, _locale) for code, v in codes.items()} for table, codes in CODES["zh"].items()
-    }
+for _lang, _convert in TRADITIONAL.items():  # placeholders are ASCII: the conversion leaves them as they are
+    TEXT[_lang] = {k: _convert(v) for k, v in TEXT["zh"].items()}
+    CODES[_lang] = {table: {code: _convert(v) for code, v in codes.items()} for table, codes in CODES["zh"].items()}
 
 I18N = gr.I18n(
     en=PAGE["en"], zh=PAGE["zh"], **{"zh-CN": PAGE["zh"]}, **{"zh-TW": {key: TEXT["zh-TW"][key] for key in PAGE["zh"]}}
@@ -130,7 +130,7 @@ def words_in(words: dict[str, str], lang: str, default: str) -> str:
     """Words a data file gives per language ({"en": ..., "zh": ...}, e.g. a probe suite's capabilities) in the
     UI language; `default` where the file has none."""
     found = words.get("en" if lang == "en" else "zh", default)
-    return zhconv.convert(found, TRADITIONAL[lang]) if lang in TRADITIONAL else found
+    return TRADITIONAL[lang](found) if lang in TRADITIONAL else found
 
 
 def failure_text(failure: ModelFailure, lang: str) -> str:
@@ -147,15 +147,36 @@ def notice_text(notice: Notice | NoticeError, lang: str, english: dict = NOTICE_
         notice = Notice(
             notice.code, notice.params | {"methods": [t(f"attr_name_{m}", lang) for m in notice.params["methods"]]}
         )
+    ran = str(notice.params.get("intervention", ""))  # one a model ran ("key:index"), by what it does
+    if notice.code == "intervention" and f"intervention_name_{ran.partition(':')[0]}" in TEXT[lang]:
+        params = {"intervention": intervention_name(ran, lang), "model": model_name(notice.params["model"])}
+        notice = Notice(notice.code, notice.params | params)
     if f"tb_split_{notice.params.get('split')}" in TEXT[lang]:  # a treebank split (dev, test) by its name
         notice = Notice(notice.code, notice.params | {"split": t(f"tb_split_{notice.params['split']}", lang)})
     table = next(name for name, text in CORE_TEXT.items() if text is english)
     return notice.format(CODES[lang][table], {code: t(f"lang_{code}", lang) for code in LANGS})
 
 
+def intervention_name(value: str, lang: str) -> str:
+    """An intervention ("key" or "key:index", as the API takes it) by what it does, in the UI language."""
+    key, _, index = value.partition(":")
+    name = t(f"intervention_name_{key}", lang)
+    return t("intervention_at", lang, name=name, index=index) if index else name
+
+
 def intervention_text(model: str, key: str, section: str, lang: str) -> str:
     """What a model's intervention tests (its paper section) in the UI language; `section` where no locale has it."""
     return CODES[lang]["interventions"].get(f"{model}.{key}", section)
+
+
+def error(message: str, lang: str) -> gr.Error:
+    """A toast for a refused action, its title in the UI language too (Gradio's is "Error")."""
+    return gr.Error(message, title=t("toast_error", lang), print_exception=False)
+
+
+def warn(message: str, lang: str) -> None:
+    """A warning toast, its title in the UI language (Gradio's is "Warning")."""
+    gr.Warning(message, title=t("toast_warning", lang))
 
 
 def model_name(key: str, cited: bool = True) -> str:

@@ -8,6 +8,7 @@ says where it came from.
 """
 
 import html
+import math
 import re
 from functools import singledispatch
 
@@ -31,7 +32,8 @@ def md(value: str) -> str:
 
 
 def _width(n: int) -> float:
-    return max(560, min(1180, 90 + 46 * n))
+    """A figure over n words: 46 px a word, within the room it gets (svg.fit)."""
+    return svg.fit(max(560, min(1180, 90 + 46 * n)))
 
 
 def _lines(
@@ -187,11 +189,14 @@ def probability_bars(
     outlined and its name bold; or a group per class with one bar per model (model colours), each class name
     beside a swatch of its class colour."""
     # at most 720 px: five classes by five models fit it, and it stays legible shrunk to a phone or half a laptop
-    groups, width = len(labels), min(720, max(520, 90 * len(labels) * max(1, len(rows)) ** 0.5))
+    groups, width = len(labels), svg.fit(min(720, max(520, 90 * len(labels) * max(1, len(rows)) ** 0.5)))
     left, right, top, plot_h = 50, width - 16, 36, 200
     y = Scale(0, 1.0, top + plot_h, top)
     slot = (right - left) / max(groups, 1)
     bar = min(46, 0.8 * slot / len(rows))
+    # each class name under its swatch, in lines no wider than its slot (at 10 px where a word of 11 px is wider)
+    size = 11 if all(svg.text_width(word) < slot - 2 for label in labels for word in label.split()) else 10
+    names = [svg.wrap(label, slot - 2, size) for label in labels]
     body = [svg.y_axis(y, 0, 1.0, left, right, "P")]
     for g, label in enumerate(labels):
         start = left + g * slot + (slot - bar * len(rows)) / 2
@@ -205,13 +210,16 @@ def probability_bars(
             )
             if len(rows) == 1:
                 body.append(text(px + bar / 2, y(p) - 4, f"{p:.2f}", size=10))
-        middle, half = left + (g + 0.5) * slot, svg.text_width(label) / 2
+        middle = left + (g + 0.5) * slot
         body.append(
-            f'<rect x="{round(middle - half - 14, 1)}" y="{top + plot_h + 7}" width="10" height="10" '
+            f'<rect x="{round(middle - 5, 1)}" y="{top + plot_h + 5}" width="10" height="10" '
             f'fill="{svg.class_colour(g, groups)}"/>'
         )
-        body.append(text(middle, top + plot_h + 16, label, weight="700" if label == predicted else "normal"))
-    height = top + plot_h + 28
+        body += [
+            text(middle, top + plot_h + 28 + 13 * i, line, size, weight="700" if label == predicted else "normal")
+            for i, line in enumerate(names[g])
+        ]
+    height = top + plot_h + 28 + 13 * max(len(lines) for lines in names)
     if len(rows) > 1:
         items, legend_h = svg.legend(
             [(s, PALETTE[i % len(PALETTE)], "") for i, s in enumerate(rows)], left, height + 6, right - left
@@ -244,7 +252,7 @@ def _(view: LineCurves, ui: str = "en", caption: str = "", name: str = "view") -
 @to_svg.register
 def _(view: Trajectory, ui: str = "en", caption: str = "", name: str = "view") -> str:
     xs, ys = [p[0] for p in view.points], [p[1] for p in view.points]
-    width, left, top, plot_h = 620, 56, 36, 300
+    width, left, top, plot_h = svg.fit(620), 56, 36, 300
     pad_x, pad_y = 0.1 * (max(xs) - min(xs) or 1), 0.12 * (max(ys) - min(ys) or 1)
     x = Scale(min(xs) - pad_x, max(xs) + pad_x, left, width - 90)
     y = Scale(min(ys) - pad_y, max(ys) + pad_y, top + plot_h, top)
@@ -331,7 +339,12 @@ def _(view: Heatmap, ui: str = "en", caption: str = "", name: str = "view") -> s
     every = [v for row in view.values for v in row]
     low, high = view.value_range or (min(every, default=0.0), max(every, default=1.0))
     left = 20 + max((svg.text_width(label) for label in view.y_labels), default=20)
-    cell_w, cell_h, top = min(56, (_width(n) - left - 90) / max(n, 1)), 20, 36
+    bar_room, narrow = svg.colour_bar_width(low, high, view.value_label), svg.narrow()
+    # the cells' width: the room less the labels and the colour bar beside them (narrow: under them)
+    across = (
+        svg.fit(math.inf) - left - 8 if narrow else min(_width(n) - left - 90, svg.fit(math.inf) - left - 16 - bar_room)
+    )
+    cell_w, cell_h, top = max(8, min(56, across / max(n, 1))), 20, 36
     hovers = [
         [f"{row_label}, {word}: {v:.3f}" for word, v in zip(view.x_labels, row)]
         for row_label, row in zip(view.y_labels, view.values)
@@ -342,16 +355,14 @@ def _(view: Heatmap, ui: str = "en", caption: str = "", name: str = "view") -> s
     ]
     bottom = top + cell_h * len(view.y_labels) + 2
     body.append(svg.word_ticks(view.x_labels, [left + (j + 0.5) * cell_w for j in range(n)], bottom))
-    body.append(svg.colour_bar(left + n * cell_w + 16, top + 20, 120, low, high, svg.BLUES, view.value_label))
     height = max(bottom + svg.words_height(view.x_labels) + 8, top + 170)
-    return figure(
-        "".join(body),
-        left + n * cell_w + 16 + svg.colour_bar_width(low, high, view.value_label),
-        height,
-        view.title,
-        caption,
-        name,
-    )
+    if narrow:
+        body.append(svg.colour_bar(left, height + 24, 120, low, high, svg.BLUES, view.value_label))
+        width, height = max(left + n * cell_w + 8, left + bar_room), height + 150
+    else:
+        body.append(svg.colour_bar(left + n * cell_w + 16, top + 20, 120, low, high, svg.BLUES, view.value_label))
+        width = left + n * cell_w + 16 + bar_room
+    return figure("".join(body), width, height, view.title, caption, name)
 
 
 @to_svg.register
@@ -360,9 +371,13 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
     Each node shows its EDGES_PER_NODE strongest edges to the level below; a checkbox adds the others (a
     20-word sentence has thousands)."""
     n_levels = len(view.levels)
-    width = _width(len(view.words))
-    x = Scale(0, max(len(view.words) - 1, 1), 120, width - 90)
-    row_h, top = 80, 44
+    every = [v for values in view.values for v in values]
+    low, high = min(every, default=0.0), max(every, default=1.0)
+    bar_room = svg.colour_bar_width(low, high, t("graph_value", ui))
+    width = _width(len(view.words)) - (max(0, bar_room - 60) if svg.ROOM.get() else 0)
+    # a layer's name left of its row; on a narrow page above it, so that the words get the width
+    left, row_h, top = (24, 80, 56) if svg.narrow() else (120, 80, 44)
+    x = Scale(0, max(len(view.words) - 1, 1), left, width - 90)
     y = {level: top + (n_levels - 1 - level) * row_h for level in range(n_levels)}
     pos = {(0, p): float(i) for i, p in enumerate(view.levels[0])}
     edges = view.edges()
@@ -385,12 +400,10 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
                 f'y2="{y[level]}" stroke-width="{round(0.5 + 2.5 * weight / max_weight, 2)}"/>'
             )
             (strong if rank < EDGES_PER_NODE else weak).append(line)
-    every = [v for values in view.values for v in values]
-    low, high = min(every, default=0.0), max(every, default=1.0)
     body = [f'<g class="strong-edges" stroke="#8aa" opacity="0.7">{"".join(strong)}</g>']
     for level, (positions, values) in enumerate(zip(view.levels, view.values)):
         label = t("graph_words", ui) if level == 0 else t("graph_layer", ui, layer=level)
-        body.append(text(8, y[level] + 4, label, size=10, anchor="start", colour_="#555"))
+        body.append(text(8, y[level] + (4 if left > 24 else -12), label, size=10, anchor="start", colour_="#555"))
         for p, v in zip(positions, values):
             what = view.words[p] if level == 0 and p < len(view.words) else t("graph_position", ui, position=p)
             body.append(
@@ -401,7 +414,7 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
     bottom = y[0] + 8
     body.append(svg.word_ticks(view.words, x, bottom))
     body.append(svg.colour_bar(width - 60, top + 20, 140, low, high, svg.VIRIDIS, t("graph_value", ui)))
-    width += max(0, svg.colour_bar_width(low, high, t("graph_value", ui)) - 60)
+    width += max(0, bar_room - 60)
     shown = t("graph_edges", ui, shown=len(strong), total=len(strong) + len(weak), per_node=EDGES_PER_NODE)
     # the other edges wait in a <template> (inert: no style, no layout) until the checkbox adds them (EXPORT_JS)
     controls = (
@@ -434,7 +447,9 @@ def _gate_bar(x: float, y: float, width: float, height: float, gates: tuple[floa
 def _swatches(title: str, items: list[tuple[str, str]], x: float, y: float, width: float) -> tuple[str, float]:
     """A legend: its title, then (name, colour) square swatches, in rows no wider than `width`; the SVG and its
     height."""
-    parts, px, py = [text(x, y, title, anchor="start", colour_="#444")], x + svg.text_width(title) + 10, y
+    titles = svg.wrap(title, width)  # a title wider than the figure takes lines of its own
+    parts = [text(x, y + 18 * i, line, anchor="start", colour_="#444") for i, line in enumerate(titles)]
+    px, py = x + svg.text_width(titles[-1]) + 10, y + 18 * (len(titles) - 1)
     for name, fill in items:
         w = 16 + svg.text_width(name)
         if px + w > x + width and px > x:
@@ -450,11 +465,16 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
     """Unit (t, j) covers words j..j+t-1: level t is a row of cells starting half a word in per level, so
     each unit sits centred over its span and the rows form a triangle. Each unit above level 1 carries its
     local gates as a bar along its foot (a legend names them); beside the triangle the level beliefs γ_t,
-    on a scale from 0 to 1 with each value written where there is room."""
-    n = len(view.words)
-    cell_w, cell_h, left, top = max(10, min(50, 760 / max(n, 1))), max(8, min(22, 600 / max(n, 1))), 70, 36
-    gate_h = max(3.0, 0.35 * cell_h)
+    on a scale from 0 to 1 with each value written where there is room. On a narrow page the triangle and the
+    beliefs share its width, and the score's colour bar goes under the figure."""
+    n, narrow = len(view.words), svg.narrow()
+    left, bar_w, gap = (40, 70, 16) if narrow else (70, 160, 30)
     low, high = view.score_range
+    beside = gap + bar_w + 30 + (0 if narrow else svg.colour_bar_width(low, high, view.score_label))
+    across = min(760, svg.fit(math.inf) - left - beside)  # the triangle's width: the room less what is beside it
+    cell_w = max(6 if narrow else 10, min(50, across / max(n, 1)))
+    cell_h, top = max(8, min(22, 600 / max(n, 1))), 36
+    gate_h = max(3.0, 0.35 * cell_h)
     body = []
     for level, (scores, gates) in enumerate(zip(view.scores, view.gates), start=1):
         for j, s in enumerate(scores):  # unit (t, j), centred over words j..j+t-1
@@ -468,14 +488,14 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
             if gates:
                 body.append(_gate_bar(x + 1.5, y + cell_h - gate_h - 1, cell_w - 3, gate_h, gates[j]))
     body += [
-        text(left - 6, top + (level - 0.3) * cell_h, str(level), size=9, anchor="end")
+        text(left - 6, top + (level - 0.3) * cell_h, str(level), size=10, anchor="end")
         for level in range(1, n + 1)
         if n <= 30 or level % 5 == 0 or level == 1
     ]
     body.append(text(16, top + n * cell_h / 2, t("pyramid_axis", ui), size=10, rotate=-90))
     bottom = top + n * cell_h + 2
     body.append(svg.word_ticks(view.words, [left + (j + 0.5) * cell_w for j in range(n)], bottom))
-    bars_x, bar_w = left + n * cell_w + 30, 160
+    bars_x = left + n * cell_w + gap
     beliefs = Scale(0, 1, bars_x, bars_x + bar_w)
     body.append(text(bars_x + bar_w / 2, top - 4, t("pyramid_beliefs", ui), size=10))
     scale = [  # the beliefs' scale: grid lines through the bars, their values under them
@@ -492,11 +512,15 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
             f'height="{round(cell_h - 2, 1)}" fill="#777"><title>{svg.esc(hover)}</title></rect>'
         )
         if cell_h >= 11:  # a value a projector shows: the bar's length alone reads to a tenth at best
-            body.append(text(beliefs(belief) + 3, y + cell_h / 2 + 3.5, f"{belief:.2f}", size=9, anchor="start"))
+            body.append(text(beliefs(belief) + 3, y + cell_h / 2 + 3.5, f"{belief:.2f}", size=10, anchor="start"))
     bar_right = bars_x + bar_w + 30
-    body.append(svg.colour_bar(bar_right, top + 40, 120, low, high, svg.RDBU, view.score_label))
-    width = bar_right + svg.colour_bar_width(low, high, view.score_label)
     height = max(bottom + svg.words_height(view.words) + 8, top + 170)
+    if narrow:
+        body.append(svg.colour_bar(left, height + 24, 120, low, high, svg.RDBU, view.score_label))
+        width, height = max(bar_right, left + svg.colour_bar_width(low, high, view.score_label)), height + 150
+    else:
+        body.append(svg.colour_bar(bar_right, top + 40, 120, low, high, svg.RDBU, view.score_label))
+        width = bar_right + svg.colour_bar_width(low, high, view.score_label)
     if any(view.gates):  # a long sentence's pyramid comes without gates (core.views.Pyramid.detail_words)
         names = [t(f"pyramid_gate_{part}", ui) for part in ("left", "right", "compose")]
         items, legend_h = _swatches(
@@ -515,7 +539,9 @@ def _(view: Table, ui: str = "en", caption: str = "", name: str = "view") -> str
         max(svg.text_width(cells[0][c], 12) + 16, min(300, max(svg.text_width(row[c]) for row in cells) + 14))
         for c in range(len(view.columns))
     ]
-    wrapped = [[svg.wrap(v, w - 13) for v, w in zip(row, widths)] for row in cells]
+    while sum(widths) + 16 > svg.fit(math.inf) and max(widths) > 60:  # wider than the room: the widest column wraps
+        widths[widths.index(max(widths))] -= 4
+    wrapped = [[svg.wrap(v, w - 13, 12 if r == 0 else 11) for v, w in zip(row, widths)] for r, row in enumerate(cells)]
     body, top = [], 36
     for r, row in enumerate(wrapped):
         h = 14 * max(len(lines) for lines in row) + 8
@@ -530,4 +556,4 @@ def _(view: Table, ui: str = "en", caption: str = "", name: str = "view") -> str
             ]
             x0 += w
         top += h
-    return figure("".join(body), max(400, sum(widths) + 16), top + 8, view.title, caption, name)
+    return figure("".join(body), svg.fit(max(400, sum(widths) + 16)), top + 8, view.title, caption, name)

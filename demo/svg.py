@@ -5,8 +5,11 @@ browser: a result is one HTML string, which the browser inserts at once (plotly 
 for the eleven figures of "all five" on a 2-core machine, docs/browser.md). Hover text is each element's <title>.
 """
 
+import contextlib
+import contextvars
 import html
 import math
+from collections.abc import Iterator
 
 FONT = "system-ui, -apple-system, 'Segoe UI', 'WenQuanYi Micro Hei', 'Noto Sans CJK SC', sans-serif"
 # Three colour schemes that never share a meaning. Sentiment, in every figure (class bars, the score strip of the
@@ -25,6 +28,51 @@ SUPPORT = {
 }
 BLUES = ["#f7fbff", "#c6dbef", "#6baed6", "#2171b5", "#08306b"]
 VIRIDIS = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]
+# The CSS px a figure gets on the visitor's page (room_js measures it with each request that draws): a figure
+# is drawn no wider, so that it shows at its drawn size and its text at its font size (10-13 px) on a phone too;
+# None (the API, a wide page): as wide as its content needs. A context variable: set by the request's callback.
+ROOM: contextvars.ContextVar[float | None] = contextvars.ContextVar("room", default=None)
+NARROW = 560  # a room below this gets the narrow layouts (a tree drawn sideways, a pyramid's beliefs under it)
+
+
+def room_js(selector: str, inset: int = 0, then: str = "") -> str:
+    """An event's js: its last input (a hidden gr.Number) becomes the width of the figures' box `selector` (or
+    of the nearest shown box around it; a tab not yet opened has none: the tabs' width less an accordion's
+    padding) less `inset` px (a panel's padding); then the statements `then`."""
+    return f"""(...args) => {{
+  let box = document.querySelector({selector!r}), width = null;
+  if (!box) width = document.querySelector('.tabs').clientWidth - 48;
+  while (box && !box.clientWidth) box = box.parentElement;
+  args[args.length - 1] = Math.round((width ?? (box || document.documentElement).clientWidth) - {inset});
+  {then}
+  return args;
+}}"""
+
+
+def drawn_for(room: float | None) -> None:
+    """Figures drawn in this request's context get `room` CSS px (from room_js; none below 240 px)."""
+    ROOM.set(max(240.0, float(room)) if room else None)
+
+
+@contextlib.contextmanager
+def drawn_within(room: float | None) -> Iterator[None]:
+    """Figures drawn inside get `room` px (a figure beside another gets part of the request's room)."""
+    token = ROOM.set(room)
+    try:
+        yield
+    finally:
+        ROOM.reset(token)
+
+
+def fit(width: float) -> float:
+    """A figure's width: what its content needs, at most the room it gets."""
+    room = ROOM.get()
+    return min(width, room) if room else width
+
+
+def narrow() -> bool:
+    room = ROOM.get()
+    return room is not None and room < NARROW
 
 
 def esc(text) -> str:
@@ -138,7 +186,10 @@ def wrap(value: str, width: float, size: float = 11) -> list[str]:
     return lines + [line] if line or not lines else lines
 
 
-def caption_lines(caption: str, width: float, size: float = 9) -> list[str]:
+CAPTION = 10  # the caption's font size (px): the smallest on the page
+
+
+def caption_lines(caption: str, width: float, size: float = CAPTION) -> list[str]:
     """A caption's " · " parts packed into lines (a part such as "checkpoint sha256 …" is never split unless
     it alone is wider than a line)."""
     lines: list[str] = []
@@ -199,21 +250,32 @@ def figure(
     exported) and its SVG/PNG download buttons (the page's export script reads data-name). On the page it
     scales to its container (the viewBox; CSS width 100%), never above its drawn size, so the whole figure is
     always in view; on a narrow screen a tap shows it at its drawn size, scrolling inside its box (EXPORT_JS)."""
-    width, height = round(max(width, text_width(title, 13) + 30)), round(height)
-    lines = caption_lines(caption, width - 16) if caption else []
-    total = height + (6 + 12 * len(lines) if lines else 0)
+    room = ROOM.get()
+    width = round(max(width, min(text_width(title, 13) + 30, room or math.inf)))
+    titles = wrap(title, width - 16, 13)  # a title wider than the room takes lines of its own
+    shift = 16 * (len(titles) - 1)
+    height = round(height) + shift
+    lines = caption_lines(caption, width - 16, CAPTION) if caption else []
+    total = height + (6 + 13 * len(lines) if lines else 0)
     foot = "".join(
-        text(8, height + 12 + 12 * i, line, size=9, anchor="start", colour_="#777") for i, line in enumerate(lines)
+        text(8, height + 12 + 13 * i, line, size=CAPTION, anchor="start", colour_="#777")
+        for i, line in enumerate(lines)
+    )
+    heading = "".join(
+        text(width / 2, 20 + 16 * i, line, size=13, weight="600", colour_="#222") for i, line in enumerate(titles)
     )
     style = f"max-width:{width}px"
+    drawing = f'<g transform="translate(0 {shift})">{body}</g>' if shift else body
     svg = (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {total}" width="{width}" height="{total}" '
         f'style="{style}" font-family="{esc(FONT)}" role="img"><rect width="100%" height="100%" fill="#fff"/>'
-        f"{text(width / 2, 20, title, size=13, weight='600', colour_='#222')}{body}{foot}</svg>"
+        f"{heading}{drawing}{foot}</svg>"
     )
+    # 1:1 only where the figure may show smaller than drawn: drawn for no room, or wider than the room it got
+    zoom = '<button type="button" class="zoom">1:1</button>' if not room or width > room else ""
     buttons = (
         '<span class="export"><button type="button" data-export="svg">SVG</button>'
-        '<button type="button" data-export="png">PNG</button><button type="button" class="zoom">1:1</button></span>'
+        f'<button type="button" data-export="png">PNG</button>{zoom}</span>'
     )
     return f'<figure class="view" data-name="{esc(name)}">{buttons}{controls}{svg}</figure>'
 

@@ -1,6 +1,9 @@
 """The Treebank tab's figures (core.analysis.treebank.TreeView, core.analysis.dataset_view.DatasetView -> SVG,
 drawn by demo/svg.py like the Lab's figures). Pure functions like demo/plots.py; words and labels arrive
-already in the UI language. Every node of the tree is a link that opens its phrase in the Lab."""
+already in the UI language. Every node of the tree is a link that opens its phrase in the Lab, in a new browser
+tab: the tree stays where it was."""
+
+import math
 
 import demo.svg as svg
 from core.analysis.treebank import TreeView
@@ -12,6 +15,7 @@ NO_GOLD = "#ffffff"
 ROW = 58  # pixels from one depth of the tree to the next
 RADIUS = 12
 SQUARE = 7  # a model's prediction square under its node
+LINE = 2 * RADIUS + SQUARE + 9  # a word's line in the sideways tree (a narrow page): its leaf and its squares
 
 
 def label_symbols(labels: list[str]) -> list[str]:
@@ -55,9 +59,27 @@ def tree_figure(
     its hover names the phrase and every prediction."""
     pos, depth, centres = tree_layout(view)
     deepest, top = max(depth.values()), 44
-    y = {n.id: top + (deepest if n.end - n.start == 1 else depth[n.id]) * ROW for n in view.nodes}
-    words_y = top + deepest * ROW + RADIUS + 2 * SQUARE + 18
     symbols, k, classes = label_symbols(labels), len(view.models), len(labels)
+    if svg.narrow():  # sideways: the root on the left, a line per word, so that the words keep 12 px
+        longest = max(svg.text_width(word, 12) for word in view.words)
+        step = max(RADIUS + 6, min(ROW, (svg.fit(math.inf) - 2 * RADIUS - longest - 40) / max(deepest, 1)))
+        lines = {n.id: top + n.start * LINE for n in view.nodes if n.end - n.start == 1}
+        for n in reversed(view.nodes):  # children before their parent
+            kids = [lines[k.id] for k in view.nodes if k.parent == n.id]
+            lines.setdefault(n.id, sum(kids) / max(len(kids), 1))
+        y = {n.id: round(lines[n.id], 1) for n in view.nodes}
+        leaf_x = 16 + RADIUS + deepest * step
+        pos = {n.id: leaf_x if n.end - n.start == 1 else 16 + RADIUS + depth[n.id] * step for n in view.nodes}
+        words = [
+            text(leaf_x + RADIUS + 8, top + i * LINE + 4, word, size=12, anchor="start", colour_="#222")
+            for i, word in enumerate(view.words)
+        ]
+        width, height = leaf_x + RADIUS + 8 + longest + 16, top + len(view.words) * LINE
+    else:
+        y = {n.id: top + (deepest if n.end - n.start == 1 else depth[n.id]) * ROW for n in view.nodes}
+        words_y = top + deepest * ROW + RADIUS + 2 * SQUARE + 18
+        words = [text(round(cx, 1), words_y, word, size=12, colour_="#222") for word, cx in zip(view.words, centres)]
+        width, height = centres[-1] + _slot(view.words[-1], k) / 2 + 16, words_y + 12
     edges = "".join(
         f'<line x1="{pos[n.parent]}" y1="{y[n.parent]}" x2="{pos[n.id]}" y2="{y[n.id]}"/>'
         for n in view.nodes
@@ -80,7 +102,7 @@ def tree_figure(
             for j, m in enumerate(view.models)
         )
         body.append(
-            f'<a class="tree-node" href="{svg.esc(node_link(n.text, view.task))}" target="_top" '
+            f'<a class="tree-node" href="{svg.esc(node_link(n.text, view.task))}" target="_blank" rel="noopener" '
             f'data-node="{n.id}"><title>{svg.esc(hover)}</title>'
             f'<circle cx="{cx}" cy="{cy}" r="{RADIUS}" fill="{fill}" stroke="#444" stroke-width="1"/>'
             + text(
@@ -93,16 +115,14 @@ def tree_figure(
             )
             + f"{squares}</a>"
         )
-    body += [text(round(cx, 1), words_y, word, size=12, colour_="#222") for word, cx in zip(view.words, centres)]
-    width = centres[-1] + _slot(view.words[-1], k) / 2 + 16
-    return figure("".join(body), width, words_y + 12, title, caption, "treebank-tree")
+    return figure("".join(body + words), width, height, title, caption, "treebank-tree")
 
 
 def length_figure(buckets: list[dict], title: str, x_title: str, y_title: str, count_title: str) -> str:
     """Accuracy per length bucket (Socher et al. 2013, Fig. 4) as a line, the number of items as grey bars
     (their count written on each)."""
     names = [b["bucket"] for b in buckets]
-    width, left, top, plot_h = max(420, 120 + 70 * len(names)), 56, 36, 220
+    width, left, top, plot_h = svg.fit(max(420, 120 + 70 * len(names))), 56, 36, 220
     right = width - 20
     slot = (right - left) / max(1, len(names))
     y = Scale(0, 1.0, top + plot_h, top)
@@ -114,8 +134,11 @@ def length_figure(buckets: list[dict], title: str, x_title: str, y_title: str, c
             f'<rect x="{round(cx - 0.3 * slot, 1)}" y="{top + plot_h - h}" width="{round(0.6 * slot, 1)}" '
             f'height="{h}" fill="#e0e0e0"><title>{svg.esc(str(b["bucket"]))}: {b["n"]}</title></rect>'
         )
-        body.append(text(round(cx, 1), top + plot_h - h - 4, str(b["n"]), size=9, colour_="#777"))
-        body.append(text(round(cx, 1), top + plot_h + 16, b["bucket"]))
+        body.append(text(round(cx, 1), top + plot_h - h - 4, str(b["n"]), size=10, colour_="#777"))
+        body += [  # a bucket's name in lines no wider than its slot
+            text(round(cx, 1), top + plot_h + 16 + 13 * i, line)
+            for i, line in enumerate(svg.wrap(str(b["bucket"]), slot - 2))
+        ]
     points = [(left + (i + 0.5) * slot, y(b["accuracy"])) for i, b in enumerate(buckets) if b["accuracy"] is not None]
     body.append(
         f'<polyline points="{" ".join(f"{round(a, 1)},{c}" for a, c in points)}" fill="none" '
@@ -134,8 +157,10 @@ def confusion_figure(
     confusion: list[list[int]], labels: list[str], gold_title: str, predicted_title: str, title: str = ""
 ) -> str:
     """Counts (rows gold, columns predicted); colour = the share of the gold row."""
-    cell = max(48, max((svg.text_width(label) for label in labels), default=0) + 12)
-    left, top, n = 40 + max((svg.text_width(label) for label in labels), default=0), 40, len(labels)
+    widest = max((svg.text_width(label) for label in labels), default=0)
+    left, top, n = 30 + widest, 40, len(labels)
+    cell = max(30, min(max(48, widest + 12), (svg.fit(math.inf) - left - 20) / max(n, 1)))  # within the room
+    heads = [svg.wrap(label, cell - 4) for label in labels]  # a column's class name in lines as wide as its cell
     body = []
     for i, row in enumerate(confusion):
         total = max(1, sum(row))
@@ -156,7 +181,12 @@ def confusion_figure(
         for i, label in enumerate(labels)
     ]
     bottom = top + n * cell * 0.6
-    body += [text(left + (j + 0.5) * cell, bottom + 16, label) for j, label in enumerate(labels)]
+    body += [
+        text(left + (j + 0.5) * cell, bottom + 16 + 13 * i, line)
+        for j, lines in enumerate(heads)
+        for i, line in enumerate(lines)
+    ]
+    bottom += 13 * (max((len(lines) for lines in heads), default=1) - 1)
     body.append(text(left + n * cell / 2, bottom + 36, predicted_title, colour_="#444"))
     body.append(text(14, top + n * cell * 0.3, gold_title, rotate=-90, colour_="#444"))
     return figure("".join(body), left + n * cell + 20, bottom + 46, title, name="treebank-confusion")

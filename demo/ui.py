@@ -26,7 +26,9 @@ CSS = """
 #notices, #notices * { color: #78350f !important; }
 #load-warning { border-left: 4px solid #dc2626; background: #fef2f2; padding: 0.4em 0.8em; border-radius: 6px; }
 #load-warning, #load-warning * { color: #7f1d1d !important; }
-#analysing { display: none; }
+#analysing, #stale { display: none; }
+body.lab-stale:not(.lab-busy) #stale { display: block !important; }
+body.lab-stale #summary, body.lab-stale #notices, body.lab-stale #result { display: none !important; }
 body.lab-busy #analysing { display: block !important; }
 body.lab-busy #analysing p { animation: lab-pulse 1.2s ease-in-out infinite alternate; }
 @keyframes lab-pulse { from { opacity: 1; } to { opacity: 0.35; } }
@@ -38,7 +40,10 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 .figures figure.view.zoomed svg { width: auto; max-width: none !important; }
 .figures .export button.zoom { display: none; }
 .figures figure.view.zoomed .export button.zoom { background: #e0e7ff; }
+/* the dataset charts side by side only where each gets 320 px (gr.HTML drops its min_width) */
+#tb-length, #tb-confusion { min-width: min(320px, 100%) !important; }
 .figures a.tree-node { cursor: pointer; }
+.figures a.tree-node text { text-decoration: none; }  /* a node's "+" never reads "±" */
 .figures a.tree-node:hover circle { stroke: #111; stroke-width: 2.5; }
 .figures .export { display: flex; gap: 0.3em; font-size: 0.75em; margin-bottom: 0.2em; }
 .figures .export button { border: 1px solid #cbd5e1; border-radius: 4px; padding: 0 0.5em; background: #f8fafc; }
@@ -85,6 +90,12 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 }
 @media (max-width: 640px) {
   #result { padding-left: 4px; padding-right: 4px; }
+  /* a table's sticky key column (a capability, a probe's test) at most 40% of a phone's width, in lines: the
+     numbers beside it stay in view (Gradio sizes a column to its longest cell, on one line) */
+  :is(#probe-table, #probe-failures) :is(td, th):first-child {
+    width: 40vw !important; min-width: 40vw !important; max-width: 40vw !important;
+  }
+  :is(#probe-table, #probe-failures) :is(td, th):first-child :is(.cell-wrap, span) { white-space: normal !important; }
   /* the examples in one row to swipe through, not a screen of buttons above the result */
   #examples .gallery { flex-wrap: nowrap; overflow-x: auto; }
   #examples .gallery > * { flex: 0 0 auto; max-width: 80vw; }
@@ -162,6 +173,7 @@ def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
         demo.load(on_link, None, [tabs, *links.values()], api_visibility="private")
         lab_view.open_link(demo, links["lab"])  # ?text=...&method=...: fill the Lab's inputs and analyse
         probes_view.open_link(links["probes"])  # ?tab=probes&suite=...: run the suite, open the cell
+        demo.load(probes.page_suite, None, [probes_view.suite], api_visibility="private")  # the page's language
         treebank_view.open_link(links["treebank"], tabs)  # ?tab=treebank&sentence=...&node=...
         probes.open_in_lab(probes_view, lab_view, tabs)  # a probe failure opens in the Lab tab
         treebank_tab.open_in_lab(treebank_view, lab_view, tabs)  # so do a tree node and a test sentence

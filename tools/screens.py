@@ -5,11 +5,17 @@ sentence with all five models in Debian chromium at each size of SIZES and each 
 captures of the screen (not the whole page) per size and language into docs/screens/: `<size>-<lang>-top.png`,
 the page as it opens with the sentence typed, and `<size>-<lang>-result.png`, scrolled to the result. Each is
 stored with a 256-colour palette, so that a capture stays under ~200 KB.
+
+It also measures the text of every figure as shown (CSS px: its font size times the drawing's scale), per
+figure kind, size and language (Traditional Chinese too), of the analysis and of the Treebank tab (the tree of
+its first sentence, the dataset charts), into docs/screens/text_sizes.json (docs/lab.md, "On every screen").
 """
 
 import argparse
 import io
+import json
 import signal
+import statistics
 import sys
 from pathlib import Path
 
@@ -27,6 +33,19 @@ LANGUAGES = [
 ]
 # the panels below the screen are laid out only when scrolled to (content-visibility): no placeholder boxes
 SHOW_ALL = "#result .model-panel { content-visibility: visible !important; }"
+MEASURED = [*LANGUAGES, ("zh-TW", "zh-TW", LANGUAGES[1][2])]  # text sizes: Taiwan's page too
+# each figure's text sizes as shown (font size x the drawing's scale on the page) by figure kind, under `where`
+TEXT_SIZES = """(where) => {
+  const kinds = {};
+  for (const f of document.querySelectorAll(where + ' figure.view')) {
+    const svg = f.querySelector(':scope > svg'), box = svg.getBoundingClientRect();
+    if (!box.width) continue;
+    const scale = box.width / svg.viewBox.baseVal.width, kind = f.dataset.name.replace(/^[a-z_]+-\\d+-/, '');
+    for (const text of svg.querySelectorAll('text'))
+      if (text.textContent.trim()) (kinds[kind] ||= []).push(scale * parseFloat(text.getAttribute('font-size')));
+  }
+  return kinds;
+}"""
 
 
 def save(png: bytes, path: Path) -> int:
@@ -36,15 +55,42 @@ def save(png: bytes, path: Path) -> int:
     return path.stat().st_size
 
 
+def summary(sizes: dict[str, list[float]]) -> dict[str, dict]:
+    return {
+        kind: {"median": round(statistics.median(v), 1), "min": round(min(v), 1), "texts": len(v)}
+        for kind, v in sorted(sizes.items())
+    }
+
+
+def text_sizes(page, lang: str) -> dict[str, dict]:
+    """The analysis's figures (every panel open), then the Treebank tab's tree and dataset charts."""
+    from demo.i18n import t
+
+    page.evaluate("() => document.querySelectorAll('#result details').forEach(d => d.open = true)")
+    sizes = page.evaluate(TEXT_SIZES, "#result")
+    name = t("tab_treebank", lang)
+    tab = page.get_by_role("tab", name=name, exact=True)
+    if not tab.count():  # a narrow screen folds the last tabs into "more tabs"
+        page.locator(".overflow-menu button").first.click()
+        tab = page.locator(".overflow-menu").get_by_role("button", name=name, exact=True)
+    tab.click()
+    page.locator("#tb-tree figure.view > svg").wait_for()
+    page.locator("#tb-length figure.view > svg").wait_for()
+    page.wait_for_timeout(500)
+    for where in ("#tb-tree", "#tb-length", "#tb-confusion"):
+        sizes |= page.evaluate(TEXT_SIZES, where)
+    return summary(sizes)
+
+
 def capture(url: str, out: Path) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
-    written = []
+    written, measured = [], {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         try:
             for size, width, height in SIZES:
-                for lang, locale, text in LANGUAGES:
+                for lang, locale, text in MEASURED:
                     context = browser.new_context(locale=locale, viewport={"width": width, "height": height})
                     context.add_init_script(OBSERVER)  # what settle_after_click reads
                     page = context.new_page()
@@ -53,6 +99,10 @@ def capture(url: str, out: Path) -> list[Path]:
                     page.wait_for_timeout(1000)
                     page.add_style_tag(content=SHOW_ALL)
                     settle_after_click(page, text)
+                    if lang == "zh-TW":  # measured only: its captures would repeat the Simplified page's
+                        measured[f"{width} px {locale}"] = text_sizes(page, lang)
+                        context.close()
+                        continue
                     page.evaluate("window.scrollTo(0, 0)")
                     top = out / f"{size}-{lang}-top.png"
                     print(f"{top.name}: {save(page.screenshot(), top) // 1024} KB", flush=True)
@@ -61,9 +111,13 @@ def capture(url: str, out: Path) -> list[Path]:
                     result = out / f"{size}-{lang}-result.png"
                     print(f"{result.name}: {save(page.screenshot(), result) // 1024} KB", flush=True)
                     written += [top, result]
+                    measured[f"{width} px {locale}"] = text_sizes(page, lang)
                     context.close()
         finally:
             browser.close()
+    (out / "text_sizes.json").write_text(json.dumps(measured, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    for where, kinds in measured.items():
+        print(where, " · ".join(f"{k} {v['median']}/{v['min']}" for k, v in kinds.items()), flush=True)
     return written
 
 

@@ -208,7 +208,7 @@ def _find(columns: list[str], names: tuple[str, ...]) -> str | None:
     return next((by_name[n] for n in names if n in by_name), None)
 
 
-def _choose_columns(columns: list[str], rows, text_column: str, label_column: str) -> tuple[str, str]:
+def choose_columns(columns: list[str], rows, text_column: str, label_column: str) -> tuple[str, str]:
     for column in (text_column, label_column):
         if column and column not in columns:
             raise UserDataError("missing_column", column=column[:MAX_NAME_CHARS], columns=", ".join(columns))
@@ -252,7 +252,7 @@ def read_rows(
 def check_rows(table: Table, text_column: str = "", label_column: str = "") -> UserRows:
     """The checks of a file already read (read_table) on its chosen or detected text and label columns."""
     columns, rows = table.columns, table.rows
-    text_column, label_column = _choose_columns(columns, rows, text_column, label_column)
+    text_column, label_column = choose_columns(columns, rows, text_column, label_column)
     split_column = _find(columns, ("split",))
     texts, labels, splits = [], [], []
     for number, row in rows:

@@ -14,6 +14,7 @@ from core.analysis.probes import ProbeInputError, SuiteError
 from core.notices import InputError
 from core.owners import PUBLIC
 from core.predict import AUTO, Cancelled, Comparison, Lab
+from demo.endpoints import endpoint
 from demo.i18n import L, failure_text, request_lang, t
 from demo.owners import Visitors
 from demo.runner import MODEL_POOL, RequestGate, abandoned
@@ -98,7 +99,16 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
         request: gr.Request = None,
     ) -> dict:
         """One model on one sentence: prediction, per-word curve, word attributions and the model's views;
-        with an `intervention` (see /interventions), of the model with that part switched off or replaced."""
+        with an `intervention` (see /interventions), of the model with that part switched off or replaced.
+
+        Args:
+            text: the sentence to classify, English or Chinese (past 5,000 characters it is cut)
+            model: one model: tensor_cnn, mrnn, dcnn, adasent or agt
+            task: the task whose checkpoint answers (sst5, sst2, zh_sentiment, ...); auto: the language's default
+            lang: en or zh; auto: detected from the text (it must agree with the task)
+            methods: word attributions: default (occlusion), all, or names, comma-separated (gradient_x_input, ...)
+            intervention: none, or a key of /interventions for this model, "key" or "key:index" (e.g. "map_off:2")
+        """
         seen = visitors.lab(lab, request)
         check_lang(seen, task, lang)
         return _answer(
@@ -109,7 +119,11 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
 
     def interventions(task: str = AUTO, request: gr.Request = None) -> dict:
         """Per model of the task (`auto`: every task's models): each intervention's key, what its index names
-        and the paper section whose claim it tests; pass "key" or "key:index" to /predict."""
+        and the paper section whose claim it tests; pass "key" or "key:index" to /predict.
+
+        Args:
+            task: the task whose models are listed (sst5, sst2, zh_sentiment, ...); auto: every task's
+        """
         seen = visitors.lab(lab, request)
         return _answer(lambda: seen.interventions(None if task in (None, "", AUTO) else task))
 
@@ -117,7 +131,14 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
         text: str, task: str = AUTO, lang: str = AUTO, methods: str = "default", request: gr.Request = None
     ) -> list[dict]:
         """Every model of the task on one sentence: a list with one entry per model, in the task's model order, its
-        prediction, or for a model that gave no answer {"model", "error" (a code), "message", "detail"}."""
+        prediction, or for a model that gave no answer {"model", "error" (a code), "message", "detail"}.
+
+        Args:
+            text: the sentence to classify, English or Chinese (past 5,000 characters it is cut)
+            task: the task whose models answer (sst5, sst2, zh_sentiment, ...); auto: the language's default
+            lang: en or zh; auto: detected from the text (it must agree with the task)
+            methods: word attributions: default (occlusion), all, or names, comma-separated (gradient_x_input, ...)
+        """
         seen = visitors.lab(lab, request)
         check_lang(seen, task, lang)
 
@@ -128,17 +149,22 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
         return _answer(run)
 
     def probes(suite: str = "en", task: str = AUTO, request: gr.Request = None) -> dict:
-        """A probe suite against every model of the task: pass rates per capability and model, with counts."""
+        """A probe suite against every model of the task: pass rates per capability and model, with counts.
+
+        Args:
+            suite: the probe suite: en (English cases) or zh (Chinese cases)
+            task: the task whose models are probed (sst5, sst2, zh_sentiment, ...); auto: the suite's language's
+        """
 
         chosen = None if task in (None, "", AUTO) else task
         return _answer(
             lambda: RequestGate().probes(visitors.lab(lab, request), chosen, suite=suite).to_dict(failures=False)
         )
 
-    gr.api(predict, api_name="predict", concurrency_id="model")
-    gr.api(compare, api_name="compare", concurrency_id="model")
-    gr.api(probes, api_name="probes", concurrency_id="model")
-    gr.api(interventions, api_name="interventions")
+    endpoint(predict, api_name="predict", concurrency_id="model")
+    endpoint(compare, api_name="compare", concurrency_id="model")
+    endpoint(probes, api_name="probes", concurrency_id="model")
+    endpoint(interventions, api_name="interventions")
 
     def owner(key: str = "", request: gr.Request = None) -> str:
         """Whose jobs and models this session uses: with "" the key of this session's own (keep it), with a key

@@ -35,6 +35,7 @@ from demo.i18n import (
     L,
     example_labels,
     failure_text,
+    intervention_name,
     intervention_text,
     label_name,
     model_name,
@@ -44,13 +45,14 @@ from demo.i18n import (
     t,
     task_label,
     task_name,
+    warn,
     word_view,
 )
 from demo.links import COPY_JS, LinkState, intervention_specs, number, state_to_query
 from demo.owners import Visitors
 from demo.plots import esc, md, probability_bars, to_svg, word_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
-from demo.svg import EXPORT_JS, SUPPORT
+from demo.svg import EXPORT_JS, ROOM, SUPPORT, drawn_for, drawn_within, room_js
 from demo.svg import esc as attr  # escapes quotes too: typed text inside an attribute value
 from demo.tabs import pairs
 from demo.tabs.checkpoints import Facts, facts
@@ -58,15 +60,43 @@ from demo.tabs.checkpoints import Facts, facts
 log = logging.getLogger(__name__)
 STATUS_EVERY_S = 0.5  # how often a slow analysis says how far it is
 
-# the page hides the last result from the click until the new one is in (#analysing says so; ui.CSS)
-BUSY_JS = "(...args) => { document.body.classList.add('lab-busy'); return args; }"
+# the page hides the last result from the click until the new one is in (#analysing says so; ui.CSS); the
+# figures are drawn for the width a figure in a model panel gets (its box's padding and borders: 60 px at 390);
+# on a phone, where the result starts screens below the button, the page moves to the #analysing line, and
+# to the summary once the result is in (DONE_JS: the page was too short to go further before)
+BUSY_JS = room_js(
+    "#result",
+    60,
+    """document.body.classList.add('lab-busy');
+  document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';
+  const line = document.querySelector('#analysing');
+  if (line && line.getBoundingClientRect().top > 0.6 * innerHeight) {
+    document.body.dataset.follow = 'yes';
+    line.scrollIntoView({block: 'start'});
+  }""",
+)
 # ... from the click itself: Gradio runs BUSY_JS a moment later, after the browser may have painted a frame
 BUSY_ON_CLICK_JS = """
 document.addEventListener('click', (event) => {
   if (event.target.closest('#run')) document.body.classList.add('lab-busy');
 }, true);
 """
-DONE_JS = "() => { document.body.classList.remove('lab-busy'); }"
+# a sentence other than the one analysed (typed, an example tapped): the result of the last one is hidden and
+# #stale says to press Analyse (BUSY_JS keeps the sentence asked for in body's data-asked)
+STALE = """
+  const typed = document.querySelector('#sentence textarea')?.value ?? '';
+  const shown = document.querySelector('#result .lab-result');
+  document.body.classList.toggle('lab-stale', !!shown && document.body.dataset.asked !== typed);
+"""
+DONE_JS = (
+    """() => {
+  document.body.classList.remove('lab-busy');
+  if (document.body.dataset.follow) document.querySelector('#summary')?.scrollIntoView({block: 'start'});
+  delete document.body.dataset.follow;"""
+    + STALE
+    + "}"
+)
+STALE_JS = "() => {" + STALE + "}"
 # a Copy link's first step: the DCNN panel's map, where one other than the default (the first) is chosen
 READ_MAP_JS = """(...args) => {
   const choice = document.querySelector('#result .top-map select');
@@ -82,7 +112,8 @@ element.addEventListener('change', async (event) => {
   const view = box.querySelector('.top-map-view');
   const wanted = choice.value;
   view.style.opacity = 0.4;
-  const html = await server.draw_top_map(box.dataset.text, box.dataset.task, box.dataset.model, Number(wanted))
+  const html = await server
+    .draw_top_map(box.dataset.text, box.dataset.task, box.dataset.model, Number(wanted), view.clientWidth)
     .catch(() => null);
   if (choice.value !== wanted) return;
   if (html !== null) view.innerHTML = html;
@@ -138,6 +169,8 @@ def attribution_html(p: Prediction, ui: str, method: str = "occlusion") -> str:
 
 def accuracy_text(p: Prediction, fact: Facts | None, ui: str) -> str:
     """ "test accuracy 42.7% on SST-5 · paper 48.5%": how good the checkpoint behind this prediction is."""
+    if p.intervention != "none":  # the checkpoint's accuracy is the model's as trained, not as changed
+        return t("accuracy_intervened", ui)
     if fact is None or fact.accuracy is None:
         return ""
     text = t("accuracy", ui, ours=fact.accuracy, task=fact.title or task_name(p.task, ui))
@@ -204,7 +237,9 @@ def top_map_panel(p: Prediction, index: int, view: KMaxGraph, fact: Facts | None
 def series_name(p: Prediction, ui: str) -> str:
     """The model's name, and with an intervention which one: before and after are told apart everywhere."""
     name = model_name(p.model)
-    return name if p.intervention == "none" else f"{name} · {t('intervened', ui, intervention=p.intervention)}"
+    if p.intervention == "none":
+        return name
+    return f"{name} · {t('intervened', ui, intervention=intervention_name(p.intervention, ui))}"
 
 
 def model_panel(p: Prediction, fact: Facts | None, ui: str, method: str = "occlusion") -> str:
@@ -270,7 +305,7 @@ def _summary(predictions: list[Prediction], ui: str, titles: dict[str, str] | No
             head = t(
                 "intervention_summary",
                 ui,
-                intervention=p.intervention,
+                intervention=intervention_name(p.intervention, ui),
                 after=f"{md(label_name(p.label, ui))} ({max(p.probs):.2f})",
                 before=f"{md(label_name(first.label, ui))} ({max(first.probs):.2f})",
             )
@@ -281,7 +316,8 @@ def _summary(predictions: list[Prediction], ui: str, titles: dict[str, str] | No
         )
     else:
         head = "### " + votes_text(predictions, ui)
-    return head + "\n\n" + " · ".join(facts_)
+    sentence = f"{t('fact_sentence', ui)}{t('colon', ui)}“{md(first.text)}”"  # which sentence this result is of
+    return head + "\n\n" + sentence + "\n\n" + " · ".join(facts_)
 
 
 def _notices(predictions: list[Prediction], failures: list, ui: str, method: str = "occlusion") -> str:
@@ -311,7 +347,7 @@ def comparison_table(predictions: list[Prediction], known: dict, ui: str) -> str
     heads = [t(k, ui) for k in ("col_model", "col_label", "col_confidence", "col_curve", "col_accuracy", "col_source")]
     rows = [
         [
-            model_name(p.model),
+            series_name(p, ui),
             label_name(p.label, ui),
             f"{max(p.probs):.3f}",
             kinds.get(p.curve.kind, p.curve.kind),
@@ -331,14 +367,17 @@ def comparison_table(predictions: list[Prediction], known: dict, ui: str) -> str
     )
 
 
-def result_html(predictions: list[Prediction], known: dict, ui: str, method: str = "occlusion") -> str:
-    """Everything below the summary: probabilities, per-word curves, the comparison, one panel per model."""
+def top_figures(predictions: list[Prediction], known: dict, ui: str) -> tuple[str, str]:
+    """The class probabilities and the per-word curves of every model analysed."""
     first, kinds = predictions[0], _curve_kinds(ui)
     labels = [label_name(label, ui) for label in first.labels]
     score = word_view(first.curve, ui).score_label
     if len(predictions) == 2 and predictions[1].intervention != "none":  # the same model before and after
         cap = caption(first, known.get((first.task, first.model)), ui)
-        names = [t("plain_model", ui), t("intervened", ui, intervention=predictions[1].intervention)]
+        names = [
+            t("plain_model", ui),
+            t("intervened", ui, intervention=intervention_name(predictions[1].intervention, ui)),
+        ]
         probs = probability_bars(
             labels, dict(zip(names, (p.probs for p in predictions))), None, t("probabilities", ui), cap
         )
@@ -385,6 +424,21 @@ def result_html(predictions: list[Prediction], known: dict, ui: str, method: str
             ui,
             cap,
         )
+    return probs, curve
+
+
+def top_room(room: float | None) -> float | None:
+    """The room of each top figure, from a model panel's figure room: side by side (CSS: #result .top-figures,
+    flex-basis 480 px and a 1 em gap) where the result box (the panel's room and its 60 px) holds two."""
+    box = room + 60 if room else None
+    return (box - 40) / 2 if box and box >= 2 * 480 + 16 else room  # the gap, and each figure's border
+
+
+def result_html(predictions: list[Prediction], known: dict, ui: str, method: str = "occlusion") -> str:
+    """Everything below the summary: probabilities, per-word curves, the comparison, one panel per model."""
+    first = predictions[0]
+    with drawn_within(top_room(ROOM.get())):
+        probs, curve = top_figures(predictions, known, ui)
     table = comparison_table(predictions, known, ui) if len(predictions) > 1 else ""
     panels = "".join(model_panel(p, known.get((p.task, p.model)), ui, method) for p in predictions)
     return (
@@ -413,7 +467,7 @@ def analyse(
     try:
         if intervention not in (None, "", "none"):
             if model == ALL:
-                gr.Warning(esc(t("intervention_needs_one", ui)))
+                warn(esc(t("intervention_needs_one", ui)), ui)
                 return f"### {md(t('intervention_needs_one', ui))}", gr.update(value="", visible=False), ""
             result = Comparison(
                 [
@@ -436,12 +490,12 @@ def analyse(
         raise abandoned() from None
     except InputError as err:
         message = notice_text(err, ui)
-        gr.Warning(esc(message))
+        warn(esc(message), ui)
         return f"### {md(message)}", gr.update(value="", visible=False), ""
     except Exception as err:  # a bug, not the input: log the trace, show one line
         log.exception("analysis failed for model %s", model)
         message = t("internal", ui, model=model_name(model), error=type(err).__name__)
-        gr.Warning(esc(message))
+        warn(esc(message), ui)
         return f"### {md(message)}", gr.update(value="", visible=False), ""
     notices = _notices(result.predictions, result.failures, ui, method)
     summary = _summary(result.predictions, ui, lab.titles)
@@ -527,7 +581,8 @@ def redraw_top_map(lab: Lab, known: dict, text: str, task: str, model: str, top_
 
 
 def intervention_choices(lab: Lab, model: str, task: str, ui: str) -> list[tuple[str, str]]:
-    return [(t("intervention_none", ui), "none")] + [(key, key) for key in intervention_specs(lab, model, task)]
+    specs = intervention_specs(lab, model, task)
+    return [(t("intervention_none", ui), "none")] + [(intervention_name(key, ui), key) for key in specs]
 
 
 def intervention_value(key: str, index: float | None, specs: dict[str, dict]) -> str:
@@ -607,6 +662,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     method = build_method_selector(lab, model, task, visitors)
     link = gr.Markdown(elem_id="permalink")
     shown_map = gr.Textbox(visible=False)  # the DCNN panel's map when Copy link is clicked (READ_MAP_JS)
+    room = gr.Number(visible=False)  # the width the figures get (BUSY_JS measures it)
     examples = gr.Examples(
         [[s] for _, s in EXAMPLES],
         inputs=[text],
@@ -617,11 +673,13 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     )
     pair = pairs.build(lab, known, text, model, task, lang, visitors)
     analysing = gr.Markdown(L("analysing"), elem_id="analysing")
+    gr.Markdown(L("stale"), elem_id="stale")
     summary = gr.Markdown(elem_id="summary")
     notices = gr.Markdown(visible=False, elem_id="notices")
 
     def draw_top_map(args: list, request: gr.Request) -> str:  # TOP_MAP_JS calls it with the panel's data
-        text_value, task_value, model_value, top_map = args
+        text_value, task_value, model_value, top_map, width = args
+        drawn_for(width)
         return redraw_top_map(
             visitors.lab(lab, request), known, text_value, task_value, model_value, top_map, request_lang(request)
         )
@@ -636,10 +694,21 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     build_export(lab, visitors, model, task, lang)
 
     def on_run(
-        text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request, top_map=None
+        text_value,
+        model_value,
+        task_value,
+        lang_value,
+        method_value,
+        key,
+        index,
+        width,
+        request: gr.Request,
+        top_map=None,
     ):
-        """The analysis; with a slow attribution method (integrated gradients, SmoothGrad) the #analysing line
-        says meanwhile which method runs, how many models have answered and for how long."""
+        """The analysis, its figures drawn for `width` px; with a slow attribution method (integrated gradients,
+        SmoothGrad) the #analysing line says meanwhile which method runs, how many models have answered and for
+        how long."""
+        drawn_for(width)
         seen, ui = visitors.lab(lab, request), request_lang(request)
         specs = intervention_specs(seen, model_value, task_value)
         chosen = intervention_value(key, index, specs)
@@ -664,12 +733,20 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         return gr.update(visible=len(choices) > 1), gr.update(choices=choices, value="none"), gr.update(visible=False)
 
     def on_intervention(key, model_value, task_value, request: gr.Request):
-        """The index box, for an intervention that takes one, starting at its lowest value."""
-        spec = intervention_specs(visitors.lab(lab, request), model_value, task_value).get(key)
+        """The index box, for an intervention that takes one: its range on the model's checkpoint (a word or a
+        level: up to the sentence's length), starting at its lowest value."""
+        seen, ui = visitors.lab(lab, request), request_lang(request)
+        spec = intervention_specs(seen, model_value, task_value).get(key)
         if not spec or spec["index"] is None:
             return gr.update(visible=False)
-        lowest = 0 if spec["index"] == "map" else 2 if key in ("gates_open", "gates_closed", "fixed_local_gates") else 1
-        return gr.update(visible=True, value=lowest, minimum=lowest, label=f"{spec['index']} ({lowest}…)")
+        net = next(c.model for (tk, m), c in seen.checkpoints.items() if m == model_value and task_value in (AUTO, tk))
+        lowest, highest = net.intervention_range(key)
+        kind = t(f"intervention_kind_{spec['index']}", ui)
+        if spec["index"] in ("word", "level"):  # the sentence bounds it (core.predict checks it)
+            label, highest = t("intervention_range_words", ui, kind=kind, lowest=lowest), None
+        else:
+            label = t("intervention_range", ui, kind=kind, lowest=lowest, highest=highest)
+        return gr.update(visible=True, value=lowest, minimum=lowest, maximum=highest, label=label)
 
     for trigger in (model.input, task.input):
         trigger(
@@ -690,12 +767,13 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
     outputs = [summary, notices, result]
     run_outputs = [analysing, *outputs]  # an analysis event says how far it is in #analysing (on_run)
     inputs = [text, model, task, lang, method, intervention, intervention_index]
+    run_inputs = [*inputs, room]
     # every analysis event: private, in the model lanes, the page marked busy until its answer
     run_event = dict(api_visibility="private", concurrency_id="model", js=BUSY_JS, show_progress="hidden")
     # another method, intervention or index runs on demand; the visitor's own choice only (`input`): a link
     # sets the method with the rest and runs once (open_link)
     for trigger in (run.click, text.submit, method.input, intervention.input, intervention_index.submit):
-        trigger(on_run, inputs, run_outputs, **run_event).then(None, js=DONE_JS)
+        trigger(on_run, run_inputs, run_outputs, **run_event).then(None, js=DONE_JS)
 
     def on_copy(
         text_value, model_value, task_value, lang_value, method_value, key, index, b, top_map, request: gr.Request
@@ -715,12 +793,13 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         )
         return state_to_query(state)
 
+    text.change(None, None, None, js=STALE_JS)
     copy_inputs = [*inputs, pair.text_b, shown_map]
     copied = copy.click(on_copy, copy_inputs, [link], js=READ_MAP_JS, api_visibility="private", show_progress="hidden")
     copied.then(None, [link], [link], js=COPY_JS)
 
     def analyse_after(dependency, is_pair: gr.State):
-        analysed = dependency.success(on_run, inputs, run_outputs, **run_event)
+        analysed = dependency.success(on_run, run_inputs, run_outputs, **run_event)
         analysed.then(None, js=DONE_JS)
         return pair.analyse_after(analysed, is_pair)
 
@@ -750,10 +829,11 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
         )
 
     def on_link_run(
-        state, text_value, model_value, task_value, lang_value, method_value, key, index, request: gr.Request
+        state, text_value, model_value, task_value, lang_value, method_value, key, index, width, request: gr.Request
     ):
         """The analysis of the filled inputs, on the link's DCNN map."""
-        yield from on_run(text_value, model_value, task_value, lang_value, method_value, key, index, request, state.map)
+        inputs = (text_value, model_value, task_value, lang_value, method_value, key, index, width)
+        yield from on_run(*inputs, request, state.map)
 
     def open_link(demo: gr.Blocks, state: gr.State) -> None:
         """On page load the examples' labels in the page's language; once `state` is set (a link names a
@@ -766,7 +846,7 @@ def build(lab: Lab, visitors: Visitors) -> LabView:
             [*inputs[:5], intervention_row, intervention, intervention_index, pair.text_b, pair.box, is_pair],
             api_visibility="private",
         )
-        analysed = filled.then(on_link_run, [state, *inputs], run_outputs, **run_event)
+        analysed = filled.then(on_link_run, [state, *run_inputs], run_outputs, **run_event)
         analysed.then(None, js=DONE_JS)
         pair.analyse_after(analysed, is_pair)
 

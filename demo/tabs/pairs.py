@@ -24,14 +24,17 @@ from demo.i18n import (
     t,
     task_name,
     view_text,
+    warn,
     word_view,
 )
 from demo.owners import Visitors
 from demo.plots import esc, md, pair_curves
 from demo.runner import MODEL_POOL, RequestGate, abandoned
-from demo.svg import EXPORT_JS
+from demo.svg import EXPORT_JS, drawn_for, room_js
 
 log = logging.getLogger(__name__)
+
+ROOM_JS = room_js("#pair-figures")  # the pair's figures are drawn for their box
 
 
 def pair_table(comparison: PairComparison, ui: str) -> pd.DataFrame:
@@ -132,12 +135,12 @@ def analyse_pair(lab: Lab, known: dict, text_a: str, text_b: str, model: str, ta
         raise abandoned() from None
     except PairInputError as err:
         message = t("pair_error", ui, sentence=err.sentence.upper(), message=notice_text(err, ui))
-        gr.Warning(esc(message))
+        warn(esc(message), ui)
         return f"### {md(message)}", gr.update(visible=False), ""
     except Exception as err:  # a bug, not the input: log the trace, show one line
         log.exception("pair comparison failed for model %s", model)
         message = t("internal", ui, model=model_name(model), error=type(err).__name__)
-        gr.Warning(esc(message))
+        warn(esc(message), ui)
         return f"### {md(message)}", gr.update(visible=False), ""
     return (
         _summary(comparison, ui),
@@ -177,9 +180,11 @@ def build(
         table = gr.Dataframe(visible=False, interactive=False, wrap=True, elem_id="pair-table")
         figures = gr.HTML("", elem_id="pair-figures", elem_classes="figures", js_on_load=EXPORT_JS)
 
-    inputs, outputs = [text, text_b, model, task, lang], [summary, table, figures]
+    room = gr.Number(visible=False)  # the width the figures get (ROOM_JS measures it)
+    inputs, outputs = [text, text_b, model, task, lang, room], [summary, table, figures]
 
-    def on_pair(text_a, text_b_value, model_value, task_value, lang_value, request: gr.Request):
+    def on_pair(text_a, text_b_value, model_value, task_value, lang_value, width, request: gr.Request):
+        drawn_for(width)
         return analyse_pair(
             visitors.lab(lab, request),
             known,
@@ -191,7 +196,8 @@ def build(
             request_lang(request),
         )
 
-    def on_opened(is_pair, text_a, text_b_value, model_value, task_value, lang_value, request: gr.Request):
+    def on_opened(is_pair, text_a, text_b_value, model_value, task_value, lang_value, width, request: gr.Request):
+        drawn_for(width)
         return analyse_opened(
             visitors.lab(lab, request),
             known,
@@ -205,9 +211,11 @@ def build(
         )
 
     for trigger in (run.click, text_b.submit):
-        trigger(on_pair, inputs, outputs, api_visibility="private", concurrency_id="model")
+        trigger(on_pair, inputs, outputs, api_visibility="private", concurrency_id="model", js=ROOM_JS)
 
     def analyse_after(dependency, is_pair: gr.State):
-        return dependency.then(on_opened, [is_pair, *inputs], outputs, api_visibility="private", concurrency_id="model")
+        return dependency.then(
+            on_opened, [is_pair, *inputs], outputs, api_visibility="private", concurrency_id="model", js=ROOM_JS
+        )
 
     return PairView(text_b, box, analyse_after)

@@ -23,7 +23,21 @@ from core.analysis.probes import (
 )
 from core.owners import PUBLIC
 from core.predict import ALL, AUTO, Cancelled, Lab
-from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_name, view_text, words_in
+from core.text import detect_language
+from demo.i18n import (
+    PAGE,
+    L,
+    error,
+    label_name,
+    model_name,
+    notice_text,
+    request_lang,
+    t,
+    task_name,
+    view_text,
+    warn,
+    words_in,
+)
 from demo.links import COPY_JS, LinkState, state_to_query
 from demo.owners import Visitors
 from demo.plots import esc, md
@@ -136,7 +150,7 @@ def open_failure(report: ProbeReport | None, capability: str, model: str, index:
     analyses chained after it do not run."""
     case = chosen_failure(report, capability, model, index)
     if case is None:
-        raise gr.Error(t("probe_no_failure", ui), print_exception=False)
+        raise error(t("probe_no_failure", ui), ui)
     is_pair = bool(case.variant)
     return (gr.Tabs(selected="lab"), case.text, case.variant, gr.Accordion(open=is_pair), report.task, is_pair, model)
 
@@ -161,7 +175,7 @@ def show(report: ProbeReport, ui: str, cell: tuple[str, str] | None = None) -> t
     summary = t(
         "probe_summary",
         ui,
-        suite=report.suite if report.suite != "user" else t("user_cases", ui),
+        suite=suite_name(report.suite, ui),
         task=task_name(report.task, ui),
         cases=report.cases,
         models=len(report.models),
@@ -182,8 +196,8 @@ def show(report: ProbeReport, ui: str, cell: tuple[str, str] | None = None) -> t
     )
 
 
-def _error(message: str) -> tuple:
-    gr.Warning(esc(message))
+def _error(message: str, ui: str) -> tuple:
+    warn(esc(message), ui)
     return f"⚠️ {esc(message)}", None, gr.update(), gr.update(), "", None, gr.update(choices=[], value=None), None
 
 
@@ -193,9 +207,29 @@ def run_probe_suite(lab: Lab, suite: str, task: str, ui: str, cell: tuple[str, s
     except Cancelled:
         raise abandoned() from None
     except ProbeInputError as err:
-        return _error(notice_text(err, ui))
+        return _error(notice_text(err, ui), ui)
     except SuiteError as err:  # a shipped file that does not validate: the maintainer's English message
-        return _error(str(err))
+        return _error(str(err), ui)
+
+
+def suite_label(name: str):
+    """A shipped suite by its language for a component ("English cases"); another by its file name."""
+    return L(f"probe_suite_{name}") if f"probe_suite_{name}" in PAGE["en"] else name
+
+
+def suite_name(name: str, ui: str) -> str:
+    """A suite (or the user's cases) in the UI language."""
+    if name == "user":
+        return t("user_cases", ui)
+    return t(f"probe_suite_{name}", ui) if f"probe_suite_{name}" in PAGE["en"] else name
+
+
+def page_suite(request: gr.Request):
+    """On a page load, the suite in the page's language, unless a link names one (demo/links.py)."""
+    if "suite" in dict(request.query_params or {}):
+        return gr.update()
+    wanted = "en" if request_lang(request) == "en" else "zh"
+    return gr.update(value=wanted) if wanted in suite_names() else gr.update()
 
 
 def run_user_cases(lab: Lab, text: str, upload: str | None, suite: str, task: str, ui: str) -> tuple:
@@ -204,13 +238,19 @@ def run_user_cases(lab: Lab, text: str, upload: str | None, suite: str, task: st
         task = load_suite(suite).task if task == AUTO else task
         lines = "\n".join(part for part in (text or "", read_cases_file(upload) if upload else "") if part.strip())
         names = {"user": {"en": t("user_cases", "en"), "zh": t("user_cases", "zh")}}
-        return show(RequestGate().probes(lab, task, text=lines, capabilities=names), ui)
+        report = RequestGate().probes(lab, task, text=lines, capabilities=names)
+        summary, *shown = show(report, ui)
+        written = detect_language(lines)
+        if written != report.lang:  # a verdict on words the models never learnt: said, not left to be guessed
+            names = {"cases": t(f"lang_{written}", ui), "task_lang": t(f"lang_{report.lang}", ui)}
+            summary = t("probe_other_language", ui, task=task_name(report.task, ui), **names) + "\n\n" + summary
+        return summary, *shown
     except Cancelled:
         raise abandoned() from None
     except ProbeInputError as err:
-        return _error(notice_text(err, ui))
+        return _error(notice_text(err, ui), ui)
     except SuiteError as err:
-        return _error(str(err))
+        return _error(str(err), ui)
 
 
 @dataclass
@@ -223,13 +263,14 @@ class ProbesView:
     failure: gr.Dropdown
     open: gr.Button
     open_link: Callable  # (gr.State of a LinkState) -> once it is set, the suite it names runs, its cell open
+    suite: gr.Dropdown  # a page load chooses the page's language's (page_suite)
 
 
 def build(lab: Lab, visitors: Visitors) -> ProbesView:
     gr.Markdown(L("probes_md"))
     with gr.Row():
         suite = gr.Dropdown(
-            suite_names(),
+            [(suite_label(name), name) for name in suite_names()],
             value=suite_names()[0] if suite_names() else None,
             label=L("probe_suite"),
             elem_id="probe-suite",
@@ -323,7 +364,7 @@ def build(lab: Lab, visitors: Visitors) -> ProbesView:
             on_link, [link_state], [suite, task, *outputs], api_visibility="private", concurrency_id="model"
         )
 
-    return ProbesView(state, capability, model, failure, open_button, open_link)
+    return ProbesView(state, capability, model, failure, open_button, open_link, suite)
 
 
 def open_in_lab(view: ProbesView, lab_view: LabView, tabs: gr.Tabs) -> None:

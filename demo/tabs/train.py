@@ -12,10 +12,11 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from core.data.user import USER_DATA_TEXT, UserDataError, check_rows, read_table
+from core.data.user import USER_DATA_TEXT, UserDataError, check_rows, choose_columns, read_table
 from core.models import PAPER_MODELS
 from core.notices import Notice
 from core.predict import Lab
+from demo.endpoints import endpoint
 from demo.i18n import L, label_name, model_name, notice_text, request_lang, t
 from demo.owners import Visitors
 from demo.plots import esc, md
@@ -40,10 +41,19 @@ def file_summary(path: str | None, text_column: str, label_column: str, limits, 
     except UserDataError as err:
         return f"❌ {md(notice_text(err, ui))}", gr.update(choices=[]), gr.update(choices=[])
     columns = table.columns
-    try:
-        rows = check_rows(table, text_column, label_column)
+    if len(columns) < 2:  # nothing to choose between: said as such
+        return f"❌ {t('train_one_column', ui, column=md(columns[0] if columns else ''))}", *[gr.update(choices=[])] * 2
+    chosen = "", ""
+    try:  # the columns taken (chosen, else detected) show in the pickers and the message, even when refused
+        chosen = choose_columns(columns, table.rows, text_column, label_column)
+        rows = check_rows(table, *chosen)
     except UserDataError as err:
-        return (f"❌ {md(notice_text(err, ui))}", gr.update(choices=columns), gr.update(choices=columns))
+        taken = t("train_columns_taken", ui, text=md(chosen[0]), label=md(chosen[1])) if all(chosen) else ""
+        return (
+            f"❌ {taken}{md(notice_text(err, ui))}",
+            gr.update(choices=columns, value=chosen[0]),
+            gr.update(choices=columns, value=chosen[1]),
+        )
     labels = ", ".join(label_name(l, ui) for l in rows.label_names[:8]) + (" …" if len(rows.label_names) > 8 else "")
     text = t(
         "train_file_ok",
@@ -97,12 +107,14 @@ def _state_text(job: dict, ui: str) -> str:
         return t("train_status_queued", ui, position=job["queue_position"])
     if status == "running":
         eta = t("train_eta", ui, time=_duration(job["eta_seconds"], ui)) if job["eta_seconds"] is not None else ""
+        # within an epoch, as far as the live loss curve has come (the progress itself moves per epoch)
+        done = max(job["progress"], job["loss"][-1][0] if job.get("loss") else 0)
         return t(
             "train_status_running",
             ui,
-            epoch=job["progress"],
+            epoch=done,
             epochs=job["epochs"],
-            percent=100 * job["progress"] / job["epochs"],
+            percent=100 * done / job["epochs"],
             eta=eta,
         )
     if status == "done":
@@ -251,7 +263,11 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
 
     def train_status(job: str, request: gr.Request = None) -> dict:
         """A job's status (queued/running/done/failed/cancelled/stopped), queue position, progress, per-epoch
-        history, ETA and, when done, the task to predict with (/predict, /compare) and its test metrics."""
+        history, ETA and, when done, the task to predict with (/predict, /compare) and its test metrics.
+
+        Args:
+            job: the job id /train returned
+        """
         try:
             return queue.status(job, visitors.owner(request))
         except JobError as err:
@@ -270,11 +286,8 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
         loss, dev = curves(current)
         done = current["status"] == "done"
         table = gr.update(value=confusion_table(current, ui), visible=True) if done else gr.update(visible=False)
-        lab_task = (
-            gr.update(choices=task_choices(visitors.lab(lab, request)), value=current["task"], visible=True)
-            if done
-            else gr.update()
-        )
+        # the new task joins the Lab's Task menu; what the Lab shows stays the visitor's choice
+        lab_task = gr.update(choices=task_choices(visitors.lab(lab, request)), visible=True) if done else gr.update()
         return (status_text(current, ui), loss, dev, table, gr.Timer(active=current["status"] in ACTIVE), lab_task)
 
     def train_cancel(job: str, request: gr.Request = None) -> str:
@@ -310,11 +323,17 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
         train, [file, model, text_column, label_column, epochs, minutes, vectors], new_job, api_name="train"
     )
     started.success(on_started, new_job, [job, timer], api_visibility="private")
-    timer.tick(on_tick, job, [status, loss_plot, dev_plot, confusion, timer, lab_view.task], api_visibility="private")
+    timer.tick(  # quietly: Gradio's own "processing | 0.5s" would show in the status line every second
+        on_tick,
+        job,
+        [status, loss_plot, dev_plot, confusion, timer, lab_view.task],
+        api_visibility="private",
+        show_progress="hidden",
+    )
     job.input(lambda: gr.Timer(active=True), None, timer, api_visibility="private")  # an earlier job, chosen
     cancel.click(train_cancel, job, status, api_name="train_cancel")
     push.click(on_push, [job, repo, token], pushed, api_visibility="private")
-    gr.api(train_status, api_name="train_status")
+    endpoint(train_status, api_name="train_status")
     return TrainView(queue, job)
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
+import demo.svg as svg
 from core.analysis.dataset_view import SLICES, read_evaluation
 from core.analysis.plausibility import TOP_K
 from core.analysis.treebank import (
@@ -37,16 +38,20 @@ from core.analysis.treebank import (
 from core.data import TASKS
 from core.data.sst import FINE_LABELS
 from core.predict import AUTO, Lab
-from demo.i18n import L, label_name, model_name, notice_text, request_lang, t, task_label, task_name
+from demo.endpoints import endpoint
+from demo.i18n import L, error, label_name, model_name, notice_text, request_lang, t, task_label, task_name, warn
 from demo.links import COPY_JS, LinkState, state_to_query
 from demo.owners import Visitors
 from demo.plots import esc, md
-from demo.svg import EXPORT_JS
+from demo.svg import EXPORT_JS, drawn_for, room_js
 from demo.treebank_plots import confusion_figure, label_symbols, length_figure, tree_figure
+
+# the tree box's width: the dataset charts' too (side by side only on a page wide enough for either)
+ROOM_JS = room_js("#tb-tree", 32)
 
 
 def _fail(err: TreebankError, ui: str):
-    raise gr.Error(esc(notice_text(err, ui)), print_exception=False)
+    raise error(esc(notice_text(err, ui)), ui)
 
 
 def hit_choice(hit: Hit) -> tuple[str, int]:
@@ -65,7 +70,7 @@ def search_choices(
     except TreebankError as err:
         _fail(err, ui)
     if not hits:
-        gr.Warning(esc(notice_text(TreebankError("no_match", split=split), ui)))
+        warn(esc(notice_text(TreebankError("no_match", split=split), ui)), ui)
     choices = [hit_choice(h) for h in hits]
     key = "tb_hits_capped" if len(hits) >= MAX_HITS else "tb_hits"
     return gr.update(choices=choices, value=choices[0][1] if choices else None), t(key, ui, n=len(hits))
@@ -192,16 +197,22 @@ def dataset_outputs(lab: Lab, task: str, model: str, ui: str) -> tuple:
     )
     if view.disagreement_stale:
         summary += "\n\n⚠️ " + t("tb_disagreement_stale", ui, **params)
-    length = length_figure(
-        view.buckets,
-        t(f"tb_length_{e['length_unit']}", ui),
-        t("tb_length_axis", ui),
-        t("tb_accuracy", ui),
-        t("tb_count", ui),
-    )
-    confusion = confusion_figure(
-        e["sentences"]["confusion"], labels, t("tb_gold_axis", ui), t("tb_predicted_axis", ui), t("tb_confusion", ui)
-    )
+    room = svg.ROOM.get()  # the charts side by side (CSS: each at least 320 px) where the row holds both
+    with svg.drawn_within((room - 32) / 2 if room and room >= 2 * 320 + 16 else room):
+        length = length_figure(
+            view.buckets,
+            t(f"tb_length_{e['length_unit']}", ui),
+            t("tb_length_axis", ui),
+            t("tb_accuracy", ui),
+            t("tb_count", ui),
+        )
+        confusion = confusion_figure(
+            e["sentences"]["confusion"],
+            labels,
+            t("tb_gold_axis", ui),
+            t("tb_predicted_axis", ui),
+            t("tb_confusion", ui),
+        )
     per_class = pd.DataFrame(
         [
             [labels[i], round(c["precision"], 3), round(c["recall"], 3), round(c["f1"], 3), c["support"]]
@@ -248,13 +259,13 @@ def dataset_outputs(lab: Lab, task: str, model: str, ui: str) -> tuple:
 def open_node(view, node: int | None, ui: str) -> tuple:
     """The Lab tab, the node's phrase as its sentence (no pair), and the tree's task."""
     if view is None or node is None or not 0 <= int(node) < len(view.nodes):
-        raise gr.Error(t("tb_no_node", ui), print_exception=False)
+        raise error(t("tb_no_node", ui), ui)
     return gr.Tabs(selected="lab"), view.nodes[int(node)].text, "", gr.Accordion(open=False), view.task
 
 
 def open_sentence(state: dict | None, choice: int | None, ui: str) -> tuple:
     if not state or choice is None or not 0 <= int(choice) < len(state["texts"]):
-        raise gr.Error(t("tb_no_sentence", ui), print_exception=False)
+        raise error(t("tb_no_sentence", ui), ui)
     return gr.Tabs(selected="lab"), state["texts"][int(choice)], "", gr.Accordion(open=False), state["task"]
 
 
@@ -353,6 +364,7 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
             pick = gr.Dropdown([], label=L("tb_disagree_pick"), scale=4, elem_id="tb-disagree-pick")
             open_sentence_button = gr.Button(L("tb_open_sentence"), scale=1, elem_id="tb-open-sentence")
     tree_state, dataset_state = gr.State(None), gr.State(None)
+    room = gr.Number(visible=False)  # the width the tree gets (ROOM_JS measures it)
     tree_outputs_list = [tree_summary, tree_plot, nodes, node, tree_state]
     dataset_outputs_list = [data_summary, length_plot, confusion_plot, per_class, slices, disagree, pick, dataset_state]
 
@@ -382,8 +394,9 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
             _fail(err, ui)
         return gr.update(choices=[hit_choice(hit)], value=hit.index), ""
 
-    def on_sentence(tree_value, split_value, index, task_value, request: gr.Request):
+    def on_sentence(tree_value, split_value, index, task_value, width, request: gr.Request):
         """The chosen sentence's tree; none again for the tree shown (a link drew it with its node chosen)."""
+        drawn_for(width)
         treebank, _ = trees()
         shown = tree_value is not None and (tree_value.split, tree_value.index, tree_value.task) == (
             split_value,
@@ -394,7 +407,8 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
             return gr.update(), gr.update(), gr.update(), gr.update(), gr.update()
         return tree_outputs(visitors.lab(lab, request), treebank, split_value, index, task_value, request_lang(request))
 
-    def on_dataset(task_value, model_value, request: gr.Request):
+    def on_dataset(task_value, model_value, width, request: gr.Request):
+        drawn_for(width)
         return dataset_outputs(visitors.lab(lab, request), task_value, model_value, request_lang(request))
 
     def on_data_task(task_value, request: gr.Request):
@@ -412,10 +426,12 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         high,
         task_value,
         model_value,
+        width,
         request: gr.Request,
     ):
         """First visit: the picker (its first sentence's tree follows) and the dataset view; later visits keep them."""
         ui = request_lang(request)
+        drawn_for(width)
         treebank, problem = trees()
         keep = (gr.update(),)
         warning = f"⚠️ {md(t('tb_no_trees', ui, error=notice_text(problem, ui)))}" if problem else ""
@@ -438,10 +454,11 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     for trigger in (sentence.change, tree_task.change):
         trigger(
             on_sentence,
-            [tree_state, split, sentence, tree_task],
+            [tree_state, split, sentence, tree_task, room],
             tree_outputs_list,
             api_visibility="private",
             concurrency_id="model",
+            js=ROOM_JS,
         )
 
     def on_row(event: gr.SelectData):
@@ -458,16 +475,23 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     disagree.select(on_row, None, [pick], api_visibility="private")
     data_task.change(on_data_task, [data_task], [data_model], api_visibility="private")
     for trigger in (data_task.change, data_model.change):
-        trigger(on_dataset, [data_task, data_model], dataset_outputs_list, api_visibility="private")
+        trigger(on_dataset, [data_task, data_model, room], dataset_outputs_list, api_visibility="private", js=ROOM_JS)
     tab.select(
         on_open_tab,
-        [tree_state, dataset_state, *filters, data_task, data_model],
+        [tree_state, dataset_state, *filters, data_task, data_model, room],
         [problem_md, sentence, hits, *dataset_outputs_list],
         api_visibility="private",
+        js=ROOM_JS,
     )
 
     def treebank_api(index: int = 0, split: str = "test", task: str = "sst5", request: gr.Request = None) -> dict:
-        """The gold tree of one SST sentence with every model's prediction on every node's phrase."""
+        """The gold tree of one SST sentence with every model's prediction on every node's phrase.
+
+        Args:
+            index: the sentence's number in its split, from 0
+            split: the SST split: dev or test
+            task: the task whose models predict every node (sst5 or sst2)
+        """
         treebank, problem = trees()
         if treebank is None:
             raise gr.Error(html.escape(str(problem), quote=False), print_exception=False)
@@ -478,14 +502,19 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
             raise gr.Error(html.escape(str(err), quote=False), print_exception=False) from None
 
     def dataset_api(task: str = "sst5", model: str = "tensor_cnn", request: gr.Request = None) -> dict:
-        """One model's test-set numbers (status 'missing'/'stale'/'invalid' says which command rebuilds them)."""
+        """One model's test-set numbers (status 'missing'/'stale'/'invalid' says which command rebuilds them).
+
+        Args:
+            task: the task of the model's checkpoint (sst5, sst2, zh_sentiment, ...)
+            model: the model: tensor_cnn, mrnn, dcnn, adasent or agt
+        """
         try:
             return read_evaluation(visitors.lab(lab, request).checkpoints, task, model).to_dict()
         except TreebankError as err:
             raise gr.Error(html.escape(str(err), quote=False), print_exception=False) from None
 
-    gr.api(treebank_api, api_name="treebank", concurrency_id="model")
-    gr.api(dataset_api, api_name="dataset")
+    endpoint(treebank_api, api_name="treebank", concurrency_id="model")
+    endpoint(dataset_api, api_name="dataset")
 
     def on_copy(split_value, task_value, index, node_value):
         """The link of the sentence and node shown (COPY_JS puts the page's address in front)."""
@@ -509,12 +538,14 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         task_value,
         data_task_value,
         data_model,
+        width,
         request: gr.Request,
     ):
         """A link to this tab: its split, task and sentence with the node chosen (a sentence past the split's end
         gets a warning and the search's first), the dataset view as on a first visit, then the tab."""
         keep = (gr.update(),)
         ui, seen = request_lang(request), visitors.lab(lab, request)
+        drawn_for(width)
         split_value = link_state.split or split_value
         task_value = link_state.task if link_state.task in SST_TASKS else task_value
         treebank, problem = trees()
@@ -527,7 +558,7 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
                 picker = gr.update(choices=[hit_choice(hit)], value=hit.index), ""
                 drawn = tree_outputs(seen, treebank, split_value, hit.index, task_value, ui, link_state.node)
             except TreebankError as err:
-                gr.Warning(esc(notice_text(err, ui)))
+                warn(esc(notice_text(err, ui)), ui)
         if picker is None:  # no sentence named, or none such: the search's first, as on a first visit
             filters_ = (words_value, label_value, phenomenon_value, low, high)
             picker = search_choices(treebank, split_value, *filters_, ui) if treebank else keep * 2
@@ -541,10 +572,11 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     def open_link(link_state: gr.State, tabs: gr.Tabs) -> None:
         link_state.change(
             on_link,
-            [link_state, dataset_state, *filters, tree_task, data_task, data_model],
+            [link_state, dataset_state, *filters, tree_task, data_task, data_model, room],
             [problem_md, split, tree_task, sentence, hits, *tree_outputs_list, *dataset_outputs_list, tabs],
             api_visibility="private",
             concurrency_id="model",
+            js=ROOM_JS,
         )
 
     return TreebankView(tree_state, node, open_node_button, dataset_state, pick, open_sentence_button, open_link)

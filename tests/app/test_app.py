@@ -78,6 +78,18 @@ def test_named_endpoints(client):
     }  # UI events are private
 
 
+def test_the_api_page_names_and_describes_every_parameter(client):
+    """Each parameter of the gr.api endpoints by its name and its docstring's line (demo/endpoints.py), not
+    "the 1st Api component" and nothing more."""
+    endpoints = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    for name in ("/predict", "/compare", "/probes", "/interventions", "/treebank", "/dataset", "/train_status"):
+        for parameter in endpoints[name]["parameters"]:
+            assert parameter["label"] == parameter["parameter_name"], (name, parameter["label"])
+            assert len(parameter["python_type"]["description"]) > 15, (name, parameter["parameter_name"])
+    text = endpoints["/predict"]["parameters"][0]["python_type"]["description"]
+    assert text.startswith("the sentence to classify"), text
+
+
 def test_predict_english(client, lab):
     result = client.predict(EN, "tensor_cnn", "auto", "auto", api_name="/predict")
     assert (

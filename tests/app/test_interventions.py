@@ -3,6 +3,8 @@ Each is checked against a brute-force version of what it claims (a model whose w
 a no-op gives the plain forward pass; a replaced quantity equals the one computed by hand from the plain
 pass), then through the Lab: named in the answer, carried to the worker process, bad input refused."""
 
+import re
+
 import pytest
 import torch
 from test_models_common import SENTENCES
@@ -11,6 +13,7 @@ from test_models_common import build as build_model
 from core.data.batching import pad_batch
 from core.models.base import Intervention, intervening, parse_intervention
 from core.notices import InterventionError
+from demo.i18n import intervention_name, t
 
 BATCH = pad_batch(SENTENCES)
 
@@ -301,12 +304,18 @@ def test_the_lab_tab_shows_before_and_after(lab):
         and intervention_value("consecutive", 3, specs) == "consecutive"
     )
     assert intervention_value("gates_open", 2, specs) == "none" and intervention_specs(lab, "all", "auto") == {}
-    for ui, tests in (("en", "What it tests: §3 Eq. 3"), ("zh", "它检验的是：§3 式 3")):
+    for ui, tests, name in (
+        ("en", "What it tests: §3 Eq. 3", "“Consecutive n-grams only”"),
+        ("zh", "它检验的是：§3 式 3", "“只用连续 n 元组”"),
+    ):
         summary, _, result = analyse(
             lab, facts(lab), "the film is not good", "tensor_cnn", "auto", "auto", ui, "occlusion", "consecutive"
         )
-        assert "`consecutive`" in summary and "→" in summary and tests in summary
-        assert result.count('class="model-panel"') == 2 and "consecutive" in result  # both panels, told apart
+        assert name in summary and "→" in summary and tests in summary  # worded, not its key
+        assert result.count('class="model-panel"') == 2 and name in result  # both panels, told apart
+        rows = re.findall(r"<tr><td>([^<]*)</td>", result.split('id="comparison"')[1].split("</table>")[0])
+        assert len(rows) == 2 and rows[0] != rows[1]  # the before/after table's rows too
+        assert result.count(t("accuracy_intervened", ui)) == 2  # its row and its panel: never the checkpoint's
     summary, _, result = analyse(
         lab, facts(lab), "the film is not good", "all", "auto", "auto", "en", "occlusion", "consecutive"
     )
@@ -322,7 +331,7 @@ def test_a_prediction_draws_itself_in_a_notebook(lab, monkeypatch):
     before_after = demo.notebook.show(
         [prediction, lab.predict("the film is not good", "dcnn", "sst5", intervention="max_pool")], ui="zh"
     )
-    assert "max_pool" in before_after._repr_html_() and "施加" in before_after
+    assert intervention_name("max_pool", "zh") in before_after._repr_html_() and "施加" in before_after
     monkeypatch.setattr(type(prediction), "html_renderer", None)  # core alone: a table of the probabilities
     plain = prediction._repr_html_()
     assert "<table>" in plain and "dcnn" in plain and "<svg" not in plain

@@ -387,6 +387,8 @@ def test_the_tab_words_every_status_and_draws_the_curves(tmp_path):
         and "1 分 15 秒" in texts["running", "zh"]
     )
     assert "0.750" in texts["done", "en"] and "user\\_x\\_1" in texts["done", "zh"]
+    within = {**running, "progress": 1.0, "loss": [[0.5, 1.2], [1.0, 0.9], [1.75, 0.8]]}  # mid-epoch, per batch
+    assert "epoch 1.8 of 4 (44%)" in status_text(within, "en")
     assert "'5'" in texts["failed", "en"] and "“5”" in texts["failed", "zh"]
     assert texts["cancelled", "zh"] == "已取消。" and texts["stopped", "en"].startswith("Stopped")
     loss, dev = curves(job)
@@ -402,6 +404,16 @@ def test_the_tab_words_every_status_and_draws_the_curves(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"review,stars\n\xff\xfe,1\n")
     assert "第 2 行不是 UTF\\-8" in file_summary(str(bad), "", "", limits, "zh")[0]  # markdown-escaped
+    # a file refused on the columns it detected says which, and the pickers show them to change
+    comment = write_csv(tmp_path / "comment.csv", [(text, "x") for text, _ in reviews(30)], ("text", "comment"))
+    summary, text_column, label_column = file_summary(str(comment), "", "", limits, "en")
+    assert summary.startswith("❌ Text column **text**, label column **comment**") and "label 'x'" in summary
+    assert (text_column["value"], label_column["value"]) == ("text", "comment")
+    alone = tmp_path / "alone.csv"
+    alone.write_text("text\na good film\na bad film\n", encoding="utf-8")
+    summary, text_column, _ = file_summary(str(alone), "", "", limits, "en")
+    assert summary == "❌ The file has one column (text): training needs a text column and a label column."
+    assert text_column["choices"] == []
 
 
 def test_uploads_may_be_larger_than_other_requests():

@@ -33,6 +33,9 @@ def test_upload_train_one_epoch_see_the_curve_and_predict(open_page, url, tmp_pa
     expect(page.locator("#train-confusion")).to_contain_text("true \\ predicted")
 
     page.get_by_role("tab", name="Lab").click()
+    expect(page.locator("#task input")).not_to_have_value(task)  # the Lab keeps the visitor's choice ...
+    page.locator("#task input").click()
+    page.get_by_role("option", name=task).click()  # ... and offers the new task
     expect(page.locator("#task input")).to_have_value(task)
     page.locator("#model input").click()
     page.get_by_role("option", name="DCNN (Kalchbrenner et al. 2014)").click()

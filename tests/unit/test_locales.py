@@ -98,3 +98,48 @@ def test_a_key_in_two_tabs_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr("demo.i18n.LOCALES", tmp_path)
     with pytest.raises(ValueError, match="'run' is in two tabs"):
         load_locale("xx")
+
+
+# Taiwan's words for what the page says (OpenCC s2twp), against the mainland's ones a character-by-character
+# conversion keeps; 幹 is vulgar in Taiwan, where 干预 is 干預
+TAIWAN_WORDS = {
+    "干预": "干預",
+    "默认": "預設",
+    "网络": "網路",
+    "视图": "檢視",
+    "接口": "介面",
+    "文件": "檔案",
+    "运行": "執行",
+    "数据": "資料",
+}
+
+
+def test_taiwan_chinese_is_written_with_taiwan_s_words():
+    texts = [*TEXT["zh-TW"].values(), *(words for table in CODES["zh-TW"].values() for words in table.values())]
+    converted = [words for simplified in TAIWAN_WORDS for words in texts if simplified in words]
+    mainland = ("幹", "默認", "網絡", "視圖", "接口", "運行", "數據", "文件", "軟件", "信息")  # converted one by one
+    assert not [words for words in texts if any(word in words for word in mainland)]
+    for simplified, taiwan in TAIWAN_WORDS.items():
+        assert TRADITIONAL["zh-TW"](simplified) == taiwan
+        found = [words for words in TEXT["zh"].values() if simplified in words]
+        assert found, f"the page no longer says {simplified}: pick a word it says"
+        assert all(taiwan in TRADITIONAL["zh-TW"](words) for words in found), simplified
+    assert converted == [], "the Taiwan page says a simplified word"
+    assert t("intervention", "zh-TW") == "干預"
+
+
+def test_every_intervention_is_named_by_what_it_does_in_both_languages():
+    from core.models import MODELS, model_class
+    from demo.i18n import intervention_name
+
+    keys = [key for model in MODELS for key in model_class(model).interventions]
+    for lang in ("en", "zh", "zh-TW"):
+        names = [intervention_name(key, lang) for key in keys]
+        assert len(set(names)) == len(keys) and not set(names) & set(keys), lang
+    assert intervention_name("map_off:2", "en") == "One top-layer feature map off (no. 2)"
+
+
+def test_toasts_are_titled_in_the_page_language():
+    from demo.i18n import error
+
+    assert (error("x", "en").title, error("x", "zh").title, error("x", "zh-TW").title) == ("Error", "出错了", "出錯了")

@@ -251,6 +251,7 @@ def test_the_probes_tab_shows_the_table_and_a_cells_failures(lab):
 
     summary, table, _, _, head, failures, failure_choices, report = run_probe_suite(lab, "zh", "auto", "zh")
     assert "zh_sentiment" not in summary and "个用例" in summary  # worded in Chinese, the task by its name
+    assert summary.startswith("中文用例") and "测试集 zh" not in summary  # the suite by its language
     assert list(table.columns) == ["能力"] + [model_name(m) for m in lab.models("zh_sentiment")]
     assert len(table) == len(report.cells)
     first_cell = report.cells[next(iter(report.cells))][report.models[0]]
@@ -264,6 +265,16 @@ def test_the_probes_tab_shows_the_table_and_a_cells_failures(lab):
         lab, "a good film\tpositive\nGood.\tNot good.\tdown", None, "en", "auto", "en"
     )
     assert report.task == "sst5" and report.cases == 2 and len(table) == 1
+    assert not summary.startswith("⚠️")  # English cases on an English task
+
+
+def test_own_cases_in_the_other_language_are_run_with_a_warning(lab):
+    from demo.tabs.probes import run_user_cases
+
+    summary, table, *_, report = run_user_cases(lab, "这个手机很好\tpositive", None, "en", "sst5", "zh")
+    assert report.cases == 1 and summary.startswith("⚠️ 你的用例是中文，而任务")
+    summary, *_ = run_user_cases(lab, "这个手机很好\tpositive", None, "zh", "auto", "en")
+    assert not summary.startswith("⚠️")  # Chinese cases on the Chinese task
 
 
 def test_the_probes_endpoint_answers(lab, client):

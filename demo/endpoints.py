@@ -1,0 +1,22 @@
+"""gr.api with words for the API page: Gradio names each parameter of a gr.api endpoint by its position ("the 1st
+Api component") and leaves it undescribed; `endpoint` gives each its name and its line of the function's
+docstring (an "Args:" section, the same lines Gradio's MCP server reads)."""
+
+from collections.abc import Callable
+
+import gradio as gr
+from gradio.context import Context
+from gradio.utils import get_function_description, get_function_params
+
+
+def endpoint(fn: Callable, **kwargs) -> None:
+    """gr.api(fn, **kwargs), each parameter on the API page as `fn` names it, described by its Args line."""
+    registered = gr.api(fn, **kwargs)
+    _, described, _ = get_function_description(fn)
+    names = [name for name, *_ in get_function_params(fn)]  # the request is no parameter of the endpoint
+    missing = [name for name in names if not described.get(name)]
+    if missing:  # an endpoint's parameter nobody can read about is a bug of its docstring
+        raise ValueError(f"{fn.__name__}: no Args line for {', '.join(missing)}")
+    for name, block in zip(names, (Context.root_block.blocks[i] for i in registered["inputs"])):
+        block.label = name
+        block._api_info = {**block._api_info, "additional_description": described[name]}
