@@ -4,7 +4,7 @@ no model logic and never imports torch (tests/unit/test_architecture.py checks).
 from demo.i18n import I18N
 from demo.limits import APP_KWARGS
 from demo.memory import bound_malloc
-from demo.runner import MODEL_CONCURRENCY, QUEUE_SIZE, warm_up
+from demo.runner import QUEUE, warm_up
 from demo.sessions import SESSION_CAPACITY
 from demo.ui import CSS, THEME, build_demo
 
@@ -12,8 +12,7 @@ __all__ = [
     "APP_KWARGS",
     "CSS",
     "I18N",
-    "MODEL_CONCURRENCY",
-    "QUEUE_SIZE",
+    "QUEUE",
     "SESSION_CAPACITY",
     "THEME",
     "bound_malloc",

@@ -42,6 +42,8 @@ MODEL_POOL = ThreadPoolExecutor(max_workers=min(5, os.cpu_count() or 1), thread_
 # measurement (docs/performance.md), $LAB_MODEL_CONCURRENCY and $LAB_QUEUE_SIZE to measure others
 MODEL_CONCURRENCY = int(os.environ.get("LAB_MODEL_CONCURRENCY") or 16)
 QUEUE_SIZE = int(os.environ.get("LAB_QUEUE_SIZE") or 64)
+# Gradio's queue (app.py): waiting clients get their queue position once a second, not on every job start
+QUEUE = {"default_concurrency_limit": MODEL_CONCURRENCY, "max_size": QUEUE_SIZE, "status_update_rate": 1}
 LONG_WORDS = 40  # more words than this: the long lane (SST test sentences: mean 19.2 words, 95% <= 35, 1.5% > 40)
 POLL_S = 0.1  # how often a waiting request checks that its client is still there
 WORKER_NICE = 10  # the worker's CPU priority below the server's: on a busy machine short requests come first
