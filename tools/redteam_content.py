@@ -35,6 +35,7 @@ EXPORT_LINES = [
 # words a spreadsheet would run as formulas, and a label's would-be link
 HOSTILE_LINES = ['=HYPERLINK("http://example.com/x","click") is a good film', "+1 for the cast", "@everyone -2 dull"]
 PREDICT_ARGS = ("a good film", "dcnn", "auto", "auto")
+PAGE_WIDTH = 1280  # the figures' room in px, which the page sends with every analysis
 P95_S = 1.0  # /predict's bar while exports run (the class profile's short p95)
 
 
@@ -182,7 +183,7 @@ def case_reset_intervention_is_no_error(base_url: str) -> tuple[bool, str]:
         queue_call(http, base, on_model, ["all", "auto"], session)  # the server resets the menu to "none"
         try:
             summary, _, result = queue_call(
-                http, base, run, ["a good film", "all", "auto", "auto", "occlusion", key, 1], session
+                http, base, run, ["a good film", "all", "auto", "auto", "occlusion", key, 1, PAGE_WIDTH], session
             )[1:]
         except QueueError as err:
             return False, f"Analyse with the reset '{key}' answered the error: {err}"
@@ -264,7 +265,7 @@ def case_worker_crash_is_named_on_the_lab_page(base_url: str) -> tuple[bool, str
     base, session = _base(base_url), uuid.uuid4().hex
     with httpx.Client(timeout=httpx.Timeout(30, read=120)) as http:
         run = event_index(_config(http, base), "run", "click")
-        data = [LONG_TEXT, "all", "auto", "auto", "occlusion", "none", 1]
+        data = [LONG_TEXT, "all", "auto", "auto", "occlusion", "none", 1, PAGE_WIDTH]
         queue_call(http, base, run, data, session)  # the worker runs
         answer = with_worker_killed(base_url, lambda: queue_call(http, base, run, data, session))
     if answer is None:

@@ -25,6 +25,7 @@ from tools import redteam_content
 from tools.loadtest import percentile
 from tools.redteam_content import (
     EXPORT_LINES,
+    PAGE_WIDTH,
     PREDICT_ARGS,
     QueueError,
     _cells,
@@ -107,7 +108,7 @@ def test_a_visitors_file_name_and_labels_reach_the_lab_escaped(app, private_task
     with httpx.Client(timeout=120) as http:
         run = event_index(http.get(f"{app}/config").json(), "run", "click")
         summary = queue_call(
-            http, app, run, ["a good film", "dcnn", task, "auto", "occlusion", "none", 1], owner_session
+            http, app, run, ["a good film", "dcnn", task, "auto", "occlusion", "none", 1, PAGE_WIDTH], owner_session
         )
     text = summary[1]["value"] if isinstance(summary[1], dict) else summary[1]
     assert md(TITLE) in text and "](javascript" not in text, text
