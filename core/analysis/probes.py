@@ -32,7 +32,7 @@ from core.analysis.batched import predict_batched
 from core.data import PROJECT_ROOT
 from core.notices import NoticeError
 from core.predict import MAX_WORDS, Lab
-from core.text import tokenize
+from core.text import detect_language, tokenize
 from core.views import plain, sentiment_scores
 
 SUITE_DIR = PROJECT_ROOT / "probes"
@@ -151,6 +151,7 @@ class ProbeReport:
     sentences: int
     seconds: float
     margin: float = 0.0  # the change of the score a directional case must exceed (dir_margin of its range)
+    cases_lang: str = ""  # the language the cases are written in: other than `lang`, the models read unknown words
 
     def to_dict(self, failures: bool = True) -> dict:
         """JSON-ready; `pass_rates[capability][model]` is the table."""
@@ -534,6 +535,7 @@ def run_cases(
         len(sentences),
         time.perf_counter() - started,
         dir_margin * (score_range[1] - score_range[0]),
+        detect_language(" ".join(sentences)),
     )
 
 

@@ -23,7 +23,6 @@ from core.analysis.probes import (
 )
 from core.owners import PUBLIC
 from core.predict import ALL, AUTO, Cancelled, Lab
-from core.text import detect_language
 from demo.i18n import (
     PAGE,
     L,
@@ -240,7 +239,7 @@ def run_user_cases(lab: Lab, text: str, upload: str | None, suite: str, task: st
         names = {"user": {"en": t("user_cases", "en"), "zh": t("user_cases", "zh")}}
         report = RequestGate().probes(lab, task, text=lines, capabilities=names)
         summary, *shown = show(report, ui)
-        written = detect_language(lines)
+        written = report.cases_lang
         if written != report.lang:  # a verdict on words the models never learnt: said, not left to be guessed
             names = {"cases": t(f"lang_{written}", ui), "task_lang": t(f"lang_{report.lang}", ui)}
             summary = t("probe_other_language", ui, task=task_name(report.task, ui), **names) + "\n\n" + summary
