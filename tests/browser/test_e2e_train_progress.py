@@ -32,6 +32,8 @@ def test_a_run_says_why_it_stopped_and_its_model_is_captioned_in_full(open_page,
     assert not [v for v in shown if re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{16}", v)], shown  # never the job's raw id
 
     page.get_by_role("tab", name="Lab").click()
+    page.locator("#task input").click()  # the new task, chosen in the Lab's Task menu (never switched to by itself)
+    page.get_by_role("option", name=re.compile(r"^progress_reviews\.csv · ")).click()
     page.locator("#model input").click()
     page.get_by_role("option", name="DCNN (Kalchbrenner et al. 2014)").click()
     page.locator("#sentence textarea").fill("a great fun film")
