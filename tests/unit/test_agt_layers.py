@@ -98,7 +98,7 @@ def test_a_fixed_gate_bias_gives_its_openness_and_carry(bias):
     for l, row in enumerate(state):
         if l:
             assert row["gate_mean"] == pytest.approx(open_, abs=1e-12)
-            assert row["gate_bias_mean"] == bias
+            assert row["gate_bias_mean"] == bias and row["gate_bias_moved"] == 0
         # what reaches the top through the skip paths alone: (1 - T) for each of the layers above
         assert row["carry_to_top"] == pytest.approx((1 - open_) ** (3 - l), rel=1e-9)
 
