@@ -186,7 +186,7 @@ def markdown(report: dict) -> str:
             f"{entry['generated']}, {machine['cpu']}, commit {machine['commit']}. Used layers: "
             f"**{len(entry['used_layers'])} of {len(entry['state'])}** ({', '.join(map(str, entry['used_layers']))}).",
             "",
-            "| layer | uniform attention | flips | gate shut | flips | gate open | flips | gate mean | gate bias "
+            "| layer | uniform attention | flips | gate shut | flips | gate open | flips | gate mean | gate bias moved "
             "| carry to top | attention entropy / uniform |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
