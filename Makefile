@@ -100,7 +100,7 @@ evaluate-all: install ## every checkpoint on its test set -> <task>/<model>/eval
 	nice -n 10 $(PY) -m tools.evaluate_all --threads 1 $(EVAL_ARGS)
 
 # -- measure (each writes its docs/ page) ----------------------------------------------------------
-.PHONY: bench bench-smoke bench-browser screens probes loadtest app-cpu saturation redteam soak sessions train-load attribution attribute export-results ablations tokenizer-agreement vectors-probe vectors-probe-zh checkpoints-report
+.PHONY: bench bench-smoke bench-browser screens probes loadtest app-cpu saturation redteam soak sessions train-load attribution attribute export-results ablations agt-layers agt-gradients tokenizer-agreement vectors-probe vectors-probe-zh checkpoints-report
 PROBE_MODELS ?= nbow
 # every other set of a language present: .cache/vectors/<lang>-<name>.safetensors -> --vectors <name>=.cache/vectors/<lang>-<name>
 vector_sets = $(foreach f,$(sort $(wildcard .cache/vectors/$(1)-*.safetensors)),--vectors $(patsubst $(1)-%,%,$(basename $(notdir $(f))))=$(basename $(f)))
@@ -159,6 +159,15 @@ export-results: install ## the shipped checkpoints' predictions on a split and t
 
 ablations: install ## every intervention's effect on dev/test accuracy of the shipped checkpoints, beside the papers' ablations -> docs/ablations.md
 	$(PY) -m tools.ablations
+
+AGT_CHECKPOINT ?= checkpoints/sst5/agt
+AGT_NAME ?= shipped
+AGT_SET ?=
+agt-layers: install ## the AGT's per-layer intervention effects (40 SST-5 dev sentences), gates and attention: [AGT_CHECKPOINT=... AGT_NAME=...] -> docs/agt_layers.json
+	$(PY) -m tools.agt_layers --checkpoint $(AGT_CHECKPOINT) --name "$(AGT_NAME)"
+
+agt-gradients: install ## per-layer gradient norms over a fresh AGT's first 200 SST-5 steps: [AGT_SET=gate_bias=-2 AGT_NAME=...] -> docs/agt_layers.json
+	$(PY) -m tools.agt_layers --gradients --name "$(AGT_NAME)" $(foreach s,$(AGT_SET),--set $(s))
 
 tokenizer-agreement: install ## token agreement of our English tokenizer with the SST test trees
 	$(PY) -m tools.tokenizer_agreement
