@@ -1,0 +1,178 @@
+"""Same inputs: the authors' trainer and ours on the files of tools.oracle.files, their README's settings.
+
+    python -m tools.oracle.same_inputs authors --task sst5 [--phrases] --seed 1 [--max-epochs 10] --out DIR
+    python -m tools.oracle.same_inputs ours    --task sst5 [--phrases] --seed 1 [--max-epochs 10] --out DIR
+    python -m tools.oracle.same_inputs report  DIR... [--json docs/oracle.json]
+
+README settings (theirs, the documented run): --depth 3 --order 3 --decay 0.5 --hidden_dim 200
+--dropout_rate 0.3 --l2_reg 0.00001 --act relu --learning adagrad --learning_rate 0.01, batch 15 (their
+default), floatX=float64, one dev evaluation per epoch. Ours gets the same: l2 2e-5 (their penalty
+l2_reg·Σp² has the gradient 2·l2_reg·p; our weight decay adds l2·p), batch 15, one evaluation per epoch.
+Each run writes DIR/result.json: the best dev accuracy and the test accuracy of that model, in %.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from contextlib import redirect_stdout
+from pathlib import Path
+
+from core.data import PROJECT_ROOT
+from tools.oracle.files import TASK_FILES, default_dir
+
+README = {
+    "depth": 3,
+    "order": 3,
+    "decay": 0.5,
+    "hidden_dim": 200,
+    "dropout_rate": 0.3,
+    "l2_reg": 1e-5,
+    "act": "relu",
+    "learning": "adagrad",
+    "learning_rate": 0.01,
+    "batch": 15,
+    "cutoff": 0,
+    "loss": "nll",
+    "eval_period": -1,
+}
+
+
+def input_files(inputs: Path, task: str, phrases: bool) -> dict[str, str]:
+    name = TASK_FILES[task]
+    train = inputs / f"stsa.{name}.{'phrases.train' if phrases else 'train'}"
+    return {"train": str(train), "dev": str(inputs / f"stsa.{name}.dev"), "test": str(inputs / f"stsa.{name}.test")}
+
+
+def parse_authors_log(text: str) -> dict:
+    """Best dev and the test of the model saved there (their code saves on a strictly better dev; it also
+    prints test on a tie, which is not the saved model), per-epoch dev, from their log."""
+    devs, best, test, pending = [], -1.0, None, False
+    for line in text.splitlines():
+        if m := re.search(r"dev accuracy=([\d.]+)", line):
+            dev = float(m.group(1))
+            devs.append(dev)
+            pending = dev > best
+            best = max(best, dev)
+        elif (m := re.search(r"test accuracy=([\d.]+)", line)) and pending:
+            test, pending = float(m.group(1)), False
+    return {
+        "dev": round(100 * best, 2) if devs else None,
+        "test": round(100 * test, 2) if test is not None else None,
+        "dev_curve": [round(100 * d, 2) for d in devs],
+        "epochs": len(devs),
+        "nan": "nan" in text.lower(),
+    }
+
+
+def run_authors(args) -> dict:
+    from tools.oracle.shim import load_authors
+
+    authors = load_authors(args.oracle_dir, stable_loss=not args.naive_loss, floatx=args.floatx)
+    settings = {
+        **README,
+        **input_files(Path(args.inputs), args.task, args.phrases),
+        "embedding": str(Path(args.inputs) / "vectors.txt.gz"),
+        "seed": args.seed,
+        "max_epochs": args.max_epochs,
+        "model": "",
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.time()
+    with open(out / "log.txt", "w", encoding="utf-8") as log, redirect_stdout(log):
+        try:
+            authors.main(argparse.Namespace(**settings))
+        except KeyboardInterrupt:
+            pass
+    return parse_authors_log((out / "log.txt").read_text(encoding="utf-8")) | {"seconds": round(time.time() - start)}
+
+
+def run_ours(args) -> dict:
+    from core.training.train import main as train_main
+
+    # our trainer reads the examples these files were written from (load_task): the same lines, in their order
+    argv = [
+        "--model", "tensor_cnn", "--task", args.task, "--seed", str(args.seed),
+        "--vectors", str(Path(args.inputs) / "vectors.safetensors"),
+        "--batch-size", "15", "--optimizer", "adagrad", "--lr", "0.01", "--l2", "2e-5", "--clip", "0",
+        "--evals-per-epoch", "1", "--epochs", str(args.max_epochs), "--patience", "30",
+        "--threads", "1", "--out", str(Path(args.out) / "run"),
+        *(["--phrases"] if args.phrases else []), *args.ours_args,
+    ]  # fmt: skip
+    start = time.time()
+    train_main(argv)
+    metrics = json.loads((Path(args.out) / "run" / "metrics.json").read_text(encoding="utf-8"))
+    history = [json.loads(line) for line in (Path(args.out) / "run" / "log.jsonl").read_text().splitlines()]
+    return {
+        "dev": round(100 * metrics["dev_accuracy"], 2),
+        "test": round(100 * metrics["test"]["accuracy"], 2),
+        "dev_curve": [round(100 * r["dev_accuracy"], 2) for r in history],
+        "epochs": metrics["epochs_run"],
+        "seconds": round(time.time() - start),
+    }
+
+
+def variant_name(args) -> str:
+    """'' for the README run; else what differs from it (authors: floatX, the naive loss)."""
+    if args.side != "authors":
+        return " ".join(args.ours_args)
+    return " ".join(
+        ([f"floatX={args.floatx}"] if args.floatx != "float64" else []) + (["naive loss"] if args.naive_loss else [])
+    )
+
+
+def report(folders: list[Path]) -> list[dict]:
+    rows = []
+    for folder in folders:
+        for path in sorted(folder.glob("**/result.json")):
+            rows.append(json.loads(path.read_text(encoding="utf-8")))
+    key = lambda r: (r["task"], r["phrases"], r.get("variant", ""), r["implementation"], r["seed"])
+    return sorted(rows, key=key)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("side", choices=["authors", "ours", "report"])
+    parser.add_argument("folders", nargs="*")
+    parser.add_argument("--task", default="sst5", choices=list(TASK_FILES))
+    parser.add_argument("--phrases", action="store_true")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--max-epochs", type=int, default=10)
+    parser.add_argument("--inputs", default=str(default_dir()))
+    parser.add_argument("--oracle-dir", default=None)
+    parser.add_argument("--floatx", default="float64", choices=["float32", "float64"])
+    parser.add_argument("--naive-loss", action="store_true", help="their -log(softmax[y]) as pytensor leaves it")
+    parser.add_argument("--variant", default="", help="a name for a bisection step (ours: with --ours-args)")
+    parser.add_argument("--ours-args", nargs="*", default=[], help="extra core.training.train arguments")
+    parser.add_argument("--out", default="")
+    parser.add_argument("--json", default="")
+    args = parser.parse_args(argv)
+    if args.side == "report":
+        rows = report([Path(f) for f in args.folders])
+        text = json.dumps(rows, indent=1)
+        Path(args.json).write_text(text + "\n") if args.json else print(text)
+        return 0
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    result = (run_authors if args.side == "authors" else run_ours)(args)
+    row = {
+        "model": "tensor_cnn",
+        "task": args.task,
+        "phrases": args.phrases,
+        "implementation": args.side,
+        "seed": args.seed,
+        "variant": args.variant or variant_name(args),
+        "max_epochs": args.max_epochs,
+        **result,
+        "host": os.uname().nodename,
+        "cores": os.cpu_count(),
+    }
+    (Path(args.out) / "result.json").write_text(json.dumps(row, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(row), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
