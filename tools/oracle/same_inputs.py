@@ -15,12 +15,12 @@ import argparse
 import json
 import os
 import re
+import signal
 import sys
 import time
 from contextlib import redirect_stdout
 from pathlib import Path
 
-from core.data import PROJECT_ROOT
 from tools.oracle.files import TASK_FILES, default_dir
 
 README = {
@@ -67,6 +67,10 @@ def parse_authors_log(text: str) -> dict:
     }
 
 
+class TimeUp(Exception):
+    pass
+
+
 def run_authors(args) -> dict:
     from tools.oracle.shim import load_authors
 
@@ -77,16 +81,20 @@ def run_authors(args) -> dict:
         "embedding": str(Path(args.inputs) / "vectors.txt.gz"),
         "seed": args.seed,
         "max_epochs": args.max_epochs,
+        "max_minutes": args.max_minutes,
         "model": "",
     }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     start = time.time()
-    with open(out / "log.txt", "w", encoding="utf-8") as log, redirect_stdout(log):
+    if args.max_minutes:  # their loop has no time budget: an alarm ends it, and the log so far is the result
+        signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeUp()))
+        signal.alarm(int(args.max_minutes * 60))
+    with open(out / "log.txt", "w", encoding="utf-8", buffering=1) as log, redirect_stdout(log):
         try:
             authors.main(argparse.Namespace(**settings))
-        except KeyboardInterrupt:
-            pass
+        except TimeUp:
+            print(f"stopped after {args.max_minutes} minutes (--max-minutes)")
     return parse_authors_log((out / "log.txt").read_text(encoding="utf-8")) | {"seconds": round(time.time() - start)}
 
 
@@ -99,7 +107,7 @@ def run_ours(args) -> dict:
         "--vectors", str(Path(args.inputs) / "vectors.safetensors"),
         "--batch-size", "15", "--optimizer", "adagrad", "--lr", "0.01", "--l2", "2e-5", "--clip", "0",
         "--evals-per-epoch", "1", "--epochs", str(args.max_epochs), "--patience", "30",
-        "--threads", "1", "--out", str(Path(args.out) / "run"),
+        "--threads", "1", "--out", str(Path(args.out) / "run"), "--max-minutes", str(args.max_minutes),
         *(["--phrases"] if args.phrases else []), *args.ours_args,
     ]  # fmt: skip
     start = time.time()
@@ -141,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--phrases", action="store_true")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-epochs", type=int, default=10)
+    parser.add_argument("--max-minutes", type=float, default=0.0, help="a time budget (ours: ends after that epoch)")
     parser.add_argument("--inputs", default=str(default_dir()))
     parser.add_argument("--oracle-dir", default=None)
     parser.add_argument("--floatx", default="float64", choices=["float32", "float64"])
@@ -165,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         "seed": args.seed,
         "variant": args.variant or variant_name(args),
         "max_epochs": args.max_epochs,
+        "max_minutes": args.max_minutes,
         **result,
         "host": os.uname().nodename,
         "cores": os.cpu_count(),

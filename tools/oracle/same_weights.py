@@ -23,6 +23,10 @@ from tools.oracle.shim import load_authors, oracle_dir
 UNK_WORD = "## UNK ##"  # the authors' unknown word: the last row of their embedding table
 
 
+def shown(path: Path) -> str:
+    return str(path.relative_to(PROJECT_ROOT) if path.is_relative_to(PROJECT_ROOT) else path)
+
+
 def authors_args(config, batch: int = 15) -> argparse.Namespace:
     """Their command-line settings for our model's configuration (no dropout graph: evaluation only)."""
     return argparse.Namespace(
@@ -56,9 +60,7 @@ def load_into_authors(authors, model, vocab, labels: list[str], floatx: str):
     return conv
 
 
-def compare(
-    checkpoint: Path, folder: Path, inputs: Path, floatx: str = "float64", ours_dtype=torch.float64
-) -> dict:
+def compare(checkpoint: Path, folder: Path, inputs: Path, floatx: str = "float64", ours_dtype=torch.float64) -> dict:
     """Max |Δp| between the authors' graph and ours on SST-5 dev (`inputs`/stsa.fine.dev), same weights."""
     authors = load_authors(folder, floatx=floatx)
     import pytensor
@@ -83,7 +85,7 @@ def compare(
     delta = np.abs(theirs - ours.numpy())
     gold = np.concatenate(batches_y)
     return {
-        "checkpoint": str(checkpoint.relative_to(PROJECT_ROOT) if checkpoint.is_relative_to(PROJECT_ROOT) else checkpoint),
+        "checkpoint": shown(checkpoint),
         "dev_file": "stsa.fine.dev of tools.oracle.files",
         "sentences": len(order),
         "floatx_authors": floatx,
