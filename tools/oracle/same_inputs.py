@@ -21,6 +21,7 @@ import time
 from contextlib import redirect_stdout
 from pathlib import Path
 
+from core.data import load_task
 from tools.oracle.files import TASK_FILES, default_dir
 
 README = {
@@ -82,6 +83,7 @@ def run_authors(args) -> dict:
         "seed": args.seed,
         "max_epochs": args.max_epochs,
         "max_minutes": args.max_minutes,
+        "evals": args.eval_period if args.side == "authors" else args.evals_per_epoch,
         "model": "",
     }
     out = Path(args.out)
@@ -106,7 +108,7 @@ def run_ours(args) -> dict:
         "--model", "tensor_cnn", "--task", args.task, "--seed", str(args.seed),
         "--vectors", str(Path(args.inputs) / "vectors.safetensors"),
         "--batch-size", "15", "--optimizer", "adagrad", "--lr", "0.01", "--l2", "2e-5", "--clip", "0",
-        "--evals-per-epoch", "1", "--epochs", str(args.max_epochs), "--patience", "30",
+        "--evals-per-epoch", str(args.evals_per_epoch), "--epochs", str(args.max_epochs), "--patience", "30",
         "--threads", "1", "--out", str(Path(args.out) / "run"), "--max-minutes", str(args.max_minutes),
         *(["--phrases"] if args.phrases else []), *args.ours_args,
     ]  # fmt: skip
@@ -132,11 +134,41 @@ def variant_name(args) -> str:
     )
 
 
+def salvage(folder: Path) -> dict | None:
+    """The row of a run killed before it wrote result.json (a hard time limit): the authors' from their log,
+    ours from its per-epoch log and best checkpoint (test evaluated here). None when nothing was trained."""
+    side, task, *rest = folder.name.split("-")
+    phrases, seed = "phrases" in rest, int(rest[-1].lstrip("s"))
+    base = {"model": "tensor_cnn", "task": task, "phrases": phrases, "implementation": side, "seed": seed}
+    if side == "authors" and (folder / "log.txt").is_file():
+        result = parse_authors_log((folder / "log.txt").read_text(encoding="utf-8"))
+    elif side == "ours" and (folder / "run" / "log.jsonl").is_file():
+        from core.analysis.metrics import evaluate
+        from core.checkpoints.checkpoint import load_checkpoint
+
+        history = [json.loads(line) for line in (folder / "run" / "log.jsonl").read_text().splitlines()]
+        best = load_checkpoint(folder / "run" / "best")
+        data = load_task(task)
+        test = evaluate(best.model, data.test, best.vocab, data.labels)["accuracy"]
+        result = {
+            "dev": round(100 * max(r["dev_accuracy"] for r in history), 2),
+            "test": round(100 * test, 2),
+            "dev_curve": [round(100 * r["dev_accuracy"], 2) for r in history],
+            "epochs": len(history),
+        }
+    else:
+        return None
+    return base | {"variant": "", **result, "killed": True}
+
+
 def report(folders: list[Path]) -> list[dict]:
     rows = []
     for folder in folders:
-        for path in sorted(folder.glob("**/result.json")):
-            rows.append(json.loads(path.read_text(encoding="utf-8")))
+        for run in sorted(p for p in folder.iterdir() if p.is_dir()):
+            if (run / "result.json").is_file():
+                rows.append(json.loads((run / "result.json").read_text(encoding="utf-8")))
+            elif (row := salvage(run)) is not None:
+                rows.append(row)
     key = lambda r: (r["task"], r["phrases"], r.get("variant", ""), r["implementation"], r["seed"])
     return sorted(rows, key=key)
 
@@ -150,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-epochs", type=int, default=10)
     parser.add_argument("--max-minutes", type=float, default=0.0, help="a time budget (ours: ends after that epoch)")
+    parser.add_argument("--eval-period", type=int, default=-1, help="theirs: a dev evaluation every N batches")
+    parser.add_argument("--evals-per-epoch", type=int, default=1, help="ours: dev evaluations per epoch")
     parser.add_argument("--inputs", default=str(default_dir()))
     parser.add_argument("--oracle-dir", default=None)
     parser.add_argument("--floatx", default="float64", choices=["float32", "float64"])
@@ -175,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         "variant": args.variant or variant_name(args),
         "max_epochs": args.max_epochs,
         "max_minutes": args.max_minutes,
+        "evals": args.eval_period if args.side == "authors" else args.evals_per_epoch,
         **result,
         "host": os.uname().nodename,
         "cores": os.cpu_count(),

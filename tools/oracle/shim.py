@@ -129,6 +129,9 @@ def load_authors(folder: str | os.PathLike | None = None, stable_loss: bool = Tr
     import pytensor
 
     pytensor.config.floatX = floatx
+    # the C backend (cvm) is Theano's own, carried on in pytensor; pytensor 3's default, numba, spent over
+    # 10 minutes compiling their training function here without finishing its first batch
+    pytensor.config.linker = os.environ.get("LAB_ORACLE_LINKER", "cvm")
     sys.modules.update(theano_modules())
     folder = oracle_dir(folder)
     text = converted_source(folder, stable_loss)
