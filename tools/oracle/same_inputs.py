@@ -142,16 +142,17 @@ def salvage(folder: Path) -> dict | None:
     base = {"model": "tensor_cnn", "task": task, "phrases": phrases, "implementation": side, "seed": seed}
     if side == "authors" and (folder / "log.txt").is_file():
         result = parse_authors_log((folder / "log.txt").read_text(encoding="utf-8"))
-    elif side == "ours" and (folder / "run" / "log.jsonl").is_file():
+    elif side == "ours" and (folder / "run" / "best").is_dir():
         from core.analysis.metrics import evaluate
         from core.checkpoints.checkpoint import load_checkpoint
 
-        history = [json.loads(line) for line in (folder / "run" / "log.jsonl").read_text().splitlines()]
-        best = load_checkpoint(folder / "run" / "best")
+        log = folder / "run" / "log.jsonl"  # written at each epoch's end: absent when killed in the first
+        history = [json.loads(line) for line in log.read_text().splitlines()] if log.is_file() else []
+        best = load_checkpoint(folder / "run" / "best")  # saved at each better dev evaluation
         data = load_task(task)
-        test = evaluate(best.model, data.test, best.vocab, data.labels)["accuracy"]
+        dev, test = (evaluate(best.model, part, best.vocab, data.labels)["accuracy"] for part in (data.dev, data.test))
         result = {
-            "dev": round(100 * max(r["dev_accuracy"] for r in history), 2),
+            "dev": round(100 * dev, 2),
             "test": round(100 * test, 2),
             "dev_curve": [round(100 * r["dev_accuracy"], 2) for r in history],
             "epochs": len(history),
