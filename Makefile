@@ -169,8 +169,11 @@ PHRASES ?=
 ORACLE_MINUTES ?= 0
 ORACLE_EPOCHS ?= 10
 
-install-oracle: install ## pytensor, which runs the authors' Theano code (the `oracle` extra)
+$(VENV)/.oracle-installed: $(VENV)/.installed
 	$(PY) -m pip install -q -c constraints.txt -e ".[oracle]"
+	touch $@
+
+install-oracle: $(VENV)/.oracle-installed ## pytensor, which runs the authors' Theano code (the `oracle` extra)
 
 oracle: install-oracle ## same weights: our SST-5 tensor CNN in the authors' graph, max |dp| on dev, and the Theano/pytensor differences -> docs/oracle_identity.json
 	LAB_ORACLE_DIR=$(ORACLE_DIR) OMP_NUM_THREADS=1 $(PY) -m tools.oracle.differences
