@@ -82,8 +82,7 @@ def run_authors(args) -> dict:
         "embedding": str(Path(args.inputs) / "vectors.txt.gz"),
         "seed": args.seed,
         "max_epochs": args.max_epochs,
-        "max_minutes": args.max_minutes,
-        "evals": args.eval_period if args.side == "authors" else args.evals_per_epoch,
+        "eval_period": args.eval_period,
         "model": "",
     }
     out = Path(args.out)
