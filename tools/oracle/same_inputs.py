@@ -173,6 +173,25 @@ def report(folders: list[Path]) -> list[dict]:
     return sorted(rows, key=key)
 
 
+def markdown(rows: list[dict]) -> str:
+    """One line per run, both sides of a setting next to each other."""
+    lines = [
+        "| task | training set | variant | implementation | seed | dev % | test % | epochs | dev evaluations (%) "
+        "| how it ended |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |",
+    ]
+    for r in rows:
+        curve = ", ".join(f"{d:.1f}" for d in r.get("dev_curve", []))
+        ended = "killed (salvaged)" if r.get("killed") else f"{r.get('seconds', 0) / 60:.0f} min"
+        fmt = lambda v: "—" if v is None else f"{v:.2f}"
+        lines.append(
+            f"| {r['task']} | {'phrases' if r['phrases'] else 'sentences'} | {r.get('variant') or 'README'} | "
+            f"{r['implementation']} | {r['seed']} | {fmt(r['dev'])} | {fmt(r['test'])} | {r.get('epochs', '')} | "
+            f"{curve} | {ended} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("side", choices=["authors", "ours", "report"])
@@ -197,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = report([Path(f) for f in args.folders])
         text = json.dumps(rows, indent=1)
         Path(args.json).write_text(text + "\n") if args.json else print(text)
+        print(markdown(rows))
         return 0
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     result = (run_authors if args.side == "authors" else run_ours)(args)
