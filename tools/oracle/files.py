@@ -7,7 +7,8 @@ our trainer trains and evaluates on (core.data.sst: sentences, and every distinc
 in its order. vectors.txt.gz (theirs) and vectors.safetensors (ours, --vectors): the lab's shared English
 vectors (checkpoints/vectors/en), only the words these files hold (the authors pruned GloVe to SST's
 words the same way), each row scaled to unit L2 norm (Lei et al. §6; their code does not normalise, ours
-does again, which changes nothing).
+does again, which changes nothing). vectors_zero_oov.safetensors adds a zero row for every other word of
+the files (their handling of words without vectors, for ours).
 """
 
 import argparse
@@ -49,7 +50,12 @@ def write_inputs(out: Path, vectors_folder: Path | None = None) -> dict:
     with gzip.open(out / "vectors.txt.gz", "wt", encoding="utf-8") as f:
         for word, row in zip(vectors.words, vectors.matrix):
             f.write(word + " " + " ".join(f"{v:.9g}" for v in row) + "\n")  # 9 digits: float32 exactly
-    summary = {"files": counts, "vectors": len(vectors.words), "data_words": len(words)}
+    # the authors' input handling for our trainer (a bisection step): every other word of the files gets a zero
+    # row, as their single zero UNK; with --extra-vocab covering the file, no token of dev or test is <unk>
+    missing = sorted(words - set(vectors.words))
+    zero = np.zeros((len(missing), vectors.dim), dtype=np.float32)
+    save_vectors(Vectors(vectors.words + missing, np.concatenate([vectors.matrix, zero])), out / "vectors_zero_oov")
+    summary = {"files": counts, "vectors": len(vectors.words), "data_words": len(words), "zero_rows": len(missing)}
     (out / "inputs.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return summary
 
