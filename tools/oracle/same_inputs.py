@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import signal
 import sys
 import time
@@ -109,7 +110,7 @@ def run_ours(args) -> dict:
         "--batch-size", "15", "--optimizer", "adagrad", "--lr", "0.01", "--l2", "2e-5", "--clip", "0",
         "--evals-per-epoch", str(args.evals_per_epoch), "--epochs", str(args.max_epochs), "--patience", "30",
         "--threads", "1", "--out", str(Path(args.out) / "run"), "--max-minutes", str(args.max_minutes),
-        *(["--phrases"] if args.phrases else []), *args.ours_args,
+        *(["--phrases"] if args.phrases else []), *shlex.split(args.ours_args),
     ]  # fmt: skip
     start = time.time()
     train_main(argv)
@@ -127,7 +128,7 @@ def run_ours(args) -> dict:
 def variant_name(args) -> str:
     """'' for the README run; else what differs from it (authors: floatX, the naive loss)."""
     if args.side != "authors":
-        return " ".join(args.ours_args)
+        return args.ours_args
     return " ".join(
         ([f"floatX={args.floatx}"] if args.floatx != "float64" else []) + (["naive loss"] if args.naive_loss else [])
     )
@@ -208,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--floatx", default="float64", choices=["float32", "float64"])
     parser.add_argument("--naive-loss", action="store_true", help="their -log(softmax[y]) as pytensor leaves it")
     parser.add_argument("--variant", default="", help="a name for a bisection step (ours: with --ours-args)")
-    parser.add_argument("--ours-args", nargs="*", default=[], help="extra core.training.train arguments")
+    parser.add_argument("--ours-args", default="", help="extra core.training.train arguments, one string")
     parser.add_argument("--out", default="")
     parser.add_argument("--json", default="")
     args = parser.parse_args(argv)
