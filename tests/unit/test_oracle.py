@@ -10,7 +10,12 @@ import pytest
 from core.data import PROJECT_ROOT
 from tools.oracle.same_inputs import parse_authors_log
 
-LOG = """Epoch 1.0\tloss=1.4\t|p|=['1.0']  [0.50m]
+LOG = """Epoch 0.5\tloss=1.5\t|p|=['1.0']  [0.50m]
+\tdev accuracy=0.3000\tbest=0.3000
+
+\ttest accuracy=0.3100
+
+Epoch 1.0\tloss=1.4\t|p|=['1.0']  [0.50m]
 \tdev accuracy=0.4000\tbest=0.4000
 
 \ttest accuracy=0.4100
@@ -34,7 +39,8 @@ def test_authors_log_keeps_the_test_of_the_saved_model():
     # their code saves on a strictly better dev but prints test on a tie too: the tie's 48.0 is not the model kept
     result = parse_authors_log(LOG)
     assert (result["dev"], result["test"], result["epochs"]) == (45.0, 44.0, 4)
-    assert result["dev_curve"] == [40.0, 45.0, 45.0, 43.0] and not result["nan"]
+    assert result["dev_curve"] == [30.0, 40.0, 45.0, 45.0, 43.0] and not result["nan"]
+    assert result["epoch_end_dev"] == [40.0, 45.0, 45.0, 43.0]  # the mid-epoch evaluation (0.5) is not an epoch's end
 
 
 def test_authors_log_without_an_evaluation_has_no_result():
@@ -42,6 +48,7 @@ def test_authors_log_without_an_evaluation_has_no_result():
         "dev": None,
         "test": None,
         "dev_curve": [],
+        "epoch_end_dev": [],
         "epochs": 0,
         "nan": False,
     }

@@ -51,11 +51,15 @@ def input_files(inputs: Path, task: str, phrases: bool) -> dict[str, str]:
 def parse_authors_log(text: str) -> dict:
     """Best dev and the test of the model saved there (their code saves on a strictly better dev; it also
     prints test on a tie, which is not the saved model), per-epoch dev, from their log."""
-    devs, best, test, pending = [], -1.0, None, False
+    devs, ends, best, test, pending, epoch_end = [], [], -1.0, None, False, False
     for line in text.splitlines():
-        if m := re.search(r"dev accuracy=([\d.]+)", line):
+        if m := re.match(r"Epoch (\d+\.\d)", line):
+            epoch_end = m.group(1).endswith(".0")  # "Epoch k.0": the evaluation at an epoch's last batch
+        elif m := re.search(r"dev accuracy=([\d.]+)", line):
             dev = float(m.group(1))
             devs.append(dev)
+            if epoch_end:
+                ends.append(dev)
             pending = dev > best
             best = max(best, dev)
         elif (m := re.search(r"test accuracy=([\d.]+)", line)) and pending:
@@ -64,7 +68,8 @@ def parse_authors_log(text: str) -> dict:
         "dev": round(100 * best, 2) if devs else None,
         "test": round(100 * test, 2) if test is not None else None,
         "dev_curve": [round(100 * d, 2) for d in devs],
-        "epochs": len(devs),
+        "epoch_end_dev": [round(100 * d, 2) for d in ends],
+        "epochs": len(ends),
         "nan": "nan" in text.lower(),
     }
 
@@ -120,6 +125,7 @@ def run_ours(args) -> dict:
         "dev": round(100 * metrics["dev_accuracy"], 2),
         "test": round(100 * metrics["test"]["accuracy"], 2),
         "dev_curve": [round(100 * r["dev_accuracy"], 2) for r in history],
+        "epoch_end_dev": [round(100 * r["dev_accuracy"], 2) for r in history],
         "epochs": metrics["epochs_run"],
         "seconds": round(time.time() - start),
     }
@@ -193,6 +199,20 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def epoch_table(rows: list[dict]) -> str:
+    """End-of-epoch dev accuracy of every run, epochs as columns."""
+    epochs = max((len(r.get("epoch_end_dev", [])) for r in rows), default=0)
+    lines = [
+        "| run | " + " | ".join(str(e + 1) for e in range(epochs)) + " |",
+        "| --- |" + " ---: |" * epochs,
+    ]
+    for r in rows:
+        ends = r.get("epoch_end_dev", [])
+        name = f"{r['implementation']} s{r['seed']}" + (f" ({r['variant']})" if r.get("variant") else "")
+        lines.append(f"| {name} | " + " | ".join(f"{d:.1f}" for d in ends) + " |" + " |" * (epochs - len(ends)))
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("side", choices=["authors", "ours", "report"])
@@ -218,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         text = json.dumps(rows, indent=1)
         Path(args.json).write_text(text + "\n") if args.json else print(text)
         print(markdown(rows))
+        print(epoch_table(rows))
         return 0
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     result = (run_authors if args.side == "authors" else run_ours)(args)
