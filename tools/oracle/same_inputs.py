@@ -143,8 +143,9 @@ def variant_name(args) -> str:
 def salvage(folder: Path) -> dict | None:
     """The row of a run killed before it wrote result.json (a hard time limit): the authors' from their log,
     ours from its per-epoch log and best checkpoint (test evaluated here). None when nothing was trained."""
-    side, task, *rest = folder.name.split("-")
-    phrases, seed = "phrases" in rest, int(rest[-1].lstrip("s"))
+    side, task, *rest = folder.name.split("-")  # <side>-<task>[-phrases]-s<seed>[-<variant>]
+    at = next(i for i, part in enumerate(rest) if re.fullmatch(r"s\d+", part))
+    phrases, seed, variant = "phrases" in rest[:at], int(rest[at][1:]), " ".join(rest[at + 1 :])
     base = {"model": "tensor_cnn", "task": task, "phrases": phrases, "implementation": side, "seed": seed}
     if side == "authors" and (folder / "log.txt").is_file():
         result = parse_authors_log((folder / "log.txt").read_text(encoding="utf-8"))
@@ -165,7 +166,7 @@ def salvage(folder: Path) -> dict | None:
         }
     else:
         return None
-    return base | {"variant": "", **result, "killed": True}
+    return base | {"variant": variant, **result, "killed": True}
 
 
 def report(folders: list[Path]) -> list[dict]:
@@ -173,7 +174,12 @@ def report(folders: list[Path]) -> list[dict]:
     for folder in folders:
         for run in sorted(p for p in folder.iterdir() if p.is_dir()):
             if (run / "result.json").is_file():
-                rows.append(json.loads((run / "result.json").read_text(encoding="utf-8")))
+                row = json.loads((run / "result.json").read_text(encoding="utf-8"))
+                if row["implementation"] == "authors":  # read again: the parser may be newer than the run
+                    row |= parse_authors_log((run / "log.txt").read_text(encoding="utf-8"))
+                elif row.get("evals", 1) == 1:  # ours, one evaluation per epoch: every one is an epoch's end
+                    row.setdefault("epoch_end_dev", row["dev_curve"])
+                rows.append(row)
             elif (row := salvage(run)) is not None:
                 rows.append(row)
     key = lambda r: (r["task"], r["phrases"], r.get("variant", ""), r["implementation"], r["seed"])
@@ -183,18 +189,16 @@ def report(folders: list[Path]) -> list[dict]:
 def markdown(rows: list[dict]) -> str:
     """One line per run, both sides of a setting next to each other."""
     lines = [
-        "| task | training set | variant | implementation | seed | dev % | test % | epochs | dev evaluations (%) "
-        "| how it ended |",
-        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |",
+        "| task | training set | variant | implementation | seed | dev % | test % | epochs | dev evaluations | time |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in rows:
-        curve = ", ".join(f"{d:.1f}" for d in r.get("dev_curve", []))
         ended = "killed (salvaged)" if r.get("killed") else f"{r.get('seconds', 0) / 60:.0f} min"
         fmt = lambda v: "—" if v is None else f"{v:.2f}"
         lines.append(
             f"| {r['task']} | {'phrases' if r['phrases'] else 'sentences'} | {r.get('variant') or 'README'} | "
             f"{r['implementation']} | {r['seed']} | {fmt(r['dev'])} | {fmt(r['test'])} | {r.get('epochs', '')} | "
-            f"{curve} | {ended} |"
+            f"{len(r.get('dev_curve', []))} | {ended} |"
         )
     return "\n".join(lines) + "\n"
 
