@@ -129,8 +129,8 @@ def load_authors(folder: str | os.PathLike | None = None, stable_loss: bool = Tr
     import pytensor
 
     pytensor.config.floatX = floatx
-    # the C backend (cvm) is Theano's own, carried on in pytensor; pytensor 3's default, numba, spent over
-    # 10 minutes compiling their training function here without finishing its first batch
+    # the C backend (cvm) is Theano's own, carried on in pytensor; with pytensor 3's default, numba, their
+    # training function had not finished its first batch after 8 minutes here (docs/oracle.md)
     pytensor.config.linker = os.environ.get("LAB_ORACLE_LINKER", "cvm")
     sys.modules.update(theano_modules())
     folder = oracle_dir(folder)
