@@ -70,7 +70,7 @@ def parse_authors_log(text: str) -> dict:
         "dev_curve": [round(100 * d, 2) for d in devs],
         "epoch_end_dev": [round(100 * d, 2) for d in ends],
         "epochs": len(ends),
-        "nan": "nan" in text.lower(),
+        "nan": re.search(r"loss=nan", text) is not None,  # their training loss went to NaN
     }
 
 
