@@ -149,6 +149,8 @@ def salvage(folder: Path) -> dict | None:
     base = {"model": "tensor_cnn", "task": task, "phrases": phrases, "implementation": side, "seed": seed}
     if side == "authors" and (folder / "log.txt").is_file():
         result = parse_authors_log((folder / "log.txt").read_text(encoding="utf-8"))
+        if result["dev"] is None:  # no evaluation yet
+            return None
     elif side == "ours" and (folder / "run" / "best").is_dir():
         from core.analysis.metrics import evaluate
         from core.checkpoints.checkpoint import load_checkpoint
@@ -213,7 +215,8 @@ def epoch_table(rows: list[dict]) -> str:
     for r in rows:
         ends = r.get("epoch_end_dev", [])
         name = f"{r['implementation']} s{r['seed']}" + (f" ({r['variant']})" if r.get("variant") else "")
-        lines.append(f"| {name} | " + " | ".join(f"{d:.1f}" for d in ends) + " |" + " |" * (epochs - len(ends)))
+        cells = [f"{d:.1f}" for d in ends] + [""] * (epochs - len(ends))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
