@@ -52,10 +52,10 @@ lint: install ## ruff check, ruff format --check (line length 120) and mypy on c
 	$(PY) -m mypy
 
 test: install ## run the test suite (offline, no GPU, a few minutes on 2 cores): tests/unit and tests/app
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m "not e2e and not slow"
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m "not e2e and not slow and not oracle"
 
 test-slow: install ## the tests that start real processes at length (a Ray head, a SIGKILLed app, 1,000 sessions, a class)
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m "slow and not e2e"
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m "slow and not e2e and not oracle"
 
 test-e2e: install ## browser tests, tests/browser, with Debian chromium (apt-get install chromium fonts-wqy-microhei)
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m e2e
@@ -181,6 +181,34 @@ vectors-probe-zh: install ## zh_sentiment and zh_news dev/test of PROBE_MODELS w
 
 checkpoints-report: install ## words, unknown test tokens and accuracy of the shipped checkpoints, and their size -> docs/checkpoints.md
 	$(PY) -m tools.release.bundle report
+
+# -- the authors' code as the oracle (docs/oracle.md) ----------------------------------------------
+.PHONY: install-oracle oracle oracle-run oracle-report test-oracle
+# a checkout of taolei87/text_convnet at faf7ec4, placed by you outside the project (never committed)
+ORACLE_DIR ?= $(LAB_ORACLE_DIR)
+ORACLE_RUNS ?= runs/oracle
+SIDE   ?= authors
+PHRASES ?=
+ORACLE_MINUTES ?= 0
+ORACLE_EPOCHS ?= 10
+
+$(VENV)/.oracle-installed: $(VENV)/.installed
+	$(PY) -m pip install -q -c constraints.txt -e ".[oracle]"
+	touch $@
+
+install-oracle: $(VENV)/.oracle-installed ## pytensor, which runs the authors' Theano code (the `oracle` extra)
+
+oracle: install-oracle ## same weights: our SST-5 tensor CNN in the authors' graph, max |dp| on dev, and the Theano/pytensor differences -> docs/oracle_identity.json
+	LAB_ORACLE_DIR=$(ORACLE_DIR) OMP_NUM_THREADS=1 $(PY) -m tools.oracle.differences
+
+oracle-run: install-oracle ## one same-inputs run: make oracle-run SIDE=authors|ours TASK=sst5 SEED=1 [PHRASES=1] [ORACLE_MINUTES=60]
+	LAB_ORACLE_DIR=$(ORACLE_DIR) OMP_NUM_THREADS=1 nice -n 19 $(PY) -m tools.oracle.same_inputs $(SIDE) --task $(TASK) --seed $(SEED) $(if $(PHRASES),--phrases --eval-period 1000 --evals-per-epoch 10,) --max-epochs $(ORACLE_EPOCHS) --max-minutes $(ORACLE_MINUTES) --out $(ORACLE_RUNS)/$(SIDE)-$(TASK)$(if $(PHRASES),-phrases,)-s$(SEED)
+
+oracle-report: install ## the same-inputs rows of $(ORACLE_RUNS) -> docs/oracle.json
+	$(PY) -m tools.oracle.same_inputs report $(ORACLE_RUNS) --json docs/oracle.json
+
+test-oracle: install-oracle ## the tests that need the authors' code (ORACLE_DIR): the same-weights identity
+	HF_HUB_OFFLINE=1 LAB_ORACLE_DIR=$(ORACLE_DIR) $(PY) -m pytest -q -m oracle
 
 # -- release ---------------------------------------------------------------------------------------
 .PHONY: check-checkpoints space-check import-graph push

@@ -1,0 +1,272 @@
+"""Same inputs: the authors' trainer and ours on the files of tools.oracle.files, their README's settings.
+
+    python -m tools.oracle.same_inputs authors --task sst5 [--phrases] --seed 1 [--max-epochs 10] --out DIR
+    python -m tools.oracle.same_inputs ours    --task sst5 [--phrases] --seed 1 [--max-epochs 10] --out DIR
+    python -m tools.oracle.same_inputs report  DIR... [--json docs/oracle.json]
+
+README settings (theirs, the documented run): --depth 3 --order 3 --decay 0.5 --hidden_dim 200
+--dropout_rate 0.3 --l2_reg 0.00001 --act relu --learning adagrad --learning_rate 0.01, batch 15 (their
+default), floatX=float64, one dev evaluation per epoch. Ours gets the same: l2 2e-5 (their penalty
+l2_reg·Σp² has the gradient 2·l2_reg·p; our weight decay adds l2·p), batch 15, one evaluation per epoch.
+Each run writes DIR/result.json: the best dev accuracy and the test accuracy of that model, in %.
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import signal
+import sys
+import time
+from contextlib import redirect_stdout
+from pathlib import Path
+
+from core.data import load_task
+from tools.oracle.files import TASK_FILES, default_dir
+
+README = {
+    "depth": 3,
+    "order": 3,
+    "decay": 0.5,
+    "hidden_dim": 200,
+    "dropout_rate": 0.3,
+    "l2_reg": 1e-5,
+    "act": "relu",
+    "learning": "adagrad",
+    "learning_rate": 0.01,
+    "batch": 15,
+    "cutoff": 0,
+    "loss": "nll",
+    "eval_period": -1,
+}
+
+
+def input_files(inputs: Path, task: str, phrases: bool) -> dict[str, str]:
+    name = TASK_FILES[task]
+    train = inputs / f"stsa.{name}.{'phrases.train' if phrases else 'train'}"
+    return {"train": str(train), "dev": str(inputs / f"stsa.{name}.dev"), "test": str(inputs / f"stsa.{name}.test")}
+
+
+def parse_authors_log(text: str) -> dict:
+    """Best dev and the test of the model saved there (their code saves on a strictly better dev; it also
+    prints test on a tie, which is not the saved model), per-epoch dev, from their log."""
+    devs, ends, best, test, pending, epoch_end = [], [], -1.0, None, False, False
+    for line in text.splitlines():
+        if m := re.match(r"Epoch (\d+\.\d)", line):
+            epoch_end = m.group(1).endswith(".0")  # "Epoch k.0": the evaluation at an epoch's last batch
+        elif m := re.search(r"dev accuracy=([\d.]+)", line):
+            dev = float(m.group(1))
+            devs.append(dev)
+            if epoch_end:
+                ends.append(dev)
+            pending = dev > best
+            best = max(best, dev)
+        elif (m := re.search(r"test accuracy=([\d.]+)", line)) and pending:
+            test, pending = float(m.group(1)), False
+    return {
+        "dev": round(100 * best, 2) if devs else None,
+        "test": round(100 * test, 2) if test is not None else None,
+        "dev_curve": [round(100 * d, 2) for d in devs],
+        "epoch_end_dev": [round(100 * d, 2) for d in ends],
+        "epochs": len(ends),
+        "nan": re.search(r"loss=nan", text) is not None,  # their training loss went to NaN
+    }
+
+
+class TimeUp(Exception):
+    pass
+
+
+def run_authors(args) -> dict:
+    from tools.oracle.shim import load_authors
+
+    authors = load_authors(args.oracle_dir, stable_loss=not args.naive_loss, floatx=args.floatx)
+    settings = {
+        **README,
+        **input_files(Path(args.inputs), args.task, args.phrases),
+        "embedding": str(Path(args.inputs) / "vectors.txt.gz"),
+        "seed": args.seed,
+        "max_epochs": args.max_epochs,
+        "eval_period": args.eval_period,
+        "model": "",
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.time()
+    if args.max_minutes:  # their loop has no time budget: an alarm ends it, and the log so far is the result
+        signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeUp()))
+        signal.alarm(int(args.max_minutes * 60))
+    with open(out / "log.txt", "w", encoding="utf-8", buffering=1) as log, redirect_stdout(log):
+        try:
+            authors.main(argparse.Namespace(**settings))
+        except TimeUp:
+            print(f"stopped after {args.max_minutes} minutes (--max-minutes)")
+    return parse_authors_log((out / "log.txt").read_text(encoding="utf-8")) | {"seconds": round(time.time() - start)}
+
+
+def run_ours(args) -> dict:
+    from core.training.train import main as train_main
+
+    # our trainer reads the examples these files were written from (load_task): the same lines, in their order
+    argv = [
+        "--model", "tensor_cnn", "--task", args.task, "--seed", str(args.seed),
+        "--vectors", str(Path(args.inputs) / "vectors.safetensors"),
+        "--batch-size", "15", "--optimizer", "adagrad", "--lr", "0.01", "--l2", "2e-5", "--clip", "0",
+        "--evals-per-epoch", str(args.evals_per_epoch), "--epochs", str(args.max_epochs), "--patience", "30",
+        "--threads", "1", "--out", str(Path(args.out) / "run"), "--max-minutes", str(args.max_minutes),
+        *(["--phrases"] if args.phrases else []), *shlex.split(args.ours_args),
+    ]  # fmt: skip
+    start = time.time()
+    train_main(argv)
+    metrics = json.loads((Path(args.out) / "run" / "metrics.json").read_text(encoding="utf-8"))
+    history = [json.loads(line) for line in (Path(args.out) / "run" / "log.jsonl").read_text().splitlines()]
+    return {
+        "dev": round(100 * metrics["dev_accuracy"], 2),
+        "test": round(100 * metrics["test"]["accuracy"], 2),
+        "dev_curve": [round(100 * r["dev_accuracy"], 2) for r in history],
+        "epoch_end_dev": [round(100 * r["dev_accuracy"], 2) for r in history],
+        "epochs": metrics["epochs_run"],
+        "seconds": round(time.time() - start),
+    }
+
+
+def variant_name(args) -> str:
+    """'' for the README run; else what differs from it (authors: floatX, the naive loss)."""
+    if args.side != "authors":
+        return args.ours_args
+    return " ".join(
+        ([f"floatX={args.floatx}"] if args.floatx != "float64" else []) + (["naive loss"] if args.naive_loss else [])
+    )
+
+
+def salvage(folder: Path) -> dict | None:
+    """The row of a run killed before it wrote result.json (a hard time limit): the authors' from their log,
+    ours from its per-epoch log and best checkpoint (test evaluated here). None when nothing was trained."""
+    side, task, *rest = folder.name.split("-")  # <side>-<task>[-phrases]-s<seed>[-<variant>]
+    at = next(i for i, part in enumerate(rest) if re.fullmatch(r"s\d+", part))
+    phrases, seed, variant = "phrases" in rest[:at], int(rest[at][1:]), " ".join(rest[at + 1 :])
+    base = {"model": "tensor_cnn", "task": task, "phrases": phrases, "implementation": side, "seed": seed}
+    if side == "authors" and (folder / "log.txt").is_file():
+        result = parse_authors_log((folder / "log.txt").read_text(encoding="utf-8"))
+        if result["dev"] is None:  # no evaluation yet
+            return None
+    elif side == "ours" and (folder / "run" / "best").is_dir():
+        from core.analysis.metrics import evaluate
+        from core.checkpoints.checkpoint import load_checkpoint
+
+        log = folder / "run" / "log.jsonl"  # written at each epoch's end: absent when killed in the first
+        history = [json.loads(line) for line in log.read_text().splitlines()] if log.is_file() else []
+        best = load_checkpoint(folder / "run" / "best")  # saved at each better dev evaluation
+        data = load_task(task)
+        dev, test = (evaluate(best.model, part, best.vocab, data.labels)["accuracy"] for part in (data.dev, data.test))
+        result = {
+            "dev": round(100 * dev, 2),
+            "test": round(100 * test, 2),
+            "dev_curve": [round(100 * r["dev_accuracy"], 2) for r in history],
+            "epochs": len(history),
+        }
+    else:
+        return None
+    return base | {"variant": variant, **result, "killed": True}
+
+
+def report(folders: list[Path]) -> list[dict]:
+    rows = []
+    for folder in folders:
+        for run in sorted(p for p in folder.iterdir() if p.is_dir()):
+            if (run / "result.json").is_file():
+                row = json.loads((run / "result.json").read_text(encoding="utf-8"))
+                if row["implementation"] == "authors":  # read again: the parser may be newer than the run
+                    row |= parse_authors_log((run / "log.txt").read_text(encoding="utf-8"))
+                elif row.get("evals", 1) == 1:  # ours, one evaluation per epoch: every one is an epoch's end
+                    row.setdefault("epoch_end_dev", row["dev_curve"])
+                rows.append(row)
+            elif (row := salvage(run)) is not None:
+                rows.append(row)
+    key = lambda r: (r["task"], r["phrases"], r.get("variant", ""), r["implementation"], r["seed"])
+    return sorted(rows, key=key)
+
+
+def markdown(rows: list[dict]) -> str:
+    """One line per run, both sides of a setting next to each other."""
+    lines = [
+        "| task | training set | variant | implementation | seed | dev % | test % | epochs | dev evaluations | time |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for r in rows:
+        ended = "killed (salvaged)" if r.get("killed") else f"{r.get('seconds', 0) / 60:.0f} min"
+        fmt = lambda v: "—" if v is None else f"{v:.2f}"
+        lines.append(
+            f"| {r['task']} | {'phrases' if r['phrases'] else 'sentences'} | {r.get('variant') or 'README'} | "
+            f"{r['implementation']} | {r['seed']} | {fmt(r['dev'])} | {fmt(r['test'])} | {r.get('epochs', '')} | "
+            f"{len(r.get('dev_curve', []))} | {ended} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def epoch_table(rows: list[dict]) -> str:
+    """End-of-epoch dev accuracy of every run, epochs as columns."""
+    epochs = max((len(r.get("epoch_end_dev", [])) for r in rows), default=0)
+    lines = [
+        "| run | " + " | ".join(str(e + 1) for e in range(epochs)) + " |",
+        "| --- |" + " ---: |" * epochs,
+    ]
+    for r in rows:
+        ends = r.get("epoch_end_dev", [])
+        name = f"{r['implementation']} s{r['seed']}" + (f" ({r['variant']})" if r.get("variant") else "")
+        cells = [f"{d:.1f}" for d in ends] + [""] * (epochs - len(ends))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("side", choices=["authors", "ours", "report"])
+    parser.add_argument("folders", nargs="*")
+    parser.add_argument("--task", default="sst5", choices=list(TASK_FILES))
+    parser.add_argument("--phrases", action="store_true")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--max-epochs", type=int, default=10)
+    parser.add_argument("--max-minutes", type=float, default=0.0, help="a time budget (ours: ends after that epoch)")
+    parser.add_argument("--eval-period", type=int, default=-1, help="theirs: a dev evaluation every N batches")
+    parser.add_argument("--evals-per-epoch", type=int, default=1, help="ours: dev evaluations per epoch")
+    parser.add_argument("--inputs", default=str(default_dir()))
+    parser.add_argument("--oracle-dir", default=None)
+    parser.add_argument("--floatx", default="float64", choices=["float32", "float64"])
+    parser.add_argument("--naive-loss", action="store_true", help="their -log(softmax[y]) as pytensor leaves it")
+    parser.add_argument("--variant", default="", help="a name for a bisection step (ours: with --ours-args)")
+    parser.add_argument("--ours-args", default="", help="extra core.training.train arguments, one string")
+    parser.add_argument("--out", default="")
+    parser.add_argument("--json", default="")
+    args = parser.parse_args(argv)
+    if args.side == "report":
+        rows = report([Path(f) for f in args.folders])
+        text = json.dumps(rows, indent=1)
+        Path(args.json).write_text(text + "\n") if args.json else print(text)
+        print(markdown(rows))
+        print(epoch_table(rows))
+        return 0
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    result = (run_authors if args.side == "authors" else run_ours)(args)
+    row = {
+        "model": "tensor_cnn",
+        "task": args.task,
+        "phrases": args.phrases,
+        "implementation": args.side,
+        "seed": args.seed,
+        "variant": args.variant or variant_name(args),
+        "max_epochs": args.max_epochs,
+        "max_minutes": args.max_minutes,
+        "evals": args.eval_period if args.side == "authors" else args.evals_per_epoch,
+        **result,
+        "host": os.uname().nodename,
+        "cores": os.cpu_count(),
+    }
+    (Path(args.out) / "result.json").write_text(json.dumps(row, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(row), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
