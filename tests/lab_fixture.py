@@ -131,6 +131,18 @@ def serve_app(log_path: Path, env: dict[str, str], timeout: float = 90.0):
             server.wait(timeout=10)
 
 
+def launched(demo, tries: int = 3, **launch) -> str:
+    """demo.launch on a free port of 127.0.0.1; its URL. Gradio gives a server 5 s to start and then calls the port
+    taken ("Cannot find empty port"): on a loaded machine that happens, so another free port is tried."""
+    for attempt in range(tries):
+        try:
+            return demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), **launch)[1]
+        except OSError:
+            if attempt == tries - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 def launch_demo(lab_root: Path, temp_dir: Path, **launch):
     """The app built as app.py builds it, launched in this process on a free port of 127.0.0.1 (Gradio's
     uploads in `temp_dir`); yields (demo, url) and closes it after. `launch` adds launch() settings."""
@@ -142,17 +154,7 @@ def launch_demo(lab_root: Path, temp_dir: Path, **launch):
     try:
         demo = build_demo(Lab.load(lab_root), str(lab_root))
         demo.queue(default_concurrency_limit=2)
-        _, url, _ = demo.launch(
-            prevent_thread_lock=True,
-            server_name="127.0.0.1",
-            server_port=free_port(),
-            quiet=True,
-            theme=THEME,
-            css=CSS,
-            i18n=I18N,
-            app_kwargs=APP_KWARGS,
-            **launch,
-        )
+        url = launched(demo, quiet=True, theme=THEME, css=CSS, i18n=I18N, app_kwargs=APP_KWARGS, **launch)
         yield demo, url
         demo.close()
     finally:

@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 from gradio_client import Client, handle_file
+from lab_fixture import launched
 from test_owners import page_load, refused, wait_done
 from test_user_training import reviews, write_csv
 
 from core.predict import Lab
-from tools.loadtest import free_port
 
 
 def launch(lab_root, tmp_path_factory, monkeypatch, **env):
@@ -29,16 +29,7 @@ def launch(lab_root, tmp_path_factory, monkeypatch, **env):
         monkeypatch.setenv(name, str(value))
     demo = build_demo(Lab.load(lab_root))
     demo.queue(default_concurrency_limit=4)
-    _, url, _ = demo.launch(
-        prevent_thread_lock=True,
-        server_name="127.0.0.1",
-        server_port=free_port(),  # not Gradio's 7860-7959: other apps of the suite may hold those
-        quiet=True,
-        theme=THEME,
-        css=CSS,
-        i18n=I18N,
-        app_kwargs=APP_KWARGS,
-    )
+    url = launched(demo, quiet=True, theme=THEME, css=CSS, i18n=I18N, app_kwargs=APP_KWARGS)
     return url, root, demo.close
 
 
