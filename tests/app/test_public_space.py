@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from gradio_client import Client, handle_file
-from lab_fixture import launched
+from lab_fixture import launched, serve_app
 from test_owners import page_load, refused, wait_done
 from test_user_training import reviews, write_csv
 
@@ -217,15 +217,22 @@ def test_two_mcp_sessions_own_nothing_and_see_no_visitor_s_model(lab_root, tmp_p
     from mcp import ClientSession
     from mcp.client.streamable_http import streamablehttp_client
 
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        url, _, close = launch(lab_root, tmp_path_factory, monkeypatch, GRADIO_MCP_SERVER="true")
+    # app.py in a process of its own: Gradio's MCP session manager runs once per process, and an app launched
+    # after it in this one would fail to start
+    env = {
+        "LAB_CHECKPOINTS": str(lab_root),
+        "GRADIO_MCP_SERVER": "true",
+        "LAB_USER_MODELS": str(tmp_path_factory.mktemp("mcp_user_models")),
+        "GRADIO_TEMP_DIR": str(tmp_path_factory.mktemp("mcp_gradio")),
+    }
+    for url in serve_app(tmp_path / "app.log", env):
         visitor = Client(url, verbose=False)
         try:
             path = handle_file(str(write_csv(tmp_path / "private.csv", reviews(40))))
             job = visitor.predict(path, "dcnn", "review", "stars", 1, 15, "none", api_name="/train")
             task = wait_done(visitor, job)["task"]
 
-            async def agent() -> tuple[set[str], str, str]:
+            async def agent(url: str, task: str) -> tuple[set[str], str, str]:
                 async with streamablehttp_client(f"{url}gradio_api/mcp/") as (read, write, _):
                     async with ClientSession(read, write) as session:
                         await session.initialize()
@@ -234,13 +241,12 @@ def test_two_mcp_sessions_own_nothing_and_see_no_visitor_s_model(lab_root, tmp_p
                         public = await session.call_tool("predict", {"text": "a fun film", "model": "dcnn"})
                         return tools, str(private.content), str(public.content)
 
-            for tools, private, public in [asyncio.run(agent()) for _ in range(2)]:  # two MCP sessions
+            for tools, private, public in [asyncio.run(agent(url, task)) for _ in range(2)]:  # two MCP sessions
                 assert not tools & {"owner", "train", "train_status", "train_cancel"} and "predict" in tools
                 assert f"no model is loaded for task '{task}'" in private and "probs" not in private
                 assert "probs" in public
         finally:
             visitor.close()
-            close()
 
 
 def test_the_redteam_tool_s_quick_cases_hold_against_the_app(lab_root, tmp_path_factory, capsys):
