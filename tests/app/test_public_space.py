@@ -16,6 +16,8 @@ from test_user_training import reviews, write_csv
 
 from core.predict import Lab
 
+SPACE_DEFAULTS = {"LAB_USER_MODELS_MAX_MB": 2048, "LAB_BINDS_PER_MINUTE": 30}
+
 
 def launch(lab_root, tmp_path_factory, monkeypatch, **env):
     """A real app on the tiny checkpoints with its own user-models folder and upload cache; returns
@@ -25,7 +27,7 @@ def launch(lab_root, tmp_path_factory, monkeypatch, **env):
     root = tmp_path_factory.mktemp("user_models")
     monkeypatch.setenv("LAB_USER_MODELS", str(root))
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
-    for name, value in env.items():
+    for name, value in {**SPACE_DEFAULTS, **env}.items():  # not what the module's `space` app was given
         monkeypatch.setenv(name, str(value))
     demo = build_demo(Lab.load(lab_root))
     demo.queue(default_concurrency_limit=4)
