@@ -16,7 +16,7 @@ from starlette.responses import PlainTextResponse
 
 from demo.i18n import request_lang, t
 from demo.sessions import OneShotSessions
-from service.budgets import RateBudget, SpacePolicy, client_address, client_id
+from service.budgets import RateBudget, SpacePolicy, request_client
 from service.cleanup import folder_bytes
 from service.jobs import TrainLimits
 
@@ -78,7 +78,7 @@ class UploadBudget:
             return await self.app(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         peer = (scope.get("client") or (None,))[0]
-        client = client_id(client_address(headers, peer, self.policy.forwarded_hops))
+        client = request_client(headers, peer, self.policy.forwarded_hops)
         declared = int(headers.get("content-length", "0") or 0) if headers.get("content-length", "").isdigit() else 0
         lang = request_lang(SimpleNamespace(headers=headers))
         if not self.rates.take(client):

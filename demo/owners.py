@@ -22,7 +22,7 @@ from core.owners import HF_USER, KEY, NOBODY, owner_id
 from core.predict import Lab
 from demo.i18n import request_lang, t
 from demo.plots import esc
-from service.budgets import RateBudget, SpacePolicy, client_address, client_id
+from service.budgets import RateBudget, SpacePolicy, request_client
 from service.store import Store, open_store
 
 KEY_CHARS = (16, 200)  # a shorter key could be guessed; a longer one is not a key
@@ -65,7 +65,7 @@ class Visitors:
         """The request's client (service.budgets.client_id of its address, behind the Space's proxy)."""
         headers = dict(getattr(request, "headers", None) or {})
         peer = getattr(getattr(request, "client", None), "host", None)
-        return client_id(client_address(headers, peer, self.policy.forwarded_hops))
+        return request_client(headers, peer, self.policy.forwarded_hops)
 
     def lab(self, lab: Lab, request: gr.Request | None) -> Lab:
         """The Lab as this request's owner sees it: the public models and its own."""

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 SIGN_IN = ("required", "optional")
 
 
-def _env_number(name: str, default: float) -> float:
+def env_number(name: str, default: float) -> float:
+    """A number from the environment, `default` where the variable is unset or empty."""
     value = os.environ.get(name, "")
     return float(value) if value else default
 
@@ -43,10 +44,10 @@ class SpacePolicy:
             raise ValueError(f"LAB_SIGN_IN must be one of {', '.join(SIGN_IN)}, got {sign_in!r}")
         return cls(
             sign_in == "required",
-            int(_env_number("LAB_FORWARDED_HOPS", 1 if on_space else 0)),
-            _env_number("LAB_UPLOAD_CACHE_MB", d.upload_cache_mb),
-            int(_env_number("LAB_UPLOADS_PER_MINUTE", d.uploads_per_minute)),
-            int(_env_number("LAB_BINDS_PER_MINUTE", d.binds_per_minute)),
+            int(env_number("LAB_FORWARDED_HOPS", 1 if on_space else 0)),
+            env_number("LAB_UPLOAD_CACHE_MB", d.upload_cache_mb),
+            int(env_number("LAB_UPLOADS_PER_MINUTE", d.uploads_per_minute)),
+            int(env_number("LAB_BINDS_PER_MINUTE", d.binds_per_minute)),
         )
 
 
@@ -58,6 +59,11 @@ def client_address(headers: Mapping[str, str], peer: str | None, hops: int) -> s
         if len(entries) >= hops:
             return entries[-hops]
     return peer or "unknown"
+
+
+def request_client(headers: Mapping[str, str], peer: str | None, hops: int) -> str:
+    """The stored form of a request's client: client_id of its client_address."""
+    return client_id(client_address(headers, peer, hops))
 
 
 def client_id(address: str) -> str:

@@ -24,15 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.checkpoints.user_models import user_models_dir
+from service.budgets import env_number
 from service.jobs import ACTIVE, JobError, jobs_dir, list_jobs
 from service.store import open_store
 
 log = logging.getLogger(__name__)
-
-
-def _env_number(name: str, default: float) -> float:
-    value = os.environ.get(name, "")
-    return float(value) if value else default
 
 
 @dataclass
@@ -51,10 +47,10 @@ class CleanupLimits:
         LAB_MODELS_PER_OWNER override the defaults."""
         d = cls()
         return cls(
-            _env_number("LAB_USER_MODELS_MAX_MB", d.max_mb),
-            _env_number("LAB_USER_MODELS_TTL_HOURS", d.ttl_hours),
-            _env_number("LAB_FAILED_JOBS_TTL_MINUTES", d.failed_minutes),
-            int(_env_number("LAB_MODELS_PER_OWNER", d.max_models_per_owner)),
+            env_number("LAB_USER_MODELS_MAX_MB", d.max_mb),
+            env_number("LAB_USER_MODELS_TTL_HOURS", d.ttl_hours),
+            env_number("LAB_FAILED_JOBS_TTL_MINUTES", d.failed_minutes),
+            int(env_number("LAB_MODELS_PER_OWNER", d.max_models_per_owner)),
         )
 
 

@@ -49,6 +49,7 @@ from core.notices import NoticeError
 from core.owners import PUBLIC
 from core.training.config import TrainConfig
 from core.training.train import STOP_TEXT, Trainer, stop_record
+from service.budgets import env_number
 from service.store import open_store
 
 log = logging.getLogger(__name__)
@@ -118,11 +119,6 @@ class JobError(NoticeError):
     TEXT = JOB_TEXT
 
 
-def _env_number(name: str, default: float) -> float:
-    value = os.environ.get(name, "")
-    return float(value) if value else default
-
-
 @dataclass
 class TrainLimits:
     """What one job may use, and how many jobs may wait or run at once: per owner, per client address (owners
@@ -143,13 +139,13 @@ class TrainLimits:
         override the defaults."""
         d = cls()
         return cls(
-            int(_env_number("LAB_TRAIN_MAX_BYTES", d.max_bytes)),
-            int(_env_number("LAB_TRAIN_MAX_ROWS", d.max_rows)),
-            int(_env_number("LAB_TRAIN_MAX_EPOCHS", d.max_epochs)),
-            _env_number("LAB_TRAIN_MAX_MINUTES", d.max_minutes),
-            int(_env_number("LAB_TRAIN_MAX_JOBS_PER_OWNER", d.max_jobs_per_owner)),
-            int(_env_number("LAB_TRAIN_MAX_JOBS_PER_CLIENT", d.max_jobs_per_client)),
-            int(_env_number("LAB_TRAIN_MAX_ACTIVE_JOBS", d.max_active_jobs)),
+            int(env_number("LAB_TRAIN_MAX_BYTES", d.max_bytes)),
+            int(env_number("LAB_TRAIN_MAX_ROWS", d.max_rows)),
+            int(env_number("LAB_TRAIN_MAX_EPOCHS", d.max_epochs)),
+            env_number("LAB_TRAIN_MAX_MINUTES", d.max_minutes),
+            int(env_number("LAB_TRAIN_MAX_JOBS_PER_OWNER", d.max_jobs_per_owner)),
+            int(env_number("LAB_TRAIN_MAX_JOBS_PER_CLIENT", d.max_jobs_per_client)),
+            int(env_number("LAB_TRAIN_MAX_ACTIVE_JOBS", d.max_active_jobs)),
         )
 
 
@@ -271,10 +267,10 @@ def submit_job(
         raise JobError("no_file")
     if model not in PAPER_MODELS:
         raise JobError("unknown_model", model=model, models=", ".join(PAPER_MODELS))
-    if not _number(epochs) or epochs != int(epochs) or not 1 <= epochs <= limits.max_epochs:
+    if not finite_number(epochs) or epochs != int(epochs) or not 1 <= epochs <= limits.max_epochs:
         raise JobError("bad_epochs", max_epochs=limits.max_epochs, value=str(epochs)[:20])
     minutes = limits.max_minutes if minutes in (None, 0) else minutes
-    if not _number(minutes) or not 0.5 <= minutes <= limits.max_minutes:
+    if not finite_number(minutes) or not 0.5 <= minutes <= limits.max_minutes:
         raise JobError("bad_minutes", max_minutes=limits.max_minutes, value=str(minutes)[:20])
     if vectors not in VECTORS:
         raise JobError("bad_vectors", choices=", ".join(VECTORS), value=str(vectors)[:20])
@@ -328,7 +324,7 @@ def submit_job(
     return job
 
 
-def _number(value) -> bool:
+def finite_number(value) -> bool:
     """A finite int or float (not a bool, a string or NaN): what a REST caller may send is anything JSON holds."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 

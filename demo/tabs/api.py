@@ -4,7 +4,6 @@
 import html
 import inspect
 import logging
-import math
 import os
 
 import gradio as gr
@@ -18,6 +17,7 @@ from demo.endpoints import endpoint
 from demo.i18n import L, failure_text, request_lang, t
 from demo.owners import Visitors
 from demo.runner import MODEL_POOL, RequestGate, abandoned
+from service.jobs import finite_number
 
 log = logging.getLogger(__name__)
 
@@ -218,10 +218,6 @@ def fill_advertised_defaults(demo: gr.Blocks) -> None:
                 )
 
     demo.validate_inputs = validate_with_defaults
-
-
-def finite_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _parameter_name(fn, index: int) -> str:
