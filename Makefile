@@ -96,28 +96,28 @@ vectors-sets: install ## the English sets the probe compares with word2vec: fast
 vectors-sets-zh: install ## the Chinese set the zh probe compares with word2vec: fastText over 1..3-character n-grams -> .cache/vectors/zh-fasttext
 	$(PY) -m tools.vectors --lang zh --method fasttext --min-n 1 --max-n 3 --out .cache/vectors/zh-fasttext
 
-evaluate-all: install ## every checkpoint on its test set -> <task>/<model>/evaluation.json (the Treebank tab), docs/treebank.md
+evaluate-all: install ## every checkpoint on its test set -> <task>/<model>/evaluation.json (the Treebank tab), reports/treebank.md
 	nice -n 10 $(PY) -m tools.evaluate_all --threads 1 $(EVAL_ARGS)
 
-# -- measure (each writes its docs/ page) ----------------------------------------------------------
+# -- measure (each writes its reports/ file) -------------------------------------------------------
 .PHONY: bench bench-smoke bench-browser screens probes loadtest app-cpu saturation redteam soak sessions train-load attribution attribute export-results ablations agt-layers agt-gradients tokenizer-agreement vectors-probe vectors-probe-zh checkpoints-report
 PROBE_MODELS ?= nbow
 # every other set of a language present: .cache/vectors/<lang>-<name>.safetensors -> --vectors <name>=.cache/vectors/<lang>-<name>
 vector_sets = $(foreach f,$(sort $(wildcard .cache/vectors/$(1)-*.safetensors)),--vectors $(patsubst $(1)-%,%,$(basename $(notdir $(f))))=$(basename $(f)))
 
-bench: install ## accuracy/speed/scale benchmarks -> docs/benchmarks.md
+bench: install ## accuracy/speed/scale benchmarks -> reports/benchmarks.md
 	$(PY) -m tools.bench
 
 bench-smoke: install ## a seconds-long version of the benchmarks (CI)
 	$(PY) -m tools.bench --smoke
 
-bench-browser: install ## the lab in Debian chromium: click to settled page, 'All five' and one model, laptop and phone (390 px) -> docs/browser.md
+bench-browser: install ## the lab in Debian chromium: click to settled page, 'All five' and one model, laptop and phone (390 px) -> reports/browser.md
 	HF_HUB_OFFLINE=1 $(PY) -m tools.bench.browser --rounds 5
 
-screens: install ## screenshots of the Lab at 390, 768 and 1400 px, English and Chinese, bundled checkpoints -> docs/screens/
+screens: install ## screenshots of the Lab at 390, 768 and 1400 px, English and Chinese, bundled checkpoints -> reports/screens/
 	HF_HUB_OFFLINE=1 $(PY) -m tools.screens
 
-probes: install ## behavioural probe pass rates of the shipped checkpoints -> docs/probes.md
+probes: install ## behavioural probe pass rates of the shipped checkpoints -> reports/probes.md
 	$(PY) -m tools.probes
 
 URL ?=
@@ -125,28 +125,28 @@ SIGN_IN ?= optional
 redteam: install ## a hostile visitor's attacks on app.py (or a running app: URL=...), held or failed per case (SIGN_IN=required: as on a Space)
 	HF_HUB_OFFLINE=1 $(PY) -m tools.redteam --sign-in $(SIGN_IN) $(if $(URL),--url $(URL))
 
-loadtest: install ## 32 clients x 20 requests against the app -> docs/loadtest.json (PROFILE=mixed: 10% long inputs; PROFILE=class: 30 visitors, CLASS_MINUTES=10; PROFILE=hall: 300 visitors)
+loadtest: install ## 32 clients x 20 requests against the app -> reports/loadtest.json (PROFILE=mixed: 10% long inputs; PROFILE=class: 30 visitors, CLASS_MINUTES=10; PROFILE=hall: 300 visitors)
 	$(PY) -m tools.loadtest --profile $(PROFILE) --class-minutes $(CLASS_MINUTES)
 
 BEFORE ?= main
-app-cpu: install ## the app's CPU per REST /predict and /compare (each a new session), this tree against BEFORE=main in one run -> docs/app_cpu.json
+app-cpu: install ## the app's CPU per REST /predict and /compare (each a new session), this tree against BEFORE=main in one run -> reports/app_cpu.json
 	$(PY) -m tools.bench.app_cpu --before $(BEFORE)
 
 VISITORS ?= 100,200,300,400
 SATURATION_MINUTES ?= 3
-saturation: install ## the hall profile (or PROFILE=class) at VISITORS=100,200,300,400, SATURATION_MINUTES=3 each: where short p95 crosses 1 s -> docs/loadtest.json
+saturation: install ## the hall profile (or PROFILE=class) at VISITORS=100,200,300,400, SATURATION_MINUTES=3 each: where short p95 crosses 1 s -> reports/loadtest.json
 	$(PY) -m tools.loadtest --profile $(if $(filter class,$(PROFILE)),class,hall) --saturation $(VISITORS) --class-minutes $(SATURATION_MINUTES)
 
-sessions: install ## SESSIONS=1200 REST /compare calls, each a new session: RSS after every 200 -> docs/loadtest.json (SESSION_KIND=client: new gradio_client Clients)
+sessions: install ## SESSIONS=1200 REST /compare calls, each a new session: RSS after every 200 -> reports/loadtest.json (SESSION_KIND=client: new gradio_client Clients)
 	$(PY) -m tools.loadtest --sessions $(SESSIONS) --session-kind $(SESSION_KIND) --clients 1 --warmup 2
 
-soak: install ## SOAK=5000 mixed requests (at most SOAK_MINUTES=30), the app's RSS sampled over time -> docs/loadtest.json
+soak: install ## SOAK=5000 mixed requests (at most SOAK_MINUTES=30), the app's RSS sampled over time -> reports/loadtest.json
 	$(PY) -m tools.loadtest --soak $(SOAK) --soak-minutes $(SOAK_MINUTES)
 
-train-load: install ## /compare p95 over 20 calls idle vs while a ~3-minute training job runs -> docs/train_load.md
+train-load: install ## /compare p95 over 20 calls idle vs while a ~3-minute training job runs -> reports/train_load.md
 	$(PY) -m tools.train_load
 
-attribution: install ## faithfulness (deletion test, AOPC), plausibility and cost of each word-attribution method -> docs/attribution.md
+attribution: install ## faithfulness (deletion test, AOPC), plausibility and cost of each word-attribution method -> reports/attribution.md
 	$(PY) -m tools.attribution
 
 LIMIT ?= 200
@@ -157,29 +157,29 @@ attribute: install ## word attributions as a dataset: make attribute TASK=sst5 S
 export-results: install ## the shipped checkpoints' predictions on a split and their probe results as datasets: make export-results TASK=sst5 SPLIT=test -> exports/results/
 	$(PY) -m tools.export_results --task $(TASK) --split $(SPLIT)
 
-ablations: install ## every intervention's effect on dev/test accuracy of the shipped checkpoints, beside the papers' ablations -> docs/ablations.md
+ablations: install ## every intervention's effect on dev/test accuracy of the shipped checkpoints, beside the papers' ablations -> reports/ablations.md
 	$(PY) -m tools.ablations
 
 AGT_CHECKPOINT ?= checkpoints/sst5/agt
 AGT_NAME ?= shipped
 AGT_SET ?=
-agt-layers: install ## the AGT's per-layer intervention effects (40 SST-5 dev sentences), gates and attention: [AGT_CHECKPOINT=... AGT_NAME=...] -> docs/agt_layers.json
+agt-layers: install ## the AGT's per-layer intervention effects (40 SST-5 dev sentences), gates and attention: [AGT_CHECKPOINT=... AGT_NAME=...] -> reports/agt_layers.json
 	$(PY) -m tools.agt_layers --checkpoint $(AGT_CHECKPOINT) --name "$(AGT_NAME)"
 
-agt-gradients: install ## per-layer gradient norms over a fresh AGT's first 200 SST-5 steps: [AGT_SET=gate_bias=-2 AGT_NAME=...] -> docs/agt_layers.json
+agt-gradients: install ## per-layer gradient norms over a fresh AGT's first 200 SST-5 steps: [AGT_SET=gate_bias=-2 AGT_NAME=...] -> reports/agt_layers.json
 	$(PY) -m tools.agt_layers --gradients --name "$(AGT_NAME)" $(foreach s,$(AGT_SET),--set $(s))
 
 tokenizer-agreement: install ## token agreement of our English tokenizer with the SST test trees
 	$(PY) -m tools.tokenizer_agreement
 
-vectors-probe: install ## SST-5 dev/test of PROBE_MODELS=nbow[,tensor_cnn] with word2vec and every .cache/vectors/en-<name> -> docs/vectors_probe.json, docs/vectors.md
+vectors-probe: install ## SST-5 dev/test of PROBE_MODELS=nbow[,tensor_cnn] with word2vec and every .cache/vectors/en-<name> -> reports/vectors_probe.json, docs/vectors.md
 	$(PY) -m tools.vectors_probe --models $(PROBE_MODELS) --vectors word2vec=.cache/vectors/en $(call vector_sets,en)
 
-vectors-probe-zh: install ## zh_sentiment and zh_news dev/test of PROBE_MODELS with word2vec and every .cache/vectors/zh-<name> -> docs/vectors_probe_<task>.json, docs/vectors.md
+vectors-probe-zh: install ## zh_sentiment and zh_news dev/test of PROBE_MODELS with word2vec and every .cache/vectors/zh-<name> -> reports/vectors_probe_<task>.json, docs/vectors.md
 	for task in zh_sentiment zh_news; do \
 		$(PY) -m tools.vectors_probe --task $$task --models $(PROBE_MODELS) --vectors word2vec=.cache/vectors/zh $(call vector_sets,zh) || exit 1; done
 
-checkpoints-report: install ## words, unknown test tokens and accuracy of the shipped checkpoints, and their size -> docs/checkpoints.md
+checkpoints-report: install ## words, unknown test tokens and accuracy of the shipped checkpoints, and their size -> reports/checkpoints.md
 	$(PY) -m tools.release.bundle report
 
 # -- the authors' code as the oracle (docs/oracle.md) ----------------------------------------------
@@ -198,14 +198,14 @@ $(VENV)/.oracle-installed: $(VENV)/.installed
 
 install-oracle: $(VENV)/.oracle-installed ## pytensor, which runs the authors' Theano code (the `oracle` extra)
 
-oracle: install-oracle ## same weights: our SST-5 tensor CNN in the authors' graph, max |dp| on dev, and the Theano/pytensor differences -> docs/oracle_identity.json
+oracle: install-oracle ## same weights: our SST-5 tensor CNN in the authors' graph, max |dp| on dev, and the Theano/pytensor differences -> reports/oracle_identity.json
 	LAB_ORACLE_DIR=$(ORACLE_DIR) OMP_NUM_THREADS=1 $(PY) -m tools.oracle.differences
 
 oracle-run: install-oracle ## one same-inputs run: make oracle-run SIDE=authors|ours TASK=sst5 SEED=1 [PHRASES=1] [ORACLE_MINUTES=60]
 	LAB_ORACLE_DIR=$(ORACLE_DIR) OMP_NUM_THREADS=1 nice -n 19 $(PY) -m tools.oracle.same_inputs $(SIDE) --task $(TASK) --seed $(SEED) $(if $(PHRASES),--phrases --eval-period 1000 --evals-per-epoch 10,) --max-epochs $(ORACLE_EPOCHS) --max-minutes $(ORACLE_MINUTES) --out $(ORACLE_RUNS)/$(SIDE)-$(TASK)$(if $(PHRASES),-phrases,)-s$(SEED)
 
-oracle-report: install ## the same-inputs rows of $(ORACLE_RUNS) -> docs/oracle.json
-	$(PY) -m tools.oracle.same_inputs report $(ORACLE_RUNS) --json docs/oracle.json
+oracle-report: install ## the same-inputs rows of $(ORACLE_RUNS) -> reports/oracle.json
+	$(PY) -m tools.oracle.same_inputs report $(ORACLE_RUNS) --json reports/oracle.json
 
 test-oracle: install-oracle ## the tests that need the authors' code (ORACLE_DIR): the same-weights identity
 	HF_HUB_OFFLINE=1 LAB_ORACLE_DIR=$(ORACLE_DIR) $(PY) -m pytest -q -m oracle
@@ -216,7 +216,7 @@ test-oracle: install-oracle ## the tests that need the authors' code (ORACLE_DIR
 check-checkpoints: install ## verify checkpoints/ (manifest, size budget, every checkpoint loads)
 	$(PY) -m tools.release.bundle check
 
-space-check: install ## the Space from a clean venv: requirements.txt alone (public index), app.py offline answers /predict -> docs/space_check.json
+space-check: install ## the Space from a clean venv: requirements.txt alone (public index), app.py offline answers /predict -> reports/space_check.json
 	HF_HUB_OFFLINE=1 $(PY) -m tools.release.space_check
 
 import-graph: install ## the project's module import graph; fails on an import cycle

@@ -1,5 +1,5 @@
 """The Lab's word-attribution pieces: the method selector with its faithfulness hint (what `make attribution`
-measured, docs/attribution.md), and what a model panel shows of a prediction's attributions."""
+measured, reports/attribution.md), and what a model panel shows of a prediction's attributions."""
 
 from pathlib import Path
 

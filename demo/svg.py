@@ -2,7 +2,7 @@
 
 The lab draws its views (the Treebank tab's too) as static SVG on the server, not plotly figures in the
 browser: a result is one HTML string, which the browser inserts at once (plotly needed 5-7 s of browser time
-for the eleven figures of "all five" on a 2-core machine, docs/browser.md). Hover text is each element's <title>.
+for the eleven figures of "all five" on a 2-core machine, reports/browser.md). Hover text is each element's <title>.
 """
 
 import contextlib

@@ -1,7 +1,7 @@
 """The app's training queue: one worker process at a time, outside the request queue.
 
 Each job runs in `python -m service.jobs run <job folder>`, a process of its own at a lower priority with one
-torch thread, so the app's requests keep their speed while a model trains (docs/train_load.md measures
+torch thread, so the app's requests keep their speed while a model trains (reports/train_load.md measures
 it). A scheduler thread starts the oldest queued job when no worker runs, notices when the worker ends
 and adds the finished model to the running Lab. On start it takes up where a previous app left off
 (service.jobs.recover_jobs): a job whose worker died with the app resumes, and installed models are served,

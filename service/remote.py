@@ -69,7 +69,8 @@ def ray_address() -> str:
 
 # what a cluster runs of this project: Ray ships the working tree to every node that runs one of its tasks
 # (runtime_env working_dir), less what no task reads
-SHIPPED_EXCLUDES = [".*", "runs", "user_models", "checkpoints", "docs", "tests", "*.egg-info", "*.safetensors"]
+SHIPPED_EXCLUDES = [".*", "runs", "user_models", "checkpoints", "docs", "reports", "tests", "*.egg-info"]
+SHIPPED_EXCLUDES += ["*.safetensors"]
 
 
 def runtime_env() -> dict:

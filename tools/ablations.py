@@ -1,7 +1,7 @@
 """The papers' ablations, re-run on the shipped checkpoints: every intervention's effect on dev and test accuracy
 (at inference, no retraining), beside the paper's number and our retrained run where the paper reports one.
 
-    python -m tools.ablations                    # every shipped checkpoint -> docs/ablations.json, docs/ablations.md
+    python -m tools.ablations                    # every shipped checkpoint -> reports/ablations.{json,md}
     python -m tools.ablations --tasks sst5 --models tensor_cnn
 
 An indexed intervention is measured at each index a reader would try: every layer, order and DCNN map; the
@@ -19,7 +19,7 @@ from core.data import PROJECT_ROOT, load_task
 from core.models.base import SENTENCE_INDEX, Intervention, intervening
 from tools.bench.machine import machine_info
 
-DOCS = PROJECT_ROOT / "docs"
+DOCS = PROJECT_ROOT / "reports"
 TOP_LEVEL = SENTENCE_INDEX[1]  # level_only past a sentence's length reads its top level (grConv's root)
 
 # What the papers report for a retrained model without the part (test accuracy), and where; None where the
@@ -43,7 +43,7 @@ PAPER = {
     ),
     ("agt", "skip_only"): (48.5, "Guo 2017, §3.2: only s+_0 (retrained), 48.5 on SST-5 against 50.5"),
 }
-# our retrained counterparts: (model, intervention) -> the variant of a make bench accuracy row (docs/benchmarks.json)
+# our retrained counterparts: (model, intervention) -> the variant of a make bench row (reports/benchmarks.json)
 RETRAINED = {("tensor_cnn", "consecutive"): ("sst5", "decay=0.0"), ("agt", "skip_only"): ("sst5", "attention_layers=1")}
 
 

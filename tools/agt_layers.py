@@ -1,7 +1,7 @@
 """How much the AGT uses each of its 15 layers: the Lab's own interventions, layer by layer, on SST-5 dev sentences,
 the state of its gates and attention, and the learning signal each layer gets at the start of training.
 
-    python -m tools.agt_layers                                  # the shipped SST-5 AGT -> docs/agt_layers.{json,md}
+    python -m tools.agt_layers                                  # the shipped SST-5 AGT -> reports/agt_layers.{json,md}
     python -m tools.agt_layers --checkpoint runs/sst5-phrases/agt-s1/best --name "gate_bias=-2, seed 1"
     python -m tools.agt_layers --gradients --name "gate_bias=-2" --set gate_bias=-2   # a fresh model's first steps
     python -m tools.agt_layers --render                         # the markdown again from the stored JSON
@@ -30,7 +30,7 @@ from core.models.base import Intervention, intervening
 from core.training.train import Trainer, parse_args
 from tools.bench.machine import machine_info
 
-DOCS = PROJECT_ROOT / "docs"
+DOCS = PROJECT_ROOT / "reports"
 USED = 0.01  # issue 49: a layer moves a class probability by at least this much
 # the interventions read per layer: one that removes the layer's word selection, two that fix its gate
 KEYS = ("uniform_attention", "gates_closed", "gates_open")

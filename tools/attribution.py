@@ -1,14 +1,14 @@
-"""`make attribution`: how faithful each word-attribution method is, per model and task -> docs/attribution.md
-and docs/attribution.json (which the lab reads for its "most faithful method" hint).
+"""`make attribution`: how faithful each word-attribution method is, per model and task -> reports/attribution.md
+and reports/attribution.json (which the lab reads for its "most faithful method" hint).
 
-    python -m tools.attribution [--checkpoints checkpoints] [--sample 200] [--seed 13] [--out docs]
+    python -m tools.attribution [--checkpoints checkpoints] [--sample 200] [--seed 13] [--out reports]
 
 On a seeded random sample of each task's test sentences (2 to 60 words: the lab's attribution cap), every
 model explains its own predicted class with every method; the words are then deleted in each method's
 order and in random orders (the baseline), and the area over the probability-drop curve (AOPC) is averaged.
 The same run records integrated gradients' completeness error and each method's time per sentence, and, on
 the tasks with gold trees (SST), each method's plausibility (core.analysis.plausibility). Tasks left out of
---tasks keep their rows from the previous docs/attribution.json, each task with its own run's date and sample.
+--tasks keep their rows from the previous reports/attribution.json, each task with its own run's date and sample.
 """
 
 import argparse
@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=200, help="test sentences per task")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "docs"))
+    parser.add_argument("--out", default=str(PROJECT_ROOT / "reports"))
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     lab = Lab.load(args.checkpoints, prefer="bundled")

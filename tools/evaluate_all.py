@@ -1,8 +1,8 @@
 """`make evaluate-all`: every checkpoint against its task's test set -> <task>/<model>/evaluation.json
-(core.analysis.dataset_view), the manifest updated, and docs/treebank.md + docs/treebank.json (the numbers, the
+(core.analysis.dataset_view), the manifest updated, and reports/treebank.md + reports/treebank.json (the numbers, the
 length-bucket curve, and the Treebank tab's server time).
 
-    python -m tools.evaluate_all [--checkpoints checkpoints] [--data-dir D] [--force] [--docs docs]
+    python -m tools.evaluate_all [--checkpoints checkpoints] [--data-dir D] [--force] [--docs reports]
 
 A task whose files are all current (computed from the weights loaded now, every model of the task in
 the disagreement list) is skipped unless --force. One torch thread: it runs beside other work on a
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoints", default=str(BUNDLED))
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--force", action="store_true", help="recompute every task, current or not")
-    parser.add_argument("--docs", default=str(PROJECT_ROOT / "docs"), help="where treebank.md/json go ('' : none)")
+    parser.add_argument("--docs", default=str(PROJECT_ROOT / "reports"), help="where treebank.md/json go ('' : none)")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)

@@ -27,7 +27,7 @@ It starts `app.py` as a separate process on 127.0.0.1 (LAB_CHECKPOINTS=DIR, a fr
    `--request-timeout` as a prediction or as gradio's "Queue is full" error; anything else is a
    failure, and no answer in time is a hang.
 Everything is bounded: each request by `--request-timeout`, the run by `--max-seconds`; the app is
-stopped at the end. The figures go to docs/loadtest.json and a markdown table is printed. Targets
+stopped at the end. The figures go to reports/loadtest.json and a markdown table is printed. Targets
 0 failed requests, p95 <= 1 s, memory after the run within 10% of after the warm-up, a clear
 "busy" answer beyond the queue and no hang. The exit status is 0 when every target is met, 1 when one
 is missed, 2 when the test could not run.
@@ -57,7 +57,7 @@ Fresh sessions (`--sessions N`): N requests, each in a session of its own (a raw
 session, or with `--session-kind client` a new gradio_client Client), RSS read after every `--session-step`;
 target: RSS after the last step <= 1.15 x after the first.
 
-docs/loadtest.json holds the last plain run at its top level (the format `make bench` quotes), the last
+reports/loadtest.json holds the last plain run at its top level (the format `make bench` quotes), the last
 mixed run under "mixed", the last soak under "soak", the last class under "class" and the last fresh-session
 run of each kind under "sessions"; each run replaces only its own part.
 """
@@ -1106,7 +1106,7 @@ PARTS = (
     "class",
     "hall",
     "saturation",
-)  # keys of docs/loadtest.json besides the plain run's figures
+)  # keys of reports/loadtest.json besides the plain run's figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1193,7 +1193,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--max-growth", type=float, default=10.0, help="target: RSS growth over the run, percent")
     parser.add_argument(
-        "--out", default=str(PROJECT_ROOT / "docs" / "loadtest.json"), help="where the figures go ('' = nowhere)"
+        "--out", default=str(PROJECT_ROOT / "reports" / "loadtest.json"), help="where the figures go ('' = nowhere)"
     )
     args = parser.parse_args(argv)
     defaults = PROFILES.get(args.profile, PROFILES["class"])

@@ -1,6 +1,6 @@
-"""`make probes`: every probe suite on the shipped checkpoints -> docs/probes.md and docs/probes.json.
+"""`make probes`: every probe suite on the shipped checkpoints -> reports/probes.md and reports/probes.json.
 
-    python -m tools.probes [--checkpoints checkpoints] [--out docs]
+    python -m tools.probes [--checkpoints checkpoints] [--out reports]
 
 Each suite runs once to load the tokenizer (spaCy, jieba) and once timed: the time recorded is a warm
 run of every model of the suite's task over all its cases, tokenization included.
@@ -94,7 +94,7 @@ def render(reports: list[ProbeReport], root: str, commit: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.probes", description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "docs"))
+    parser.add_argument("--out", default=str(PROJECT_ROOT / "reports"))
     args = parser.parse_args(argv)
     lab = Lab.load(args.checkpoints, prefer="bundled")
     reports = []

@@ -2,13 +2,13 @@
 
 `python -m tools.screens` (`make screens`) starts `python app.py` on the bundled checkpoints, analyses one
 sentence with all five models in Debian chromium at each size of SIZES and each language, and writes two
-captures of the screen (not the whole page) per size and language into docs/screens/: `<size>-<lang>-top.png`,
+captures of the screen (not the whole page) per size and language into reports/screens/: `<size>-<lang>-top.png`,
 the page as it opens with the sentence typed, and `<size>-<lang>-result.png`, scrolled to the result. Each is
 stored with a 256-colour palette, so that a capture stays under ~200 KB.
 
 It also measures the text of every figure as shown (CSS px: its font size times the drawing's scale), per
 figure kind, size and language (Traditional Chinese too), of the analysis and of the Treebank tab (the tree of
-its first sentence, the dataset charts), into docs/screens/text_sizes.json (docs/lab.md, "On every screen").
+its first sentence, the dataset charts), into reports/screens/text_sizes.json (docs/lab.md, "On every screen").
 """
 
 import argparse
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped run stops its app too (finally:)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoints", default=None, help="LAB_CHECKPOINTS for the app (default: the bundled)")
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "docs" / "screens"), help="the folder to write into")
+    parser.add_argument("--out", default=str(PROJECT_ROOT / "reports" / "screens"), help="the folder to write into")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """Do predictions stay fast while a model trains? /compare latency with the app idle, then while a
 ~3-minute training job runs in the Train tab's worker process.
 
-    python -m tools.train_load            # make train-load: writes docs/train_load.json and docs/train_load.md
+    python -m tools.train_load            # make train-load: writes reports/train_load.json and reports/train_load.md
 
 It starts `app.py` on the bundled checkpoints (user models in a temporary folder), warms it up, times
 `--rounds` rounds of `--calls` /compare calls one after the other (idle), submits a training job through
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--gap", type=float, default=15.0, help="seconds between the rounds while training")
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "docs" / "train_load"))
+    parser.add_argument("--out", default=str(PROJECT_ROOT / "reports" / "train_load"))
     args = parser.parse_args(argv)
     args.data = args.data or str(data_dir() / "chinese_sentiment" / "waimai_10k.csv")
     result = run(args)

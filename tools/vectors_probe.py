@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default="nbow", help=f"comma-separated, of {', '.join(BUDGETS)}")
     parser.add_argument("--runs", default=str(PROJECT_ROOT / "runs" / "vectors-probe"))
     parser.add_argument(
-        "--json", default="", help="default docs/vectors_probe.json (SST-5), docs/vectors_probe_<task>.json"
+        "--json", default="", help="default reports/vectors_probe.json (SST-5), reports/vectors_probe_<task>.json"
     )
     parser.add_argument("--doc", default=str(PROJECT_ROOT / "docs" / "vectors.md"))
     parser.add_argument("--data-dir", default="", help="data directory (default $DATA_DIR or ../shared/data)")
@@ -295,10 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     except (DataError, CheckpointError, ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    json_path = Path(
-        args.json
-        or PROJECT_ROOT / "docs" / ("vectors_probe.json" if args.task == "sst5" else f"vectors_probe_{args.task}.json")
-    )
+    default_json = "vectors_probe.json" if args.task == "sst5" else f"vectors_probe_{args.task}.json"
+    json_path = Path(args.json or PROJECT_ROOT / "reports" / default_json)
     report = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine(),

@@ -23,7 +23,7 @@ input, so a model that looks each distinct word up once (mRNN, AGT) still sees o
 Faithfulness (`deletion_curve`, `aopc`): delete the words in the order a method ranks them (highest first)
 and follow P(c); the area over that curve (AOPC, Samek et al. 2017) is larger when the method found the
 words the prediction rests on; a random order is the baseline. `tools/attribution.py` measures it on the
-test sets into docs/attribution.md and docs/attribution.json, which `most_faithful` reads, beside how
+test sets into reports/attribution.md and reports/attribution.json, which `most_faithful` reads, beside how
 plausible each method is (core.analysis.plausibility: agreement with the SST annotators).
 """
 
@@ -43,7 +43,7 @@ from core.models.base import SentenceClassifier, embedding_rows
 
 METHODS = ("occlusion", "gradient_x_input", "integrated_gradients", "smoothgrad")
 GRADIENT_METHODS = METHODS[1:]
-# Too slow for an interactive request on 2 cores (docs/attribution.md, cost table): computed only when asked
+# Too slow for an interactive request on 2 cores (reports/attribution.md, cost table): computed only when asked
 ON_DEMAND = ("integrated_gradients", "smoothgrad")
 DEFAULT_METHODS = ("occlusion",)  # what a request computes unless it names its methods
 COMPLETENESS_TARGET = 0.05  # integrated gradients: |sum of scores - (f(x) - f(x'))| below 5% of the change
@@ -54,7 +54,7 @@ IG_MIN_WIDTH = 2.0**-12  # a segment this short that still misses its change hol
 SMOOTHGRAD_SAMPLES = 16
 SMOOTHGRAD_NOISE = 0.15  # noise sigma, as a fraction of the sentence's vector value range (Smilkov et al.: 10-20%)
 DELETION_STEPS = 10  # AOPC over the first 10 deletions (Samek et al.), at most n-1: a sentence keeps a word
-FAITHFULNESS = Path(__file__).resolve().parents[2] / "docs" / "attribution.json"
+FAITHFULNESS = Path(__file__).resolve().parents[2] / "reports" / "attribution.json"
 
 
 def on_demand(methods: tuple[str, ...]) -> bool:
@@ -217,7 +217,7 @@ def weights_sha256(checkpoint: Checkpoint) -> str:
 
 
 def most_faithful(checkpoint: Checkpoint, path: str | Path = FAITHFULNESS) -> dict | None:
-    """What docs/attribution.json measured for these very weights (its task and model, same sha256):
+    """What reports/attribution.json measured for these very weights (its task and model, same sha256):
     {"method": the method with the highest AOPC, "aopc": {method: AOPC}, "random": the random order's
     AOPC, "sentences": n, "plausibility": {method: core.analysis.plausibility.summarize(...)} or None where
     the task has no gold trees}; None when they were not measured."""

@@ -25,7 +25,7 @@ from core.predict import (
 )
 
 MIN_WORDS = 2  # occlusion and the deletion test need a word to leave out and one to keep
-SENTENCES_CAP = 2000  # make attribute: about an hour of the five SST-5 models on 2 cores (docs/attribution.md)
+SENTENCES_CAP = 2000  # make attribute: about an hour of the five SST-5 models on 2 cores (reports/attribution.md)
 DEFAULT_LIMIT = 200
 UPLOAD_MAX_LINES = 200  # the Lab's upload: sentences per file
 UPLOAD_MAX_CHARS = 20_000

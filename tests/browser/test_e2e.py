@@ -57,7 +57,7 @@ def _analyse(page, text):
 
 def _screenshot(page, name):
     """The page from the top to the end of the first model panel, into $SCREENSHOT_DIR (default: a
-    temporary folder; the README's docs/screenshot*.png are taken with the bundled checkpoints). A panel off
+    temporary folder; the README's reports/screenshot*.png are taken with the bundled checkpoints). A panel off
     screen is laid out only when scrolled to (content-visibility), which a full-page capture never does: the
     capture lays them all out first, as a reader scrolling down sees them."""
     page.add_style_tag(content="#result .model-panel { content-visibility: visible !important; }")
@@ -248,7 +248,7 @@ def test_every_view_exports_as_svg_and_png_with_its_caption(open_page, url, lab_
 
 def test_the_agt_table_shows_all_15_layers_and_screenshots(open_page, bundled_url):
     """On the bundled checkpoints: the AGT's 'words selected per layer' lists L1..L15 in full, nothing cut;
-    the README's screenshots (SCREENSHOT_DIR=docs) come from here."""
+    the README's screenshots (SCREENSHOT_DIR=reports) come from here."""
     for locale, text, name in (
         ("en-US", "The acting is great, but the plot is dull and far too long.", "screenshot.png"),
         ("zh-CN", ZH, "screenshot_zh.png"),

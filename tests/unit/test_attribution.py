@@ -1,6 +1,6 @@
 """Word attributions (core/analysis/attribution.py): each gradient method against what it claims, the deletion test
 on a model whose output depends on one word, the methods through Lab, the API and the Lab tab, and the
-faithfulness hint read from docs/attribution.json."""
+faithfulness hint read from reports/attribution.json."""
 
 import copy
 import json

@@ -1,4 +1,4 @@
-"""tools.bench's markdown: the headline page (docs/benchmarks.md) apart from the every-entry table (docs/runs.md),
+"""tools.bench's markdown: the headline page (reports/benchmarks.md) apart from the every-entry table (reports/runs.md),
 and `--render`, which redraws both from a stored benchmarks.json without reading a run."""
 
 import json
@@ -45,7 +45,7 @@ def test_every_entry_has_its_own_file_and_render_redraws_it_from_the_json(tmp_pa
         main(["--render", "--out", str(tmp_path / "empty")])
 
 
-@pytest.mark.parametrize("folder", ["docs", "docs/protocol"])
+@pytest.mark.parametrize("folder", ["reports", "reports/protocol"])
 def test_the_committed_pages_are_the_render_of_their_json(folder):
     """What `python -m tools.bench --render --out <folder>` writes, so a hand edit or a stale page fails here;
     the headline page stays short enough to read (the every-entry table is the long part)."""

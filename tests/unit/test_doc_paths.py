@@ -1,6 +1,8 @@
-"""Every repository path the README and docs/ name exists, and every relative Markdown link reaches a file: a
-moved file (tests/ regrouped, service/ out of core/) must take its mentions along."""
+"""Every repository path the README, docs/ and reports/ name exists, and every relative Markdown link reaches a
+file: a moved file (tests/ regrouped, service/ out of core/, reports out of docs/) must take its mentions along.
+docs/ stays prose and its figures, under 1 MB; docs/models.md's file map names every module."""
 
+import fnmatch
 import re
 
 import pytest
@@ -8,11 +10,12 @@ import pytest
 from core.data import PROJECT_ROOT
 
 PATH = re.compile(
-    r"(?<![\w/.-])((?:app\.py|(?:core|service|demo|tools|tests|docs|configs|probes|checkpoints)/[\w./*<>-]*[\w*>]))"
+    r"(?<![\w/.-])((?:app\.py|(?:core|service|demo|tools|tests|docs|reports|configs|probes|checkpoints)/[\w./*<>-]*[\w*>]))"
 )
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 CODE = re.compile(r"`[^`\n]*`")
 PAGES = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").rglob("*.md"))]
+PAGES += sorted((PROJECT_ROOT / "reports").rglob("*.md"))
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
@@ -35,3 +38,37 @@ def test_the_scan_finds_what_it_should():
     ]
     assert LINK.findall("[a](space.md#x) [b](https://x.org)") == ["space.md", "https://x.org"]
     assert not LINK.findall(CODE.sub("", "a file named `x[a](javascript:alert(8)).csv`"))
+
+
+def test_docs_is_prose_under_a_megabyte():
+    """What a command writes goes to reports/ (reports/README.md): docs/ is what people write and read."""
+    files = [f for f in (PROJECT_ROOT / "docs").rglob("*") if f.is_file()]
+    size = sum(f.stat().st_size for f in files)
+    largest = sorted(files, key=lambda f: -f.stat().st_size)[:3]
+    assert size < 1_000_000, f"docs/ holds {size:,} bytes; largest: {largest}"
+    assert not [f.name for f in files if f.suffix == ".json"], "a JSON report belongs in reports/"
+
+
+def test_the_file_map_names_every_module():
+    """docs/models.md, "File map": each module of core/, service/, demo/ and tools/ by its path, by a glob, or by
+    its name in the row of its folder (`core/data/` ... `sst.py`)."""
+    text = (PROJECT_ROOT / "docs" / "models.md").read_text(encoding="utf-8")
+    rows = [line for line in text.split("## File map", 1)[1].split("\n## ", 1)[0].splitlines() if line.startswith("|")]
+
+    def named(path: str) -> bool:
+        for row in rows:
+            heads = re.findall(r"`([^`]+)`", row.split("|")[1])  # the row's first cell: what it describes
+            if any(path == h or ("*" in h and fnmatch.fnmatch(path, h)) for h in heads):
+                return True
+            for folder in (h for h in heads if h.endswith("/") and path.startswith(h)):
+                if re.search(rf"(?<![\w/.]){re.escape(path[len(folder) :])}", row):
+                    return True
+        return False
+
+    modules = sorted(
+        str(f.relative_to(PROJECT_ROOT))
+        for top in ("core", "service", "demo", "tools")
+        for f in (PROJECT_ROOT / top).rglob("*.py")
+        if f.name not in ("__init__.py", "__main__.py")
+    )
+    assert [m for m in modules if not named(m)] == []

@@ -96,7 +96,7 @@ def test_the_hint_names_the_method_closest_to_the_annotators(lab, tmp_path):
         "**gradient × input** τ 0.30, P@3 0.50 (chance 0.40)"
     ) in hint
     assert hint.endswith("inside a gold phrase of the predicted side.")
-    assert "docs/attribution.md, 7–200 test sentences per task" in attribution_view.faithfulness_hint(
+    assert "reports/attribution.md, 7–200 test sentences per task" in attribution_view.faithfulness_hint(
         lab, "dcnn", "auto", "en", path
     )
     assert "最接近标注者：**梯度 × 输入**" in attribution_view.faithfulness_hint(lab, "dcnn", "sst5", "zh", path)

@@ -1,5 +1,5 @@
 """The best public reproduction beside each paper number (configs/papers.toml), and the Paper bars table of
-docs/benchmarks.md that shows it: a number with its source, or an explicit "none found" with where we looked."""
+reports/benchmarks.md that shows it: a number with its source, or an explicit "none found" with where we looked."""
 
 import json
 import re
@@ -42,7 +42,7 @@ def test_a_paper_bar_records_its_reproduction():
 
 def test_the_paper_bars_table_reads_the_column_from_papers_toml():
     """A report stored before the column existed renders it too: the markdown reads configs/papers.toml."""
-    report = json.loads((PROJECT_ROOT / "docs" / "benchmarks.json").read_text(encoding="utf-8"))
+    report = json.loads((PROJECT_ROOT / "reports" / "benchmarks.json").read_text(encoding="utf-8"))
     for bar in report["accuracy"]["bars"]:
         bar.pop("reproduction", None)
         bar.pop("mean_std", None)

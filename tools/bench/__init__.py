@@ -1,2 +1,2 @@
 """`make bench`: accuracy, training speed, inference latency, scaling, memory and the served app,
-written to docs/benchmarks.{md,json} and docs/scaling.svg. `python -m tools.bench --help`."""
+written to reports/benchmarks.{md,json} and reports/scaling.svg. `python -m tools.bench --help`."""

@@ -12,7 +12,7 @@ load. Each block's cost is the CPU time of the serving side (its process and chi
 block. Calls: /predict with `--model`, and /compare, each with distinct sentences (every call a new text: what
 the models must run for) and with one sentence repeated (what an identical request costs: answered from the
 kept answers where the tree has them). With `--clients N` each block's calls go N at a time (a crowd rather than
-one visitor); each call's latency is kept too. Writes docs/app_cpu.json and prints a table; the load average is
+one visitor); each call's latency is kept too. Writes reports/app_cpu.json and prints a table; the load average is
 read before and after.
 """
 
@@ -35,7 +35,7 @@ from core.data import PROJECT_ROOT
 from tools.bench.machine import machine_info
 from tools.loadtest import Result, cpu_seconds, free_port, rest_call, stop_process, wait_until_up
 
-OUT = PROJECT_ROOT / "docs" / "app_cpu.json"
+OUT = PROJECT_ROOT / "reports" / "app_cpu.json"
 # distinct short sentences (6-8 words): every call of a run a new text
 SUBJECTS = ["The film", "The plot", "The acting", "The music", "The ending", "The story", "The cast", "The script"]
 VERDICTS = ["good", "bad", "dull", "moving", "funny", "slow", "great", "weak", "sweet", "clever"]

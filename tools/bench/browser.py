@@ -3,7 +3,7 @@ changing, with the server's own time for the same analysis beside it.
 
 `python -m tools.bench.browser` (`make bench-browser`) starts `python app.py` on the bundled checkpoints,
 drives Debian chromium with Playwright at a laptop's width (1280 px) and a phone's (390 x 844), and writes
-docs/browser.json and docs/browser.md.
+reports/browser.json and reports/browser.md.
 
 How a wait is measured: a MutationObserver in the page stamps every DOM change (figures drawn
 included; not the screen-reader-only status line) with performance.now(); the click is stamped the same way.
@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="new pages per scenario (each: fresh + repeat)")
     parser.add_argument("--checkpoints", default=None, help="LAB_CHECKPOINTS for the app (default: the bundled)")
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "docs" / "browser"), help="writes OUT.json and OUT.md")
+    parser.add_argument("--out", default=str(PROJECT_ROOT / "reports" / "browser"), help="writes OUT.json and OUT.md")
     args = parser.parse_args(argv)
     load_before = list(os.getloadavg())
     server, url = start_app(args.checkpoints)

@@ -1,6 +1,6 @@
 """Benchmarks: accuracy against the papers, training speed, inference latency, scaling and memory.
 
-    python -m tools.bench                       # make bench: docs/benchmarks.{md,json}, docs/scaling.svg
+    python -m tools.bench                       # make bench: reports/benchmarks.{md,json}, reports/scaling.svg
     python -m tools.bench --smoke               # make bench-smoke: seconds, on tiny models it trains itself
     python -m tools.bench --sections accuracy,speed    # only re-read the stored runs
     python -m tools.bench --render              # re-write the markdown and SVGs from the stored benchmarks.json
@@ -208,7 +208,7 @@ def run(args, previous: dict | None = None) -> dict:
                     sentences,
                     settings["app_reps"],
                 )
-    stored_load = PROJECT_ROOT / "docs" / "loadtest.json"  # written by `make loadtest` (tools.loadtest)
+    stored_load = PROJECT_ROOT / "reports" / "loadtest.json"  # written by `make loadtest` (tools.loadtest)
     if not args.smoke and stored_load.is_file():
         report["loadtest"] = json.loads(stored_load.read_text(encoding="utf-8"))
     report["load_average_end"] = list(os.getloadavg())
@@ -262,7 +262,7 @@ def parse_args(argv: list[str] | None = None):
     parser.add_argument(
         "--data-dir", default=None, help="data directory for the task's test sentences (default: the usual one)"
     )
-    parser.add_argument("--out", default=None, help="output directory (default docs/; smoke: a temporary directory)")
+    parser.add_argument("--out", default=None, help="output directory (default reports/; smoke: a temporary directory)")
     parser.add_argument(
         "--threads",
         type=int,
@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     out = (
         Path(args.out)
         if args.out
-        else (Path(tempfile.mkdtemp(prefix="bench-smoke-out-")) if args.smoke else PROJECT_ROOT / "docs")
+        else (Path(tempfile.mkdtemp(prefix="bench-smoke-out-")) if args.smoke else PROJECT_ROOT / "reports")
     )
     previous = out / "benchmarks.json"
     if args.render:

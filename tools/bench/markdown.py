@@ -1,5 +1,5 @@
-"""docs/benchmarks.md from a benchmark report: every section's table with what it measures; the accuracy
-section's every-entry table, with each entry's commands, in its own file beside it (docs/runs.md)."""
+"""reports/benchmarks.md from a benchmark report: every section's table with what it measures; the accuracy
+section's every-entry table, with each entry's commands, in its own file beside it (reports/runs.md)."""
 
 from core.models.papers import Reported, find_reported
 from core.predict import MAX_WORDS
@@ -374,11 +374,11 @@ def render_runs(r: dict) -> str:
 
 
 def loadtest_markdown(lt: dict | None) -> list[str]:
-    """The stored figures of the last `make loadtest` (docs/loadtest.json), quoted with their date: the plain
+    """The stored figures of the last `make loadtest` (reports/loadtest.json), quoted with their date: the plain
     run, the mixed profile's (10% long inputs) and the soak's."""
     lines = ["## Load test", ""]
     if not lt:
-        return lines + ["Not run: `make loadtest` writes docs/loadtest.json, which this section quotes.", ""]
+        return lines + ["Not run: `make loadtest` writes reports/loadtest.json, which this section quotes.", ""]
     for title, run in (
         ("", lt if "config" in lt else None),
         ("### Mixed profile (`make loadtest PROFILE=mixed`)", lt.get("mixed")),

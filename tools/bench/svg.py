@@ -1,4 +1,4 @@
-"""docs/scaling.svg (log-log latency-versus-length charts) and dev_curves.svg (dev accuracy at every evaluation of
+"""reports/scaling.svg (log-log latency-versus-length charts) and dev_curves.svg (dev accuracy at every evaluation of
 the runs below their paper's number), drawn directly as SVG (no plotting library)."""
 
 import math

@@ -1,6 +1,6 @@
 """What differs between the Theano the authors' code was written for and the shim on pytensor, measured.
 
-    python -m tools.oracle.differences [--out docs/oracle_identity.json]
+    python -m tools.oracle.differences [--out reports/oracle_identity.json]
 
 With our shipped SST-5 tensor CNN inside their graph (tools.oracle.same_weights) on SST-5 dev:
 - identity: max |Δp| of their graph and ours, float64 and with their graph in float32;
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoint", default=str(PROJECT_ROOT / "checkpoints" / "sst5" / "tensor_cnn"))
     parser.add_argument("--oracle-dir", default=None)
     parser.add_argument("--inputs", default=str(default_dir()))
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "docs" / "oracle_identity.json"))
+    parser.add_argument("--out", default=str(PROJECT_ROOT / "reports" / "oracle_identity.json"))
     args = parser.parse_args(argv)
     inputs = Path(args.inputs)
     if not (inputs / "stsa.fine.dev").is_file():

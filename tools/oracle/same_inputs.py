@@ -2,7 +2,7 @@
 
     python -m tools.oracle.same_inputs authors --task sst5 [--phrases] --seed 1 [--max-epochs 10] --out DIR
     python -m tools.oracle.same_inputs ours    --task sst5 [--phrases] --seed 1 [--max-epochs 10] --out DIR
-    python -m tools.oracle.same_inputs report  DIR... [--json docs/oracle.json]
+    python -m tools.oracle.same_inputs report  DIR... [--json reports/oracle.json]
 
 README settings (theirs, the documented run): --depth 3 --order 3 --decay 0.5 --hidden_dim 200
 --dropout_rate 0.3 --l2_reg 0.00001 --act relu --learning adagrad --learning_rate 0.01, batch 15 (their

@@ -6,7 +6,7 @@
     python -m tools.release.bundle train --parallel 2  # the runs as Ray tasks, 2 at a time (tools.release.parallel)
     python -m tools.release.bundle check               # manifest, size budget and every checkpoint loads
     python -m tools.release.bundle cards               # rewrite the model cards from metrics.json (no training)
-    python -m tools.release.bundle report              # docs/checkpoints.md: unknown test tokens, accuracy, sizes
+    python -m tools.release.bundle report              # reports/checkpoints.md: unknown test tokens, accuracy, sizes
 
 For each entry {model, task, phrases, seed, args} the run `runs/<task>[-phrases]/<model>-s<seed>/` is
 trained with core.training.train (its best-on-dev checkpoint), then copied into `checkpoints/<task>/<model>/`
@@ -557,11 +557,11 @@ def check(out: Path = BUNDLED, max_total_mb: float | None = None, max_file_mb: f
     return problems
 
 
-REPORT = PROJECT_ROOT / "docs" / "checkpoints.md"
+REPORT = PROJECT_ROOT / "reports" / "checkpoints.md"
 
 
 def report(out: Path = BUNDLED, path: Path = REPORT) -> str:
-    """docs/checkpoints.md: per shipped checkpoint, its words, the share of its test tokens it does not
+    """reports/checkpoints.md: per shipped checkpoint, its words, the share of its test tokens it does not
     know, its test accuracy from the shipped files beside its run's; the folder's size and largest file."""
     files = read_manifest(out)
     rows = []
@@ -634,7 +634,7 @@ def main(argv: list[str] | None = None) -> int:
     cards.add_argument("--out", default=str(BUNDLED))
     verify = sub.add_parser("check", help="verify checkpoints/: manifest, size, every checkpoint loads")
     verify.add_argument("--out", default=str(BUNDLED))
-    summary = sub.add_parser("report", help="docs/checkpoints.md: words, unknown test tokens, accuracy, sizes")
+    summary = sub.add_parser("report", help="reports/checkpoints.md: words, unknown test tokens, accuracy, sizes")
     summary.add_argument("--out", default=str(BUNDLED))
     summary.add_argument("--report", default=str(REPORT))
     args = parser.parse_args(argv)

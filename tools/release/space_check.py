@@ -10,7 +10,7 @@
    result says which;
 3. starts `python app.py` offline (HF_HUB_OFFLINE=1, a free port) and waits until /predict answers over
    HTTP (gradio_client, from that venv);
-4. stops it and writes docs/space_check.json: the times, the installed packages, and that none of them is a
+4. stops it and writes reports/space_check.json: the times, the installed packages, and that none of them is a
    CUDA package.
 `--venv DIR` installs into DIR and keeps it; run again with the same DIR, only the copy and the boot are
 checked (the install's record is kept in DIR/space-check.json and repeated in the result).
@@ -33,7 +33,7 @@ from pathlib import Path
 from core.data import PROJECT_ROOT
 from tools.loadtest import free_port, stop_process
 
-OUT = PROJECT_ROOT / "docs" / "space_check.json"
+OUT = PROJECT_ROOT / "reports" / "space_check.json"
 # what `hf upload` leaves out in the README's publish steps, plus git's own folder
 EXCLUDE = (
     ".venv",
