@@ -87,21 +87,25 @@ def layer_state(net: AGT, sequences: list[list[int]]) -> list[dict]:
     rows = []
     for l in range(net.config.num_layers):
         gate = gates[:, l - 1] if l else None
+        bias = net.gate[l - 1].get_parameter("bias").double() if l else None
         rows.append(
             {  # gate_bias_moved: how far training took b^t_l from its initial value (largest unit)
                 "layer": l + 1,
                 "gate_mean": gate.mean().item() if gate is not None else None,
                 "gate_above_0.9": (gate > 0.9).double().mean().item() if gate is not None else None,
                 "gate_below_0.1": (gate < 0.1).double().mean().item() if gate is not None else None,
-                "gate_bias_mean": net.gate[l - 1].bias.double().mean().item() if l else None,
-                "gate_bias_moved": (net.gate[l - 1].bias.double() - net.config.gate_bias).abs().max().item()
-                if l
-                else None,
+                "gate_bias_mean": bias.mean().item() if bias is not None else None,
+                "gate_bias_moved": (bias - net.config.gate_bias).abs().max().item() if bias is not None else None,
                 "carry_to_top": carry[l].item(),
                 "attention_entropy_ratio": ratio[min(l, ratio.shape[0] - 1)].item(),
             }
         )
     return rows
+
+
+def _grad(p: torch.Tensor) -> torch.Tensor:
+    """p's gradient in float64, zero where the backward pass did not reach p."""
+    return p.grad.double() if p.grad is not None else torch.zeros_like(p, dtype=torch.float64)
 
 
 def layer_gradient_norms(net: AGT) -> torch.Tensor:
@@ -110,12 +114,10 @@ def layer_gradient_norms(net: AGT) -> torch.Tensor:
     have attention of their own (0)."""
     norms = torch.zeros(3, net.config.num_layers, dtype=torch.float64)
     k = net.attention_layers
-    norms[0, :k] = (
-        net.attn_weight.grad.double().pow(2).sum((0, 2)) + net.attn_vector.grad.double().pow(2).sum(1)
-    ).sqrt()
+    norms[0, :k] = (_grad(net.attn_weight).pow(2).sum((0, 2)) + _grad(net.attn_vector).pow(2).sum(1)).sqrt()
     for l in range(1, net.config.num_layers):
         for row, module in ((1, net.gate[l - 1]), (2, net.transform[l - 1])):
-            norms[row, l] = math.sqrt(sum(p.grad.double().pow(2).sum().item() for p in module.parameters()))
+            norms[row, l] = math.sqrt(sum(float(_grad(p).pow(2).sum()) for p in module.parameters()))
     return norms
 
 
@@ -124,6 +126,8 @@ def training_gradients(train_args: list[str], steps: int) -> dict:
     mean per-layer gradient norm over those steps, and the gate biases where they ended."""
     trainer = Trainer.from_config(parse_args(["--model", "agt", *train_args]))
     net, cfg = trainer.model, trainer.cfg
+    if not isinstance(net, AGT) or cfg.batch_size is None:  # --model agt; the recipe sets the batch size
+        raise TypeError(f"not an AGT run with a batch size: {type(net).__name__}, {cfg.batch_size}")
     net.train()
     batches = bucket_batches(trainer.task.train, trainer.vocab, cfg.batch_size, seed=cfg.seed * 1000)[:steps]
     total = torch.zeros(3, net.config.num_layers, dtype=torch.float64)
@@ -140,7 +144,7 @@ def training_gradients(train_args: list[str], steps: int) -> dict:
         "attention": mean[0],
         "gate": mean[1],
         "transform": mean[2],
-        "gate_bias_after": [None] + [g.bias.double().mean().item() for g in net.gate],
+        "gate_bias_after": [None] + [g.get_parameter("bias").double().mean().item() for g in net.gate],
     }
 
 

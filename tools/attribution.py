@@ -38,7 +38,7 @@ from core.analysis.attribution import (
     ranking,
     weights_sha256,
 )
-from core.analysis.plausibility import TOP_K, plausibility, summarize
+from core.analysis.plausibility import TOP_K, Plausibility, plausibility, summarize
 from core.analysis.treebank import SST_TASKS
 from core.data import PROJECT_ROOT, data_dir, load_task
 from core.data.sst import Tree, load_sst_trees
@@ -76,9 +76,11 @@ def measure_model(
     """AOPC per method and for random orders, IG's completeness errors, each method's milliseconds and, with
     the sentences' gold `trees`, each method's plausibility for the model's `classes` (5 or 2)."""
     rng = random.Random(seed)
-    curves = {m: [] for m in METHODS} | {"random": []}
-    agreement = {m: [] for m in METHODS}
-    errors, steps, ms = [], [], {m: [] for m in METHODS}
+    curves: dict[str, list[float]] = {m: [] for m in [*METHODS, "random"]}
+    agreement: dict[str, list[Plausibility]] = {m: [] for m in METHODS}
+    ms: dict[str, list[float]] = {m: [] for m in METHODS}
+    errors: list[float] = []  # integrated gradients' completeness error and path steps, per sentence
+    steps: list[int] = []
     for index, words in enumerate(sentences):
         ids = vocab.encode(list(words))
         target = _predicted(net, ids)
@@ -89,8 +91,11 @@ def measure_model(
             started = time.perf_counter()
             found |= gradient_attributions(net, ids, target, [method], seed=index)
             ms[method].append(1000 * (time.perf_counter() - started))
-        errors.append(found["integrated_gradients"].completeness_error)
-        steps.append(found["integrated_gradients"].steps)
+        ig = found["integrated_gradients"]
+        if ig.completeness_error is None or ig.steps is None:
+            raise RuntimeError("integrated gradients gave no completeness error")
+        errors.append(ig.completeness_error)
+        steps.append(ig.steps)
         for method, attribution in found.items():
             curves[method].append(aopc(deletion_curve(net, ids, target, ranking(attribution.scores))))
             if trees:
@@ -245,7 +250,7 @@ def render_plausibility(results: dict) -> list[str]:
 
     for task, model, p in rows:
         taus = {x: p[x]["rank_agreement"] for x in METHODS if p[x]["rank_agreement"] is not None}
-        best = max(taus, key=taus.get) if taus else None
+        best = max(taus, key=lambda x: taus[x]) if taus else None
         first = p[METHODS[0]]
         tau_cells = [f"**{cell(taus[x])}**" if x == best else cell(p[x]["rank_agreement"]) for x in METHODS]
         lines.append(

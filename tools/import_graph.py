@@ -36,7 +36,7 @@ def imported_names(path: Path, module: str) -> set[str]:
     """Every dotted name `path` imports (anywhere in it), relative imports resolved; for `from X import Y`
     both X and X.Y, since Y may be a submodule."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    names = set()
+    names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)

@@ -81,6 +81,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from core.data import PROJECT_ROOT
@@ -631,18 +632,22 @@ def sessions_test(args) -> dict:
         task = min(tasks, key=lambda t: (tasks[t][0] != "en", -len(tasks[t][1]), t))  # English, most models
         lang, models = tasks[task]
         sentences = SENTENCES.get(lang, SENTENCES["en"])
-        planned = [
+        planned: list[tuple[tuple, str]] = [
             ((sentences[i % len(sentences)], task, "auto"), "/compare")
             if args.session_endpoint == "compare"
             else ((sentences[i % len(sentences)], models[i % len(models)], task, "auto"), "/predict")
             for i in range(args.sessions)
         ]
-        samples, results = [dict(rss_sample(proc.pid, start, 0), at="after warm-up")], []
+        samples = [dict(rss_sample(proc.pid, start, 0), at="after warm-up")]
+        results: list[Result] = []
         with httpx.Client() as http, ThreadPoolExecutor(4) as pool:
             for first in range(0, args.sessions, args.session_step):
                 step = planned[first : first + args.session_step]
                 results += pool.map(
-                    lambda p: fresh_session_call(args.session_kind, url, http, context, *p, args.request_timeout), step
+                    lambda p: fresh_session_call(
+                        args.session_kind, url, http, context, p[0], p[1], args.request_timeout
+                    ),
+                    step,
                 )
                 samples.append(rss_sample(proc.pid, start, len(results)))
                 log.info("%d sessions: RSS %.0f MB", len(results), samples[-1]["rss_mb"])
@@ -688,7 +693,9 @@ CLASS_MIX = {"/predict": 0.45, "/compare": 0.2, "page": 0.2, "/treebank": 0.1, "
 # the hall profile: a lecture follows along, mostly predicting and comparing, half of the time on a sentence of
 # its own (hardly ever two alike: what the kept answers cannot answer), at a human pace
 HALL_MIX = {"/predict": 0.5, "/compare": 0.25, "page": 0.15, "/treebank": 0.06, "/probes": 0.04}
-PROFILES = {  # visitors, trainers, seconds between a visitor's requests, mix, share of sentences of one's own
+PROFILES: dict[
+    str, dict[str, Any]
+] = {  # visitors, trainers, seconds between a visitor's requests, mix, share of sentences of one's own
     "class": {"visitors": 30, "trainers": 3, "think": None, "mix": CLASS_MIX, "own_text_share": 0.0},
     "hall": {"visitors": 300, "trainers": 10, "think": (3.0, 10.0), "mix": HALL_MIX, "own_text_share": 0.5},
 }
@@ -805,7 +812,7 @@ def train_and_use(client, path: Path, deadline: float, timeout: float) -> list[R
         )
     except Exception as err:  # counted and reported
         return [Result("/train", time.perf_counter() - start, error_line(err), True)]
-    status = {}
+    status: dict = {}
     while not status or time.monotonic() < deadline:  # once at least: a /train may return after the class ended
         time.sleep(2)
         begun = time.perf_counter()
@@ -1256,6 +1263,7 @@ def main(argv: list[str] | None = None) -> int:
         figures = {**figures, "load_average_start": load_at_start, "config": config}
         print(soak_markdown(figures) if soak else class_markdown(figures))
     else:
+        assert report is not None  # load_test's, the one run that reports requests one by one
         figures = {
             "date": time.strftime("%Y-%m-%d %H:%M"),
             "cpus": os.cpu_count(),

@@ -9,6 +9,7 @@ import secrets
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -32,8 +33,9 @@ def _upload(url: str, path: Path) -> httpx.Response:
         return httpx.post(f"{url}gradio_api/upload", files={"files": (path.name, f)}, timeout=60)
 
 
-def _call(url: str, api: str, data: list, session: str | None = None, timeout: float = 60) -> dict | list:
-    """One REST call (naming `session` when given); its answer's data, or {"error": ...}."""
+def _call(url: str, api: str, data: list, session: str | None = None, timeout: float = 60) -> Any:
+    """One REST call (naming `session` when given); its answer's data (JSON: a dict, a list, a job's id), or
+    {"error": ...}."""
     body = {"data": data, **({"session_hash": session} if session else {})}
     posted = httpx.post(
         f"{url}gradio_api/call/{api}",
@@ -92,7 +94,7 @@ def case_free_identities(url: str) -> tuple[bool, str]:
     after = _call(url, "predict", ["a fine film", "dcnn", task, "auto"], victim) if task else None
     for session, job in accepted:  # leave the queue as it was: the cases after this one train too
         _call(url, "train_cancel", [job], session)
-    victim_kept = task is None or (isinstance(after, dict) and after.get("probs") == before.get("probs"))
+    victim_kept = task is None or (isinstance(after, dict) and after.get("probs") == (before or {}).get("probs"))
     figure = f"{len(accepted)} of 160 jobs accepted (bar <= 10); refusals: {'; '.join(refusals)}; " + (
         f"the victim's model {'still answers' if victim_kept else 'is GONE'}" if task else "no victim (sign-in)"
     )

@@ -20,7 +20,9 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import ray
 from ray import tune
@@ -42,7 +44,11 @@ METRIC = "best_dev"  # the trial's best dev accuracy so far: what the trainer ke
 
 def tune_space(spec: dict) -> dict:
     """A model's declared search space as Ray Tune distributions."""
-    kinds = {"choice": lambda values: tune.choice(values), "uniform": tune.uniform, "loguniform": tune.loguniform}
+    kinds: dict[str, Callable[..., Any]] = {
+        "choice": tune.choice,
+        "uniform": tune.uniform,
+        "loguniform": tune.loguniform,
+    }
     space = {}
     for name, (kind, *args) in spec.items():
         if kind not in kinds:
@@ -73,8 +79,12 @@ def run_trial(sampled: dict, base: TrainConfig, root: Path) -> None:
     def report(epoch: int, dev: float, best_dev: float) -> None:
         tune.report({"epoch": epoch, "dev_accuracy": dev, METRIC: best_dev})
 
+    def on_epoch(r: dict) -> None:
+        if r["epoch"] < cfg.epochs:  # the last epoch reports below, once metrics.json is written
+            report(r["epoch"], r["dev_accuracy"], r["best_dev"])
+
     trainer = Trainer.from_config(cfg)
-    trainer.fit(on_epoch=lambda r: r["epoch"] < cfg.epochs and report(r["epoch"], r["dev_accuracy"], r["best_dev"]))
+    trainer.fit(on_epoch=on_epoch)
     report(trainer.epoch, trainer.history[-1]["dev_accuracy"], trainer.best_dev)
 
 
@@ -115,7 +125,7 @@ def sweep(base: TrainConfig, samples: int, max_epochs: int, grace: int, name: st
             include_dashboard=False,
             log_to_driver=False,
             configure_logging=False,
-            **({} if os.environ.get("RAY_ADDRESS") else {"num_cpus": os.cpu_count()}),
+            num_cpus=None if os.environ.get("RAY_ADDRESS") else os.cpu_count(),
         )
     base = dataclasses.replace(base, epochs=max_epochs, threads=threads)
     trainable = tune.with_resources(tune.with_parameters(run_trial, base=base, root=root / "trials"), {"cpu": threads})
@@ -139,6 +149,8 @@ def sweep(base: TrainConfig, samples: int, max_epochs: int, grace: int, name: st
         )
     results = tuner.fit()
     best = results.get_best_result(metric=METRIC, mode="max")
+    if best.config is None or best.metrics is None:
+        raise RuntimeError(f"the sweep in {experiment} has no finished trial")
     trials = [
         {
             "trial": r.metrics["trial_id"],
@@ -146,7 +158,7 @@ def sweep(base: TrainConfig, samples: int, max_epochs: int, grace: int, name: st
             METRIC: r.metrics.get(METRIC),
             "epochs": r.metrics.get("epoch"),
         }
-        for r in results
+        for r in (results[i] for i in range(len(results)))  # a ResultGrid indexes, but has no __iter__
         if r.metrics
     ]
     cfg = trial_config(base, best.config, root / "trials" / best.metrics["trial_id"])

@@ -43,10 +43,13 @@ def compare_latencies(client, calls: int) -> list[float]:
 
 
 def stats(seconds: list[float]) -> dict:
+    p50, p95 = percentile(seconds, 0.5), percentile(seconds, 0.95)
+    if p50 is None or p95 is None:
+        raise ValueError("no /compare call to summarize")
     return {
         "n": len(seconds),
-        "p50_ms": round(1000 * percentile(seconds, 0.5), 1),
-        "p95_ms": round(1000 * percentile(seconds, 0.95), 1),
+        "p50_ms": round(1000 * p50, 1),
+        "p95_ms": round(1000 * p95, 1),
         "max_ms": round(1000 * max(seconds), 1),
     }
 

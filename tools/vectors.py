@@ -48,6 +48,7 @@ import dataclasses
 import gzip
 import hashlib
 import importlib
+import inspect
 import json
 import logging
 import multiprocessing
@@ -61,8 +62,10 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -109,7 +112,7 @@ DEFAULTS = {
     "en": Word2VecConfig(),
     "zh": Word2VecConfig(sg=True, alpha=0.025, min_count=3, sample=1e-3, epochs=10),
 }
-TINY = {"dim": 50, "epochs": 3, "min_count": 2, "max_lines": 300, "max_tokens": 0}
+TINY: dict[str, Any] = {"dim": 50, "epochs": 3, "min_count": 2, "max_lines": 300, "max_tokens": 0}
 
 
 # -- Sources ------------------------------------------------------------------------------------------
@@ -133,7 +136,7 @@ def english_sources(root: Path) -> list[Source]:
     """Every `unlabeled_en/**/*.txt.gz`: movie reviews and other text first, Wikipedia last (for --max-tokens)."""
     folder = root / "unlabeled_en"
     paths = sorted(folder.rglob("*.txt.gz"), key=lambda p: ("wikipedia" in str(p.relative_to(folder)), str(p)))
-    return [Source(str(p.relative_to(root)), [p], lambda p=p: _gzip_lines(p)) for p in paths]
+    return [Source(str(p.relative_to(root)), [p], partial(_gzip_lines, p)) for p in paths]
 
 
 def _csv_column(path: Path, column: str) -> Iterator[str]:
@@ -409,7 +412,7 @@ def _chunks(lang: str, texts: Iterable, size: int) -> Iterator[tuple[str, list]]
 def _tokenizer_fingerprint(lang: str) -> str:
     """core/text.py and the tokenizer library's version: any change there rebuilds the corpus."""
     library = importlib.import_module("spacy" if lang == "en" else "jieba")
-    text_py = Path(sys.modules[tokenize_chinese.__module__].__file__).read_bytes()
+    text_py = Path(inspect.getfile(tokenize_chinese)).read_bytes()
     return hashlib.sha256(text_py).hexdigest()[:12] + f" {library.__name__} {library.__version__}"
 
 
@@ -495,7 +498,8 @@ def build_corpus(
 
     cache_dir.mkdir(parents=True, exist_ok=True)
     corpus = Corpus(path, held_out=held_out_counts or {})
-    start, cpu_start, seen = time.time(), _cpu_seconds(), set()
+    start, cpu_start = time.time(), _cpu_seconds()
+    seen: set[bytes] = set()  # the digests of lines written, across sources
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     ctx = multiprocessing.get_context("spawn")  # no fork of a parent that may hold torch/OpenMP threads
     try:
@@ -1008,7 +1012,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     # progress (ours and gensim's) to stderr and to <out>.log beside the vectors
     root = logging.getLogger()
-    handlers = [logging.StreamHandler(), logging.FileHandler(args.out.with_suffix(".log"), "w", encoding="utf-8")]
+    handlers: list[logging.Handler] = [
+        logging.StreamHandler(),
+        logging.FileHandler(args.out.with_suffix(".log"), "w", encoding="utf-8"),
+    ]
     for handler in handlers:
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S"))
         root.addHandler(handler)

@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import IO
 
 TEXTS = [
     "It is not a bad film, but the plot is dull.",
@@ -40,6 +41,13 @@ def worker(root: str) -> None:
         print(f"{(time.perf_counter() - start) * 1000:.3f}", flush=True)
 
 
+def _pipes(proc: subprocess.Popen[str]) -> tuple[IO[str], IO[str]]:
+    """A worker's stdin and stdout (both opened as pipes)."""
+    if proc.stdin is None or proc.stdout is None:
+        raise RuntimeError("a side started without its pipes")
+    return proc.stdin, proc.stdout
+
+
 def run(before: str, after: str, calls: int) -> dict[str, list[float]]:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     sides = {
@@ -54,20 +62,22 @@ def run(before: str, after: str, calls: int) -> dict[str, list[float]]:
         )
         for name, root in (("before", before), ("after", after))
     }
+    pipes = {name: _pipes(side) for name, side in sides.items()}
     try:
-        for side in sides.values():
-            if side.stdout.readline().strip() != "ready":
+        for _, stdout in pipes.values():
+            if stdout.readline().strip() != "ready":
                 raise RuntimeError("a side failed to load its Lab")
         times: dict[str, list[float]] = {name: [] for name in sides}
         for i in range(calls):
             for name in ("before", "after") if i % 2 == 0 else ("after", "before"):
-                sides[name].stdin.write(f"{i}\n")
-                sides[name].stdin.flush()
-                times[name].append(float(sides[name].stdout.readline()))
+                stdin, stdout = pipes[name]
+                stdin.write(f"{i}\n")
+                stdin.flush()
+                times[name].append(float(stdout.readline()))
         return times
     finally:
-        for side in sides.values():
-            side.stdin.close()
+        for name, side in sides.items():
+            pipes[name][0].close()
             side.wait()
 
 

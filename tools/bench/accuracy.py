@@ -5,6 +5,7 @@ import dataclasses
 import json
 import logging
 import statistics
+from collections.abc import Collection
 from pathlib import Path
 
 from core.checkpoints.hub import display_path
@@ -107,7 +108,7 @@ def variant_label(metrics: dict) -> str:
     for name in (f.name for f in dataclasses.fields(TrainConfig)):
         if name not in RUN_IDENTITY and name in train and train[name] != defaults.get(name):
             parts.append(f"{name}={_short(train[name])}")
-    config_defaults = field_defaults(cls.config_class) | load_recipe(key).preset(metrics.get("task"))
+    config_defaults = field_defaults(cls.config_class) | load_recipe(key).preset(metrics.get("task", ""))
     explicit = {pair.partition("=")[0] for pair in train.get("set", [])}
     for name, value in model_cfg.items():
         if name in ("vocab_size", "num_classes"):
@@ -151,7 +152,8 @@ def load_sweeps(root: Path) -> list[dict]:
 def load_runs(root: Path) -> tuple[list[dict], list[str]]:
     """Every finished run's metrics.json under `root` (not the copies in best/), and unfinished run dirs.
     A sweep's trials (runs/sweeps/) are a search, not results: `load_sweeps` reads each sweep's best."""
-    runs, unfinished = [], []
+    runs: list[dict] = []
+    unfinished: list[str] = []
     if not root.is_dir():
         return runs, unfinished
     for path in sorted(root.rglob("metrics.json")):
@@ -231,7 +233,7 @@ def _row_key(row: dict) -> tuple:
     return row["task"], row["phrases"], row["model"], row["variant"], row["vectors"]
 
 
-def carry_over(rows: list[dict], previous: dict, read: set[str] = frozenset()) -> list[dict]:
+def carry_over(rows: list[dict], previous: dict, read: Collection[str] = frozenset()) -> list[dict]:
     """`rows` plus the accuracy rows of an earlier report (its benchmarks.json) whose runs are not under the runs
     folder now, so that a machine without the older runs does not erase measured history. A carried row keeps
     every number it had and says which report measured it (`carried_from`); a group measured now replaces it, and
@@ -304,7 +306,8 @@ def _latest_per_seed(members: list[dict]) -> list[dict]:
 def dev_curve(run_dir: str) -> tuple[list[float], list[float]]:
     """Dev accuracy (%) at every evaluation of a run, from its log.jsonl: evaluation i of n in epoch e sits at
     x = e - 1 + i / n epochs (one per epoch: at x = e). Empty when the log is gone."""
-    xs, ys = [], []
+    xs: list[float] = []
+    ys: list[float] = []
     path = Path(run_dir) / "log.jsonl"
     if not path.is_file():
         return xs, ys

@@ -44,6 +44,14 @@ ENDINGS = ["I think.", "really.", "overall.", "at times."]
 REPEATED = "It is not a bad film at all."
 
 
+def _cpu_seconds(pid: int) -> float:
+    """The app's CPU seconds so far; an app that is gone ends the run."""
+    seconds = cpu_seconds(pid)
+    if seconds is None:
+        raise RuntimeError(f"the app (pid {pid}) is gone")
+    return seconds
+
+
 def distinct_texts():
     for ending, hedge, verdict, subject in itertools.product(ENDINGS, HEDGES, VERDICTS, SUBJECTS):
         yield f"{subject} {hedge} {verdict}, {ending}"
@@ -115,10 +123,10 @@ def measure(args) -> dict:
                 block = block if kind == "distinct" else [REPEATED] * len(block)
                 for name in list(sides) if n % 2 == 0 else list(sides)[::-1]:
                     proc, url = sides[name]
-                    used = cpu_seconds(proc.pid)
+                    used = _cpu_seconds(proc.pid)
                     done = pool.map(lambda text: call(http, url, api, text, args.model, args.task), block)
                     results[(name, api, kind)] += list(done)
-                    cpu[(name, api, kind)] += cpu_seconds(proc.pid) - used
+                    cpu[(name, api, kind)] += _cpu_seconds(proc.pid) - used
         wall = time.monotonic() - start
 
     def latency(rs: list[Result]) -> dict:

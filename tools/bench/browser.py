@@ -133,7 +133,7 @@ MODEL_OPTION = {"dcnn": "DCNN (Kalchbrenner et al. 2014)"}
 def measure(url: str, rounds: int) -> list[dict]:
     from playwright.sync_api import sync_playwright
 
-    results = []
+    results: list[dict] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         try:

@@ -240,11 +240,11 @@ def render_outputs(report: dict, out: Path) -> None:
         ]
         (out / "scaling.svg").write_text(render_svg(panels), encoding="utf-8")
     if missed := curve_rows(report.get("accuracy", {}).get("rows", [])):
-        panels = [
+        curves = [
             (f"{i}: {row['task']} {row['model']} {row['variant'] or 'defaults'}"[:72], row["dev_curves"], row["paper"])
             for i, row in missed
         ]
-        (out / "dev_curves.svg").write_text(render_dev_curves(panels), encoding="utf-8")
+        (out / "dev_curves.svg").write_text(render_dev_curves(curves), encoding="utf-8")
 
 
 def parse_args(argv: list[str] | None = None):

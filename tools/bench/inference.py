@@ -5,6 +5,7 @@ import logging
 import random
 import statistics
 import time
+from typing import Any
 
 import torch
 
@@ -140,7 +141,7 @@ def _predict_scaling(lab: Lab, task: str, model: str, s: dict) -> dict:
     ckpt = lab.checkpoints[(task, model)]
     lang = ckpt.meta.get("lang")
     vocab_words, rng = plain_words(ckpt.vocab), random.Random(0)
-    result = {"lengths": [], "p50_ms": [], "best_ms": [], "reps": [], "not_run": [], "notices": {}}
+    result: dict[str, Any] = {"lengths": [], "p50_ms": [], "best_ms": [], "reps": [], "not_run": [], "notices": {}}
     for i, length in enumerate(s["predict_lengths"]):
         if result["p50_ms"] and result["p50_ms"][-1] > 1000 * s["predict_cap_s"]:
             result["not_run"].append(length)

@@ -363,11 +363,13 @@ def render_runs(r: dict) -> str:
         lines += ["", "<details><summary>Commands, seeds and paper sources</summary>", ""]
         for i, row in enumerate(acc["rows"], 1):
             source = f"; paper: {row['paper_source']}" if "paper_source" in row else ""
-            folds = f", folds {row['folds']}" if len(row["folds"]) > 1 else ""
+            fold_note = f", folds {row['folds']}" if len(row["folds"]) > 1 else ""
             ranking = f", ranking loss {row['ranking_loss']:.4f}" if "ranking_loss" in row else ""
             carried = f"; carried over from the report of {row['carried_from']}" if row.get("carried_from") else ""
             accuracies = [round(a, 2) for a in row["accuracies"]]
-            lines.append(f"- **A{i}** seeds {row['seeds']}{folds}, accuracies {accuracies}{ranking}{source}{carried}")
+            lines.append(
+                f"- **A{i}** seeds {row['seeds']}{fold_note}, accuracies {accuracies}{ranking}{source}{carried}"
+            )
             lines += [f"  - `{c}`" for c in row["commands"]]
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"

@@ -40,7 +40,7 @@ def memory_probe(checkpoint: str, threads: int, predict_words: int = MAX_WORDS) 
     tokenize_words("warm up the tokenizer", lang)
     stages = {"imports_and_tokenizer": peak_rss_mib()}
     ckpt = load_checkpoint(checkpoint)
-    task, model = ckpt.meta.get("task"), ckpt.meta.get("model", ckpt.model.key)
+    task, model = ckpt.meta["task"], ckpt.meta.get("model", ckpt.model.key)
     stages["load"] = peak_rss_mib()
     with torch.inference_mode():
         batch = pad_batch([random_ids(len(ckpt.vocab), 400)])

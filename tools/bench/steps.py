@@ -33,7 +33,7 @@ def measure_steps(lab: Lab, task: str, lengths: list[int], reps: int, budget_s: 
         trained = copy.deepcopy(net).train()  # the lab's own model stays as it is
         optimizers = build_optimizers(trained, resolve_recipe(TrainConfig(model=model, task=task)))
         labels = torch.randint(0, len(ckpt.meta["labels"]), (BATCH,), generator=torch.Generator().manual_seed(0))
-        rows = {"lengths": lengths, "forward": [], "train_step": []}
+        rows: dict[str, list] = {"lengths": lengths, "forward": [], "train_step": []}
         for length in lengths:
             batch = pad_batch([random_ids(len(ckpt.vocab), length, seed=i) for i in range(BATCH)])
 

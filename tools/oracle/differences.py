@@ -16,6 +16,7 @@ import argparse
 import json
 import platform
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -38,7 +39,8 @@ def loss_forms(authors, conv, batches_x, batches_y) -> dict:
     naive = -pt.mean(pt.log(authors.T.nnet.softmax(s)[rows, y]))
     stable = -pt.mean(log_softmax(s, axis=1)[rows, y])
     w = conv.layers[-1].W
-    f = pytensor.function([conv.x, y], [naive, stable, pytensor.grad(naive, w), pytensor.grad(stable, w)])
+    outputs: list = [naive, stable, pytensor.grad(naive, w), pytensor.grad(stable, w)]  # grad of one: one Variable
+    f = pytensor.function([conv.x, y], outputs)
     worst_loss = worst_grad = 0.0
     for bx, by in zip(batches_x, batches_y):
         a, b, ga, gb = f(bx, by.astype("int32"))
@@ -58,7 +60,7 @@ def measure(checkpoint: Path, folder: Path, inputs: Path) -> dict:
     import pytensor
     from pytensor.tensor.special import softmax
 
-    result = {"oracle": f"{REPOSITORY}@{COMMIT}", "identity": {}}
+    result: dict[str, Any] = {"oracle": f"{REPOSITORY}@{COMMIT}", "identity": {}}
     for floatx in ("float64", "float32"):
         result["identity"][floatx] = compare(checkpoint, folder, inputs, floatx)
     authors = load_authors(folder, floatx="float64")

@@ -31,7 +31,8 @@ def default_dir() -> Path:
 def write_inputs(out: Path, vectors_folder: Path | None = None) -> dict:
     """Write every file above into `out`; returns line counts and the vectors' coverage."""
     out.mkdir(parents=True, exist_ok=True)
-    counts, words = {}, set()
+    counts: dict[str, int] = {}
+    words: set[str] = set()
     for task, name in TASK_FILES.items():
         for phrases in (False, True):
             data = load_task(task, phrases=phrases)

@@ -79,22 +79,21 @@ def theano_modules() -> dict[str, types.ModuleType]:
     """`theano` and `theano.tensor` made of pytensor, with what pytensor renamed or dropped put back."""
     import pytensor
     import pytensor.tensor as pt
-    from pytensor.tensor.variable import _tensor_py_operators
 
-    if not hasattr(_tensor_py_operators, "norm"):  # Theano's var.norm(L): (sum |x|^L)^(1/L), used in its log line
-        _tensor_py_operators.norm = lambda self, L: (abs(self) ** L).sum() ** (1.0 / L)
+    def scan(*args, **kwargs):  # Theano's scan returns (outputs, updates)
+        return pytensor.scan(*args, **{**kwargs, "return_updates": True})
+
+    # Theano's var.norm(L), used in its log line, is pytensor's too (3.0.7: (sum |x|^L)^(1/L))
     tensor = types.ModuleType("theano.tensor")
     tensor.__dict__.update({k: v for k, v in vars(pt).items() if not k.startswith("__")})
-    tensor.nnet = types.SimpleNamespace(softmax=_softmax)
-    tensor.shared_randomstreams = types.SimpleNamespace(RandomStreams=RandomStreams)
-    theano = types.ModuleType("theano")
-    theano.shared, theano.function, theano.config, theano.tensor = (
-        pytensor.shared,
-        pytensor.function,
-        pytensor.config,
-        tensor,
+    tensor.__dict__.update(
+        nnet=types.SimpleNamespace(softmax=_softmax),
+        shared_randomstreams=types.SimpleNamespace(RandomStreams=RandomStreams),
     )
-    theano.scan = lambda *a, **k: pytensor.scan(*a, return_updates=True, **k)  # Theano's (outputs, updates)
+    theano = types.ModuleType("theano")
+    theano.__dict__.update(
+        shared=pytensor.shared, function=pytensor.function, config=pytensor.config, tensor=tensor, scan=scan
+    )
     return {"theano": theano, "theano.tensor": tensor}
 
 
@@ -142,6 +141,8 @@ def load_authors(folder: str | os.PathLike | None = None, stable_loss: bool = Tr
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
     spec = spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
     module = module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

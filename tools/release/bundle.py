@@ -45,6 +45,7 @@ from core.analysis.metrics import evaluate
 from core.checkpoints.checkpoint import (
     CONFIG,
     SHARED_VECTORS_DIR,
+    Checkpoint,
     CheckpointError,
     atomic_write_text,
     load_checkpoint,
@@ -63,7 +64,7 @@ from core.checkpoints.manifest import (
     verify_vectors_against_manifest,
     write_manifest,
 )
-from core.data import PROJECT_ROOT, DataError, load_task
+from core.data import PROJECT_ROOT, DataError, TaskData, load_task
 from core.data.vectors import SHARED_INDEX, Vectors, load_shared_vectors, load_vectors, save_shared_vectors
 from core.data.vocab import PAD, UNK, Vocab
 from core.models import model_class
@@ -121,8 +122,8 @@ class Plan:
 
     entry: Entry
     run_dir: Path
-    ckpt: object  # core.checkpoints.checkpoint.Checkpoint of the run's best epoch
-    task: object  # core.data.TaskData
+    ckpt: Checkpoint  # of the run's best epoch
+    task: TaskData
     words: list[str]
     weight_bytes: int  # float16 weights without the embedding
     bytes_per_row: int  # float16 embedding row
@@ -582,7 +583,7 @@ def report(out: Path = BUNDLED, path: Path = REPORT) -> str:
         )
     sizes = {rel: info["bytes"] for rel, info in files.items()}
     vectors = {rel: b for rel, b in sizes.items() if rel.startswith(f"{SHARED_VECTORS_DIR}/")}
-    largest = max(sizes, key=sizes.get)
+    largest = max(sizes, key=lambda rel: sizes[rel])
     header = (
         "| checkpoint | words it reads | vocabulary at prediction | unknown test tokens (%) "
         "| with the run's vocabulary (%) | test accuracy, shipped files (%) | the run's test accuracy (%) | run |"

@@ -48,7 +48,8 @@ def _pct(x) -> str:
 
 
 def _no_result(model: str) -> str:
-    return (paper(model) and paper(model).no_result) or "no published number for this task"
+    record = paper(model)
+    return (record and record.no_result) or "no published number for this task"
 
 
 def _paper_pct(metrics: dict) -> str:
@@ -151,12 +152,13 @@ def render_card(metrics: dict, config: BundleConfig) -> str:
     best = (
         f"best dev accuracy {_pct(run.get('dev_accuracy'))} at epoch {run.get('best_epoch')} of {run.get('epochs_run')}"
     )
+    record = paper(model)
     body = f"""
 # {name}: {task_name}
 
 The `{model}` sentence classifier trained on {dataset_name}, as bundled with the compositional sentence
 models lab (an interactive Gradio lab for five classic neural sentence classifiers).
-Model: {paper(model).citation if paper(model) else model}.
+Model: {record.citation if record else model}.
 Classes: {", ".join(metrics["labels"])}.
 
 ## Results (test set accuracy)

@@ -53,7 +53,7 @@ def train_parallel(configs: dict[str, TrainConfig], parallel: int) -> None:
     for key, cfg in configs.items():
         out = cfg.output_dir()
         state = pack(out) if cfg.resume and (out / "state").is_dir() else None
-        mailbox = Mailbox.remote()
+        mailbox = Mailbox.remote()  # type: ignore[attr-defined]  # @ray.remote made it an ActorClass
         running[train_run.remote(cfg, state, mailbox)] = (key, out, mailbox)
     progress = {key: "no epoch yet" for key in configs}
     while running:
