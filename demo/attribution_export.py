@@ -120,7 +120,7 @@ def build(lab: Lab, visitors: Visitors, model: gr.Dropdown, task: gr.Dropdown, l
             task_value,
             lang_value,
             request_lang(request),
-            files.move_resource_to_block_cache,
+            lambda written: files.move_resource_to_block_cache(written) or written,  # a path in, its copy out
             lambda done, total: progress((done, total)),
             RequestGate(),
             EXPORT_SECONDS,

@@ -5,6 +5,7 @@ docstring (an "Args:" section, the same lines Gradio's MCP server reads)."""
 from collections.abc import Callable
 
 import gradio as gr
+from gradio.components.api_component import Api
 from gradio.context import Context
 from gradio.utils import get_function_description, get_function_params
 
@@ -17,6 +18,9 @@ def endpoint(fn: Callable, **kwargs) -> None:
     missing = [name for name in names if not described.get(name)]
     if missing:  # an endpoint's parameter nobody can read about is a bug of its docstring
         raise ValueError(f"{fn.__name__}: no Args line for {', '.join(missing)}")
-    for name, block in zip(names, (Context.root_block.blocks[i] for i in registered["inputs"])):
+    blocks = Context.root_block.blocks if Context.root_block else {}  # gr.api inside gr.Blocks: its Api inputs
+    for name, block in zip(names, (blocks[i] for i in registered["inputs"])):
+        if not isinstance(block, Api):
+            raise TypeError(f"{fn.__name__}: input {name} is a {type(block).__name__}, not gr.api's Api")
         block.label = name
         block._api_info = {**block._api_info, "additional_description": described[name]}

@@ -19,6 +19,7 @@ picks only the locales it ships itself (zh-CN, zh-TW), so a zh-HK browser's stat
 import dataclasses
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 import opencc
@@ -142,7 +143,8 @@ def notice_text(notice: Notice | NoticeError, lang: str, english: dict = NOTICE_
     """Core's coded message in the UI language: a NoticeError (its class's TEXT holds the code), or a Notice
     whose code is in `english`, the core table it comes from (a prediction's notices: NOTICE_TEXT)."""
     if isinstance(notice, NoticeError):
-        notice, english = notice.notice, notice.TEXT
+        english = notice.TEXT
+        notice = notice.notice
     if isinstance(notice.params.get("methods"), list):  # attribution method codes, by their names in `lang`
         notice = Notice(
             notice.code, notice.params | {"methods": [t(f"attr_name_{m}", lang) for m in notice.params["methods"]]}
@@ -210,7 +212,7 @@ def view_text(value, lang: str) -> str:
 
 def word_view(view, lang: str):
     """A copy of a view with its titles, axis names, legends and column heads in the UI language."""
-    texts = {
+    texts: dict[str, Any] = {
         name: view_text(getattr(view, name), lang)
         for name in ("title", "score_label", "y_label", "x_title", "value_label", "axis_note")
         if hasattr(view, name)

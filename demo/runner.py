@@ -54,7 +54,7 @@ class Lane:
     """One slot, taken in arrival order: a request that leaves it and asks again (a file export, chunk by chunk)
     goes behind those already waiting. A waiting request gives up when its client leaves."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._changed = threading.Condition()
         self._waiting: deque[object] = deque()
         self._busy = False
@@ -118,6 +118,8 @@ class ModelWorker:
         """The job's answer (service.serving), or a ModelFailure when the process died on it."""
         with self._lock:
             process = self._started()
+            if process.stdin is None or process.stdout is None:  # _started opens both as pipes
+                raise RuntimeError("the model worker has no pipes")
             try:
                 process.stdin.write(encode(job) + "\n")
                 process.stdin.flush()
@@ -158,7 +160,7 @@ class ModelWorker:
             return
         if kill:
             process.kill()
-        else:
+        elif process.stdin is not None:
             process.stdin.close()  # it ends at the end of its input
         try:
             process.wait(timeout=10)

@@ -165,6 +165,8 @@ class TrainingQueue:
             )
 
     def _finished(self) -> None:
+        if self.worker is None or self.job_id is None:  # the callers hold the lock, a worker running a job
+            raise RuntimeError("no training worker to finish")
         self._ended(self.job_id, self.worker.returncode)
         self.worker, self.job_id = None, None
 

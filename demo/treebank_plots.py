@@ -40,10 +40,10 @@ def tree_layout(view: TreeView) -> tuple[dict[int, float], dict[int, int], list[
         slot = _slot(word, len(view.models))
         centres.append(x + slot / 2)
         x += slot
-    depth = {}
+    depth: dict[int, int] = {}
     for n in view.nodes:  # pre-order: a parent before its children
         depth[n.id] = 0 if n.parent is None else depth[n.parent] + 1
-    pos = {}
+    pos: dict[int, float] = {}
     for n in reversed(view.nodes):  # children before their parent
         kids = [k.id for k in view.nodes if k.parent == n.id]
         pos[n.id] = sum(pos[k] for k in kids) / len(kids) if kids else (centres[n.start] + centres[n.end - 1]) / 2
@@ -63,7 +63,7 @@ def tree_figure(
     if svg.narrow():  # sideways: the root on the left, a line per word, so that the words keep 12 px
         longest = max(svg.text_width(word, 12) for word in view.words)
         step = max(RADIUS + 6, min(ROW, (svg.fit(math.inf) - 2 * RADIUS - longest - 40) / max(deepest, 1)))
-        lines = {n.id: top + n.start * LINE for n in view.nodes if n.end - n.start == 1}
+        lines: dict[int, float] = {n.id: top + n.start * LINE for n in view.nodes if n.end - n.start == 1}
         for n in reversed(view.nodes):  # children before their parent
             kids = [lines[k.id] for k in view.nodes if k.parent == n.id]
             lines.setdefault(n.id, sum(kids) / max(len(kids), 1))

@@ -5,6 +5,8 @@ import html
 import inspect
 import logging
 import os
+from collections.abc import Callable
+from typing import TypeVar
 
 import gradio as gr
 from gradio.components.api_component import Api
@@ -20,6 +22,7 @@ from demo.runner import MODEL_POOL, RequestGate, abandoned
 from service.jobs import finite_number
 
 log = logging.getLogger(__name__)
+Answer = TypeVar("Answer")  # what an endpoint returns: a dict, a list of them
 
 CODE = """
 ```python
@@ -36,7 +39,7 @@ print(table["pass_rates"]["negation"])
 """
 
 
-def _answer(run) -> dict | list[dict]:
+def _answer(run: Callable[[], Answer]) -> Answer:
     """`run()`'s predictions as JSON; bad input and bugs as one line for the caller, never a trace."""
     try:
         return run()
@@ -96,7 +99,7 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
         lang: str = AUTO,
         methods: str = "default",
         intervention: str = "none",
-        request: gr.Request = None,
+        request: gr.Request | None = None,
     ) -> dict:
         """One model on one sentence: prediction, per-word curve, word attributions and the model's views;
         with an `intervention` (see /interventions), of the model with that part switched off or replaced.
@@ -117,7 +120,7 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
             ).to_dict()
         )
 
-    def interventions(task: str = AUTO, request: gr.Request = None) -> dict:
+    def interventions(task: str = AUTO, request: gr.Request | None = None) -> dict:
         """Per model of the task (`auto`: every task's models): each intervention's key, what its index names
         and the paper section whose claim it tests; pass "key" or "key:index" to /predict.
 
@@ -128,7 +131,7 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
         return _answer(lambda: seen.interventions(None if task in (None, "", AUTO) else task))
 
     def compare(
-        text: str, task: str = AUTO, lang: str = AUTO, methods: str = "default", request: gr.Request = None
+        text: str, task: str = AUTO, lang: str = AUTO, methods: str = "default", request: gr.Request | None = None
     ) -> list[dict]:
         """Every model of the task on one sentence: a list with one entry per model, in the task's model order, its
         prediction, or for a model that gave no answer {"model", "error" (a code), "message", "detail"}.
@@ -148,7 +151,7 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
 
         return _answer(run)
 
-    def probes(suite: str = "en", task: str = AUTO, request: gr.Request = None) -> dict:
+    def probes(suite: str = "en", task: str = AUTO, request: gr.Request | None = None) -> dict:
         """A probe suite against every model of the task: pass rates per capability and model, with counts.
 
         Args:
@@ -166,9 +169,11 @@ def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
     endpoint(probes, api_name="probes", concurrency_id="model")
     endpoint(interventions, api_name="interventions")
 
-    def owner(key: str = "", request: gr.Request = None) -> str:
+    def owner(key: str = "", request: gr.Request | None = None) -> str:
         """Whose jobs and models this session uses: with "" the key of this session's own (keep it), with a key
         this session acts for that key's owner from now on."""
+        if request is None:  # Gradio passes every call's request
+            raise gr.Error("/owner needs a session", print_exception=False)
         return visitors.on_api(key, request)
 
     gr.api(owner, api_name="owner")
@@ -217,7 +222,7 @@ def fill_advertised_defaults(demo: gr.Blocks) -> None:
                     print_exception=False,
                 )
 
-    demo.validate_inputs = validate_with_defaults
+    demo.validate_inputs = validate_with_defaults  # type: ignore[method-assign]  # this app's own, around Gradio's
 
 
 def _parameter_name(fn, index: int) -> str:

@@ -4,6 +4,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 import pandas as pd
@@ -33,10 +34,11 @@ def _metrics(path) -> dict:
 
 
 def _number(metrics: dict, *keys) -> float | None:
+    value: Any = metrics
     try:
         for key in keys:
-            metrics = metrics[key]
-        return float(metrics)
+            value = value[key]
+        return float(value)
     except (KeyError, TypeError, ValueError):
         return None
 

@@ -148,7 +148,7 @@ def open_failure(report: ProbeReport | None, capability: str, model: str, index:
     the model that failed (the Lab shows that model, not all five). Nothing chosen: an error, so the
     analyses chained after it do not run."""
     case = chosen_failure(report, capability, model, index)
-    if case is None:
+    if case is None or report is None:  # a case is one of the report's
         raise error(t("probe_no_failure", ui), ui)
     is_pair = bool(case.variant)
     return (gr.Tabs(selected="lab"), case.text, case.variant, gr.Accordion(open=is_pair), report.task, is_pair, model)
@@ -241,8 +241,8 @@ def run_user_cases(lab: Lab, text: str, upload: str | None, suite: str, task: st
         summary, *shown = show(report, ui)
         written = report.cases_lang
         if written != report.lang:  # a verdict on words the models never learnt: said, not left to be guessed
-            names = {"cases": t(f"lang_{written}", ui), "task_lang": t(f"lang_{report.lang}", ui)}
-            summary = t("probe_other_language", ui, task=task_name(report.task, ui), **names) + "\n\n" + summary
+            langs = {"cases": t(f"lang_{written}", ui), "task_lang": t(f"lang_{report.lang}", ui)}
+            summary = t("probe_other_language", ui, task=task_name(report.task, ui), **langs) + "\n\n" + summary
         return summary, *shown
     except Cancelled:
         raise abandoned() from None
@@ -351,8 +351,9 @@ def build(lab: Lab, visitors: Visitors) -> ProbesView:
     )
     copied.then(None, [link], [link], js=COPY_JS)
 
-    def on_link(link_state: LinkState | None, request: gr.Request):
-        """A link to this tab with a suite: the suite runs on its task, the cell it names open."""
+    def on_link(link_state: LinkState, request: gr.Request):
+        """A link to this tab with a suite (the state changes to one only then): the suite runs on its task, the
+        cell it names open."""
         cell = link_state.capability, link_state.model
         ui = request_lang(request)
         shown = run_probe_suite(visitors.lab(lab, request), link_state.suite, link_state.task, ui, cell)

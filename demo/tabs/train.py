@@ -161,7 +161,7 @@ def job_choices(queue: TrainingQueue, owner: str) -> list[tuple[str, str]]:
 @dataclass
 class TrainView:
     queue: TrainingQueue
-    job: gr.Textbox
+    job: gr.Dropdown
 
 
 def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
@@ -246,7 +246,7 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
         epochs: int = 3,
         minutes: float = 5.0,
         vectors: str = "none",
-        request: gr.Request = None,
+        request: gr.Request | None = None,
         profile: gr.OAuthProfile | None = None,
     ) -> str:
         """Queue a training job on a labelled CSV/TSV/JSONL file; returns the job id for /train_status (the
@@ -261,7 +261,7 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
         """The job box names the new job (and the owner's others) by file, date and model; polling starts."""
         return gr.update(choices=job_choices(queue, visitors.owner(request)), value=job_id), gr.Timer(active=True)
 
-    def train_status(job: str, request: gr.Request = None) -> dict:
+    def train_status(job: str, request: gr.Request | None = None) -> dict:
         """A job's status (queued/running/done/failed/cancelled/stopped), queue position, progress, per-epoch
         history, ETA and, when done, the task to predict with (/predict, /compare) and its test metrics.
 
@@ -290,7 +290,7 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
         lab_task = gr.update(choices=task_choices(visitors.lab(lab, request)), visible=True) if done else gr.update()
         return (status_text(current, ui), loss, dev, table, gr.Timer(active=current["status"] in ACTIVE), lab_task)
 
-    def train_cancel(job: str, request: gr.Request = None) -> str:
+    def train_cancel(job: str, request: gr.Request | None = None) -> str:
         """Cancel a queued or running job."""
         try:
             return status_text(queue.cancel(job, visitors.owner(request)), request_lang(request))
