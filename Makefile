@@ -46,7 +46,7 @@ install: $(VENV)/.installed ## .venv with the app's packages and the extras: tra
 demo: install-app ## serve the Gradio lab on http://127.0.0.1:7860 (installs the app's packages only)
 	$(PY) app.py
 
-lint: install ## ruff check, ruff format --check (line length 120) and mypy on core/ (settings: pyproject.toml)
+lint: install ## ruff check, ruff format --check (line length 120) and mypy on every package: core/, service/, demo/, tools/, app.py (settings: pyproject.toml)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
