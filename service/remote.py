@@ -69,8 +69,17 @@ def ray_address() -> str:
 
 # what a cluster runs of this project: Ray ships the working tree to every node that runs one of its tasks
 # (runtime_env working_dir), less what no task reads
-SHIPPED_EXCLUDES = [".*", "runs", "user_models", "checkpoints", "docs", "reports", "tests", "*.egg-info"]
-SHIPPED_EXCLUDES += ["*.safetensors"]
+SHIPPED_EXCLUDES = [
+    ".*",
+    "runs",
+    "user_models",
+    "checkpoints",
+    "docs",
+    "reports",
+    "tests",
+    "*.egg-info",
+    "*.safetensors",
+]
 
 
 def runtime_env() -> dict:
