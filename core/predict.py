@@ -185,7 +185,7 @@ class ModelJob:
                 lab.add_checkpoint(self.directory, self.source)
             except (CheckpointError, OSError) as err:
                 return ModelFailure(self.model, f"{type(err).__name__}: {err}", "checkpoint_unreadable")
-        return lab._attempt(
+        return lab.attempt(
             self.checked, self.model, self.methods, self.view_options, parse_intervention(self.intervention)
         )
 
@@ -407,8 +407,8 @@ class Lab:
 
         def attempt(model: str) -> Prediction | ModelFailure:
             if gate is None:
-                return self._attempt(checked, model, methods)
-            return gate.run(self._job(checked, model, methods), lambda: self._attempt(checked, model, methods))
+                return self.attempt(checked, model, methods)
+            return gate.run(self._job(checked, model, methods), lambda: self.attempt(checked, model, methods))
 
         if missing:  # the gate admits work, not answers already kept
             with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext(True) as side_by_side:
@@ -503,7 +503,7 @@ class Lab:
             str(intervention) if intervention else "none",
         )
 
-    def _attempt(
+    def attempt(
         self,
         checked: CheckedText,
         model: str,
@@ -511,6 +511,7 @@ class Lab:
         view_options: dict | None = None,
         intervention: Intervention | None = None,
     ) -> Prediction | ModelFailure:
+        """One model on a checked text, here; a model that raises gives a ModelFailure (compare, ModelJob)."""
         try:
             return self._explain(checked, model, methods, view_options, intervention)
         except Exception as err:  # one broken model must not take the others down

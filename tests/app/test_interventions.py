@@ -234,7 +234,7 @@ def test_the_worker_process_runs_the_intervention(lab):
 
     checked = lab.check_text("the film is not good", "sst5")
     intervention = Intervention("consecutive")
-    here = lab._attempt(checked, "tensor_cnn", ("occlusion",), None, intervention)
+    here = lab.attempt(checked, "tensor_cnn", ("occlusion",), None, intervention)
     worker = ModelWorker(nice=0)
     try:
         there = worker.run(lab._job(checked, "tensor_cnn", ("occlusion",), None, intervention))
