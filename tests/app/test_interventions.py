@@ -295,8 +295,9 @@ def test_make_ablations_writes_every_intervention(lab_root, tiny_data, tmp_path)
 
 
 def test_the_lab_tab_shows_before_and_after(lab):
+    from demo.lab_analysis import analyse, intervention_value
+    from demo.links import intervention_specs
     from demo.tabs.checkpoints import facts
-    from demo.tabs.lab import analyse, intervention_specs, intervention_value
 
     specs = intervention_specs(lab, "tensor_cnn", "auto")
     assert (
