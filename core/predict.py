@@ -443,14 +443,14 @@ class Lab:
 
     def intervention_start(self, text: str, model: str, task: str | None, key: str) -> int:
         """The index an intervention menu offers first for indexed intervention `key` of `model` on `text`: the
-        model's choice for this text (SentenceClassifier.intervention_start; one plain pass, no explanation).
+        model's choice for this text (SentenceClassifier.intervention_start: at most one pass, no explanation).
         InputError for a text that cannot be analysed or a model the text's task lacks."""
         checked = self.check_text(text, task)
         self._check_model(checked.task, model)
         ckpt = self.checkpoints[(checked.task, model)]
         batch = pad_batch([ckpt.vocab.encode([t.text for t in checked.tokens])])
         with torch.inference_mode():
-            return ckpt.model.intervention_start(key, ckpt.model(batch.ids, batch.lengths, explain=1), 0)
+            return ckpt.model.intervention_start(key, batch.ids, batch.lengths)
 
     def check_intervention(
         self, checked: CheckedText, model: str, intervention: str | Intervention | None

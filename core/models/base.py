@@ -271,9 +271,9 @@ class SentenceClassifier(
         offer and a link may name; empty for an option the model does not have."""
         return range(0)
 
-    def intervention_start(self, key: str, output: ModelOutput, index: int) -> int:
-        """The index to offer first for intervention `key` on sentence `index` of `output` (an explained pass):
-        the lowest, unless the model knows the part that matters most to this sentence (the DCNN's map)."""
+    def intervention_start(self, key: str, ids: Tensor, lengths: Tensor) -> int:
+        """The index to offer first for intervention `key` on one sentence (a batch of one): the lowest, unless
+        the model knows the part that matters most to this sentence (the DCNN's map), which takes a pass."""
         return self.intervention_range(key)[0]
 
     def check_intervention(self, intervention: Intervention) -> None:

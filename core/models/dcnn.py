@@ -287,9 +287,9 @@ class DCNN(SentenceClassifier):
     def view_option_values(self, key: str) -> range:
         return range(self.config.maps[-1]) if key == "top_map" else range(0)  # the one-map graph's map (§4.2)
 
-    def intervention_start(self, key: str, output: DCNNOutput, index: int) -> int:
+    def intervention_start(self, key: str, ids: Tensor, lengths: Tensor) -> int:
         # map_off: the map the panel names first, the one that adds most to the predicted class (views)
-        return int(self.map_contributions(output, index).argmax())
+        return int(self.map_contributions(self(ids, lengths, explain=1), 0).argmax())
 
     def param_groups(self, weight_decay: float) -> list[dict]:
         """§5.1 L2 per layer, as in the authors' Matlab code (via Godin): conv layer l gets
