@@ -2,7 +2,6 @@
 PY_SYS ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-MODELS := tensor_cnn mrnn dcnn adasent agt
 MODEL  ?= tensor_cnn
 SAMPLES ?= 16
 EPOCHS ?= 8

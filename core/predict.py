@@ -46,7 +46,8 @@ from core.models.base import Intervention, intervening, parse_intervention
 from core.notices import LANGUAGE_NAMES, InputError, InterventionError, Notice
 from core.owners import PUBLIC, visible
 from core.text import MAX_CHARS, Token, detect_language, tokenize
-from core.views import Pyramid, Text, WordCurve, plain, sentiment_scores, view_to_dict
+from core.views import Pyramid, Text, WordCurve, sentiment_scores
+from core.wire import plain
 
 log = logging.getLogger(__name__)
 MAX_WORDS = 150  # longer input is cut (with a notice): the work budget of one request (see below)
@@ -123,11 +124,7 @@ class Prediction:
 
     def to_dict(self) -> dict:
         """JSON-ready; `notices` in English words, `notice_codes` as data for a client that words them itself."""
-        data = {
-            f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name not in ("views", "curve", "notices")
-        }
-        data["curve"] = view_to_dict(self.curve)
-        data["views"] = [view_to_dict(v) for v in self.views]
+        data = {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name != "notices"}
         data["notices"] = [n.format() for n in self.notices]
         data["notice_codes"] = [plain(n) for n in self.notices]
         return data
@@ -185,7 +182,7 @@ class ModelJob:
                 lab.add_checkpoint(self.directory, self.source)
             except (CheckpointError, OSError) as err:
                 return ModelFailure(self.model, f"{type(err).__name__}: {err}", "checkpoint_unreadable")
-        return lab._attempt(
+        return lab.attempt(
             self.checked, self.model, self.methods, self.view_options, parse_intervention(self.intervention)
         )
 
@@ -363,12 +360,14 @@ class Lab:
         intervention: str | Intervention | None = None,
     ) -> Prediction:
         """One model on one text, explained by the attribution `methods` (see check_methods). `view_options`
-        go to the model's `views` (the DCNN's `top_map`); `intervention` ("key" or "key:index", see
+        go to the model's `views` where it takes them (the DCNN's `top_map`: one of its maps; see `compare`);
+        `intervention` ("key" or "key:index", see
         `interventions`) switches a part of the model off or replaces it. Bad input raises InputError."""
         methods = check_methods(methods)
         checked = self.check_text(text, task, lang, max_words)
         self._check_model(checked.task, model)
         intervention = self.check_intervention(checked, model, intervention)
+        view_options = self._taken(checked.task, model, view_options or {})
         key = self._answer_key((text, task, lang, max_words), checked, model, methods, view_options, intervention)
         if key is not None and (kept := self.answers.get(key)) is not None:
             return kept
@@ -391,24 +390,26 @@ class Lab:
         max_words: int = MAX_WORDS,
         methods: str | list[str] | None = None,
         gate: Gate | None = None,
+        view_options: dict | None = None,
     ) -> Comparison:
         """`models` (default: every model of the task) on one text, the input checked once. A model that
         breaks on good input is logged and listed in `failures`; the others still answer (RuntimeError
         when none does). With an `executor` the models run side by side (torch releases the GIL). A `gate`
-        admits the work by its size and may hold or cancel it before each model (Cancelled)."""
+        admits the work by its size and may hold or cancel it before each model (Cancelled). `view_options`
+        (a link's DCNN map) go to each model that takes the value (view_option_values); the others ignore them."""
         methods = check_methods(methods)
         checked = self.check_text(text, task, lang, max_words)
         models = self.models(checked.task) if models is None else models
         for model in models:
             self._check_model(checked.task, model)
-        keys = {m: self._answer_key((text, task, lang, max_words), checked, m, methods) for m in models}
+        options = {m: self._taken(checked.task, m, view_options or {}) for m in models}
+        keys = {m: self._answer_key((text, task, lang, max_words), checked, m, methods, options[m]) for m in models}
         kept = {m: self.answers.get(k) for m, k in keys.items() if k is not None}
         missing = [m for m in models if kept.get(m) is None]  # what the models must run for
 
         def attempt(model: str) -> Prediction | ModelFailure:
-            if gate is None:
-                return self._attempt(checked, model, methods)
-            return gate.run(self._job(checked, model, methods), lambda: self._attempt(checked, model, methods))
+            here = lambda: self.attempt(checked, model, methods, options[model])
+            return here() if gate is None else gate.run(self._job(checked, model, methods, options[model]), here)
 
         if missing:  # the gate admits work, not answers already kept
             with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext(True) as side_by_side:
@@ -440,6 +441,17 @@ class Lab:
                 }
         return found
 
+    def intervention_start(self, text: str, model: str, task: str | None, key: str) -> int:
+        """The index an intervention menu offers first for indexed intervention `key` of `model` on `text`: the
+        model's choice for this text (SentenceClassifier.intervention_start: at most one pass, no explanation).
+        InputError for a text that cannot be analysed or a model the text's task lacks."""
+        checked = self.check_text(text, task)
+        self._check_model(checked.task, model)
+        ckpt = self.checkpoints[(checked.task, model)]
+        batch = pad_batch([ckpt.vocab.encode([t.text for t in checked.tokens])])
+        with torch.inference_mode():
+            return ckpt.model.intervention_start(key, batch.ids, batch.lengths)
+
     def check_intervention(
         self, checked: CheckedText, model: str, intervention: str | Intervention | None
     ) -> Intervention | None:
@@ -463,6 +475,12 @@ class Lab:
                 value=intervention.index,
             )
         return intervention
+
+    def _taken(self, task: str, model: str, view_options: dict) -> dict | None:
+        """The view options the model takes with these values (None: none)."""
+        net = self.checkpoints[(task, model)].model
+        taken = {k: v for k, v in view_options.items() if v in net.view_option_values(k)}
+        return taken or None
 
     def _answer_key(
         self,
@@ -503,7 +521,7 @@ class Lab:
             str(intervention) if intervention else "none",
         )
 
-    def _attempt(
+    def attempt(
         self,
         checked: CheckedText,
         model: str,
@@ -511,6 +529,7 @@ class Lab:
         view_options: dict | None = None,
         intervention: Intervention | None = None,
     ) -> Prediction | ModelFailure:
+        """One model on a checked text, here; a model that raises gives a ModelFailure (compare, ModelJob)."""
         try:
             return self._explain(checked, model, methods, view_options, intervention)
         except Exception as err:  # one broken model must not take the others down

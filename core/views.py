@@ -1,13 +1,15 @@
 """Explanation views: small, typed, JSON-serialisable dataclasses that a model (or the predictor)
 fills and the front end draws. A view knows nothing about plotting; demo/plots.py maps each view
-type to a figure. A new kind of panel means one dataclass here and one plot function there.
+type to a figure. A new kind of panel means one `@view` dataclass here (its words in VIEW_TEXT, their Chinese in
+demo/zh.toml) and one plot function there; core.wire serialises it for the API and the model worker.
 
 Every string a view shows (title, axis names, legend, column heads) is a `Text`: a code of VIEW_TEXT and its
 parameters. It reads as its English wording (the JSON API, the CLI, the logs); the front end words the same
 code in the UI language (demo/i18n.py), never by parsing the English.
 """
 
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
+from typing import TypeVar
 
 # The views' words, by code, in English; demo/i18n.py has the same codes in Chinese. {label} is a class name.
 VIEW_TEXT = {
@@ -75,6 +77,17 @@ class Text(str):
         return (self.code,), self.params
 
 
+V = TypeVar("V", bound=type)
+VIEWS: dict[str, type] = {}  # every view type by name (core.wire tags and rebuilds them)
+
+
+def view(cls: V) -> V:
+    """Declares a view (a dataclass): the API tags it with its type and the model worker may rebuild it."""
+    VIEWS[cls.__name__] = cls
+    return cls
+
+
+@view
 @dataclass
 class WordCurve:
     """Per-word sentiment: at each word, the class probabilities and one summary score."""
@@ -89,6 +102,7 @@ class WordCurve:
     title: Text | str = ""
 
 
+@view
 @dataclass
 class LineCurves:
     """Several named curves over x positions: words (the tensor CNN's per-layer sentiment) or
@@ -102,6 +116,7 @@ class LineCurves:
     y_range: tuple[float, float] | None = None
 
 
+@view
 @dataclass
 class Trajectory:
     """A 2-D path through hidden states, one point per word (e.g. the mRNN's h_1..h_T)."""
@@ -113,6 +128,7 @@ class Trajectory:
     axis_note: Text | str = ""
 
 
+@view
 @dataclass
 class Heatmap:
     """A matrix over words (x) and rows (y), e.g. AGT attention (layers x words)."""
@@ -125,6 +141,7 @@ class Heatmap:
     value_range: tuple[float, float] | None = None
 
 
+@view
 @dataclass
 class KMaxGraph:
     """DCNN's induced feature graph (Kalchbrenner et al. 2014 §4.2).
@@ -155,6 +172,7 @@ class KMaxGraph:
         ]
 
 
+@view
 @dataclass
 class Pyramid:
     """AdaSent's hierarchy: unit (t, j) covers words j..j+t-1."""
@@ -172,32 +190,12 @@ class Pyramid:
     detail_words: int = 0
 
 
+@view
 @dataclass
 class Table:
     title: Text
     columns: list[Text]
     rows: list[list]
-
-
-def plain(value):
-    """A dataclass (a view, a token) as JSON-ready dicts and lists. Unlike dataclasses.asdict it does not
-    deep-copy: a list of numbers or strings is passed on as it is, which makes serialising a
-    prediction several times faster. Lists are homogeneous here, so the first item decides."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, dict):  # a Text key as a plain str: orjson (Gradio's API) takes no str subclass as a key
-        return {str(k) if isinstance(k, Text) else k: plain(v) for k, v in value.items()}
-    if (
-        isinstance(value, (list, tuple))
-        and value
-        and (isinstance(value[0], (list, tuple, dict)) or is_dataclass(value[0]))
-    ):
-        return [plain(v) for v in value]
-    return value
-
-
-def view_to_dict(view) -> dict:
-    return {"type": type(view).__name__, **plain(view)}
 
 
 def sentiment_scores(

@@ -10,7 +10,7 @@ before and after an intervention) is drawn side by side, as in the Lab.
 """
 
 from core.predict import Prediction
-from demo.tabs.lab import result_html
+from demo.lab_html import result_html
 
 STYLE = (
     "<style>.lab-result svg{max-width:100%;height:auto}.lab-result details summary{cursor:default}"

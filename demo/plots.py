@@ -1,6 +1,7 @@
 """Explanation views (core.views) -> SVG figures (demo/svg.py). Pure functions: no model, no torch, no state.
 
-`to_svg(view, ui, caption)` dispatches on the view's type; a new view type needs one function here. The
+`to_svg(view, ui, caption)` dispatches on the view's type; a new view type needs one function here (the Lab's
+summary charts and the line chart are demo/charts.py's). The
 view arrives already worded in the UI language (demo.i18n.word_view); the few words a figure adds itself
 (axis names, legends) come from demo.i18n too. Every word shown is escaped (demo.svg.text): typed text
 shows as typed. Each figure carries its caption (model, checkpoint sha256, commit), so an exported file
@@ -10,11 +11,12 @@ says where it came from.
 import html
 import math
 import re
+from collections.abc import Sequence
 from functools import singledispatch
 
 import demo.svg as svg
-from core.analysis.pairs import WordAlignment
 from core.views import Heatmap, KMaxGraph, LineCurves, Pyramid, Table, Trajectory, WordCurve
+from demo.charts import hover, lines_figure, word_curves, word_width
 from demo.i18n import t
 from demo.svg import PALETTE, Scale, figure, text
 
@@ -31,71 +33,6 @@ def md(value: str) -> str:
     return MARKDOWN.sub(r"\\\1", esc(value))
 
 
-def _width(n: int) -> float:
-    """A figure over n words: 46 px a word, within the room it gets (svg.fit)."""
-    return svg.fit(max(560, min(1180, 90 + 46 * n)))
-
-
-def _lines(
-    title: str,
-    series: list[tuple[str, list[float], str, str, list[str]]],
-    positions: list[list[float]],
-    ticks: list[str],
-    y_range: tuple[float, float],
-    y_label: str,
-    caption: str,
-    name: str,
-    tick_colours: list[str] | None = None,
-    legend: bool = True,
-    sentiment: bool = False,
-) -> str:
-    """Curves over word (or layer) positions: series = (name, values, colour, dash, hover per point). A
-    sentiment score's axis carries the sentiment colours (svg.RDBU) as a strip, so red is negative here too."""
-    n = max(len(ticks), 1)
-    width = _width(n)
-    low, high = y_range
-    pad = 0.05 * (high - low or 1)
-    left, right, top, plot_h = 62, width - 20, 36, 230
-    x = Scale(0, max(n - 1, 1), left + 20, right - 20)
-    y = Scale(low - pad, high + pad, top + plot_h, top)
-    body = [svg.y_axis(y, low, high, left, right, y_label)]
-    if sentiment:
-        steps = 20
-        body += [
-            f'<rect x="{left - 4}" y="{y(low + (k + 1) * (high - low) / steps)}" width="4" '
-            f'height="{round(plot_h / steps * (high - low) / (high - low + 2 * pad) + 0.6, 1)}" '
-            f'fill="{svg.colour(low + (k + 0.5) * (high - low) / steps, low, high)}"/>'
-            for k in range(steps)
-        ]
-    if low < 0 < high:
-        body.append(f'<line x1="{left}" x2="{right}" y1="{y(0)}" y2="{y(0)}" stroke="#999"/>')
-    for (_label, values, fill, dash, hovers), xs in zip(series, positions):
-        points = " ".join(f"{x(a)},{y(v)}" for a, v in zip(xs, values))
-        dashing = f' stroke-dasharray="{dash}"' if dash else ""
-        body.append(f'<polyline points="{points}" fill="none" stroke="{fill}" stroke-width="2"{dashing}/>')
-        body += [
-            f'<circle cx="{x(a)}" cy="{y(v)}" r="3.5" fill="{fill}"><title>{svg.esc(h)}</title></circle>'
-            for a, v, h in zip(xs, values, hovers)
-        ]
-    bottom = top + plot_h + 4
-    body.append(svg.word_ticks(ticks, [x(i) for i in range(len(ticks))], bottom, tick_colours))
-    height = bottom + svg.words_height(ticks) + 8
-    if legend:
-        items, legend_h = svg.legend([(s[0], s[2], s[3]) for s in series], left, height + 6, right - left)
-        body.append(items)
-        height += legend_h + 6
-    return figure("".join(body), width, height, title, caption, name)
-
-
-def _hover(
-    words: list[str], values: list[float], rows: list[list[float]] | None = None, classes: list[str] | None = None
-) -> list[str]:
-    return [
-        f"{w}: {v:.3f}" + ("".join(f"\n{c} {p:.3f}" for c, p in zip(classes, row)) if rows and classes else "")
-        for w, v, row in zip(words, values, rows or [None] * len(words))
-    ]
-
-
 @singledispatch
 def to_svg(view, ui: str = "en", caption: str = "", name: str = "view") -> str:
     raise TypeError(f"no plot for view type {type(view).__name__}")
@@ -106,138 +43,15 @@ def _(view: WordCurve, ui: str = "en", caption: str = "", name: str = "view") ->
     return word_curves([view], None, f"{view.kind}: {view.title}", {}, None, ui, caption, name)
 
 
-def word_curves(
-    curves: list[WordCurve],
-    names: list[str] | None,
-    title: str,
-    kind_labels: dict,
-    class_labels: list[str] | None,
-    ui: str,
-    caption: str = "",
-    name: str = "curve",
-) -> str:
-    """One or several per-word curves over the same words ("all five" overlays them); the legend says
-    which are native (the model's own per-word output), a probe, or prefix predictions."""
-    first = curves[0]
-    series = []
-    for i, curve in enumerate(curves):
-        kind = kind_labels.get(curve.kind, curve.kind)
-        label = f"{names[i]} ({kind})" if names else kind
-        series.append(
-            (
-                label,
-                curve.scores,
-                PALETTE[i % len(PALETTE)],
-                "" if curve.kind == "native" else "4 3",
-                _hover(curve.words, curve.scores, curve.probs, class_labels),
-            )
-        )
-    return _lines(
-        title,
-        series,
-        [list(range(len(c.words))) for c in curves],
-        first.words,
-        first.score_range,
-        first.score_label,
-        caption,
-        name,
-        sentiment=True,
-    )
-
-
-def pair_curves(
-    curve_a: WordCurve,
-    curve_b: WordCurve,
-    alignment: WordAlignment,
-    names: tuple[str, str],
-    title: str,
-    caption: str = "",
-    name: str = "pair",
-) -> str:
-    """One model's per-word curves on the two sentences of a minimal pair over the aligned words: a shared
-    word is one x position; a word only one sentence has stands alone, its tick in that sentence's colour."""
-    colours = PALETTE[:2]
-    series = [
-        (n, c.scores, colour, dash, _hover(c.words, c.scores))
-        for n, c, colour, dash in zip(names, (curve_a, curve_b), colours, ("", "6 4"))
-    ]
-    ticks = alignment.labels()
-    tick_colours = ["#333" if i is not None and j is not None else colours[i is None] for i, j in alignment.columns]
-    return _lines(
-        title,
-        series,
-        [alignment.positions("a"), alignment.positions("b")],
-        ticks,
-        curve_a.score_range,
-        curve_a.score_label,
-        caption,
-        name,
-        tick_colours,
-        sentiment=True,
-    )
-
-
-def probability_bars(
-    labels: list[str],
-    rows: dict[str, list[float]],
-    predicted: str | None,
-    title: str,
-    caption: str = "",
-    name: str = "probabilities",
-) -> str:
-    """Class probabilities: one bar per class in its class colour (svg.class_colour), the predicted class
-    outlined and its name bold; or a group per class with one bar per model (model colours), each class name
-    beside a swatch of its class colour."""
-    # at most 720 px: five classes by five models fit it, and it stays legible shrunk to a phone or half a laptop
-    groups, width = len(labels), svg.fit(min(720, max(520, 90 * len(labels) * max(1, len(rows)) ** 0.5)))
-    left, right, top, plot_h = 50, width - 16, 36, 200
-    y = Scale(0, 1.0, top + plot_h, top)
-    slot = (right - left) / max(groups, 1)
-    bar = min(46, 0.8 * slot / len(rows))
-    # each class name under its swatch, in lines no wider than its slot (at 10 px where a word of 11 px is wider)
-    size = 11 if all(svg.text_width(word) < slot - 2 for label in labels for word in label.split()) else 10
-    names = [svg.wrap(label, slot - 2, size) for label in labels]
-    body = [svg.y_axis(y, 0, 1.0, left, right, "P")]
-    for g, label in enumerate(labels):
-        start = left + g * slot + (slot - bar * len(rows)) / 2
-        for i, (series, probs) in enumerate(rows.items()):
-            fill = svg.class_colour(g, groups) if len(rows) == 1 else PALETTE[i % len(PALETTE)]
-            mark = ' stroke="#111" stroke-width="2.5" class="predicted"' if label == predicted else ""
-            px, p = round(start + i * bar, 1), probs[g]
-            body.append(
-                f'<rect x="{px}" y="{y(p)}" width="{round(bar - 2, 1)}" height="{round(y(0) - y(p), 1)}" '
-                f'fill="{fill}"{mark}><title>{svg.esc(f"{series}: {label} {p:.3f}")}</title></rect>'
-            )
-            if len(rows) == 1:
-                body.append(text(px + bar / 2, y(p) - 4, f"{p:.2f}", size=10))
-        middle = left + (g + 0.5) * slot
-        body.append(
-            f'<rect x="{round(middle - 5, 1)}" y="{top + plot_h + 5}" width="10" height="10" '
-            f'fill="{svg.class_colour(g, groups)}"/>'
-        )
-        body += [
-            text(middle, top + plot_h + 28 + 13 * i, line, size, weight="700" if label == predicted else "normal")
-            for i, line in enumerate(names[g])
-        ]
-    height = top + plot_h + 28 + 13 * max(len(lines) for lines in names)
-    if len(rows) > 1:
-        items, legend_h = svg.legend(
-            [(s, PALETTE[i % len(PALETTE)], "") for i, s in enumerate(rows)], left, height + 6, right - left
-        )
-        body.append(items)
-        height += legend_h + 6
-    return figure("".join(body), width, height, title, caption, name)
-
-
 @to_svg.register
 def _(view: LineCurves, ui: str = "en", caption: str = "", name: str = "view") -> str:
     series = [
-        (label, values, PALETTE[i % len(PALETTE)], "", _hover(view.x_labels, values))
+        (label, values, PALETTE[i % len(PALETTE)], "", hover(view.x_labels, values))
         for i, (label, values) in enumerate(view.curves.items())
     ]
     every = [v for values in view.curves.values() for v in values]
-    y_range = tuple(view.y_range) if view.y_range else (min(every, default=0.0), max(every, default=1.0))
-    return _lines(
+    y_range = view.y_range or (min(every, default=0.0), max(every, default=1.0))
+    return lines_figure(
         view.title,
         series,
         [list(range(len(v))) for v in view.curves.values()],
@@ -296,7 +110,8 @@ def _point_labels(labels: list[str], points: list[tuple[float, float]]) -> list[
     taken: list[tuple[float, float, float, float]] = [(px - 6, py - 6, px + 6, py + 6) for px, py in points]
     placed = []
     for label, (px, py) in zip(labels, points):
-        w, spot = svg.text_width(label, 10), (None, None, None)
+        w = svg.text_width(label, 10)
+        spot: tuple[float, float, str] | tuple[None, None, None] = (None, None, None)
         for tx, ty, anchor, x0 in (
             (px, py - 9, "middle", px - w / 2),
             (px, py + 17, "middle", px - w / 2),
@@ -313,7 +128,7 @@ def _point_labels(labels: list[str], points: list[tuple[float, float]]) -> list[
 
 
 def _heat_cells(
-    rows: list[list[float | None]],
+    rows: Sequence[Sequence[float | None]],
     x0: float,
     y0: float,
     cell_w: float,
@@ -342,7 +157,9 @@ def _(view: Heatmap, ui: str = "en", caption: str = "", name: str = "view") -> s
     bar_room, narrow = svg.colour_bar_width(low, high, view.value_label), svg.narrow()
     # the cells' width: the room less the labels and the colour bar beside them (narrow: under them)
     across = (
-        svg.fit(math.inf) - left - 8 if narrow else min(_width(n) - left - 90, svg.fit(math.inf) - left - 16 - bar_room)
+        svg.fit(math.inf) - left - 8
+        if narrow
+        else min(word_width(n) - left - 90, svg.fit(math.inf) - left - 16 - bar_room)
     )
     cell_w, cell_h, top = max(8, min(56, across / max(n, 1))), 20, 36
     hovers = [
@@ -374,7 +191,7 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
     every = [v for values in view.values for v in values]
     low, high = min(every, default=0.0), max(every, default=1.0)
     bar_room = svg.colour_bar_width(low, high, t("graph_value", ui))
-    width = _width(len(view.words)) - (max(0, bar_room - 60) if svg.ROOM.get() else 0)
+    width = word_width(len(view.words)) - (max(0, bar_room - 60) if svg.ROOM.get() else 0)
     # a layer's name left of its row; on a narrow page above it, so that the words get the width
     left, row_h, top = (24, 80, 56) if svg.narrow() else (120, 80, 44)
     x = Scale(0, max(len(view.words) - 1, 1), left, width - 90)
@@ -389,7 +206,8 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
             below = [pos[(level - 1, c)] for _, c in children.get((level, p), []) if (level - 1, c) in pos]
             pos[(level, p)] = sum(below) / len(below) if below else float(p)
     max_weight = max((w for *_, w in edges), default=1)
-    strong, weak = [], []
+    strong: list[str] = []
+    weak: list[str] = []
     for (level, parent), kids in children.items():
         ranked = sorted(kids, reverse=True)
         for rank, (weight, child) in enumerate(ranked):
@@ -548,7 +366,7 @@ def _(view: Table, ui: str = "en", caption: str = "", name: str = "view") -> str
         if r == 0:
             body.append(f'<rect x="8" y="{top}" width="{sum(widths)}" height="{h}" fill="#eef2f7"/>')
         body.append(f'<line x1="8" x2="{8 + sum(widths)}" y1="{top + h}" y2="{top + h}" stroke="#ddd"/>')
-        x0 = 8
+        x0 = 8.0
         for lines, w in zip(row, widths):
             body += [
                 text(x0 + 7, top + 15 + 14 * i, line, anchor="start", weight="600" if r == 0 else "normal")

@@ -10,19 +10,14 @@ process ends at the end of its input.
 """
 
 import argparse
-import json
 import logging
 import os
 import sys
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass
 from typing import TextIO
 
-from core.analysis.attribution import Attribution
 from core.analysis.export import Sentence, attribution_records
 from core.analysis.probes import (
-    Case,
-    CaseResult,
-    Cell,
     ProbeInputError,
     ProbeReport,
     SuiteError,
@@ -32,9 +27,8 @@ from core.analysis.probes import (
 from core.checkpoints.checkpoint import CheckpointError
 from core.checkpoints.memory import ModelCache, capacity_from_env
 from core.notices import Notice
-from core.predict import CheckedText, Lab, ModelFailure, ModelJob, Prediction, TokenInfo
-from core.text import Token
-from core.views import Heatmap, KMaxGraph, LineCurves, Pyramid, Table, Text, Trajectory, WordCurve
+from core.predict import Lab, ModelFailure, ModelJob, Prediction
+from core.wire import Wire
 
 log = logging.getLogger(__name__)
 
@@ -108,75 +102,17 @@ class ExportJob:
             return ModelFailure(self.model, f"{type(err).__name__}: {err}")
 
 
-# What may cross the pipe: these dataclasses (rebuilt by name), tuples, view Texts (their code and
-# params, not their English), and JSON's own values. Nothing else is ever constructed from the input.
-WIRE_TYPES = {
-    cls.__name__: cls
-    for cls in (
-        ModelJob,
-        SuiteJob,
-        ExportJob,
-        Sentence,
-        ProbeReport,
-        Cell,
-        CaseResult,
-        Case,
-        Refusal,
-        CheckedText,
-        Token,
-        Notice,
-        Prediction,
-        ModelFailure,
-        TokenInfo,
-        Attribution,
-        WordCurve,
-        LineCurves,
-        Trajectory,
-        Heatmap,
-        KMaxGraph,
-        Pyramid,
-        Table,
-    )
-}
-TEXT_KEY = "\0text:"  # a dict key that is a Text (JSON keys are strings)
-
-
-def to_wire(value):
-    """`value` as JSON-ready data that from_wire turns back into the same objects."""
-    if isinstance(value, Text):
-        return {"$text": value.code, "params": to_wire(value.params)}
-    if is_dataclass(value) and not isinstance(value, type):
-        return {"$type": type(value).__name__, **{f.name: to_wire(getattr(value, f.name)) for f in fields(value)}}
-    if isinstance(value, dict):
-        return {TEXT_KEY + json.dumps(to_wire(k)) if isinstance(k, Text) else k: to_wire(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return {"$tuple": [to_wire(v) for v in value]}
-    if isinstance(value, list) and not (value and isinstance(value[0], (int, float))):  # numbers go as they are
-        return [to_wire(v) for v in value]
-    return value
-
-
-def _rebuilt(data: dict):
-    """json.loads' object_hook: a dict of to_wire's back into what it stood for (inner dicts come first)."""
-    if "$text" in data:
-        return Text(data["$text"], **data["params"])
-    if "$tuple" in data:
-        return tuple(data["$tuple"])
-    items = {
-        json.loads(k[len(TEXT_KEY) :], object_hook=_rebuilt) if k.startswith(TEXT_KEY) else k: v
-        for k, v in data.items()
-        if k != "$type"
-    }
-    return WIRE_TYPES[data["$type"]](**items) if "$type" in data else items
+# What crosses the pipe: the jobs and their answers, and what their fields hold (core.wire)
+WIRE = Wire(ModelJob, SuiteJob, ExportJob, Prediction, ModelFailure, ProbeReport, Refusal)
 
 
 def encode(value) -> str:
-    """One line of the pipe protocol (no newline inside: JSON escapes it)."""
-    return json.dumps(to_wire(value), ensure_ascii=False)
+    """One line of the pipe protocol."""
+    return WIRE.dumps(value)
 
 
 def decode(line: str):
-    return json.loads(line, object_hook=_rebuilt)
+    return WIRE.loads(line)
 
 
 def serve(jobs: TextIO, answers: TextIO, models: int | None = None) -> int:

@@ -16,6 +16,7 @@ from pathlib import Path
 from core.analysis.metrics import evaluate
 from core.checkpoints.checkpoint import load_checkpoint
 from core.data import PROJECT_ROOT, load_task
+from core.models import PAPER_MODELS
 from core.models.base import SENTENCE_INDEX, Intervention, intervening
 from tools.bench.machine import machine_info
 
@@ -183,7 +184,7 @@ def markdown(report: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.ablations", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", nargs="+", default=["sst5", "zh_sentiment"])
-    parser.add_argument("--models", nargs="+", default=["tensor_cnn", "mrnn", "dcnn", "adasent", "agt"])
+    parser.add_argument("--models", nargs="+", default=PAPER_MODELS)
     parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))
     parser.add_argument("--data", default=None, help="the data directory (default: $DATA_DIR, else ../shared/data)")
     parser.add_argument("--out", default=str(DOCS))

@@ -80,12 +80,12 @@ def evaluate_all(root: Path, data: str | None = None, force: bool = False) -> di
 def measure(lab: Lab, treebank: Treebank) -> dict:
     """The Treebank tab's callbacks as the server runs them (figures included): opening the tab, and
     switching sentence (random test sentences, and every test sentence of 40 words or more)."""
-    from demo.tabs.treebank import dataset_outputs, search_choices, tree_outputs  # the front end's own callbacks
+    from demo.treebank_outputs import Filters, dataset_outputs, search_choices, tree_outputs  # the tab's own outputs
 
     task = "sst5" if "sst5" in lab.tasks() else next(t for t in lab.tasks() if t in SST_TASKS)
     tree_outputs(lab, treebank, "test", 0, task, "en")  # warm-up: first-call allocations
     start, cpu = time.perf_counter(), time.process_time()  # the tab's first visit: picker, dataset view, first tree
-    search_choices(treebank, "test", "", "", "", 0, 0, "en")
+    search_choices(treebank, Filters("test"), "en")
     dataset_outputs(lab, task, lab.models(task)[0], "en")
     tree_outputs(lab, treebank, "test", 0, task, "en")
     opening, opening_cpu = time.perf_counter() - start, time.process_time() - cpu

@@ -19,7 +19,7 @@ from core.analysis.probes import SuiteError, run_suite, suite_names
 from core.analysis.treebank import join_words
 from core.data import PROJECT_ROOT, DataError, load_task
 from core.predict import Lab
-from core.views import plain
+from core.wire import plain
 
 SPLITS = ("train", "dev", "test")
 PREDICTIONS, CELLS, FAILURES, CARD = "predictions.jsonl", "probe_cells.jsonl", "probe_failures.jsonl", "README.md"

@@ -33,7 +33,8 @@ from core.data import PROJECT_ROOT
 from core.notices import NoticeError
 from core.predict import MAX_WORDS, Lab
 from core.text import detect_language, tokenize
-from core.views import plain, sentiment_scores
+from core.views import sentiment_scores
+from core.wire import plain
 
 SUITE_DIR = PROJECT_ROOT / "probes"
 TEST_TYPES = ("mft", "inv", "dir")

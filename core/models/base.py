@@ -266,6 +266,16 @@ class SentenceClassifier(
         """The (lowest, highest) index intervention `key` takes on this model's config (1-based)."""
         raise NotImplementedError(f"{self.key} has no indexed intervention {key!r}")
 
+    def view_option_values(self, key: str) -> range:
+        """The values keyword option `key` of `views` takes (the DCNN's top_map: its maps), which a front end may
+        offer and a link may name; empty for an option the model does not have."""
+        return range(0)
+
+    def intervention_start(self, key: str, ids: Tensor, lengths: Tensor) -> int:
+        """The index to offer first for intervention `key` on one sentence (a batch of one): the lowest, unless
+        the model knows the part that matters most to this sentence (the DCNN's map), which takes a pass."""
+        return self.intervention_range(key)[0]
+
     def check_intervention(self, intervention: Intervention) -> None:
         """InterventionError unless this model offers `intervention` with an index it has."""
         spec = self.interventions.get(intervention.key)

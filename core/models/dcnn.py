@@ -284,6 +284,13 @@ class DCNN(SentenceClassifier):
     def intervention_range(self, key: str) -> tuple[int, int]:
         return 0, self.config.maps[-1] - 1  # maps are numbered from 0, as in the map menu
 
+    def view_option_values(self, key: str) -> range:
+        return range(self.config.maps[-1]) if key == "top_map" else range(0)  # the one-map graph's map (§4.2)
+
+    def intervention_start(self, key: str, ids: Tensor, lengths: Tensor) -> int:
+        # map_off: the map the panel names first, the one that adds most to the predicted class (views)
+        return int(self.map_contributions(self(ids, lengths, explain=1), 0).argmax())
+
     def param_groups(self, weight_decay: float) -> list[dict]:
         """§5.1 L2 per layer, as in the authors' Matlab code (via Godin): conv layer l gets
         conv_l2_scale[l] * weight_decay (Godin's penalties 1.5e-5 and 1.5e-6 against 5e-5), the
@@ -310,17 +317,22 @@ class DCNN(SentenceClassifier):
     ) -> list:
         """The feature graph over all maps; the one of `top_map` (default: the top-layer map that adds most
         to the predicted class's logit), with every map's contribution to that logit; the strongest detectors."""
-        top = output.activations[-1][index]  # (r_L, n_L, k_top)
-        predicted = int(output.logits[index].argmax())
-        weight = self.out.weight.detach()[predicted].view_as(top)  # (r_L, n_L, k_top)
-        contributions = (weight * top).sum((0, 2))  # (n_L,): with the bias, they sum to the logit
+        contributions = self.map_contributions(output, index)
         if top_map is None:
             top_map = int(contributions.argmax())
-        elif not 0 <= top_map < len(contributions):
+        elif top_map not in self.view_option_values("top_map"):
             raise ValueError(f"top_map {top_map} is not a top-layer map (0..{len(contributions) - 1})")
         chosen = self.feature_graph(output, index, words, top_map=top_map)
         chosen.contributions = contributions.tolist()
         return [self.feature_graph(output, index, words), chosen, self.strongest_detectors(output, index, words)]
+
+    def map_contributions(self, output: DCNNOutput, index: int) -> Tensor:
+        """(n_L,) each top-layer map's share of the predicted class's logit: its output weights times its k-max
+        values (with the bias they sum to the logit)."""
+        top = output.activations[-1][index]  # (r_L, n_L, k_top)
+        predicted = int(output.logits[index].argmax())
+        weight = self.out.weight.detach()[predicted].view_as(top)  # (r_L, n_L, k_top)
+        return (weight * top).sum((0, 2))
 
     def strongest_detectors(self, output: DCNNOutput, index: int, words: list[str], top: int = 8) -> Table:
         """§5.5 / Fig. 4 for one sentence: the first-layer feature detectors (map, row) that respond most

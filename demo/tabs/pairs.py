@@ -14,6 +14,7 @@ import pandas as pd
 
 from core.analysis.pairs import SENTENCES, PairComparison, PairInputError, compare_pair
 from core.predict import ALL, Cancelled, Lab
+from demo.charts import pair_curves
 from demo.i18n import (
     L,
     failure_text,
@@ -28,7 +29,7 @@ from demo.i18n import (
     word_view,
 )
 from demo.owners import Visitors
-from demo.plots import esc, md, pair_curves
+from demo.plots import esc, md
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 from demo.svg import EXPORT_JS, drawn_for, room_js
 

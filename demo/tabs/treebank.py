@@ -8,272 +8,52 @@ Nodes: each node of the tree (the lab's own SVG, demo/treebank_plots.py) is a li
 in the Lab (?text=...&task=...); a node chosen in the node table (a row click) or the node menu opens in
 the Lab tab with the button, as the Probes tab opens a failure.
 
-Callbacks first (they only call core.analysis.treebank and core.analysis.dataset_view), then the layout, then the
-wiring.
+The layout, then the wiring; what each event shows is demo/treebank_outputs.py's (pure: data in, the outputs'
+values out).
 """
 
+import dataclasses
 import functools
 import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import gradio as gr
-import pandas as pd
 
-import demo.svg as svg
-from core.analysis.dataset_view import SLICES, read_evaluation
-from core.analysis.plausibility import TOP_K
+from core.analysis.dataset_view import read_evaluation
 from core.analysis.treebank import (
-    MAX_HITS,
     PHENOMENA,
     SPLITS,
     SST_TASKS,
     Hit,
-    Treebank,
     TreebankError,
     join_words,
-    node_attributions,
     tree_view,
 )
 from core.data import TASKS
 from core.data.sst import FINE_LABELS
 from core.predict import AUTO, Lab
 from demo.endpoints import endpoint
-from demo.i18n import L, error, label_name, model_name, notice_text, request_lang, t, task_label, task_name, warn
+from demo.i18n import L, model_name, notice_text, request_lang, t, task_label, warn
 from demo.links import COPY_JS, LinkState, state_to_query
 from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.svg import EXPORT_JS, drawn_for, room_js
-from demo.treebank_plots import confusion_figure, label_symbols, length_figure, tree_figure
+from demo.treebank_outputs import (
+    Filters,
+    Trees,
+    dataset_outputs,
+    hit_choice,
+    node_outputs,
+    open_node,
+    open_sentence,
+    random_choice,
+    search_choices,
+    tree_outputs,
+)
 
 # the tree box's width: the dataset charts' too (side by side only on a page wide enough for either)
 ROOM_JS = room_js("#tb-tree", 32)
-
-
-def _fail(err: TreebankError, ui: str):
-    raise error(esc(notice_text(err, ui)), ui)
-
-
-def hit_choice(hit: Hit) -> tuple[str, int]:
-    """A sentence in the picker: "#index · words · text" (the text cut at 110 characters)."""
-    return f"#{hit.index} · {hit.words} · {hit.text[:110]}", hit.index
-
-
-def search_choices(
-    treebank: Treebank, split: str, words: str, label: str, phenomenon: str, min_words, max_words, ui: str
-) -> tuple:
-    """The picker's sentences matching the search, and how many were found; the first one chosen."""
-    try:
-        hits = treebank.search(
-            split, words or "", label or None, phenomenon or None, int(min_words or 0), int(max_words or 0)
-        )
-    except TreebankError as err:
-        _fail(err, ui)
-    if not hits:
-        warn(esc(notice_text(TreebankError("no_match", split=split), ui)), ui)
-    choices = [hit_choice(h) for h in hits]
-    key = "tb_hits_capped" if len(hits) >= MAX_HITS else "tb_hits"
-    return gr.update(choices=choices, value=choices[0][1] if choices else None), t(key, ui, n=len(hits))
-
-
-def tree_outputs(
-    lab: Lab, treebank: Treebank, split: str, index: int, task: str, ui: str, node: int | None = None
-) -> tuple:
-    """Summary, tree figure, node table and node choices of one sentence (`node` chosen, a link's, else the
-    root), and the view (state)."""
-    try:
-        view = tree_view(lab.checkpoints, treebank.tree(split, int(index)), task, split, int(index))
-    except TreebankError as err:
-        _fail(err, ui)
-    labels = [label_name(label, ui) for label in view.labels]
-    names = [model_name(m) for m in view.models]
-    root = view.nodes[0]
-    gold = labels[root.gold] if root.gold is not None else t("tb_no_gold", ui)
-    accuracy = " · ".join(f"{esc(n)} {view.accuracy[m]:.0%}" for m, n in zip(view.models, names))
-    summary = (
-        t(
-            "tb_tree_summary",
-            ui,
-            split=t(f"tb_split_{split}", ui),
-            index=view.index,
-            words=len(view.words),
-            gold=esc(gold),
-            accuracy=accuracy,
-        )
-        + "\n\n<small>"
-        + esc(
-            t(
-                "tb_legend",
-                ui,
-                symbols=", ".join(f"{s} {l}" for s, l in zip(label_symbols(labels), labels)),
-                models=", ".join(names),
-            )
-        )
-        + "</small>"
-    )
-    figure = tree_figure(
-        view,
-        labels,
-        names,
-        f"{task_name(task, ui)}{t('colon', ui)}{t(f'tb_split_{split}', ui)} #{view.index}",
-        t("tb_col_gold", ui),
-        t("tb_tree_click", ui),
-    )
-    rows = [
-        [
-            n.id,
-            labels[n.gold] if n.gold is not None else "–",
-            *(labels[n.predictions[m]] + (" ✓" if n.predictions[m] == n.gold else "") for m in view.models),
-            f"{n.agree}/{len(view.models)}" if n.gold is not None else "–",
-            n.end - n.start,
-            n.text,
-        ]
-        for n in view.nodes
-    ]
-    columns = (
-        [t("tb_col_node", ui), t("tb_col_gold", ui)]
-        + names
-        + [t(k, ui) for k in ("tb_col_agree", "tb_col_words", "tb_col_phrase")]
-    )  # the long phrase last
-    choices = [(f"{n.id}: {n.text[:100]}", n.id) for n in view.nodes]
-    chosen = node if node is not None and node < len(view.nodes) else 0
-    return summary, figure, pd.DataFrame(rows, columns=columns), gr.update(choices=choices, value=chosen), view
-
-
-def node_outputs(lab: Lab, treebank: Treebank, view, node: int | None, ui: str) -> tuple:
-    """A node's words with their gold labels beside each model's occlusion scores on the phrase alone, and a
-    line per model: its prediction and how far its scores agree with the gold labels (tau, P@k)."""
-    if view is None or node is None:
-        return "", None
-    try:
-        found = node_attributions(lab.checkpoints, treebank.tree(view.split, view.index), int(node), view.task)
-    except TreebankError as err:
-        _fail(err, ui)
-    labels = [label_name(label, ui) for label in view.labels]
-    models = list(found.predictions)
-    gold = labels[found.gold] if found.gold is not None else t("tb_no_gold", ui)
-    lines = [t("tb_node_attr_head", ui, node=found.node, gold=esc(gold))]
-
-    def number(value: float | None) -> str:
-        return "–" if value is None else f"{value:.2f}"
-
-    for m in models:
-        p = found.plausibility[m]
-        agreement = (
-            ""
-            if p.rank_agreement is None and p.precision is None
-            else " · "
-            + t("tb_node_attr_scores", ui, tau=number(p.rank_agreement), k=TOP_K, precision=number(p.precision))
-        )
-        lines.append(f"- {esc(model_name(m))}: {esc(labels[found.predictions[m]])}{agreement}")
-    rows = [
-        [
-            word,
-            label_name(FINE_LABELS[found.word_gold[j]], ui),
-            *(f"{found.scores[m][j]:+.3f}" if found.scores[m] else "–" for m in models),
-        ]
-        for j, word in enumerate(found.words)
-    ]
-    columns = [t("tb_col_word", ui), t("tb_col_gold", ui)] + [model_name(m) for m in models]
-    return "\n".join(lines), pd.DataFrame(rows, columns=columns)
-
-
-def dataset_outputs(lab: Lab, task: str, model: str, ui: str) -> tuple:
-    """Summary (or which command builds the missing numbers), length curve, confusion matrix, per-class and
-    slice tables, the disagreement table and its choices, and the state the Open button reads."""
-    try:
-        view = read_evaluation(lab.checkpoints, task, model)
-    except TreebankError as err:
-        _fail(err, ui)
-    params = {"model": model_name(model), "task": task_name(task, ui), "command": view.command}
-    if view.status != "ok":
-        message = f"⚠️ {t('tb_status_' + view.status, ui, **params)}"
-        return message, None, None, None, None, None, gr.update(choices=[], value=None), None
-    e = view.evaluation
-    labels = [label_name(label, ui) for label in e["labels"]]
-    phrases = t("tb_phrases", ui, accuracy=e["phrases"]["accuracy"], n=e["phrases"]["n"]) if e["phrases"] else ""
-    summary = t(
-        "tb_dataset_summary", ui, **params, sentences=e["sentences"]["accuracy"], n=e["sentences"]["n"], phrases=phrases
-    )
-    if view.disagreement_stale:
-        summary += "\n\n⚠️ " + t("tb_disagreement_stale", ui, **params)
-    room = svg.ROOM.get()  # the charts side by side (CSS: each at least 320 px) where the row holds both
-    with svg.drawn_within((room - 32) / 2 if room and room >= 2 * 320 + 16 else room):
-        length = length_figure(
-            view.buckets,
-            t(f"tb_length_{e['length_unit']}", ui),
-            t("tb_length_axis", ui),
-            t("tb_accuracy", ui),
-            t("tb_count", ui),
-        )
-        confusion = confusion_figure(
-            e["sentences"]["confusion"],
-            labels,
-            t("tb_gold_axis", ui),
-            t("tb_predicted_axis", ui),
-            t("tb_confusion", ui),
-        )
-    per_class = pd.DataFrame(
-        [
-            [labels[i], round(c["precision"], 3), round(c["recall"], 3), round(c["f1"], 3), c["support"]]
-            for i, c in enumerate(e["sentences"]["per_class"].values())
-        ],
-        columns=[
-            t(k, ui) for k in ("tb_col_class", "tb_col_precision", "tb_col_recall", "tb_col_f1", "tb_col_support")
-        ],
-    )
-    slices = pd.DataFrame(
-        [
-            [
-                t(f"tb_slice_{s}", ui),
-                e["slices"][s]["n"],
-                round(e["slices"][s]["accuracy"], 3) if e["slices"][s]["n"] else None,
-            ]
-            for s in SLICES
-        ],
-        columns=[t(k, ui) for k in ("tb_col_slice", "tb_col_n", "tb_col_accuracy")],
-    )
-    sentences = e["disagreement"]["sentences"]
-    models = list(e["disagreement"]["models"])
-    disagree = pd.DataFrame(
-        [
-            [s["distinct"], labels[s["gold"]], *(labels[s["predictions"][m]] for m in models), s["text"]]
-            for s in sentences
-        ],  # the long sentence last, where wrapping keeps the labels in view
-        columns=[t("tb_col_distinct", ui), t("tb_col_gold", ui), *map(model_name, models), t("tb_col_sentence", ui)],
-    )
-    choices = [(f"{i + 1}. {s['text'][:110]}", i) for i, s in enumerate(sentences)]
-    state = {"task": task, "texts": [s["text"] for s in sentences]}
-    return (
-        summary,
-        length,
-        confusion,
-        per_class,
-        slices,
-        disagree,
-        gr.update(choices=choices, value=0 if choices else None),
-        state,
-    )
-
-
-def open_node(view, node: int | None, ui: str) -> tuple:
-    """The Lab tab, the node's phrase as its sentence (no pair), and the tree's task."""
-    if view is None or node is None or not 0 <= int(node) < len(view.nodes):
-        raise error(t("tb_no_node", ui), ui)
-    return gr.Tabs(selected="lab"), view.nodes[int(node)].text, "", gr.Accordion(open=False), view.task
-
-
-def open_sentence(state: dict | None, choice: int | None, ui: str) -> tuple:
-    if not state or choice is None or not 0 <= int(choice) < len(state["texts"]):
-        raise error(t("tb_no_sentence", ui), ui)
-    return gr.Tabs(selected="lab"), state["texts"][int(choice)], "", gr.Accordion(open=False), state["task"]
-
-
-def load_treebank() -> tuple[Treebank | None, TreebankError | None]:
-    try:
-        return Treebank.load(), None
-    except TreebankError as err:
-        return None, err
 
 
 @dataclass
@@ -290,7 +70,7 @@ class TreebankView:
 
 
 def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
-    trees = functools.cache(load_treebank)  # parsed on the tab's first use (about a second), not at start-up
+    trees = functools.cache(Trees.load)  # parsed on the tab's first use (about a second), not at start-up
     sst_tasks = [task for task in lab.tasks() if task in SST_TASKS]
     data_tasks = [task for task in lab.tasks() if task in TASKS]  # what make evaluate-all evaluates (no user's task)
     gr.Markdown(L("treebank_md"))
@@ -368,36 +148,20 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     tree_outputs_list = [tree_summary, tree_plot, nodes, node, tree_state]
     dataset_outputs_list = [data_summary, length_plot, confusion_plot, per_class, slices, disagree, pick, dataset_state]
 
-    def on_search(split_value, words_value, label_value, phenomenon_value, low, high, request: gr.Request):
-        ui = request_lang(request)
-        treebank, problem = trees()
-        if treebank is None:
-            _fail(problem, ui)
-        return search_choices(treebank, split_value, words_value, label_value, phenomenon_value, low, high, ui)
+    # Gradio passes the request, then each input, as positional parameters: the six filters become one Filters
 
-    def on_random(split_value, words_value, label_value, phenomenon_value, low, high, request: gr.Request):
+    def on_search(request: gr.Request, *filter_values):
         ui = request_lang(request)
-        treebank, problem = trees()
-        try:
-            if treebank is None:
-                raise problem
-            hit = treebank.random(
-                split_value,
-                None,
-                words=words_value or "",
-                label=label_value or None,
-                phenomenon=phenomenon_value or None,
-                min_words=int(low or 0),
-                max_words=int(high or 0),
-            )
-        except TreebankError as err:
-            _fail(err, ui)
-        return gr.update(choices=[hit_choice(hit)], value=hit.index), ""
+        return search_choices(trees().loaded(ui), Filters(*filter_values), ui)
+
+    def on_random(request: gr.Request, *filter_values):
+        ui = request_lang(request)
+        return random_choice(trees().loaded(ui), Filters(*filter_values), ui)
 
     def on_sentence(tree_value, split_value, index, task_value, width, request: gr.Request):
         """The chosen sentence's tree; none again for the tree shown (a link drew it with its node chosen)."""
         drawn_for(width)
-        treebank, _ = trees()
+        treebank = trees().treebank
         shown = tree_value is not None and (tree_value.split, tree_value.index, tree_value.task) == (
             split_value,
             index,
@@ -415,31 +179,17 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         models = visitors.lab(lab, request).models(task_value)
         return gr.update(choices=[(model_name(m), m) for m in models], value=models[0] if models else None)
 
-    def on_open_tab(
-        tree_value,
-        dataset_value,
-        split_value,
-        words_value,
-        label_value,
-        phenomenon_value,
-        low,
-        high,
-        task_value,
-        model_value,
-        width,
-        request: gr.Request,
-    ):
-        """First visit: the picker (its first sentence's tree follows) and the dataset view; later visits keep them."""
+    def on_open_tab(request: gr.Request, tree_value, dataset_value, *values):
+        """First visit: the picker (its first sentence's tree follows) and the dataset view; later visits keep them.
+        `values`: the filters', the dataset's task and model, and the room."""
+        *filter_values, task_value, model_value, width = values
+        wanted = Filters(*filter_values)
         ui = request_lang(request)
         drawn_for(width)
-        treebank, problem = trees()
+        treebank, problem = trees().treebank, trees().problem
         keep = (gr.update(),)
         warning = f"⚠️ {md(t('tb_no_trees', ui, error=notice_text(problem, ui)))}" if problem else ""
-        picker = (
-            search_choices(treebank, split_value, words_value, label_value, phenomenon_value, low, high, ui)
-            if tree_value is None and treebank is not None
-            else keep * 2
-        )
+        picker = search_choices(treebank, wanted, ui) if tree_value is None and treebank is not None else keep * 2
         data = (
             dataset_outputs(visitors.lab(lab, request), task_value, model_value, ui)
             if dataset_value is None and task_value
@@ -465,7 +215,7 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         return event.index[0]
 
     def on_node(tree_value, node_value, request: gr.Request):
-        treebank, _ = trees()
+        treebank = trees().treebank
         return node_outputs(lab, treebank, tree_value, node_value, request_lang(request)) if treebank else ("", None)
 
     node.change(
@@ -484,7 +234,9 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         js=ROOM_JS,
     )
 
-    def treebank_api(index: int = 0, split: str = "test", task: str = "sst5", request: gr.Request = None) -> dict:
+    def treebank_api(
+        index: int = 0, split: str = "test", task: str = "sst5", request: gr.Request | None = None
+    ) -> dict:
         """The gold tree of one SST sentence with every model's prediction on every node's phrase.
 
         Args:
@@ -492,7 +244,7 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
             split: the SST split: dev or test
             task: the task whose models predict every node (sst5 or sst2)
         """
-        treebank, problem = trees()
+        treebank, problem = trees().treebank, trees().problem
         if treebank is None:
             raise gr.Error(html.escape(str(problem), quote=False), print_exception=False)
         try:
@@ -501,7 +253,7 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         except TreebankError as err:
             raise gr.Error(html.escape(str(err), quote=False), print_exception=False) from None
 
-    def dataset_api(task: str = "sst5", model: str = "tensor_cnn", request: gr.Request = None) -> dict:
+    def dataset_api(task: str = "sst5", model: str = "tensor_cnn", request: gr.Request | None = None) -> dict:
         """One model's test-set numbers (status 'missing'/'stale'/'invalid' says which command rebuilds them).
 
         Args:
@@ -526,29 +278,18 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     )
     copied.then(None, [link], [link], js=COPY_JS)
 
-    def on_link(
-        link_state: LinkState | None,
-        dataset_value,
-        split_value,
-        words_value,
-        label_value,
-        phenomenon_value,
-        low,
-        high,
-        task_value,
-        data_task_value,
-        data_model,
-        width,
-        request: gr.Request,
-    ):
+    def on_link(request: gr.Request, link_state: LinkState, dataset_value, *values):
         """A link to this tab: its split, task and sentence with the node chosen (a sentence past the split's end
-        gets a warning and the search's first), the dataset view as on a first visit, then the tab."""
+        gets a warning and the search's first), the dataset view as on a first visit, then the tab. `values`: the
+        filters', the tree's task, the dataset's task and model, and the room."""
+        *filter_values, task_value, data_task_value, data_model, width = values
+        wanted = Filters(*filter_values)
         keep = (gr.update(),)
         ui, seen = request_lang(request), visitors.lab(lab, request)
         drawn_for(width)
-        split_value = link_state.split or split_value
+        split_value = link_state.split or wanted.split
         task_value = link_state.task if link_state.task in SST_TASKS else task_value
-        treebank, problem = trees()
+        treebank, problem = trees().treebank, trees().problem
         warning = f"⚠️ {md(t('tb_no_trees', ui, error=notice_text(problem, ui)))}" if problem else ""
         picker, drawn = None, keep * len(tree_outputs_list)
         if treebank is not None and link_state.sentence is not None and task_value:
@@ -560,8 +301,9 @@ def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
             except TreebankError as err:
                 warn(esc(notice_text(err, ui)), ui)
         if picker is None:  # no sentence named, or none such: the search's first, as on a first visit
-            filters_ = (words_value, label_value, phenomenon_value, low, high)
-            picker = search_choices(treebank, split_value, *filters_, ui) if treebank else keep * 2
+            picker = (
+                search_choices(treebank, dataclasses.replace(wanted, split=split_value), ui) if treebank else keep * 2
+            )
         data = (
             dataset_outputs(seen, data_task_value, data_model, ui)
             if dataset_value is None and data_task_value

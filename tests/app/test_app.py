@@ -18,9 +18,9 @@ from core.notices import InputError, Notice
 from core.predict import Lab
 from demo import build_demo
 from demo.i18n import notice_text, request_lang
+from demo.lab_analysis import analyse as analyse_with
+from demo.lab_html import attribution_html
 from demo.tabs.checkpoints import facts
-from demo.tabs.lab import analyse as analyse_with
-from demo.tabs.lab import attribution_html
 from demo.ui import banner
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,9 @@ import pytest
 from test_dcnn import SENTENCES, batch, tiny_model
 
 from core.views import KMaxGraph
+from demo.lab_analysis import index_box, redraw_top_map
+from demo.lab_html import model_panel
 from demo.tabs.checkpoints import facts
-from demo.tabs.lab import model_panel, redraw_top_map
 
 TEXT = "it is not a bad film , but the plot is dull"
 
@@ -96,3 +97,18 @@ def test_the_lab_panel_lists_every_map_and_redraws_the_chosen_one(lab):
 def test_a_map_request_the_page_never_makes_gets_a_line_not_a_figure(lab, text, model, top_map, says):
     answer = redraw_top_map(lab, facts(lab), text, "sst5", model, top_map, "en")
     assert says in answer and "<figure" not in answer
+
+
+def test_the_map_off_index_starts_at_the_map_the_panel_names_as_adding_most(lab):
+    """Issue 45: the index box of map_off starts at the analysed sentence's most important map (the one the panel
+    shows first), within the DCNN's maps; an index of no map (a word's) starts at its lowest."""
+    view = next(
+        v for v in lab.predict(TEXT, "dcnn", "sst5").views if isinstance(v, KMaxGraph) and v.top_map is not None
+    )
+    best = max(range(len(view.contributions)), key=view.contributions.__getitem__)
+    assert lab.intervention_start(TEXT, "dcnn", "sst5", "map_off") == view.top_map == best
+    box = index_box(lab, TEXT, "dcnn", "sst5", "map_off", "en")
+    assert box["value"] == best and (box["minimum"], box["maximum"]) == (0, len(view.contributions) - 1)
+    assert index_box(lab, "   ", "dcnn", "sst5", "map_off", "en")["value"] == 0  # nothing typed yet: the lowest
+    assert index_box(lab, TEXT, "mrnn", "sst5", "cut_at", "en")["value"] == 1
+    assert index_box(lab, TEXT, "dcnn", "sst5", "max_pool", "en") == {"__type__": "update", "visible": False}

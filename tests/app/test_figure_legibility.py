@@ -8,7 +8,8 @@ import re
 
 from core.views import Heatmap, Trajectory, WordCurve
 from demo import svg
-from demo.plots import probability_bars, to_svg, word_curves
+from demo.charts import probability_bars, word_curves
+from demo.plots import to_svg
 
 TEXT = re.compile(r'<text x="([-\d.]+)" y="([-\d.]+)" font-size="([\d.]+)" text-anchor="(\w+)"[^>]*>([^<]*)</text>')
 CAPTION = (

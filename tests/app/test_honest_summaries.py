@@ -10,9 +10,11 @@ import pytest
 from core.predict import OCCLUSION_MAX_WORDS
 from core.views import Pyramid, Trajectory
 from demo import svg
+from demo.charts import probability_bars, word_curves
 from demo.i18n import notice_text
-from demo.plots import probability_bars, to_svg, word_curves
-from demo.tabs.lab import _notices, _summary, attribution_html, votes_text
+from demo.lab_html import attribution_html
+from demo.lab_text import notices_text, summary_text, votes_text
+from demo.plots import to_svg
 
 LABELS = ["very negative", "negative", "neutral", "positive", "very positive"]
 
@@ -38,17 +40,17 @@ def test_a_two_two_one_split_is_a_tie_naming_both_labels(prediction):
 def test_a_real_majority_still_says_majority_with_the_votes(prediction):
     said = votes_text(voted(prediction, ["negative", "negative", "positive", "neutral", "negative"]), "en")
     assert said == "Majority label: **negative** (3 of 5 models; votes 3-1-1)"
-    assert _summary(voted(prediction, ["neutral", "positive"]), "en").startswith("### No majority: **neutral** and")
+    assert summary_text(voted(prediction, ["neutral", "positive"]), "en").startswith("### No majority: **neutral** and")
 
 
 def test_the_notice_on_a_long_text_names_the_chosen_method(lab):
     long_text = " ".join(["good"] * (OCCLUSION_MAX_WORDS + 5))
     p = lab.predict(long_text, "tensor_cnn", "sst5", methods=["occlusion", "integrated_gradients"])
-    en = _notices([p], [], "en", "integrated_gradients")
+    en = notices_text([p], [], "en", "integrated_gradients")
     assert "integrated gradients" in en and "leave-one-word-out" not in en
     assert f"up to {OCCLUSION_MAX_WORDS} words; this one has {OCCLUSION_MAX_WORDS + 5}," in en
-    assert "积分梯度" in _notices([p], [], "zh", "integrated_gradients")
-    assert r"leave\-one\-word\-out" in _notices([p], [], "en", "occlusion")  # Markdown-escaped
+    assert "积分梯度" in notices_text([p], [], "zh", "integrated_gradients")
+    assert r"leave\-one\-word\-out" in notices_text([p], [], "en", "occlusion")  # Markdown-escaped
     assert "integrated gradients" in notice_text(p.notices[-1], "en")  # every method asked for, by name
     highlight = attribution_html(p, "en", "integrated_gradients")
     assert "not computed for this text" in highlight and "scaled to the largest" not in highlight

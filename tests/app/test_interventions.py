@@ -234,7 +234,7 @@ def test_the_worker_process_runs_the_intervention(lab):
 
     checked = lab.check_text("the film is not good", "sst5")
     intervention = Intervention("consecutive")
-    here = lab._attempt(checked, "tensor_cnn", ("occlusion",), None, intervention)
+    here = lab.attempt(checked, "tensor_cnn", ("occlusion",), None, intervention)
     worker = ModelWorker(nice=0)
     try:
         there = worker.run(lab._job(checked, "tensor_cnn", ("occlusion",), None, intervention))
@@ -295,8 +295,9 @@ def test_make_ablations_writes_every_intervention(lab_root, tiny_data, tmp_path)
 
 
 def test_the_lab_tab_shows_before_and_after(lab):
+    from demo.lab_analysis import analyse, intervention_value
+    from demo.links import intervention_specs
     from demo.tabs.checkpoints import facts
-    from demo.tabs.lab import analyse, intervention_specs, intervention_value
 
     specs = intervention_specs(lab, "tensor_cnn", "auto")
     assert (

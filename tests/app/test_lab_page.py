@@ -11,9 +11,9 @@ import pytest
 from core.models import PAPER_MODELS
 from demo.examples import EXAMPLES
 from demo.i18n import example_labels
+from demo.lab_html import accuracy_text, model_panel
 from demo.tabs.api import check_lang, usage
 from demo.tabs.checkpoints import facts
-from demo.tabs.lab import accuracy_text, model_panel
 
 
 class Request:

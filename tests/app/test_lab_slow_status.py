@@ -1,11 +1,11 @@
-"""A slow attribution method in the Lab says how far it is (demo/tabs/lab.py: streamed, CountingGate): status
+"""A slow attribution method in the Lab says how far it is (demo/lab_analysis.py: streamed, CountingGate): status
 lines for #analysing while the analysis runs in a thread with the request's context, then the outputs."""
 
 import contextvars
 import threading
 
+from demo.lab_analysis import CountingGate, analyse, streamed
 from demo.tabs.checkpoints import facts
-from demo.tabs.lab import CountingGate, analyse, streamed
 
 EN = "the film is not good but the acting is great"
 REQUEST = contextvars.ContextVar("request", default="none")

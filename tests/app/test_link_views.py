@@ -10,11 +10,11 @@ from core.analysis.probes import Case, run_cases
 from core.analysis.treebank import Treebank
 from core.views import KMaxGraph
 from demo import build_demo
+from demo.lab_analysis import analyse
 from demo.links import TABS
 from demo.tabs.checkpoints import facts
-from demo.tabs.lab import analyse
 from demo.tabs.probes import show
-from demo.tabs.treebank import tree_outputs
+from demo.treebank_outputs import tree_outputs
 
 TEXT = "It is not a bad film, but the plot is dull and the ending drags on."
 
@@ -42,6 +42,17 @@ def test_a_links_map_draws_the_dcnn_graph_of_that_map(lab, maps):
     assert chosen_maps(result) == [str(least)] and result.count('class="model-panel"') == 5
     *_, result = analyse(lab, known, TEXT, "dcnn", "sst5", "auto", "en", "occlusion", "map_off:0", top_map=least)
     assert chosen_maps(result) == [str(least)] * 2  # before and after the intervention
+
+
+def test_a_links_map_is_drawn_in_the_one_run_of_each_model(lab, maps, monkeypatch):
+    """The link's map goes with the analysis itself (Lab.compare's view_options): no model runs twice."""
+    _, least = maps
+    ran, attempt = [], lab.attempt
+    monkeypatch.setattr(
+        lab, "attempt", lambda checked, model, *rest: ran.append(model) or attempt(checked, model, *rest)
+    )
+    *_, result = analyse(lab, facts(lab), TEXT + " Twice?", "all", "sst5", "auto", "en", top_map=least)
+    assert chosen_maps(result) == [str(least)] and sorted(ran) == sorted(lab.models("sst5"))
 
 
 def test_a_map_the_model_lacks_keeps_the_one_that_adds_most(lab, maps):

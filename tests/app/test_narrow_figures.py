@@ -13,8 +13,9 @@ from test_treebank_tree_svg import LABELS, centres, view
 
 from core.models import PAPER_MODELS
 from demo import svg
+from demo.charts import probability_bars, word_curves
 from demo.i18n import word_view
-from demo.plots import probability_bars, to_svg, word_curves
+from demo.plots import to_svg
 from demo.treebank_plots import confusion_figure, length_figure, tree_figure
 
 ROOM = 318

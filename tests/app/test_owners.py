@@ -74,9 +74,9 @@ def refused(call, *args, api_name: str) -> str:
 
 
 def test_two_visitors_see_only_their_own_jobs_and_models(app, lab, user_models, tmp_path):
+    from demo.lab_analysis import task_choices
     from demo.tabs.api import usage
     from demo.tabs.checkpoints import tables
-    from demo.tabs.lab import task_choices
 
     a, b = app(), app()
     path = write_csv(tmp_path / "class_reviews.csv", reviews(40))

@@ -10,8 +10,9 @@ import pytest
 
 from core import views
 from core.models import PAPER_MODELS
+from demo.charts import probability_bars, word_curves
 from demo.i18n import word_view
-from demo.plots import EDGES_PER_NODE, probability_bars, to_svg, word_curves
+from demo.plots import EDGES_PER_NODE, to_svg
 
 WORDS = ["it", "is", "not", "<b>bad</b>", "is", "it"]  # repeated words and markup on purpose
 SVG = "{http://www.w3.org/2000/svg}"

@@ -9,8 +9,9 @@ import pytest
 from test_figure_legibility import assert_complete
 
 from core.views import Pyramid
+from demo.charts import probability_bars
 from demo.i18n import t
-from demo.plots import GATE_COLOURS, probability_bars, to_svg
+from demo.plots import GATE_COLOURS, to_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 GATES = [

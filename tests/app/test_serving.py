@@ -120,7 +120,7 @@ def test_the_worker_answers_as_the_server_would(lab):
     """service.serving in this process (the JSON-lines protocol), then the real process behind
     ModelWorker: the very Prediction the model gives here, views and all."""
     jobs = [_job(lab, "it is not a bad film", model) for model in lab.models("sst5")]
-    here = [lab._attempt(job.checked, job.model, job.methods) for job in jobs]
+    here = [lab.attempt(job.checked, job.model, job.methods) for job in jobs]
     answers = io.StringIO()
     assert serve(io.StringIO("".join(encode(job) + "\n" for job in jobs)), answers) == len(jobs)
     worker = ModelWorker(nice=0)
@@ -137,9 +137,9 @@ def test_the_worker_answers_as_the_server_would(lab):
 
 def test_a_long_request_runs_its_models_in_the_worker(lab, monkeypatch):
     ran_here = []
-    attempt = lab._attempt
+    attempt = lab.attempt
     monkeypatch.setattr(
-        lab, "_attempt", lambda checked, model, *rest: ran_here.append(model) or attempt(checked, model, *rest)
+        lab, "attempt", lambda checked, model, *rest: ran_here.append(model) or attempt(checked, model, *rest)
     )
     worker = ModelWorker(nice=0)
     try:
@@ -202,9 +202,9 @@ class StopAfterOneModel:
 
 def test_compare_stops_between_models_when_its_client_leaves(lab, monkeypatch):
     ran = []
-    attempt = lab._attempt
+    attempt = lab.attempt
     monkeypatch.setattr(
-        lab, "_attempt", lambda checked, model, *rest: ran.append(model) or attempt(checked, model, *rest)
+        lab, "attempt", lambda checked, model, *rest: ran.append(model) or attempt(checked, model, *rest)
     )
     gate = StopAfterOneModel()
     with pytest.raises(Cancelled):
@@ -223,7 +223,7 @@ def test_a_disconnected_request_stops_waiting_and_runs_no_model(lab, monkeypatch
 
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path))
     ran = []
-    monkeypatch.setattr(lab, "_attempt", lambda checked, model, *rest: ran.append(model))
+    monkeypatch.setattr(lab, "attempt", lambda checked, model, *rest: ran.append(model))
     demo = build_demo(lab)
     demo.queue(default_concurrency_limit=MODEL_CONCURRENCY)
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)

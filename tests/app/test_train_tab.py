@@ -5,8 +5,8 @@ from core.checkpoints.files import sha256
 from core.gitinfo import git_commit
 from core.predict import Lab
 from core.training.train import stop_record
+from demo.lab_html import result_html
 from demo.tabs.checkpoints import facts
-from demo.tabs.lab import result_html
 from demo.tabs.train import status_text
 from demo.training import TrainingQueue
 from tests.app.test_user_training import reviews, wait_for, write_csv

@@ -8,7 +8,8 @@ import torch
 
 from core.models.adasent import AdaSent, AdaSentConfig
 from core.training.recipes import load_recipe
-from core.views import Pyramid, sentiment_scores, view_to_dict
+from core.views import Pyramid, sentiment_scores
+from core.wire import plain
 
 V, d, D, H, C = 23, 5, 7, 6, 3  # pairwise-distinct tiny sizes
 
@@ -197,7 +198,7 @@ def test_word_curve_and_pyramid_view():
     assert abs(sum(view.level_beliefs) - 1) < 1e-9 and len(view.level_probs) == n
     expected, label, score_range = sentiment_scores(out.unit_probs[n - 1][2, :1].tolist())
     assert view.scores[-1] == expected and view.score_label == label and view.score_range == score_range
-    json.dumps(view_to_dict(view))  # plain Python only
+    json.dumps(plain(view))  # plain Python only
 
 
 def test_long_sentence_explain_flag_and_training_mode():

@@ -34,9 +34,9 @@ from core.notices import InputError
 from core.predict import check_methods
 from demo import attribution_view
 from demo.attribution_view import requested
+from demo.lab_analysis import analyse
 from demo.plots import esc
 from demo.tabs.checkpoints import facts
-from demo.tabs.lab import analyse
 
 EN = "the film is not good but the plot is fun"
 ZH = "这个手机很好，物流很差"

@@ -14,7 +14,8 @@ from core.data import load_task
 from core.data.vocab import Vocab
 from core.models.dcnn import DCNN, DCNNConfig, DCNNLayer, dynamic_k, kmax_pooling
 from core.training.recipes import load_recipe
-from core.views import KMaxGraph, Table, view_to_dict
+from core.views import KMaxGraph, Table
+from core.wire import plain
 from tools.detectors import main as detectors_main
 from tools.detectors import markdown_table, top_ngrams
 
@@ -339,7 +340,7 @@ def test_views_are_plain_python_graphs():
     s, m = 3, model.layers[0].width
     assert detectors.rows[0][2] == pytest.approx(float(out.conv1[2, :, :, : s + m - 1].max()), abs=1e-4)
     assert all(set(row[3].split()) <= {"a", "b", "c"} and row[3] for row in detectors.rows)
-    json.dumps([view_to_dict(v) for v in views])
+    json.dumps([plain(v) for v in views])
     assert everything.words == ["a", "b", "c"] and len(everything.values[0]) == 3
     assert all(len(lv) == len(vv) for lv, vv in zip(everything.levels, everything.values))
     weights = {(l, p, c): w for l, p, c, w in everything.edges()}

@@ -15,7 +15,7 @@ from core.data.batching import pad_batch
 from core.data.vocab import Vocab
 from core.models import MODELS, PAPER_MODELS, model_class
 from core.models.base import Dropout, dropout
-from core.views import view_to_dict
+from core.wire import plain
 
 VOCAB, CLASSES = 23, 3
 # tiny configs with pairwise-different sizes, so a wrong transpose fails loudly
@@ -79,8 +79,8 @@ def test_native_curve_and_views(key):
             torch.testing.assert_close(curve.sum(-1), torch.ones(len(sentence)))
         words = [f"w{t}" for t in sentence]
         for view in model.views(out, i, words):
-            # plain data only, and the same as dataclasses.asdict would give (view_to_dict skips its copies)
-            as_json = json.dumps(view_to_dict(view), sort_keys=True)
+            # plain data only, and the same as dataclasses.asdict would give (plain skips its copies)
+            as_json = json.dumps(plain(view), sort_keys=True)
             assert as_json == json.dumps({"type": type(view).__name__, **dataclasses.asdict(view)}, sort_keys=True)
 
 
@@ -91,7 +91,7 @@ def test_two_class_scores_name_the_task_class(key):
     with torch.no_grad():
         out = model(batch.ids, batch.lengths, explain=1)
     words = [f"w{t}" for t in SENTENCES[0]]
-    shown = json.dumps([view_to_dict(v) for v in model.views(out, 0, words, ["subjective", "objective"])])
+    shown = json.dumps([plain(v) for v in model.views(out, 0, words, ["subjective", "objective"])])
     assert "P(positive)" not in shown and "P(class 1)" not in shown
     assert ("P(objective)" in shown) == (key in ("tensor_cnn", "mrnn", "adasent"))  # the views with a score
 

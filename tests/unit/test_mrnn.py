@@ -8,7 +8,8 @@ import torch.func
 from torch.nn import functional as F
 
 from core.models.mrnn import MRNN, MRNNConfig, decode_ordinal, ordinal_probs
-from core.views import LineCurves, Trajectory, sentiment_scores, view_to_dict
+from core.views import LineCurves, Trajectory, sentiment_scores
+from core.wire import plain
 
 V, D, H, C = 23, 5, 7, 5  # vocab, embed, hidden, classes: pairwise distinct
 
@@ -190,7 +191,7 @@ def test_views(head):
         assert curves.curves["P(y > 1)"] == pytest.approx(out.cumulative[0, :6, 1].tolist())
     else:
         assert len(views) == 1
-    json.dumps([view_to_dict(v) for v in views])
+    json.dumps([plain(v) for v in views])
     one_word = model.views(out, 3, ["w"])[0]  # a one-word sentence has a single point at the origin
     assert one_word.points == [(0.0, 0.0)]
 

@@ -190,12 +190,12 @@ def test_length_buckets():
 
 
 def test_callbacks_draw_and_word_in_both_languages(evaluated, treebank):
-    from demo.tabs.treebank import dataset_outputs, open_node, search_choices, tree_outputs
+    from demo.treebank_outputs import Filters, dataset_outputs, open_node, search_choices, tree_outputs
 
     root, _, _ = evaluated
     lab = Lab.load(root)
     for ui in ("en", "zh"):
-        choices, count = search_choices(treebank, "test", "", "", "negation", 0, 0, ui)
+        choices, count = search_choices(treebank, Filters("test", phenomenon="negation"), ui)
         assert choices["choices"] and count
         summary, figure, nodes, node_choices, view = tree_outputs(lab, treebank, "test", choices["value"], "sst5", ui)
         assert figure.count('class="tree-node"') == len(view.nodes) == len(nodes) == len(node_choices["choices"])

@@ -7,7 +7,7 @@ import pytest
 from core.analysis.attribution import occlusion
 from core.analysis.plausibility import plausibility, word_labels
 from core.analysis.treebank import Treebank, TreebankError, node_attributions, tree_view
-from demo.tabs.treebank import node_outputs
+from demo.treebank_outputs import node_outputs
 
 
 @pytest.fixture(scope="module")
