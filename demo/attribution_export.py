@@ -3,12 +3,11 @@ attribution method, returned as files to download (attributions.jsonl, words.csv
 same files `make attribute` writes (core/analysis/export.py). Pure function first, then layout and wiring.
 
 An export is long work on a budget: its chunks run in the model worker through the long lane, in arrival order
-with the long requests (demo/runner.py), up to EXPORT_MAX_WORDS words and EXPORT_SECONDS of the worker's time;
+with the long requests (demo/runner.py), up to EXPORT_MAX_WORDS words and Settings.export_seconds of the worker's time;
 its event has a concurrency group of its own (EXPORT_CONCURRENCY at once), so that the `model` group's slots
 stay for /predict, /compare and the Lab. Its files are written in a temporary folder, copied into Gradio's cache
 (which Gradio cleans) and the folder removed before the answer goes out."""
 
-import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -33,8 +32,8 @@ from demo.i18n import L, error, failure_text, notice_text, request_lang, t
 from demo.owners import Visitors
 from demo.plots import esc
 from demo.runner import ModelFailureError, RequestGate, abandoned
+from service.settings import DEFAULTS
 
-EXPORT_SECONDS = float(os.environ.get("LAB_EXPORT_SECONDS") or 60)  # the worker's time one export may take
 EXPORT_CONCURRENCY = 2  # exports in their handlers at once; the others wait in Gradio's queue, holding nothing
 
 
@@ -48,7 +47,7 @@ def export_file(
     keep: Callable[[str], str],
     progress=None,
     gate: RequestGate | None = None,
-    seconds: float = EXPORT_SECONDS,
+    seconds: float = DEFAULTS.export_seconds,
 ) -> tuple[list[str], str]:
     """(the files to download, a line saying what they hold and what was left out); a refused file raises
     gr.Error with one line. `lab`: the visitor's view; `keep(path)`: where a written file stays (the app: Gradio's
@@ -93,6 +92,7 @@ def export_file(
 
 def build(lab: Lab, visitors: Visitors, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio) -> None:
     """A closed accordion under the Lab's result: the upload, its button, the files and a line on them."""
+    seconds = visitors.settings.export_seconds  # the worker's time one export may take
     with gr.Accordion(L("export_title"), open=False, elem_id="attr-export"):
         info = gr.Markdown()
         with gr.Row():
@@ -123,7 +123,7 @@ def build(lab: Lab, visitors: Visitors, model: gr.Dropdown, task: gr.Dropdown, l
             files.move_resource_to_block_cache,
             lambda done, total: progress((done, total)),
             RequestGate(),
-            EXPORT_SECONDS,
+            seconds,
         )
 
     run.click(
@@ -140,7 +140,7 @@ def build(lab: Lab, visitors: Visitors, model: gr.Dropdown, task: gr.Dropdown, l
         return (
             t("export_info", ui, lines=UPLOAD_MAX_LINES, chars=UPLOAD_MAX_CHARS)
             + " "
-            + t("export_budget", ui, words=EXPORT_MAX_WORDS, seconds=f"{EXPORT_SECONDS:g}")
+            + t("export_budget", ui, words=EXPORT_MAX_WORDS, seconds=f"{seconds:g}")
         )
 
     gr.on(None, on_load, None, info, api_visibility="private")  # triggers=None: on page load, in its language

@@ -11,13 +11,13 @@ from gradio.components.api_component import Api
 
 from core.analysis.probes import ProbeInputError, SuiteError
 from core.notices import InputError
-from core.owners import PUBLIC
 from core.predict import AUTO, Cancelled, Comparison, Lab
 from demo.endpoints import endpoint
 from demo.i18n import L, failure_text, request_lang, t
 from demo.owners import Visitors
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 from service.jobs import finite_number
+from service.owners import PUBLIC
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,6 @@ import gradio as gr
 
 from core.analysis.attribution import on_demand
 from core.notices import InputError, Notice
-from core.owners import PUBLIC
 from core.predict import ALL, AUTO, Cancelled, Comparison, Lab, Prediction
 from core.views import KMaxGraph
 from demo.attribution_export import build as build_export
@@ -56,6 +55,7 @@ from demo.svg import EXPORT_JS, ROOM, SUPPORT, drawn_for, drawn_within, room_js
 from demo.svg import esc as attr  # escapes quotes too: typed text inside an attribute value
 from demo.tabs import pairs
 from demo.tabs.checkpoints import Facts, facts
+from service.owners import PUBLIC
 
 log = logging.getLogger(__name__)
 STATUS_EVERY_S = 0.5  # how often a slow analysis says how far it is

@@ -21,7 +21,6 @@ from core.analysis.probes import (
     read_cases_file,
     suite_names,
 )
-from core.owners import PUBLIC
 from core.predict import ALL, AUTO, Cancelled, Lab
 from demo.i18n import (
     PAGE,
@@ -42,6 +41,7 @@ from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.runner import RequestGate, abandoned
 from demo.tabs.lab import LabView
+from service.owners import PUBLIC
 
 
 def pass_rate_table(report: ProbeReport, ui: str) -> pd.DataFrame:

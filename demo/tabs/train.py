@@ -165,7 +165,7 @@ class TrainView:
 
 
 def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
-    queue = training_queue(lab)
+    queue = training_queue(lab, settings=visitors.settings)
     limits = queue.limits
     on_space = bool(os.environ.get("SPACE_ID"))
     gr.Markdown(L("train_md"))

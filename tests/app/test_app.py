@@ -22,6 +22,7 @@ from demo.tabs.checkpoints import facts
 from demo.tabs.lab import analyse as analyse_with
 from demo.tabs.lab import attribution_html
 from demo.ui import banner
+from service.lab import ServedLab
 
 ROOT = Path(__file__).resolve().parents[2]
 EN, ZH = "It is not a bad film, but the plot is dull.", "这部电影不怎么好看，但是演员很棒"
@@ -277,7 +278,7 @@ def test_a_model_that_breaks_is_reported_and_the_others_answer(lab_root, monkeyp
 
 
 def test_an_empty_lab_still_builds_a_page(tmp_path):
-    empty = Lab.load(tmp_path / "empty")
+    empty = ServedLab.load(tmp_path / "empty")
     assert "No checkpoints" in banner(empty, "x", "en")
     build_demo(empty)
     with pytest.raises(InputError, match="no checkpoint is loaded at all"):
