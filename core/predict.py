@@ -65,8 +65,8 @@ class Gate(Protocol):
     """How a server schedules one request's model work (demo/runner.py: short requests go before long ones).
     `admit` is told the words analysed and whether a slow attribution method (ON_DEMAND) was asked for, and
     says (as its context value) whether the models may run side by side on the caller's executor;
-    `run` runs each model: `here` in this process, or `job` in another (ModelJob.run). Both may wait, and
-    raise Cancelled when the caller has left."""
+    `run` runs each model: `here` in this process, or `job` in another (a ModelJob, which Lab.run runs there).
+    Both may wait, and raise Cancelled when the caller has left."""
 
     def admit(self, words: int, on_demand: bool) -> AbstractContextManager: ...
 
