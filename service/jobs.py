@@ -583,7 +583,7 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m service.jobs run <job folder>", file=sys.stderr)
         return 2
     _end_with_parent()
-    parent = Settings.load().app_pid or os.getppid()
+    parent = Settings.at_start().app_pid or os.getppid()
     folder = Path(argv[1])
     if not (folder / JOB_FILE).is_file():
         print(f"{folder} is not a training job folder (no {JOB_FILE})", file=sys.stderr)

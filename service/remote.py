@@ -282,8 +282,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))  # unwinds _follow, which cancels
+    settings = Settings.at_start()
     try:
-        job = drive(argv[1], Settings.load())
+        job = drive(argv[1], settings)
     except Exception as err:  # as the local worker: every failure is reported in the job, the trace in its log
         log.exception("job in %s failed", argv[1])
         job = fail_job(Path(argv[1]), read_job(argv[1]), err)

@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         os.nice(args.nice)
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print must not corrupt the answers
-    serve(sys.stdin, answers, args.models or Settings.load().user_models_in_memory)
+    serve(sys.stdin, answers, args.models or Settings.at_start().user_models_in_memory)
     return 0
 
 

@@ -1,6 +1,6 @@
 """Every setting of the Space and its tools, in one typed object read once from the environment.
 
-    settings = Settings.load()          # app.py, at start; a worker process or a tool at its own start
+    settings = Settings.at_start()      # app.py, at start (a bad value: one line, and the process ends)
     settings.train_max_rows             # 20000, or $LAB_TRAIN_MAX_ROWS
     Settings(train_max_rows=50)         # a test's own, whatever the environment says
 
@@ -148,6 +148,14 @@ class Settings(BaseSettings):
             return cls(**given)
         except ValidationError as err:
             raise SettingsError(one_line(err)) from None
+
+    @classmethod
+    def at_start(cls) -> "Settings":
+        """load() for a process's start (app.py, a worker): a value that does not fit ends it with its one line."""
+        try:
+            return cls.load()
+        except SettingsError as err:
+            raise SystemExit(f"error: {err}") from None
 
     @property
     def on_space(self) -> bool:

@@ -248,7 +248,7 @@ def test_broken_checkpoint_is_reported_and_others_serve(lab_root, tmp_path):
     """The app's loader checks each file against the manifest: a changed weights file is refused by its sha256."""
     root = shutil.copytree(lab_root, tmp_path / "checkpoints")
     (root / "sst5" / "dcnn" / "model.safetensors").write_bytes(b"not weights")
-    lab = Lab.load(root)
+    lab = ServedLab.load(root)
     assert list(lab.errors) == ["sst5/dcnn"] and "sha256" in lab.errors["sst5/dcnn"]
     assert "dcnn" not in lab.models("sst5") and "dcnn" in lab.models("zh_sentiment")
     text = banner(lab, str(root), "en")
@@ -265,7 +265,7 @@ def test_a_checkpoint_in_the_wrong_folder_is_refused(lab_root, tmp_path):
 
 
 def test_a_model_that_breaks_is_reported_and_the_others_answer(lab_root, monkeypatch):
-    lab = Lab.load(lab_root)
+    lab = ServedLab.load(lab_root)
     broken = lab.checkpoints[("sst5", "mrnn")].model
     monkeypatch.setattr(broken, "forward", lambda *a, **k: 1 / 0)
     summary, notices, result = analyse(lab, EN, "all", "auto", "auto", "zh")
