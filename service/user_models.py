@@ -74,13 +74,13 @@ def checkpoint_owner(folder: str | Path) -> tuple[str, str]:
 def main(argv: list[str] | None = None) -> int:
     """Train on a file (`--data`, with core.training.train's flags), then install the best checkpoint."""
     argv = sys.argv[1:] if argv is None else argv
+    if not any(a == "--data" or a.startswith("--data=") for a in argv):
+        print("error: --data names no file: only a model trained on your own file is installed", file=sys.stderr)
+        return 2
     code = train_main(argv)
     if code != 0:
         return code
     cfg = parse_args(argv)
-    if not cfg.data:
-        print("error: --data names no file: only a model trained on your own file is installed", file=sys.stderr)
-        return 2
     installed = install_checkpoint(cfg.output_dir() / "best")
     print(json.dumps({"task": cfg.task, "installed": str(installed)}))
     return 0
