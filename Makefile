@@ -78,7 +78,7 @@ train-one: install ## train one model: make train-one MODEL=dcnn TASK=sst2 SEED=
 
 train-data: install ## train a model on your own labelled file: make train-data DATA=reviews.csv MODEL=dcnn [TEXT_COLUMN=review LABEL_COLUMN=stars]
 	$(if $(DATA),,$(error set DATA=path/to/file.csv))
-	$(PY) -m core.training.train --model $(MODEL) --data $(DATA) $(if $(TEXT_COLUMN),--text-column $(TEXT_COLUMN)) $(if $(LABEL_COLUMN),--label-column $(LABEL_COLUMN)) --resume
+	$(PY) -m service.user_models --model $(MODEL) --data $(DATA) $(if $(TEXT_COLUMN),--text-column $(TEXT_COLUMN)) $(if $(LABEL_COLUMN),--label-column $(LABEL_COLUMN)) --resume
 
 sweep: install ## Ray Tune search (random + ASHA): make sweep MODEL=dcnn TASK=sst5 [SAMPLES=16 EPOCHS=8]; resumes when re-run
 	$(PY) -m tools.sweep --model $(MODEL) --task $(TASK) $(if $(filter sst5 sst2,$(TASK)),--phrases) --samples $(SAMPLES) --max-epochs $(EPOCHS)
@@ -220,6 +220,9 @@ space-check: install ## the Space from a clean venv: requirements.txt alone (pub
 
 import-graph: install ## the project's module import graph; fails on an import cycle
 	$(PY) -m tools.import_graph
+
+settings-table: install ## docs/space.md's settings table, written from service/settings.py's fields
+	$(PY) -m service.settings --write docs/space.md
 
 push: install ## upload checkpoints to the Hub: make push HUB_REPO=user/name [DRY_RUN=1]
 	$(if $(HUB_REPO),,$(error set HUB_REPO=user/name))

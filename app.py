@@ -1,6 +1,5 @@
-"""The Gradio lab (also the Hugging Face Space entry): `python app.py` serves http://127.0.0.1:7860.
-Checkpoints load once from $LAB_CHECKPOINTS (default: ./checkpoints/<task>/<model>/); the page is
-served at once and the tokenizers warm up in the background."""
+"""The Gradio lab (also the Hugging Face Space entry): `python app.py` serves http://127.0.0.1:7860. Every setting
+is read once, here (service/settings.py); the page is served at once, the tokenizers warm up in the background."""
 
 import gc
 import logging
@@ -16,25 +15,26 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
-from core.predict import Lab
-from demo import APP_KWARGS, CSS, I18N, QUEUE, SESSION_CAPACITY, THEME, bound_malloc, build_demo, warm_up
+from demo import CSS, I18N, THEME, app_kwargs, bound_malloc, build_demo, queue_options, warm_up
+from service.lab import ServedLab
+from service.settings import Settings
 
+settings = Settings.at_start()  # every LAB_* variable, read once here and passed down (service/settings.py)
 # before the checkpoints load: their log says, one line each, where each came from (task/model <- source)
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 logging.getLogger("httpx").setLevel(logging.WARNING)  # Gradio's own startup probes
-ROOT = os.environ.get("LAB_CHECKPOINTS") or str(Path(__file__).resolve().parent / "checkpoints")
-lab = Lab.load(os.environ.get("LAB_CHECKPOINTS") or None)  # explicit dir > Hub (configs/hub.toml) > bundled
-demo = build_demo(lab, ROOT)
+ROOT = str(settings.checkpoints or Path(__file__).resolve().parent / "checkpoints")
+lab = ServedLab.load(settings.checkpoints)  # $LAB_CHECKPOINTS > Hub (configs/hub.toml) > bundled checkpoints/
+demo = build_demo(lab, ROOT, settings)
 
 if __name__ == "__main__":
     gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
     bound_malloc()  # before the model threads first allocate: freed memory is given back (demo/memory.py)
     threading.Thread(target=warm_up, args=(lab,), daemon=True).start()
-    # model events enter their handlers MODEL_CONCURRENCY at a time (demo.runner.QUEUE) and demo.runner.LANES
-    # admits one short and one long request at once
+    # model events enter their handlers settings.model_concurrency at a time, then demo.runner.LANES (short, long)
     # fmt: off
-    demo.queue(**QUEUE).launch(
+    demo.queue(**queue_options(settings)).launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        theme=THEME, css=CSS, i18n=I18N, app_kwargs=APP_KWARGS,  # APP_KWARGS: body limit, one-shot REST sessions
-        state_session_capacity=SESSION_CAPACITY)  # what Gradio keeps per visitor, bounded: demo/sessions.py
+        theme=THEME, css=CSS, i18n=I18N, app_kwargs=app_kwargs(settings),  # body limit, one-shot REST sessions
+        state_session_capacity=settings.sessions)  # what Gradio keeps per visitor, bounded: demo/sessions.py

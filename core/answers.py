@@ -1,16 +1,15 @@
 """Recent answers, kept to answer an identical request again without running the model (a lecture hall clicks
 the same examples). A Prediction is a function of the request and of the checkpoint that answers it, so the key
 is both: the request as checked (text, task, language, word cap, model, methods, view options, intervention) and
-the checkpoint's identity: its owner, folder, source and the sha256 of its files (config.json's "files" and shared
-vectors). A visitor's model is in no other visitor's Lab (Lab.visible_to), and its owner is in the key besides, so
-one visitor's answer is never another's; a model retrained in place has new hashes, so a new key.
+the checkpoint's identity (Lab.answer_identity): its folder, source and the sha256 of its files (config.json's
+"files" and shared vectors); a Lab that serves several owners adds the model's owner, so that one visitor's answer
+is never another's. A model retrained in place has new hashes, so a new key.
 
 Only short texts are kept (their answers are small: tens of KB each), at most `capacity`, the least
 recently used first. A cached Prediction is shared by the requests it answers: the app only reads them.
 """
 
 import json
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
@@ -19,17 +18,11 @@ CAPACITY = 256  # answers of up to MAX_WORDS words, 17-70 KB each (8-40 words): 
 MAX_WORDS = 40  # the app's short lane (demo/runner.py LONG_WORDS): longer texts are rarely sent twice
 
 
-def capacity_from_env() -> int:
-    """$LAB_ANSWER_CACHE answers (0: no cache), else CAPACITY."""
-    value = os.environ.get("LAB_ANSWER_CACHE", "")
-    return max(0, int(value)) if value else CAPACITY
-
-
-def checkpoint_identity(checkpoint, owner: str, source: str) -> str:
-    """What tells one served checkpoint from every other: whose it is, where it is, and what its files hold."""
+def checkpoint_identity(checkpoint, source: str) -> str:
+    """What tells one served checkpoint from every other: where it is, and what its files hold."""
     meta = checkpoint.meta
     held = {"files": meta.get("files"), "vectors": meta.get("shared_vectors")}
-    return json.dumps([owner, str(checkpoint.path), source, held], sort_keys=True, default=str)
+    return json.dumps([str(checkpoint.path), source, held], sort_keys=True, default=str)
 
 
 class AnswerCache:

@@ -24,7 +24,7 @@ from concurrent.futures import Executor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import ClassVar, Protocol, Self
 
 import torch
 
@@ -37,14 +37,12 @@ from core.analysis.attribution import (
     on_demand,
 )
 from core.answers import AnswerCache, checkpoint_identity
-from core.checkpoints.checkpoint import Checkpoint, CheckpointError, load_checkpoint
+from core.checkpoints.checkpoint import Checkpoint
 from core.checkpoints.hub import load_all
-from core.checkpoints.memory import ModelCache
 from core.data.batching import pad_batch
 from core.models import PAPER_MODELS
 from core.models.base import Intervention, intervening, parse_intervention
 from core.notices import LANGUAGE_NAMES, InputError, InterventionError, Notice
-from core.owners import PUBLIC, visible
 from core.text import MAX_CHARS, Token, detect_language, tokenize
 from core.views import Pyramid, Text, WordCurve, sentiment_scores
 from core.wire import plain
@@ -68,8 +66,8 @@ class Gate(Protocol):
     """How a server schedules one request's model work (demo/runner.py: short requests go before long ones).
     `admit` is told the words analysed and whether a slow attribution method (ON_DEMAND) was asked for, and
     says (as its context value) whether the models may run side by side on the caller's executor;
-    `run` runs each model: `here` in this process, or `job` in another (ModelJob.run). Both may wait, and
-    raise Cancelled when the caller has left."""
+    `run` runs each model: `here` in this process, or `job` in another (a ModelJob, which Lab.run runs there).
+    Both may wait, and raise Cancelled when the caller has left."""
 
     def admit(self, words: int, on_demand: bool) -> AbstractContextManager: ...
 
@@ -162,9 +160,9 @@ class CheckedText:
 
 @dataclass(frozen=True)
 class ModelJob:
-    """One model's work on a checked text, in a form another process can run (service.serving, where
-    demo/runner.py sends long requests so that they never hold the server's GIL): the checkpoint travels
-    as its directory and is loaded there once."""
+    """One model's work on a checked text, as data another process can run (`Lab.run` there; the Space's model
+    worker, service.serving, to which demo/runner.py sends long requests so that they never hold the server's
+    GIL): the checkpoint travels as its directory and is loaded there once."""
 
     directory: str
     source: str
@@ -173,18 +171,6 @@ class ModelJob:
     methods: tuple[str, ...]
     view_options: dict | None = None  # the model's own view choices (Lab.predict)
     intervention: str = "none"  # Lab.predict's, checked
-
-    def run_in(self, lab: "Lab") -> "Prediction | ModelFailure":
-        """Run in `lab` (the worker's own), loading the checkpoint first unless `lab` serves this directory."""
-        ckpt = lab.checkpoints.get((self.checked.task, self.model))
-        if ckpt is None or str(ckpt.path) != self.directory:
-            try:
-                lab.add_checkpoint(self.directory, self.source)
-            except (CheckpointError, OSError) as err:
-                return ModelFailure(self.model, f"{type(err).__name__}: {err}", "checkpoint_unreadable")
-        return lab.attempt(
-            self.checked, self.model, self.methods, self.view_options, parse_intervention(self.intervention)
-        )
 
 
 def _auto(value: str | None) -> str | None:
@@ -217,16 +203,11 @@ class Lab:
         checkpoints: dict[tuple[str, str], Checkpoint],
         sources: dict[tuple[str, str], str] | None = None,
         errors: dict[str, str] | None = None,
-        owners: dict[str, str] | None = None,
-        titles: dict[str, str] | None = None,
         answers: AnswerCache | None = None,
     ):
         self.checkpoints = checkpoints
         self.sources = sources or {}
         self.errors = errors or {}  # checkpoint path -> why it could not be loaded
-        self.owners = owners or {}  # task -> its owner (core.owners), for a visitor's task; the others are public
-        self.titles = titles or {}  # task -> the name people see (a visitor's file and date), where not its id
-        self.user_models = ModelCache()  # models added while the app runs: the recently used ones stay loaded
         self.answers = answers  # recent answers to answer an identical request again (core.answers); None: none
 
     @classmethod
@@ -236,7 +217,7 @@ class Lab:
         prefer: str = "auto",
         config: str | Path | None = None,
         bundled: str | Path | None = None,
-    ) -> "Lab":
+    ) -> Self:
         """Resolve every checkpoint through core.checkpoints.hub: the explicit `root` directory if given, else the
         pinned Hub repo of configs/hub.toml (cache first; offline or unreachable falls back within 3 s),
         else the bundled checkpoints/. `prefer`: "auto", "hub" (no fallback) or "bundled" (no network).
@@ -247,50 +228,15 @@ class Lab:
         checkpoints, sources, errors, _ = load_all(root, prefer, config, bundled)
         return cls(checkpoints, sources, errors)
 
-    def add_checkpoint(
-        self, directory: str | Path, source: str = "", owner: str = PUBLIC, title: str = ""
-    ) -> tuple[str, str]:
-        """Serve one more checkpoint (a model trained while the app runs, service.jobs) under its (task, model),
-        replacing the owner's own model there (CheckpointError for a task of another owner, the public ones
-        included), for `owner` alone unless PUBLIC; its weights are held by recency
-        (core.checkpoints.memory). New dicts, swapped in whole: a request reading the old ones is unaffected."""
-        ckpt = load_checkpoint(directory)
-        key = (ckpt.meta.get("task", ""), ckpt.model.key)
-        if key[0] in {t for t, _ in self.checkpoints} and self.owners.get(key[0], PUBLIC) != owner:
-            raise CheckpointError(f"task {key[0]} is another owner's: {directory} is not served")
-        if owner:  # before the model is served: never public for a moment
-            self.owners = {**self.owners, key[0]: owner}
-        if title:
-            self.titles = {**self.titles, key[0]: title}
-        # a StoredCheckpoint stands in for a Checkpoint: the same path, meta, model and vocab (loaded on use)
-        self.checkpoints = {**self.checkpoints, key: self.user_models.add(ckpt)}  # type: ignore[dict-item]
-        self.sources = {**self.sources, key: source or f"trained here: {directory}"}
-        return key
+    def run(self, job: ModelJob) -> "Prediction | ModelFailure":
+        """A ModelJob (what a Gate may send to another process) run here, on this lab's checkpoint of its model;
+        a model that breaks is reported as a ModelFailure."""
+        intervention = parse_intervention(job.intervention)
+        return self.attempt(job.checked, job.model, job.methods, job.view_options, intervention)
 
-    def remove_checkpoints(self, directories: list[str | Path]) -> list[tuple[str, str]]:
-        """Stop serving the added checkpoints in `directories` (their folders were removed); their keys."""
-        gone = {Path(d) for d in directories}
-        keys = [k for k, c in self.checkpoints.items() if Path(c.path) in gone]
-        self.checkpoints = {k: c for k, c in self.checkpoints.items() if k not in keys}
-        self.sources = {k: s for k, s in self.sources.items() if k not in keys}
-        for directory in gone:
-            self.user_models.forget(directory)
-        return keys
-
-    def visible_to(self, viewer: str) -> "Lab":
-        """The Lab as one visitor (an owner id, core.owners) sees it: the public tasks and its own. Another
-        visitor's tasks are not there at all, so every check, error and list answers as if they did not exist."""
-        # a snapshot, models before owners: add_checkpoint names a task's owner before it serves its model
-        checkpoints, sources = self.checkpoints, self.sources
-        hidden = {task for task, owner in self.owners.items() if not visible(owner, viewer)}
-        return Lab(
-            {k: c for k, c in checkpoints.items() if k[0] not in hidden},
-            {k: s for k, s in sources.items() if k[0] not in hidden},
-            self.errors,
-            {t: o for t, o in self.owners.items() if t not in hidden},
-            {t: n for t, n in self.titles.items() if t not in hidden},
-            self.answers,
-        )
+    def answer_identity(self, key: tuple[str, str]) -> str:
+        """What tells the checkpoint served under `key` from every other, in the key of a kept answer."""
+        return checkpoint_identity(self.checkpoints[key], self.sources.get(key, ""))
 
     def tasks(self, lang: str | None = None) -> list[str]:
         return sorted({t for (t, _), c in self.checkpoints.items() if lang is None or c.meta.get("lang") == lang})
@@ -495,10 +441,7 @@ class Lab:
         request as given and as checked, and the identity of the checkpoint that answers it."""
         if self.answers is None or not self.answers.keeps(len(checked.tokens)):
             return None
-        key = (checked.task, model)
-        identity = checkpoint_identity(
-            self.checkpoints[key], self.owners.get(checked.task, PUBLIC), self.sources.get(key, "")
-        )
+        identity = self.answer_identity((checked.task, model))
         options = json.dumps(view_options, sort_keys=True, default=str)
         return (*request, checked.task, checked.task_lang, model, methods, options, str(intervention), identity)
 

@@ -2,20 +2,18 @@
 no model logic and never imports torch (tests/unit/test_architecture.py checks)."""
 
 from demo.i18n import I18N
-from demo.limits import APP_KWARGS
+from demo.limits import app_kwargs
 from demo.memory import bound_malloc
-from demo.runner import QUEUE, warm_up
-from demo.sessions import SESSION_CAPACITY
+from demo.runner import queue_options, warm_up
 from demo.ui import CSS, THEME, build_demo
 
 __all__ = [
-    "APP_KWARGS",
     "CSS",
     "I18N",
-    "QUEUE",
-    "SESSION_CAPACITY",
     "THEME",
+    "app_kwargs",
     "bound_malloc",
     "build_demo",
+    "queue_options",
     "warm_up",
 ]

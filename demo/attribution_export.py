@@ -3,12 +3,11 @@ attribution method, returned as files to download (attributions.jsonl, words.csv
 same files `make attribute` writes (core/analysis/export.py). Pure function first, then layout and wiring.
 
 An export is long work on a budget: its chunks run in the model worker through the long lane, in arrival order
-with the long requests (demo/runner.py), up to EXPORT_MAX_WORDS words and EXPORT_SECONDS of the worker's time;
+with the long requests (demo/runner.py), up to EXPORT_MAX_WORDS words and Settings.export_seconds of the worker's time;
 its event has a concurrency group of its own (EXPORT_CONCURRENCY at once), so that the `model` group's slots
 stay for /predict, /compare and the Lab. Its files are written in a temporary folder, copied into Gradio's cache
 (which Gradio cleans) and the folder removed before the answer goes out."""
 
-import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -28,18 +27,19 @@ from core.analysis.export import (
     write_export,
 )
 from core.notices import InputError
-from core.predict import Cancelled, Lab
+from core.predict import Cancelled
 from demo.i18n import L, error, failure_text, notice_text, request_lang, t
 from demo.owners import Visitors
 from demo.plots import esc
 from demo.runner import ModelFailureError, RequestGate, abandoned
+from service.lab import ServedLab
+from service.settings import DEFAULTS
 
-EXPORT_SECONDS = float(os.environ.get("LAB_EXPORT_SECONDS") or 60)  # the worker's time one export may take
 EXPORT_CONCURRENCY = 2  # exports in their handlers at once; the others wait in Gradio's queue, holding nothing
 
 
 def export_file(
-    lab: Lab,
+    lab: ServedLab,
     path: str | None,
     model: str,
     task: str,
@@ -48,7 +48,7 @@ def export_file(
     keep: Callable[[str], str],
     progress=None,
     gate: RequestGate | None = None,
-    seconds: float = EXPORT_SECONDS,
+    seconds: float = DEFAULTS.export_seconds,
 ) -> tuple[list[str], str]:
     """(the files to download, a line saying what they hold and what was left out); a refused file raises
     gr.Error with one line. `lab`: the visitor's view; `keep(path)`: where a written file stays (the app: Gradio's
@@ -91,8 +91,9 @@ def export_file(
     return kept, summary
 
 
-def build(lab: Lab, visitors: Visitors, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio) -> None:
+def build(lab: ServedLab, visitors: Visitors, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio) -> None:
     """A closed accordion under the Lab's result: the upload, its button, the files and a line on them."""
+    seconds = visitors.settings.export_seconds  # the worker's time one export may take
     with gr.Accordion(L("export_title"), open=False, elem_id="attr-export"):
         info = gr.Markdown()
         with gr.Row():
@@ -123,7 +124,7 @@ def build(lab: Lab, visitors: Visitors, model: gr.Dropdown, task: gr.Dropdown, l
             lambda written: files.move_resource_to_block_cache(written) or written,  # a path in, its copy out
             lambda done, total: progress((done, total)),
             RequestGate(),
-            EXPORT_SECONDS,
+            seconds,
         )
 
     run.click(
@@ -140,7 +141,7 @@ def build(lab: Lab, visitors: Visitors, model: gr.Dropdown, task: gr.Dropdown, l
         return (
             t("export_info", ui, lines=UPLOAD_MAX_LINES, chars=UPLOAD_MAX_CHARS)
             + " "
-            + t("export_budget", ui, words=EXPORT_MAX_WORDS, seconds=f"{EXPORT_SECONDS:g}")
+            + t("export_budget", ui, words=EXPORT_MAX_WORDS, seconds=f"{seconds:g}")
         )
 
     gr.on(None, on_load, None, info, api_visibility="private")  # triggers=None: on page load, in its language

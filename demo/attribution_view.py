@@ -7,10 +7,11 @@ import gradio as gr
 
 from core.analysis.attribution import DEFAULT_METHODS, FAITHFULNESS, METHODS, most_faithful
 from core.analysis.plausibility import TOP_K
-from core.predict import ALL, AUTO, Lab, Prediction
+from core.predict import ALL, AUTO, Prediction
 from demo.i18n import L, label_name, model_name, request_lang, t, task_name
 from demo.owners import Visitors
 from demo.plots import esc
+from service.lab import ServedLab
 
 
 def method_name(method: str, ui: str) -> str:
@@ -85,7 +86,7 @@ def plausible_text(plausibility: dict, ui: str) -> str:
     )
 
 
-def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FAITHFULNESS) -> str:
+def faithfulness_hint(lab: ServedLab, model: str, task: str, ui: str, table: Path = FAITHFULNESS) -> str:
     """Which method the deletion test found most faithful, for the chosen model (every model when "all")
     on the chosen task (every task when "auto"), and, where the task has gold trees, which agrees best with
     the annotators: a table, a row per model and a column per task; only for checkpoints the `table` measured."""
@@ -124,7 +125,7 @@ def faithfulness_hint(lab: Lab, model: str, task: str, ui: str, table: Path = FA
     return "\n".join(lines + (["", t("attr_plausible_note", ui, k=TOP_K)] if plausible else []))
 
 
-def build(lab: Lab, model: gr.Dropdown, task: gr.Dropdown, visitors: Visitors) -> gr.Radio:
+def build(lab: ServedLab, model: gr.Dropdown, task: gr.Dropdown, visitors: Visitors) -> gr.Radio:
     """The method selector and, folded under it, the faithfulness hint for the chosen model and task: a table
     of models by tasks, which beside the methods was squeezed to a word per line and on a phone is a screen long."""
     method = gr.Radio(

@@ -14,7 +14,7 @@ import gradio as gr
 
 from core.analysis.attribution import on_demand
 from core.notices import InputError
-from core.predict import ALL, AUTO, Cancelled, Comparison, Lab
+from core.predict import ALL, AUTO, Cancelled, Comparison
 from core.views import KMaxGraph
 from demo.attribution_view import requested
 from demo.i18n import L, intervention_name, model_name, notice_text, t, task_label, warn
@@ -23,6 +23,7 @@ from demo.lab_text import intervention_section, notices_text, summary_text
 from demo.links import LinkState, intervention_specs, number, state_to_query
 from demo.plots import esc, md
 from demo.runner import MODEL_POOL, RequestGate, abandoned
+from service.lab import ServedLab
 
 log = logging.getLogger(__name__)
 STATUS_EVERY_S = 0.5  # how often a slow analysis says how far it is
@@ -41,7 +42,7 @@ class Ask:
     index: float | None  # the index box's, for an intervention that takes one
 
 
-def run_analysis(lab: Lab, known: Known, ask: Ask, ui: str, top_map: int | None = None) -> Iterator[tuple]:
+def run_analysis(lab: ServedLab, known: Known, ask: Ask, ui: str, top_map: int | None = None) -> Iterator[tuple]:
     """One analysis event's outputs: #analysing, then analyse's. With a slow attribution method (integrated
     gradients, SmoothGrad) #analysing says meanwhile which method runs, how many models have answered and for
     how long. An intervention the model lacks (the menu was reset meanwhile) is dropped with a warning."""
@@ -62,7 +63,7 @@ def run_analysis(lab: Lab, known: Known, ask: Ask, ui: str, top_map: int | None 
     yield from streamed(lambda: analyse(*inputs, gate=gate), status, t("analysing", ui))
 
 
-def link_query(lab: Lab, ask: Ask, b: str | None, top_map: str | None) -> str:
+def link_query(lab: ServedLab, ask: Ask, b: str | None, top_map: str | None) -> str:
     """The query of a link to what the Lab shows (COPY_JS puts the page's address in front): sentence B and the
     DCNN panel's map (READ_MAP_JS) besides the inputs."""
     spec = intervention_specs(lab, ask.model, ask.task).get(ask.intervention or "none")
@@ -81,7 +82,7 @@ def link_query(lab: Lab, ask: Ask, b: str | None, top_map: str | None) -> str:
 
 
 def analyse(
-    lab: Lab,
+    lab: ServedLab,
     known: Known,
     text: str,
     model: str,
@@ -186,7 +187,7 @@ def streamed(
     yield done, *outputs
 
 
-def redraw_top_map(lab: Lab, known: Known, text: str, task: str, model: str, top_map: int, ui: str) -> str:
+def redraw_top_map(lab: ServedLab, known: Known, text: str, task: str, model: str, top_map: int, ui: str) -> str:
     """The panel's graph of another top-layer map (top_map_view): the one model runs again on the analysed
     text, the others not at all. Bad input (a map or text the page never offers) gets a line, not a figure."""
     try:
@@ -201,7 +202,7 @@ def redraw_top_map(lab: Lab, known: Known, text: str, task: str, model: str, top
     return top_map_view(p, *drawn[0], known.get((p.task, p.model)), ui)
 
 
-def intervention_choices(lab: Lab, model: str, task: str, ui: str) -> list[tuple[str, str]]:
+def intervention_choices(lab: ServedLab, model: str, task: str, ui: str) -> list[tuple[str, str]]:
     specs = intervention_specs(lab, model, task)
     return [(t("intervention_none", ui), "none")] + [(intervention_name(key, ui), key) for key in specs]
 
@@ -213,13 +214,13 @@ def intervention_value(key: str | None, index: float | None, specs: dict[str, di
     return key if specs[key]["index"] is None or index is None else f"{key}:{int(index)}"
 
 
-def task_choices(lab: Lab) -> list[tuple]:
+def task_choices(lab: ServedLab) -> list[tuple]:
     """The task dropdown's choices: auto, then every task of `lab` (the Train tab adds the ones it trains, named
     by their file and date)."""
     return [(L("auto"), AUTO)] + [(lab.titles.get(task) or task_label(task), task) for task in lab.tasks()]
 
 
-def index_box(lab: Lab, text: str, model: str, task: str, key: str, ui: str) -> dict:
+def index_box(lab: ServedLab, text: str, model: str, task: str, key: str, ui: str) -> dict:
     """The index box, for an intervention that takes one: its range on the model's checkpoint (a word or a
     level: up to the sentence's length), starting where the model points for the sentence typed (the DCNN's
     map_off: the map its panel names as adding most; Lab.intervention_start), else at its lowest."""

@@ -4,7 +4,7 @@ intervention tests, and the notices. Pure functions; every typed or visitor-give
 from collections import Counter
 
 from core.notices import Notice
-from core.predict import Lab, Prediction
+from core.predict import Prediction
 from demo.i18n import (
     failure_text,
     intervention_name,
@@ -17,9 +17,10 @@ from demo.i18n import (
     task_name,
 )
 from demo.plots import md
+from service.lab import ServedLab
 
 
-def intervention_section(lab: Lab, task: str, model: str, intervention: str, ui: str) -> str:
+def intervention_section(lab: ServedLab, task: str, model: str, intervention: str, ui: str) -> str:
     """One sentence: the paper's claim the intervention tests (its section), in the UI language."""
     key = intervention.partition(":")[0]
     section = lab.interventions(task).get(model, {}).get(key, {}).get("section", "")

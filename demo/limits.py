@@ -18,10 +18,10 @@ from demo.i18n import request_lang, t
 from demo.sessions import OneShotSessions
 from service.budgets import RateBudget, SpacePolicy, request_client
 from service.cleanup import folder_bytes
-from service.jobs import TrainLimits
+from service.settings import DEFAULTS, Settings
 
 MAX_BODY_BYTES = 1 << 20  # 1 MiB
-MAX_UPLOAD_BYTES = 2 * TrainLimits.from_env().max_bytes
+MAX_UPLOAD_BYTES = 2 * DEFAULTS.train_max_bytes  # with the default training file cap (app_kwargs: the app's)
 UPLOAD_PATH = "/gradio_api/upload"
 
 
@@ -64,11 +64,11 @@ class RequestBodyLimit:
 
 class UploadBudget:
     """ASGI middleware: an upload is refused once its client has sent `uploads_per_minute` in the last minute
-    (429), or when Gradio's upload cache (all visitors' files, removed after LAB_UPLOAD_CACHE_MINUTES) would pass
+    (429), or when Gradio's upload cache (all visitors' files, removed after Settings.upload_cache_minutes) would pass
     `upload_cache_mb` with it (507). One line, in the browser's language."""
 
-    def __init__(self, app, policy: SpacePolicy | None = None, folder: str | Path | None = None):
-        self.app, self.policy = app, policy or SpacePolicy.from_env()
+    def __init__(self, app, policy: SpacePolicy, folder: str | Path | None = None):
+        self.app, self.policy = app, policy
         self.folder = Path(folder or get_upload_folder())
         self.rates = RateBudget(self.policy.uploads_per_minute)
         self.lock, self.measured, self.used = threading.Lock(), 0.0, 0  # the cache's size, measured once a second
@@ -100,11 +100,12 @@ class UploadBudget:
             return True
 
 
-# FastAPI keyword arguments for Blocks.launch(app_kwargs=...): app.py and the tests launch with them
-APP_KWARGS = {
-    "middleware": [
-        Middleware(RequestBodyLimit, max_bytes=MAX_BODY_BYTES),
-        Middleware(UploadBudget),
-        Middleware(OneShotSessions),
-    ]
-}
+def app_kwargs(settings: Settings) -> dict:
+    """FastAPI keyword arguments for Blocks.launch(app_kwargs=...): app.py and the tests launch with them."""
+    return {
+        "middleware": [
+            Middleware(RequestBodyLimit, max_bytes=MAX_BODY_BYTES, max_upload_bytes=2 * settings.train_max_bytes),
+            Middleware(UploadBudget, policy=SpacePolicy.from_settings(settings)),
+            Middleware(OneShotSessions),
+        ]
+    }

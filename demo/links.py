@@ -18,8 +18,9 @@ from dataclasses import dataclass, fields
 from core.analysis.attribution import DEFAULT_METHODS, METHODS
 from core.analysis.probes import suite_names
 from core.analysis.treebank import SPLITS
-from core.predict import ALL, AUTO, Lab
+from core.predict import ALL, AUTO
 from core.text import MAX_CHARS
+from service.lab import ServedLab
 
 TABS = ("lab", "probes", "treebank", "train", "checkpoints", "api")  # the gr.Tab ids in demo/ui.py
 LANGS = (AUTO, "en", "zh")  # the Lab's input language
@@ -53,7 +54,7 @@ class LinkState:
         return bool(self.text) if tab == "lab" else self.tab == tab and (tab == "treebank" or bool(self.suite))
 
 
-def intervention_specs(lab: Lab, model: str, task: str) -> dict[str, dict]:
+def intervention_specs(lab: ServedLab, model: str, task: str) -> dict[str, dict]:
     """{key: {"section", "index"}} of the chosen model (the same keys on every task it is trained for)."""
     return lab.interventions(None if task == AUTO else task).get(model, {}) if model != ALL else {}
 
@@ -82,7 +83,7 @@ def number(value) -> int | None:
     return int(value) if isinstance(value, str) and NUMBER.fullmatch(value) else None
 
 
-def query_to_state(query: Mapping, lab: Lab, suites: Sequence[str] | None = None) -> LinkState:
+def query_to_state(query: Mapping, lab: ServedLab, suites: Sequence[str] | None = None) -> LinkState:
     """The state a page's query names (a dict of strings, as Starlette's query_params), every value checked
     against `lab` (the visitor's models and tasks) and `suites` (default: the probe suites shipped)."""
     model = _one_of(query.get("model"), (ALL, *lab.models()), ALL)

@@ -1,4 +1,4 @@
-"""Who is this visitor? Each request acts for one owner (core.owners), found from its Gradio session:
+"""Who is this visitor? Each request acts for one owner (service.owners), found from its Gradio session:
 
 - a page load binds its session to the Hugging Face user signed in on a Space, else to a random key its browser
   keeps in localStorage across reloads (plain: any encryption would use a secret the page itself is sent);
@@ -17,12 +17,12 @@ import secrets
 
 import gradio as gr
 
-from core.checkpoints.user_models import user_models_dir
-from core.owners import HF_USER, KEY, NOBODY, owner_id
-from core.predict import Lab
 from demo.i18n import request_lang, t
 from demo.plots import esc
 from service.budgets import RateBudget, SpacePolicy, request_client
+from service.lab import ServedLab
+from service.owners import HF_USER, KEY, NOBODY, owner_id
+from service.settings import Settings
 from service.store import Store, open_store
 
 KEY_CHARS = (16, 200)  # a shorter key could be guessed; a longer one is not a key
@@ -35,9 +35,11 @@ def _refuse(code: str, request: gr.Request | None, **params) -> gr.Error:
 class Visitors:
     """session id -> owner id, for sessions bound by a page load or `/owner`, kept in the owner store."""
 
-    def __init__(self, store: Store | None = None, policy: SpacePolicy | None = None):
-        self.store = store or open_store(user_models_dir())
-        self.policy = policy or SpacePolicy.from_env()
+    def __init__(self, store: Store | None = None, settings: Settings | None = None):
+        # the app's settings (build_demo), which every tab is given with its Visitors; a test's: the environment's
+        self.settings = settings or Settings.load()
+        self.store = store or open_store(self.settings.user_models)
+        self.policy = SpacePolicy.from_settings(self.settings)
         self.binds = RateBudget(self.policy.binds_per_minute)
 
     def owner(self, request: gr.Request | None) -> str:
@@ -67,7 +69,7 @@ class Visitors:
         peer = getattr(getattr(request, "client", None), "host", None)
         return request_client(headers, peer, self.policy.forwarded_hops)
 
-    def lab(self, lab: Lab, request: gr.Request | None) -> Lab:
+    def lab(self, lab: ServedLab, request: gr.Request | None) -> ServedLab:
         """The Lab as this request's owner sees it: the public models and its own."""
         return lab.visible_to(self.owner(request))
 

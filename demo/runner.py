@@ -3,7 +3,7 @@ schedule each request's work, the worker process that runs long requests and pro
 
 Gradio's queue is first-in first-out per concurrency group, so with one worker a 12-word sentence waited
 behind every 150-word text queued before it (short-request p95 4.5 s under 10% long inputs).
-The model events therefore enter their handlers up to MODEL_CONCURRENCY at a time and `LANES` schedules
+The model events therefore enter their handlers up to Settings.model_concurrency at a time and `LANES` schedules
 the work: one short and one long request run at once, each lane in arrival order. A long request's models
 run in `WORKER`, a process of their own at a lower CPU priority: in this process they would share one GIL
 with the short requests, which then waited up to 1.35 s (p95). A handler whose client disconnected stops
@@ -29,21 +29,16 @@ from gradio.context import LocalContext
 
 from core.analysis.export import BudgetSpent, Sentence
 from core.analysis.probes import ProbeReport
-from core.checkpoints.memory import capacity_from_env
 from core.data import PROJECT_ROOT
 from core.predict import Cancelled, Lab, ModelFailure, ModelJob, Prediction
+from service.lab import ServedLab
 from service.serving import ExportJob, Refusal, SuiteJob, decode, encode
+from service.settings import Settings
 
 log = logging.getLogger(__name__)
 # "all five" runs the models side by side: torch releases the GIL, and one request's small tensors
 # rarely use both cores on their own
 MODEL_POOL = ThreadPoolExecutor(max_workers=min(5, os.cpu_count() or 1), thread_name_prefix="model")
-# model events inside their handlers at once (the rest wait in Gradio's queue, at most QUEUE_SIZE); set by
-# measurement (docs/performance.md), $LAB_MODEL_CONCURRENCY and $LAB_QUEUE_SIZE to measure others
-MODEL_CONCURRENCY = int(os.environ.get("LAB_MODEL_CONCURRENCY") or 16)
-QUEUE_SIZE = int(os.environ.get("LAB_QUEUE_SIZE") or 64)
-# Gradio's queue (app.py): waiting clients get their queue position once a second, not on every job start
-QUEUE = {"default_concurrency_limit": MODEL_CONCURRENCY, "max_size": QUEUE_SIZE, "status_update_rate": 1}
 LONG_WORDS = 40  # more words than this: the long lane (SST test sentences: mean 19.2 words, 95% <= 35, 1.5% > 40)
 POLL_S = 0.1  # how often a waiting request checks that its client is still there
 WORKER_NICE = 10  # the worker's CPU priority below the server's: on a busy machine short requests come first
@@ -215,7 +210,12 @@ class RequestGate:
         return self.lanes.admit(self.long, self.alive)
 
     def probes(
-        self, lab: Lab, task: str | None, suite: str = "", text: str | None = None, capabilities: dict | None = None
+        self,
+        lab: ServedLab,
+        task: str | None,
+        suite: str = "",
+        text: str | None = None,
+        capabilities: dict | None = None,
     ) -> ProbeReport:
         """A probe suite (or a visitor's own cases, `text`) on the checkpoints `lab` serves, as
         core.analysis.probes.run_suite (run_text_cases) would answer it: in the long lane, run by the worker."""
@@ -229,7 +229,7 @@ class RequestGate:
             raise RuntimeError(f"probes: {outcome.error}")
         return outcome
 
-    def export_runner(self, lab: Lab, seconds: float) -> Callable[[tuple[str, str], list[Sentence]], list[dict]]:
+    def export_runner(self, lab: ServedLab, seconds: float) -> Callable[[tuple[str, str], list[Sentence]], list[dict]]:
         """core.analysis.export.text_records' `run` for an uploaded file: each chunk in the long lane (in arrival
         order with the long requests: one waits behind at most a chunk of each export), run by the worker, until the
         chunks have taken `seconds` of its time (BudgetSpent); ModelFailureError when the worker gives no records."""
@@ -262,11 +262,22 @@ def abandoned() -> gr.Error:
     return gr.Error("cancelled: the client disconnected", print_exception=False)
 
 
-def warm_up(lab: Lab) -> None:
+def queue_options(settings: Settings) -> dict:
+    """Gradio's queue (app.py): model events inside their handlers at once (Settings.model_concurrency, set by
+    measurement: docs/performance.md), the rest waiting, at most Settings.queue_size; waiting clients get their
+    queue position once a second, not on every job start."""
+    return {
+        "default_concurrency_limit": settings.model_concurrency,
+        "max_size": settings.queue_size,
+        "status_update_rate": 1,
+    }
+
+
+def warm_up(lab: ServedLab) -> None:
     """Load the tokenizers (spaCy, jieba) and touch every model once, here and in the worker, so that the
     first request, short or long, is fast. The worker keeps every checkpoint of `lab` loaded, and as many trained
-    ones as the app keeps (core.checkpoints.memory)."""
-    WORKER.models = WORKER.models or len(lab.checkpoints) + capacity_from_env()
+    ones as the app keeps (service.model_cache)."""
+    WORKER.models = WORKER.models or len(lab.checkpoints) + lab.user_models.capacity
     models = Lab(lab.checkpoints, lab.sources)  # without the app's kept answers: every model runs, here and there
     for text, lang in (("a good film", "en"), ("很好", "zh")):
         for task in models.tasks(lang)[:1]:

@@ -4,7 +4,7 @@ session). A SessionState copies the config of every block on the page (173 block
 its events returned, and Gradio drops one only when `state_session_capacity` newer ones exist (default 10,000):
 RSS grew ~410 MB per 1,000 REST /compare calls and never came back. Two bounds:
 - a REST call that names no session can never be continued, so its state is dropped once its answer is read;
-- at most SESSION_CAPACITY sessions are kept (pages and clients), the least recently used go first. An evicted
+- at most Settings.sessions sessions are kept (pages and clients), the least recently used go first. An evicted
   visitor's next event starts from the page's defaults: their inputs travel with each event, but what a
   gr.State held (a probe table, a tree) must be run again.
 Building a new session's copy of the page config was also most of the app's CPU per REST call (every block's
@@ -13,14 +13,10 @@ has no gr.DeepLinkButton): LeanSessionState fills it in when an event writes a b
 reads it all.
 """
 
-import os
 import re
 
 from gradio.state_holder import SessionState, StateHolder
 
-# ~0.3-0.5 MB each: 200 sessions hold at most ~100 MB, several times what a class of thirty keeps open (a class
-# run measured 1.18x RSS growth at 500 and 1.12x at 50: docs/performance.md)
-SESSION_CAPACITY = int(os.environ.get("LAB_SESSIONS") or 200)
 # GET /gradio_api/call/<api>/<event id> streams one REST call's answer (Gradio's routes.py, simple_predict_get)
 ANSWER_STREAM = re.compile(r"/call/(?:v2/)?[^/]+/([0-9a-f]{32})$")
 

@@ -5,7 +5,7 @@ torch thread, so the app's requests keep their speed while a model trains (repor
 it). A scheduler thread starts the oldest queued job when no worker runs, notices when the worker ends
 and adds the finished model to the running Lab. On start it takes up where a previous app left off
 (service.jobs.recover_jobs): a job whose worker died with the app resumes, and installed models are served,
-each to its owner alone (core.owners). Given an owner, status, cancel and submit act for that owner only.
+each to its owner alone (service.owners). Given an owner, status, cancel and submit act for that owner only.
 A worker ends with this app (service.jobs.main) and holds its job folder's lock, so a job left running
 by a worker still on its way out is queued again only once that worker is gone.
 """
@@ -19,10 +19,7 @@ import time
 from pathlib import Path
 
 from core.checkpoints.checkpoint import CheckpointError
-from core.checkpoints.user_models import checkpoint_owner, installed_checkpoints, user_models_dir
 from core.data import PROJECT_ROOT
-from core.owners import PUBLIC
-from core.predict import Lab
 from service.cleanup import CleanupLimits, check_quota, clean_user_models
 from service.jobs import (
     FINISHED,
@@ -38,6 +35,10 @@ from service.jobs import (
     submit_job,
     update_job,
 )
+from service.lab import ServedLab
+from service.owners import PUBLIC
+from service.settings import Settings
+from service.user_models import checkpoint_owner, installed_checkpoints
 
 log = logging.getLogger(__name__)
 CLEAN_EVERY = 60.0  # seconds between two cleanups of the user-models folder (service.cleanup)
@@ -46,10 +47,18 @@ CLEAN_EVERY = 60.0  # seconds between two cleanups of the user-models folder (se
 class TrainingQueue:
     worker_module = "service.jobs"  # the worker: `python -m <it> run <job folder>`
 
-    def __init__(self, lab: Lab, root: str | Path | None = None, limits: TrainLimits | None = None, poll: float = 0.5):
-        self.lab, self.root, self.poll = lab, Path(root or user_models_dir()), poll
-        self.limits = limits or TrainLimits.from_env()
-        self.cleanup_limits, self.cleaned = CleanupLimits.from_env(), 0.0
+    def __init__(
+        self,
+        lab: ServedLab,
+        root: str | Path | None = None,
+        limits: TrainLimits | None = None,
+        poll: float = 0.5,
+        settings: Settings | None = None,
+    ):
+        settings = settings or Settings.load()  # the app's, from the Train tab; a test's or a tool's own
+        self.lab, self.root, self.poll = lab, Path(root or settings.user_models), poll
+        self.limits = limits or TrainLimits.from_settings(settings)
+        self.cleanup_limits, self.cleaned = CleanupLimits.from_settings(settings), 0.0
         self.lock = threading.Lock()
         self.submitting = threading.Lock()  # an owner's quota is counted and taken in one step
         self.worker: subprocess.Popen | None = None

@@ -5,22 +5,21 @@
 A driver (`python -m service.remote run <job folder>`) takes the local worker's place: it writes the
 job folder as that worker does, while the training runs as a Ray task on the cluster (service.remote
 says how and what happens when the cluster fails). The drivers are processes, not threads of the app, so
-a cluster that goes away cannot take the app down with it. Up to LAB_RAY_MAX_JOBS jobs run at once (the
+a cluster that goes away cannot take the app down with it. Up to Settings.ray_max_jobs jobs run at once (the
 cluster queues the tasks beyond its CPUs); owners, quotas, status, cancel and serving are TrainingQueue's.
 """
 
 import logging
-import os
 import subprocess
 import time
 from pathlib import Path
 
-from core.predict import Lab
 from demo.training import TrainingQueue
 from service.jobs import FINISHED, TrainLimits, cancel_job, job_dir, job_status, next_queued, update_job
+from service.lab import ServedLab
+from service.settings import Settings
 
 log = logging.getLogger(__name__)
-BACKENDS, FALLBACKS = ("local", "ray"), ("", "local")
 
 
 class RayTrainingQueue(TrainingQueue):
@@ -28,16 +27,18 @@ class RayTrainingQueue(TrainingQueue):
 
     def __init__(
         self,
-        lab: Lab,
+        lab: ServedLab,
         root: str | Path | None = None,
         limits: TrainLimits | None = None,
         poll: float = 0.5,
         max_running: int | None = None,
+        settings: Settings | None = None,
     ):
+        settings = settings or Settings.load()
         # set before the scheduler thread, which the base class starts, reads them
         self.workers: dict[str, subprocess.Popen] = {}
-        self.max_running = max_running or int(os.environ.get("LAB_RAY_MAX_JOBS", "") or 8)
-        super().__init__(lab, root, limits, poll)
+        self.max_running = max_running or settings.ray_max_jobs
+        super().__init__(lab, root, limits, poll, settings)
 
     def status(self, job_id: str, owner: str | None = None) -> dict:
         """As TrainingQueue.status: finished only once its driver has ended and the Lab serves the model."""
@@ -80,23 +81,17 @@ class RayTrainingQueue(TrainingQueue):
         log.info("job %s sent to the cluster (driver pid %d)", job["id"], self.workers[job["id"]].pid)
 
 
-def training_queue(lab: Lab, root: str | Path | None = None) -> TrainingQueue:
-    """The queue LAB_TRAIN_BACKEND names: local (the default: one worker process at a time) or ray. A
-    setting that cannot work stops the app at start, with what to set."""
-    backend, fallback = os.environ.get("LAB_TRAIN_BACKEND", "") or "local", os.environ.get("LAB_TRAIN_FALLBACK", "")
-    if backend not in BACKENDS or fallback not in FALLBACKS:
-        raise ValueError(
-            f"LAB_TRAIN_BACKEND={backend!r} LAB_TRAIN_FALLBACK={fallback!r}: the backend is one of "
-            f"{', '.join(BACKENDS)}; the fallback is unset or 'local'"
-        )
-    if backend == "local":
-        return TrainingQueue(lab, root)
-    from service.remote import ray_address  # Ray is imported only by an app that trains on it
-
-    if ":" not in ray_address() or ray_address().startswith("ray://"):
+def training_queue(lab: ServedLab, root: str | Path | None = None, settings: Settings | None = None) -> TrainingQueue:
+    """The queue Settings.train_backend names: local (the default: one worker process at a time) or ray. A
+    setting that cannot work stops the app at start, with what to set (service.settings checks the names)."""
+    settings = settings or Settings.load()
+    if settings.train_backend == "local":
+        return TrainingQueue(lab, root, settings=settings)
+    address = settings.ray_address
+    if ":" not in address or address.startswith("ray://"):
         raise ValueError(
             "LAB_TRAIN_BACKEND=ray needs the cluster's head as host:port in LAB_RAY_ADDRESS or "
-            f"RAY_ADDRESS (got {ray_address()!r})"
+            f"RAY_ADDRESS (got {address!r})"
         )
-    log.info("training on the Ray cluster at %s (fallback: %s)", ray_address(), fallback or "none")
-    return RayTrainingQueue(lab, root)
+    log.info("training on the Ray cluster at %s (fallback: %s)", address, settings.train_fallback or "none")
+    return RayTrainingQueue(lab, root, settings=settings)

@@ -15,10 +15,10 @@ from core.analysis.dataset_view import SLICES, read_evaluation
 from core.analysis.plausibility import TOP_K
 from core.analysis.treebank import MAX_HITS, Hit, Treebank, TreebankError, node_attributions, tree_view
 from core.data.sst import FINE_LABELS
-from core.predict import Lab
 from demo.i18n import error, label_name, model_name, notice_text, t, task_name, warn
 from demo.plots import esc
 from demo.treebank_plots import confusion_figure, label_symbols, length_figure, tree_figure
+from service.lab import ServedLab
 
 
 def fail(err: TreebankError, ui: str) -> NoReturn:
@@ -66,7 +66,7 @@ def search_choices(treebank: Treebank, filters: Filters, ui: str) -> tuple:
 
 
 def tree_outputs(
-    lab: Lab, treebank: Treebank, split: str, index: int, task: str, ui: str, node: int | None = None
+    lab: ServedLab, treebank: Treebank, split: str, index: int, task: str, ui: str, node: int | None = None
 ) -> tuple:
     """Summary, tree figure, node table and node choices of one sentence (`node` chosen, a link's, else the
     root), and the view (state)."""
@@ -138,7 +138,7 @@ def random_choice(treebank: Treebank, filters: Filters, ui: str) -> tuple:
     return gr.update(choices=[hit_choice(hit)], value=hit.index), ""
 
 
-def node_outputs(lab: Lab, treebank: Treebank, view, node: int | None, ui: str) -> tuple:
+def node_outputs(lab: ServedLab, treebank: Treebank, view, node: int | None, ui: str) -> tuple:
     """A node's words with their gold labels beside each model's occlusion scores on the phrase alone, and a
     line per model: its prediction and how far its scores agree with the gold labels (tau, P@k)."""
     if view is None or node is None:
@@ -176,7 +176,7 @@ def node_outputs(lab: Lab, treebank: Treebank, view, node: int | None, ui: str) 
     return "\n".join(lines), pd.DataFrame(rows, columns=columns)
 
 
-def dataset_outputs(lab: Lab, task: str, model: str, ui: str) -> tuple:
+def dataset_outputs(lab: ServedLab, task: str, model: str, ui: str) -> tuple:
     """Summary (or which command builds the missing numbers), length curve, confusion matrix, per-class and
     slice tables, the disagreement table and its choices, and the state the Open button reads."""
     try:

@@ -1,12 +1,9 @@
 """The whole app: a banner for load problems, then the Lab, Probes, Treebank, Train, Checkpoints and API tabs.
 Each visitor sees the public models and its own (demo/owners.py): a page load says who the visitor is."""
 
-import os
-
 import gradio as gr
 
-from core.answers import AnswerCache, capacity_from_env
-from core.predict import Lab
+from core.answers import AnswerCache
 from demo.i18n import L, request_lang, t
 from demo.links import query_to_state
 from demo.owners import Visitors
@@ -15,11 +12,10 @@ from demo.tabs import api, checkpoints, probes
 from demo.tabs import lab as lab_tab
 from demo.tabs import train as train_tab
 from demo.tabs import treebank as treebank_tab
+from service.lab import ServedLab
+from service.settings import Settings
 
 THEME = gr.themes.Soft(primary_hue="indigo")
-# Gradio keeps every upload in its cache; a training file is copied into its job and a cases file read at once,
-# so every quarter hour the files older than $LAB_UPLOAD_CACHE_MINUTES are deleted
-UPLOAD_CACHE_MINUTES = float(os.environ.get("LAB_UPLOAD_CACHE_MINUTES") or 60)
 CSS = """
 #summary h3 { margin: 0.2em 0; }
 #notices { border-left: 4px solid #f59e0b; background: #fffbeb; padding: 0.4em 0.8em; border-radius: 6px; }
@@ -112,7 +108,7 @@ READ_KEY = (
 KEEP_KEY = f"""(key) => {{ try {{ localStorage.setItem("{OWNER_STORAGE}", key); }} catch (e) {{}} return []; }}"""
 
 
-def banner(lab: Lab, root: str, ui: str) -> str:
+def banner(lab: ServedLab, root: str, ui: str) -> str:
     """Markdown warning when nothing loaded, or when some checkpoints failed (the others still serve)."""
     if lab.checkpoints and not lab.errors:
         return ""
@@ -121,11 +117,16 @@ def banner(lab: Lab, root: str, ui: str) -> str:
     return "\n".join([f"⚠️ {head}"] + [f"- `{p.replace('`', '')}`: {esc(e)}" for p, e in sorted(lab.errors.items())])
 
 
-def build_demo(lab: Lab, root: str = "checkpoints") -> gr.Blocks:
-    visitors = Visitors()
+def build_demo(lab: ServedLab, root: str = "checkpoints", settings: Settings | None = None) -> gr.Blocks:
+    """The page on `lab`, by `settings` (app.py's, read once at start; a test's: the environment's now)."""
+    settings = settings or Settings.load()
+    visitors = Visitors(settings=settings)  # every tab is given them, and the settings with them
     # an identical request (an example clicked by a whole class) is answered again from memory: core.answers
-    lab.answers = lab.answers or AnswerCache(capacity_from_env())
-    cache = (900, int(UPLOAD_CACHE_MINUTES * 60))  # (how often, how old), in seconds
+    lab.answers = lab.answers or AnswerCache(settings.answer_cache)
+    lab.user_models.capacity = settings.user_models_in_memory  # visitors' models held in memory, most recent first
+    # Gradio keeps every upload in its cache; a training file is copied into its job and a cases file read at
+    # once, so every quarter hour the files older than Settings.upload_cache_minutes are deleted
+    cache = (900, int(settings.upload_cache_minutes * 60))  # (how often, how old), in seconds
     with gr.Blocks(title="Compositional sentence-model lab", delete_cache=cache) as demo:
         # the anonymous visitor's owner key, kept in its browser's localStorage across reloads (READ_KEY, KEEP_KEY)
         owner_key = gr.Textbox("", visible=False, elem_id="owner-key")

@@ -3,6 +3,7 @@ visitor costs nothing to create, so budgets also hold per client address and for
 
 - Who may write: on a Space (SPACE_ID set) training and the other work that writes to disk or holds the long
   lane need a signed-in Hugging Face user (LAB_SIGN_IN=required); off a Space anonymous keys may (optional).
+  Every number here comes from service.settings (SpacePolicy.from_settings).
 - A client is its network address: the peer's, or behind `forwarded_hops` proxies that append to
   X-Forwarded-For (a Space's: 1) the address the outermost trusted proxy saw. Only a hash of it is stored.
 - RateBudget: at most `per_minute` events per client in any minute (new owner bindings, uploads).
@@ -10,44 +11,33 @@ visitor costs nothing to create, so budgets also hold per client address and for
 """
 
 import hashlib
-import os
 import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-SIGN_IN = ("required", "optional")
-
-
-def env_number(name: str, default: float) -> float:
-    """A number from the environment, `default` where the variable is unset or empty."""
-    value = os.environ.get(name, "")
-    return float(value) if value else default
+from service.settings import DEFAULTS, Settings
 
 
 @dataclass(frozen=True)
 class SpacePolicy:
+    """What service.settings says of a public Space, as the front end's gates use it (off a Space by default)."""
+
     sign_in: bool = False  # writing work needs a signed-in Hugging Face user
     forwarded_hops: int = 0  # proxies in front of the app that append the client's address to X-Forwarded-For
-    upload_cache_mb: float = 512.0  # Gradio's upload cache, all visitors together
-    uploads_per_minute: int = 20  # per client
-    binds_per_minute: int = 30  # new owner bindings (/owner with a key, page loads) per client
+    upload_cache_mb: float = DEFAULTS.upload_cache_mb
+    uploads_per_minute: int = DEFAULTS.uploads_per_minute
+    binds_per_minute: int = DEFAULTS.binds_per_minute
 
     @classmethod
-    def from_env(cls) -> "SpacePolicy":
-        """LAB_SIGN_IN (required | optional; default required on a Space), LAB_FORWARDED_HOPS (default 1 on a
-        Space, else 0), LAB_UPLOAD_CACHE_MB, LAB_UPLOADS_PER_MINUTE, LAB_BINDS_PER_MINUTE."""
-        on_space, d = bool(os.environ.get("SPACE_ID")), cls()
-        sign_in = os.environ.get("LAB_SIGN_IN", "").strip().lower() or ("required" if on_space else "optional")
-        if sign_in not in SIGN_IN:
-            raise ValueError(f"LAB_SIGN_IN must be one of {', '.join(SIGN_IN)}, got {sign_in!r}")
+    def from_settings(cls, settings: Settings) -> "SpacePolicy":
         return cls(
-            sign_in == "required",
-            int(env_number("LAB_FORWARDED_HOPS", 1 if on_space else 0)),
-            env_number("LAB_UPLOAD_CACHE_MB", d.upload_cache_mb),
-            int(env_number("LAB_UPLOADS_PER_MINUTE", d.uploads_per_minute)),
-            int(env_number("LAB_BINDS_PER_MINUTE", d.binds_per_minute)),
+            settings.requires_sign_in,
+            settings.hops,
+            settings.upload_cache_mb,
+            settings.uploads_per_minute,
+            settings.binds_per_minute,
         )
 
 

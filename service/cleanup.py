@@ -1,7 +1,7 @@
 """Keeping $LAB_USER_MODELS within bounds on a shared Space: jobs and the models they installed are removed,
 oldest first, once they are past their time or past their owner's quota.
 
-    removed = clean_user_models(root, CleanupLimits.from_env())   # the jobs removed, with their checkpoints
+    removed = clean_user_models(root, CleanupLimits.from_settings(settings))  # the jobs removed, with their models
 
 What goes, in this order (a queued or running job never does; nor does a checkpoint no removed job installed,
 such as one `make train-data` put there):
@@ -23,10 +23,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.checkpoints.user_models import user_models_dir
-from service.budgets import env_number
 from service.jobs import ACTIVE, JobError, jobs_dir, list_jobs
+from service.settings import DEFAULTS, Settings
 from service.store import open_store
+from service.user_models import user_models_dir
 
 log = logging.getLogger(__name__)
 
@@ -36,21 +36,18 @@ class CleanupLimits:
     """The defaults fit a free CPU Space (50 GB of disk, wiped on restart) shared by a class: a job with its
     model takes 2 to 10 MB."""
 
-    max_mb: float = 2048.0  # jobs and models together; past it new jobs wait, nobody's model goes
-    ttl_hours: float = 48.0  # a finished job and its model
-    failed_minutes: float = 60.0  # a cancelled, failed or stopped job
-    max_models_per_owner: int = 6  # finished jobs (with their models) an owner keeps
+    max_mb: float = DEFAULTS.user_models_max_mb  # jobs and models together; past it new jobs wait, nobody's model goes
+    ttl_hours: float = DEFAULTS.user_models_ttl_hours  # a finished job and its model
+    failed_minutes: float = DEFAULTS.failed_jobs_ttl_minutes  # a cancelled, failed or stopped job
+    max_models_per_owner: int = DEFAULTS.models_per_owner  # finished jobs (with their models) an owner keeps
 
     @classmethod
-    def from_env(cls) -> "CleanupLimits":
-        """LAB_USER_MODELS_MAX_MB / LAB_USER_MODELS_TTL_HOURS / LAB_FAILED_JOBS_TTL_MINUTES /
-        LAB_MODELS_PER_OWNER override the defaults."""
-        d = cls()
+    def from_settings(cls, settings: Settings) -> "CleanupLimits":
         return cls(
-            env_number("LAB_USER_MODELS_MAX_MB", d.max_mb),
-            env_number("LAB_USER_MODELS_TTL_HOURS", d.ttl_hours),
-            env_number("LAB_FAILED_JOBS_TTL_MINUTES", d.failed_minutes),
-            int(env_number("LAB_MODELS_PER_OWNER", d.max_models_per_owner)),
+            settings.user_models_max_mb,
+            settings.user_models_ttl_hours,
+            settings.failed_jobs_ttl_minutes,
+            settings.models_per_owner,
         )
 
 
@@ -92,7 +89,7 @@ def clean_user_models(
     """Remove what is past its time or past its owner's quota (see the module's docstring); the removed jobs,
     each with "removed_checkpoints" (the folders to stop serving). `busy`: ids of jobs whose worker the
     scheduler has not yet seen end (it still reads them)."""
-    root, limits = Path(root or user_models_dir()), limits or CleanupLimits.from_env()
+    root, limits = Path(root or user_models_dir()), limits or CleanupLimits.from_settings(Settings.load())
     now = time.time() if now is None else now
     jobs = [j for j in list_jobs(root) if j["status"] not in ACTIVE and j["id"] not in busy]  # oldest first
 
@@ -130,6 +127,6 @@ def clean_user_models(
 
 def check_quota(root: str | Path | None = None, limits: CleanupLimits | None = None) -> None:
     """JobError "disk_full" while the folder is over its quota even after cleaning (active jobs fill it)."""
-    root, limits = Path(root or user_models_dir()), limits or CleanupLimits.from_env()
+    root, limits = Path(root or user_models_dir()), limits or CleanupLimits.from_settings(Settings.load())
     if limits.max_mb and folder_bytes(root) > limits.max_mb * 2**20:
         raise JobError("disk_full", max_mb=limits.max_mb)

@@ -1,5 +1,5 @@
 """Training jobs: a user's file and settings become a queued job, a worker process trains it, and the best
-checkpoint is installed where the lab loads it (core.checkpoints.user_models).
+checkpoint is installed where the lab loads it (service.user_models).
 
     job = submit_job("reviews.csv", "dcnn", "review", "stars", epochs=3)      # checked now, queued
     python -m service.jobs run user_models/jobs/<id>                              # the worker (one at a time)
@@ -16,8 +16,8 @@ One worker per job, and none without its app: a worker holds worker.lock (an flo
 when the process dies, however it dies) for its whole life, and a second one on the same folder refuses to
 start. It ends with the app that started it (Linux PR_SET_PDEATHSIG, and a parent check at every batch), and
 it installs nothing once a cancel is recorded: it looks, under job.lock, at every write and right before
-installing. On a Ray cluster (LAB_TRAIN_BACKEND=ray) a driver, service.remote, takes the
-worker's place. A job belongs to its owner (core.owners): asked with an owner, another owner's job is
+installing. On a Ray cluster (Settings.train_backend="ray") a driver, service.remote, takes the
+worker's place. A job belongs to its owner (service.owners): asked with an owner, another owner's job is
 an unknown one. Core returns codes with parameters (JobError, UserDataError); the front end words them.
 """
 
@@ -41,16 +41,16 @@ import torch
 
 from core.checkpoints.checkpoint import WEIGHTS, atomic_write_text
 from core.checkpoints.files import sha256
-from core.checkpoints.user_models import install_checkpoint, user_models_dir
 from core.data.user import read_rows, user_task_name
 from core.gitinfo import git_commit
 from core.models import PAPER_MODELS
 from core.notices import NoticeError
-from core.owners import PUBLIC
 from core.training.config import TrainConfig
 from core.training.train import STOP_TEXT, Trainer, stop_record
-from service.budgets import env_number
+from service.owners import PUBLIC
+from service.settings import DEFAULTS, Settings
 from service.store import open_store
+from service.user_models import install_checkpoint, user_models_dir
 
 log = logging.getLogger(__name__)
 JOB_FILE = "job.json"
@@ -125,27 +125,24 @@ class TrainLimits:
     cost nothing to make where no sign-in is needed) and in the whole Space. The defaults fit a free CPU Space
     (2 vCPU, one worker): a few minutes per job, and a queue that empties within about two hours."""
 
-    max_bytes: int = 5 * 2**20
-    max_rows: int = 20_000
-    max_epochs: int = 20
-    max_minutes: float = 15.0
-    max_jobs_per_owner: int = 2
-    max_jobs_per_client: int = 4  # anonymous jobs from one network address
-    max_active_jobs: int = 10
+    max_bytes: int = DEFAULTS.train_max_bytes
+    max_rows: int = DEFAULTS.train_max_rows
+    max_epochs: int = DEFAULTS.train_max_epochs
+    max_minutes: float = DEFAULTS.train_max_minutes
+    max_jobs_per_owner: int = DEFAULTS.train_max_jobs_per_owner
+    max_jobs_per_client: int = DEFAULTS.train_max_jobs_per_client  # anonymous jobs from one network address
+    max_active_jobs: int = DEFAULTS.train_max_active_jobs
 
     @classmethod
-    def from_env(cls) -> "TrainLimits":
-        """LAB_TRAIN_MAX_BYTES / _ROWS / _EPOCHS / _MINUTES / _JOBS_PER_OWNER / _JOBS_PER_CLIENT / _ACTIVE_JOBS
-        override the defaults."""
-        d = cls()
+    def from_settings(cls, settings: Settings) -> "TrainLimits":
         return cls(
-            int(env_number("LAB_TRAIN_MAX_BYTES", d.max_bytes)),
-            int(env_number("LAB_TRAIN_MAX_ROWS", d.max_rows)),
-            int(env_number("LAB_TRAIN_MAX_EPOCHS", d.max_epochs)),
-            env_number("LAB_TRAIN_MAX_MINUTES", d.max_minutes),
-            int(env_number("LAB_TRAIN_MAX_JOBS_PER_OWNER", d.max_jobs_per_owner)),
-            int(env_number("LAB_TRAIN_MAX_JOBS_PER_CLIENT", d.max_jobs_per_client)),
-            int(env_number("LAB_TRAIN_MAX_ACTIVE_JOBS", d.max_active_jobs)),
+            settings.train_max_bytes,
+            settings.train_max_rows,
+            settings.train_max_epochs,
+            settings.train_max_minutes,
+            settings.train_max_jobs_per_owner,
+            settings.train_max_jobs_per_client,
+            settings.train_max_active_jobs,
         )
 
 
@@ -259,10 +256,10 @@ def submit_job(
     client: str = "",
 ) -> dict:
     """Check the request and the file (read_rows: every UserDataError now, while the user waits), copy the
-    file into a new job folder and queue it for `owner` (core.owners), whose task it makes. Nothing is written
+    file into a new job folder and queue it for `owner` (service.owners), whose task it makes. Nothing is written
     when a check fails, or when the owner, its `client` (a hash of its network address: service.budgets) or
     the whole Space already has its quota of jobs waiting or running ("" for a client: not counted per address)."""
-    limits = limits or TrainLimits.from_env()
+    limits = limits or TrainLimits.from_settings(Settings.load())
     if not file:
         raise JobError("no_file")
     if model not in PAPER_MODELS:
@@ -579,14 +576,14 @@ def _end_with_parent() -> None:
 def main(argv: list[str] | None = None) -> int:
     """`python -m service.jobs run <job folder>`: the worker. It yields the CPU to the app: the lowest priority
     (nice 19: Linux then gives the app's threads about 98% of a core they both want, and the worker all the CPU
-    the app leaves idle) and one torch thread. LAB_APP_PID names its app (the scheduler sets it); without it,
-    the process that started the worker is its app."""
+    the app leaves idle) and one torch thread. Settings.app_pid names its app (the scheduler sets LAB_APP_PID);
+    without it, the process that started the worker is its app."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2 or argv[0] != "run":
         print("usage: python -m service.jobs run <job folder>", file=sys.stderr)
         return 2
     _end_with_parent()
-    parent = int(os.environ.get("LAB_APP_PID") or os.getppid())
+    parent = Settings.at_start().app_pid or os.getppid()
     folder = Path(argv[1])
     if not (folder / JOB_FILE).is_file():
         print(f"{folder} is not a training job folder (no {JOB_FILE})", file=sys.stderr)

@@ -9,13 +9,13 @@ is one Ray task (`train_remote`, one CPU) that shares no file system with the ap
 the job's settings travel through Ray's object store, the task trains in a temporary folder of its own and
 sends back, through a small actor per job (`Mailbox`), its live progress and, after every epoch, its run/
 folder (core.training.train's resumable state); the driver copies both into the job folder. The best
-checkpoint comes back as the task's return value and is installed here (core.checkpoints.user_models).
+checkpoint comes back as the task's return value and is installed here (service.user_models).
 
 Failures, each said in one line (the ray_* codes of service.jobs.JOB_TEXT; the front end words them):
   - the task's worker is killed, the cluster still there: the task is sent again with the last run/ the app
     holds, so it resumes after its last finished epoch (MAX_RESUMES times at most);
   - the cluster cannot be reached at start, or goes away mid-job: the job fails saying so, or, with
-    LAB_TRAIN_FALLBACK=local, goes on in this process as the local worker (`service.jobs run`, from
+    LAB_TRAIN_FALLBACK=local (service.settings), goes on in this process as the local worker (`service.jobs run`, from
     run/'s last epoch), and the job carries a notice that says where it trained.
 The cluster must run this project's code (the same version, with its requirements and Ray's version).
 """
@@ -52,6 +52,7 @@ from service.jobs import (
     train_config,
     update_job,
 )
+from service.settings import Settings
 
 log = logging.getLogger(__name__)
 POLL = 0.5  # seconds between the driver's looks at the task
@@ -60,11 +61,6 @@ REPLY_SECONDS = 20  # a mailbox that does not answer in this time is taken as lo
 
 class RayJobError(JobError):
     """Why a job on the cluster failed, or (as a job's "notice") how it went on: a `ray_*` code of JOB_TEXT."""
-
-
-def ray_address() -> str:
-    """The cluster's head, host:port: LAB_RAY_ADDRESS, else RAY_ADDRESS (what `ray start --head` prints)."""
-    return os.environ.get("LAB_RAY_ADDRESS") or os.environ.get("RAY_ADDRESS", "")
 
 
 # what a cluster runs of this project: Ray ships the working tree to every node that runs one of its tasks
@@ -235,10 +231,10 @@ def _follow(folder: Path, data, address: str) -> tuple[str, Any]:
             ray.kill(mailbox)
 
 
-def _elsewhere(folder: Path, job: dict, error: str, notice: str, **params) -> dict:
-    """The cluster is out of reach: fail saying so, or with LAB_TRAIN_FALLBACK=local become the local
-    worker, which resumes from run/."""
-    if os.environ.get("LAB_TRAIN_FALLBACK", "") != "local":
+def _elsewhere(folder: Path, job: dict, fallback: str | None, error: str, notice: str, **params) -> dict:
+    """The cluster is out of reach: fail saying so, or with the fallback "local" (Settings.train_fallback) become
+    the local worker, which resumes from run/."""
+    if fallback != "local":
         return fail_job(folder, job, RayJobError(error, **params))
     update_job(folder, notice=_notice(notice, **params))
     log.warning("job %s: %s", job["id"], RayJobError(notice, **params))
@@ -252,19 +248,19 @@ def _elsewhere(folder: Path, job: dict, error: str, notice: str, **params) -> di
     os.execv(sys.executable, [sys.executable, "-m", "service.jobs", "run", str(folder)])
 
 
-def drive(folder: str | Path) -> dict:
+def drive(folder: str | Path, settings: Settings) -> dict:
     """Run one job on the cluster to its end (the driver process's whole life), as service.jobs.run_job."""
     folder = Path(folder)
     job = update_job(folder, status="running", started=time.time(), pid=os.getpid(), backend="ray")
-    address = ray_address()
+    address, fallback = settings.ray_address, settings.train_fallback
     if not reachable(address):
-        return _elsewhere(folder, job, "ray_unreachable", "ray_local", address=address)
+        return _elsewhere(folder, job, fallback, "ray_unreachable", "ray_local", address=address)
     try:
         connect(address)
     except (ConnectionError, RuntimeError) as err:  # a head that answers but refuses us (a token, another Ray)
         log.error("job %s: %s", job["id"], err)
         code, params = refusal(address)
-        return _elsewhere(folder, job, code, "ray_refused_local", **params)
+        return _elsewhere(folder, job, fallback, code, "ray_refused_local", **params)
     data = ray.put((folder / job["data"]).read_bytes())
     while True:
         outcome, value = _follow(folder, data, address)
@@ -280,7 +276,7 @@ def drive(folder: str | Path) -> dict:
         epoch = len(job["history"])
         if outcome == "lost":
             return _elsewhere(
-                folder, job, "ray_lost", "ray_lost_local", address=address, epoch=epoch, epochs=job["epochs"]
+                folder, job, fallback, "ray_lost", "ray_lost_local", address=address, epoch=epoch, epochs=job["epochs"]
             )
         if job["resumes"] >= MAX_RESUMES:
             return fail_job(folder, job, RayJobError("ray_worker_lost", resumes=job["resumes"] + 1))
@@ -296,8 +292,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))  # unwinds _follow, which cancels
+    settings = Settings.at_start()
     try:
-        job = drive(argv[1])
+        job = drive(argv[1], settings)
     except Exception as err:  # as the local worker: every failure is reported in the job, the trace in its log
         log.exception("job in %s failed", argv[1])
         job = fail_job(Path(argv[1]), read_job(argv[1]), err)

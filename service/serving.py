@@ -25,10 +25,12 @@ from core.analysis.probes import (
     run_text_cases,
 )
 from core.checkpoints.checkpoint import CheckpointError
-from core.checkpoints.memory import ModelCache, capacity_from_env
 from core.notices import Notice
 from core.predict import Lab, ModelFailure, ModelJob, Prediction
 from core.wire import Wire
+from service.lab import ServedLab
+from service.model_cache import ModelCache
+from service.settings import DEFAULTS, Settings
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +57,7 @@ class SuiteJob:
     text: str | None = None  # the visitor's cases instead of a suite (core.analysis.probes.parse_user_cases)
     capabilities: dict | None = None  # the names of the visitor's cases (run_text_cases)
 
-    def run_in(self, lab: Lab) -> ProbeReport | Refusal | ModelFailure:
+    def run_in(self, lab: ServedLab) -> ProbeReport | Refusal | ModelFailure:
         """Run in a view of `lab` (the worker's own, which loads each checkpoint once) with the job's checkpoints."""
         view = {}
         for task, model, directory in self.checkpoints:
@@ -88,7 +90,7 @@ class ExportJob:
     directory: str
     sentences: tuple[Sentence, ...]
 
-    def run_in(self, lab: Lab) -> list[dict] | ModelFailure:
+    def run_in(self, lab: ServedLab) -> list[dict] | ModelFailure:
         served = lab.checkpoints.get((self.task, self.model))
         try:
             key = (self.task, self.model) if served and str(served.path) == self.directory else None
@@ -115,13 +117,24 @@ def decode(line: str):
     return WIRE.loads(line)
 
 
-def serve(jobs: TextIO, answers: TextIO, models: int | None = None) -> int:
+def run_model_job(job: ModelJob, lab: ServedLab) -> Prediction | ModelFailure:
+    """A ModelJob run in the worker's lab (Lab.run), its checkpoint loaded first unless the lab serves it."""
+    ckpt = lab.checkpoints.get((job.checked.task, job.model))
+    if ckpt is None or str(ckpt.path) != job.directory:
+        try:
+            lab.add_checkpoint(job.directory, job.source)
+        except (CheckpointError, OSError) as err:
+            return ModelFailure(job.model, f"{type(err).__name__}: {err}", "checkpoint_unreadable")
+    return lab.run(job)
+
+
+def serve(jobs: TextIO, answers: TextIO, models: int = DEFAULTS.user_models_in_memory) -> int:
     """Answer every job read from `jobs`, in order; returns how many at the end of the input. `models`: how many
-    checkpoints stay loaded (the least recently used go first), by default as many as the app keeps of its own."""
-    lab, done = Lab({}), 0
-    lab.user_models = ModelCache(models or capacity_from_env())
+    checkpoints stay loaded (the least recently used go first)."""
+    lab, done = ServedLab({}, memory=ModelCache(models)), 0
     for line in jobs:
-        answers.write(encode(decode(line).run_in(lab)) + "\n")
+        job = decode(line)
+        answers.write(encode(run_model_job(job, lab) if isinstance(job, ModelJob) else job.run_in(lab)) + "\n")
         answers.flush()
         done += 1
     return done
@@ -131,14 +144,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m service.serving", description=__doc__.split("\n\n")[0])
     parser.add_argument("--nice", type=int, default=0, help="lower this process's CPU priority by N")
     parser.add_argument(
-        "--models", type=int, default=None, help="checkpoints kept loaded (default $LAB_USER_MODELS_IN_MEMORY)"
+        "--models", type=int, default=None, help="checkpoints kept loaded (default: $LAB_USER_MODELS_IN_MEMORY)"
     )
     args = parser.parse_args(argv)
     if args.nice:
         os.nice(args.nice)
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print must not corrupt the answers
-    serve(sys.stdin, answers, args.models)
+    serve(sys.stdin, answers, args.models or Settings.at_start().user_models_in_memory)
     return 0
 
 

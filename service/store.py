@@ -1,7 +1,7 @@
 """One small store of who owns what, in sqlite (the standard library), beside the models it describes:
 $LAB_USER_MODELS/owners.sqlite. It survives restarts and never evicts a live binding.
 
-- bindings: a session (a page, an API client) -> the owner it acts for (core.owners). A binding goes only once
+- bindings: a session (a page, an API client) -> the owner it acts for (service.owners). A binding goes only once
   it has not been used for `idle_days`; a flood of new sessions adds rows, it never pushes one out.
 - models: a trained (task, model) -> its owner and the job that installed it. A (task, model) is claimed once:
   another owner's job cannot install there or take it over, whatever its task is named.

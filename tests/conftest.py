@@ -74,9 +74,9 @@ def lab_root(tiny_data, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def lab(lab_root):
-    from core.predict import Lab
+    from service.lab import ServedLab
 
-    return Lab.load(lab_root)
+    return ServedLab.load(lab_root)
 
 
 @pytest.fixture(scope="module")

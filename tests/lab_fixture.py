@@ -146,15 +146,17 @@ def launched(demo, tries: int = 3, **launch) -> str:
 def launch_demo(lab_root: Path, temp_dir: Path, **launch):
     """The app built as app.py builds it, launched in this process on a free port of 127.0.0.1 (Gradio's
     uploads in `temp_dir`); yields (demo, url) and closes it after. `launch` adds launch() settings."""
-    from core.predict import Lab
-    from demo import APP_KWARGS, CSS, I18N, THEME, build_demo
+    from demo import CSS, I18N, THEME, app_kwargs, build_demo
+    from service.lab import ServedLab
+    from service.settings import Settings
 
     saved = os.environ.get("GRADIO_TEMP_DIR")
     os.environ["GRADIO_TEMP_DIR"] = str(temp_dir)
     try:
-        demo = build_demo(Lab.load(lab_root), str(lab_root))
+        settings = Settings.load()
+        demo = build_demo(ServedLab.load(lab_root), str(lab_root), settings)
         demo.queue(default_concurrency_limit=2)
-        url = launched(demo, quiet=True, theme=THEME, css=CSS, i18n=I18N, app_kwargs=APP_KWARGS, **launch)
+        url = launched(demo, quiet=True, theme=THEME, css=CSS, i18n=I18N, app_kwargs=app_kwargs(settings), **launch)
         yield demo, url
         demo.close()
     finally:

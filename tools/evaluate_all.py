@@ -30,6 +30,7 @@ from core.checkpoints.manifest import write_manifest
 from core.data import PROJECT_ROOT, DataError, data_dir, load_task
 from core.data.sst import load_sst_trees
 from core.predict import Lab
+from service.lab import ServedLab
 from tools.git import git_commit
 from tools.probes import machine
 
@@ -77,7 +78,7 @@ def evaluate_all(root: Path, data: str | None = None, force: bool = False) -> di
     return seconds
 
 
-def measure(lab: Lab, treebank: Treebank) -> dict:
+def measure(lab: ServedLab, treebank: Treebank) -> dict:
     """The Treebank tab's callbacks as the server runs them (figures included): opening the tab, and
     switching sentence (random test sentences, and every test sentence of 40 words or more)."""
     from demo.treebank_outputs import Filters, dataset_outputs, search_choices, tree_outputs  # the tab's own outputs
@@ -198,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds = evaluate_all(root, args.data_dir, args.force)
         if not args.docs:
             return 0
-        lab = Lab.load(root, prefer="bundled")
+        lab = ServedLab.load(root, prefer="bundled")
         try:
             timing = measure(lab, Treebank.load(args.data_dir)) if any(t in SST_TASKS for t in lab.tasks()) else None
         except TreebankError as err:

@@ -86,6 +86,7 @@ from unittest import mock
 
 from core.data import PROJECT_ROOT
 from core.text import MAX_CHARS
+from service.settings import Settings
 
 log = logging.getLogger("tools.loadtest")
 SENTENCES = {
@@ -455,7 +456,7 @@ def markdown(s: dict, report: Report) -> str:
 def served_app(args):
     """(tasks, root, process, clients) of app.py started on the checkpoints and warmed up (step 1); the app
     is stopped on leaving."""
-    root = Path(args.checkpoints or os.environ.get("LAB_CHECKPOINTS") or PROJECT_ROOT / "checkpoints").resolve()
+    root = Path(args.checkpoints or Settings.load().checkpoints or PROJECT_ROOT / "checkpoints").resolve()
     tasks = checkpoint_pairs(root)
     if not tasks:
         raise LoadTestError(

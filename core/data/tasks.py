@@ -56,6 +56,12 @@ def _build(name: str, root: Path, phrases: bool, fold: int) -> TaskData:
     return TaskData(name, lang, list(labels), train, dev, test, extra, note)
 
 
+def cache_root() -> Path:
+    """The library's cache (tokenized tasks here; tools keep theirs beside): $LAB_CACHE_DIR, else .cache/. Read by
+    core itself, not passed down: the trainer and every CLI reach it through load_task."""
+    return Path(os.environ.get("LAB_CACHE_DIR") or PROJECT_ROOT / ".cache")
+
+
 def _cache_path(name: str, root: Path, phrases: bool, fold: int) -> Path:
     folder = root / TASKS[name][1]
     stats = sorted(
@@ -63,8 +69,7 @@ def _cache_path(name: str, root: Path, phrases: bool, fold: int) -> Path:
     )
     key = json.dumps([CACHE_VERSION, name, phrases, fold, str(root.resolve()), stats])
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    cache_root = Path(os.environ.get("LAB_CACHE_DIR") or PROJECT_ROOT / ".cache")
-    return cache_root / "tasks" / f"{name}-{digest}.json.gz"
+    return cache_root() / "tasks" / f"{name}-{digest}.json.gz"
 
 
 def _encode(task: TaskData) -> dict:

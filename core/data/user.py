@@ -323,7 +323,7 @@ def load_user_task(path: str | Path, name: str, text_column: str = "", label_col
 
 def user_task_name(path: str | Path, text_column: str = "", label_column: str = "", owner: str = "") -> str:
     """`user_<file stem>_<16 hex>`: the same file and columns (as read_rows chose them) of the same owner
-    (core.owners) give the same task, so a second model trained on it joins the first; another owner's run of
+    give the same task, so a second model trained on it joins the first; another owner's run of
     the same file is another task. 64 bits of digest: nobody can grind a file into another owner's task name."""
     path = Path(path)
     stem = re.sub(r"[^a-z0-9]+", "_", path.stem.lower()).strip("_")[:30] or "data"

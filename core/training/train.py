@@ -45,7 +45,6 @@ from core.checkpoints.checkpoint import (
     save_checkpoint,
     save_training_state,
 )
-from core.checkpoints.user_models import install_checkpoint
 from core.data import DataError, load_task
 from core.data.batching import bucket_batches
 from core.data.user import read_rows, user_task_name
@@ -392,9 +391,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = parse_args(argv)
         metrics = Trainer.from_config(cfg).fit()
-        if cfg.data:  # where the lab finds it (core.checkpoints.user_models), beside the models trained in the app
-            installed = install_checkpoint(cfg.output_dir() / "best")
-            log.info("installed as task %s: %s", cfg.task, installed)
     except (DataError, CheckpointError, ValueError, FileNotFoundError, FloatingPointError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

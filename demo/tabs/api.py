@@ -13,13 +13,14 @@ from gradio.components.api_component import Api
 
 from core.analysis.probes import ProbeInputError, SuiteError
 from core.notices import InputError
-from core.owners import PUBLIC
-from core.predict import AUTO, Cancelled, Comparison, Lab
+from core.predict import AUTO, Cancelled, Comparison
 from demo.endpoints import endpoint
 from demo.i18n import L, failure_text, request_lang, t
 from demo.owners import Visitors
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 from service.jobs import finite_number
+from service.lab import ServedLab
+from service.owners import PUBLIC
 
 log = logging.getLogger(__name__)
 Answer = TypeVar("Answer")  # what an endpoint returns: a dict, a list of them
@@ -65,7 +66,7 @@ def compared(result: Comparison, order: list[str]) -> list[dict]:
     return [entries[m] for m in order if m in entries]
 
 
-def usage(lab: Lab, request: gr.Request | None) -> str:
+def usage(lab: ServedLab, request: gr.Request | None) -> str:
     """How to call this server (the locales' api_usage): its address as the browser reached it (behind a proxy,
     such as a Space, the forwarded host and scheme), and the tasks it has loaded."""
     headers = getattr(request, "headers", None) or {}
@@ -76,7 +77,7 @@ def usage(lab: Lab, request: gr.Request | None) -> str:
     return CODE.replace("{url}", address) + t("api_usage", request_lang(request), tasks=tasks)
 
 
-def check_lang(lab: Lab, task: str, lang: str) -> None:
+def check_lang(lab: ServedLab, task: str, lang: str) -> None:
     """A language that contradicts the task asked for is refused, not silently ignored."""
     task_lang = next((c.meta.get("lang") for (t, _), c in lab.checkpoints.items() if t == task), None)
     if lang not in (None, "", AUTO) and task not in (None, "", AUTO) and task_lang and lang != task_lang:
@@ -87,7 +88,7 @@ def check_lang(lab: Lab, task: str, lang: str) -> None:
         )
 
 
-def build(lab: Lab, visitors: Visitors) -> gr.Markdown:
+def build(lab: ServedLab, visitors: Visitors) -> gr.Markdown:
     """The tab's text; its example (usage(), on page load) names the address the page was opened at."""
     gr.Markdown(L("api_md"))
     example = gr.Markdown(usage(lab.visible_to(PUBLIC), None), elem_id="api-usage")  # the page everybody is sent

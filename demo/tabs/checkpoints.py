@@ -11,8 +11,8 @@ import pandas as pd
 
 from core.checkpoints.files import sha256
 from core.gitinfo import git_commit
-from core.predict import Lab
 from demo.i18n import L, model_name, source_text, t, task_name
+from service.lab import ServedLab
 
 
 @dataclass
@@ -57,7 +57,7 @@ class FactBook(Mapping):
     """Facts per (task, model) of the Lab's checkpoints, each read on first use (its sha256 hashes the weights
     once) and again when its checkpoint is replaced: a model the Train tab adds while the app runs has its own."""
 
-    def __init__(self, lab: Lab):
+    def __init__(self, lab: ServedLab):
         self.lab, self.commit = lab, git_commit() or "?"
         self.found: dict[tuple[str, str], tuple[Path, Facts]] = {}
 
@@ -80,12 +80,12 @@ class FactBook(Mapping):
         return len(self.lab.checkpoints)
 
 
-def facts(lab: Lab) -> FactBook:
+def facts(lab: ServedLab) -> FactBook:
     """Per (task, model): its metrics and the sha256 of its weights, for the checkpoints `lab` serves now or later."""
     return FactBook(lab)
 
 
-def tables(lab: Lab, ui: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+def tables(lab: ServedLab, ui: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     loaded = [
         [
             lab.titles.get(task) or task_name(task, ui),
@@ -109,7 +109,7 @@ def tables(lab: Lab, ui: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     )
 
 
-def build(lab: Lab) -> tuple[gr.Dataframe, gr.Dataframe]:
+def build(lab: ServedLab) -> tuple[gr.Dataframe, gr.Dataframe]:
     gr.Markdown(L("models_md"))
     loaded = gr.Dataframe(interactive=False, wrap=True, elem_id="checkpoints")
     failed = gr.Dataframe(interactive=False, wrap=True, elem_id="load-errors", visible=bool(lab.errors))

@@ -18,8 +18,7 @@ from typing import Any
 
 import gradio as gr
 
-from core.owners import PUBLIC
-from core.predict import ALL, AUTO, Lab
+from core.predict import ALL, AUTO
 from demo.attribution_export import build as build_export
 from demo.attribution_view import build as build_method_selector
 from demo.examples import EXAMPLES
@@ -38,6 +37,8 @@ from demo.owners import Visitors
 from demo.svg import EXPORT_JS, drawn_for, room_js
 from demo.tabs import pairs
 from demo.tabs.checkpoints import facts
+from service.lab import ServedLab
+from service.owners import PUBLIC
 
 # the page hides the last result from the click until the new one is in (#analysing says so; ui.CSS); the
 # figures are drawn for the width a figure in a model panel gets (its box's padding and borders: 60 px at 390);
@@ -113,7 +114,7 @@ class LabView:
     model: gr.Dropdown  # a probe failure opens with the model that failed
 
 
-def build(lab: Lab, visitors: Visitors) -> LabView:
+def build(lab: ServedLab, visitors: Visitors) -> LabView:
     known = facts(lab)
     public = lab.visible_to(PUBLIC)  # the page everybody is sent; a page load adds the visitor's own tasks
     with gr.Row(equal_height=False):  # two columns side by side where they fit, else the choices under the text

@@ -13,7 +13,7 @@ import gradio as gr
 import pandas as pd
 
 from core.analysis.pairs import SENTENCES, PairComparison, PairInputError, compare_pair
-from core.predict import ALL, Cancelled, Lab
+from core.predict import ALL, Cancelled
 from demo.charts import pair_curves
 from demo.i18n import (
     L,
@@ -32,6 +32,7 @@ from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.runner import MODEL_POOL, RequestGate, abandoned
 from demo.svg import EXPORT_JS, drawn_for, room_js
+from service.lab import ServedLab
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +120,9 @@ def _summary(comparison: PairComparison, ui: str) -> str:
     return f"{head}\n\n{texts}" + ("\n\n" + "\n".join(bullets) if bullets else "")
 
 
-def analyse_pair(lab: Lab, known: dict, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str) -> tuple:
+def analyse_pair(
+    lab: ServedLab, known: dict, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str
+) -> tuple:
     """All outputs of one pair comparison: summary, table, the figures (one per model)."""
     try:
         comparison = compare_pair(
@@ -151,7 +154,7 @@ def analyse_pair(lab: Lab, known: dict, text_a: str, text_b: str, model: str, ta
 
 
 def analyse_opened(
-    lab: Lab, known: dict, is_pair: bool, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str
+    lab: ServedLab, known: dict, is_pair: bool, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str
 ) -> tuple:
     """After a probe failure was opened: its pair compared, or (a single sentence) the last pair cleared."""
     if is_pair:
@@ -169,7 +172,13 @@ class PairView:
 
 
 def build(
-    lab: Lab, known: dict, text: gr.Textbox, model: gr.Dropdown, task: gr.Dropdown, lang: gr.Radio, visitors: Visitors
+    lab: ServedLab,
+    known: dict,
+    text: gr.Textbox,
+    model: gr.Dropdown,
+    task: gr.Dropdown,
+    lang: gr.Radio,
+    visitors: Visitors,
 ) -> PairView:
     """The accordion under the Lab's sentence box; `text` is sentence A, and model, task and language are
     the Lab's own choices; `known` holds each checkpoint's facts (demo.tabs.checkpoints.facts)."""

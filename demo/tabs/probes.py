@@ -21,8 +21,7 @@ from core.analysis.probes import (
     read_cases_file,
     suite_names,
 )
-from core.owners import PUBLIC
-from core.predict import ALL, AUTO, Cancelled, Lab
+from core.predict import ALL, AUTO, Cancelled
 from demo.i18n import (
     PAGE,
     L,
@@ -42,6 +41,8 @@ from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.runner import RequestGate, abandoned
 from demo.tabs.lab import LabView
+from service.lab import ServedLab
+from service.owners import PUBLIC
 
 
 def pass_rate_table(report: ProbeReport, ui: str) -> pd.DataFrame:
@@ -200,7 +201,7 @@ def _error(message: str, ui: str) -> tuple:
     return f"⚠️ {esc(message)}", None, gr.update(), gr.update(), "", None, gr.update(choices=[], value=None), None
 
 
-def run_probe_suite(lab: Lab, suite: str, task: str, ui: str, cell: tuple[str, str] | None = None) -> tuple:
+def run_probe_suite(lab: ServedLab, suite: str, task: str, ui: str, cell: tuple[str, str] | None = None) -> tuple:
     try:
         return show(RequestGate().probes(lab, None if task == AUTO else task, suite=suite), ui, cell)
     except Cancelled:
@@ -231,7 +232,7 @@ def page_suite(request: gr.Request):
     return gr.update(value=wanted) if wanted in suite_names() else gr.update()
 
 
-def run_user_cases(lab: Lab, text: str, upload: str | None, suite: str, task: str, ui: str) -> tuple:
+def run_user_cases(lab: ServedLab, text: str, upload: str | None, suite: str, task: str, ui: str) -> tuple:
     """The user's cases on the chosen task (AUTO: the chosen suite's task) against every loaded model."""
     try:
         task = load_suite(suite).task if task == AUTO else task
@@ -265,7 +266,7 @@ class ProbesView:
     suite: gr.Dropdown  # a page load chooses the page's language's (page_suite)
 
 
-def build(lab: Lab, visitors: Visitors) -> ProbesView:
+def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
     gr.Markdown(L("probes_md"))
     with gr.Row():
         suite = gr.Dropdown(

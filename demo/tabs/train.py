@@ -15,7 +15,6 @@ import pandas as pd
 from core.data.user import USER_DATA_TEXT, UserDataError, check_rows, choose_columns, read_table
 from core.models import PAPER_MODELS
 from core.notices import Notice
-from core.predict import Lab
 from demo.endpoints import endpoint
 from demo.i18n import L, label_name, model_name, notice_text, request_lang, t
 from demo.owners import Visitors
@@ -24,6 +23,7 @@ from demo.tabs.lab import LabView, task_choices
 from demo.training import TrainingQueue
 from demo.training_ray import training_queue
 from service.jobs import ACTIVE, JOB_TEXT, JobError, list_jobs
+from service.lab import ServedLab
 from service.publish import push_job
 
 
@@ -164,8 +164,8 @@ class TrainView:
     job: gr.Dropdown
 
 
-def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
-    queue = training_queue(lab)
+def build(lab: ServedLab, lab_view: LabView, visitors: Visitors) -> TrainView:
+    queue = training_queue(lab, settings=visitors.settings)
     limits = queue.limits
     on_space = bool(os.environ.get("SPACE_ID"))
     gr.Markdown(L("train_md"))
@@ -337,7 +337,7 @@ def build(lab: Lab, lab_view: LabView, visitors: Visitors) -> TrainView:
     return TrainView(queue, job)
 
 
-def page_updates(queue: TrainingQueue, seen: Lab, owner: str) -> tuple:
+def page_updates(queue: TrainingQueue, seen: ServedLab, owner: str) -> tuple:
     """On a page load, for its owner: the Lab tab's task choice (the public tasks and the owner's, trained since
     the app started) and the job box (the owner's jobs)."""
     return (

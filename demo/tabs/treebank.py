@@ -32,7 +32,7 @@ from core.analysis.treebank import (
 )
 from core.data import TASKS
 from core.data.sst import FINE_LABELS
-from core.predict import AUTO, Lab
+from core.predict import AUTO
 from demo.endpoints import endpoint
 from demo.i18n import L, model_name, notice_text, request_lang, t, task_label, warn
 from demo.links import COPY_JS, LinkState, state_to_query
@@ -51,6 +51,7 @@ from demo.treebank_outputs import (
     search_choices,
     tree_outputs,
 )
+from service.lab import ServedLab
 
 # the tree box's width: the dataset charts' too (side by side only on a page wide enough for either)
 ROOM_JS = room_js("#tb-tree", 32)
@@ -69,7 +70,7 @@ class TreebankView:
     open_link: Callable  # (gr.State of a LinkState, gr.Tabs) -> once it is set, the sentence and node it names
 
 
-def build(lab: Lab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
+def build(lab: ServedLab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     trees = functools.cache(Trees.load)  # parsed on the tab's first use (about a second), not at start-up
     sst_tasks = [task for task in lab.tasks() if task in SST_TASKS]
     data_tasks = [task for task in lab.tasks() if task in TASKS]  # what make evaluate-all evaluates (no user's task)

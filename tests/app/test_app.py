@@ -22,6 +22,7 @@ from demo.lab_analysis import analyse as analyse_with
 from demo.lab_html import attribution_html
 from demo.tabs.checkpoints import facts
 from demo.ui import banner
+from service.lab import ServedLab
 
 ROOT = Path(__file__).resolve().parents[2]
 EN, ZH = "It is not a bad film, but the plot is dull.", "这部电影不怎么好看，但是演员很棒"
@@ -247,7 +248,7 @@ def test_broken_checkpoint_is_reported_and_others_serve(lab_root, tmp_path):
     """The app's loader checks each file against the manifest: a changed weights file is refused by its sha256."""
     root = shutil.copytree(lab_root, tmp_path / "checkpoints")
     (root / "sst5" / "dcnn" / "model.safetensors").write_bytes(b"not weights")
-    lab = Lab.load(root)
+    lab = ServedLab.load(root)
     assert list(lab.errors) == ["sst5/dcnn"] and "sha256" in lab.errors["sst5/dcnn"]
     assert "dcnn" not in lab.models("sst5") and "dcnn" in lab.models("zh_sentiment")
     text = banner(lab, str(root), "en")
@@ -264,7 +265,7 @@ def test_a_checkpoint_in_the_wrong_folder_is_refused(lab_root, tmp_path):
 
 
 def test_a_model_that_breaks_is_reported_and_the_others_answer(lab_root, monkeypatch):
-    lab = Lab.load(lab_root)
+    lab = ServedLab.load(lab_root)
     broken = lab.checkpoints[("sst5", "mrnn")].model
     monkeypatch.setattr(broken, "forward", lambda *a, **k: 1 / 0)
     summary, notices, result = analyse(lab, EN, "all", "auto", "auto", "zh")
@@ -277,7 +278,7 @@ def test_a_model_that_breaks_is_reported_and_the_others_answer(lab_root, monkeyp
 
 
 def test_an_empty_lab_still_builds_a_page(tmp_path):
-    empty = Lab.load(tmp_path / "empty")
+    empty = ServedLab.load(tmp_path / "empty")
     assert "No checkpoints" in banner(empty, "x", "en")
     build_demo(empty)
     with pytest.raises(InputError, match="no checkpoint is loaded at all"):

@@ -1,4 +1,4 @@
-"""Owners: a visitor's jobs, tasks and models are its own (demo/owners.py, core/owners.py). Two gradio_client
+"""Owners: a visitor's jobs, tasks and models are its own (demo/owners.py, service/owners.py). Two gradio_client
 sessions are two visitors of one real app: B finds no trace of A's job or model; A uses it; the same file
 trained by both gives two models; an owner's jobs waiting or running are capped."""
 
@@ -11,10 +11,11 @@ import pytest
 from gradio_client import Client, handle_file
 from test_user_training import reviews, write_csv
 
-from core.owners import KEY, owner_id
 from demo.i18n import notice_text
 from service.jobs import JobError, TrainLimits, submit_job, update_job
+from service.owners import KEY, owner_id
 from service.publish import push_job
+from service.settings import Settings
 
 
 @pytest.fixture(scope="module")
@@ -193,14 +194,14 @@ def test_the_quota_counts_one_owners_active_jobs_and_is_worded_in_both_languages
     assert submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="b")["owner"] == "b"
     update_job(tmp_path / "jobs" / first[0]["id"], status="failed")
     assert submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="a")["task"] == first[0]["task"]
-    assert TrainLimits.from_env().max_jobs_per_owner == 2
+    assert TrainLimits.from_settings(Settings.load()).max_jobs_per_owner == 2
 
 
 def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user(tmp_path):
     from types import SimpleNamespace as Request
 
-    from core.owners import HF_USER, NOBODY
     from demo.owners import Visitors
+    from service.owners import HF_USER, NOBODY
     from service.store import Store
 
     visitors = Visitors(Store(tmp_path / "owners.sqlite"))
@@ -223,8 +224,8 @@ def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user(
 def test_the_page_everybody_is_sent_names_no_visitors_task(lab, user_models):
     """An app started with visitors' models installed (the first test's, all jobs finished by now) serves them,
     but its page (the config every browser gets) names none of them."""
-    from core.checkpoints.user_models import checkpoint_owner, installed_checkpoints
     from demo import build_demo
+    from service.user_models import checkpoint_owner, installed_checkpoints
 
     private = [path for path in installed_checkpoints(user_models) if checkpoint_owner(path)[0]]
     assert private, "the first test installs two visitors' models"

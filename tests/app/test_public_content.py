@@ -17,10 +17,10 @@ import httpx
 import pytest
 from gradio_client import Client
 
-from core.owners import KEY, owner_id
-from demo import attribution_export
 from demo.plots import md
-from demo.runner import MODEL_CONCURRENCY, WORKER
+from demo.runner import WORKER
+from service.owners import KEY, owner_id
+from service.settings import DEFAULTS
 from tools import redteam_content
 from tools.loadtest import percentile
 from tools.redteam_content import (
@@ -49,9 +49,10 @@ def app(lab, tmp_path_factory, monkeypatch_module):
     from demo import CSS, I18N, THEME, build_demo
 
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
+    monkeypatch_module.setenv("LAB_EXPORT_SECONDS", "4")  # read as the app is built (service.settings)
     monkeypatch_module.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("tmp")))
     demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=MODEL_CONCURRENCY, max_size=64)
+    demo.queue(default_concurrency_limit=DEFAULTS.model_concurrency, max_size=64)
     _, url, _ = demo.launch(
         prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N
     )
@@ -76,7 +77,6 @@ def test_file_exports_leave_predict_alone_and_their_folders_go(app, monkeypatch)
     """Four 57-line exports with every model at once, on a 4 s time budget each (the redteam case runs sixteen on
     the shipped models and the app's budget): a second client's /predict keeps p95 <= 1 s; each export stops at
     its budget, saying what it left out; no `attributions-*` folder stays behind."""
-    monkeypatch.setattr(attribution_export, "EXPORT_SECONDS", 4)
     found = export_files(app, EXPORT_LINES, "all", n=4, seconds=240)
     assert found["done"] == 4 and not found["failed"] and not found["predict_failed"], found["failed"]
     assert percentile(found["predict"], 0.95) <= 1.0, sorted(found["predict"])[-3:]

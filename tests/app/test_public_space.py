@@ -14,7 +14,8 @@ from lab_fixture import launched, serve_app
 from test_owners import page_load, refused, wait_done
 from test_user_training import reviews, write_csv
 
-from core.predict import Lab
+from service.lab import ServedLab
+from service.settings import Settings
 
 SPACE_DEFAULTS = {"LAB_USER_MODELS_MAX_MB": 2048, "LAB_BINDS_PER_MINUTE": 30}
 
@@ -22,16 +23,17 @@ SPACE_DEFAULTS = {"LAB_USER_MODELS_MAX_MB": 2048, "LAB_BINDS_PER_MINUTE": 30}
 def launch(lab_root, tmp_path_factory, monkeypatch, **env):
     """A real app on the tiny checkpoints with its own user-models folder and upload cache; returns
     (url, user_models, close)."""
-    from demo import APP_KWARGS, CSS, I18N, THEME, build_demo
+    from demo import CSS, I18N, THEME, app_kwargs, build_demo
 
     root = tmp_path_factory.mktemp("user_models")
     monkeypatch.setenv("LAB_USER_MODELS", str(root))
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
     for name, value in {**SPACE_DEFAULTS, **env}.items():  # not what the module's `space` app was given
         monkeypatch.setenv(name, str(value))
-    demo = build_demo(Lab.load(lab_root))
+    settings = Settings.load()
+    demo = build_demo(ServedLab.load(lab_root), settings=settings)
     demo.queue(default_concurrency_limit=4)
-    url = launched(demo, quiet=True, theme=THEME, css=CSS, i18n=I18N, app_kwargs=APP_KWARGS)
+    url = launched(demo, quiet=True, theme=THEME, css=CSS, i18n=I18N, app_kwargs=app_kwargs(settings))
     return url, root, demo.close
 
 
@@ -277,5 +279,5 @@ def test_on_a_space_the_train_tab_asks_for_a_sign_in_first(lab_root, monkeypatch
     for name in ("OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET", "OAUTH_SCOPES", "OPENID_PROVIDER_URL"):  # read at import
         monkeypatch.setattr(gradio.oauth, name, "set-by-the-space")
     monkeypatch.delenv("LAB_SIGN_IN", raising=False)
-    config = json.dumps(build_demo(Lab.load(lab_root)).get_config_file(), default=str)
+    config = json.dumps(build_demo(ServedLab.load(lab_root)).get_config_file(), default=str)
     assert "train_sign_in" in config and "Sign in with Hugging Face" in config  # the sign-in line and its button

@@ -16,8 +16,9 @@ import pytest
 
 from core.predict import Cancelled, ModelFailure, Prediction
 from core.views import Text
-from demo.runner import LANES, LONG_WORDS, MODEL_CONCURRENCY, POLL_S, Lanes, ModelWorker, RequestGate
+from demo.runner import LANES, LONG_WORDS, POLL_S, Lanes, ModelWorker, RequestGate
 from service.serving import decode, encode, serve
+from service.settings import DEFAULTS
 
 
 def test_a_short_request_is_admitted_while_a_long_one_runs():
@@ -225,7 +226,7 @@ def test_a_disconnected_request_stops_waiting_and_runs_no_model(lab, monkeypatch
     ran = []
     monkeypatch.setattr(lab, "attempt", lambda checked, model, *rest: ran.append(model))
     demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=MODEL_CONCURRENCY)
+    demo.queue(default_concurrency_limit=DEFAULTS.model_concurrency)
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
     try:
         session = "disconnecting-client"

@@ -3,12 +3,12 @@ checkpoint sha256 and commit. The worker is a real `python -m service.jobs run` 
 
 from core.checkpoints.files import sha256
 from core.gitinfo import git_commit
-from core.predict import Lab
 from core.training.train import stop_record
 from demo.lab_html import result_html
 from demo.tabs.checkpoints import facts
 from demo.tabs.train import status_text
 from demo.training import TrainingQueue
+from service.lab import ServedLab
 from tests.app.test_user_training import reviews, wait_for, write_csv
 
 
@@ -38,7 +38,7 @@ def test_an_early_stop_is_said_with_its_reason_in_both_languages():
 
 
 def test_a_trained_model_reports_its_stop_and_is_captioned_with_its_sha256_and_commit(tmp_path):
-    lab = Lab({})
+    lab = ServedLab({})
     known = facts(lab)  # as the app does: read before any job trains
     queue = TrainingQueue(lab, tmp_path / "um")
     data = write_csv(tmp_path / "my_reviews.csv", reviews(60))

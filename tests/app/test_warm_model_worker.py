@@ -14,7 +14,8 @@ import pytest
 
 from core.predict import Cancelled, Prediction
 from demo import runner
-from demo.runner import LONG_WORDS, MODEL_CONCURRENCY, POLL_S, ModelWorker
+from demo.runner import LONG_WORDS, POLL_S, ModelWorker
+from service.settings import DEFAULTS
 
 
 def _job(lab, text: str, model: str):
@@ -54,7 +55,7 @@ def test_a_disconnect_in_the_middle_of_a_long_compare_keeps_the_worker(lab, monk
     run = runner.WORKER.run
     monkeypatch.setattr(runner.WORKER, "run", lambda job, *rest: sent.append(job.model) or run(job, *rest))
     demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=MODEL_CONCURRENCY)
+    demo.queue(default_concurrency_limit=DEFAULTS.model_concurrency)
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
     long_text = " ".join(["good"] * (LONG_WORDS + 5))
     try:

@@ -21,7 +21,7 @@ def url(lab, lab_root, tmp_path_factory, monkeypatch_module):
     """The app served in this process, with one more public task: the tiny DCNN renamed, its file and labels
     hostile (a visitor's own task shows the same way to its owner)."""
     from demo import CSS, I18N, THEME, build_demo
-    from demo.runner import MODEL_CONCURRENCY
+    from service.settings import DEFAULTS
 
     task = "user_x_a_javascript_alert_8_0a1b2c"
     folder = tmp_path_factory.mktemp("user") / task / "dcnn"
@@ -31,7 +31,7 @@ def url(lab, lab_root, tmp_path_factory, monkeypatch_module):
     lab.add_checkpoint(folder, title=TITLE)
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
     demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=MODEL_CONCURRENCY, max_size=64)
+    demo.queue(default_concurrency_limit=DEFAULTS.model_concurrency, max_size=64)
     _, address, _ = demo.launch(
         prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N
     )

@@ -1,5 +1,6 @@
-"""core.answers: an identical request is answered from the cache with the very answer the models give, the cache
-holds at most its capacity, and an answer is never given for another owner's or another checkpoint's model."""
+"""core.answers (the owner in its key: service.lab): an identical request is answered from the cache with the very
+answer the models give, the cache holds at most its capacity, and an answer is never given for another owner's or
+another checkpoint's model."""
 
 import json
 import shutil
@@ -8,8 +9,9 @@ import pytest
 
 from core.answers import AnswerCache, checkpoint_identity
 from core.notices import InputError
-from core.owners import KEY, owner_id
 from core.predict import Lab
+from service.lab import ServedLab
+from service.owners import KEY, owner_id
 
 TEXTS = ["it is not a bad film", "a good film", "the plot is dull", "a moving and funny film", "not good"]
 ALICE, BOB = owner_id(KEY, "alice's key, long enough"), owner_id(KEY, "bob's key, long enough too")
@@ -17,7 +19,7 @@ ALICE, BOB = owner_id(KEY, "alice's key, long enough"), owner_id(KEY, "bob's key
 
 @pytest.fixture
 def cached(lab_root):
-    lab = Lab.load(lab_root)
+    lab = ServedLab.load(lab_root)
     lab.answers = AnswerCache(capacity=3)
     return lab
 
@@ -82,7 +84,7 @@ def test_an_owners_answer_is_never_anothers(cached, lab_root, tmp_path):
     cached.remove_checkpoints([alices])
     cached.add_checkpoint(bobs, owner=BOB)
     bob = cached.visible_to(BOB).predict(TEXTS[0], "dcnn", "mine")
-    fresh = Lab({}).visible_to(BOB)
+    fresh = ServedLab({}).visible_to(BOB)
     fresh.add_checkpoint(bobs, owner=BOB)
     assert bob is not answer and bob.to_dict() == fresh.predict(TEXTS[0], "dcnn", "mine").to_dict()
     assert len(bob.labels) == 2 and len(answer.labels) == 5
@@ -90,9 +92,10 @@ def test_an_owners_answer_is_never_anothers(cached, lab_root, tmp_path):
 
 def test_a_checkpoints_identity_names_its_owner_folder_and_files(lab):
     ckpt = lab.checkpoints[("sst5", "dcnn")]
-    same = checkpoint_identity(ckpt, ALICE, "bundled")
-    assert same == checkpoint_identity(ckpt, ALICE, "bundled")
-    assert same != checkpoint_identity(ckpt, BOB, "bundled")
-    assert same != checkpoint_identity(lab.checkpoints[("sst2", "dcnn")], ALICE, "bundled")
+    same = checkpoint_identity(ckpt, "bundled")
+    assert same == checkpoint_identity(ckpt, "bundled")
+    assert same != checkpoint_identity(lab.checkpoints[("sst2", "dcnn")], "bundled")
     retrained = type(ckpt)(ckpt.model, ckpt.vocab, {**ckpt.meta, "files": {"model.safetensors": "0" * 64}}, ckpt.path)
-    assert same != checkpoint_identity(retrained, ALICE, "bundled")
+    assert same != checkpoint_identity(retrained, "bundled")
+    alices, bobs = (ServedLab(lab.checkpoints, owners={"sst5": owner}) for owner in (ALICE, BOB))
+    assert alices.answer_identity(("sst5", "dcnn")) != bobs.answer_identity(("sst5", "dcnn"))

@@ -1,7 +1,9 @@
 """The layering, read from the source (tools.import_graph, AST only): `core` is the library that the
-app, the trainer and the CLIs import; `service` is the Space's plumbing around it (jobs, workers, owners,
-budgets); `demo` is the front end on top of both; `tools` measure and publish it and sit beside it. No import
-cycle anywhere, and no import that points the wrong way."""
+app, the trainer and the CLIs import (text, data, models, the training loop, the checkpoint format, analysis and
+Lab's predictions); `service` is the Space's plumbing around it (jobs, workers, the Ray driver, cleanup,
+publishing, owners, the served Lab and its user models, budgets, settings); `demo` is the front end on top of
+both, and `app` starts it; `tools` measure and publish it and sit beside it. No import cycle anywhere, and no
+import that points the wrong way: core <- service <- demo <- app, every arrow down."""
 
 import pytest
 
@@ -9,6 +11,7 @@ from core.data import PROJECT_ROOT
 from tools.import_graph import find_cycle, import_graph, imported_names, project_modules
 
 MODULES = project_modules()
+LAYERS = ("core", "service", "demo", "app")  # each imports only those before it
 # core runs inside the app and the trainer: no front end, no tools, no child processes
 CORE_MUST_NOT_IMPORT = ("gradio", "gradio_client", "service", "demo", "tools", "subprocess")
 SERVICE_MUST_NOT_IMPORT = ("gradio", "demo", "tools")
@@ -29,6 +32,11 @@ def test_the_scan_sees_the_project():
         "core.checkpoints.hub",
         "core.checkpoints.manifest",
         "service.jobs",
+        "service.lab",
+        "service.owners",
+        "service.user_models",
+        "service.model_cache",
+        "service.settings",
         "demo.ui",
         "tools.bench.cli",
         "tools.release.push",
@@ -40,6 +48,27 @@ def test_the_scan_sees_the_project():
 def test_no_import_cycle():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def _layer_arrows(graph: dict[str, set[str]]) -> list[str]:
+    """Every import from one layer to a later one (a module's layer: its top-level package)."""
+    rank = {layer: i for i, layer in enumerate(LAYERS)}
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if module.split(".")[0] in rank and rank.get(target.split(".")[0], -1) > rank[module.split(".")[0]]
+    )
+
+
+def test_no_arrow_runs_back_up_the_layers():
+    wrong = _layer_arrows(import_graph())
+    assert not wrong, "imports against core <- service <- demo <- app: " + ", ".join(wrong)
+
+
+def test_the_layer_check_sees_an_arrow_up():
+    graph = {"core.predict": {"service.lab"}, "service.lab": {"core.predict"}, "demo.ui": {"app"}, "tools.x": {"demo"}}
+    assert _layer_arrows(graph) == ["core.predict -> service.lab", "demo.ui -> app"]
 
 
 def test_find_cycle_reports_the_cycle():

@@ -3,6 +3,7 @@
 import pytest
 
 from service.budgets import RateBudget, SpacePolicy, client_address, client_id
+from service.settings import Settings
 
 
 def test_the_client_is_the_address_the_trusted_proxy_saw_not_what_the_client_wrote():
@@ -23,14 +24,18 @@ def test_a_rate_budget_holds_per_key_within_a_window_and_forgets_old_keys():
     assert list(budget.seen) == ["a", "c"]  # at most `keys` clients are remembered
 
 
+def policy() -> SpacePolicy:
+    return SpacePolicy.from_settings(Settings.load())
+
+
 def test_the_policy_requires_sign_in_on_a_space_and_is_a_setting_elsewhere(monkeypatch):
     monkeypatch.delenv("LAB_SIGN_IN", raising=False)
     monkeypatch.delenv("SPACE_ID", raising=False)
-    assert SpacePolicy.from_env().sign_in is False and SpacePolicy.from_env().forwarded_hops == 0
+    assert policy().sign_in is False and policy().forwarded_hops == 0
     monkeypatch.setenv("SPACE_ID", "someone/lab")
-    assert SpacePolicy.from_env().sign_in is True and SpacePolicy.from_env().forwarded_hops == 1
+    assert policy().sign_in is True and policy().forwarded_hops == 1
     monkeypatch.setenv("LAB_SIGN_IN", "optional")
-    assert SpacePolicy.from_env().sign_in is False
+    assert policy().sign_in is False
     monkeypatch.setenv("LAB_SIGN_IN", "maybe")
     with pytest.raises(ValueError):
-        SpacePolicy.from_env()
+        policy()

@@ -8,6 +8,7 @@ import pytest
 
 from service.cleanup import CleanupLimits, check_quota, clean_user_models
 from service.jobs import JobError, jobs_dir, list_jobs, write_job
+from service.settings import Settings
 
 NOW = 1_800_000_000.0
 HOUR = 3600.0
@@ -115,6 +116,6 @@ def test_the_limits_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("LAB_USER_MODELS_TTL_HOURS", "2.5")
     monkeypatch.setenv("LAB_FAILED_JOBS_TTL_MINUTES", "5")
     monkeypatch.setenv("LAB_MODELS_PER_OWNER", "3")
-    assert CleanupLimits.from_env() == CleanupLimits(10.0, 2.5, 5.0, 3)
+    assert CleanupLimits.from_settings(Settings.load()) == CleanupLimits(10.0, 2.5, 5.0, 3)
     monkeypatch.delenv("LAB_USER_MODELS_MAX_MB")
-    assert CleanupLimits.from_env().max_mb == CleanupLimits().max_mb
+    assert CleanupLimits.from_settings(Settings.load()).max_mb == CleanupLimits().max_mb

@@ -1,15 +1,14 @@
-"""Models trained here are held in memory by recency (core.checkpoints.memory): at most `capacity` stay
-loaded, the least recently used is dropped first, and an evicted one loads again from its folder when asked for."""
+"""Models trained here are held in memory by recency (service.model_cache): at most `capacity` stay loaded, the
+least recently used is dropped first, and an evicted one loads again from its folder when asked for."""
 
-from core.checkpoints.memory import ModelCache, capacity_from_env
-from core.predict import Lab
+from service.lab import ServedLab
+from service.model_cache import ModelCache
 
 MODELS = ("tensor_cnn", "dcnn", "mrnn")
 
 
 def test_the_least_recently_used_model_is_evicted_and_loads_again_when_asked_for(lab_root):
-    lab = Lab({})
-    lab.user_models = ModelCache(capacity=2)
+    lab = ServedLab({}, memory=ModelCache(capacity=2))
     folders = {m: lab_root / "sst5" / m for m in MODELS}
     for model in MODELS:
         assert lab.add_checkpoint(folders[model]) == ("sst5", model)
@@ -25,8 +24,7 @@ def test_the_least_recently_used_model_is_evicted_and_loads_again_when_asked_for
 def test_a_model_loaded_again_inside_a_prediction_takes_gradients(lab_root):
     """An evicted model comes back while a prediction runs in inference mode; the gradient methods need its
     weights to be ordinary tensors."""
-    lab = Lab({})
-    lab.user_models = ModelCache(capacity=1)
+    lab = ServedLab({}, memory=ModelCache(capacity=1))
     for model in ("tensor_cnn", "agt"):
         lab.add_checkpoint(lab_root / "sst5" / model)  # agt evicts tensor_cnn
     p = lab.predict("a fine film", "tensor_cnn", "sst5", methods=["occlusion", "integrated_gradients"])
@@ -34,16 +32,9 @@ def test_a_model_loaded_again_inside_a_prediction_takes_gradients(lab_root):
 
 
 def test_removed_checkpoints_are_no_longer_served_or_held(lab_root):
-    lab = Lab({})
+    lab = ServedLab({})
     for model in MODELS[:2]:
         lab.add_checkpoint(lab_root / "sst5" / model, "trained here")
     assert lab.remove_checkpoints([lab_root / "sst5" / "dcnn"]) == [("sst5", "dcnn")]
     assert lab.models("sst5") == ["tensor_cnn"] and ("sst5", "dcnn") not in lab.sources
     assert list(lab.user_models.loaded) == [lab_root / "sst5" / "tensor_cnn"]
-
-
-def test_the_cap_comes_from_the_environment(monkeypatch):
-    monkeypatch.setenv("LAB_USER_MODELS_IN_MEMORY", "3")
-    assert capacity_from_env() == 3 and ModelCache().capacity == 3
-    monkeypatch.setenv("LAB_USER_MODELS_IN_MEMORY", "0")
-    assert capacity_from_env() == 1

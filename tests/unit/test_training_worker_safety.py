@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from core.checkpoints.user_models import installed_checkpoints
 from core.data import PROJECT_ROOT
 from service import jobs
 from service.jobs import (
@@ -29,11 +28,12 @@ from service.jobs import (
     submit_job,
     update_job,
 )
+from service.user_models import installed_checkpoints
 
 WORDS = {"5": ["good", "great", "fun"], "1": ["bad", "dull", "awful"]}
 APP = (
-    "import sys, time; from core.predict import Lab; from demo.training import TrainingQueue; "
-    "TrainingQueue(Lab({}), sys.argv[1], poll=0.2); time.sleep(600)"
+    "import sys, time; from service.lab import ServedLab; from demo.training import TrainingQueue; "
+    "TrainingQueue(ServedLab({}), sys.argv[1], poll=0.2); time.sleep(600)"
 )
 
 
@@ -150,14 +150,14 @@ def test_a_worker_whose_app_is_gone_stops_at_the_next_batch_and_leaves_the_job_t
 def test_a_cancel_after_a_restart_stops_the_old_worker(tmp_path):
     """The old worker (started here, as a dead app's worker still running) trains; the new app's queue leaves
     the job to it (its lock is held), and the new app's cancel stops it: nothing is installed."""
-    from core.predict import Lab
     from demo.training import TrainingQueue
+    from service.lab import ServedLab
 
     root, job = _job(tmp_path, epochs=20, rows=400)
     folder = _folder(root, job)
     old = _worker(folder)
     _until(lambda: has_worker(folder) and read_job(folder)["progress"] > 0, 120, "the old worker trains")
-    queue = TrainingQueue(Lab({}), root, poll=0.1)
+    queue = TrainingQueue(ServedLab({}), root, poll=0.1)
     try:
         assert queue.worker is None and read_job(folder)["status"] == "running"
         assert queue.cancel(job["id"])["status"] == "cancelled"

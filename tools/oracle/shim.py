@@ -18,7 +18,8 @@ from contextlib import redirect_stderr, redirect_stdout
 from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
 
-from core.data import PROJECT_ROOT
+from core.data.tasks import cache_root
+from service.settings import Settings
 
 REPOSITORY, COMMIT = "taolei87/text_convnet", "faf7ec42a7710f7478a7a4fc1bb7602034a1d3b3"
 NAIVE_LOSS = "- T.mean(T.log(self.p_y_given_x[T.arange(y.shape[0]),y]))"
@@ -36,7 +37,7 @@ PATCHES = {
 
 def oracle_dir(path: str | os.PathLike | None = None) -> Path:
     """The folder holding the authors' repository: `path`, else LAB_ORACLE_DIR; ValueError when absent."""
-    folder = Path(path or os.environ.get("LAB_ORACLE_DIR", ""))
+    folder = Path(path or Settings.load().oracle_dir or "")
     if not str(folder) or not (folder / "model.py").is_file():
         raise ValueError(
             f"no oracle folder: set LAB_ORACLE_DIR (or ORACLE_DIR for make) to a checkout of {REPOSITORY} "
@@ -46,8 +47,8 @@ def oracle_dir(path: str | os.PathLike | None = None) -> Path:
 
 
 def cache_dir() -> Path:
-    """Where the converted code goes: outside git (LAB_CACHE_DIR or .cache/, both ignored)."""
-    return Path(os.environ.get("LAB_CACHE_DIR") or PROJECT_ROOT / ".cache") / "oracle"
+    """Where the converted code goes: outside git (core.data.tasks.cache_root: LAB_CACHE_DIR or .cache/)."""
+    return cache_root() / "oracle"
 
 
 def _softmax(x):
@@ -130,7 +131,7 @@ def load_authors(folder: str | os.PathLike | None = None, stable_loss: bool = Tr
     pytensor.config.floatX = floatx
     # the C backend (cvm) is Theano's own, carried on in pytensor; with pytensor 3's default, numba, their
     # training function had not finished its first batch after 8 minutes here (docs/oracle.md)
-    pytensor.config.linker = os.environ.get("LAB_ORACLE_LINKER", "cvm")
+    pytensor.config.linker = Settings.load().oracle_linker
     sys.modules.update(theano_modules())
     folder = oracle_dir(folder)
     text = converted_source(folder, stable_loss)

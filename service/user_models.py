@@ -1,26 +1,33 @@
-"""Where the models users train live: $LAB_USER_MODELS (default `user_models/`, not in git).
+"""Where the models users train live: Settings.user_models ($LAB_USER_MODELS, default `user_models/`, not in git).
 
     user_models/
       checkpoints/<task>/<model>/   each trained model, laid out as checkpoints/ (core.checkpoints.checkpoint format)
       jobs/<job id>/                one training job (service.jobs): job.json, the uploaded file, run/, worker.log
 
-A checkpoint is installed whole or not at all: copied beside its place, then renamed into it.
+    python -m service.user_models --model dcnn --data reviews.csv [core.training.train's flags]
+
+trains on your own file from the command line (core.training.train) and installs the best checkpoint here, where
+the app serves it to everybody. A checkpoint is installed whole or not at all: copied beside its place, then
+renamed into it.
 """
 
 import json
-import os
 import shutil
+import sys
 from pathlib import Path
 
 from core.checkpoints.checkpoint import CONFIG, CheckpointError, _read_json
-from core.data import PROJECT_ROOT
-from core.owners import PUBLIC
+from core.training.train import main as train_main
+from core.training.train import parse_args
+from service.owners import PUBLIC
+from service.settings import Settings
 
-OWNER_FILE = "owner.json"  # beside a visitor's model: its owner (core.owners) and the name people see
+OWNER_FILE = "owner.json"  # beside a visitor's model: its owner (service.owners) and the name people see
 
 
 def user_models_dir() -> Path:
-    return Path(os.environ.get("LAB_USER_MODELS") or PROJECT_ROOT / "user_models")
+    """The folder of the settings, for a caller that names none (the command line, a tool); the app passes its own."""
+    return Settings.load().user_models
 
 
 def install_checkpoint(best: str | Path, root: str | Path | None = None, owner: str = PUBLIC, title: str = "") -> Path:
@@ -62,3 +69,22 @@ def checkpoint_owner(folder: str | Path) -> tuple[str, str]:
         return PUBLIC, ""
     found = json.loads(path.read_text(encoding="utf-8"))
     return str(found["owner"]), str(found.get("title", ""))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train on a file (`--data`, with core.training.train's flags), then install the best checkpoint."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not any(a == "--data" or a.startswith("--data=") for a in argv):
+        print("error: --data names no file: only a model trained on your own file is installed", file=sys.stderr)
+        return 2
+    code = train_main(argv)
+    if code != 0:
+        return code
+    cfg = parse_args(argv)
+    installed = install_checkpoint(cfg.output_dir() / "best")
+    print(json.dumps({"task": cfg.task, "installed": str(installed)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

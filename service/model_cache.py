@@ -1,7 +1,7 @@
 """Models trained here, held in memory by recency: a shared Space may serve hundreds of them, each 7 to 57 MB.
 
-    cache = ModelCache(capacity=8)                  # $LAB_USER_MODELS_IN_MEMORY, default 8
-    stored = cache.add(load_checkpoint(directory))  # what Lab.checkpoints holds for it: meta and path always
+    cache = ModelCache(capacity=8)                  # Settings.user_models_in_memory ($LAB_USER_MODELS_IN_MEMORY)
+    stored = cache.add(load_checkpoint(directory))  # what ServedLab.checkpoints holds for it: meta and path always
     stored.model                                    # loaded again from disk if it was evicted meanwhile
 
 At most `capacity` of them stay loaded; the least recently used one is dropped when another loads, and
@@ -9,25 +9,16 @@ comes back from its folder (the checkpoint files, verified as at first) the next
 The bundled checkpoints are not held here: they are few, and every page uses them.
 """
 
-import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
 
 from core.checkpoints.checkpoint import Checkpoint, load_checkpoint
 
-DEFAULT_CAPACITY = 8
-
-
-def capacity_from_env() -> int:
-    """$LAB_USER_MODELS_IN_MEMORY (at least 1), else DEFAULT_CAPACITY."""
-    value = os.environ.get("LAB_USER_MODELS_IN_MEMORY", "")
-    return max(1, int(value)) if value else DEFAULT_CAPACITY
-
 
 class ModelCache:
-    def __init__(self, capacity: int | None = None):
-        self.capacity = capacity or capacity_from_env()
+    def __init__(self, capacity: int):
+        self.capacity = capacity
         self.loaded: OrderedDict[Path, Checkpoint] = OrderedDict()  # least recently used first
         self.lock = threading.Lock()
 
