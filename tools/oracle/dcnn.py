@@ -34,6 +34,7 @@ import torch
 from core.checkpoints.checkpoint import load_checkpoint
 from core.checkpoints.hub import display_path
 from core.data import PROJECT_ROOT, load_task
+from tools.bench.machine import machine_info
 from tools.oracle.shim import _softmax, cache_dir, theano_modules
 
 REPOSITORY, COMMIT = "FredericGodin/DynamicCNN", "694cf6c"
@@ -314,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     repo, lasagne_dir = folders()
     result = compare(Path(args.checkpoint), repo, lasagne_dir, args.floatx, args.k_from, args.sentences)
+    result |= {"generated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine_info()}
     print(json.dumps(result))
     if args.json:
         path = Path(args.json)
