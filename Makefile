@@ -182,9 +182,12 @@ checkpoints-report: install ## words, unknown test tokens and accuracy of the sh
 	$(PY) -m tools.release.bundle report
 
 # -- the authors' code as the oracle (docs/oracle.md) ----------------------------------------------
-.PHONY: install-oracle oracle oracle-run oracle-report test-oracle
+.PHONY: install-oracle oracle oracle-run oracle-report test-oracle oracle-dcnn
 # a checkout of taolei87/text_convnet at faf7ec4, placed by you outside the project (never committed)
 ORACLE_DIR ?= $(LAB_ORACLE_DIR)
+# checkouts of FredericGodin/DynamicCNN at 694cf6c and Lasagne/Lasagne at 5d3c63c, likewise
+DCNN_ORACLE_DIR ?= $(LAB_DCNN_ORACLE_DIR)
+LASAGNE_DIR ?= $(LAB_LASAGNE_DIR)
 ORACLE_RUNS ?= runs/oracle
 SIDE   ?= authors
 PHRASES ?=
@@ -206,8 +209,11 @@ oracle-run: install-oracle ## one same-inputs run: make oracle-run SIDE=authors|
 oracle-report: install ## the same-inputs rows of $(ORACLE_RUNS) -> reports/oracle.json
 	$(PY) -m tools.oracle.same_inputs report $(ORACLE_RUNS) --json reports/oracle.json
 
-test-oracle: install-oracle ## the tests that need the authors' code (ORACLE_DIR): the same-weights identity
-	HF_HUB_OFFLINE=1 LAB_ORACLE_DIR=$(ORACLE_DIR) $(PY) -m pytest -q -m oracle
+test-oracle: install-oracle ## the tests that need the authors' code (ORACLE_DIR, DCNN_ORACLE_DIR, LASAGNE_DIR): the same-weights identities
+	HF_HUB_OFFLINE=1 LAB_ORACLE_DIR=$(ORACLE_DIR) LAB_DCNN_ORACLE_DIR=$(DCNN_ORACLE_DIR) LAB_LASAGNE_DIR=$(LASAGNE_DIR) $(PY) -m pytest -q -m oracle
+
+oracle-dcnn: install-oracle ## same weights: our SST-5 DCNN in Godin's Lasagne graph (DCNN_ORACLE_DIR, LASAGNE_DIR), max |dp| on dev -> docs/oracle_dcnn.json
+	LAB_DCNN_ORACLE_DIR=$(DCNN_ORACLE_DIR) LAB_LASAGNE_DIR=$(LASAGNE_DIR) OMP_NUM_THREADS=1 $(PY) -m tools.oracle.dcnn --json docs/oracle_dcnn.json
 
 # -- release ---------------------------------------------------------------------------------------
 .PHONY: check-checkpoints space-check import-graph push
