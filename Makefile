@@ -212,8 +212,8 @@ oracle-report: install ## the same-inputs rows of $(ORACLE_RUNS) -> reports/orac
 test-oracle: install-oracle ## the tests that need the authors' code (ORACLE_DIR, DCNN_ORACLE_DIR, LASAGNE_DIR): the same-weights identities
 	HF_HUB_OFFLINE=1 LAB_ORACLE_DIR=$(ORACLE_DIR) LAB_DCNN_ORACLE_DIR=$(DCNN_ORACLE_DIR) LAB_LASAGNE_DIR=$(LASAGNE_DIR) $(PY) -m pytest -q -m oracle
 
-oracle-dcnn: install-oracle ## same weights: our SST-5 DCNN in Godin's Lasagne graph (DCNN_ORACLE_DIR, LASAGNE_DIR), max |dp| on dev -> docs/oracle_dcnn.json
-	LAB_DCNN_ORACLE_DIR=$(DCNN_ORACLE_DIR) LAB_LASAGNE_DIR=$(LASAGNE_DIR) OMP_NUM_THREADS=1 $(PY) -m tools.oracle.dcnn --json docs/oracle_dcnn.json
+oracle-dcnn: install-oracle ## same weights: our SST-5 DCNN in Godin's Lasagne graph (DCNN_ORACLE_DIR, LASAGNE_DIR), max |dp| on dev -> reports/oracle_dcnn.json
+	LAB_DCNN_ORACLE_DIR=$(DCNN_ORACLE_DIR) LAB_LASAGNE_DIR=$(LASAGNE_DIR) OMP_NUM_THREADS=1 $(PY) -m tools.oracle.dcnn --json reports/oracle_dcnn.json
 
 # -- release ---------------------------------------------------------------------------------------
 .PHONY: check-checkpoints space-check import-graph push

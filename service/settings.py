@@ -135,6 +135,8 @@ class Settings(BaseSettings):
     # tools (tools/oracle)
     oracle_dir: Path | None = Field(None, description="a checkout of the tensor CNN authors' code (`make oracle`)")
     oracle_linker: str = Field("cvm", description="the pytensor linker the authors' code runs with")
+    dcnn_oracle_dir: Path | None = Field(None, description="a checkout of the DCNN code of Godin (`make oracle-dcnn`)")
+    lasagne_dir: Path | None = Field(None, description="a checkout of Lasagne, which that DCNN code imports")
 
     @field_validator("sign_in", mode="before")
     @classmethod

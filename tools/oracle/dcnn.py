@@ -1,6 +1,6 @@
 """Godin's DCNN (FredericGodin/DynamicCNN, Theano + Lasagne, Python 2) as the oracle for our DCNN.
 
-    python -m tools.oracle.dcnn [--sentences N] [--floatx float64] [--k-from width] [--json docs/oracle_dcnn.json]
+    python -m tools.oracle.dcnn [--sentences N] [--floatx float64] [--k-from width] [--json reports/oracle_dcnn.json]
 
 Same weights: our shipped SST-5 DCNN's weights loaded into his Lasagne graph (`networks.buildDCNNPaper`), one
 SST-5 dev sentence a batch, class probabilities compared with ours. The project never holds his code or
@@ -27,6 +27,7 @@ import types
 import warnings
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -34,6 +35,7 @@ import torch
 from core.checkpoints.checkpoint import load_checkpoint
 from core.checkpoints.hub import display_path
 from core.data import PROJECT_ROOT, load_task
+from service.settings import Settings
 from tools.bench.machine import machine_info
 from tools.oracle.shim import _softmax, cache_dir, theano_modules
 
@@ -63,8 +65,8 @@ PATCHES = {
 
 def folders(dcnn: str | os.PathLike | None = None, lasagne: str | os.PathLike | None = None) -> tuple[Path, Path]:
     """His repository and Lasagne's: the arguments, else LAB_DCNN_ORACLE_DIR and LAB_LASAGNE_DIR."""
-    repo = Path(dcnn or os.environ.get("LAB_DCNN_ORACLE_DIR", ""))
-    lib = Path(lasagne or os.environ.get("LAB_LASAGNE_DIR", ""))
+    repo = Path(dcnn or Settings.load().dcnn_oracle_dir or "")
+    lib = Path(lasagne or Settings.load().lasagne_dir or "")
     if not str(repo) or not (repo / "networks.py").is_file():
         raise ValueError(f"set LAB_DCNN_ORACLE_DIR to a checkout of {REPOSITORY} at {COMMIT}, got {str(repo)!r}")
     if not str(lib) or not (lib / "lasagne" / "__init__.py").is_file():
@@ -118,7 +120,9 @@ def lasagne_modules() -> dict[str, types.ModuleType]:
     from pytensor.graph.traversal import graph_inputs
 
     modules = theano_modules()
-    theano, tensor = modules["theano"], modules["theano.tensor"]
+    # module objects filled attribute by attribute, as the Theano API Lasagne imports (untyped on purpose)
+    theano: Any = modules["theano"]
+    tensor: Any = modules["theano.tensor"]
 
     def shared(value, name=None, strict=False, broadcastable=None, **kwargs):
         if broadcastable is not None:  # Theano's broadcastable flags are pytensor's static shape 1
@@ -132,17 +136,19 @@ def lasagne_modules() -> dict[str, types.ModuleType]:
     theano.grad, theano.clone, theano.gradient = pytensor.grad, clone_replace, pytensor.gradient
     theano.gof = types.SimpleNamespace(Variable=Variable, graph=types.SimpleNamespace(inputs=graph_inputs))
     theano.compile = types.SimpleNamespace(SharedVariable=SharedVariable)
-    conv = types.ModuleType("theano.tensor.nnet.conv")
+    conv: Any = types.ModuleType("theano.tensor.nnet.conv")
     conv.conv2d = conv2d_rows
-    nnet = types.ModuleType("theano.tensor.nnet")
+    nnet: Any = types.ModuleType("theano.tensor.nnet")
     nnet.softmax, nnet.sigmoid, nnet.softplus, nnet.conv = _softmax, pt.sigmoid, pt.softplus, conv
     nnet.relu = lambda x, alpha=0: pt.switch(x > 0, x, alpha * x)
     nnet.categorical_crossentropy = categorical_crossentropy
     nnet.conv2d = unavailable("T.nnet.conv2d (Lasagne's Conv2DLayer; his layers call T.nnet.conv.conv2d)")
     nnet.abstract_conv = types.SimpleNamespace()
-    signal, pool = types.ModuleType("theano.tensor.signal"), types.ModuleType("theano.tensor.signal.pool")
+    signal: Any = types.ModuleType("theano.tensor.signal")
+    pool: Any = types.ModuleType("theano.tensor.signal.pool")
     signal.pool = pool
-    sandbox, rng_mrg = types.ModuleType("theano.sandbox"), types.ModuleType("theano.sandbox.rng_mrg")
+    sandbox: Any = types.ModuleType("theano.sandbox")
+    rng_mrg: Any = types.ModuleType("theano.sandbox.rng_mrg")
     rng_mrg.MRG_RandomStreams, sandbox.rng_mrg = MRGRandomStreams, rng_mrg
     tensor.nnet, tensor.signal, theano.sandbox = nnet, signal, sandbox
     return modules | {
@@ -191,7 +197,7 @@ def load_networks(repo: Path, lasagne_dir: Path, floatx: str = "float64"):
     import pytensor
 
     pytensor.config.floatX = floatx
-    pytensor.config.linker = os.environ.get("LAB_ORACLE_LINKER", "cvm")  # see tools/oracle/shim.py
+    pytensor.config.linker = Settings.load().oracle_linker  # see tools/oracle/shim.py
     sys.modules.update(lasagne_modules())
     for folder in (str(lasagne_dir), str(converted(repo))):
         if folder not in sys.path:
