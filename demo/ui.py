@@ -103,6 +103,22 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 """
 
 
+def toast_titles() -> str:
+    """Gradio (6.31) heads a toast with its kind, "Error" or "Warning", whatever title gr.Error or gr.Warning
+    was given: the kind in the page's language instead (Gradio sets <html lang>; zh-TW after zh, which it also
+    matches)."""
+    rules = []
+    for lang in ("en", "zh", "zh-TW"):
+        for kind, key in (("error", "toast_error"), ("warning", "toast_warning")):
+            title = f"html:lang({lang}) .toast-title.{kind}"
+            rules.append(f"{title} {{ font-size: 0; }}")
+            rules.append(f'{title}::before {{ content: "{t(key, lang)}"; font-size: var(--text-lg); }}')
+    return "\n".join(rules) + "\n"
+
+
+CSS += toast_titles()
+
+
 # The owner key in plain localStorage: an encryption in the page would use a key the page is sent with it. A
 # browser that refuses storage (private mode, blocked iframe storage) gets a new key per page load.
 OWNER_STORAGE = "lab-owner-key"

@@ -17,7 +17,7 @@ from core.models import PAPER_MODELS
 from core.notices import Notice
 from core.predict import Lab
 from demo.endpoints import endpoint
-from demo.i18n import L, label_name, model_name, notice_text, request_lang, t
+from demo.i18n import L, error, label_name, model_name, notice_text, request_lang, t
 from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.tabs.lab import LabView, task_choices
@@ -28,7 +28,7 @@ from service.publish import push_job
 
 
 def _error(err: UserDataError | JobError, ui: str) -> gr.Error:
-    return gr.Error(esc(notice_text(err, ui)), print_exception=False)
+    return error(esc(notice_text(err, ui)), ui)  # on the page, a toast titled in its language
 
 
 def file_summary(path: str | None, text_column: str, label_column: str, limits, ui: str) -> tuple:
