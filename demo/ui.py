@@ -42,8 +42,8 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 .figures figure.view.zoomed .export button.zoom { background: #e0e7ff; }
 /* the dataset charts side by side only where each gets 320 px (gr.HTML drops its min_width) */
 #tb-length, #tb-confusion { min-width: min(320px, 100%) !important; }
-.figures a.tree-node { cursor: pointer; }
-.figures a.tree-node text { text-decoration: none; }  /* a node's "+" never reads "±" */
+/* a node's "+" never reads "±": the link's underline is drawn on its text whatever the text's own decoration */
+.figures a.tree-node { cursor: pointer; text-decoration: none; }
 .figures a.tree-node:hover circle { stroke: #111; stroke-width: 2.5; }
 .figures .export { display: flex; gap: 0.3em; font-size: 0.75em; margin-bottom: 0.2em; }
 .figures .export button { border: 1px solid #cbd5e1; border-radius: 4px; padding: 0 0.5em; background: #f8fafc; }
