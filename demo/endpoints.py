@@ -26,4 +26,4 @@ def endpoint(fn: Callable, examples: dict[str, Any] | None = None, **kwargs) -> 
         block.label = name
         block._api_info = {**block._api_info, "additional_description": described[name]}
         if examples and name in examples:  # the API page's snippets read example_inputs(), i.e. example_payload()
-            block.example_payload = lambda example=examples[name]: example  # type: ignore[method-assign]
+            block.example_payload = lambda example=examples[name]: example  # type: ignore[union-attr]
