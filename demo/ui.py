@@ -38,8 +38,8 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 .figures figure.view.zoomed .export button.zoom { background: #e0e7ff; }
 /* the dataset charts side by side only where each gets 320 px (gr.HTML drops its min_width) */
 #tb-length, #tb-confusion { min-width: min(320px, 100%) !important; }
-.figures a.tree-node { cursor: pointer; }
-.figures a.tree-node text { text-decoration: none; }  /* a node's "+" never reads "±" */
+/* a node's "+" never reads "±": the link's underline is drawn on its text whatever the text's own decoration */
+.figures a.tree-node { cursor: pointer; text-decoration: none; }
 .figures a.tree-node:hover circle { stroke: #111; stroke-width: 2.5; }
 .figures .export { display: flex; gap: 0.3em; font-size: 0.75em; margin-bottom: 0.2em; }
 .figures .export button { border: 1px solid #cbd5e1; border-radius: 4px; padding: 0 0.5em; background: #f8fafc; }
@@ -97,6 +97,22 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
   #examples .gallery > * { flex: 0 0 auto; max-width: 80vw; }
 }
 """
+
+
+def toast_titles() -> str:
+    """Gradio (6.31) heads a toast with its kind, "Error" or "Warning", whatever title gr.Error or gr.Warning
+    was given: the kind in the page's language instead (Gradio sets <html lang>; zh-TW after zh, which it also
+    matches)."""
+    rules = []
+    for lang in ("en", "zh", "zh-TW"):
+        for kind, key in (("error", "toast_error"), ("warning", "toast_warning")):
+            title = f"html:lang({lang}) .toast-title.{kind}"
+            rules.append(f"{title} {{ font-size: 0; }}")
+            rules.append(f'{title}::before {{ content: "{t(key, lang)}"; font-size: var(--text-lg); }}')
+    return "\n".join(rules) + "\n"
+
+
+CSS += toast_titles()
 
 
 # The owner key in plain localStorage: an encryption in the page would use a key the page is sent with it. A

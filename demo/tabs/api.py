@@ -172,12 +172,16 @@ def build(lab: ServedLab, visitors: Visitors) -> gr.Markdown:
 
     def owner(key: str = "", request: gr.Request | None = None) -> str:
         """Whose jobs and models this session uses: with "" the key of this session's own (keep it), with a key
-        this session acts for that key's owner from now on."""
+        this session acts for that key's owner from now on.
+
+        Args:
+            key: "" for this session's own key (keep it), or a key an earlier session's /owner call returned
+        """
         if request is None:  # Gradio passes every call's request
             raise gr.Error("/owner needs a session", print_exception=False)
         return visitors.on_api(key, request)
 
-    gr.api(owner, api_name="owner")
+    endpoint(owner, api_name="owner")
     return example
 
 
@@ -216,7 +220,7 @@ def fill_advertised_defaults(demo: gr.Blocks) -> None:
             inputs.extend(c.value for c in missing)  # in place: Gradio goes on with this same list
         validate(block_fn, inputs)
         for i, (component, value) in enumerate(zip(block_fn.inputs, inputs)):
-            if isinstance(component, (gr.Slider, gr.Number)) and value is not None and not finite_number(value):
+            if is_number(component) and value is not None and not finite_number(value):
                 name = _parameter_name(block_fn.fn, i)
                 raise gr.Error(
                     f"{name}: a number is needed, got {html.escape(repr(value)[:20], quote=False)} / {name} 须为数字",
@@ -224,6 +228,13 @@ def fill_advertised_defaults(demo: gr.Blocks) -> None:
                 )
 
     demo.validate_inputs = validate_with_defaults  # type: ignore[method-assign]  # this app's own, around Gradio's
+
+
+def is_number(component) -> bool:
+    """A number input: a Slider or Number of the page, or a gr.api parameter typed int or float."""
+    if isinstance(component, Api):
+        return component.api_info().get("type") in ("integer", "number")
+    return isinstance(component, (gr.Slider, gr.Number))
 
 
 def _parameter_name(fn, index: int) -> str:

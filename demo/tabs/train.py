@@ -16,7 +16,7 @@ from core.data.user import USER_DATA_TEXT, UserDataError, check_rows, choose_col
 from core.models import PAPER_MODELS
 from core.notices import Notice
 from demo.endpoints import endpoint
-from demo.i18n import L, label_name, model_name, notice_text, request_lang, t
+from demo.i18n import L, error, label_name, model_name, notice_text, request_lang, t
 from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.tabs.lab import LabView, task_choices
@@ -28,7 +28,7 @@ from service.publish import push_job
 
 
 def _error(err: UserDataError | JobError, ui: str) -> gr.Error:
-    return gr.Error(esc(notice_text(err, ui)), print_exception=False)
+    return error(esc(notice_text(err, ui)), ui)  # on the page, a toast titled in its language
 
 
 def file_summary(path: str | None, text_column: str, label_column: str, limits, ui: str) -> tuple:
@@ -70,6 +70,26 @@ def file_summary(path: str | None, text_column: str, label_column: str, limits, 
         gr.update(choices=columns, value=rows.text_column),
         gr.update(choices=columns, value=rows.label_column),
     )
+
+
+# the API page's example upload (its snippets: handle_file('reviews.csv')), a file of the caller's
+UPLOAD_EXAMPLE = {
+    "path": "reviews.csv",
+    "url": "reviews.csv",
+    "orig_name": "reviews.csv",
+    "meta": {"_type": "gradio.FileData"},
+}
+
+
+def uploaded_path(file: object) -> str:
+    """The server path of a file sent to this app (gradio_client's handle_file, or /gradio_api/upload and then
+    {"path": ..., "meta": {"_type": "gradio.FileData"}}), which Gradio checked lies in its upload folder (or
+    fetched, a URL) before the call, as for the tab's File component; anything else is no file (""): a bare path
+    or a dict without that mark reaches the endpoint unchecked."""
+    meta = file.get("meta") if isinstance(file, dict) else None
+    path = file.get("path") if isinstance(file, dict) else None
+    marked = isinstance(meta, dict) and meta.get("_type") == "gradio.FileData"
+    return path if marked and isinstance(path, str) else ""
 
 
 def _duration(seconds: float, ui: str) -> str:
@@ -238,24 +258,50 @@ def build(lab: ServedLab, lab_view: LabView, visitors: Visitors) -> TrainView:
     def on_file(path, text_value, label_value, request: gr.Request):
         return file_summary(path, text_value, label_value, limits, request_lang(request))
 
+    def submit(path, model, text_column, label_column, epochs, minutes, vectors, request, profile) -> str:
+        owner, client = visitors.writer(request, profile)
+        try:
+            return queue.submit(path, model, text_column, label_column, epochs, minutes, vectors, owner, client)["id"]
+        except (UserDataError, JobError) as err:
+            raise _error(err, request_lang(request)) from None
+
+    def on_start(
+        path,
+        model,
+        text_value,
+        label_value,
+        epochs,
+        minutes,
+        vectors,
+        request: gr.Request,
+        profile: gr.OAuthProfile | None,
+    ):
+        return submit(path, model, text_value, label_value, epochs, minutes, vectors, request, profile)
+
     def train(
-        file: str,
+        file: gr.FileData,
         model: str = "dcnn",
         text_column: str = "",
         label_column: str = "",
-        epochs: int = 3,
-        minutes: float = 5.0,
+        epochs: int = min(3, limits.max_epochs),
+        minutes: float = min(5.0, limits.max_minutes),
         vectors: str = "none",
         request: gr.Request | None = None,
         profile: gr.OAuthProfile | None = None,
     ) -> str:
         """Queue a training job on a labelled CSV/TSV/JSONL file; returns the job id for /train_status (the
-        job, its task and its model are this session's owner's: /owner; on a Space, the signed-in user's)."""
-        owner, client = visitors.writer(request, profile)
-        try:
-            return queue.submit(file, model, text_column, label_column, epochs, minutes, vectors, owner, client)["id"]
-        except (UserDataError, JobError) as err:
-            raise _error(err, request_lang(request)) from None
+        job, its task and its model are this session's owner's: /owner; on a Space, the signed-in user's).
+
+        Args:
+            file: the labelled CSV, TSV (a header row) or JSONL file, uploaded: gradio_client's handle_file(path)
+            model: the model to train: tensor_cnn, mrnn, dcnn, adasent or agt
+            text_column: the column of texts; "": detected (a name such as text or review; of two columns, the longer)
+            label_column: the column of labels; "": detected (a name such as label or stars; of two, the shorter)
+            epochs: passes over the training rows, a whole number from 1 to this server's maximum
+            minutes: the training time budget in minutes, from 0.5 to this server's maximum
+            vectors: none (random word vectors) or auto (pretrained ones of the file's language, when present)
+        """
+        return submit(uploaded_path(file), model, text_column, label_column, epochs, minutes, vectors, request, profile)
 
     def on_started(job_id, request: gr.Request):
         """The job box names the new job (and the owner's others) by file, date and model; polling starts."""
@@ -291,11 +337,20 @@ def build(lab: ServedLab, lab_view: LabView, visitors: Visitors) -> TrainView:
         return (status_text(current, ui), loss, dev, table, gr.Timer(active=current["status"] in ACTIVE), lab_task)
 
     def train_cancel(job: str, request: gr.Request | None = None) -> str:
-        """Cancel a queued or running job."""
+        """Cancel a queued or running job; returns its status line.
+
+        Args:
+            job: the job id /train returned
+        """
         try:
             return status_text(queue.cancel(job, visitors.owner(request)), request_lang(request))
         except JobError as err:
             raise _error(err, request_lang(request)) from None
+
+    def on_cancel(
+        job_id, request: gr.Request
+    ):  # its own name: a private event takes one, and /train_cancel is the API's
+        return train_cancel(job_id, request)
 
     def on_push(job_id, repo_id, token_value, request: gr.Request, oauth: gr.OAuthToken | None = None):
         ui = request_lang(request)
@@ -320,7 +375,7 @@ def build(lab: ServedLab, lab_view: LabView, visitors: Visitors) -> TrainView:
         )
     # the new id goes to a hidden box (the /train answer), and the job box gets it with its name: never a raw id
     started = start.click(
-        train, [file, model, text_column, label_column, epochs, minutes, vectors], new_job, api_name="train"
+        on_start, [file, model, text_column, label_column, epochs, minutes, vectors], new_job, api_visibility="private"
     )
     started.success(on_started, new_job, [job, timer], api_visibility="private")
     timer.tick(  # quietly: Gradio's own "processing | 0.5s" would show in the status line every second
@@ -331,8 +386,12 @@ def build(lab: ServedLab, lab_view: LabView, visitors: Visitors) -> TrainView:
         show_progress="hidden",
     )
     job.input(lambda: gr.Timer(active=True), None, timer, api_visibility="private")  # an earlier job, chosen
-    cancel.click(train_cancel, job, status, api_name="train_cancel")
+    cancel.click(on_cancel, job, status, api_visibility="private")
     push.click(on_push, [job, repo, token], pushed, api_visibility="private")
+    # the endpoints: gr.api, each parameter named and described on the API page (the tab's components would show
+    # their translated labels as "[object Object]", the columns as an empty choice and Gradio's sample PDF)
+    endpoint(train, examples={"file": UPLOAD_EXAMPLE}, api_name="train")
+    endpoint(train_cancel, api_name="train_cancel")
     endpoint(train_status, api_name="train_status")
     return TrainView(queue, job)
 

@@ -10,6 +10,7 @@ import re
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 from gradio_client.exceptions import AppError
 
@@ -81,14 +82,34 @@ def test_named_endpoints(client):
 
 def test_the_api_page_names_and_describes_every_parameter(client):
     """Each parameter of the gr.api endpoints by its name and its docstring's line (demo/endpoints.py), not
-    "the 1st Api component" and nothing more."""
-    endpoints = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
-    for name in ("/predict", "/compare", "/probes", "/interventions", "/treebank", "/dataset", "/train_status"):
-        for parameter in endpoints[name]["parameters"]:
+    "the 1st Api component" and nothing more; what the page draws is /info, its code snippets included."""
+    endpoints = httpx.get(f"{client.src}gradio_api/info", timeout=30).json()["named_endpoints"]
+    for name, info in endpoints.items():  # every one: a tab's component would show its translated label as
+        for parameter in info["parameters"]:  # "[object Object]" and its empty choices as the type Literal[]
             assert parameter["label"] == parameter["parameter_name"], (name, parameter["label"])
             assert len(parameter["python_type"]["description"]) > 15, (name, parameter["parameter_name"])
+            assert parameter["python_type"]["type"] != "Literal[]", (name, parameter["parameter_name"])
     text = endpoints["/predict"]["parameters"][0]["python_type"]["description"]
     assert text.startswith("the sentence to classify"), text
+    upload = endpoints["/train"]["parameters"][0]
+    assert upload["python_type"]["type"] == "filepath" and upload["example_input"]["url"] == "reviews.csv", upload
+    assert "handle_file('reviews.csv')" in endpoints["/train"]["code_snippets"]["python"]  # not Gradio's sample PDF
+
+
+def test_train_takes_only_an_upload(client):
+    """/train reads a file this app received (handle_file, or /gradio_api/upload and its FileData); a bare path
+    or a dict without the FileData mark (which Gradio passes on unchecked) is no file; a marked path outside the
+    upload folder Gradio refuses itself."""
+
+    def answer(file) -> str:
+        posted = httpx.post(f"{client.src}gradio_api/call/train", json={"data": [file]}, timeout=30).json()
+        return httpx.get(f"{client.src}gradio_api/call/train/{posted['event_id']}", timeout=30).text
+
+    marked = {"meta": {"_type": "gradio.FileData"}}
+    for file in ("/etc/passwd", {"path": "/etc/passwd"}, {"path": "/etc/passwd", "meta": {"_type": "x"}}):
+        assert "choose a CSV, TSV or JSONL file" in answer(file), file
+    refused = answer({"path": "/etc/passwd", **marked})
+    assert "event: error" in refused and "root:" not in refused, refused
 
 
 def test_predict_english(client, lab):
