@@ -17,7 +17,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
 from core.predict import Lab
-from demo import APP_KWARGS, CSS, I18N, QUEUE, SESSION_CAPACITY, THEME, bound_malloc, build_demo, warm_up
+from demo import APP_KWARGS, CSS, I18N, SESSION_CAPACITY, THEME, bound_malloc, build_demo, queued, warm_up
 
 # before the checkpoints load: their log says, one line each, where each came from (task/model <- source)
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -30,10 +30,10 @@ if __name__ == "__main__":
     gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
     bound_malloc()  # before the model threads first allocate: freed memory is given back (demo/memory.py)
     threading.Thread(target=warm_up, args=(lab,), daemon=True).start()
-    # model events enter their handlers MODEL_CONCURRENCY at a time (demo.runner.QUEUE) and demo.runner.LANES
+    # model events enter their handlers MODEL_CONCURRENCY at a time (demo.runner.queued) and demo.runner.LANES
     # admits one short and one long request at once
     # fmt: off
-    demo.queue(**QUEUE).launch(
+    queued(demo).launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
         theme=THEME, css=CSS, i18n=I18N, app_kwargs=APP_KWARGS,  # APP_KWARGS: body limit, one-shot REST sessions

@@ -4,7 +4,7 @@ no model logic and never imports torch (tests/unit/test_architecture.py checks).
 from demo.i18n import I18N
 from demo.limits import APP_KWARGS
 from demo.memory import bound_malloc
-from demo.runner import QUEUE, warm_up
+from demo.runner import QUEUE, queued, warm_up
 from demo.sessions import SESSION_CAPACITY
 from demo.ui import CSS, THEME, build_demo
 
@@ -17,5 +17,6 @@ __all__ = [
     "THEME",
     "bound_malloc",
     "build_demo",
+    "queued",
     "warm_up",
 ]

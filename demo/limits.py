@@ -15,6 +15,7 @@ from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse
 
 from demo.i18n import request_lang, t
+from demo.rest import DirectCalls
 from demo.sessions import OneShotSessions
 from service.budgets import RateBudget, SpacePolicy, request_client
 from service.cleanup import folder_bytes
@@ -106,5 +107,6 @@ APP_KWARGS = {
         Middleware(RequestBodyLimit, max_bytes=MAX_BODY_BYTES),
         Middleware(UploadBudget),
         Middleware(OneShotSessions),
+        Middleware(DirectCalls),
     ]
 }

@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 import gradio as gr
 from gradio.context import LocalContext
@@ -44,6 +45,9 @@ MODEL_CONCURRENCY = int(os.environ.get("LAB_MODEL_CONCURRENCY") or 16)
 QUEUE_SIZE = int(os.environ.get("LAB_QUEUE_SIZE") or 64)
 # Gradio's queue (app.py): waiting clients get their queue position once a second, not on every job start
 QUEUE = {"default_concurrency_limit": MODEL_CONCURRENCY, "max_size": QUEUE_SIZE, "status_update_rate": 1}
+# how often Gradio's idle queue looks for a new event: its default, every 1 ms, cost the idle app 3.5-3.9% of a
+# core, every 10 ms 1.3% (an event waits at most 10 ms more; docs/performance.md); $LAB_QUEUE_POLL_MS to measure
+QUEUE_POLL_S = float(os.environ.get("LAB_QUEUE_POLL_MS") or 10) / 1000
 LONG_WORDS = 40  # more words than this: the long lane (SST test sentences: mean 19.2 words, 95% <= 35, 1.5% > 40)
 POLL_S = 0.1  # how often a waiting request checks that its client is still there
 WORKER_NICE = 10  # the worker's CPU priority below the server's: on a busy machine short requests come first
@@ -175,9 +179,22 @@ LANES = Lanes()
 WORKER = ModelWorker()
 
 
+def queued(demo: gr.Blocks) -> gr.Blocks:
+    """`demo` with Gradio's queue set up as measured: QUEUE, and its idle polling every QUEUE_POLL_S."""
+    demo.queue(**QUEUE)
+    demo._queue.sleep_when_free = QUEUE_POLL_S
+    return demo
+
+
+# a REST call answered beside Gradio's queue (demo/rest.py) says here whether its caller still waits
+CALLER_ALIVE: ContextVar[Callable[[], bool] | None] = ContextVar("caller_alive", default=None)
+
+
 def client_alive() -> Callable[[], bool]:
     """For the Gradio event being handled: False once its client has disconnected. Gradio sets `alive` to
     False on the running job's events when the client's stream closes; outside an event, always True."""
+    if (direct := CALLER_ALIVE.get()) is not None:
+        return direct
     blocks, event_id = LocalContext.blocks.get(None), LocalContext.event_id.get(None)
     queue = getattr(blocks, "_queue", None)
     if queue is None or event_id is None:
