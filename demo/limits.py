@@ -15,6 +15,7 @@ from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse
 
 from demo.i18n import request_lang, t
+from demo.page_cache import PageCache
 from demo.rest import DirectCalls
 from demo.sessions import OneShotSessions
 from service.budgets import RateBudget, SpacePolicy, request_client
@@ -108,5 +109,6 @@ APP_KWARGS = {
         Middleware(UploadBudget),
         Middleware(OneShotSessions),
         Middleware(DirectCalls),
+        Middleware(PageCache),
     ]
 }

@@ -179,13 +179,24 @@ def decode(line: str):
     return json.loads(line, object_hook=_rebuilt)
 
 
-def serve(jobs: TextIO, answers: TextIO, models: int | None = None) -> int:
-    """Answer every job read from `jobs`, in order; returns how many at the end of the input. `models`: how many
-    checkpoints stay loaded (the least recently used go first), by default as many as the app keeps of its own."""
-    lab, done = Lab({}), 0
+def worker_lab(models: int | None = None) -> Lab:
+    """A worker's Lab, empty until a job names a checkpoint; `models`: how many checkpoints stay loaded (the least
+    recently used go first), by default as many as the app keeps of its own."""
+    lab = Lab({})
     lab.user_models = ModelCache(models or capacity_from_env())
+    return lab
+
+
+def answer(lab: Lab, line: str) -> str:
+    """One job's line answered in `lab`: the line of its outcome (this process's worker, a Ray Serve replica)."""
+    return encode(decode(line).run_in(lab))
+
+
+def serve(jobs: TextIO, answers: TextIO, models: int | None = None) -> int:
+    """Answer every job read from `jobs`, in order; returns how many at the end of the input (`models`: worker_lab)."""
+    lab, done = worker_lab(models), 0
     for line in jobs:
-        answers.write(encode(decode(line).run_in(lab)) + "\n")
+        answers.write(answer(lab, line) + "\n")
         answers.flush()
         done += 1
     return done
