@@ -10,7 +10,7 @@ import re
 import threading
 from collections import OrderedDict
 
-PAGE = re.compile(r"^/(?:config|gradio_api/info)?$")  # the page, its config, the API info (a new gradio_client reads both)
+PAGE = re.compile(r"^/(?:config|gradio_api/info)?$")  # the page, its config, the API info (a new Client reads both)
 # what Gradio's root URL is made of (gradio.route_utils.get_request_origin), besides the path and the scheme
 ADDRESS_HEADERS = (b"host", b"x-forwarded-host", b"x-forwarded-proto", b"x-gradio-server")
 KEPT = 16  # distinct addresses and query strings (a deep link's ?text=...) kept, the least recently used dropped
