@@ -33,6 +33,7 @@ from core.analysis.probes import ProbeReport
 from core.checkpoints.memory import capacity_from_env
 from core.data import PROJECT_ROOT
 from core.predict import Cancelled, Lab, ModelFailure, ModelJob, Prediction
+from service import serve_ray
 from service.serving import ExportJob, Refusal, SuiteJob, decode, encode
 
 log = logging.getLogger(__name__)
@@ -176,7 +177,7 @@ class ModelWorker:
 
 
 LANES = Lanes()
-WORKER = ModelWorker()
+WORKER = serve_ray.worker(ModelWorker())  # LAB_SERVE_BACKEND=ray: a Ray Serve deployment in front of it
 
 
 def queued(demo: gr.Blocks) -> gr.Blocks:
@@ -222,7 +223,7 @@ class RequestGate:
     """core.predict.Gate for the request being handled: the app's lanes, its client's liveness, and the
     worker process for a long request's models."""
 
-    def __init__(self, lanes: Lanes = LANES, worker: ModelWorker = WORKER, long: bool = False):
+    def __init__(self, lanes: Lanes = LANES, worker: serve_ray.Worker = WORKER, long: bool = False):
         self.lanes, self.worker, self.alive, self.long = lanes, worker, client_alive(), long
 
     def admit(self, words: int, on_demand: bool = False):
