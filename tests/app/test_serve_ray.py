@@ -1,7 +1,7 @@
 """The model worker as a Ray Serve deployment (LAB_SERVE_BACKEND=ray, service/serve_ray.py) on a real local head
 (test_training_ray's Head, no PYTHONPATH: the project reaches it through the runtime_env): the same answers as the
 local worker for every model and a probe suite, and the fallback to the local worker, said, when the cluster cannot
-be reached or refuses the app (token auth)."""
+be reached or refuses the app (token auth). The app itself is no Ray driver: a driver process of its own is."""
 
 import pytest
 from test_training_ray import Head, closed_port
@@ -23,15 +23,6 @@ def local():
     worker.close()
 
 
-@pytest.fixture
-def ray_down():
-    """ray.shutdown after the test: the app process is a driver of the head while it serves."""
-    yield
-    import ray
-
-    ray.shutdown()
-
-
 def answers(lab: Lab, model_worker) -> list[str]:
     """Every model of sst5 on each sentence, run by `model_worker` as a long request's models are, and the English
     probe suite: their wire lines, to compare byte for byte. A Lab of its own: none of the kept answers."""
@@ -43,25 +34,26 @@ def answers(lab: Lab, model_worker) -> list[str]:
     return lines + [encode({**report, "seconds": 0})]
 
 
-def test_the_deployment_answers_as_the_local_worker(lab, local, ray_down):
+def test_the_deployment_answers_as_the_local_worker(lab, local):
     head = Head()
     try:
         served = ServeWorker(ModelWorker(nice=0), head.address)
         assert answers(lab, served) == answers(lab, local)
         assert served.status().code == "serve_ray" and served.status().params["deployment"] == DEPLOYMENT
         assert served.local._process is None  # nothing went to the app's own worker
+        served.close()
     finally:
         head.stop()
 
 
-def test_a_cluster_out_of_reach_leaves_the_local_worker_saying_so(lab, local, ray_down, caplog):
+def test_a_cluster_out_of_reach_leaves_the_local_worker_saying_so(lab, local, caplog):
     served = ServeWorker(local, closed_port())
     assert answers(lab, served) == answers(lab, local)
     assert served.status().code == "serve_unreachable" and served.status().params["address"] == served.address
     assert "model work goes to the app's own worker" in caplog.text
 
 
-def test_a_head_with_a_token_refuses_an_app_without_it(lab, local, ray_down, monkeypatch):
+def test_a_head_with_a_token_refuses_an_app_without_it(lab, local, monkeypatch):
     monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
     head = Head(token="a" * 32)
     try:
