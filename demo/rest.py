@@ -89,7 +89,7 @@ class DirectCalls:
         fn = next((f for f in blocks.fns.values() if f.api_name == api), None)
         try:
             payload = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, nested past Python's stack: Gradio's 422
             return None
         data = payload.get("data") if isinstance(payload, dict) and set(payload) <= {"data"} else None
         if fn is None or blocks.auth or not isinstance(data, list) or len(data) > len(fn.inputs):

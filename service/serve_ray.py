@@ -80,7 +80,6 @@ class ServeUnavailable(Exception):
 def deploy(address: str, models: int | None = None):
     """The deployment on the cluster at `address` (started, or the running one updated), without Serve's HTTP
     proxy (the app is the entry point); its handle. ServeUnavailable when the cluster is out of reach or refuses."""
-    import ray
     from ray import serve
 
     from service.remote import connect, reachable, refusal
@@ -94,8 +93,7 @@ def deploy(address: str, models: int | None = None):
         raise ServeUnavailable(code, **params) from err
     serve.start(proxy_location="Disabled")
     scaling = {**AUTOSCALING, "max_replicas": int(os.environ.get("LAB_SERVE_REPLICAS") or AUTOSCALING["max_replicas"])}
-    # a replica inherits not the driver's runtime_env: it gets the one ray.init uploaded (the working_dir's gcs:// URI)
-    options = {"num_cpus": 1, "runtime_env": dict(ray.get_runtime_context().runtime_env)}
+    options = {"num_cpus": 1}  # the replicas inherit the driver's runtime_env (the project, as training ships it)
     deployment = serve.deployment(name=DEPLOYMENT, autoscaling_config=scaling, ray_actor_options=options)(ModelReplica)
     return serve.run(deployment.bind(models), name=DEPLOYMENT, route_prefix=None)
 
@@ -215,5 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # the classes by their module's name, which a replica imports, not as __main__'s
+    from service.serve_ray import main as driver
+
+    sys.exit(driver())

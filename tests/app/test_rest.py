@@ -52,7 +52,7 @@ def test_the_direct_path_opens_no_gradio_event(app):
         assert "event: complete" in http.get(f"{url}gradio_api/call/predict/{event_id}").text
 
 
-@pytest.mark.parametrize("body", [{"data": "x"}, {"data": [SENTENCE] * 9}, {"data": []}])
+@pytest.mark.parametrize("body", [{"data": "x"}, {"data": [SENTENCE] * 9}, {"data": []}, {"data": [[[[]]]] * 2}])
 def test_what_gradio_refuses_it_still_words(app, body):
     """A body Gradio refuses (not a list, more values than inputs, missing values without defaults) goes to Gradio,
     which answers as before: the same status and words as with a session named."""
