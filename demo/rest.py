@@ -34,7 +34,8 @@ log = logging.getLogger(__name__)
 DIRECT_APIS = ("predict", "compare")
 CALL = re.compile(r"/gradio_api/call/(predict|compare)/?$")
 ANSWER = re.compile(r"/gradio_api/call/(?:v2/)?(?:predict|compare)/([0-9a-f]{32})$")
-KEEP_S = 120.0  # an answer nobody came for is dropped after this long
+KEEP_S = 120.0  # an answer nobody came for is dropped after this long, or once KEPT newer ones wait to be read
+KEPT = 4 * (MODEL_CONCURRENCY + QUEUE_SIZE)
 SSE_HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache")]
 
 
@@ -102,8 +103,9 @@ class DirectCalls:
             return None
         with self.lock:
             now = time.monotonic()
-            for event_id, call in list(self.calls.items()):  # answers nobody came for
-                if call.future.done() and now - call.started > KEEP_S:
+            answered = [e for e, c in self.calls.items() if c.future.done()]  # oldest first
+            for n, event_id in enumerate(answered):  # answers nobody came for
+                if now - self.calls[event_id].started > KEEP_S or len(answered) - n > KEPT:
                     del self.calls[event_id]
             waiting = sum(not c.future.done() for c in self.calls.values()) - MODEL_CONCURRENCY
             if waiting >= QUEUE_SIZE:
