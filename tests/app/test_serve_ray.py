@@ -3,6 +3,8 @@
 local worker for every model and a probe suite, and the fallback to the local worker, said, when the cluster cannot
 be reached or refuses the app (token auth). The app itself is no Ray driver: a driver process of its own is."""
 
+import shutil
+
 import pytest
 from test_training_ray import Head, closed_port
 
@@ -44,6 +46,7 @@ def test_the_deployment_answers_as_the_local_worker(lab, local):
         served.close()
     finally:
         head.stop()
+        shutil.rmtree(head.folder, ignore_errors=True)
 
 
 def test_a_cluster_out_of_reach_leaves_the_local_worker_saying_so(lab, local, caplog):
@@ -62,6 +65,7 @@ def test_a_head_with_a_token_refuses_an_app_without_it(lab, local, monkeypatch):
         assert served.status().code == "ray_no_token"
     finally:
         head.stop()
+        shutil.rmtree(head.folder, ignore_errors=True)
 
 
 def test_the_backend_is_a_setting(monkeypatch, local):
