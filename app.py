@@ -15,7 +15,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
-from demo import CSS, I18N, THEME, app_kwargs, bound_malloc, build_demo, queue_options, warm_up
+from demo import CSS, I18N, THEME, app_kwargs, bound_malloc, build_demo, queued, warm_up
 from service.lab import ServedLab
 from service.settings import Settings
 
@@ -33,7 +33,7 @@ if __name__ == "__main__":
     threading.Thread(target=warm_up, args=(lab,), daemon=True).start()
     # model events enter their handlers settings.model_concurrency at a time, then demo.runner.LANES (short, long)
     # fmt: off
-    demo.queue(**queue_options(settings)).launch(
+    queued(demo, settings).launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
         theme=THEME, css=CSS, i18n=I18N, app_kwargs=app_kwargs(settings),  # body limit, one-shot REST sessions

@@ -15,6 +15,8 @@ from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse
 
 from demo.i18n import request_lang, t
+from demo.page_cache import PageCache
+from demo.rest import DirectCalls
 from demo.sessions import OneShotSessions
 from service.budgets import RateBudget, SpacePolicy, request_client
 from service.cleanup import folder_bytes
@@ -107,5 +109,7 @@ def app_kwargs(settings: Settings) -> dict:
             Middleware(RequestBodyLimit, max_bytes=MAX_BODY_BYTES, max_upload_bytes=2 * settings.train_max_bytes),
             Middleware(UploadBudget, policy=SpacePolicy.from_settings(settings)),
             Middleware(OneShotSessions),
+            Middleware(DirectCalls, settings=settings),
+            Middleware(PageCache),
         ]
     }

@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 import gradio as gr
 from gradio.context import LocalContext
@@ -31,6 +32,7 @@ from core.analysis.export import BudgetSpent, Sentence
 from core.analysis.probes import ProbeReport
 from core.data import PROJECT_ROOT
 from core.predict import Cancelled, Lab, ModelFailure, ModelJob, Prediction
+from service import serve_ray
 from service.lab import ServedLab
 from service.serving import ExportJob, Refusal, SuiteJob, decode, encode
 from service.settings import Settings
@@ -169,12 +171,25 @@ class ModelWorker:
 
 
 LANES = Lanes()
-WORKER = ModelWorker()
+WORKER = serve_ray.worker(ModelWorker())  # LAB_SERVE_BACKEND=ray: a Ray Serve deployment in front of it
+
+
+def queued(demo: gr.Blocks, settings: Settings) -> gr.Blocks:
+    """`demo` with Gradio's queue set up as measured: queue_options, and its idle polling every queue_poll_ms."""
+    demo.queue(**queue_options(settings))
+    demo._queue.sleep_when_free = settings.queue_poll_ms / 1000
+    return demo
+
+
+# a REST call answered beside Gradio's queue (demo/rest.py) says here whether its caller still waits
+CALLER_ALIVE: ContextVar[Callable[[], bool] | None] = ContextVar("caller_alive", default=None)
 
 
 def client_alive() -> Callable[[], bool]:
     """For the Gradio event being handled: False once its client has disconnected. Gradio sets `alive` to
     False on the running job's events when the client's stream closes; outside an event, always True."""
+    if (direct := CALLER_ALIVE.get()) is not None:
+        return direct
     blocks, event_id = LocalContext.blocks.get(None), LocalContext.event_id.get(None)
     queue = getattr(blocks, "_queue", None)
     if queue is None or event_id is None:
@@ -202,7 +217,7 @@ class RequestGate:
     """core.predict.Gate for the request being handled: the app's lanes, its client's liveness, and the
     worker process for a long request's models."""
 
-    def __init__(self, lanes: Lanes = LANES, worker: ModelWorker = WORKER, long: bool = False):
+    def __init__(self, lanes: Lanes = LANES, worker: serve_ray.Worker = WORKER, long: bool = False):
         self.lanes, self.worker, self.alive, self.long = lanes, worker, client_alive(), long
 
     def admit(self, words: int, on_demand: bool = False):

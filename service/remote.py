@@ -64,15 +64,17 @@ class RayJobError(JobError):
 
 
 # what a cluster runs of this project: Ray ships the working tree to every node that runs one of its tasks
-# (runtime_env working_dir), less what no task reads
+# (runtime_env working_dir), less what no task reads. Folders anchored at the root ("checkpoints" alone also left out
+# core/checkpoints/), hidden entries as ".[!.]*" (Ray matches ".*" against the working dir itself: an empty package);
+# a worker of a cluster whose Python has the project installed editable imported that copy and hid both
 SHIPPED_EXCLUDES = [
-    ".*",
-    "runs",
-    "user_models",
-    "checkpoints",
-    "docs",
-    "reports",
-    "tests",
+    ".[!.]*",
+    "/runs",
+    "/user_models",
+    "/checkpoints",
+    "/docs",
+    "/reports",
+    "/tests",
     "*.egg-info",
     "*.safetensors",
 ]

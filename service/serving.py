@@ -128,13 +128,23 @@ def run_model_job(job: ModelJob, lab: ServedLab) -> Prediction | ModelFailure:
     return lab.run(job)
 
 
+def worker_lab(models: int = DEFAULTS.user_models_in_memory) -> ServedLab:
+    """A worker's lab, empty until a job names a checkpoint; `models`: how many checkpoints stay loaded (the least
+    recently used go first)."""
+    return ServedLab({}, memory=ModelCache(models))
+
+
+def answer(lab: ServedLab, line: str) -> str:
+    """One job's line answered in `lab`: the line of its outcome (this process's worker, a Ray Serve replica)."""
+    job = decode(line)
+    return encode(run_model_job(job, lab) if isinstance(job, ModelJob) else job.run_in(lab))
+
+
 def serve(jobs: TextIO, answers: TextIO, models: int = DEFAULTS.user_models_in_memory) -> int:
-    """Answer every job read from `jobs`, in order; returns how many at the end of the input. `models`: how many
-    checkpoints stay loaded (the least recently used go first)."""
-    lab, done = ServedLab({}, memory=ModelCache(models)), 0
+    """Answer every job read from `jobs`, in order; returns how many at the end of the input (`models`: worker_lab)."""
+    lab, done = worker_lab(models), 0
     for line in jobs:
-        job = decode(line)
-        answers.write(encode(run_model_job(job, lab) if isinstance(job, ModelJob) else job.run_in(lab)) + "\n")
+        answers.write(answer(lab, line) + "\n")
         answers.flush()
         done += 1
     return done

@@ -858,6 +858,8 @@ def class_test(args) -> dict:
     # every visitor here comes from 127.0.0.1: the trainers' jobs all wait their turn, as the profile's are meant to
     # (one network address may otherwise have 4 jobs waiting: service.jobs, LAB_TRAIN_MAX_JOBS_PER_CLIENT)
     folders["LAB_TRAIN_MAX_JOBS_PER_CLIENT"] = str(max(4, args.trainers))
+    # and each trainer's visit uploads its file: a hall's 10 trainers passed the 20 uploads a minute of one address
+    folders["LAB_UPLOADS_PER_MINUTE"] = str(max(20, 10 * args.trainers))
     with (
         mock.patch.dict(os.environ, folders),
         served_app(args) as (tasks, root, proc, clients),

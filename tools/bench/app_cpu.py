@@ -11,9 +11,10 @@ calls, the sides taking turns block by block (the first side alternating), so th
 load. Each block's cost is the CPU time of the serving side (its process and children, from /proc) over the
 block. Calls: /predict with `--model`, and /compare, each with distinct sentences (every call a new text: what
 the models must run for) and with one sentence repeated (what an identical request costs: answered from the
-kept answers where the tree has them). With `--clients N` each block's calls go N at a time (a crowd rather than
-one visitor); each call's latency is kept too. Writes reports/app_cpu.json and prints a table; the load average is
-read before and after.
+kept answers where the tree has them), and page loads (the page, its config and its load events, as
+tools.loadtest.page_load makes them: what a visit costs before its first request). With `--clients N` each
+block's calls go N at a time (a crowd rather than one visitor); each call's latency is kept too. Writes
+reports/app_cpu.json and prints a table; the load average is read before and after.
 """
 
 import argparse
@@ -33,7 +34,7 @@ import httpx
 
 from core.data import PROJECT_ROOT
 from tools.bench.machine import machine_info
-from tools.loadtest import Result, cpu_seconds, free_port, rest_call, stop_process, wait_until_up
+from tools.loadtest import Result, cpu_seconds, free_port, page_load, rest_call, stop_process, wait_until_up
 
 OUT = PROJECT_ROOT / "reports" / "app_cpu.json"
 # distinct short sentences (6-8 words): every call of a run a new text
@@ -89,12 +90,14 @@ def serve(root: Path, log_path: Path, env: dict) -> tuple[subprocess.Popen, str]
 
 
 def call(http, url: str, api: str, text: str, model: str, task: str) -> Result:
+    if api == "page":  # a visit: the page, its config, its load events (the text plays no part)
+        return page_load(http, url)
     args = (text, model, task, "auto") if api == "predict" else (text, task, "auto")
     return rest_call(http, url, api, args, 120)
 
 
 def measure(args) -> dict:
-    kinds = list(itertools.product(("predict", "compare"), ("distinct", "repeated")))
+    kinds = list(itertools.product(("predict", "compare"), ("distinct", "repeated"))) + [("page", "load")]
     with ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="app-cpu-")))
         before = PROJECT_ROOT if args.before == "." else extract(args.before, scratch / "before")
@@ -111,7 +114,7 @@ def measure(args) -> dict:
         warm, texts = texts[: 2 * args.warmup], texts[2 * args.warmup :]
         for _, url in sides.values():  # both endpoints, both kinds of text, before anything is counted
             for i, text in enumerate(warm):
-                for api in ("predict", "compare"):
+                for api in ("predict", "compare", "page"):
                     call(http, url, api, text if i % 2 else REPEATED, args.model, args.task)
         cpu = {(s, api, kind): 0.0 for s in sides for api, kind in kinds}
         results: dict[tuple, list[Result]] = {key: [] for key in cpu}
@@ -163,12 +166,12 @@ def markdown(r: dict) -> str:
         "|---|---|---|---|---|---|",
     ]
     ms, lat = r["app_cpu_ms_per_call"], r["latency_s"]
-    for api, kind in itertools.product(("predict", "compare"), ("distinct", "repeated")):
+    for api, kind in [*itertools.product(("predict", "compare"), ("distinct", "repeated")), ("page", "load")]:
         b, a = ms[f"before {api} {kind}"], ms[f"after {api} {kind}"]
         lb, la = lat[f"before {api} {kind}"], lat[f"after {api} {kind}"]
+        name = "page load" if api == "page" else f"/{api} ({kind} texts)"
         rows.append(
-            f"| /{api} ({kind} texts) | {b:.1f} | {a:.1f} | {a / b:.2f} | {lb['p50']} / {lb['p95']} | "
-            f"{la['p50']} / {la['p95']} |"
+            f"| {name} | {b:.1f} | {a:.1f} | {a / b:.2f} | {lb['p50']} / {lb['p95']} | {la['p50']} / {la['p95']} |"
         )
     return "\n".join(rows)
 

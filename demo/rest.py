@@ -1,0 +1,182 @@
+"""REST calls of /predict and /compare answered beside Gradio's queue. A REST call as curl makes it (POST
+/gradio_api/call/<api>, then GET the answer's event stream) that names no session can never be continued, yet
+Gradio runs it as a page's event: its routes' dependencies, a queue event, a session with the page config, the
+output walked for files, an SSE stream with its own tasks. That was most of the app's CPU per short REST /predict
+(19.6 ms of which the model's work was ~3: docs/performance.md). `DirectCalls` answers such a call with the
+endpoint's own function and Gradio's own checks (validate_inputs, the components' preprocess and postprocess,
+special_args for the gr.Request), in a thread pool as large as the queue's model concurrency, with the queue's
+bound on waiting calls; the same bytes come back (tests/app/test_rest.py). Anything else (a call naming its
+session, a body Gradio must refuse in its own words, another endpoint, an app with a login) goes to Gradio.
+`LAB_DIRECT_REST=0` (Settings.direct_rest) sends every call through Gradio's queue (to measure one against
+the other)."""
+
+import asyncio
+import json
+import logging
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextvars import copy_context
+from dataclasses import dataclass, field
+
+import gradio as gr
+from gradio.helpers import special_args
+from gradio.utils import error_payload, get_heartbeat_rate
+from starlette.requests import Request
+
+from demo.runner import CALLER_ALIVE
+from service.settings import Settings
+
+log = logging.getLogger(__name__)
+
+DIRECT_APIS = ("predict", "compare")
+CALL = re.compile(r"/gradio_api/call/(predict|compare)/?$")
+ANSWER = re.compile(r"/gradio_api/call/(?:v2/)?(?:predict|compare)/([0-9a-f]{32})$")
+KEEP_S = 120.0  # an answer nobody came for is dropped after this long, or once `kept` newer ones wait to be read
+SSE_HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache")]
+
+
+@dataclass
+class Call:
+    """One REST call in flight: its answer (an SSE event's text) once ready, and whether its caller still waits."""
+
+    future: Future = field(default_factory=Future)
+    started: float = field(default_factory=time.monotonic)
+    alive: bool = True
+
+    def is_alive(self) -> bool:
+        return self.alive
+
+
+class DirectCalls:
+    """ASGI middleware: REST /predict and /compare calls that name no session, run by the endpoint's function in
+    a pool of Settings.model_concurrency threads, at most Settings.queue_size waiting (past that: 503, as Gradio's
+    full queue); Settings.direct_rest False leaves every call to Gradio."""
+
+    def __init__(self, app, settings: Settings):
+        self.app, self.enabled = app, settings.direct_rest
+        self.running, self.waiting = settings.model_concurrency, settings.queue_size
+        self.kept = 4 * (self.running + self.waiting)
+        self.pool = ThreadPoolExecutor(self.running, thread_name_prefix="rest")
+        self.calls: dict[str, Call] = {}
+        self.lock = threading.Lock()
+
+    async def __call__(self, scope, receive, send):
+        path, method = scope.get("path", ""), scope.get("method")
+        if not self.enabled or scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        if method == "GET" and (asked := ANSWER.search(path)) and asked.group(1) in self.calls:
+            return await self.answer(self.calls[asked.group(1)], asked.group(1), receive, send)
+        if method != "POST" or not (api := CALL.search(path)):
+            return await self.app(scope, receive, send)
+        body = await _body(receive)
+        blocks = getattr(scope.get("app"), "get_blocks", lambda: None)()
+        started = self.start(blocks, api.group(1), body, scope) if blocks is not None else None
+        if started is None:  # Gradio's own answer, the body replayed
+            return await self.app(scope, _replay(body, receive), send)
+        status, content = started
+        await send(
+            {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]}
+        )
+        await send({"type": "http.response.body", "body": json.dumps(content, separators=(",", ":")).encode()})
+
+    def start(self, blocks, api: str, body: bytes, scope) -> tuple[int, dict] | None:
+        """The call started in the pool: (200, its event id), or (503, why not); None: Gradio must answer it."""
+        fn = next((f for f in blocks.fns.values() if f.api_name == api), None)
+        try:
+            payload = json.loads(body)
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, nested past Python's stack: Gradio's 422
+            return None
+        data = payload.get("data") if isinstance(payload, dict) and set(payload) <= {"data"} else None
+        if fn is None or blocks.auth or not isinstance(data, list) or len(data) > len(fn.inputs):
+            return None
+        inputs = list(data)
+        try:
+            blocks.validate_inputs(fn, inputs)  # fills the advertised defaults in (demo/tabs/api.py)
+            inputs = [block.preprocess(value) for block, value in zip(fn.inputs, inputs)]
+        except Exception:  # Gradio's own refusal, in its own words
+            return None
+        with self.lock:
+            now = time.monotonic()
+            answered = [e for e, c in self.calls.items() if c.future.done()]  # oldest first
+            for n, event_id in enumerate(answered):  # answers nobody came for
+                if now - self.calls[event_id].started > KEEP_S or len(answered) - n > self.kept:
+                    del self.calls[event_id]
+            waiting = sum(not c.future.done() for c in self.calls.values()) - self.running
+            if waiting >= self.waiting:
+                return 503, {"detail": f"Queue is full. Max size is {self.waiting} and size is {waiting}."}
+            event_id = uuid.uuid4().hex
+            call = Call()
+            request = gr.Request(request=Request(scope), session_hash=event_id)  # the session Gradio would name
+            args = special_args(fn.fn, inputs, request)[0]
+            call.future = self.pool.submit(copy_context().run, self.run, blocks, fn, args, call.is_alive)
+            self.calls[event_id] = call
+        return 200, {"event_id": event_id}
+
+    @staticmethod
+    def run(blocks, fn, args: list, alive: Callable[[], bool]) -> str:
+        """The endpoint's answer as the SSE event Gradio sends for it."""
+        CALLER_ALIVE.set(alive)
+        try:
+            output = fn.fn(*args)
+        except Exception as err:
+            if not isinstance(err, gr.Error) or err.print_exception:
+                log.exception("REST call failed")
+            return f"event: error\ndata: {json.dumps(error_payload(err, blocks.show_error))}\n\n"
+        outputs = output if len(fn.outputs) > 1 else [output]
+        data = [block.postprocess(value) for block, value in zip(fn.outputs, outputs)]
+        return f"event: complete\ndata: {json.dumps(data)}\n\n"
+
+    async def answer(self, call: Call, event_id: str, receive, send) -> None:
+        """The answer's event stream: heartbeats while it runs, then its event; a caller who leaves first
+        abandons the call (the handler stops waiting, as for a queued event whose stream closed)."""
+        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        answer, left = asyncio.wrap_future(call.future), asyncio.ensure_future(_disconnect(receive))
+        try:
+            while not answer.done():
+                await asyncio.wait({answer, left}, timeout=get_heartbeat_rate(), return_when=asyncio.FIRST_COMPLETED)
+                if left.done():
+                    call.alive = False
+                    return
+                if not answer.done():
+                    await send(
+                        {"type": "http.response.body", "body": b"event: heartbeat\ndata: null\n\n", "more_body": True}
+                    )
+            with self.lock:
+                self.calls.pop(event_id, None)
+            await send({"type": "http.response.body", "body": answer.result().encode()})
+        finally:
+            left.cancel()
+
+
+async def _body(receive) -> bytes:
+    chunks, more = [], True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive):
+    """An ASGI receive that gives `body` once, then what `receive` gives (a disconnect)."""
+    sent = False
+
+    async def replayed():
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+async def _disconnect(receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass

@@ -1,0 +1,77 @@
+"""REST calls answered beside Gradio's queue (demo/rest.py) and the page built once (demo/page_cache.py): each
+gives the bytes Gradio's own path gives, against the app launched as app.py launches it."""
+
+import json
+import uuid
+
+import httpx
+import pytest
+from lab_fixture import launch_demo
+
+SENTENCE = "It is not a bad film at all."
+CALLS = [
+    ("predict", [SENTENCE, "dcnn", "sst5", "auto"]),
+    ("predict", [SENTENCE]),  # the advertised defaults filled in
+    ("compare", [SENTENCE, "sst5", "auto"]),
+    ("predict", ["good", "dcnn", "sst5", "zh"]),  # refused by the handler, in one line
+    ("predict", ["", "dcnn", "sst5", "auto"]),  # refused by core
+]
+
+
+@pytest.fixture(scope="module")
+def app(lab_root, tmp_path_factory):
+    for demo, url in launch_demo(lab_root, tmp_path_factory.mktemp("gradio")):
+        yield url, demo
+
+
+def answer(http: httpx.Client, url: str, api: str, body: dict) -> tuple[int, str]:
+    posted = http.post(f"{url}gradio_api/call/{api}", json=body)
+    if posted.status_code != 200:
+        return posted.status_code, posted.text
+    return 200, http.get(f"{url}gradio_api/call/{api}/{posted.json()['event_id']}").text
+
+
+@pytest.mark.parametrize("api,data", CALLS)
+def test_a_call_naming_no_session_answers_as_gradios_queue_does(app, api, data):
+    url, demo = app
+    with httpx.Client(timeout=60) as http:
+        queued = answer(http, url, api, {"data": data, "session_hash": uuid.uuid4().hex})  # Gradio's path
+        direct = answer(http, url, api, {"data": data})
+    assert direct == queued
+    assert direct[1].startswith("event: complete" if data[0] and data[-1] != "zh" else "event: error")
+
+
+def test_the_direct_path_opens_no_gradio_event(app):
+    """The call never reaches Gradio's queue: no session is opened for its event id, even while it runs."""
+    url, demo = app
+    with httpx.Client(timeout=60) as http:
+        posted = http.post(f"{url}gradio_api/call/predict", json={"data": [SENTENCE, "dcnn", "sst5", "auto"]})
+        event_id = posted.json()["event_id"]
+        assert event_id not in demo.server_app.state_holder.session_data
+        assert event_id not in demo._queue.event_ids_to_events
+        assert "event: complete" in http.get(f"{url}gradio_api/call/predict/{event_id}").text
+
+
+@pytest.mark.parametrize("body", [{"data": "x"}, {"data": [SENTENCE] * 9}, {"data": []}, {"data": [[[[]]]] * 2}])
+def test_what_gradio_refuses_it_still_words(app, body):
+    """A body Gradio refuses (not a list, more values than inputs, missing values without defaults) goes to Gradio,
+    which answers as before: the same status and words as with a session named."""
+    url, _ = app
+    with httpx.Client(timeout=60) as http:
+        direct = answer(http, url, "predict", body)
+        named = answer(http, url, "predict", {**body, "session_hash": uuid.uuid4().hex})
+    assert direct == named and (direct[0] != 200 or direct[1].startswith("event: error"))
+
+
+@pytest.mark.parametrize("path", ["", "config", "gradio_api/info"])
+def test_the_page_is_built_once_per_address(app, path):
+    url, _ = app
+    with httpx.Client(timeout=60) as http:
+        first, again = http.get(f"{url}{path}"), http.get(f"{url}{path}")
+        fresh = http.get(f"{url}{path}", params={"fresh": uuid.uuid4().hex})  # a key never seen: Gradio builds it
+        proxied = http.get(f"{url}{path}", headers={"x-forwarded-host": "lab.example", "x-forwarded-proto": "https"})
+    assert first.status_code == 200 and first.content == again.content == fresh.content
+    assert first.headers["content-type"] == again.headers["content-type"]
+    if path == "config":  # the page's URLs follow the address it was reached at, kept apart
+        assert json.loads(first.content)["root"] == url.rstrip("/")
+        assert json.loads(proxied.content)["root"] == "https://lab.example"
