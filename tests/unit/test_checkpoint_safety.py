@@ -25,6 +25,7 @@ import tools.release.push as push
 from core.checkpoints.checkpoint import UNSAFE_SUFFIXES, CheckpointError, load_checkpoint
 from core.checkpoints.files import sha256
 from core.predict import Lab
+from service.lab import ServedLab
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "core").rglob("*.py")) + sorted((ROOT / "demo").rglob("*.py")) + [ROOT / "app.py"]
@@ -267,7 +268,7 @@ def test_the_token_never_reaches_logs_output_or_the_page(lab_root, tmp_path, mon
     bundled = shutil.copytree(lab_root, tmp_path / "checkpoints", ignore=shutil.ignore_patterns(".complete"))
     manifest.write_manifest(bundled)
 
-    lab = Lab.load(config=config, bundled=bundled)  # offline: the Hub is skipped, the bundled folder serves
+    lab = ServedLab.load(config=config, bundled=bundled)  # offline: the Hub is skipped, the bundled folder serves
     assert lab.checkpoints and not lab.errors
     assert hub.main(["sources", "--config", str(config), "--bundled", str(bundled)]) == 0
     assert push.main(["--repo", "someone/sentence-lab", "--checkpoints", str(bundled)]) == 2  # offline

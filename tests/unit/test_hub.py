@@ -507,7 +507,7 @@ def test_the_log_names_each_checkpoints_source_once(bundled, tmp_path, caplog):
 
 
 def test_app_configures_the_log_before_it_loads_the_checkpoints():
-    """app.py's module level (what a Space runs): logging at INFO before Lab.load, or the per-checkpoint
+    """app.py's module level (what a Space runs): logging at INFO before ServedLab.load, or the per-checkpoint
     source lines above are dropped."""
     import ast
 
@@ -517,4 +517,4 @@ def test_app_configures_the_log_before_it_loads_the_checkpoints():
         for node in tree.body
         if isinstance(node, (ast.Expr, ast.Assign)) and isinstance(node.value, ast.Call)
     ]
-    assert calls.index("logging.basicConfig") < calls.index("Lab.load")
+    assert calls.index("logging.basicConfig") < calls.index("ServedLab.load")
