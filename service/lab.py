@@ -22,6 +22,9 @@ from service.settings import DEFAULTS
 
 
 class ServedLab(Lab):
+    """core's Lab as the Space serves it: plus the models visitors trained, their owners and titles, and the
+    trained models held in memory (ModelCache)."""
+
     def __init__(
         self,
         checkpoints: dict[tuple[str, str], Checkpoint],
