@@ -238,6 +238,12 @@ class Lab:
         """What tells the checkpoint served under `key` from every other, in the key of a kept answer."""
         return checkpoint_identity(self.checkpoints[key], self.sources.get(key, ""))
 
+    def kept_key(self, *request: object, task: str | None = None) -> tuple:
+        """The key, among the kept answers, of a report that depends only on `request` and the checkpoints of
+        `task` (of every task when None): a probe suite's, a treebank tree's."""
+        served = sorted(k for k in self.checkpoints if task is None or k[0] == task)
+        return (*request, tuple(self.answer_identity(k) for k in served))
+
     def tasks(self, lang: str | None = None) -> list[str]:
         return sorted({t for (t, _), c in self.checkpoints.items() if lang is None or c.meta.get("lang") == lang})
 

@@ -13,7 +13,7 @@ import pandas as pd
 import demo.svg as svg
 from core.analysis.dataset_view import SLICES, read_evaluation
 from core.analysis.plausibility import TOP_K
-from core.analysis.treebank import MAX_HITS, Hit, Treebank, TreebankError, node_attributions, tree_view
+from core.analysis.treebank import MAX_HITS, Hit, Treebank, TreebankError, node_attributions
 from core.data.sst import FINE_LABELS
 from demo.i18n import error, label_name, model_name, notice_text, t, task_name, warn
 from demo.plots import esc
@@ -71,7 +71,7 @@ def tree_outputs(
     """Summary, tree figure, node table and node choices of one sentence (`node` chosen, a link's, else the
     root), and the view (state)."""
     try:
-        view = tree_view(lab.checkpoints, treebank.tree(split, int(index)), task, split, int(index))
+        view = lab.tree_view(treebank, split, int(index), task)
     except TreebankError as err:
         fail(err, ui)
     labels = [label_name(label, ui) for label in view.labels]

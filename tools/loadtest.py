@@ -51,7 +51,9 @@ disk <= `--max-disk-mb`.
 
 The hall profile (`--profile hall`) is the class at a lecture's scale: 300 visitors (10 of them training) with 3
 to 10 s between a visitor's requests, mostly /predict and /compare (HALL_MIX), half of those on a sentence of
-the visitor's own (hardly ever two alike), the others on the Lab's example sentences.
+the visitor's own (hardly ever two alike), the others on the Lab's example sentences. Its visitors who do not
+train are browsers (tools.hall: the page, its heartbeat, events through Gradio's queue, from one asyncio loop), a
+visit lasting until the mix draws a page load; the load generator's own CPU is reported beside the app's.
 
 Fresh sessions (`--sessions N`): N requests, each in a session of its own (a raw REST call naming no
 session, or with `--session-kind client` a new gradio_client Client), RSS read after every `--session-step`;
@@ -63,6 +65,7 @@ run of each kind under "sessions"; each run replaces only its own part.
 """
 
 import argparse
+import asyncio
 import contextlib
 import itertools
 import json
@@ -87,6 +90,7 @@ from unittest import mock
 from core.data import PROJECT_ROOT
 from core.text import MAX_CHARS
 from service.settings import Settings
+from tools.load_results import LONG_ENDPOINTS, Result, check_answer, error_line
 
 log = logging.getLogger("tools.loadtest")
 SENTENCES = {
@@ -111,14 +115,6 @@ BURST_TEXT = (
 
 class LoadTestError(Exception):
     """The load test could not run (no checkpoints, the app did not start); the message says why."""
-
-
-@dataclass
-class Result:
-    endpoint: str
-    seconds: float
-    error: str = ""  # "" = a well-formed answer
-    long: bool = False  # one of LONG_TEXTS
 
 
 @dataclass
@@ -265,22 +261,14 @@ def wait_until_up(url: str, proc: subprocess.Popen, timeout: float, log_path: Pa
 
 
 def timed(client, args: tuple, api_name: str, timeout: float, long: bool = False) -> Result:
-    """One request, submit to result; the answer must be a prediction (or a list of them)."""
+    """One request, submit to result; the answer must be well formed (check_answer)."""
     start = time.perf_counter()
     try:
-        answer = client.submit(*args, api_name=api_name).result(timeout=timeout)
-        answers = answer if isinstance(answer, list) else [answer]
-        if not answers or not all(isinstance(a, dict) and a.get("label") in a.get("labels", ()) for a in answers):
-            raise ValueError(f"malformed answer: {str(answer)[:200]}")
+        check_answer(api_name, client.submit(*args, api_name=api_name).result(timeout=timeout))
         error = ""
     except Exception as err:  # every failure is counted and reported, none stops the run
         error = error_line(err)
     return Result(api_name, time.perf_counter() - start, error, long)
-
-
-def error_line(err: Exception) -> str:
-    """A failed request in one line of the report."""
-    return f"{type(err).__name__}: {err}".splitlines()[0][:300] or type(err).__name__
 
 
 def planned_request(
@@ -700,7 +688,6 @@ PROFILES: dict[
     "class": {"visitors": 30, "trainers": 3, "think": None, "mix": CLASS_MIX, "own_text_share": 0.0},
     "hall": {"visitors": 300, "trainers": 10, "think": (3.0, 10.0), "mix": HALL_MIX, "own_text_share": 0.5},
 }
-LONG_ENDPOINTS = {"/probes", "/train"}  # their own work budget: the short p95 target is on the others
 
 
 def page_load(http, url: str) -> Result:
@@ -752,40 +739,30 @@ def own_text(rng: random.Random, lang: str) -> str:
     )
 
 
-def class_request(
-    client,
-    http,
-    url: str,
-    rng: random.Random,
-    tasks: dict,
-    timeout: float,
-    endpoint: str | None = None,
-    mix: dict = CLASS_MIX,
-    own_text_share: float = 0.0,
-) -> Result:
-    """One thing a visitor does (`endpoint`, by default drawn from `mix`): a prediction, a comparison, a page
-    load, a treebank tree or a probe suite, on an English or Chinese task, a prediction or a comparison on a
-    sentence of the visitor's own with probability `own_text_share`; each answer must be well formed."""
+def class_plan(
+    rng: random.Random, tasks: dict, mix: dict = CLASS_MIX, own_text_share: float = 0.0, endpoint: str | None = None
+) -> tuple[str, tuple]:
+    """What a visitor does next (`endpoint`, by default drawn from `mix`): (endpoint, arguments), "page" for a
+    page load; a prediction or a comparison on a sentence of the visitor's own with probability `own_text_share`."""
     endpoint = endpoint or rng.choices(list(mix), weights=list(mix.values()))[0]
-    if endpoint == "page":
-        return page_load(http, url)
     task = rng.choice(sorted(tasks))
     lang, models = tasks[task]
     if endpoint in ("/predict", "/compare"):
         args, endpoint, _ = planned_request(rng, {task: tasks[task]}, float(endpoint == "/compare"), 0.0)
         if rng.random() < own_text_share:
             args = (own_text(rng, lang), *args[1:])
-        return timed(client, args, endpoint, timeout)
-    args = (rng.randrange(50), "test", "sst5") if endpoint == "/treebank" else ("zh" if lang == "zh" else "en", task)
-    start = time.perf_counter()
-    try:
-        answer = client.submit(*args, api_name=endpoint).result(timeout=timeout)
-        if not isinstance(answer, dict) or not answer:
-            raise ValueError(f"malformed answer: {str(answer)[:200]}")
-        error = ""
-    except Exception as err:  # counted and reported
-        error = error_line(err)
-    return Result(endpoint, time.perf_counter() - start, error, endpoint in LONG_ENDPOINTS)
+        return endpoint, args
+    if endpoint == "/treebank":
+        return endpoint, (rng.randrange(50), "test", "sst5")
+    return endpoint, ("zh" if lang == "zh" else "en", task) if endpoint == "/probes" else ()
+
+
+def class_request(client, http, url: str, timeout: float, endpoint: str, args: tuple) -> Result:
+    """One thing a visitor does (see class_plan) through its gradio_client `client`; the answer must be well
+    formed."""
+    if endpoint == "page":
+        return page_load(http, url)
+    return timed(client, args, endpoint, timeout, endpoint in LONG_ENDPOINTS)
 
 
 def training_file(folder: Path, n: int) -> Path:
@@ -846,14 +823,16 @@ def class_test(args) -> dict:
     """`--class-visitors` visitors for `--class-minutes`: each visit is a new session (a new gradio_client
     Client) of `--visit-requests` requests from the profile's mix with its think time between them (the class:
     up to 2 x `--think` seconds), and `--trainers` of the visitors train small files of their own instead; RSS
-    sampled every `--rss-every` seconds, the disk of the user models and Gradio's cache at the end."""
+    sampled every `--rss-every` seconds, the disk of the user models and Gradio's cache at the end. The hall's
+    visitors who do not train are browsers (tools.hall), not gradio_client Clients."""
     profile = PROFILES[args.profile]
     think = profile["think"] or (0.0, 2 * args.think)
+    browsers = args.profile == "hall"
     import httpx
 
     scratch = Path(tempfile.mkdtemp(prefix="loadtest-class-"))
     disk = {"user_models": scratch / "user_models", "gradio_cache": scratch / "gradio"}
-    args.clients = args.class_visitors
+    args.clients = max(1, args.trainers) if browsers else args.class_visitors
     folders = {"LAB_USER_MODELS": str(disk["user_models"]), "GRADIO_TEMP_DIR": str(disk["gradio_cache"])}
     # every visitor here comes from 127.0.0.1: the trainers' jobs all wait their turn, as the profile's are meant to
     # (one network address may otherwise have 4 jobs waiting: service.jobs, LAB_TRAIN_MAX_JOBS_PER_CLIENT)
@@ -869,13 +848,20 @@ def class_test(args) -> dict:
         # served_app warmed /predict and /compare up; the class's other requests load what they first use (the
         # probe suites, the treebank) now, so that the RSS after the warm-up is the app's, not a cache filling
         warm = [page_load(http, url)] + [
-            class_request(clients[0], http, url, random.Random(0), {task: tasks[task]}, args.request_timeout, endpoint)
+            class_request(
+                clients[0],
+                http,
+                url,
+                args.request_timeout,
+                *class_plan(random.Random(0), {task: tasks[task]}, endpoint=endpoint),
+            )
             for task in tasks
             for endpoint in ("/probes", "/treebank")
         ]
         if any(r.error for r in warm):
             raise LoadTestError(f"the class warm-up failed: {next(r.error for r in warm if r.error)}")
-        start, app_cpu = time.monotonic(), cpu_seconds(proc.pid, children=False)
+        start, app_cpu, server_cpu = time.monotonic(), cpu_seconds(proc.pid, children=False), cpu_seconds(proc.pid)
+        generator_cpu = time.process_time()
         deadline = start + args.class_minutes * 60
         samples, stop = [dict(rss_sample(proc.pid, start, 0), at="after warm-up")], threading.Event()
         counts, lock = {"visits": 0, "requests": 0}, threading.Lock()
@@ -907,19 +893,8 @@ def class_test(args) -> dict:
                     if time.monotonic() >= deadline:
                         break
                     count(0, 1)
-                    out.append(
-                        class_request(
-                            client,
-                            http,
-                            url,
-                            rng,
-                            tasks,
-                            args.request_timeout,
-                            None,
-                            profile["mix"],
-                            profile["own_text_share"],
-                        )
-                    )
+                    plan = class_plan(rng, tasks, profile["mix"], profile["own_text_share"])
+                    out.append(class_request(client, http, url, args.request_timeout, *plan))
                     time.sleep(rng.uniform(*think))
                 client.close()
                 client = None
@@ -932,11 +907,23 @@ def class_test(args) -> dict:
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
         log.info("class: %d visitors (%d training) for %g min", args.class_visitors, args.trainers, args.class_minutes)
-        with ThreadPoolExecutor(args.class_visitors) as pool:
-            results = [r for rs in pool.map(visitor, range(args.class_visitors), clients) for r in rs]
+
+        def hall() -> list[Result]:  # every visitor who does not train, as a browser, on this thread
+            from tools.hall import Hall
+
+            plan = lambda rng: class_plan(rng, tasks, profile["mix"], profile["own_text_share"])
+            seeds = [30_000 + n for n in range(args.trainers, args.class_visitors)]
+            return asyncio.run(Hall.read(url, args.request_timeout).run(seeds, plan, think, deadline, count))
+
+        threads = args.trainers if browsers else args.class_visitors
+        with ThreadPoolExecutor(max(1, threads)) as pool:
+            running = pool.map(visitor, range(threads), clients)
+            results = (hall() if browsers else []) + [r for rs in running for r in rs]
         stop.set()
         sampler.join()
         app_cpu = (cpu_seconds(proc.pid, children=False) or 0.0) - (app_cpu or 0.0)
+        server_cpu = (cpu_seconds(proc.pid) or 0.0) - (server_cpu or 0.0)
+        generator_cpu = time.process_time() - generator_cpu
         time.sleep(5.0)  # cancelled workers exit
         samples.append(dict(rss_sample(proc.pid, start, counts["requests"]), visits=counts["visits"], at="end"))
         disk_mb = {k: folder_mb(v) for k, v in disk.items()}
@@ -968,6 +955,9 @@ def class_test(args) -> dict:
         },
         # the app process's own CPU per request: what its GIL was busy with, whatever the machine's load
         "app_cpu_ms_per_request": round(1000 * app_cpu / max(1, len(results)), 1),
+        # with its children (the model worker, training workers), and what the load generator itself spent
+        "server_cpu_ms_per_request": round(1000 * server_cpu / max(1, len(results)), 1),
+        "load_generator_cpu_s": round(generator_cpu, 1),
         "rss_mb": {"after_warmup": warm, "end": end, "max": max(x["rss_mb"] for x in samples)},
         "rss_end_over_warmup": ratio,
         "rss_samples": samples,
@@ -1073,7 +1063,11 @@ def class_markdown(s: dict) -> str:
         (f"{e} p50 / p95 (s), n", f"{fmt(v['p50'])} / {fmt(v['p95'])}, {v['n']}")
         for e, v in s["latency_by_endpoint_s"].items()
     ]
-    rows += [("app process CPU per request (ms)", s["app_cpu_ms_per_request"])]
+    rows += [
+        ("app process CPU per request (ms)", s["app_cpu_ms_per_request"]),
+        ("with its children (ms)", s.get("server_cpu_ms_per_request", "n/a")),
+        ("the load generator's CPU (s)", s.get("load_generator_cpu_s", "n/a")),
+    ]
     rows += rss_rows(s) + [("disk at the end (MB)", ", ".join(f"{k} {v}" for k, v in s["disk_mb"].items()))]
     rows += [(f"target: {k}", "✓" if v else "✗") for k, v in s["targets"].items()]
     return "\n".join(["| class | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])

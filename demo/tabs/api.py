@@ -17,7 +17,7 @@ from core.predict import AUTO, Cancelled, Comparison
 from demo.endpoints import endpoint
 from demo.i18n import L, failure_text, request_lang, t
 from demo.owners import Visitors
-from demo.runner import MODEL_POOL, RequestGate, abandoned
+from demo.runner import MODEL_POOL, PROBE_EVENTS, RequestGate, abandoned
 from service.jobs import finite_number
 from service.lab import ServedLab
 from service.owners import PUBLIC
@@ -167,7 +167,7 @@ def build(lab: ServedLab, visitors: Visitors) -> gr.Markdown:
 
     endpoint(predict, api_name="predict", concurrency_id="model")
     endpoint(compare, api_name="compare", concurrency_id="model")
-    endpoint(probes, api_name="probes", concurrency_id="model")
+    endpoint(probes, api_name="probes", **PROBE_EVENTS)
     endpoint(interventions, api_name="interventions")
 
     def owner(key: str = "", request: gr.Request | None = None) -> str:

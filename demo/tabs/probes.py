@@ -39,7 +39,7 @@ from demo.i18n import (
 from demo.links import COPY_JS, LinkState, state_to_query
 from demo.owners import Visitors
 from demo.plots import esc, md
-from demo.runner import RequestGate, abandoned
+from demo.runner import PROBE_EVENTS, RequestGate, abandoned
 from demo.tabs.lab import LabView
 from service.lab import ServedLab
 from service.owners import PUBLIC
@@ -329,8 +329,8 @@ def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
     def on_failure_row(event: gr.SelectData):
         return event.index[0]
 
-    run.click(on_run, [suite, task], outputs, api_visibility="private", concurrency_id="model")
-    run_user.click(on_user, [user_text, upload, suite, task], outputs, api_visibility="private", concurrency_id="model")
+    run.click(on_run, [suite, task], outputs, api_visibility="private", **PROBE_EVENTS)
+    run_user.click(on_user, [user_text, upload, suite, task], outputs, api_visibility="private", **PROBE_EVENTS)
     for chooser in (capability, model):
         chooser.change(on_cell, [state, capability, model], [cell_head, failures, failure], api_visibility="private")
     table.select(on_table_cell, [state], [capability, model], api_visibility="private")
@@ -361,9 +361,7 @@ def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
         return link_state.suite, link_state.task, *shown
 
     def open_link(link_state: gr.State) -> None:
-        link_state.change(
-            on_link, [link_state], [suite, task, *outputs], api_visibility="private", concurrency_id="model"
-        )
+        link_state.change(on_link, [link_state], [suite, task, *outputs], api_visibility="private", **PROBE_EVENTS)
 
     return ProbesView(state, capability, model, failure, open_button, open_link, suite)
 

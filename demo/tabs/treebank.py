@@ -28,7 +28,6 @@ from core.analysis.treebank import (
     Hit,
     TreebankError,
     join_words,
-    tree_view,
 )
 from core.data import TASKS
 from core.data.sst import FINE_LABELS
@@ -249,8 +248,7 @@ def build(lab: ServedLab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         if treebank is None:
             raise gr.Error(html.escape(str(problem), quote=False), print_exception=False)
         try:
-            seen = visitors.lab(lab, request).checkpoints
-            return tree_view(seen, treebank.tree(split, index), task, split, index).to_dict()
+            return visitors.lab(lab, request).tree_view(treebank, split, index, task).to_dict()
         except TreebankError as err:
             raise gr.Error(html.escape(str(err), quote=False), print_exception=False) from None
 

@@ -71,3 +71,18 @@ def test_class_profile_against_the_app(lab_root, tmp_path):
     assert run["rss_samples"][0]["at"] == "after warm-up" and run["rss_samples"][-1]["at"] == "end"
     assert set(run["disk_mb"]) == {"user_models", "gradio_cache"} and run["disk_mb"]["user_models"] > 0
     assert set(run["targets"]) == {"no_failed_requests", "short_p95_le_1s", "rss_end_le_1.15x_warmup", "disk_le_1024mb"}
+
+
+@pytest.mark.slow
+def test_hall_profile_visitors_are_browsers(lab_root, tmp_path):
+    """The hall's visitors open the page, keep its heartbeat and send their requests through Gradio's queue as a
+    browser does (tools.hall): every kind of request answered, each visit a new session, nothing failed."""
+    out = tmp_path / "loadtest.json"
+    args = ["--profile", "hall", "--class-minutes", "0.5", "--class-visitors", "8", "--trainers", "1"]
+    code = main([*args, "--checkpoints", str(lab_root), "--request-timeout", "60", "--out", str(out)])
+    assert code in (0, 1)  # 1: a target missed on a busy machine
+    run = json.loads(out.read_text())["hall"]
+    assert run["failed"] == 0, run["failures"]
+    assert {"page", "/predict"} <= set(run["latency_by_endpoint_s"]) <= set(HALL_MIX) | {"/train", "/train_status"}
+    assert run["visits"] >= 8 and run["latency_by_endpoint_s"]["page"]["n"] >= 7  # a page per browser's visit
+    assert run["load_generator_cpu_s"] >= 0 and run["server_cpu_ms_per_request"] >= run["app_cpu_ms_per_request"]

@@ -2,14 +2,18 @@
 the same report as in the app, the same errors raised in the app, nothing of another visitor's in them, and the
 worker stays up after a refused job."""
 
+import json
 import os
+import shutil
 
 import pytest
 
 import core.analysis.probes as probes
 from core.analysis.probes import ProbeInputError, SuiteError, run_suite, run_text_cases
+from core.answers import AnswerCache
 from core.predict import Lab
 from demo.runner import ModelWorker, RequestGate
+from service.lab import ServedLab
 
 CASES = "A fine film .\tpositive\nIt is good .\tIt is not good .\tdown\n"
 
@@ -54,3 +58,24 @@ def test_errors_come_back_as_in_the_app_and_name_only_what_the_visitor_sees(lab,
         gate.probes(lab, "sst5", text="only a sentence")
     assert err.value.code == "bad_columns"
     assert worker._process is process and process.poll() is None  # refusals leave the worker warm
+
+
+def test_a_suite_asked_again_is_the_kept_report_and_a_visitors_model_is_another_key(lab_root, worker, tmp_path):
+    lab = ServedLab.load(lab_root)
+    lab.answers = AnswerCache()
+    runs = []
+    real_run = worker.run
+    worker.run = lambda job, alive: runs.append(job) or real_run(job, alive)
+    first = RequestGate(worker=worker).probes(lab, None, suite="en")
+    assert RequestGate(worker=worker).probes(lab, None, suite="en") is first and len(runs) == 1
+    RequestGate(worker=worker).probes(lab, "sst5", text=CASES)  # a visitor's own cases are never kept
+    RequestGate(worker=worker).probes(lab, "sst5", text=CASES)
+    assert len(runs) == 3
+    # a visitor who trained a model of its own: the suite on every task it sees is its own report
+    mine = shutil.copytree(lab_root / "sst5" / "dcnn", tmp_path / "mine")
+    config = json.loads((mine / "config.json").read_text())
+    (mine / "config.json").write_text(json.dumps({**config, "task": "mine"}))
+    lab.add_checkpoint(mine, owner="key:visitor")
+    assert RequestGate(worker=worker).probes(lab.visible_to("key:visitor"), None, suite="en") is not first
+    assert RequestGate(worker=worker).probes(lab.visible_to("key:other"), None, suite="en") is first
+    assert len(runs) == 4

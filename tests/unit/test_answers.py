@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+from core.analysis.treebank import Treebank
 from core.answers import AnswerCache, checkpoint_identity
 from core.notices import InputError
 from core.predict import Lab
@@ -99,3 +100,19 @@ def test_a_checkpoints_identity_names_its_owner_folder_and_files(lab):
     assert same != checkpoint_identity(retrained, "bundled")
     alices, bobs = (ServedLab(lab.checkpoints, owners={"sst5": owner}) for owner in (ALICE, BOB))
     assert alices.answer_identity(("sst5", "dcnn")) != bobs.answer_identity(("sst5", "dcnn"))
+
+
+def test_a_tree_is_kept_per_owner_and_checkpoint(cached, lab_root, tiny_data, tmp_path, monkeypatch):
+    import service.lab
+
+    treebank = Treebank.load(tiny_data)
+    views = []
+    real = service.lab.tree_view
+    monkeypatch.setattr(service.lab, "tree_view", lambda *args: views.append(args) or real(*args))
+    first = cached.tree_view(treebank, "test", 0, "sst5")
+    assert cached.visible_to(ALICE).tree_view(treebank, "test", 0, "sst5") is first and len(views) == 1
+    assert cached.tree_view(treebank, "test", 1, "sst5") is not first and len(views) == 2
+    # a checkpoint of the task retrained in place (new file hashes): the tree is classified again
+    ckpt = cached.checkpoints[("sst5", "dcnn")]
+    monkeypatch.setitem(ckpt.meta, "files", {**ckpt.meta["files"], next(iter(ckpt.meta["files"])): "another hash"})
+    assert cached.tree_view(treebank, "test", 0, "sst5") is not first and len(views) == 3

@@ -16,6 +16,7 @@ from core.checkpoints.manifest import read_manifest
 from core.data import PROJECT_ROOT, Example
 from core.data.sst import FINE_LABELS, node_examples, parse_tree
 from core.predict import Lab
+from service.lab import ServedLab
 from tools.evaluate_all import main as evaluate_all_main
 from tools.release.bundle import check
 
@@ -193,7 +194,7 @@ def test_callbacks_draw_and_word_in_both_languages(evaluated, treebank):
     from demo.treebank_outputs import Filters, dataset_outputs, open_node, search_choices, tree_outputs
 
     root, _, _ = evaluated
-    lab = Lab.load(root)
+    lab = ServedLab.load(root)
     for ui in ("en", "zh"):
         choices, count = search_choices(treebank, Filters("test", phenomenon="negation"), ui)
         assert choices["choices"] and count
