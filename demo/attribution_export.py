@@ -30,6 +30,7 @@ from core.notices import InputError
 from core.predict import Cancelled
 from demo.i18n import L, error, failure_text, notice_text, request_lang, t
 from demo.owners import Visitors
+from demo.page_load import on_page_load
 from demo.plots import esc
 from demo.runner import ModelFailureError, RequestGate, abandoned
 from service.lab import ServedLab
@@ -144,4 +145,4 @@ def build(lab: ServedLab, visitors: Visitors, model: gr.Dropdown, task: gr.Dropd
             + t("export_budget", ui, words=EXPORT_MAX_WORDS, seconds=f"{seconds:g}")
         )
 
-    gr.on(None, on_load, None, info, api_visibility="private")  # triggers=None: on page load, in its language
+    on_page_load(on_load, [info])  # in the page's language

@@ -10,6 +10,7 @@ from core.analysis.plausibility import TOP_K
 from core.predict import ALL, AUTO, Prediction
 from demo.i18n import L, label_name, model_name, request_lang, t, task_name
 from demo.owners import Visitors
+from demo.page_load import on_page_load
 from demo.plots import esc
 from service.lab import ServedLab
 
@@ -141,6 +142,6 @@ def build(lab: ServedLab, model: gr.Dropdown, task: gr.Dropdown, visitors: Visit
     def on_change(model_value: str, task_value: str, request: gr.Request) -> str:
         return faithfulness_hint(visitors.lab(lab, request), model_value, task_value, request_lang(request))
 
-    # triggers=None: on page load (the browser's language) and whenever the model or the task changes
-    gr.on(None, on_change, [model, task], hint, api_visibility="private")
+    gr.on([model.change, task.change], on_change, [model, task], hint, api_visibility="private")
+    on_page_load(lambda request: on_change(model.value, task.value, request), [hint])  # in the browser's language
     return method

@@ -7,6 +7,7 @@ from core.answers import AnswerCache
 from demo.i18n import L, request_lang, t
 from demo.links import query_to_state
 from demo.owners import Visitors
+from demo.page_load import on_page_load, page_parts
 from demo.plots import esc
 from demo.tabs import api, checkpoints, probes
 from demo.tabs import lab as lab_tab
@@ -187,17 +188,24 @@ def build_demo(lab: ServedLab, root: str = "checkpoints", settings: Settings | N
             tab = gr.Tabs(selected=state.tab) if state.tab not in ("lab", "treebank") else gr.update()
             return tab, *(state if state.fills(name) else gr.update() for name in links)
 
-        demo.load(on_link, None, [tabs, *links.values()], api_visibility="private")
-        lab_view.open_link(demo, links["lab"])  # ?text=...&method=...: fill the Lab's inputs and analyse
+        on_page_load(on_link, [tabs, *links.values()])
+        lab_view.open_link(links["lab"])  # ?text=...&method=...: fill the Lab's inputs and analyse
         probes_view.open_link(links["probes"])  # ?tab=probes&suite=...: run the suite, open the cell
-        demo.load(probes.page_suite, None, [probes_view.suite], api_visibility="private")  # the page's language
+        on_page_load(probes.page_suite, [probes_view.suite])  # the page's language
         treebank_view.open_link(links["treebank"], tabs)  # ?tab=treebank&sentence=...&node=...
         probes.open_in_lab(probes_view, lab_view, tabs)  # a probe failure opens in the Lab tab
         treebank_tab.open_in_lab(treebank_view, lab_view, tabs)  # so do a tree node and a test sentence
+        parts = page_parts(demo)
+
+        def on_page(key, request: gr.Request, profile: gr.OAuthProfile | None = None):
+            """The page's one load event (demo/page_load.py): the visitor first, then every tab's part."""
+            return (*on_load(key, request, profile), *(value for part in parts for value in part.values(request)))
+
         demo.load(
-            on_load,
+            on_page,
             owner_key,
-            [owner_key, warning, loaded, failed, api_usage, lab_view.task, train_view.job],
+            [owner_key, warning, loaded, failed, api_usage, lab_view.task, train_view.job]
+            + [output for part in parts for output in part.outputs],
             api_visibility="private",
             js=READ_KEY,
         ).then(None, owner_key, None, js=KEEP_KEY)

@@ -34,6 +34,7 @@ from demo.lab_analysis import (
 )
 from demo.links import COPY_JS, LinkState, intervention_specs
 from demo.owners import Visitors
+from demo.page_load import on_page_load
 from demo.svg import EXPORT_JS, drawn_for, room_js
 from demo.tabs import pairs
 from demo.tabs.checkpoints import facts
@@ -110,7 +111,7 @@ class LabView:
     task: gr.Dropdown
     pair: pairs.PairView
     analyse_after: Callable  # (event, gr.State: was a pair opened?) -> both analyses, once the event succeeded
-    open_link: Callable  # (demo, gr.State of a LinkState) -> once it is set, the Lab fills and runs it
+    open_link: Callable  # (gr.State of a LinkState) -> once it is set, the Lab fills and runs it
     model: gr.Dropdown  # a probe failure opens with the model that failed
 
 
@@ -289,10 +290,11 @@ def build(lab: ServedLab, visitors: Visitors) -> LabView:
         drawn_for(width)
         yield from run_analysis(visitors.lab(lab, request), known, Ask(*asked), request_lang(request), state.map)
 
-    def open_link(demo: gr.Blocks, state: gr.State) -> None:
-        """On page load the examples' labels in the page's language; once `state` is set (a link names a
-        sentence), the inputs filled and analysed, and the pair if it names sentence B."""
-        demo.load(on_labels, None, [examples.dataset], api_visibility="private")
+    on_page_load(on_labels, [examples.dataset])  # the examples' labels in the page's language
+
+    def open_link(state: gr.State) -> None:
+        """Once `state` is set (a link names a sentence), the inputs filled and analysed, and the pair if it names
+        sentence B."""
         is_pair = gr.State(False)
         filled = state.change(
             on_link,
