@@ -9,7 +9,6 @@ import os
 import signal
 import threading
 import time
-from contextlib import nullcontext
 
 import httpx
 import pytest
@@ -145,11 +144,12 @@ def test_a_long_request_runs_its_models_in_the_worker(lab, monkeypatch):
     worker = ModelWorker(nice=0)
     try:
         long_text = " ".join(["good"] * (LONG_WORDS + 1))
-        result = lab.compare(long_text, "sst5", gate=RequestGate(worker=worker))
+        result = RequestGate(worker=worker).run(lab.plan_compare(long_text, "sst5"))
         assert [p.model for p in result.predictions] == lab.models("sst5") and ran_here == []
-        short = lab.compare("a good film", "sst5", gate=RequestGate(worker=worker))
+        short = RequestGate(worker=worker).run(lab.plan_compare("a good film", "sst5"))
         assert ran_here == lab.models("sst5") and len(short.predictions) == len(ran_here)
-        assert lab.predict(long_text, "dcnn", "sst5", gate=RequestGate(worker=worker)).model == "dcnn"
+        long = RequestGate(worker=worker).run(lab.plan_predict(long_text, "dcnn", "sst5"))
+        assert long.predictions[0].model == "dcnn"
         assert ran_here == lab.models("sst5")
     finally:
         worker.close()
@@ -184,33 +184,18 @@ def test_the_worker_is_replaced_after_its_jobs_and_when_it_dies(lab):
         worker.close()
 
 
-class StopAfterOneModel:
-    """A core.predict.Gate whose client leaves once the first model has run."""
-
-    def __init__(self):
-        self.words, self.models = [], 0
-
-    def admit(self, words: int, on_demand: bool):
-        self.words.append((words, on_demand))
-        return nullcontext(False)
-
-    def run(self, job, here):
-        self.models += 1
-        if self.models > 1:
-            raise Cancelled()
-        return here()
-
-
 def test_compare_stops_between_models_when_its_client_leaves(lab, monkeypatch):
     ran = []
     attempt = lab.attempt
     monkeypatch.setattr(
         lab, "attempt", lambda checked, model, *rest: ran.append(model) or attempt(checked, model, *rest)
     )
-    gate = StopAfterOneModel()
+    gate = RequestGate(lanes=Lanes())
+    gate.alive = lambda: not ran  # the client leaves once the first model has run
+    plan = lab.plan_compare("a good film", "sst5")
     with pytest.raises(Cancelled):
-        lab.compare("a good film", "sst5", gate=gate)
-    assert gate.words == [(3, False)] and ran == lab.models("sst5")[:1]
+        gate.run(plan)
+    assert (plan.words, plan.on_demand, gate.long) == (3, False, False) and ran == lab.models("sst5")[:1]
 
 
 def _api_index(demo, name: str) -> int:
