@@ -172,7 +172,15 @@ class ModelWorker:
 
 
 LANES = Lanes()
-WORKER = serve_ray.worker(ModelWorker())  # LAB_SERVE_BACKEND=ray: a Ray Serve deployment in front of it
+LOCAL_WORKER = ModelWorker()
+WORKER: serve_ray.Worker = LOCAL_WORKER  # until the app's settings choose (choose_worker)
+
+
+def choose_worker(settings: Settings) -> None:
+    """The model worker by the app's settings (build_demo, before any request): the local one, or with
+    LAB_SERVE_BACKEND=ray a Ray Serve deployment in front of it (service.serve_ray)."""
+    global WORKER
+    WORKER = serve_ray.worker(LOCAL_WORKER, settings)
 
 
 def queued(demo: gr.Blocks, settings: Settings) -> gr.Blocks:
@@ -219,8 +227,9 @@ class RequestGate:
     worker process for a long request's models. `long`: the request is long whatever its size (it stays long
     once one of its plans was)."""
 
-    def __init__(self, lanes: Lanes = LANES, worker: serve_ray.Worker = WORKER, long: bool = False):
-        self.lanes, self.worker, self.alive, self.long = lanes, worker, client_alive(), long
+    def __init__(self, lanes: Lanes = LANES, worker: serve_ray.Worker | None = None, long: bool = False):
+        # the app's worker when the request is handled: choose_worker may have replaced it since import
+        self.lanes, self.worker, self.alive, self.long = lanes, worker or WORKER, client_alive(), long
 
     def run(self, plan: Plan, executor: Executor | None = None) -> Comparison:
         """The answer to core's `plan`: its jobs admitted to their lane by the request's size, then run side by side

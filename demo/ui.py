@@ -8,6 +8,7 @@ from demo.i18n import L, request_lang, t
 from demo.links import query_to_state
 from demo.owners import Visitors
 from demo.plots import esc
+from demo.runner import choose_worker
 from demo.tabs import api, checkpoints, probes
 from demo.tabs import lab as lab_tab
 from demo.tabs import train as train_tab
@@ -136,6 +137,7 @@ def banner(lab: ServedLab, root: str, ui: str) -> str:
 def build_demo(lab: ServedLab, root: str = "checkpoints", settings: Settings | None = None) -> gr.Blocks:
     """The page on `lab`, by `settings` (app.py's, read once at start; a test's: the environment's now)."""
     settings = settings or Settings.load()
+    choose_worker(settings)  # LAB_SERVE_BACKEND: where long requests' models run
     visitors = Visitors(settings=settings)  # every tab is given them, and the settings with them
     # an identical request (an example clicked by a whole class) is answered again from memory: core.answers
     lab.answers = lab.answers or AnswerCache(settings.answer_cache)
