@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 from gradio_client import Client, handle_file
+from lab_fixture import Clients, start_app
 from test_user_training import reviews, write_csv
 
 from demo.i18n import notice_text
@@ -29,27 +30,11 @@ def user_models(tmp_path_factory, monkeypatch_module):
 @pytest.fixture(scope="module")
 def app(lab, user_models, tmp_path_factory, monkeypatch_module):
     """The app on the tiny checkpoints, and a factory of clients: each Client is one visitor."""
-    from demo import CSS, I18N, THEME, build_demo
-
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
-    demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=2)
-    _, url, _ = demo.launch(
-        prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N
-    )
-    clients = []
-
-    def visitor(session: str | None = None) -> Client:
-        """A new visitor, or (`session`) the API side of a page session opened by page_load."""
-        clients.append(Client(url, verbose=False))
-        if session:
-            clients[-1].session_hash = session
-        return clients[-1]
-
-    visitor.url = url
-    yield visitor
-    for client in clients:
-        client.close()
+    demo, url = start_app(lab)
+    visitors = Clients(url)
+    yield visitors
+    visitors.close()
     demo.close()
 
 

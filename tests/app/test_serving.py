@@ -12,6 +12,7 @@ import time
 
 import httpx
 import pytest
+from lab_fixture import start_app
 
 from core.predict import Cancelled, ModelFailure, Prediction
 from core.views import Text
@@ -205,14 +206,10 @@ def _api_index(demo, name: str) -> int:
 def test_a_disconnected_request_stops_waiting_and_runs_no_model(lab, monkeypatch, tmp_path):
     """Through the real server: a long /compare waits for the long lane (held here); its client closes the
     event stream; once the lane is free again, the abandoned request runs no model."""
-    from demo import build_demo
-
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path))
     ran = []
     monkeypatch.setattr(lab, "attempt", lambda checked, model, *rest: ran.append(model))
-    demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=DEFAULTS.model_concurrency)
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    demo, url = start_app(lab, concurrency=DEFAULTS.model_concurrency)
     try:
         session = "disconnecting-client"
         with LANES.admit(long=True):  # a long request is running
