@@ -146,12 +146,13 @@ def launched(demo, tries: int = 3, **launch) -> str:
 def start_app(
     lab, settings=None, root: str = "checkpoints", concurrency: int = 2, max_size: int | None = None, **launch
 ):
-    """The app on `lab` by `settings` (None: the environment's now), `concurrency` model events at a time and at
+    """The app on `lab` by `settings` (None: the environment's, read now), `concurrency` model events at a time and at
     most `max_size` waiting, launched in this process on a free port of 127.0.0.1 with its theme, CSS and
     translations; (demo, url), for the caller to close. `launch` adds launch() settings (app_kwargs, mcp_server)."""
     from demo import CSS, I18N, THEME, build_demo
+    from service.settings import Settings
 
-    demo = build_demo(lab, root, settings)
+    demo = build_demo(lab, root, settings or Settings.load())
     demo.queue(default_concurrency_limit=concurrency, max_size=max_size)
     return demo, launched(demo, quiet=True, theme=THEME, css=CSS, i18n=I18N, **launch)
 

@@ -189,7 +189,7 @@ def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user(
     from service.owners import HF_USER, NOBODY
     from service.store import Store
 
-    visitors = Visitors(Store(tmp_path / "owners.sqlite"))
+    visitors = Visitors(Settings.load(), Store(tmp_path / "owners.sqlite"))
     key = visitors.on_page("", Request(session_hash="first-visit-page"))  # a new browser: a new key for it to keep
     assert len(key) >= 16 and visitors.owner(Request(session_hash="first-visit-page")) == owner_id(KEY, key)
     assert visitors.on_page(key, Request(session_hash="reload")) == key  # a reload keeps the owner
@@ -200,7 +200,8 @@ def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user(
     for i in range(300):  # a flood of page loads pushes no binding out
         visitors.on_page("", Request(session_hash=f"flood-{i}"))
     assert visitors.owner(Request(session_hash="first-visit-page")) == owner_id(KEY, key)
-    assert Visitors(Store(tmp_path / "owners.sqlite")).owner(Request(session_hash="reload")) == owner_id(KEY, key)
+    reloaded = Visitors(Settings.load(), Store(tmp_path / "owners.sqlite"))
+    assert reloaded.owner(Request(session_hash="reload")) == owner_id(KEY, key)
     unbound = "api-client-0123456789"
     assert visitors.owner(Request(session_hash=unbound)) == owner_id(KEY, unbound)  # unbound: the session itself
     assert visitors.owner(Request(session_hash="x")) == NOBODY  # too short to be anybody's key
@@ -214,6 +215,7 @@ def test_the_page_everybody_is_sent_names_no_visitors_task(lab, user_models):
 
     private = [path for path in installed_checkpoints(user_models) if checkpoint_owner(path)[0]]
     assert private, "the first test installs two visitors' models"
-    page = json.dumps(build_demo(lab).get_config_file(), ensure_ascii=False, default=str)
+    demo = build_demo(lab, "checkpoints", Settings.load())
+    page = json.dumps(demo.get_config_file(), ensure_ascii=False, default=str)
     assert all(path.parent.name in lab.tasks() for path in private)  # served
     assert not any(trace in page for path in private for trace in (path.parent.name, "class_reviews"))

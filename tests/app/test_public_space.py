@@ -269,5 +269,6 @@ def test_on_a_space_the_train_tab_asks_for_a_sign_in_first(lab_root, monkeypatch
     for name in ("OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET", "OAUTH_SCOPES", "OPENID_PROVIDER_URL"):  # read at import
         monkeypatch.setattr(gradio.oauth, name, "set-by-the-space")
     monkeypatch.delenv("LAB_SIGN_IN", raising=False)
-    config = json.dumps(build_demo(ServedLab.load(lab_root)).get_config_file(), default=str)
+    demo = build_demo(ServedLab.load(lab_root), str(lab_root), Settings.load())
+    config = json.dumps(demo.get_config_file(), default=str)
     assert "train_sign_in" in config and "Sign in with Hugging Face" in config  # the sign-in line and its button
