@@ -14,7 +14,8 @@ import httpx
 import pytest
 from lab_fixture import start_app
 
-from core.predict import Cancelled, ModelFailure, Prediction
+from core.answers import AnswerCache
+from core.predict import Cancelled, Lab, ModelFailure, Prediction
 from core.views import Text
 from demo.runner import LANES, LONG_WORDS, POLL_S, Lanes, ModelWorker, RequestGate
 from service.serving import decode, encode, serve
@@ -197,6 +198,25 @@ def test_compare_stops_between_models_when_its_client_leaves(lab, monkeypatch):
     with pytest.raises(Cancelled):
         gate.run(plan)
     assert (plan.words, plan.on_demand, gate.long) == (3, False, False) and ran == lab.models("sst5")[:1]
+
+
+def test_kept_answers_take_no_lane_and_only_the_other_models_run(lab):
+    """A plan runs the models without a kept answer; one whose answers are all kept is finished without its lane
+    (here the short lane is held and the client gone: asking for the lane would raise Cancelled)."""
+    cached = Lab(lab.checkpoints, lab.sources, answers=AnswerCache())
+    lanes = Lanes()
+    one = RequestGate(lanes=lanes).run(cached.plan_predict("a good film", "dcnn", "sst5")).predictions[0]
+    plan = cached.plan_compare("a good film", "sst5")
+    assert plan.kept == {"dcnn": one} and [job.model for job in plan.jobs] == [
+        m for m in lab.models("sst5") if m != "dcnn"
+    ]
+    every = RequestGate(lanes=lanes).run(plan).predictions
+    again = cached.plan_compare("a good film", "sst5")
+    assert again.jobs == [] and list(again.kept.values()) == every
+    gate = RequestGate(lanes=lanes)
+    gate.alive = lambda: False
+    with lanes.admit(long=False):
+        assert gate.run(again).predictions == every
 
 
 def _api_index(demo, name: str) -> int:
