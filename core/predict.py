@@ -9,8 +9,10 @@ task by default), each under inference mode, and return `Prediction`s: class pro
 with their character spans and whether the model knows them, a per-word curve (the model's own
 per-position output or a probe where it has one, else the prediction on each prefix), a
 leave-one-word-out occlusion score per word (the same method for every model), and the model's own
-views. Core returns data: what the user should know comes as `Notice`s (a code and its parameters),
-and bad input as an `InputError` carrying one; the front end words them (core.notices, demo/i18n.py).
+views. A server that schedules the model work itself asks for the request's `Plan` instead
+(`Lab.plan_predict`, `Lab.plan_compare`), runs its jobs its own way and hands their outcomes to `Plan.finish`.
+Core returns data: what the user should know comes as `Notice`s (a code and its parameters), and bad input
+as an `InputError` carrying one; the front end words them (core.notices, demo/i18n.py).
 """
 
 import argparse
@@ -21,10 +23,9 @@ import re
 import sys
 from collections.abc import Callable
 from concurrent.futures import Executor
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import ClassVar, Protocol, Self
+from typing import ClassVar, Self
 
 import torch
 
@@ -60,18 +61,6 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 
 class Cancelled(Exception):
     """The caller no longer wants the answer (its client disconnected): the models not yet run were skipped."""
-
-
-class Gate(Protocol):
-    """How a server schedules one request's model work (demo/runner.py: short requests go before long ones).
-    `admit` is told the words analysed and whether a slow attribution method (ON_DEMAND) was asked for, and
-    says (as its context value) whether the models may run side by side on the caller's executor;
-    `run` runs each model: `here` in this process, or `job` in another (a ModelJob, which Lab.run runs there).
-    Both may wait, and raise Cancelled when the caller has left."""
-
-    def admit(self, words: int, on_demand: bool) -> AbstractContextManager: ...
-
-    def run(self, job: "ModelJob", here: Callable[[], "Prediction | ModelFailure"]) -> "Prediction | ModelFailure": ...
 
 
 @dataclass
@@ -173,6 +162,48 @@ class ModelJob:
     intervention: str = "none"  # Lab.predict's, checked
 
 
+@dataclass
+class Plan:
+    """One request's model work, checked and not yet run (Lab.plan_predict, Lab.plan_compare). A scheduler reads
+    `words` and `on_demand`, runs each of `jobs` (the models without a kept answer) with `here` or in another
+    process (Lab.run there), and hands the outcomes, in the order of `jobs`, to `finish`; `run_here` does all of
+    it in this process (Lab.predict, Lab.compare). The scheduler may stop between jobs (its client left)."""
+
+    checked: CheckedText
+    models: list[str]  # as asked, in the order of the answer
+    kept: dict[str, Prediction]  # model -> the answer kept for this very request (core.answers)
+    jobs: list[ModelJob]
+    on_demand: bool  # a slow attribution method (ON_DEMAND) was asked for
+    here: Callable[[ModelJob], Prediction | ModelFailure]  # one job, in this process
+    keys: dict[str, tuple | None]  # model -> its answer's key in `answers` (None: not kept)
+    answers: AnswerCache | None
+
+    @property
+    def words(self) -> int:
+        """The words analysed: how long the request is."""
+        return len(self.checked.tokens)
+
+    def run_here(self, executor: Executor | None = None) -> Comparison:
+        """The answer, every job run in this process: one after another, or side by side on `executor`."""
+        return self.finish(list(map(self.here, self.jobs) if executor is None else executor.map(self.here, self.jobs)))
+
+    def finish(self, outcomes: list[Prediction | ModelFailure]) -> Comparison:
+        """The answer from the jobs' outcomes (in the order of `jobs`) and the kept answers; the new answers are
+        kept. A model that broke is listed in `failures`; RuntimeError when no model answered."""
+        ran = dict(zip((job.model for job in self.jobs), outcomes))
+        for model, outcome in ran.items():
+            key = self.keys[model]
+            if isinstance(outcome, Prediction) and key is not None and self.answers is not None:
+                self.answers.put(key, outcome)
+        answered = self.kept | ran
+        found = [answered[m] for m in self.models]
+        predictions = [o for o in found if isinstance(o, Prediction)]
+        failures = [o for o in found if isinstance(o, ModelFailure)]
+        if failures and not predictions:
+            raise RuntimeError("; ".join(f"{f.model}: {f.error}" for f in failures))
+        return Comparison(predictions, failures)
+
+
 def _auto(value: str | None) -> str | None:
     return None if value in (None, "", AUTO) else value
 
@@ -229,8 +260,8 @@ class Lab:
         return cls(checkpoints, sources, errors)
 
     def run(self, job: ModelJob) -> "Prediction | ModelFailure":
-        """A ModelJob (what a Gate may send to another process) run here, on this lab's checkpoint of its model;
-        a model that breaks is reported as a ModelFailure."""
+        """A ModelJob (what a Plan's scheduler may send to another process) run here, on this lab's checkpoint of
+        its model; a model that breaks is reported as a ModelFailure."""
         intervention = parse_intervention(job.intervention)
         return self.attempt(job.checked, job.model, job.methods, job.view_options, intervention)
 
@@ -307,7 +338,6 @@ class Lab:
         lang: str | None = None,
         max_words: int = MAX_WORDS,
         methods: str | list[str] | None = None,
-        gate: Gate | None = None,
         view_options: dict | None = None,
         intervention: str | Intervention | None = None,
     ) -> Prediction:
@@ -315,22 +345,30 @@ class Lab:
         go to the model's `views` where it takes them (the DCNN's `top_map`: one of its maps; see `compare`);
         `intervention` ("key" or "key:index", see
         `interventions`) switches a part of the model off or replaces it. Bad input raises InputError."""
+        plan = self.plan_predict(text, model, task, lang, max_words, methods, view_options, intervention)
+        return plan.run_here().predictions[0]
+
+    def plan_predict(
+        self,
+        text: str,
+        model: str,
+        task: str | None = None,
+        lang: str | None = None,
+        max_words: int = MAX_WORDS,
+        methods: str | list[str] | None = None,
+        view_options: dict | None = None,
+        intervention: str | Intervention | None = None,
+    ) -> Plan:
+        """`predict`'s work, checked and not yet run (InputError for bad input); its Comparison has the one
+        prediction. A model that raises here raises (a worker process reports a ModelFailure: RuntimeError)."""
         methods = check_methods(methods)
         checked = self.check_text(text, task, lang, max_words)
         self._check_model(checked.task, model)
         intervention = self.check_intervention(checked, model, intervention)
         view_options = self._taken(checked.task, model, view_options or {})
         key = self._answer_key((text, task, lang, max_words), checked, model, methods, view_options, intervention)
-        if key is not None and (kept := self.answers.get(key)) is not None:
-            return kept
-        with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext():
-            here = lambda: self._explain(checked, model, methods, view_options, intervention)
-            outcome = gate.run(self._job(checked, model, methods, view_options, intervention), here) if gate else here()
-        if isinstance(outcome, ModelFailure):  # run in another process, which reports instead of raising
-            raise RuntimeError(f"{model}: {outcome.error}")
-        if key is not None:
-            self.answers.put(key, outcome)
-        return outcome
+        here = lambda job: self._explain(job.checked, job.model, job.methods, job.view_options, intervention)
+        return self._plan(checked, [model], methods, {model: key}, {model: view_options}, here, intervention)
 
     def compare(
         self,
@@ -341,14 +379,25 @@ class Lab:
         executor: Executor | None = None,
         max_words: int = MAX_WORDS,
         methods: str | list[str] | None = None,
-        gate: Gate | None = None,
         view_options: dict | None = None,
     ) -> Comparison:
         """`models` (default: every model of the task) on one text, the input checked once. A model that
         breaks on good input is logged and listed in `failures`; the others still answer (RuntimeError
-        when none does). With an `executor` the models run side by side (torch releases the GIL). A `gate`
-        admits the work by its size and may hold or cancel it before each model (Cancelled). `view_options`
+        when none does). With an `executor` the models run side by side (torch releases the GIL). `view_options`
         (a link's DCNN map) go to each model that takes the value (view_option_values); the others ignore them."""
+        return self.plan_compare(text, task, lang, models, max_words, methods, view_options).run_here(executor)
+
+    def plan_compare(
+        self,
+        text: str,
+        task: str | None = None,
+        lang: str | None = None,
+        models: list[str] | None = None,
+        max_words: int = MAX_WORDS,
+        methods: str | list[str] | None = None,
+        view_options: dict | None = None,
+    ) -> Plan:
+        """`compare`'s work, checked and not yet run (InputError for bad input)."""
         methods = check_methods(methods)
         checked = self.check_text(text, task, lang, max_words)
         models = self.models(checked.task) if models is None else models
@@ -356,27 +405,22 @@ class Lab:
             self._check_model(checked.task, model)
         options = {m: self._taken(checked.task, m, view_options or {}) for m in models}
         keys = {m: self._answer_key((text, task, lang, max_words), checked, m, methods, options[m]) for m in models}
-        kept = {m: self.answers.get(k) for m, k in keys.items() if k is not None}
-        missing = [m for m in models if kept.get(m) is None]  # what the models must run for
+        return self._plan(checked, models, methods, keys, options, self.run)
 
-        def attempt(model: str) -> Prediction | ModelFailure:
-            here = lambda: self.attempt(checked, model, methods, options[model])
-            return here() if gate is None else gate.run(self._job(checked, model, methods, options[model]), here)
-
-        if missing:  # the gate admits work, not answers already kept
-            with gate.admit(len(checked.tokens), on_demand(methods)) if gate else nullcontext(True) as side_by_side:
-                pool = executor if side_by_side else None
-                ran = dict(zip(missing, map(attempt, missing) if pool is None else pool.map(attempt, missing)))
-            for model, outcome in ran.items():
-                if isinstance(outcome, Prediction) and keys[model] is not None:
-                    self.answers.put(keys[model], outcome)
-            kept |= ran
-        outcomes = [kept[m] for m in models]
-        predictions = [o for o in outcomes if isinstance(o, Prediction)]
-        failures = [o for o in outcomes if isinstance(o, ModelFailure)]
-        if failures and not predictions:
-            raise RuntimeError("; ".join(f"{f.model}: {f.error}" for f in failures))
-        return Comparison(predictions, failures)
+    def _plan(
+        self,
+        checked: CheckedText,
+        models: list[str],
+        methods: tuple[str, ...],
+        keys: dict[str, tuple | None],
+        options: dict[str, dict | None],
+        here: Callable[[ModelJob], Prediction | ModelFailure],
+        intervention: Intervention | None = None,
+    ) -> Plan:
+        """The models' Plan: a job for each model without a kept answer."""
+        kept = {m: a for m, k in keys.items() if k is not None and (a := self.answers.get(k)) is not None}
+        jobs = [self._job(checked, m, methods, options[m], intervention) for m in models if m not in kept]
+        return Plan(checked, models, kept, jobs, on_demand(methods), here, keys, self.answers)
 
     def interventions(self, task: str | None = None) -> dict[str, dict[str, dict]]:
         """{model: {intervention key: {"section": the paper's claim it tests, "index": what its index names}}}

@@ -106,31 +106,25 @@ def analyse(
                 return f"### {md(t('intervention_needs_one', ui))}", gr.update(value="", visible=False), ""
             result = Comparison(
                 [
-                    lab.predict(
-                        text,
-                        model,
-                        task,
-                        lang,
-                        methods=requested(method),
-                        gate=gate,
-                        view_options=options,
-                        intervention=chosen,
-                    )
+                    gate.run(
+                        lab.plan_predict(
+                            text,
+                            model,
+                            task,
+                            lang,
+                            methods=requested(method),
+                            view_options=options,
+                            intervention=chosen,
+                        )
+                    ).predictions[0]
                     for chosen in (None, intervention)
                 ],
                 [],
             )
         else:
-            result = lab.compare(
-                text,
-                task,
-                lang,
-                models=None if model == ALL else [model],
-                executor=MODEL_POOL,
-                methods=requested(method),
-                gate=gate,
-                view_options=options,
-            )
+            models = None if model == ALL else [model]
+            plan = lab.plan_compare(text, task, lang, models, methods=requested(method), view_options=options)
+            result = gate.run(plan, MODEL_POOL)
     except Cancelled:
         raise abandoned() from None
     except InputError as err:
@@ -163,8 +157,8 @@ class CountingGate(RequestGate):
         super().__init__()
         self.answered = 0
 
-    def run(self, job, here):
-        outcome = super().run(job, here)
+    def run_job(self, job, here):
+        outcome = super().run_job(job, here)
         self.answered += 1
         return outcome
 

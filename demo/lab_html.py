@@ -1,6 +1,7 @@
 """The Lab's result as HTML: the figures on top (probabilities and per-word curves, drawn as SVG on the server by
 demo/charts.py), the comparison table, and one panel per model (its word-attribution highlight and every view it
-returned, drawn by demo/plots.py). Pure functions: predictions and facts in, HTML out; nothing runs a model.
+returned, drawn by demo/plots.py), and the scripts of the DCNN panel's map choice. Pure functions: predictions and
+facts in, HTML out; nothing runs a model.
 `known` is demo.tabs.checkpoints.facts: each checkpoint's accuracy and identity, by (task, model)."""
 
 import logging
@@ -97,6 +98,32 @@ def caption(p: Prediction, fact: Facts | None, ui: str) -> str:
 def view_name(p: Prediction, index: int, view) -> str:
     """The name an exported figure gets, e.g. dcnn-2-kmaxgraph."""
     return f"{p.model}-{index + 1}-{type(view).__name__.lower()}"
+
+
+# The DCNN panel's scripts, beside its markup (top_map_panel). A Copy link's first step: the panel's map, where
+# one other than the default (the first) is chosen
+READ_MAP_JS = """(...args) => {
+  const choice = document.querySelector('#result .top-map select');
+  args[args.length - 1] = choice && choice.selectedIndex > 0 ? choice.value : '';
+  return args;
+}"""
+# the DCNN panel's map choice: the server draws the chosen map's graph; a reply to an earlier choice is dropped
+TOP_MAP_JS = """
+element.addEventListener('change', async (event) => {
+  const choice = event.target.closest('.top-map-choice select');
+  if (!choice) return;
+  const box = choice.closest('.top-map');
+  const view = box.querySelector('.top-map-view');
+  const wanted = choice.value;
+  view.style.opacity = 0.4;
+  const html = await server
+    .draw_top_map(box.dataset.text, box.dataset.task, box.dataset.model, Number(wanted), view.clientWidth)
+    .catch(() => null);
+  if (choice.value !== wanted) return;
+  if (html !== null) view.innerHTML = html;
+  view.style.opacity = '';
+});
+"""
 
 
 def top_map_view(p: Prediction, index: int, view: KMaxGraph, fact: Facts | None, ui: str) -> str:

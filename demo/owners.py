@@ -35,9 +35,9 @@ def _refuse(code: str, request: gr.Request | None, **params) -> gr.Error:
 class Visitors:
     """session id -> owner id, for sessions bound by a page load or `/owner`, kept in the owner store."""
 
-    def __init__(self, store: Store | None = None, settings: Settings | None = None):
-        # the app's settings (build_demo), which every tab is given with its Visitors; a test's: the environment's
-        self.settings = settings or Settings.load()
+    def __init__(self, settings: Settings, store: Store | None = None):
+        # the app's settings (build_demo), which every tab is given with its Visitors
+        self.settings = settings
         self.store = store or open_store(self.settings.user_models)
         self.policy = SpacePolicy.from_settings(self.settings)
         self.binds = RateBudget(self.policy.binds_per_minute)

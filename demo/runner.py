@@ -1,5 +1,6 @@
-"""Where the app runs its models: one thread pool that Lab.compare spreads "all five" over, the lanes that
-schedule each request's work, the worker process that runs long requests and probe suites, and the warm-up.
+"""Where the app runs its models: one thread pool that a request spreads "all five" over, the lanes that
+schedule each request's work (RequestGate runs core's Plans), the worker process that runs long requests and
+probe suites, and the warm-up.
 
 Gradio's queue is first-in first-out per concurrency group, so with one worker a 12-word sentence waited
 behind every 150-word text queued before it (short-request p95 4.5 s under 10% long inputs).
@@ -21,7 +22,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TypedDict
@@ -32,7 +33,7 @@ from gradio.context import LocalContext
 from core.analysis.export import BudgetSpent, Sentence
 from core.analysis.probes import ProbeReport
 from core.data import PROJECT_ROOT
-from core.predict import Cancelled, Lab, ModelFailure, ModelJob, Prediction
+from core.predict import Cancelled, Comparison, Lab, ModelFailure, ModelJob, Plan, Prediction
 from service import serve_ray
 from service.lab import ServedLab
 from service.serving import ExportJob, Refusal, SuiteJob, decode, encode
@@ -172,7 +173,15 @@ class ModelWorker:
 
 
 LANES = Lanes()
-WORKER = serve_ray.worker(ModelWorker())  # LAB_SERVE_BACKEND=ray: a Ray Serve deployment in front of it
+LOCAL_WORKER = ModelWorker()
+WORKER: serve_ray.Worker = LOCAL_WORKER  # until the app's settings choose (choose_worker)
+
+
+def choose_worker(settings: Settings) -> None:
+    """The model worker by the app's settings (build_demo, before any request): the local one, or with
+    LAB_SERVE_BACKEND=ray a Ray Serve deployment in front of it (service.serve_ray)."""
+    global WORKER
+    WORKER = serve_ray.worker(LOCAL_WORKER, settings)
 
 
 def queued(demo: gr.Blocks, settings: Settings) -> gr.Blocks:
@@ -215,15 +224,26 @@ class ModelFailureError(Exception):
 
 
 class RequestGate:
-    """core.predict.Gate for the request being handled: the app's lanes, its client's liveness, and the
-    worker process for a long request's models."""
+    """How the request being handled runs its model work: the app's lanes, its client's liveness, and the
+    worker process for a long request's models. `long`: the request is long whatever its size (it stays long
+    once one of its plans was)."""
 
-    def __init__(self, lanes: Lanes = LANES, worker: serve_ray.Worker = WORKER, long: bool = False):
-        self.lanes, self.worker, self.alive, self.long = lanes, worker, client_alive(), long
+    def __init__(self, lanes: Lanes = LANES, worker: serve_ray.Worker | None = None, long: bool = False):
+        # the app's worker when the request is handled: choose_worker may have replaced it since import
+        self.lanes, self.worker, self.alive, self.long = lanes, worker or WORKER, client_alive(), long
 
-    def admit(self, words: int, on_demand: bool = False):
-        self.long = self.long or self.lanes.is_long(words, on_demand)
-        return self.lanes.admit(self.long, self.alive)
+    def run(self, plan: Plan, executor: Executor | None = None) -> Comparison:
+        """The answer to core's `plan`: its jobs admitted to their lane by the request's size, then run side by side
+        on `executor` (short) or one by one in the worker (long); Cancelled when the client left, before each model.
+        A plan whose answers are all kept takes no lane: the lanes admit work, not answers."""
+        if not plan.jobs:
+            return plan.finish([])
+        self.long = self.long or self.lanes.is_long(plan.words, plan.on_demand)
+        with self.lanes.admit(self.long, self.alive) as side_by_side:
+            pool = executor if side_by_side else None
+            one = lambda job: self.run_job(job, plan.here)
+            outcomes = list(map(one, plan.jobs) if pool is None else pool.map(one, plan.jobs))
+        return plan.finish(outcomes)
 
     def probes(
         self,
@@ -276,10 +296,13 @@ class RequestGate:
 
         return run
 
-    def run(self, job: ModelJob, here: Callable[[], Prediction | ModelFailure]) -> Prediction | ModelFailure:
+    def run_job(
+        self, job: ModelJob, here: Callable[[ModelJob], Prediction | ModelFailure]
+    ) -> Prediction | ModelFailure:
+        """One model of an admitted plan: in the worker (long) or `here`, unless the client has left."""
         if not self.alive():
             raise Cancelled()
-        return self.worker.run(job, self.alive) if self.long else here()
+        return self.worker.run(job, self.alive) if self.long else here(job)
 
 
 # probe suites wait in Gradio's queue under a group of their own (as exports do), not in the model events' slots:
@@ -317,8 +340,12 @@ def warm_up(lab: ServedLab) -> None:
     models = Lab(lab.checkpoints, lab.sources)  # without the app's kept answers: every model runs, here and there
     for text, lang in (("a good film", "en"), ("很好", "zh")):
         for task in models.tasks(lang)[:1]:
-            for gate in (None, RequestGate(long=True)):
+            for long in (False, True):  # here, then in the worker
                 try:
-                    models.compare(text, task, lang, executor=MODEL_POOL, gate=gate)
+                    plan = models.plan_compare(text, task, lang)
+                    if long:
+                        RequestGate(long=True).run(plan, MODEL_POOL)
+                    else:
+                        plan.run_here(MODEL_POOL)
                 except Exception:  # warming up is best effort
                     log.warning("warm-up failed for %s", lang, exc_info=True)

@@ -50,12 +50,11 @@ class TrainingQueue:
     def __init__(
         self,
         lab: ServedLab,
+        settings: Settings,  # the app's, from the Train tab; a test's or a tool's own
         root: str | Path | None = None,
         limits: TrainLimits | None = None,
         poll: float = 0.5,
-        settings: Settings | None = None,
     ):
-        settings = settings or Settings.load()  # the app's, from the Train tab; a test's or a tool's own
         self.lab, self.root, self.poll = lab, Path(root or settings.user_models), poll
         self.limits = limits or TrainLimits.from_settings(settings)
         self.cleanup_limits, self.cleaned = CleanupLimits.from_settings(settings), 0.0

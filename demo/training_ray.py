@@ -28,17 +28,16 @@ class RayTrainingQueue(TrainingQueue):
     def __init__(
         self,
         lab: ServedLab,
+        settings: Settings,
         root: str | Path | None = None,
         limits: TrainLimits | None = None,
         poll: float = 0.5,
         max_running: int | None = None,
-        settings: Settings | None = None,
     ):
-        settings = settings or Settings.load()
         # set before the scheduler thread, which the base class starts, reads them
         self.workers: dict[str, subprocess.Popen] = {}
         self.max_running = max_running or settings.ray_max_jobs
-        super().__init__(lab, root, limits, poll, settings)
+        super().__init__(lab, settings, root, limits, poll)
 
     def status(self, job_id: str, owner: str | None = None) -> dict:
         """As TrainingQueue.status: finished only once its driver has ended and the Lab serves the model."""
@@ -81,12 +80,11 @@ class RayTrainingQueue(TrainingQueue):
         log.info("job %s sent to the cluster (driver pid %d)", job["id"], self.workers[job["id"]].pid)
 
 
-def training_queue(lab: ServedLab, root: str | Path | None = None, settings: Settings | None = None) -> TrainingQueue:
+def training_queue(lab: ServedLab, settings: Settings, root: str | Path | None = None) -> TrainingQueue:
     """The queue Settings.train_backend names: local (the default: one worker process at a time) or ray. A
     setting that cannot work stops the app at start, with what to set (service.settings checks the names)."""
-    settings = settings or Settings.load()
     if settings.train_backend == "local":
-        return TrainingQueue(lab, root, settings=settings)
+        return TrainingQueue(lab, settings, root)
     address = settings.ray_address
     if ":" not in address or address.startswith("ray://"):
         raise ValueError(
@@ -94,4 +92,4 @@ def training_queue(lab: ServedLab, root: str | Path | None = None, settings: Set
             f"RAY_ADDRESS (got {address!r})"
         )
     log.info("training on the Ray cluster at %s (fallback: %s)", address, settings.train_fallback or "none")
-    return RayTrainingQueue(lab, root, settings=settings)
+    return RayTrainingQueue(lab, settings, root)

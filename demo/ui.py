@@ -9,6 +9,7 @@ from demo.links import query_to_state
 from demo.owners import Visitors
 from demo.page_load import on_page_load, page_parts
 from demo.plots import esc
+from demo.runner import choose_worker
 from demo.tabs import api, checkpoints, probes
 from demo.tabs import lab as lab_tab
 from demo.tabs import train as train_tab
@@ -134,10 +135,10 @@ def banner(lab: ServedLab, root: str, ui: str) -> str:
     return "\n".join([f"⚠️ {head}"] + [f"- `{p.replace('`', '')}`: {esc(e)}" for p, e in sorted(lab.errors.items())])
 
 
-def build_demo(lab: ServedLab, root: str = "checkpoints", settings: Settings | None = None) -> gr.Blocks:
-    """The page on `lab`, by `settings` (app.py's, read once at start; a test's: the environment's now)."""
-    settings = settings or Settings.load()
-    visitors = Visitors(settings=settings)  # every tab is given them, and the settings with them
+def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
+    """The page on `lab` (its checkpoints from `root`), by `settings` (app.py's, read once at start; a test's own)."""
+    choose_worker(settings)  # LAB_SERVE_BACKEND: where long requests' models run
+    visitors = Visitors(settings)  # every tab is given them, and the settings with them
     # an identical request (an example clicked by a whole class) is answered again from memory: core.answers
     lab.answers = lab.answers or AnswerCache(settings.answer_cache)
     lab.user_models.capacity = settings.user_models_in_memory  # visitors' models held in memory, most recent first

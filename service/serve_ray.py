@@ -42,11 +42,6 @@ AUTOSCALING = {"min_replicas": 1, "max_replicas": 4, "target_ongoing_requests": 
 START_S = 300.0  # the driver's connection and the first replica, on a loaded machine: Ray's worker, torch, runtime_env
 
 
-def serve_backend() -> str:
-    """Settings.serve_backend: `local` (the app's own worker process, the default) or `ray` (this module)."""
-    return Settings.load().serve_backend
-
-
 class Worker(Protocol):
     """What demo/runner.py's ModelWorker offers: a job's answer, and a close at the end."""
 
@@ -179,11 +174,12 @@ class ServeWorker:
         self.local.close()
 
 
-def worker(local: Worker) -> Worker:
-    """The app's model worker for LAB_SERVE_BACKEND: `local` itself, or a ServeWorker in front of it."""
-    if serve_backend() != "ray":
+def worker(local: Worker, settings: Settings) -> Worker:
+    """The app's model worker for its Settings.serve_backend: `local` (the app's own worker process, the default)
+    itself, or with `ray` a ServeWorker in front of it."""
+    if settings.serve_backend != "ray":
         return local
-    return ServeWorker(local, Settings.load().ray_address)
+    return ServeWorker(local, settings.ray_address)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ if "LAB_USER_MODELS" not in os.environ:  # nor into user_models/ (the Train tab'
 
 import pytest
 import torch
-from lab_fixture import NEGATIVE, NEUTRAL, POSITIVE, build_checkpoints
+from lab_fixture import NEGATIVE, NEUTRAL, POSITIVE, build_checkpoints, start_app
 
 torch.set_num_threads(1)
 
@@ -90,14 +90,8 @@ def client(lab, tmp_path_factory, monkeypatch_module):
     """A gradio_client Client of the app built on the tiny checkpoints, served on 127.0.0.1."""
     from gradio_client import Client
 
-    from demo import CSS, I18N, THEME, build_demo
-
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
-    demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=2)
-    _, url, _ = demo.launch(
-        prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N
-    )
+    demo, url = start_app(lab)
     client = Client(url, verbose=False)
     yield client
     client.close()

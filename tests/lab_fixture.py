@@ -143,10 +143,44 @@ def launched(demo, tries: int = 3, **launch) -> str:
     raise AssertionError("unreachable")
 
 
+def start_app(
+    lab, settings=None, root: str = "checkpoints", concurrency: int = 2, max_size: int | None = None, **launch
+):
+    """The app on `lab` by `settings` (None: the environment's, read now), `concurrency` model events at a time and at
+    most `max_size` waiting, launched in this process on a free port of 127.0.0.1 with its theme, CSS and
+    translations; (demo, url), for the caller to close. `launch` adds launch() settings (app_kwargs, mcp_server)."""
+    from demo import CSS, I18N, THEME, build_demo
+    from service.settings import Settings
+
+    demo = build_demo(lab, root, settings or Settings.load())
+    demo.queue(default_concurrency_limit=concurrency, max_size=max_size)
+    return demo, launched(demo, quiet=True, theme=THEME, css=CSS, i18n=I18N, **launch)
+
+
+class Clients:
+    """gradio_client Clients of one running app, each a visitor: `clients()` a new one, `clients(session)` a REST
+    client naming its own session id (the API side of a page session); close() closes every one."""
+
+    def __init__(self, url: str):
+        self.url, self.made = url, []
+
+    def __call__(self, session: str | None = None):
+        from gradio_client import Client
+
+        self.made.append(Client(self.url, verbose=False))
+        if session:
+            self.made[-1].session_hash = session
+        return self.made[-1]
+
+    def close(self) -> None:
+        for client in self.made:
+            client.close()
+
+
 def launch_demo(lab_root: Path, temp_dir: Path, **launch):
-    """The app built as app.py builds it, launched in this process on a free port of 127.0.0.1 (Gradio's
-    uploads in `temp_dir`); yields (demo, url) and closes it after. `launch` adds launch() settings."""
-    from demo import CSS, I18N, THEME, app_kwargs, build_demo
+    """The app built as app.py builds it (start_app with its app_kwargs; Gradio's uploads in `temp_dir`); yields
+    (demo, url) and closes it after. `launch` adds launch() settings."""
+    from demo import app_kwargs
     from service.lab import ServedLab
     from service.settings import Settings
 
@@ -154,9 +188,9 @@ def launch_demo(lab_root: Path, temp_dir: Path, **launch):
     os.environ["GRADIO_TEMP_DIR"] = str(temp_dir)
     try:
         settings = Settings.load()
-        demo = build_demo(ServedLab.load(lab_root), str(lab_root), settings)
-        demo.queue(default_concurrency_limit=2)
-        url = launched(demo, quiet=True, theme=THEME, css=CSS, i18n=I18N, app_kwargs=app_kwargs(settings), **launch)
+        demo, url = start_app(
+            ServedLab.load(lab_root), settings, str(lab_root), app_kwargs=app_kwargs(settings), **launch
+        )
         yield demo, url
         demo.close()
     finally:

@@ -9,12 +9,12 @@ The front end draws this data (demo/tabs/pairs.py); a probe failure of an invari
 is such a pair (core.analysis.probes.Case.text and .variant).
 """
 
-from concurrent.futures import Executor
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from core.notices import InputError
-from core.predict import Gate, Lab, ModelFailure, Prediction
+from core.predict import Comparison, Lab, ModelFailure, Plan, Prediction
 from core.views import sentiment_scores
 
 SENTENCES = ("a", "b")
@@ -89,13 +89,13 @@ def _compare(
     task: str | None,
     lang: str | None,
     models: list[str] | None,
-    executor: Executor | None,
-    gate: Gate | None,
-):
+    run: Callable[[Plan], Comparison],
+) -> Comparison:
     try:
-        return lab.compare(text, task, lang, models=models, executor=executor, gate=gate)
+        plan = lab.plan_compare(text, task, lang, models=models)
     except InputError as err:
         raise PairInputError(sentence, err) from None
+    return run(plan)
 
 
 def compare_pair(
@@ -105,15 +105,15 @@ def compare_pair(
     task: str | None = None,
     lang: str | None = None,
     models: list[str] | None = None,
-    executor: Executor | None = None,
-    gate: Gate | None = None,
+    run: Callable[[Plan], Comparison] = Plan.run_here,
 ) -> PairComparison:
     """`models` (default: every model of the task) on both sentences. The task is resolved from sentence a
     (as Lab.compare does) and sentence b goes to the same models. Bad input in either sentence raises
-    PairInputError naming it; a model that fails on either sentence is listed in `failures`."""
-    first = _compare(lab, "a", text_a, task, lang, models, executor, gate)
+    PairInputError naming it; a model that fails on either sentence is listed in `failures`. `run` answers each
+    sentence's Plan: here, one model after another, unless a server passes its own scheduler."""
+    first = _compare(lab, "a", text_a, task, lang, models, run)
     task = first.predictions[0].task
-    second = _compare(lab, "b", text_b, task, lang, models, executor, gate)
+    second = _compare(lab, "b", text_b, task, lang, models, run)
     by_model = {p.model: p for p in second.predictions}
     failures = first.failures + [f for f in second.failures if f.model not in {g.model for g in first.failures}]
     pairs = []

@@ -116,9 +116,12 @@ def build(lab: ServedLab, visitors: Visitors) -> gr.Markdown:
         seen = visitors.lab(lab, request)
         check_lang(seen, task, lang)
         return _answer(
-            lambda: seen.predict(
-                text, model, task, lang, methods=methods, gate=RequestGate(), intervention=intervention
-            ).to_dict()
+            lambda: (
+                RequestGate()
+                .run(seen.plan_predict(text, model, task, lang, methods=methods, intervention=intervention))
+                .predictions[0]
+                .to_dict()
+            )
         )
 
     def interventions(task: str = AUTO, request: gr.Request | None = None) -> dict:
@@ -147,7 +150,7 @@ def build(lab: ServedLab, visitors: Visitors) -> gr.Markdown:
         check_lang(seen, task, lang)
 
         def run() -> list[dict]:
-            result = seen.compare(text, task, lang, executor=MODEL_POOL, methods=methods, gate=RequestGate())
+            result = RequestGate().run(seen.plan_compare(text, task, lang, methods=methods), MODEL_POOL)
             return compared(result, seen.models(result.predictions[0].task))
 
         return _answer(run)

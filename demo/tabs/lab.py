@@ -6,7 +6,8 @@ server by demo/charts.py and demo/plots.py, and a panel per model). From the cli
 says it is analysing and hides the previous result, so a stale panel is never shown as the answer. A link
 (demo/links.py: sentence, model, task, method, intervention, DCNN map, sentence B) fills the inputs and runs them
 once (the link's map drawn in that run). The DCNN panel's map choice redraws only its one-map feature graph
-(`draw_top_map`, a server function of the result: only that model runs again).
+(`draw_top_map`, a server function of the result: only that model runs again; its markup and script are
+demo/lab_html.py's).
 
 The page's scripts, then the layout, then the wiring; what the events do is demo/lab_analysis.py's (the words
 demo/lab_text.py's, the result's HTML demo/lab_html.py's).
@@ -32,6 +33,7 @@ from demo.lab_analysis import (
     run_analysis,
     task_choices,
 )
+from demo.lab_html import READ_MAP_JS, TOP_MAP_JS, Known
 from demo.links import COPY_JS, LinkState, intervention_specs
 from demo.owners import Visitors
 from demo.page_load import on_page_load
@@ -78,29 +80,6 @@ DONE_JS = (
     + "}"
 )
 STALE_JS = "() => {" + STALE + "}"
-# a Copy link's first step: the DCNN panel's map, where one other than the default (the first) is chosen
-READ_MAP_JS = """(...args) => {
-  const choice = document.querySelector('#result .top-map select');
-  args[args.length - 1] = choice && choice.selectedIndex > 0 ? choice.value : '';
-  return args;
-}"""
-# the DCNN panel's map choice: the server draws the chosen map's graph; a reply to an earlier choice is dropped
-TOP_MAP_JS = """
-element.addEventListener('change', async (event) => {
-  const choice = event.target.closest('.top-map-choice select');
-  if (!choice) return;
-  const box = choice.closest('.top-map');
-  const view = box.querySelector('.top-map-view');
-  const wanted = choice.value;
-  view.style.opacity = 0.4;
-  const html = await server
-    .draw_top_map(box.dataset.text, box.dataset.task, box.dataset.model, Number(wanted), view.clientWidth)
-    .catch(() => null);
-  if (choice.value !== wanted) return;
-  if (html !== null) view.innerHTML = html;
-  view.style.opacity = '';
-});
-"""
 
 
 @dataclass
@@ -115,9 +94,59 @@ class LabView:
     model: gr.Dropdown  # a probe failure opens with the model that failed
 
 
+# every analysis event: private, in the model lanes, the page marked busy until its answer
+RUN_EVENT: dict[str, Any] = dict(api_visibility="private", concurrency_id="model", js=BUSY_JS, show_progress="hidden")
+
+
+@dataclass
+class Page:
+    """The Lab tab's components (_layout), which the wiring connects (_wire_menus, _wire, _link_opener)."""
+
+    text: gr.Textbox
+    run: gr.Button
+    copy: gr.Button
+    model: gr.Dropdown
+    task: gr.Dropdown
+    lang: gr.Radio
+    intervention_row: gr.Row
+    intervention: gr.Dropdown
+    index: gr.Number
+    method: gr.Radio
+    link: gr.Markdown
+    shown_map: gr.Textbox  # the DCNN panel's map when Copy link is clicked (READ_MAP_JS)
+    room: gr.Number  # the width the figures get (BUSY_JS measures it)
+    examples: gr.Dataset  # the examples' buttons: their labels follow the page's language
+    pair: pairs.PairView
+    analysing: gr.Markdown
+    summary: gr.Markdown
+    notices: gr.Markdown
+    result: gr.HTML
+
+    @property
+    def inputs(self) -> list:
+        """The Lab's inputs, in the order an Ask takes them."""
+        return [self.text, self.model, self.task, self.lang, self.method, self.intervention, self.index]
+
+    @property
+    def run_inputs(self) -> list:
+        return [*self.inputs, self.room]
+
+    @property
+    def run_outputs(self) -> list:
+        """An analysis event says how far it is in #analysing (on_run), then fills the rest."""
+        return [self.analysing, self.summary, self.notices, self.result]
+
+
 def build(lab: ServedLab, visitors: Visitors) -> LabView:
     known = facts(lab)
-    public = lab.visible_to(PUBLIC)  # the page everybody is sent; a page load adds the visitor's own tasks
+    page = _layout(lab, known, visitors)
+    _wire_menus(page, lab, visitors)
+    analyse_after = _wire(page, lab, known, visitors)
+    return LabView(page.text, page.task, page.pair, analyse_after, _link_opener(page, lab, known, visitors), page.model)
+
+
+def _choices(public: ServedLab) -> tuple:
+    """The sentence with its buttons, and beside it (or under it) the model, task, language and intervention."""
     with gr.Row(equal_height=False):  # two columns side by side where they fit, else the choices under the text
         with gr.Column(scale=3, min_width=320):
             text = gr.Textbox(label=L("sentence"), placeholder=L("placeholder"), lines=3, elem_id="sentence")
@@ -161,13 +190,21 @@ def build(lab: ServedLab, visitors: Visitors) -> LabView:
                     # Analyse): the run answers without it (intervention_value), never with Gradio's error
                     allow_custom_value=True,
                 )
-                intervention_index = gr.Number(
+                index = gr.Number(
                     1, precision=0, label=L("intervention_index"), visible=False, elem_id="intervention-index", scale=1
                 )
+    return text, run, copy, model, task, lang, intervention_row, intervention, index
+
+
+def _layout(lab: ServedLab, known: Known, visitors: Visitors) -> Page:
+    """The tab's components, top to bottom: the choices, the method, the link, the examples, the pair, the
+    result and the file export."""
+    public = lab.visible_to(PUBLIC)  # the page everybody is sent; a page load adds the visitor's own tasks
+    text, run, copy, model, task, lang, intervention_row, intervention, index = _choices(public)
     method = build_method_selector(lab, model, task, visitors)
     link = gr.Markdown(elem_id="permalink")
-    shown_map = gr.Textbox(visible=False)  # the DCNN panel's map when Copy link is clicked (READ_MAP_JS)
-    room = gr.Number(visible=False)  # the width the figures get (BUSY_JS measures it)
+    shown_map = gr.Textbox(visible=False)
+    room = gr.Number(visible=False)
     examples = gr.Examples(
         [[s] for _, s in EXAMPLES],
         inputs=[text],
@@ -197,14 +234,14 @@ def build(lab: ServedLab, visitors: Visitors) -> LabView:
         server_functions=[draw_top_map],
     )
     build_export(lab, visitors, model, task, lang)
+    return Page(
+        text, run, copy, model, task, lang, intervention_row, intervention, index, method, link, shown_map, room,
+        examples.dataset, pair, analysing, summary, notices, result,
+    )  # fmt: skip
 
-    # Gradio passes the request, then each input, as positional parameters: the Lab's inputs become one Ask
 
-    def on_run(request: gr.Request, *values):
-        """`run_inputs`: the Lab's inputs, then the room its figures get (BUSY_JS measures it)."""
-        *asked, width = values
-        drawn_for(width)
-        yield from run_analysis(visitors.lab(lab, request), known, Ask(*asked), request_lang(request))
+def _wire_menus(page: Page, lab: ServedLab, visitors: Visitors) -> None:
+    """The intervention menu follows the model, and the index box the intervention."""
 
     def on_model(model_value, task_value, request: gr.Request):
         """One model: its interventions to choose from (none chosen); all five: no menu. On the visitor's own
@@ -215,49 +252,61 @@ def build(lab: ServedLab, visitors: Visitors) -> LabView:
     def on_intervention(key, model_value, task_value, text_value, request: gr.Request):
         return index_box(visitors.lab(lab, request), text_value, model_value, task_value, key, request_lang(request))
 
-    for trigger in (model.input, task.input):
+    for trigger in (page.model.input, page.task.input):
         trigger(
             on_model,
-            [model, task],
-            [intervention_row, intervention, intervention_index],
+            [page.model, page.task],
+            [page.intervention_row, page.intervention, page.index],
             api_visibility="private",
             show_progress="hidden",
         )
-    intervention.input(
+    page.intervention.input(
         on_intervention,
-        [intervention, model, task, text],
-        [intervention_index],
+        [page.intervention, page.model, page.task, page.text],
+        [page.index],
         api_visibility="private",
         show_progress="hidden",
     )
 
-    outputs = [summary, notices, result]
-    run_outputs = [analysing, *outputs]  # an analysis event says how far it is in #analysing (on_run)
-    inputs = [text, model, task, lang, method, intervention, intervention_index]
-    run_inputs = [*inputs, room]
-    # every analysis event: private, in the model lanes, the page marked busy until its answer
-    run_event: dict[str, Any] = dict(
-        api_visibility="private", concurrency_id="model", js=BUSY_JS, show_progress="hidden"
-    )
+
+def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Callable:
+    """Analyse and Copy link; the function that analyses after another tab's event (LabView.analyse_after)."""
+
+    # Gradio passes the request, then each input, as positional parameters: the Lab's inputs become one Ask
+    def on_run(request: gr.Request, *values):
+        """`run_inputs`: the Lab's inputs, then the room its figures get (BUSY_JS measures it)."""
+        *asked, width = values
+        drawn_for(width)
+        yield from run_analysis(visitors.lab(lab, request), known, Ask(*asked), request_lang(request))
+
     # another method, intervention or index runs on demand; the visitor's own choice only (`input`): a link
     # sets the method with the rest and runs once (open_link)
-    for trigger in (run.click, text.submit, method.input, intervention.input, intervention_index.submit):
-        trigger(on_run, run_inputs, run_outputs, **run_event).then(None, js=DONE_JS)
+    triggers = (page.run.click, page.text.submit, page.method.input, page.intervention.input, page.index.submit)
+    for trigger in triggers:
+        trigger(on_run, page.run_inputs, page.run_outputs, **RUN_EVENT).then(None, js=DONE_JS)
 
     def on_copy(request: gr.Request, *values):
         """`copy_inputs`: the Lab's inputs, sentence B and the DCNN panel's map (READ_MAP_JS)."""
         *asked, b, top_map = values
         return link_query(visitors.lab(lab, request), Ask(*asked), b, top_map)
 
-    text.change(None, None, None, js=STALE_JS)
-    copy_inputs = [*inputs, pair.text_b, shown_map]
-    copied = copy.click(on_copy, copy_inputs, [link], js=READ_MAP_JS, api_visibility="private", show_progress="hidden")
-    copied.then(None, [link], [link], js=COPY_JS)
+    page.text.change(None, None, None, js=STALE_JS)
+    copy_inputs = [*page.inputs, page.pair.text_b, page.shown_map]
+    copied = page.copy.click(
+        on_copy, copy_inputs, [page.link], js=READ_MAP_JS, api_visibility="private", show_progress="hidden"
+    )
+    copied.then(None, [page.link], [page.link], js=COPY_JS)
 
     def analyse_after(dependency, is_pair: gr.State):
-        analysed = dependency.success(on_run, run_inputs, run_outputs, **run_event)
+        analysed = dependency.success(on_run, page.run_inputs, page.run_outputs, **RUN_EVENT)
         analysed.then(None, js=DONE_JS)
-        return pair.analyse_after(analysed, is_pair)
+        return page.pair.analyse_after(analysed, is_pair)
+
+    return analyse_after
+
+
+def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Callable:
+    """LabView.open_link: a link's inputs filled and analysed, the examples' labels in the page's language."""
 
     def on_labels(request: gr.Request):
         return gr.Dataset(sample_labels=example_labels(request_lang(request)))
@@ -290,20 +339,21 @@ def build(lab: ServedLab, visitors: Visitors) -> LabView:
         drawn_for(width)
         yield from run_analysis(visitors.lab(lab, request), known, Ask(*asked), request_lang(request), state.map)
 
-    on_page_load(on_labels, [examples.dataset])  # the examples' labels in the page's language
+    on_page_load(on_labels, [page.examples])  # the examples' labels in the page's language
 
     def open_link(state: gr.State) -> None:
         """Once `state` is set (a link names a sentence), the inputs filled and analysed, and the pair if it names
         sentence B."""
         is_pair = gr.State(False)
+        menu = [page.intervention_row, page.intervention, page.index]
         filled = state.change(
             on_link,
             [state],
-            [*inputs[:5], intervention_row, intervention, intervention_index, pair.text_b, pair.box, is_pair],
+            [*page.inputs[:5], *menu, page.pair.text_b, page.pair.box, is_pair],
             api_visibility="private",
         )
-        analysed = filled.then(on_link_run, [state, *run_inputs], run_outputs, **run_event)
+        analysed = filled.then(on_link_run, [state, *page.run_inputs], page.run_outputs, **RUN_EVENT)
         analysed.then(None, js=DONE_JS)
-        pair.analyse_after(analysed, is_pair)
+        page.pair.analyse_after(analysed, is_pair)
 
-    return LabView(text, task, pair, analyse_after, open_link, model)
+    return open_link

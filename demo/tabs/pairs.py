@@ -8,6 +8,7 @@ Callbacks first, then the layout, then the wiring.
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import gradio as gr
 import pandas as pd
@@ -132,8 +133,7 @@ def analyse_pair(
             task,
             lang,
             models=None if model == ALL else [model],
-            executor=MODEL_POOL,
-            gate=RequestGate(),
+            run=partial(RequestGate().run, executor=MODEL_POOL),  # one request: both sentences in its lanes
         )
     except Cancelled:
         raise abandoned() from None

@@ -185,7 +185,7 @@ class TrainView:
 
 
 def build(lab: ServedLab, lab_view: LabView, visitors: Visitors) -> TrainView:
-    queue = training_queue(lab, settings=visitors.settings)
+    queue = training_queue(lab, visitors.settings)
     limits = queue.limits
     on_space = bool(os.environ.get("SPACE_ID"))
     gr.Markdown(L("train_md"))

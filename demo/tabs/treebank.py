@@ -8,8 +8,8 @@ Nodes: each node of the tree (the lab's own SVG, demo/treebank_plots.py) is a li
 in the Lab (?text=...&task=...); a node chosen in the node table (a row click) or the node menu opens in
 the Lab tab with the button, as the Probes tab opens a failure.
 
-The layout, then the wiring; what each event shows is demo/treebank_outputs.py's (pure: data in, the outputs'
-values out).
+The layout is demo/tabs/treebank_layout.py's, the wiring this module's; what each event shows is
+demo/treebank_outputs.py's (pure: data in, the outputs' values out).
 """
 
 import dataclasses
@@ -22,22 +22,19 @@ import gradio as gr
 
 from core.analysis.dataset_view import read_evaluation
 from core.analysis.treebank import (
-    PHENOMENA,
-    SPLITS,
     SST_TASKS,
     Hit,
     TreebankError,
     join_words,
 )
-from core.data import TASKS
-from core.data.sst import FINE_LABELS
 from core.predict import AUTO
 from demo.endpoints import endpoint
-from demo.i18n import L, model_name, notice_text, request_lang, t, task_label, warn
+from demo.i18n import model_name, notice_text, request_lang, t, warn
 from demo.links import COPY_JS, LinkState, state_to_query
 from demo.owners import Visitors
 from demo.plots import esc, md
-from demo.svg import EXPORT_JS, drawn_for, room_js
+from demo.svg import drawn_for, room_js
+from demo.tabs.treebank_layout import Page, layout
 from demo.treebank_outputs import (
     Filters,
     Trees,
@@ -71,82 +68,30 @@ class TreebankView:
 
 def build(lab: ServedLab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     trees = functools.cache(Trees.load)  # parsed on the tab's first use (about a second), not at start-up
-    sst_tasks = [task for task in lab.tasks() if task in SST_TASKS]
-    data_tasks = [task for task in lab.tasks() if task in TASKS]  # what make evaluate-all evaluates (no user's task)
-    gr.Markdown(L("treebank_md"))
-    with gr.Accordion(L("tb_trees"), open=True):
-        problem_md = gr.Markdown(elem_id="tb-problem")
-        with gr.Row():
-            split = gr.Radio(
-                [(L(f"tb_split_{s}"), s) for s in SPLITS], value="test", label=L("tb_split"), elem_id="tb-split"
-            )
-            tree_task = gr.Dropdown(
-                [(task_label(task), task) for task in sst_tasks],
-                value=sst_tasks[0] if sst_tasks else None,
-                label=L("task"),
-                elem_id="tb-task",
-            )
-            words = gr.Textbox(label=L("tb_words"), info=L("tb_words_info"), elem_id="tb-words")
-            label = gr.Dropdown(
-                [(L("tb_any"), "")] + [(L(f"tb_label_{i}"), l) for i, l in enumerate(FINE_LABELS)],
-                value="",
-                label=L("tb_label"),
-                elem_id="tb-label",
-            )
-            phenomenon = gr.Dropdown(
-                [(L("tb_any"), "")] + [(L(f"tb_{p}"), p) for p in PHENOMENA],
-                value="",
-                label=L("tb_phenomenon"),
-                elem_id="tb-phenomenon",
-            )
-            min_words = gr.Number(0, label=L("tb_min"), precision=0, minimum=0, elem_id="tb-min")
-            max_words = gr.Number(0, label=L("tb_max"), precision=0, minimum=0, elem_id="tb-max")
-        with gr.Row():
-            search = gr.Button(L("tb_search"), variant="primary", elem_id="tb-search")
-            random_button = gr.Button(L("tb_random"), elem_id="tb-random")
-        hits = gr.Markdown(elem_id="tb-hits")
-        sentence = gr.Dropdown([], label=L("tb_sentence"), elem_id="tb-sentence")
-        tree_summary = gr.Markdown(elem_id="tb-tree-summary")
-        tree_plot = gr.HTML(elem_id="tb-tree", elem_classes="figures", js_on_load=EXPORT_JS)
-        nodes = gr.Dataframe(label=L("tb_nodes"), interactive=False, wrap=True, max_height=420, elem_id="tb-nodes")
-        with gr.Row():
-            node = gr.Dropdown([], label=L("tb_node"), info=L("tb_node_info"), scale=4, elem_id="tb-node")
-            open_node_button = gr.Button(L("tb_open_node"), scale=1, elem_id="tb-open-node")
-            copy = gr.Button(L("copy_link"), scale=1, elem_id="tb-copy-link")
-        link = gr.Markdown(elem_id="tb-permalink")
-        node_summary = gr.Markdown(elem_id="tb-node-attr-summary")
-        node_attr = gr.Dataframe(label=L("tb_node_attr"), interactive=False, wrap=True, elem_id="tb-node-attr")
-    with gr.Accordion(L("tb_dataset"), open=True):
-        with gr.Row():
-            data_task = gr.Dropdown(
-                [(task_label(task), task) for task in data_tasks],
-                value=data_tasks[0] if data_tasks else None,
-                label=L("task"),
-                elem_id="tb-data-task",
-            )
-            data_model = gr.Dropdown(
-                [(model_name(m), m) for m in lab.models(data_tasks[0])] if data_tasks else [],
-                value=lab.models(data_tasks[0])[0] if data_tasks else None,
-                label=L("model"),
-                elem_id="tb-data-model",
-            )
-        data_summary = gr.Markdown(elem_id="tb-data-summary")
-        with gr.Row(equal_height=False):  # side by side where both fit, else one under the other
-            length_plot = gr.HTML(elem_id="tb-length", elem_classes="figures", js_on_load=EXPORT_JS, min_width=320)
-            confusion_plot = gr.HTML(
-                elem_id="tb-confusion", elem_classes="figures", js_on_load=EXPORT_JS, min_width=320
-            )
-        with gr.Row(equal_height=False):
-            per_class = gr.Dataframe(label=L("tb_per_class"), interactive=False, min_width=320, elem_id="tb-per-class")
-            slices = gr.Dataframe(label=L("tb_slices"), interactive=False, min_width=320, elem_id="tb-slices")
-        disagree = gr.Dataframe(label=L("tb_disagree"), interactive=False, wrap=True, elem_id="tb-disagree")
-        with gr.Row():
-            pick = gr.Dropdown([], label=L("tb_disagree_pick"), scale=4, elem_id="tb-disagree-pick")
-            open_sentence_button = gr.Button(L("tb_open_sentence"), scale=1, elem_id="tb-open-sentence")
-    tree_state, dataset_state = gr.State(None), gr.State(None)
-    room = gr.Number(visible=False)  # the width the tree gets (ROOM_JS measures it)
-    tree_outputs_list = [tree_summary, tree_plot, nodes, node, tree_state]
-    dataset_outputs_list = [data_summary, length_plot, confusion_plot, per_class, slices, disagree, pick, dataset_state]
+    page = layout(lab)
+    _wire_trees(page, lab, visitors, trees)
+    _wire_dataset(page, lab, visitors, trees, tab)
+    _endpoints(lab, visitors, trees)
+    _wire_copy(page)
+    return TreebankView(
+        page.tree_state,
+        page.trees.node,
+        page.trees.open_node,
+        page.dataset_state,
+        page.data.pick,
+        page.data.open_sentence,
+        _link_opener(page, lab, visitors, trees),
+    )
+
+
+def _on_row(event: gr.SelectData):
+    """A table's clicked row: the number its menu picks (the node table's node, the disagreements' sentence)."""
+    return event.index[0]
+
+
+def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[[], Trees]) -> None:
+    """The search, the random pick, the chosen sentence's tree and the chosen node's attributions."""
+    box = page.trees
 
     # Gradio passes the request, then each input, as positional parameters: the six filters become one Filters
 
@@ -171,6 +116,37 @@ def build(lab: ServedLab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
             return gr.update(), gr.update(), gr.update(), gr.update(), gr.update()
         return tree_outputs(visitors.lab(lab, request), treebank, split_value, index, task_value, request_lang(request))
 
+    box.search.click(on_search, box.filters, [box.sentence, box.hits], api_visibility="private")
+    box.words.submit(on_search, box.filters, [box.sentence, box.hits], api_visibility="private")
+    box.random.click(on_random, box.filters, [box.sentence, box.hits], api_visibility="private")
+    for trigger in (box.sentence.change, box.task.change):
+        trigger(
+            on_sentence,
+            [page.tree_state, box.split, box.sentence, box.task, page.room],
+            page.tree_outputs,
+            api_visibility="private",
+            concurrency_id="model",
+            js=ROOM_JS,
+        )
+
+    def on_node(tree_value, node_value, request: gr.Request):
+        treebank = trees().treebank
+        return node_outputs(lab, treebank, tree_value, node_value, request_lang(request)) if treebank else ("", None)
+
+    box.node.change(
+        on_node,
+        [page.tree_state, box.node],
+        [box.node_summary, box.node_attr],
+        api_visibility="private",
+        concurrency_id="model",
+    )
+    box.nodes.select(_on_row, None, [box.node], api_visibility="private")  # a row of the table picks its node
+
+
+def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[[], Trees], tab: gr.Tab) -> None:
+    """The dataset view follows its task and model; the tab's first visit fills the picker and the dataset."""
+    data = page.data
+
     def on_dataset(task_value, model_value, width, request: gr.Request):
         drawn_for(width)
         return dataset_outputs(visitors.lab(lab, request), task_value, model_value, request_lang(request))
@@ -190,49 +166,30 @@ def build(lab: ServedLab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         keep = (gr.update(),)
         warning = f"⚠️ {md(t('tb_no_trees', ui, error=notice_text(problem, ui)))}" if problem else ""
         picker = search_choices(treebank, wanted, ui) if tree_value is None and treebank is not None else keep * 2
-        data = (
+        shown = (
             dataset_outputs(visitors.lab(lab, request), task_value, model_value, ui)
             if dataset_value is None and task_value
             else keep * 8
         )
-        return warning, *picker, *data
+        return warning, *picker, *shown
 
-    filters = [split, words, label, phenomenon, min_words, max_words]
-    search.click(on_search, filters, [sentence, hits], api_visibility="private")
-    words.submit(on_search, filters, [sentence, hits], api_visibility="private")
-    random_button.click(on_random, filters, [sentence, hits], api_visibility="private")
-    for trigger in (sentence.change, tree_task.change):
+    data.disagree.select(_on_row, None, [data.pick], api_visibility="private")
+    data.task.change(on_data_task, [data.task], [data.model], api_visibility="private")
+    for trigger in (data.task.change, data.model.change):
         trigger(
-            on_sentence,
-            [tree_state, split, sentence, tree_task, room],
-            tree_outputs_list,
-            api_visibility="private",
-            concurrency_id="model",
-            js=ROOM_JS,
+            on_dataset, [data.task, data.model, page.room], page.dataset_outputs, api_visibility="private", js=ROOM_JS
         )
-
-    def on_row(event: gr.SelectData):
-        return event.index[0]
-
-    def on_node(tree_value, node_value, request: gr.Request):
-        treebank = trees().treebank
-        return node_outputs(lab, treebank, tree_value, node_value, request_lang(request)) if treebank else ("", None)
-
-    node.change(
-        on_node, [tree_state, node], [node_summary, node_attr], api_visibility="private", concurrency_id="model"
-    )
-    nodes.select(on_row, None, [node], api_visibility="private")  # a row of the table picks its node
-    disagree.select(on_row, None, [pick], api_visibility="private")
-    data_task.change(on_data_task, [data_task], [data_model], api_visibility="private")
-    for trigger in (data_task.change, data_model.change):
-        trigger(on_dataset, [data_task, data_model, room], dataset_outputs_list, api_visibility="private", js=ROOM_JS)
     tab.select(
         on_open_tab,
-        [tree_state, dataset_state, *filters, data_task, data_model, room],
-        [problem_md, sentence, hits, *dataset_outputs_list],
+        [page.tree_state, page.dataset_state, *page.trees.filters, data.task, data.model, page.room],
+        [page.trees.problem, page.trees.sentence, page.trees.hits, *page.dataset_outputs],
         api_visibility="private",
         js=ROOM_JS,
     )
+
+
+def _endpoints(lab: ServedLab, visitors: Visitors, trees: Callable[[], Trees]) -> None:
+    """/treebank and /dataset: the tab's data as JSON."""
 
     def treebank_api(
         index: int = 0, split: str = "test", task: str = "sst5", request: gr.Request | None = None
@@ -267,15 +224,28 @@ def build(lab: ServedLab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     endpoint(treebank_api, api_name="treebank", concurrency_id="model")
     endpoint(dataset_api, api_name="dataset")
 
+
+def _wire_copy(page: Page) -> None:
+    box = page.trees
+
     def on_copy(split_value, task_value, index, node_value):
         """The link of the sentence and node shown (COPY_JS puts the page's address in front)."""
         state = LinkState("treebank", task=task_value or AUTO, split=split_value, sentence=index, node=node_value)
         return state_to_query(state)
 
-    copied = copy.click(
-        on_copy, [split, tree_task, sentence, node], [link], api_visibility="private", show_progress="hidden"
+    copied = box.copy.click(
+        on_copy,
+        [box.split, box.task, box.sentence, box.node],
+        [box.link],
+        api_visibility="private",
+        show_progress="hidden",
     )
-    copied.then(None, [link], [link], js=COPY_JS)
+    copied.then(None, [box.link], [box.link], js=COPY_JS)
+
+
+def _link_opener(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[[], Trees]) -> Callable:
+    """TreebankView.open_link: a link's split, task, sentence and node, then the tab."""
+    box, data = page.trees, page.data
 
     def on_link(request: gr.Request, link_state: LinkState, dataset_value, *values):
         """A link to this tab: its split, task and sentence with the node chosen (a sentence past the split's end
@@ -290,7 +260,7 @@ def build(lab: ServedLab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         task_value = link_state.task if link_state.task in SST_TASKS else task_value
         treebank, problem = trees().treebank, trees().problem
         warning = f"⚠️ {md(t('tb_no_trees', ui, error=notice_text(problem, ui)))}" if problem else ""
-        picker, drawn = None, keep * len(tree_outputs_list)
+        picker, drawn = None, keep * len(page.tree_outputs)
         if treebank is not None and link_state.sentence is not None and task_value:
             try:
                 tree = treebank.tree(split_value, link_state.sentence)
@@ -303,24 +273,24 @@ def build(lab: ServedLab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
             picker = (
                 search_choices(treebank, dataclasses.replace(wanted, split=split_value), ui) if treebank else keep * 2
             )
-        data = (
+        shown = (
             dataset_outputs(seen, data_task_value, data_model, ui)
             if dataset_value is None and data_task_value
             else keep * 8
         )
-        return warning, split_value, task_value, *picker, *drawn, *data, gr.Tabs(selected="treebank")
+        return warning, split_value, task_value, *picker, *drawn, *shown, gr.Tabs(selected="treebank")
 
     def open_link(link_state: gr.State, tabs: gr.Tabs) -> None:
         link_state.change(
             on_link,
-            [link_state, dataset_state, *filters, tree_task, data_task, data_model, room],
-            [problem_md, split, tree_task, sentence, hits, *tree_outputs_list, *dataset_outputs_list, tabs],
+            [link_state, page.dataset_state, *box.filters, box.task, data.task, data.model, page.room],
+            [box.problem, box.split, box.task, box.sentence, box.hits, *page.tree_outputs, *page.dataset_outputs, tabs],
             api_visibility="private",
             concurrency_id="model",
             js=ROOM_JS,
         )
 
-    return TreebankView(tree_state, node, open_node_button, dataset_state, pick, open_sentence_button, open_link)
+    return open_link
 
 
 def open_in_lab(view: TreebankView, lab_view, tabs: gr.Tabs) -> None:

@@ -6,8 +6,11 @@ with every paper model, sst2 with two.
 
 import html
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -24,6 +27,7 @@ from demo.lab_html import attribution_html
 from demo.tabs.checkpoints import facts
 from demo.ui import banner
 from service.lab import ServedLab
+from service.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 EN, ZH = "It is not a bad film, but the plot is dull.", "这部电影不怎么好看，但是演员很棒"
@@ -59,6 +63,24 @@ def test_app_py_is_small_and_honours_lab_checkpoints(lab_root, monkeypatch):
 
     app = importlib.reload(app)
     assert app.ROOT == str(lab_root) and set(app.lab.tasks()) == {"sst2", "sst5", "zh_sentiment"}
+
+
+# app.py imported in a process of its own, every Settings.load counted (an import-time read happens only once)
+COUNT_READS = (
+    "from service.settings import Settings; load, reads = Settings.load, []; "
+    "Settings.load = lambda **given: reads.append(given) or load(**given); "
+    "import app; print('settings read', len(reads))"
+)
+
+
+def test_app_py_reads_the_settings_once(lab_root):
+    """app.py's Settings.at_start is what the app is built with: importing the front end, choosing the model
+    worker and building the page read the environment again nowhere."""
+    env = {**os.environ, "LAB_CHECKPOINTS": str(lab_root)}
+    done = subprocess.run(
+        [sys.executable, "-c", COUNT_READS], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert "settings read 1" in done.stdout, done.stderr[-3000:]
 
 
 # -- the API ------------------------------------------------------------------------------------------
@@ -301,6 +323,6 @@ def test_a_model_that_breaks_is_reported_and_the_others_answer(lab_root, monkeyp
 def test_an_empty_lab_still_builds_a_page(tmp_path):
     empty = ServedLab.load(tmp_path / "empty")
     assert "No checkpoints" in banner(empty, "x", "en")
-    build_demo(empty)
+    build_demo(empty, "checkpoints", Settings.load())
     with pytest.raises(InputError, match="no checkpoint is loaded at all"):
         empty.compare(EN)

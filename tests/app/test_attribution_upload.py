@@ -15,6 +15,7 @@ from core.analysis.export import CARD, CSV, JSONL, UPLOAD_MAX_LINES
 from demo import build_demo
 from demo.attribution_export import export_file
 from demo.runner import ModelWorker, RequestGate
+from service.settings import Settings
 
 
 def keeper(folder: Path):
@@ -104,5 +105,6 @@ def test_a_refused_file_gets_one_line(lab, tmp_path):
 
 
 def test_the_lab_tab_holds_the_upload(lab):
-    ids = {c.get("props", {}).get("elem_id") for c in build_demo(lab).config["components"]}
+    page = build_demo(lab, "checkpoints", Settings.load())
+    ids = {c.get("props", {}).get("elem_id") for c in page.config["components"]}
     assert {"attr-export-file", "attr-export-run", "attr-export-files", "result", "attr-hint"} <= ids

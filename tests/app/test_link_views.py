@@ -15,6 +15,7 @@ from demo.links import TABS
 from demo.tabs.checkpoints import facts
 from demo.tabs.probes import show
 from demo.treebank_outputs import tree_outputs
+from service.settings import Settings
 
 TEXT = "It is not a bad film, but the plot is dull and the ending drags on."
 
@@ -83,5 +84,5 @@ def test_a_links_treebank_node_is_chosen(lab, tiny_data):
 
 
 def test_a_link_names_every_tab_of_the_page_by_its_id(lab):
-    page = build_demo(lab)
+    page = build_demo(lab, "checkpoints", Settings.load())
     assert tuple(block.id for block in page.blocks.values() if isinstance(block, gr.Tab)) == TABS

@@ -3,19 +3,14 @@ publishing are not, and a tool answers as the endpoint does."""
 
 import httpx
 import pytest
-
-from demo import CSS, I18N, THEME, build_demo
+from lab_fixture import start_app
 
 
 @pytest.fixture(scope="module")
 def mcp_app(lab, monkeypatch_module, tmp_path_factory):
     monkeypatch_module.setenv("GRADIO_MCP_SERVER", "true")
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio-mcp")))
-    demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=2)
-    _, url, _ = demo.launch(
-        prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N, mcp_server=True
-    )
+    demo, url = start_app(lab, mcp_server=True)
     yield url.rstrip("/")
     demo.close()
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 from gradio_client import Client, handle_file
+from lab_fixture import Clients, start_app
 from test_user_training import reviews, write_csv
 
 from demo.i18n import notice_text
@@ -29,27 +30,11 @@ def user_models(tmp_path_factory, monkeypatch_module):
 @pytest.fixture(scope="module")
 def app(lab, user_models, tmp_path_factory, monkeypatch_module):
     """The app on the tiny checkpoints, and a factory of clients: each Client is one visitor."""
-    from demo import CSS, I18N, THEME, build_demo
-
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
-    demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=2)
-    _, url, _ = demo.launch(
-        prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N
-    )
-    clients = []
-
-    def visitor(session: str | None = None) -> Client:
-        """A new visitor, or (`session`) the API side of a page session opened by page_load."""
-        clients.append(Client(url, verbose=False))
-        if session:
-            clients[-1].session_hash = session
-        return clients[-1]
-
-    visitor.url = url
-    yield visitor
-    for client in clients:
-        client.close()
+    demo, url = start_app(lab)
+    visitors = Clients(url)
+    yield visitors
+    visitors.close()
     demo.close()
 
 
@@ -204,7 +189,7 @@ def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user(
     from service.owners import HF_USER, NOBODY
     from service.store import Store
 
-    visitors = Visitors(Store(tmp_path / "owners.sqlite"))
+    visitors = Visitors(Settings.load(), Store(tmp_path / "owners.sqlite"))
     key = visitors.on_page("", Request(session_hash="first-visit-page"))  # a new browser: a new key for it to keep
     assert len(key) >= 16 and visitors.owner(Request(session_hash="first-visit-page")) == owner_id(KEY, key)
     assert visitors.on_page(key, Request(session_hash="reload")) == key  # a reload keeps the owner
@@ -215,7 +200,8 @@ def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user(
     for i in range(300):  # a flood of page loads pushes no binding out
         visitors.on_page("", Request(session_hash=f"flood-{i}"))
     assert visitors.owner(Request(session_hash="first-visit-page")) == owner_id(KEY, key)
-    assert Visitors(Store(tmp_path / "owners.sqlite")).owner(Request(session_hash="reload")) == owner_id(KEY, key)
+    reloaded = Visitors(Settings.load(), Store(tmp_path / "owners.sqlite"))
+    assert reloaded.owner(Request(session_hash="reload")) == owner_id(KEY, key)
     unbound = "api-client-0123456789"
     assert visitors.owner(Request(session_hash=unbound)) == owner_id(KEY, unbound)  # unbound: the session itself
     assert visitors.owner(Request(session_hash="x")) == NOBODY  # too short to be anybody's key
@@ -229,6 +215,7 @@ def test_the_page_everybody_is_sent_names_no_visitors_task(lab, user_models):
 
     private = [path for path in installed_checkpoints(user_models) if checkpoint_owner(path)[0]]
     assert private, "the first test installs two visitors' models"
-    page = json.dumps(build_demo(lab).get_config_file(), ensure_ascii=False, default=str)
+    demo = build_demo(lab, "checkpoints", Settings.load())
+    page = json.dumps(demo.get_config_file(), ensure_ascii=False, default=str)
     assert all(path.parent.name in lab.tasks() for path in private)  # served
     assert not any(trace in page for path in private for trace in (path.parent.name, "class_reviews"))

@@ -7,6 +7,7 @@ import os
 import aiohttp
 import httpx
 import pytest
+from lab_fixture import start_app
 
 from core.analysis.export import UPLOAD_MAX_CHARS, UPLOAD_MAX_LINES
 from demo.i18n import example_labels, t
@@ -15,14 +16,8 @@ from tools.hall import Hall
 
 @pytest.fixture(scope="module")
 def url(lab, tmp_path_factory, monkeypatch_module):
-    from demo import CSS, I18N, THEME, build_demo
-
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
-    demo = build_demo(lab)
-    demo.queue()
-    _, url, _ = demo.launch(
-        prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N
-    )
+    demo, url = start_app(lab)
     yield url
     demo.close()
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 from gradio_client import Client
+from lab_fixture import start_app
 
 from demo.plots import md
 from demo.runner import WORKER
@@ -46,16 +47,10 @@ LABELS = ['=HYPERLINK("http://example.com","[b](javascript:alert(9))")', "+1", "
 @pytest.fixture(scope="module")
 def app(lab, tmp_path_factory, monkeypatch_module):
     """The app on the tiny checkpoints as app.py queues it; its temporary files in a folder of their own."""
-    from demo import CSS, I18N, THEME, build_demo
-
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
     monkeypatch_module.setenv("LAB_EXPORT_SECONDS", "4")  # read as the app is built (service.settings)
     monkeypatch_module.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("tmp")))
-    demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=DEFAULTS.model_concurrency, max_size=64)
-    _, url, _ = demo.launch(
-        prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N
-    )
+    demo, url = start_app(lab, concurrency=DEFAULTS.model_concurrency, max_size=64)
     yield url.rstrip("/")
     demo.close()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from gradio_client import Client, handle_file
-from lab_fixture import launched, serve_app
+from lab_fixture import Clients, serve_app, start_app
 from test_owners import page_load, refused, wait_done
 from test_user_training import reviews, write_csv
 
@@ -23,7 +23,7 @@ SPACE_DEFAULTS = {"LAB_USER_MODELS_MAX_MB": 2048, "LAB_BINDS_PER_MINUTE": 30}
 def launch(lab_root, tmp_path_factory, monkeypatch, **env):
     """A real app on the tiny checkpoints with its own user-models folder and upload cache; returns
     (url, user_models, close)."""
-    from demo import CSS, I18N, THEME, app_kwargs, build_demo
+    from demo import app_kwargs
 
     root = tmp_path_factory.mktemp("user_models")
     monkeypatch.setenv("LAB_USER_MODELS", str(root))
@@ -31,9 +31,7 @@ def launch(lab_root, tmp_path_factory, monkeypatch, **env):
     for name, value in {**SPACE_DEFAULTS, **env}.items():  # not what the module's `space` app was given
         monkeypatch.setenv(name, str(value))
     settings = Settings.load()
-    demo = build_demo(ServedLab.load(lab_root), settings=settings)
-    demo.queue(default_concurrency_limit=4)
-    url = launched(demo, quiet=True, theme=THEME, css=CSS, i18n=I18N, app_kwargs=app_kwargs(settings))
+    demo, url = start_app(ServedLab.load(lab_root), settings, concurrency=4, app_kwargs=app_kwargs(settings))
     return url, root, demo.close
 
 
@@ -44,18 +42,10 @@ def space(lab_root, tmp_path_factory, monkeypatch_module):
     url, root, close = launch(
         lab_root, tmp_path_factory, monkeypatch_module, LAB_USER_MODELS_MAX_MB=0.5, LAB_BINDS_PER_MINUTE=1000
     )
-    clients = []
-
-    def visitor(session: str | None = None) -> Client:
-        clients.append(Client(url, verbose=False))
-        if session:
-            clients[-1].session_hash = session
-        return clients[-1]
-
-    visitor.url, visitor.root = url, root
-    yield visitor
-    for client in clients:
-        client.close()
+    visitors = Clients(url)
+    visitors.root = root  # its user-models folder
+    yield visitors
+    visitors.close()
     close()
 
 
@@ -279,5 +269,6 @@ def test_on_a_space_the_train_tab_asks_for_a_sign_in_first(lab_root, monkeypatch
     for name in ("OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET", "OAUTH_SCOPES", "OPENID_PROVIDER_URL"):  # read at import
         monkeypatch.setattr(gradio.oauth, name, "set-by-the-space")
     monkeypatch.delenv("LAB_SIGN_IN", raising=False)
-    config = json.dumps(build_demo(ServedLab.load(lab_root)).get_config_file(), default=str)
+    demo = build_demo(ServedLab.load(lab_root), str(lab_root), Settings.load())
+    config = json.dumps(demo.get_config_file(), default=str)
     assert "train_sign_in" in config and "Sign in with Hugging Face" in config  # the sign-in line and its button

@@ -10,8 +10,9 @@ from test_training_ray import Head, closed_port
 
 from core.predict import Lab
 from demo.runner import ModelWorker, RequestGate
-from service.serve_ray import DEPLOYMENT, ServeWorker, serve_backend, worker
+from service.serve_ray import DEPLOYMENT, ServeWorker, worker
 from service.serving import encode
+from service.settings import Settings
 
 pytestmark = pytest.mark.slow  # a real Ray head: `make test-slow`
 
@@ -31,7 +32,8 @@ def answers(lab: Lab, model_worker) -> list[str]:
     lab, lines = Lab(lab.checkpoints, lab.sources), []
     for text in SENTENCES:
         for model in lab.models("sst5"):
-            lines.append(encode(lab.predict(text, model, "sst5", gate=RequestGate(worker=model_worker, long=True))))
+            prediction = RequestGate(worker=model_worker, long=True).run(lab.plan_predict(text, model, "sst5"))
+            lines.append(encode(prediction.predictions[0]))
     report = RequestGate(worker=model_worker).probes(lab, "sst5", suite="en").to_dict()
     return lines + [encode({**report, "seconds": 0})]
 
@@ -70,9 +72,9 @@ def test_a_head_with_a_token_refuses_an_app_without_it(lab, local, monkeypatch):
 
 def test_the_backend_is_a_setting(monkeypatch, local):
     monkeypatch.delenv("LAB_SERVE_BACKEND", raising=False)
-    assert serve_backend() == "local" and worker(local) is local
+    assert Settings.load().serve_backend == "local" and worker(local, Settings.load()) is local
     monkeypatch.setenv("LAB_SERVE_BACKEND", "ray")
-    assert isinstance(worker(local), ServeWorker)
+    assert isinstance(worker(local, Settings.load()), ServeWorker)
     monkeypatch.setenv("LAB_SERVE_BACKEND", "rya")
     with pytest.raises(ValueError, match="'local' or 'ray'"):
-        serve_backend()
+        Settings.load()

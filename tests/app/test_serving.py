@@ -9,12 +9,13 @@ import os
 import signal
 import threading
 import time
-from contextlib import nullcontext
 
 import httpx
 import pytest
+from lab_fixture import start_app
 
-from core.predict import Cancelled, ModelFailure, Prediction
+from core.answers import AnswerCache
+from core.predict import Cancelled, Lab, ModelFailure, Prediction
 from core.views import Text
 from demo.runner import LANES, LONG_WORDS, POLL_S, Lanes, ModelWorker, RequestGate
 from service.serving import decode, encode, serve
@@ -145,11 +146,12 @@ def test_a_long_request_runs_its_models_in_the_worker(lab, monkeypatch):
     worker = ModelWorker(nice=0)
     try:
         long_text = " ".join(["good"] * (LONG_WORDS + 1))
-        result = lab.compare(long_text, "sst5", gate=RequestGate(worker=worker))
+        result = RequestGate(worker=worker).run(lab.plan_compare(long_text, "sst5"))
         assert [p.model for p in result.predictions] == lab.models("sst5") and ran_here == []
-        short = lab.compare("a good film", "sst5", gate=RequestGate(worker=worker))
+        short = RequestGate(worker=worker).run(lab.plan_compare("a good film", "sst5"))
         assert ran_here == lab.models("sst5") and len(short.predictions) == len(ran_here)
-        assert lab.predict(long_text, "dcnn", "sst5", gate=RequestGate(worker=worker)).model == "dcnn"
+        long = RequestGate(worker=worker).run(lab.plan_predict(long_text, "dcnn", "sst5"))
+        assert long.predictions[0].model == "dcnn"
         assert ran_here == lab.models("sst5")
     finally:
         worker.close()
@@ -184,33 +186,37 @@ def test_the_worker_is_replaced_after_its_jobs_and_when_it_dies(lab):
         worker.close()
 
 
-class StopAfterOneModel:
-    """A core.predict.Gate whose client leaves once the first model has run."""
-
-    def __init__(self):
-        self.words, self.models = [], 0
-
-    def admit(self, words: int, on_demand: bool):
-        self.words.append((words, on_demand))
-        return nullcontext(False)
-
-    def run(self, job, here):
-        self.models += 1
-        if self.models > 1:
-            raise Cancelled()
-        return here()
-
-
 def test_compare_stops_between_models_when_its_client_leaves(lab, monkeypatch):
     ran = []
     attempt = lab.attempt
     monkeypatch.setattr(
         lab, "attempt", lambda checked, model, *rest: ran.append(model) or attempt(checked, model, *rest)
     )
-    gate = StopAfterOneModel()
+    gate = RequestGate(lanes=Lanes())
+    gate.alive = lambda: not ran  # the client leaves once the first model has run
+    plan = lab.plan_compare("a good film", "sst5")
     with pytest.raises(Cancelled):
-        lab.compare("a good film", "sst5", gate=gate)
-    assert gate.words == [(3, False)] and ran == lab.models("sst5")[:1]
+        gate.run(plan)
+    assert (plan.words, plan.on_demand, gate.long) == (3, False, False) and ran == lab.models("sst5")[:1]
+
+
+def test_kept_answers_take_no_lane_and_only_the_other_models_run(lab):
+    """A plan runs the models without a kept answer; one whose answers are all kept is finished without its lane
+    (here the short lane is held and the client gone: asking for the lane would raise Cancelled)."""
+    cached = Lab(lab.checkpoints, lab.sources, answers=AnswerCache())
+    lanes = Lanes()
+    one = RequestGate(lanes=lanes).run(cached.plan_predict("a good film", "dcnn", "sst5")).predictions[0]
+    plan = cached.plan_compare("a good film", "sst5")
+    assert plan.kept == {"dcnn": one} and [job.model for job in plan.jobs] == [
+        m for m in lab.models("sst5") if m != "dcnn"
+    ]
+    every = RequestGate(lanes=lanes).run(plan).predictions
+    again = cached.plan_compare("a good film", "sst5")
+    assert again.jobs == [] and list(again.kept.values()) == every
+    gate = RequestGate(lanes=lanes)
+    gate.alive = lambda: False
+    with lanes.admit(long=False):
+        assert gate.run(again).predictions == every
 
 
 def _api_index(demo, name: str) -> int:
@@ -220,14 +226,10 @@ def _api_index(demo, name: str) -> int:
 def test_a_disconnected_request_stops_waiting_and_runs_no_model(lab, monkeypatch, tmp_path):
     """Through the real server: a long /compare waits for the long lane (held here); its client closes the
     event stream; once the lane is free again, the abandoned request runs no model."""
-    from demo import build_demo
-
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path))
     ran = []
     monkeypatch.setattr(lab, "attempt", lambda checked, model, *rest: ran.append(model))
-    demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=DEFAULTS.model_concurrency)
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    demo, url = start_app(lab, concurrency=DEFAULTS.model_concurrency)
     try:
         session = "disconnecting-client"
         with LANES.admit(long=True):  # a long request is running

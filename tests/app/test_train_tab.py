@@ -9,6 +9,7 @@ from demo.tabs.checkpoints import facts
 from demo.tabs.train import status_text
 from demo.training import TrainingQueue
 from service.lab import ServedLab
+from service.settings import Settings
 from tests.app.test_user_training import reviews, wait_for, write_csv
 
 
@@ -40,7 +41,7 @@ def test_an_early_stop_is_said_with_its_reason_in_both_languages():
 def test_a_trained_model_reports_its_stop_and_is_captioned_with_its_sha256_and_commit(tmp_path):
     lab = ServedLab({})
     known = facts(lab)  # as the app does: read before any job trains
-    queue = TrainingQueue(lab, tmp_path / "um")
+    queue = TrainingQueue(lab, Settings.load(), tmp_path / "um")
     data = write_csv(tmp_path / "my_reviews.csv", reviews(60))
     job = wait_for(queue, queue.submit(data, "dcnn", "", "", 2, 1, "none")["id"])
     assert job["status"] == "done", job

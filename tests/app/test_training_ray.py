@@ -25,6 +25,7 @@ from demo.training_ray import RayTrainingQueue, training_queue
 from service.jobs import read_job
 from service.lab import ServedLab
 from service.owners import owner_id
+from service.settings import Settings
 
 pytestmark = pytest.mark.slow  # a real Ray head per test: `make test-slow`
 
@@ -135,7 +136,7 @@ def big_csv(tmp_path):
 
 def test_the_backend_is_a_setting(monkeypatch, on_ray, tmp_path):
     monkeypatch.delenv("LAB_TRAIN_BACKEND", raising=False)
-    local = training_queue(ServedLab({}), tmp_path / "um")
+    local = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
     assert type(local) is TrainingQueue
     local.stopped.set()
     for backend, address, fallback in (
@@ -148,12 +149,12 @@ def test_the_backend_is_a_setting(monkeypatch, on_ray, tmp_path):
         monkeypatch.setenv("LAB_TRAIN_BACKEND", backend)
         monkeypatch.delenv("RAY_ADDRESS", raising=False)
         with pytest.raises(ValueError, match="LAB_"):
-            training_queue(ServedLab({}), tmp_path / "um")
+            training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
 
 
 def test_two_visitors_train_at_once_on_the_cluster(head, on_ray, tmp_path):
     on_ray(head.address)
-    queue = training_queue(ServedLab({}), tmp_path / "um")
+    queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
     assert isinstance(queue, RayTrainingQueue)
     path = write_csv(tmp_path / "class_reviews.csv", reviews(400))
     a, b = owner_id("key", "visitor-a"), owner_id("key", "visitor-b")
@@ -178,7 +179,7 @@ def test_two_visitors_train_at_once_on_the_cluster(head, on_ray, tmp_path):
 
 def test_a_killed_worker_resumes_on_the_cluster_and_a_cancel_ends_the_task(head, on_ray, tmp_path, big_csv):
     on_ray(head.address)
-    queue = training_queue(ServedLab({}), tmp_path / "um")
+    queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
     job = queue.submit(big_csv, "dcnn", "", "", 3, 5, "none")
     running = wait_epochs(queue, job["id"], 1)
     os.kill(running["ray_worker"]["pid"], signal.SIGKILL)
@@ -205,7 +206,7 @@ def test_a_killed_worker_resumes_on_the_cluster_and_a_cancel_ends_the_task(head,
 @pytest.mark.parametrize("fallback", ["", "local"])
 def test_a_cluster_that_goes_away_mid_job(head, on_ray, tmp_path, big_csv, fallback):
     on_ray(head.address, fallback)
-    queue = training_queue(ServedLab({}), tmp_path / "um")
+    queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
     job = queue.submit(big_csv, "dcnn", "", "", 3, 5, "none")
     wait_epochs(queue, job["id"], 1)
     head.stop()
@@ -233,7 +234,7 @@ def test_a_cluster_that_goes_away_mid_job(head, on_ray, tmp_path, big_csv, fallb
 def test_a_cluster_that_cannot_be_reached_at_start(on_ray, tmp_path, fallback):
     address = closed_port()
     on_ray(address, fallback)
-    queue = training_queue(ServedLab({}), tmp_path / "um")
+    queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
     job = queue.submit(write_csv(tmp_path / "reviews.csv", reviews(60)), "dcnn", "", "", 1, 1, "none")
     ended = wait_for(queue, job["id"], seconds=120)
     if fallback:  # never silent: the job says where it trained
@@ -260,7 +261,7 @@ def test_a_head_with_token_authentication_refuses_a_driver_without_its_token_and
         on_ray(cluster.address)
         monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
         monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
-        queue = training_queue(ServedLab({}), tmp_path / "um")
+        queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
         data = write_csv(tmp_path / "reviews.csv", reviews(60))
         refused = wait_for(queue, queue.submit(data, "dcnn", "", "", 1, 1, "none")["id"], seconds=180)
         assert refused["status"] == "failed" and refused["error"]["code"] == "ray_no_token", refused

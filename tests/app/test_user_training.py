@@ -17,6 +17,7 @@ from demo.training import TrainingQueue
 from service.jobs import JobError, TrainLimits, list_jobs, recover_jobs, submit_job, update_job
 from service.lab import ServedLab
 from service.publish import push_job
+from service.settings import Settings
 from service.user_models import main as train_main
 
 POSITIVE, NEGATIVE = ["good", "great", "fun", "moving"], ["bad", "dull", "awful", "flat"]
@@ -225,7 +226,7 @@ def wait_for(
 
 def test_one_job_at_a_time_with_queue_positions_and_cancel(tmp_path, good_csv):
     # three of one owner at once
-    queue = TrainingQueue(ServedLab({}), tmp_path / "um", TrainLimits(max_jobs_per_owner=3))
+    queue = TrainingQueue(ServedLab({}), Settings.load(), tmp_path / "um", TrainLimits(max_jobs_per_owner=3))
     first = queue.submit(good_csv, "dcnn", "", "", 2, 1, "none")
     second = queue.submit(good_csv, "mrnn", "", "", 1, 1, "none")
     third = queue.submit(good_csv, "agt", "", "", 1, 1, "none")
@@ -243,14 +244,14 @@ def test_one_job_at_a_time_with_queue_positions_and_cancel(tmp_path, good_csv):
 
 def test_a_job_left_running_resumes_after_a_restart(tmp_path, good_csv):
     root = tmp_path / "um"
-    queue = TrainingQueue(ServedLab({}), root)
+    queue = TrainingQueue(ServedLab({}), Settings.load(), root)
     job = queue.submit(good_csv, "dcnn", "", "", 1, 1, "none")
     assert wait_for(queue, job["id"])["status"] == "done"
     queue.stopped.set()
     # as if the app died in epoch 2 of 2: the state of epoch 1 is on disk, the job says running
     folder = root / "jobs" / job["id"]
     update_job(folder, status="running", epochs=2, metrics=None)
-    restarted = TrainingQueue(ServedLab({}), root)
+    restarted = TrainingQueue(ServedLab({}), Settings.load(), root)
     resumed = wait_for(restarted, job["id"])
     assert resumed["status"] == "done" and resumed["resumes"] == 1
     assert [r["epoch"] for r in resumed["history"]] == [1, 2]
@@ -263,7 +264,7 @@ def test_a_job_left_running_resumes_after_a_restart(tmp_path, good_csv):
 
 
 def test_a_killed_worker_is_reported_stopped(tmp_path, good_csv):
-    queue = TrainingQueue(ServedLab({}), tmp_path / "um")
+    queue = TrainingQueue(ServedLab({}), Settings.load(), tmp_path / "um")
     job = queue.submit(good_csv, "dcnn", "", "", 1, 1, "none")
     pid = wait_for(queue, job["id"], ("running",)) and queue.worker.pid
     os.kill(pid, 9)
@@ -273,7 +274,7 @@ def test_a_killed_worker_is_reported_stopped(tmp_path, good_csv):
 
 
 def test_publishing_fails_fast_offline(tmp_path, good_csv):
-    queue = TrainingQueue(ServedLab({}), tmp_path / "um")
+    queue = TrainingQueue(ServedLab({}), Settings.load(), tmp_path / "um")
     job = queue.submit(good_csv, "dcnn", "", "", 1, 1, "none")
     with pytest.raises(JobError) as err:
         push_job(job["id"], "me/model", "hf_x", queue.root)

@@ -11,6 +11,7 @@ import time
 
 import httpx
 import pytest
+from lab_fixture import start_app
 
 from core.predict import Cancelled, Prediction
 from demo import runner
@@ -48,15 +49,11 @@ def test_a_disconnect_in_the_middle_of_a_long_compare_keeps_the_worker(lab, monk
     """Through the real server: the worker runs a long /compare's first model (held stopped here) when the
     client closes its event stream; the worker then finishes that model, the request runs no other, and the
     next long /compare is answered by the same process."""
-    from demo import build_demo
-
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path))
     sent = []  # the models the app's worker was given
     run = runner.WORKER.run
     monkeypatch.setattr(runner.WORKER, "run", lambda job, *rest: sent.append(job.model) or run(job, *rest))
-    demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=DEFAULTS.model_concurrency)
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    demo, url = start_app(lab, concurrency=DEFAULTS.model_concurrency)
     long_text = " ".join(["good"] * (LONG_WORDS + 5))
     try:
         with httpx.Client(base_url=url, timeout=60) as http:

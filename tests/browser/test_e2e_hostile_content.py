@@ -9,6 +9,7 @@ import json
 import shutil
 
 import pytest
+from lab_fixture import start_app
 from playwright.sync_api import expect
 
 TITLE = "x[a](javascript:alert(8)).csv · 2026-11-26 12:00"
@@ -20,7 +21,6 @@ RESULT_TIMEOUT = 60_000  # ms
 def url(lab, lab_root, tmp_path_factory, monkeypatch_module):
     """The app served in this process, with one more public task: the tiny DCNN renamed, its file and labels
     hostile (a visitor's own task shows the same way to its owner)."""
-    from demo import CSS, I18N, THEME, build_demo
     from service.settings import DEFAULTS
 
     task = "user_x_a_javascript_alert_8_0a1b2c"
@@ -30,11 +30,7 @@ def url(lab, lab_root, tmp_path_factory, monkeypatch_module):
     (folder / "config.json").write_text(json.dumps(config | {"task": task, "labels": LABELS}))
     lab.add_checkpoint(folder, title=TITLE)
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
-    demo = build_demo(lab)
-    demo.queue(default_concurrency_limit=DEFAULTS.model_concurrency, max_size=64)
-    _, address, _ = demo.launch(
-        prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, theme=THEME, css=CSS, i18n=I18N
-    )
+    demo, address = start_app(lab, concurrency=DEFAULTS.model_concurrency, max_size=64)
     yield address
     demo.close()
 

@@ -26,6 +26,7 @@ from core.checkpoints.checkpoint import UNSAFE_SUFFIXES, CheckpointError, load_c
 from core.checkpoints.files import sha256
 from core.predict import Lab
 from service.lab import ServedLab
+from service.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "core").rglob("*.py")) + sorted((ROOT / "demo").rglob("*.py")) + [ROOT / "app.py"]
@@ -279,5 +280,5 @@ def test_the_token_never_reaches_logs_output_or_the_page(lab_root, tmp_path, mon
     said = _everything_said(caplog, capfd)
     assert said.strip() and CANARY not in said and CANARY not in message
 
-    page = json.dumps(demo.build_demo(lab, str(lab_root)).get_config_file(), default=str)
+    page = json.dumps(demo.build_demo(lab, str(lab_root), Settings.load()).get_config_file(), default=str)
     assert CANARY not in page and CANARY not in _everything_said(caplog, capfd)

@@ -28,12 +28,14 @@ from service.jobs import (
     submit_job,
     update_job,
 )
+from service.settings import Settings
 from service.user_models import installed_checkpoints
 
 WORDS = {"5": ["good", "great", "fun"], "1": ["bad", "dull", "awful"]}
 APP = (
-    "import sys, time; from service.lab import ServedLab; from demo.training import TrainingQueue; "
-    "TrainingQueue(ServedLab({}), sys.argv[1], poll=0.2); time.sleep(600)"
+    "import sys, time; from service.lab import ServedLab; from service.settings import Settings; "
+    "from demo.training import TrainingQueue; TrainingQueue(ServedLab({}), Settings.load(), sys.argv[1], poll=0.2); "
+    "time.sleep(600)"
 )
 
 
@@ -157,7 +159,7 @@ def test_a_cancel_after_a_restart_stops_the_old_worker(tmp_path):
     folder = _folder(root, job)
     old = _worker(folder)
     _until(lambda: has_worker(folder) and read_job(folder)["progress"] > 0, 120, "the old worker trains")
-    queue = TrainingQueue(ServedLab({}), root, poll=0.1)
+    queue = TrainingQueue(ServedLab({}), Settings.load(), root, poll=0.1)
     try:
         assert queue.worker is None and read_job(folder)["status"] == "running"
         assert queue.cancel(job["id"])["status"] == "cancelled"

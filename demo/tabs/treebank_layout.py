@@ -1,0 +1,168 @@
+"""The Treebank tab's layout (demo/tabs/treebank.py wires it): the trees' accordion, the dataset's, and the
+state the events share. Components only: no event, no model."""
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from core.analysis.treebank import PHENOMENA, SPLITS, SST_TASKS
+from core.data import TASKS
+from core.data.sst import FINE_LABELS
+from demo.i18n import L, model_name, task_label
+from demo.svg import EXPORT_JS
+from service.lab import ServedLab
+
+
+@dataclass
+class TreesBox:
+    """The trees' accordion (trees_box): the filters and the picker, the tree, its nodes and the chosen node."""
+
+    problem: gr.Markdown
+    split: gr.Radio
+    task: gr.Dropdown
+    words: gr.Textbox
+    label: gr.Dropdown
+    phenomenon: gr.Dropdown
+    min_words: gr.Number
+    max_words: gr.Number
+    search: gr.Button
+    random: gr.Button
+    hits: gr.Markdown
+    sentence: gr.Dropdown
+    summary: gr.Markdown
+    plot: gr.HTML
+    nodes: gr.Dataframe
+    node: gr.Dropdown
+    open_node: gr.Button
+    copy: gr.Button
+    link: gr.Markdown
+    node_summary: gr.Markdown
+    node_attr: gr.Dataframe
+
+    @property
+    def filters(self) -> list:
+        """The six filters, in the order a Filters takes them."""
+        return [self.split, self.words, self.label, self.phenomenon, self.min_words, self.max_words]
+
+
+@dataclass
+class DatasetBox:
+    """The dataset's accordion (dataset_box): one model against its task's test set."""
+
+    task: gr.Dropdown
+    model: gr.Dropdown
+    summary: gr.Markdown
+    length: gr.HTML
+    confusion: gr.HTML
+    per_class: gr.Dataframe
+    slices: gr.Dataframe
+    disagree: gr.Dataframe
+    pick: gr.Dropdown
+    open_sentence: gr.Button
+
+
+@dataclass
+class Page:
+    """The tab's components (layout), which the wiring connects."""
+
+    trees: TreesBox
+    data: DatasetBox
+    tree_state: gr.State
+    dataset_state: gr.State
+    room: gr.Number  # the width the tree gets (ROOM_JS measures it)
+
+    @property
+    def tree_outputs(self) -> list:
+        return [self.trees.summary, self.trees.plot, self.trees.nodes, self.trees.node, self.tree_state]
+
+    @property
+    def dataset_outputs(self) -> list:
+        d = self.data
+        return [d.summary, d.length, d.confusion, d.per_class, d.slices, d.disagree, d.pick, self.dataset_state]
+
+
+def trees_box(sst_tasks: list[str]) -> TreesBox:
+    with gr.Accordion(L("tb_trees"), open=True):
+        problem = gr.Markdown(elem_id="tb-problem")
+        with gr.Row():
+            split = gr.Radio(
+                [(L(f"tb_split_{s}"), s) for s in SPLITS], value="test", label=L("tb_split"), elem_id="tb-split"
+            )
+            task = gr.Dropdown(
+                [(task_label(task), task) for task in sst_tasks],
+                value=sst_tasks[0] if sst_tasks else None,
+                label=L("task"),
+                elem_id="tb-task",
+            )
+            words = gr.Textbox(label=L("tb_words"), info=L("tb_words_info"), elem_id="tb-words")
+            label = gr.Dropdown(
+                [(L("tb_any"), "")] + [(L(f"tb_label_{i}"), l) for i, l in enumerate(FINE_LABELS)],
+                value="",
+                label=L("tb_label"),
+                elem_id="tb-label",
+            )
+            phenomenon = gr.Dropdown(
+                [(L("tb_any"), "")] + [(L(f"tb_{p}"), p) for p in PHENOMENA],
+                value="",
+                label=L("tb_phenomenon"),
+                elem_id="tb-phenomenon",
+            )
+            min_words = gr.Number(0, label=L("tb_min"), precision=0, minimum=0, elem_id="tb-min")
+            max_words = gr.Number(0, label=L("tb_max"), precision=0, minimum=0, elem_id="tb-max")
+        with gr.Row():
+            search = gr.Button(L("tb_search"), variant="primary", elem_id="tb-search")
+            random = gr.Button(L("tb_random"), elem_id="tb-random")
+        hits = gr.Markdown(elem_id="tb-hits")
+        sentence = gr.Dropdown([], label=L("tb_sentence"), elem_id="tb-sentence")
+        summary = gr.Markdown(elem_id="tb-tree-summary")
+        plot = gr.HTML(elem_id="tb-tree", elem_classes="figures", js_on_load=EXPORT_JS)
+        nodes = gr.Dataframe(label=L("tb_nodes"), interactive=False, wrap=True, max_height=420, elem_id="tb-nodes")
+        with gr.Row():
+            node = gr.Dropdown([], label=L("tb_node"), info=L("tb_node_info"), scale=4, elem_id="tb-node")
+            open_node = gr.Button(L("tb_open_node"), scale=1, elem_id="tb-open-node")
+            copy = gr.Button(L("copy_link"), scale=1, elem_id="tb-copy-link")
+        link = gr.Markdown(elem_id="tb-permalink")
+        node_summary = gr.Markdown(elem_id="tb-node-attr-summary")
+        node_attr = gr.Dataframe(label=L("tb_node_attr"), interactive=False, wrap=True, elem_id="tb-node-attr")
+    return TreesBox(
+        problem, split, task, words, label, phenomenon, min_words, max_words, search, random, hits, sentence,
+        summary, plot, nodes, node, open_node, copy, link, node_summary, node_attr,
+    )  # fmt: skip
+
+
+def dataset_box(lab: ServedLab, data_tasks: list[str]) -> DatasetBox:
+    with gr.Accordion(L("tb_dataset"), open=True):
+        with gr.Row():
+            task = gr.Dropdown(
+                [(task_label(task), task) for task in data_tasks],
+                value=data_tasks[0] if data_tasks else None,
+                label=L("task"),
+                elem_id="tb-data-task",
+            )
+            model = gr.Dropdown(
+                [(model_name(m), m) for m in lab.models(data_tasks[0])] if data_tasks else [],
+                value=lab.models(data_tasks[0])[0] if data_tasks else None,
+                label=L("model"),
+                elem_id="tb-data-model",
+            )
+        summary = gr.Markdown(elem_id="tb-data-summary")
+        with gr.Row(equal_height=False):  # side by side where both fit, else one under the other
+            length = gr.HTML(elem_id="tb-length", elem_classes="figures", js_on_load=EXPORT_JS, min_width=320)
+            confusion = gr.HTML(elem_id="tb-confusion", elem_classes="figures", js_on_load=EXPORT_JS, min_width=320)
+        with gr.Row(equal_height=False):
+            per_class = gr.Dataframe(label=L("tb_per_class"), interactive=False, min_width=320, elem_id="tb-per-class")
+            slices = gr.Dataframe(label=L("tb_slices"), interactive=False, min_width=320, elem_id="tb-slices")
+        disagree = gr.Dataframe(label=L("tb_disagree"), interactive=False, wrap=True, elem_id="tb-disagree")
+        with gr.Row():
+            pick = gr.Dropdown([], label=L("tb_disagree_pick"), scale=4, elem_id="tb-disagree-pick")
+            open_sentence = gr.Button(L("tb_open_sentence"), scale=1, elem_id="tb-open-sentence")
+    return DatasetBox(task, model, summary, length, confusion, per_class, slices, disagree, pick, open_sentence)
+
+
+def layout(lab: ServedLab) -> Page:
+    sst_tasks = [task for task in lab.tasks() if task in SST_TASKS]
+    data_tasks = [task for task in lab.tasks() if task in TASKS]  # what make evaluate-all evaluates (no user's task)
+    gr.Markdown(L("treebank_md"))
+    trees = trees_box(sst_tasks)
+    data = dataset_box(lab, data_tasks)
+    return Page(trees, data, gr.State(None), gr.State(None), gr.Number(visible=False))
