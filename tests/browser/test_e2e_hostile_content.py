@@ -12,6 +12,8 @@ import pytest
 from lab_fixture import start_app
 from playwright.sync_api import expect
 
+from demo.i18n import t
+
 TITLE = "x[a](javascript:alert(8)).csv · 2026-11-26 12:00"
 LABELS = ['=HYPERLINK("http://example.com","[b](javascript:alert(9))")', "+1", "-1", "@x <img src=x>", "=1+1"]
 RESULT_TIMEOUT = 60_000  # ms
@@ -69,7 +71,7 @@ def test_all_five_and_analyse_at_once_after_an_intervention_answer(url, open_pag
     first.locator("#sentence textarea").fill("a good film")
     page.locator("#sentence textarea").fill("the film is not good")
     choose(page, "#model", "Tensor CNN (Lei et al. 2015)")
-    choose(page, "#intervention", "consecutive")  # analyses with it
+    choose(page, "#intervention", t("intervention_name_consecutive", "en"))  # analyses with it
     expect(page.locator("#result details.model-panel")).to_have_count(2, timeout=RESULT_TIMEOUT)
     # a Space's round trip: the reset of the menu reaches the server before the click's run does, and the page only
     # after the click (the "within ~0.3 s")
