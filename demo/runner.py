@@ -259,7 +259,7 @@ class RequestGate:
         self.long = True
         # a shipped suite's report depends on the suite, the task and the checkpoints only: kept with the answers
         kept = lab.answers if text is None and capabilities is None else None
-        key = lab.kept_key("probes", task, suite, task=task)
+        key = lab.kept_key("probes", task, suite, task=task) if kept is not None else ()
         if kept is not None and (report := kept.get(key)) is not None:
             return report
         with self.lanes.admit(True, self.alive):
@@ -305,13 +305,13 @@ class RequestGate:
         return self.worker.run(job, self.alive) if self.long else here(job)
 
 
-# probe suites wait in Gradio's queue under a group of their own (as exports do), not in the model events' slots:
-# a hall's probe runs, waiting for the one long lane, held all 16 and the short requests queued behind them
 class EventGroup(TypedDict):
     concurrency_id: str
     concurrency_limit: int
 
 
+# probe suites wait in Gradio's queue under a group of their own (as exports do), not in the model events' slots:
+# a hall's probe runs, waiting for the one long lane, held all 16 and the short requests queued behind them
 PROBE_EVENTS = EventGroup(concurrency_id="probes", concurrency_limit=4)
 
 
