@@ -3,26 +3,25 @@ when done, the task to predict with) and `/train_cancel`: a user's labelled file
 
 Training runs in demo.training's worker process; this tab only submits, polls (a timer, once a second while
 a job is active) and draws what the job's state holds. A job is its submitter's (demo/owners.py): to anyone
-else its id is unknown. Callbacks first, then the layout, then the wiring.
+else its id is unknown. The pure functions first, then the wiring; the layout is demo/tabs/train_layout.py's.
 """
 
-import os
 from dataclasses import dataclass
 
 import gradio as gr
 import pandas as pd
 
 from core.data.user import USER_DATA_TEXT, UserDataError, check_rows, choose_columns, read_table
-from core.models import PAPER_MODELS
 from core.notices import Notice
 from demo.endpoints import endpoint
-from demo.i18n import L, error, label_name, model_name, notice_text, request_lang, t
+from demo.i18n import error, label_name, model_name, notice_text, request_lang, t
 from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.tabs.lab import LabView, task_choices
+from demo.tabs.train_layout import Page, layout
 from demo.training import TrainingQueue
 from demo.training_ray import training_queue
-from service.jobs import ACTIVE, JOB_TEXT, JobError, list_jobs
+from service.jobs import ACTIVE, JOB_TEXT, JobError, TrainLimits, list_jobs
 from service.lab import ServedLab
 from service.publish import push_job
 
@@ -186,138 +185,63 @@ class TrainView:
 
 def build(lab: ServedLab, lab_view: LabView, visitors: Visitors) -> TrainView:
     queue = training_queue(lab, visitors.settings)
-    limits = queue.limits
-    on_space = bool(os.environ.get("SPACE_ID"))
-    gr.Markdown(L("train_md"))
-    if on_space:  # Gradio's Hugging Face login works on a Space: training (and publishing) is for signed-in users
-        with gr.Row():
-            gr.LoginButton()
-            gr.Markdown(L("train_sign_in") if visitors.policy.sign_in else "")
-    with gr.Row():
-        with gr.Column(scale=3):
-            file = gr.File(
-                label=L("train_file"), file_types=[".csv", ".tsv", ".jsonl"], type="filepath", elem_id="train-file"
-            )
-            summary = gr.Markdown(elem_id="train-file-summary")
-            with gr.Row():
-                text_column = gr.Dropdown(
-                    [],
-                    value="",
-                    allow_custom_value=True,
-                    label=L("train_text_column"),
-                    info=L("train_column_info"),
-                    elem_id="train-text-column",
-                )
-                label_column = gr.Dropdown(
-                    [],
-                    value="",
-                    allow_custom_value=True,
-                    label=L("train_label_column"),
-                    info=L("train_column_info"),
-                    elem_id="train-label-column",
-                )
-        with gr.Column(scale=2):
-            model = gr.Dropdown(
-                [(model_name(m), m) for m in PAPER_MODELS], value="dcnn", label=L("train_model"), elem_id="train-model"
-            )
-            vectors = gr.Radio(
-                [(L("train_vectors_none"), "none"), (L("train_vectors_auto"), "auto")],
-                value="none",
-                label=L("train_vectors"),
-            )
-            epochs = gr.Slider(
-                1,
-                limits.max_epochs,
-                value=min(3, limits.max_epochs),
-                step=1,
-                label=L("train_epochs"),
-                elem_id="train-epochs",
-            )
-            minutes = gr.Slider(
-                0.5, limits.max_minutes, value=min(5.0, limits.max_minutes), step=0.5, label=L("train_minutes")
-            )
-            with gr.Row():
-                start = gr.Button(L("train_start"), variant="primary", elem_id="train-start")
-                cancel = gr.Button(L("train_cancel"), variant="stop", elem_id="train-cancel")
-    job = gr.Dropdown([], value=None, allow_custom_value=True, label=L("train_job"), elem_id="train-job")
-    new_job = gr.Textbox(visible=False)
-    status = gr.Markdown(elem_id="train-status")
-    with gr.Row():
-        loss_plot = gr.LinePlot(x="epoch", y="loss", label=L("train_loss"), elem_id="train-loss")
-        dev_plot = gr.LinePlot(x="epoch", y="accuracy", label=L("train_dev"), elem_id="train-dev")
-    confusion = gr.Dataframe(visible=False, interactive=False, label=L("train_confusion"), elem_id="train-confusion")
-    with gr.Accordion(L("train_publish"), open=False):
-        with gr.Row():  # on a Space the sign-in above gives the token; elsewhere the user pastes one
-            repo = gr.Textbox(label=L("train_repo"), placeholder="your-name/my-dcnn", elem_id="train-repo")
-            token = gr.Textbox(label=L("train_token"), type="password", visible=not on_space, elem_id="train-token")
-        push = gr.Button(L("train_push"), elem_id="train-push")
-        pushed = gr.Markdown(elem_id="train-pushed")
-    timer = gr.Timer(1.0, active=False)
+    page = layout(queue.limits, visitors.policy.sign_in)
+    _wire_file(page, queue.limits)
+    _wire_start(page, queue, visitors)
+    _wire_job(page, lab, lab_view, queue, visitors)
+    _wire_push(page, queue, visitors)
+    _endpoints(queue, visitors)
+    return TrainView(queue, page.job)
 
-    # -- callbacks -------------------------------------------------------------------------------------
+
+def _submit(
+    queue: TrainingQueue, visitors: Visitors, request, profile, settings: tuple[str, str, str, str, int, float, str]
+) -> str:
+    """Start's and /train's: `settings` (Page.settings', the file as its path) queued for the requester; its id."""
+    owner, client = visitors.writer(request, profile)
+    try:
+        return queue.submit(*settings, owner, client)["id"]
+    except (UserDataError, JobError) as err:
+        raise _error(err, request_lang(request)) from None
+
+
+def _cancel(queue: TrainingQueue, visitors: Visitors, job: str, request: gr.Request | None) -> str:
+    """Cancel's and /train_cancel's: the requester's job cancelled; its status line."""
+    try:
+        return status_text(queue.cancel(job, visitors.owner(request)), request_lang(request))
+    except JobError as err:
+        raise _error(err, request_lang(request)) from None
+
+
+def _wire_file(page: Page, limits: TrainLimits) -> None:
+    """The file's summary and the column choices follow the file and either column."""
+
     def on_file(path, text_value, label_value, request: gr.Request):
         return file_summary(path, text_value, label_value, limits, request_lang(request))
 
-    def submit(path, model, text_column, label_column, epochs, minutes, vectors, request, profile) -> str:
-        owner, client = visitors.writer(request, profile)
-        try:
-            return queue.submit(path, model, text_column, label_column, epochs, minutes, vectors, owner, client)["id"]
-        except (UserDataError, JobError) as err:
-            raise _error(err, request_lang(request)) from None
+    columns = [page.text_column, page.label_column]
+    for trigger in (page.file.upload, page.file.clear, *(column.input for column in columns)):
+        trigger(on_file, [page.file, *columns], [page.summary, *columns], api_visibility="private")
 
-    def on_start(
-        path,
-        model,
-        text_value,
-        label_value,
-        epochs,
-        minutes,
-        vectors,
-        request: gr.Request,
-        profile: gr.OAuthProfile | None,
-    ):
-        return submit(path, model, text_value, label_value, epochs, minutes, vectors, request, profile)
 
-    def train(
-        file: gr.FileData,
-        model: str = "dcnn",
-        text_column: str = "",
-        label_column: str = "",
-        epochs: int = min(3, limits.max_epochs),
-        minutes: float = min(5.0, limits.max_minutes),
-        vectors: str = "none",
-        request: gr.Request | None = None,
-        profile: gr.OAuthProfile | None = None,
-    ) -> str:
-        """Queue a training job on a labelled CSV/TSV/JSONL file; returns the job id for /train_status (the
-        job, its task and its model are this session's owner's: /owner; on a Space, the signed-in user's).
+def _wire_start(page: Page, queue: TrainingQueue, visitors: Visitors) -> None:
+    """Start queues a job, which the job box then names and the timer polls."""
 
-        Args:
-            file: the labelled CSV, TSV (a header row) or JSONL file, uploaded: gradio_client's handle_file(path)
-            model: the model to train: tensor_cnn, mrnn, dcnn, adasent or agt
-            text_column: the column of texts; "": detected (a name such as text or review; of two columns, the longer)
-            label_column: the column of labels; "": detected (a name such as label or stars; of two, the shorter)
-            epochs: passes over the training rows, a whole number from 1 to this server's maximum
-            minutes: the training time budget in minutes, from 0.5 to this server's maximum
-            vectors: none (random word vectors) or auto (pretrained ones of the file's language, when present)
-        """
-        return submit(uploaded_path(file), model, text_column, label_column, epochs, minutes, vectors, request, profile)
+    # Gradio passes the request and the profile, then each input (Page.settings), as positional parameters
+    def on_start(request: gr.Request, profile: gr.OAuthProfile | None, *settings):
+        return _submit(queue, visitors, request, profile, settings)
 
     def on_started(job_id, request: gr.Request):
         """The job box names the new job (and the owner's others) by file, date and model; polling starts."""
         return gr.update(choices=job_choices(queue, visitors.owner(request)), value=job_id), gr.Timer(active=True)
 
-    def train_status(job: str, request: gr.Request | None = None) -> dict:
-        """A job's status (queued/running/done/failed/cancelled/stopped), queue position, progress, per-epoch
-        history, ETA and, when done, the task to predict with (/predict, /compare) and its test metrics.
+    # the new id goes to a hidden box (the /train answer), and the job box gets it with its name: never a raw id
+    started = page.start.click(on_start, page.settings, page.new_job, api_visibility="private")
+    started.success(on_started, page.new_job, [page.job, page.timer], api_visibility="private")
 
-        Args:
-            job: the job id /train returned
-        """
-        try:
-            return queue.status(job, visitors.owner(request))
-        except JobError as err:
-            raise _error(err, request_lang(request)) from None
+
+def _wire_job(page: Page, lab: ServedLab, lab_view: LabView, queue: TrainingQueue, visitors: Visitors) -> None:
+    """The chosen job's status, curves and confusion matrix, polled while it is active; Cancel."""
 
     def on_tick(job_id, request: gr.Request):
         ui = request_lang(request)
@@ -336,64 +260,85 @@ def build(lab: ServedLab, lab_view: LabView, visitors: Visitors) -> TrainView:
         lab_task = gr.update(choices=task_choices(visitors.lab(lab, request)), visible=True) if done else gr.update()
         return (status_text(current, ui), loss, dev, table, gr.Timer(active=current["status"] in ACTIVE), lab_task)
 
+    def on_cancel(job_id, request: gr.Request):  # its own name: a private event takes one; /train_cancel the API's
+        return _cancel(queue, visitors, job_id, request)
+
+    shown = [page.status, page.loss_plot, page.dev_plot, page.confusion, page.timer, lab_view.task]
+    # quietly: Gradio's own "processing | 0.5s" would show in the status line every second
+    page.timer.tick(on_tick, page.job, shown, api_visibility="private", show_progress="hidden")
+    page.job.input(lambda: gr.Timer(active=True), None, page.timer, api_visibility="private")  # an earlier job, chosen
+    page.cancel.click(on_cancel, page.job, page.status, api_visibility="private")
+
+
+def _wire_push(page: Page, queue: TrainingQueue, visitors: Visitors) -> None:
+    """Publish: the chosen job's model pushed to the Hub with the sign-in's token, else the pasted one."""
+
+    def on_push(job_id, repo_id, token_value, request: gr.Request, oauth: gr.OAuthToken | None = None):
+        ui = request_lang(request)
+        try:
+            token_value = (oauth.token if oauth else None) or token_value
+            url = push_job(job_id, repo_id, token_value, queue.root, visitors.owner(request))
+        except JobError as err:
+            raise _error(err, ui) from None
+        return t("train_pushed", ui, url=url)
+
+    page.push.click(on_push, [page.job, page.repo, page.token], page.pushed, api_visibility="private")
+
+
+def _endpoints(queue: TrainingQueue, visitors: Visitors) -> None:
+    """/train, /train_cancel and /train_status: gr.api, each parameter named and described on the API page (the
+    tab's components would show their translated labels as "[object Object]", the columns as an empty choice and
+    Gradio's sample PDF)."""
+
+    def train(
+        file: gr.FileData,
+        model: str = "dcnn",
+        text_column: str = "",
+        label_column: str = "",
+        epochs: int = min(3, queue.limits.max_epochs),
+        minutes: float = min(5.0, queue.limits.max_minutes),
+        vectors: str = "none",
+        request: gr.Request | None = None,
+        profile: gr.OAuthProfile | None = None,
+    ) -> str:
+        """Queue a training job on a labelled CSV/TSV/JSONL file; returns the job id for /train_status (the
+        job, its task and its model are this session's owner's: /owner; on a Space, the signed-in user's).
+
+        Args:
+            file: the labelled CSV, TSV (a header row) or JSONL file, uploaded: gradio_client's handle_file(path)
+            model: the model to train: tensor_cnn, mrnn, dcnn, adasent or agt
+            text_column: the column of texts; "": detected (a name such as text or review; of two columns, the longer)
+            label_column: the column of labels; "": detected (a name such as label or stars; of two, the shorter)
+            epochs: passes over the training rows, a whole number from 1 to this server's maximum
+            minutes: the training time budget in minutes, from 0.5 to this server's maximum
+            vectors: none (random word vectors) or auto (pretrained ones of the file's language, when present)
+        """
+        settings = uploaded_path(file), model, text_column, label_column, epochs, minutes, vectors
+        return _submit(queue, visitors, request, profile, settings)
+
+    def train_status(job: str, request: gr.Request | None = None) -> dict:
+        """A job's status (queued/running/done/failed/cancelled/stopped), queue position, progress, per-epoch
+        history, ETA and, when done, the task to predict with (/predict, /compare) and its test metrics.
+
+        Args:
+            job: the job id /train returned
+        """
+        try:
+            return queue.status(job, visitors.owner(request))
+        except JobError as err:
+            raise _error(err, request_lang(request)) from None
+
     def train_cancel(job: str, request: gr.Request | None = None) -> str:
         """Cancel a queued or running job; returns its status line.
 
         Args:
             job: the job id /train returned
         """
-        try:
-            return status_text(queue.cancel(job, visitors.owner(request)), request_lang(request))
-        except JobError as err:
-            raise _error(err, request_lang(request)) from None
+        return _cancel(queue, visitors, job, request)
 
-    def on_cancel(
-        job_id, request: gr.Request
-    ):  # its own name: a private event takes one, and /train_cancel is the API's
-        return train_cancel(job_id, request)
-
-    def on_push(job_id, repo_id, token_value, request: gr.Request, oauth: gr.OAuthToken | None = None):
-        ui = request_lang(request)
-        try:
-            url = push_job(
-                job_id, repo_id, (oauth.token if oauth else None) or token_value, queue.root, visitors.owner(request)
-            )
-        except JobError as err:
-            raise _error(err, ui) from None
-        return t("train_pushed", ui, url=url)
-
-    # -- wiring ----------------------------------------------------------------------------------------
-    file.upload(
-        on_file, [file, text_column, label_column], [summary, text_column, label_column], api_visibility="private"
-    )
-    file.clear(
-        on_file, [file, text_column, label_column], [summary, text_column, label_column], api_visibility="private"
-    )
-    for column in (text_column, label_column):
-        column.input(
-            on_file, [file, text_column, label_column], [summary, text_column, label_column], api_visibility="private"
-        )
-    # the new id goes to a hidden box (the /train answer), and the job box gets it with its name: never a raw id
-    started = start.click(
-        on_start, [file, model, text_column, label_column, epochs, minutes, vectors], new_job, api_visibility="private"
-    )
-    started.success(on_started, new_job, [job, timer], api_visibility="private")
-    timer.tick(  # quietly: Gradio's own "processing | 0.5s" would show in the status line every second
-        on_tick,
-        job,
-        [status, loss_plot, dev_plot, confusion, timer, lab_view.task],
-        api_visibility="private",
-        show_progress="hidden",
-    )
-    job.input(lambda: gr.Timer(active=True), None, timer, api_visibility="private")  # an earlier job, chosen
-    cancel.click(on_cancel, job, status, api_visibility="private")
-    push.click(on_push, [job, repo, token], pushed, api_visibility="private")
-    # the endpoints: gr.api, each parameter named and described on the API page (the tab's components would show
-    # their translated labels as "[object Object]", the columns as an empty choice and Gradio's sample PDF)
     endpoint(train, examples={"file": UPLOAD_EXAMPLE}, api_name="train")
     endpoint(train_cancel, api_name="train_cancel")
     endpoint(train_status, api_name="train_status")
-    return TrainView(queue, job)
 
 
 def page_updates(queue: TrainingQueue, seen: ServedLab, owner: str) -> tuple:

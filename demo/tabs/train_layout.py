@@ -1,0 +1,129 @@
+"""The Train tab's layout (demo/tabs/train.py wires it): the file and its columns, the training settings, the
+job with its curves, and publishing. Components only: no event, no job."""
+
+import os
+from dataclasses import dataclass
+
+import gradio as gr
+
+from core.models import PAPER_MODELS
+from demo.i18n import L, model_name
+from service.jobs import TrainLimits
+
+
+@dataclass
+class Page:
+    """The tab's components (layout), which the wiring connects."""
+
+    file: gr.File
+    summary: gr.Markdown
+    text_column: gr.Dropdown
+    label_column: gr.Dropdown
+    model: gr.Dropdown
+    vectors: gr.Radio
+    epochs: gr.Slider
+    minutes: gr.Slider
+    start: gr.Button
+    cancel: gr.Button
+    job: gr.Dropdown
+    new_job: gr.Textbox  # the /train answer, hidden: the job box names the job (never a raw id)
+    status: gr.Markdown
+    loss_plot: gr.LinePlot
+    dev_plot: gr.LinePlot
+    confusion: gr.Dataframe
+    repo: gr.Textbox
+    token: gr.Textbox
+    push: gr.Button
+    pushed: gr.Markdown
+    timer: gr.Timer  # polls the job once a second while it is active
+
+    @property
+    def settings(self) -> list:
+        """The file and the training settings, in the order a submit takes them."""
+        return [self.file, self.model, self.text_column, self.label_column, self.epochs, self.minutes, self.vectors]
+
+
+def _file_column() -> tuple:
+    """The file, what it holds, and its two columns."""
+    with gr.Column(scale=3):
+        file = gr.File(
+            label=L("train_file"), file_types=[".csv", ".tsv", ".jsonl"], type="filepath", elem_id="train-file"
+        )
+        summary = gr.Markdown(elem_id="train-file-summary")
+        with gr.Row():
+            text_column = gr.Dropdown(
+                [],
+                value="",
+                allow_custom_value=True,
+                label=L("train_text_column"),
+                info=L("train_column_info"),
+                elem_id="train-text-column",
+            )
+            label_column = gr.Dropdown(
+                [],
+                value="",
+                allow_custom_value=True,
+                label=L("train_label_column"),
+                info=L("train_column_info"),
+                elem_id="train-label-column",
+            )
+    return file, summary, text_column, label_column
+
+
+def _settings_column(limits: TrainLimits) -> tuple:
+    """The model, the word vectors, the epochs and the time budget (within this server's limits), Start, Cancel."""
+    with gr.Column(scale=2):
+        model = gr.Dropdown(
+            [(model_name(m), m) for m in PAPER_MODELS], value="dcnn", label=L("train_model"), elem_id="train-model"
+        )
+        vectors = gr.Radio(
+            [(L("train_vectors_none"), "none"), (L("train_vectors_auto"), "auto")],
+            value="none",
+            label=L("train_vectors"),
+        )
+        epochs = gr.Slider(
+            1,
+            limits.max_epochs,
+            value=min(3, limits.max_epochs),
+            step=1,
+            label=L("train_epochs"),
+            elem_id="train-epochs",
+        )
+        minutes = gr.Slider(
+            0.5, limits.max_minutes, value=min(5.0, limits.max_minutes), step=0.5, label=L("train_minutes")
+        )
+        with gr.Row():
+            start = gr.Button(L("train_start"), variant="primary", elem_id="train-start")
+            cancel = gr.Button(L("train_cancel"), variant="stop", elem_id="train-cancel")
+    return model, vectors, epochs, minutes, start, cancel
+
+
+def layout(limits: TrainLimits, sign_in: bool) -> Page:
+    """Top to bottom: the sign-in (on a Space), the file and the settings side by side, the job, its status,
+    curves and confusion matrix, and the publishing accordion; `sign_in`: the policy asks visitors to sign in."""
+    on_space = bool(os.environ.get("SPACE_ID"))
+    gr.Markdown(L("train_md"))
+    if on_space:  # Gradio's Hugging Face login works on a Space: training (and publishing) is for signed-in users
+        with gr.Row():
+            gr.LoginButton()
+            gr.Markdown(L("train_sign_in") if sign_in else "")
+    with gr.Row():
+        file, summary, text_column, label_column = _file_column()
+        model, vectors, epochs, minutes, start, cancel = _settings_column(limits)
+    job = gr.Dropdown([], value=None, allow_custom_value=True, label=L("train_job"), elem_id="train-job")
+    new_job = gr.Textbox(visible=False)
+    status = gr.Markdown(elem_id="train-status")
+    with gr.Row():
+        loss_plot = gr.LinePlot(x="epoch", y="loss", label=L("train_loss"), elem_id="train-loss")
+        dev_plot = gr.LinePlot(x="epoch", y="accuracy", label=L("train_dev"), elem_id="train-dev")
+    confusion = gr.Dataframe(visible=False, interactive=False, label=L("train_confusion"), elem_id="train-confusion")
+    with gr.Accordion(L("train_publish"), open=False):
+        with gr.Row():  # on a Space the sign-in above gives the token; elsewhere the user pastes one
+            repo = gr.Textbox(label=L("train_repo"), placeholder="your-name/my-dcnn", elem_id="train-repo")
+            token = gr.Textbox(label=L("train_token"), type="password", visible=not on_space, elem_id="train-token")
+        push = gr.Button(L("train_push"), elem_id="train-push")
+        pushed = gr.Markdown(elem_id="train-pushed")
+    return Page(
+        file, summary, text_column, label_column, model, vectors, epochs, minutes, start, cancel, job, new_job,
+        status, loss_plot, dev_plot, confusion, repo, token, push, pushed, gr.Timer(1.0, active=False),
+    )  # fmt: skip
