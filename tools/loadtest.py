@@ -597,6 +597,29 @@ def rest_call(http, url: str, api_name: str, args: tuple, timeout: float) -> Res
     return Result(f"/{api_name}", time.perf_counter() - start, error)
 
 
+def queued_call(http, url: str, api_name: str, args: tuple, timeout: float, fn_index: int) -> Result:
+    """One call as a browser's page makes it, in a new session: POST /gradio_api/queue/join for the event
+    `fn_index` (the endpoint's id in /config), then the session's stream until the event completes (sse_v3)."""
+    start, session = time.perf_counter(), os.urandom(8).hex()
+    try:
+        body = {"data": list(args), "fn_index": fn_index, "session_hash": session}
+        http.post(f"{url}gradio_api/queue/join", json=body, timeout=timeout).raise_for_status()
+        message: dict = {}
+        with http.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session}, timeout=timeout) as s:
+            for line in s.iter_lines():
+                message = json.loads(line[6:]) if line.startswith("data: ") else {}
+                if message.get("msg") == "process_completed":
+                    break
+        answers = message.get("output", {}).get("data", [None])[0] if message.get("success") else None
+        answers = answers if isinstance(answers, list) else [answers]
+        if not all(isinstance(a, dict) and a.get("label") in a.get("labels", ()) for a in answers):
+            raise ValueError(f"{message.get('msg', 'no message')}: {str(message.get('output'))[:200]}")
+        error = ""
+    except Exception as err:  # counted and reported
+        error = error_line(err)
+    return Result(f"/{api_name}", time.perf_counter() - start, error)
+
+
 def fresh_session_call(
     kind: str, url: str, http, context: ssl.SSLContext, args: tuple, api_name: str, timeout: float
 ) -> Result:

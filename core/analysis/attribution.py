@@ -210,6 +210,12 @@ def _weights_sha256(path: Path, mtime_ns: int) -> str:
     return sha256(path)
 
 
+@lru_cache(maxsize=4)
+def _measured(path: Path, mtime_ns: int) -> dict:
+    """The attribution report, parsed once per file version (the Lab's hint reads it on every page load)."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 def weights_sha256(checkpoint: Checkpoint) -> str:
     """The checkpoint's weights file digest (hashed once per file version)."""
     path = Path(checkpoint.path) / WEIGHTS
@@ -222,8 +228,9 @@ def most_faithful(checkpoint: Checkpoint, path: str | Path = FAITHFULNESS) -> di
     AOPC, "sentences": n, "plausibility": {method: core.analysis.plausibility.summarize(...)} or None where
     the task has no gold trees}; None when they were not measured."""
     try:
-        table = json.loads(Path(path).read_text(encoding="utf-8"))
-        entry = table["results"][checkpoint.meta["task"]][checkpoint.model.key]
+        entry = _measured(Path(path), Path(path).stat().st_mtime_ns)["results"][checkpoint.meta["task"]][
+            checkpoint.model.key
+        ]
         if entry["weights_sha256"] != weights_sha256(checkpoint):
             return None
     except (OSError, ValueError, KeyError, TypeError):

@@ -1,5 +1,6 @@
 """The Checkpoints tab: which checkpoints the app serves, where each came from, and which failed to load."""
 
+import functools
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -7,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
-import pandas as pd
 
 from core.checkpoints.files import sha256
 from core.gitinfo import git_commit
@@ -27,8 +27,18 @@ class Facts:
 
 
 def _metrics(path) -> dict:
+    """The checkpoint's metrics.json, read again only once it changes (every page load lists every checkpoint)."""
+    file = Path(path) / "metrics.json"
     try:
-        return json.loads((path / "metrics.json").read_text(encoding="utf-8"))
+        return _metrics_file(file, file.stat().st_mtime_ns)
+    except OSError:
+        return {}
+
+
+@functools.lru_cache(maxsize=512)
+def _metrics_file(file: Path, mtime_ns: int) -> dict:
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
 
@@ -85,7 +95,9 @@ def facts(lab: ServedLab) -> FactBook:
     return FactBook(lab)
 
 
-def tables(lab: ServedLab, ui: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+def tables(lab: ServedLab, ui: str) -> tuple[dict, dict]:
+    """The served checkpoints and the ones that failed to load, as gr.Dataframe values ({"headers", "data"}: no
+    pandas frame built and converted back on every page load)."""
     loaded = [
         [
             lab.titles.get(task) or task_name(task, ui),
@@ -103,10 +115,7 @@ def tables(lab: ServedLab, ui: str) -> tuple[pd.DataFrame, pd.DataFrame]:
         for k in ("col_task", "col_model", "col_lang", "col_classes", "col_accuracy", "col_paper", "col_source")
     ]
     errors = [[path, error] for path, error in sorted(lab.errors.items())]
-    return (
-        pd.DataFrame(loaded, columns=columns),
-        pd.DataFrame(errors, columns=[t("col_path", ui), t("col_error", ui)]),
-    )
+    return {"headers": columns, "data": loaded}, {"headers": [t("col_path", ui), t("col_error", ui)], "data": errors}
 
 
 def build(lab: ServedLab) -> tuple[gr.Dataframe, gr.Dataframe]:

@@ -4,7 +4,9 @@ gives the bytes Gradio's own path gives, against the app launched as app.py laun
 import json
 import uuid
 
+import gradio as gr
 import httpx
+import orjson
 import pytest
 from lab_fixture import launch_demo
 
@@ -75,3 +77,52 @@ def test_the_page_is_built_once_per_address(app, path):
     if path == "config":  # the page's URLs follow the address it was reached at, kept apart
         assert json.loads(first.content)["root"] == url.rstrip("/")
         assert json.loads(proxied.content)["root"] == "https://lab.example"
+
+
+def queued(http: httpx.Client, url: str, api: str, data: list) -> tuple[dict, str, str]:
+    """As a browser sends it: join Gradio's queue, read the session's stream; (the completed message, its line,
+    the session)."""
+    config = http.get(f"{url}config").json()
+    fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == api)
+    session = uuid.uuid4().hex
+    joined = http.post(
+        f"{url}gradio_api/queue/join", json={"data": data, "fn_index": fn_index, "session_hash": session}
+    )
+    assert joined.status_code == 200, joined.text
+    with http.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session}) as stream:
+        for line in stream.iter_lines():
+            message = json.loads(line[len("data: ") :]) if line.startswith("data: ") else {}
+            if message.get("msg") == "process_completed":
+                return message, line, session
+    raise AssertionError("no process_completed message")
+
+
+@pytest.mark.parametrize("api,data", CALLS[:3])
+def test_the_queue_gets_the_same_answer_written_once(app, api, data):
+    """demo/endpoints.py queued_json: an answer to a queued event is its JSON written once (orjson.Fragment); the
+    browser's stream carries the same answer as the REST path, and the line is what orjson writes of it."""
+    url, demo = app
+    with httpx.Client(timeout=60) as http:
+        message, line, session = queued(http, url, api, data)
+        status, rest = answer(http, url, api, {"data": data})
+    assert message["success"] and status == 200
+    rest_data = json.loads(rest.split("data: ", 1)[1])
+    assert message["output"]["data"] == rest_data
+    assert line == "data: " + orjson.dumps(message).decode()  # nothing of Gradio's own walk is missing
+    kept = demo.server_app.state_holder.session_data[session].config_values  # the session's copy of its outputs
+    assert any(isinstance(c.get("props", {}).get("value"), orjson.Fragment) for c in kept.values())
+
+
+def test_only_the_queue_gets_a_fragment():
+    from types import SimpleNamespace
+
+    from demo.endpoints import queued_json
+
+    def request(path):
+        return gr.Request(request=SimpleNamespace(url=SimpleNamespace(path=path)))
+
+    answer_ = {"label": "positive", "probs": [0.1, 0.9]}
+    assert isinstance(queued_json(answer_, request("/gradio_api/queue/join")), orjson.Fragment)
+    for path in ("/gradio_api/call/predict", "/gradio_api/mcp/messages/", "/gradio_api/run/predict"):
+        assert queued_json(answer_, request(path)) is answer_
+    assert queued_json(answer_, None) is answer_ and queued_json("key", request("/gradio_api/queue/join")) == "key"

@@ -33,7 +33,7 @@ def test_a_checkpoint_source_is_worded_in_chinese_and_kept_in_english(source, zh
 
 def test_the_checkpoints_table_words_each_source(lab):
     loaded, _ = tables(lab, "zh")
-    sources = loaded[t("col_source", "zh")]
+    sources = [row[loaded["headers"].index(t("col_source", "zh"))] for row in loaded["data"]]
     assert len(sources) == len(lab.checkpoints) and all(s.startswith("目录：") for s in sources)
 
 

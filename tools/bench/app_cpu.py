@@ -10,14 +10,16 @@ tree's checkpoints/), each on its own port. After a warm-up, one client sends RE
 calls, the sides taking turns block by block (the first side alternating), so that both see the same machine
 load. Each block's cost is the CPU time of the serving side (its process and children, from /proc) over the
 block. Calls: /predict with `--model`, and /compare, each with distinct sentences (every call a new text: what
-the models must run for) and with one sentence repeated (what an identical request costs: answered from the
-kept answers where the tree has them), and page loads (the page, its config and its load events, as
+the models must run for), with distinct sentences through Gradio's queue as a browser's page sends them
+("queued": join, then the session's stream), and with one sentence repeated (what an identical request costs:
+answered from the kept answers where the tree has them), and page loads (the page, its config and its load events, as
 tools.loadtest.page_load makes them: what a visit costs before its first request). With `--clients N` each
 block's calls go N at a time (a crowd rather than one visitor); each call's latency is kept too. Writes
 reports/app_cpu.json and prints a table; the load average is read before and after.
 """
 
 import argparse
+import functools
 import itertools
 import json
 import os
@@ -34,7 +36,16 @@ import httpx
 
 from core.data import PROJECT_ROOT
 from tools.bench.machine import machine_info
-from tools.loadtest import Result, cpu_seconds, free_port, page_load, rest_call, stop_process, wait_until_up
+from tools.loadtest import (
+    Result,
+    cpu_seconds,
+    free_port,
+    page_load,
+    queued_call,
+    rest_call,
+    stop_process,
+    wait_until_up,
+)
 
 OUT = PROJECT_ROOT / "reports" / "app_cpu.json"
 # distinct short sentences (6-8 words): every call of a run a new text
@@ -89,15 +100,29 @@ def serve(root: Path, log_path: Path, env: dict) -> tuple[subprocess.Popen, str]
     return proc, f"http://127.0.0.1:{port}/"
 
 
-def call(http, url: str, api: str, text: str, model: str, task: str) -> Result:
+KINDS = [*itertools.product(("predict", "compare"), ("distinct", "queued", "repeated")), ("page", "load")]
+# where each kind's texts start in the run's distinct texts (the repeated kind sends one sentence)
+OFFSETS = {("predict", "distinct"): 0, ("compare", "distinct"): 1, ("predict", "queued"): 2, ("compare", "queued"): 3}
+
+
+def call(http, url: str, api: str, kind: str, text: str, model: str, task: str) -> Result:
     if api == "page":  # a visit: the page, its config, its load events (the text plays no part)
         return page_load(http, url)
     args = (text, model, task, "auto") if api == "predict" else (text, task, "auto")
+    if kind == "queued":
+        return queued_call(http, url, api, args, 120, fn_index(http, url, api))
     return rest_call(http, url, api, args, 120)
 
 
+@functools.cache
+def fn_index(http, url: str, api: str) -> int:
+    """The endpoint's event id in the app's /config (the one a browser's page joins the queue with)."""
+    config = http.get(f"{url}config", timeout=60).json()
+    return next(d["id"] for d in config["dependencies"] if d.get("api_name") == api)
+
+
 def measure(args) -> dict:
-    kinds = list(itertools.product(("predict", "compare"), ("distinct", "repeated"))) + [("page", "load")]
+    kinds = KINDS
     with ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="app-cpu-")))
         before = PROJECT_ROOT if args.before == "." else extract(args.before, scratch / "before")
@@ -110,24 +135,24 @@ def measure(args) -> dict:
         pool = stack.enter_context(ThreadPoolExecutor(args.clients))
         for name, (proc, url) in sides.items():
             wait_until_up(url, proc, args.start_timeout, scratch / f"{name}.log")
-        texts = list(itertools.islice(distinct_texts(), 2 * args.calls + 2 * args.warmup))
+        texts = list(itertools.islice(distinct_texts(), len(OFFSETS) * args.calls + 2 * args.warmup))
         warm, texts = texts[: 2 * args.warmup], texts[2 * args.warmup :]
         for _, url in sides.values():  # both endpoints, both kinds of text, before anything is counted
             for i, text in enumerate(warm):
-                for api in ("predict", "compare", "page"):
-                    call(http, url, api, text if i % 2 else REPEATED, args.model, args.task)
+                for api, kind in KINDS:
+                    call(http, url, api, kind, text if i % 2 else REPEATED, args.model, args.task)
         cpu = {(s, api, kind): 0.0 for s in sides for api, kind in kinds}
         results: dict[tuple, list[Result]] = {key: [] for key in cpu}
         load_start, start = os.getloadavg(), time.monotonic()
         for n, first in enumerate(range(0, args.calls, args.block)):
             for api, kind in kinds:
-                offset = 0 if api == "predict" else args.calls  # /compare's own texts: none /predict sent
+                offset = OFFSETS.get((api, kind), 0) * args.calls  # each kind's own texts: none other sent
                 block = texts[offset + first : offset + min(first + args.block, args.calls)]
-                block = block if kind == "distinct" else [REPEATED] * len(block)
+                block = [REPEATED] * len(block) if kind == "repeated" else block
                 for name in list(sides) if n % 2 == 0 else list(sides)[::-1]:
                     proc, url = sides[name]
                     used = _cpu_seconds(proc.pid)
-                    done = pool.map(lambda text: call(http, url, api, text, args.model, args.task), block)
+                    done = pool.map(lambda text: call(http, url, api, kind, text, args.model, args.task), block)
                     results[(name, api, kind)] += list(done)
                     cpu[(name, api, kind)] += _cpu_seconds(proc.pid) - used
         wall = time.monotonic() - start
@@ -166,10 +191,11 @@ def markdown(r: dict) -> str:
         "|---|---|---|---|---|---|",
     ]
     ms, lat = r["app_cpu_ms_per_call"], r["latency_s"]
-    for api, kind in [*itertools.product(("predict", "compare"), ("distinct", "repeated")), ("page", "load")]:
+    for api, kind in KINDS:
         b, a = ms[f"before {api} {kind}"], ms[f"after {api} {kind}"]
         lb, la = lat[f"before {api} {kind}"], lat[f"after {api} {kind}"]
-        name = "page load" if api == "page" else f"/{api} ({kind} texts)"
+        queue = ", through the queue" if kind == "queued" else ""
+        name = "page load" if api == "page" else f"/{api} ({'distinct' if queue else kind} texts{queue})"
         rows.append(
             f"| {name} | {b:.1f} | {a:.1f} | {a / b:.2f} | {lb['p50']} / {lb['p95']} | {la['p50']} / {la['p95']} |"
         )
