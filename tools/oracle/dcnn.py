@@ -76,12 +76,21 @@ def folders(dcnn: str | os.PathLike | None = None, lasagne: str | os.PathLike | 
 
 def conv2d_rows(input, filters, image_shape=None, filter_shape=None, border_mode="valid", **_):
     """Theano's T.nnet.conv.conv2d as his Conv1DLayerSplitted calls it: (B, C, 1, N) inputs, (F, C, 1, w)
-    filters, a true (flipped-kernel) convolution along N summed over C; pytensor 3 has no conv2d."""
+    filters, a true (flipped-kernel) convolution along N summed over C; pytensor 3 has no conv2d. Written as w
+    shifted matrix products (C code): pytensor's batched convolve1d loops over sentences and filters in Python,
+    which made his trainer crawl (docs/oracle.md §6.4)."""
     import pytensor.tensor as pt
-    from pytensor.tensor.signal import convolve1d
 
-    x, w = input[:, None, :, 0, :], filters[None, :, :, 0, :]  # (B, 1, C, N), (1, F, C, w)
-    return pt.sum(convolve1d(x, w, mode=border_mode), axis=2)[:, :, None, :]  # (B, F, 1, N')
+    width = (filter_shape or filters.type.shape)[3]
+    x, kernel = input[:, :, 0, :], filters[:, :, 0, ::-1]  # (B, C, N), (F, C, w) flipped
+    if border_mode == "full":  # his wide convolution: w - 1 zeros on each side
+        pad = pt.zeros((x.shape[0], x.shape[1], width - 1), dtype=x.dtype)
+        x = pt.concatenate([pad, x, pad], axis=2)
+    elif border_mode != "valid":
+        raise NotImplementedError(f"border_mode {border_mode!r}")
+    length = x.shape[2] - width + 1
+    out = sum(pt.tensordot(x[:, :, j : j + length], kernel[:, :, j], axes=[[1], [1]]) for j in range(width))
+    return out.dimshuffle(0, 2, "x", 1)  # (B, F, 1, N')
 
 
 def unavailable(name: str):
