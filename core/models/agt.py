@@ -31,6 +31,10 @@ Deviations from the paper (and why):
   s+_{k-1}, in Eq. 7-8; for k = 1 every layer sees the same linear combination of word vectors, which is
   what §3.2 says this ablation transforms. The paper does not say what replaces s+_l; plain highway layers
   on y_{l-1} did not train here (docs/experiments.md).
+- The transform-gate bias: §3.1's +1 is the default, but with Eq. 8 as printed it starts every gate at 0.73, the
+  skip paths decay by 0.27 per layer and L1-L8 get no learning signal (they stay idle). The SST-5 recipe uses
+  -1.5, which carries y_{l-1} the way a Highway network starts and uses all 15 layers at the same dev
+  (configs/recipes/agt.toml; docs/experiments.md, round four).
 - Outputs: layer 0 has no gate (y_0 = s+_0), so `gates` holds layers 1..14 (L2..L15) only.
 - Word vectors that start random (every row when no pretrained vectors are used, else the rows they
   lack) are drawn from U(±0.25), Kim (2014)'s range, with the padding row at zero (`build_embedding`,

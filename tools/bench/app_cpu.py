@@ -122,7 +122,6 @@ def fn_index(http, url: str, api: str) -> int:
 
 
 def measure(args) -> dict:
-    kinds = KINDS
     with ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="app-cpu-")))
         before = PROJECT_ROOT if args.before == "." else extract(args.before, scratch / "before")
@@ -141,11 +140,11 @@ def measure(args) -> dict:
             for i, text in enumerate(warm):
                 for api, kind in KINDS:
                     call(http, url, api, kind, text if i % 2 else REPEATED, args.model, args.task)
-        cpu = {(s, api, kind): 0.0 for s in sides for api, kind in kinds}
+        cpu = {(s, api, kind): 0.0 for s in sides for api, kind in KINDS}
         results: dict[tuple, list[Result]] = {key: [] for key in cpu}
         load_start, start = os.getloadavg(), time.monotonic()
         for n, first in enumerate(range(0, args.calls, args.block)):
-            for api, kind in kinds:
+            for api, kind in KINDS:
                 offset = OFFSETS.get((api, kind), 0) * args.calls  # each kind's own texts: none other sent
                 block = texts[offset + first : offset + min(first + args.block, args.calls)]
                 block = [REPEATED] * len(block) if kind == "repeated" else block
