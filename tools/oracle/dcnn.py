@@ -76,9 +76,9 @@ def folders(dcnn: str | os.PathLike | None = None, lasagne: str | os.PathLike | 
 
 def conv2d_rows(input, filters, image_shape=None, filter_shape=None, border_mode="valid", **_):
     """Theano's T.nnet.conv.conv2d as his Conv1DLayerSplitted calls it: (B, C, 1, N) inputs, (F, C, 1, w)
-    filters, a true (flipped-kernel) convolution along N summed over C; pytensor 3 has no conv2d. Written as w
-    shifted matrix products (C code): pytensor's batched convolve1d loops over sentences and filters in Python,
-    which made his trainer crawl (docs/oracle.md §6.4)."""
+    filters, a true (flipped-kernel) convolution along N summed over C; pytensor 3 has no conv2d. Written as one
+    matrix product over the input's w-wide windows (C code, a small graph for his 48 rows per layer): pytensor's
+    batched convolve1d loops over sentences and filters in Python, which made his trainer crawl (oracle.md §6.4)."""
     import pytensor.tensor as pt
 
     width = (filter_shape or filters.type.shape)[3]
@@ -88,8 +88,8 @@ def conv2d_rows(input, filters, image_shape=None, filter_shape=None, border_mode
         x = pt.concatenate([pad, x, pad], axis=2)
     elif border_mode != "valid":
         raise NotImplementedError(f"border_mode {border_mode!r}")
-    length = x.shape[2] - width + 1
-    out = sum(pt.tensordot(x[:, :, j : j + length], kernel[:, :, j], axes=[[1], [1]]) for j in range(width))
+    windows = pt.arange(x.shape[2] - width + 1)[:, None] + pt.arange(width)[None, :]  # (N', w)
+    out = pt.tensordot(x[:, :, windows], kernel, axes=[[1, 3], [1, 2]])  # (B, N', F)
     return out.dimshuffle(0, 2, "x", 1)  # (B, F, 1, N')
 
 
