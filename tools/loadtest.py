@@ -581,46 +581,16 @@ def soak_test(args) -> dict:
 def rest_call(http, url: str, api_name: str, args: tuple, timeout: float) -> Result:
     """One REST call as curl makes it, naming no session (Gradio opens a new one for it): POST
     /gradio_api/call/<api>, then read the answer's event stream; the answer must be a prediction."""
-
-    def answer() -> tuple[object, str]:
+    start = time.perf_counter()
+    try:
         posted = http.post(f"{url}gradio_api/call/{api_name}", json={"data": list(args)}, timeout=timeout)
         posted.raise_for_status()
         stream = http.get(f"{url}gradio_api/call/{api_name}/{posted.json()['event_id']}", timeout=timeout)
         event, _, data = stream.text.strip().rpartition("event: ")[2].partition("\ndata: ")
-        return (json.loads(data)[0] if event == "complete" else None), f"{event or 'no event'}: {data[:200]}"
-
-    return _prediction_call(api_name, answer)
-
-
-def queued_call(http, url: str, api_name: str, args: tuple, timeout: float, fn_index: int) -> Result:
-    """One call as a browser's page makes it, in a new session: POST /gradio_api/queue/join for the event
-    `fn_index` (the endpoint's id in /config), then the session's stream until the event completes (sse_v3)."""
-
-    def answer() -> tuple[object, str]:
-        session = os.urandom(8).hex()
-        body = {"data": list(args), "fn_index": fn_index, "session_hash": session}
-        http.post(f"{url}gradio_api/queue/join", json=body, timeout=timeout).raise_for_status()
-        message: dict = {}
-        with http.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session}, timeout=timeout) as s:
-            for line in s.iter_lines():
-                message = json.loads(line[6:]) if line.startswith("data: ") else {}
-                if message.get("msg") == "process_completed":
-                    break
-        answers = message.get("output", {}).get("data", [None])[0] if message.get("success") else None
-        return answers, f"{message.get('msg', 'no message')}: {str(message.get('output'))[:200]}"
-
-    return _prediction_call(api_name, answer)
-
-
-def _prediction_call(api_name: str, answer) -> Result:
-    """`answer()` -> (the call's answer, what to say if it is no prediction), timed; a prediction, or a list of
-    them, has a label among its labels."""
-    start = time.perf_counter()
-    try:
-        answers, said = answer()
+        answers = json.loads(data)[0] if event == "complete" else None
         answers = answers if isinstance(answers, list) else [answers]
         if not all(isinstance(a, dict) and a.get("label") in a.get("labels", ()) for a in answers):
-            raise ValueError(said)
+            raise ValueError(f"{event or 'no event'}: {data[:200]}")
         error = ""
     except Exception as err:  # counted and reported
         error = error_line(err)

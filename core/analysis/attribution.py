@@ -27,7 +27,6 @@ test sets into reports/attribution.md and reports/attribution.json, which `most_
 plausible each method is (core.analysis.plausibility: agreement with the SST annotators).
 """
 
-import json
 import random
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,7 +36,7 @@ import torch
 from torch import Tensor
 
 from core.checkpoints.checkpoint import WEIGHTS, Checkpoint
-from core.checkpoints.files import sha256
+from core.checkpoints.files import read_json, sha256
 from core.data.batching import pad_batch
 from core.models.base import SentenceClassifier, embedding_rows
 
@@ -210,12 +209,6 @@ def _weights_sha256(path: Path, mtime_ns: int) -> str:
     return sha256(path)
 
 
-@lru_cache(maxsize=4)
-def _measured(path: Path, mtime_ns: int) -> dict:
-    """The attribution report, parsed once per file version (the Lab's hint reads it on every page load)."""
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def weights_sha256(checkpoint: Checkpoint) -> str:
     """The checkpoint's weights file digest (hashed once per file version)."""
     path = Path(checkpoint.path) / WEIGHTS
@@ -228,9 +221,7 @@ def most_faithful(checkpoint: Checkpoint, path: str | Path = FAITHFULNESS) -> di
     AOPC, "sentences": n, "plausibility": {method: core.analysis.plausibility.summarize(...)} or None where
     the task has no gold trees}; None when they were not measured."""
     try:
-        entry = _measured(Path(path), Path(path).stat().st_mtime_ns)["results"][checkpoint.meta["task"]][
-            checkpoint.model.key
-        ]
+        entry = read_json(Path(path))["results"][checkpoint.meta["task"]][checkpoint.model.key]
         if entry["weights_sha256"] != weights_sha256(checkpoint):
             return None
     except (OSError, ValueError, KeyError, TypeError):

@@ -1,7 +1,5 @@
 """The Checkpoints tab: which checkpoints the app serves, where each came from, and which failed to load."""
 
-import functools
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,7 +7,7 @@ from typing import Any
 
 import gradio as gr
 
-from core.checkpoints.files import sha256
+from core.checkpoints.files import read_json, sha256
 from core.gitinfo import git_commit
 from demo.i18n import L, model_name, source_text, t, task_name
 from service.lab import ServedLab
@@ -27,18 +25,9 @@ class Facts:
 
 
 def _metrics(path) -> dict:
-    """The checkpoint's metrics.json, read again only once it changes (every page load lists every checkpoint)."""
-    file = Path(path) / "metrics.json"
+    """The checkpoint's metrics.json (every page load lists every checkpoint: read again only once it changes)."""
     try:
-        return _metrics_file(file, file.stat().st_mtime_ns)
-    except OSError:
-        return {}
-
-
-@functools.lru_cache(maxsize=512)
-def _metrics_file(file: Path, mtime_ns: int) -> dict:
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
+        return read_json(Path(path) / "metrics.json")
     except (OSError, ValueError):
         return {}
 

@@ -51,23 +51,20 @@ def _file_column() -> tuple:
         )
         summary = gr.Markdown(elem_id="train-file-summary")
         with gr.Row():
-            text_column = gr.Dropdown(
-                [],
-                value="",
-                allow_custom_value=True,
-                label=L("train_text_column"),
-                info=L("train_column_info"),
-                elem_id="train-text-column",
-            )
-            label_column = gr.Dropdown(
-                [],
-                value="",
-                allow_custom_value=True,
-                label=L("train_label_column"),
-                info=L("train_column_info"),
-                elem_id="train-label-column",
-            )
+            text_column, label_column = _column_menu("text"), _column_menu("label")
     return file, summary, text_column, label_column
+
+
+def _column_menu(role: str) -> gr.Dropdown:
+    """The menu of the file's column that holds the `role` ("text" or "label"), filled once a file is read."""
+    return gr.Dropdown(
+        [],
+        value="",
+        allow_custom_value=True,
+        label=L(f"train_{role}_column"),
+        info=L("train_column_info"),
+        elem_id=f"train-{role}-column",
+    )
 
 
 def _settings_column(limits: TrainLimits) -> tuple:

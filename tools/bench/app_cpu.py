@@ -19,6 +19,7 @@ reports/app_cpu.json and prints a table; the load average is read before and aft
 """
 
 import argparse
+import asyncio
 import functools
 import itertools
 import json
@@ -32,20 +33,13 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 
+import aiohttp
 import httpx
 
 from core.data import PROJECT_ROOT
 from tools.bench.machine import machine_info
-from tools.loadtest import (
-    Result,
-    cpu_seconds,
-    free_port,
-    page_load,
-    queued_call,
-    rest_call,
-    stop_process,
-    wait_until_up,
-)
+from tools.hall import Hall
+from tools.loadtest import Result, cpu_seconds, free_port, page_load, rest_call, stop_process, wait_until_up
 
 OUT = PROJECT_ROOT / "reports" / "app_cpu.json"
 # distinct short sentences (6-8 words): every call of a run a new text
@@ -110,15 +104,20 @@ def call(http, url: str, api: str, kind: str, text: str, model: str, task: str) 
         return page_load(http, url)
     args = (text, model, task, "auto") if api == "predict" else (text, task, "auto")
     if kind == "queued":
-        return queued_call(http, url, api, args, 120, fn_index(http, url, api))
+        return asyncio.run(queued(hall(url), f"/{api}", args))
     return rest_call(http, url, api, args, 120)
 
 
 @functools.cache
-def fn_index(http, url: str, api: str) -> int:
-    """The endpoint's event id in the app's /config (the one a browser's page joins the queue with)."""
-    config = http.get(f"{url}config", timeout=60).json()
-    return next(d["id"] for d in config["dependencies"] if d.get("api_name") == api)
+def hall(url: str) -> Hall:
+    """The app's events and parameters as tools.hall's browsers read them, once per app."""
+    return Hall.read(url, 120)
+
+
+async def queued(app: Hall, endpoint: str, args: tuple) -> Result:
+    """One call as a browser's page sends it, in a session of its own (tools.hall: join, then the stream)."""
+    async with aiohttp.ClientSession() as http:
+        return await app.ask(http, os.urandom(8).hex(), endpoint, args)
 
 
 def measure(args) -> dict:
