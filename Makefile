@@ -193,6 +193,7 @@ SIDE   ?= authors
 PHRASES ?=
 ORACLE_MINUTES ?= 0
 ORACLE_EPOCHS ?= 10
+ORACLE_MODEL ?= tensor_cnn
 
 $(VENV)/.oracle-installed: $(VENV)/.installed
 	$(PY) -m pip install -q -c constraints.txt -e ".[oracle]"
@@ -203,8 +204,12 @@ install-oracle: $(VENV)/.oracle-installed ## pytensor, which runs the authors' T
 oracle: install-oracle ## same weights: our SST-5 tensor CNN in the authors' graph, max |dp| on dev, and the Theano/pytensor differences -> reports/oracle_identity.json
 	LAB_ORACLE_DIR=$(ORACLE_DIR) OMP_NUM_THREADS=1 $(PY) -m tools.oracle.differences
 
-oracle-run: install-oracle ## one same-inputs run: make oracle-run SIDE=authors|ours TASK=sst5 SEED=1 [PHRASES=1] [ORACLE_MINUTES=60]
-	LAB_ORACLE_DIR=$(ORACLE_DIR) OMP_NUM_THREADS=1 nice -n 19 $(PY) -m tools.oracle.same_inputs $(SIDE) --task $(TASK) --seed $(SEED) $(if $(PHRASES),--phrases --eval-period 1000 --evals-per-epoch 10,) --max-epochs $(ORACLE_EPOCHS) --max-minutes $(ORACLE_MINUTES) --out $(ORACLE_RUNS)/$(SIDE)-$(TASK)$(if $(PHRASES),-phrases,)-s$(SEED)
+oracle-run: install-oracle ## one same-inputs run: make oracle-run SIDE=authors|ours TASK=sst5 SEED=1 [PHRASES=1] [ORACLE_MINUTES=60] [ORACLE_MODEL=dcnn]
+	LAB_ORACLE_DIR=$(ORACLE_DIR) LAB_DCNN_ORACLE_DIR=$(DCNN_ORACLE_DIR) LAB_LASAGNE_DIR=$(LASAGNE_DIR) OMP_NUM_THREADS=1 nice -n 19 \
+	$(PY) -m tools.oracle.same_inputs $(SIDE) --model $(ORACLE_MODEL) --task $(TASK) --seed $(SEED) \
+	$(if $(PHRASES),--phrases $(if $(filter tensor_cnn,$(ORACLE_MODEL)),--eval-period 1000 --evals-per-epoch 10,),) \
+	--max-epochs $(ORACLE_EPOCHS) --max-minutes $(ORACLE_MINUTES) \
+	--out $(ORACLE_RUNS)/$(if $(filter dcnn,$(ORACLE_MODEL)),dcnn-,)$(SIDE)-$(TASK)$(if $(PHRASES),-phrases,)-s$(SEED)
 
 oracle-report: install ## the same-inputs rows of $(ORACLE_RUNS) -> reports/oracle.json
 	$(PY) -m tools.oracle.same_inputs report $(ORACLE_RUNS) --json reports/oracle.json

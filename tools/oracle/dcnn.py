@@ -34,7 +34,7 @@ import torch
 
 from core.checkpoints.checkpoint import load_checkpoint
 from core.checkpoints.hub import display_path
-from core.data import PROJECT_ROOT, load_task
+from core.data import PROJECT_ROOT, TaskData, load_task
 from service.settings import Settings
 from tools.bench.machine import machine_info
 from tools.oracle.shim import _softmax, cache_dir, theano_modules
@@ -56,6 +56,12 @@ PATCHES = {
         "n_test_batches = test_x_indexes_extended.shape[0] / hyperparas": (
             "n_test_batches = test_x_indexes_extended.shape[0] // hyperparas"
         ),
+        # his reader's pad id defaults to the authors' vocabulary size (15,448); ours pads with --vocab_size, the
+        # zero row his embedding layer appends (without this every sentence is read as the files' full width)
+        **{
+            f'kalchbrenner_path+"{split}_lbl.txt")': f'kalchbrenner_path+"{split}_lbl.txt", hyperparas["vocab_size"])'
+            for split in ("train", "valid", "test")
+        },
     },
     # Python 2 iterated this dict of small int keys (sentence lengths) in ascending order; Python 3 in insertion
     # order, which breaks his batches' width (the length of a batch's last, assumed longest, sentence)
@@ -176,7 +182,8 @@ def converted(repo: Path) -> Path:
     from lib2to3.main import main as lib2to3_main
 
     sources = sorted(p.relative_to(repo) for p in repo.rglob("*.py"))
-    key = hashlib.sha256(b"".join((repo / p).read_bytes() for p in sources)).hexdigest()[:16]
+    content = b"".join((repo / p).read_bytes() for p in sources) + repr(PATCHES).encode()
+    key = hashlib.sha256(content).hexdigest()[:16]
     out = cache_dir() / f"dcnn-{key}"
     if out.is_dir():
         return out
@@ -216,6 +223,56 @@ def load_networks(repo: Path, lasagne_dir: Path, floatx: str = "float64"):
         import networks
 
     return networks
+
+
+def write_godin_files(out: Path, data: TaskData) -> dict:
+    """A task's examples in his format (Kalchbrenner's Matlab files) under out/data/binarySentiment/, where his
+    trainer reads them: a line of word ids padded to the longest example with the vocabulary size (his zero
+    row), a label line `class + 1,length`. The vocabulary is every word of the three splits, as his fixed one
+    (row 2 of docs/oracle.md §6.3). Written once; returns the sizes his trainer needs."""
+    folder = out / "data" / "binarySentiment"
+    if (folder / "vocab.json").is_file():
+        return json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+    splits = {"train": data.train, "valid": data.dev, "test": data.test}
+    vocab: dict[str, int] = {}
+    for example in data.train + data.dev + data.test:
+        for word in example.words:
+            vocab.setdefault(word, len(vocab))
+    width = max(len(e.words) for e in data.train + data.dev + data.test)
+    work = out / f"tmp{os.getpid()}"
+    work.mkdir(parents=True, exist_ok=True)
+    for name, examples in splits.items():
+        pad = [str(len(vocab))] * width
+        lines = [",".join(([str(vocab[w]) for w in e.words] + pad)[:width]) + "\n" for e in examples]
+        (work / f"{name}.txt").write_text("".join(lines), encoding="utf-8")
+        labels = [f"{e.label + 1},{len(e.words)}\n" for e in examples]
+        (work / f"{name}_lbl.txt").write_text("".join(labels), encoding="utf-8")
+    sizes = {"vocab_size": len(vocab), "classes": len(data.labels), "width": width}
+    sizes |= {name: len(examples) for name, examples in splits.items()}
+    (work / "vocab.json").write_text(json.dumps(sizes), encoding="utf-8")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work.replace(folder)
+    return sizes
+
+
+def train_godin(inputs: Path, seed: int, epochs: int, floatx: str = "float32") -> None:
+    """His trainDCNN.py with his README's settings on `inputs` (write_godin_files), printing his log. His script
+    never seeds; Lasagne's initialisers and his batch order draw from numpy's global generator."""
+    import runpy
+
+    sizes = json.loads((inputs / "data" / "binarySentiment" / "vocab.json").read_text(encoding="utf-8"))
+    repo, lasagne_dir = folders()
+    load_networks(repo, lasagne_dir, floatx)
+    np.random.seed(seed)
+    argv, cwd = sys.argv, os.getcwd()
+    sys.argv = ["trainDCNN.py", "--vocab_size", str(sizes["vocab_size"]), "--output_classes", str(sizes["classes"])]
+    sys.argv += ["--n_epochs", str(epochs)]
+    try:
+        os.chdir(inputs)  # he reads ./data/binarySentiment/
+        runpy.run_path(str(converted(repo) / "trainDCNN.py"), run_name="__main__")
+    finally:
+        sys.argv = argv
+        os.chdir(cwd)
 
 
 def godin_rows(rows: int, folds: int) -> list[int]:

@@ -1,13 +1,16 @@
 """Same inputs: the authors' trainer and ours on the files of tools.oracle.files, their README's settings.
 
-    python -m tools.oracle.same_inputs authors --task sst5 [--phrases] --seed 1 [--max-epochs 10] --out DIR
-    python -m tools.oracle.same_inputs ours    --task sst5 [--phrases] --seed 1 [--max-epochs 10] --out DIR
+    python -m tools.oracle.same_inputs authors [--model dcnn] --task T [--phrases] --seed S [--max-epochs N] --out DIR
+    python -m tools.oracle.same_inputs ours    [--model dcnn] --task T [--phrases] --seed S [--max-epochs N] --out DIR
     python -m tools.oracle.same_inputs report  DIR... [--json reports/oracle.json]
 
 README settings (theirs, the documented run): --depth 3 --order 3 --decay 0.5 --hidden_dim 200
 --dropout_rate 0.3 --l2_reg 0.00001 --act relu --learning adagrad --learning_rate 0.01, batch 15 (their
 default), floatX=float64, one dev evaluation per epoch. Ours gets the same: l2 2e-5 (their penalty
 l2_reg·Σp² has the gradient 2·l2_reg·p; our weight decay adds l2·p), batch 15, one evaluation per epoch.
+With --model dcnn the authors' side is Godin's trainDCNN.py (tools.oracle.dcnn: our examples in his file
+format, his README's settings, float32 as on his GPU) and ours is our DCNN with its recipe; docs/oracle.md §6.3
+compares the two protocols line by line.
 Each run writes DIR/result.json: the best dev accuracy and the test accuracy of that model, in %.
 """
 
@@ -78,20 +81,47 @@ class TimeUp(Exception):
     pass
 
 
-def run_authors(args) -> dict:
-    from tools.oracle.shim import load_authors
-
-    authors = load_authors(args.oracle_dir, stable_loss=not args.naive_loss, floatx=args.floatx)
-    settings = {
-        **README,
-        **input_files(Path(args.inputs), args.task, args.phrases),
-        "embedding": str(Path(args.inputs) / "vectors.txt.gz"),
-        "seed": args.seed,
-        "max_epochs": args.max_epochs,
-        "eval_period": args.eval_period,
-        "model": "",
+def parse_godin_log(text: str) -> dict:
+    """Godin's log prints only a better dev accuracy, each followed by the test accuracy at it (a run stopped
+    between the two keeps the one before)."""
+    devs = [float(m) for m in re.findall(r"validation accuracy: ([\d.]+)%", text)]
+    tests = [float(m) for m in re.findall(r"Test accuracy: ([\d.]+)%", text)]
+    return {
+        "dev": round(devs[len(tests) - 1], 2) if tests else None,
+        "test": round(tests[-1], 2) if tests else None,
+        "dev_curve": [round(d, 2) for d in devs],  # the improvements, not every evaluation
+        "epochs": len(re.findall(r"Epoch \d+ finished", text)),
+        "nan": "nan" in text.lower(),
     }
-    out = Path(args.out)
+
+
+FLOATX = {"tensor_cnn": "float64", "dcnn": "float32"}  # their READMEs: float64 on a CPU; a GPU
+EVAL_PERIOD = {"dcnn": 10}  # Godin's dev evaluation every 10 batches (his --valid_freq)
+PARSE_AUTHORS_LOG = {"tensor_cnn": parse_authors_log, "dcnn": parse_godin_log}
+
+
+def run_authors(args) -> dict:
+    if args.model == "dcnn":
+        from tools.oracle.dcnn import train_godin, write_godin_files
+
+        inputs = Path(args.inputs) / f"godin-{args.task}{'-phrases' if args.phrases else ''}"
+        write_godin_files(inputs, load_task(args.task, phrases=args.phrases))
+        train = lambda: train_godin(inputs, args.seed, args.max_epochs, args.floatx)
+    else:
+        from tools.oracle.shim import load_authors
+
+        authors = load_authors(args.oracle_dir, stable_loss=not args.naive_loss, floatx=args.floatx)
+        settings = {
+            **README,
+            **input_files(Path(args.inputs), args.task, args.phrases),
+            "embedding": str(Path(args.inputs) / "vectors.txt.gz"),
+            "seed": args.seed,
+            "max_epochs": args.max_epochs,
+            "eval_period": args.eval_period,
+            "model": "",
+        }
+        train = lambda: authors.main(argparse.Namespace(**settings))
+    out = Path(args.out).resolve()  # his trainer changes the working folder
     out.mkdir(parents=True, exist_ok=True)
     start = time.time()
     if args.max_minutes:  # their loop has no time budget: an alarm ends it, and the log so far is the result
@@ -99,10 +129,11 @@ def run_authors(args) -> dict:
         signal.alarm(int(args.max_minutes * 60))
     with open(out / "log.txt", "w", encoding="utf-8", buffering=1) as log, redirect_stdout(log):
         try:
-            authors.main(argparse.Namespace(**settings))
+            train()
         except TimeUp:
             print(f"stopped after {args.max_minutes} minutes (--max-minutes)")
-    return parse_authors_log((out / "log.txt").read_text(encoding="utf-8")) | {"seconds": round(time.time() - start)}
+    log_text = (out / "log.txt").read_text(encoding="utf-8")
+    return PARSE_AUTHORS_LOG[args.model](log_text) | {"seconds": round(time.time() - start)}
 
 
 def run_ours(args) -> dict:
@@ -110,13 +141,19 @@ def run_ours(args) -> dict:
 
     # our trainer reads the examples these files were written from (load_task): the same lines, in their order
     argv = [
-        "--model", "tensor_cnn", "--task", args.task, "--seed", str(args.seed),
-        "--vectors", str(Path(args.inputs) / "vectors.safetensors"),
-        "--batch-size", "15", "--optimizer", "adagrad", "--lr", "0.01", "--l2", "2e-5", "--clip", "0",
-        "--evals-per-epoch", str(args.evals_per_epoch), "--epochs", str(args.max_epochs), "--patience", "30",
+        "--model", args.model, "--task", args.task, "--seed", str(args.seed),
+        "--epochs", str(args.max_epochs), "--patience", "30",
         "--threads", "1", "--out", str(Path(args.out) / "run"), "--max-minutes", str(args.max_minutes),
-        *(["--phrases"] if args.phrases else []), *shlex.split(args.ours_args),
+        *(["--phrases"] if args.phrases else []),
     ]  # fmt: skip
+    if args.model == "tensor_cnn":  # their README's settings; the DCNN trains with its recipe (docs/oracle.md §6.3)
+        argv += [
+            "--vectors", str(Path(args.inputs) / "vectors.safetensors"),
+            "--batch-size", "15", "--optimizer", "adagrad", "--lr", "0.01", "--l2", "2e-5", "--clip", "0",
+        ]  # fmt: skip
+    if args.evals_per_epoch:
+        argv += ["--evals-per-epoch", str(args.evals_per_epoch)]
+    argv += shlex.split(args.ours_args)
     start = time.time()
     train_main(argv)
     metrics = json.loads((Path(args.out) / "run" / "metrics.json").read_text(encoding="utf-8"))
@@ -136,19 +173,22 @@ def variant_name(args) -> str:
     if args.side != "authors":
         return args.ours_args
     return " ".join(
-        ([f"floatX={args.floatx}"] if args.floatx != "float64" else []) + (["naive loss"] if args.naive_loss else [])
+        ([f"floatX={args.floatx}"] if args.floatx != FLOATX[args.model] else [])
+        + (["naive loss"] if args.naive_loss else [])
     )
 
 
 def salvage(folder: Path) -> dict | None:
     """The row of a run killed before it wrote result.json (a hard time limit): the authors' from their log,
     ours from its per-epoch log and best checkpoint (test evaluated here). None when nothing was trained."""
-    side, task, *rest = folder.name.split("-")  # <side>-<task>[-phrases]-s<seed>[-<variant>]
+    parts = folder.name.split("-")  # [dcnn-]<side>-<task>[-phrases]-s<seed>[-<variant>]
+    model = parts.pop(0) if parts[0] in PARSE_AUTHORS_LOG else "tensor_cnn"
+    side, task, *rest = parts
     at = next(i for i, part in enumerate(rest) if re.fullmatch(r"s\d+", part))
     phrases, seed, variant = "phrases" in rest[:at], int(rest[at][1:]), " ".join(rest[at + 1 :])
-    base = {"model": "tensor_cnn", "task": task, "phrases": phrases, "implementation": side, "seed": seed}
+    base = {"model": model, "task": task, "phrases": phrases, "implementation": side, "seed": seed}
     if side == "authors" and (folder / "log.txt").is_file():
-        result = parse_authors_log((folder / "log.txt").read_text(encoding="utf-8"))
+        result = PARSE_AUTHORS_LOG[model]((folder / "log.txt").read_text(encoding="utf-8"))
         if result["dev"] is None:  # no evaluation yet
             return None
     elif side == "ours" and (folder / "run" / "best").is_dir():
@@ -178,27 +218,29 @@ def report(folders: list[Path]) -> list[dict]:
             if (run / "result.json").is_file():
                 row = json.loads((run / "result.json").read_text(encoding="utf-8"))
                 if row["implementation"] == "authors":  # read again: the parser may be newer than the run
-                    row |= parse_authors_log((run / "log.txt").read_text(encoding="utf-8"))
+                    row |= PARSE_AUTHORS_LOG[row["model"]]((run / "log.txt").read_text(encoding="utf-8"))
                 elif row.get("evals", 1) == 1:  # ours, one evaluation per epoch: every one is an epoch's end
                     row.setdefault("epoch_end_dev", row["dev_curve"])
                 rows.append(row)
             elif (row := salvage(run)) is not None:
                 rows.append(row)
-    key = lambda r: (r["task"], r["phrases"], r.get("variant", ""), r["implementation"], r["seed"])
+    key = lambda r: (r["model"], r["task"], r["phrases"], r.get("variant", ""), r["implementation"], r["seed"])
     return sorted(rows, key=key)
 
 
 def markdown(rows: list[dict]) -> str:
     """One line per run, both sides of a setting next to each other."""
     lines = [
-        "| task | training set | variant | implementation | seed | dev % | test % | epochs | dev evaluations | time |",
-        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| model | task | training set | variant | implementation | seed | dev % | test % | epochs | dev evaluations "
+        "| time |",
+        "| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in rows:
         ended = "killed (salvaged)" if r.get("killed") else f"{r.get('seconds', 0) / 60:.0f} min"
         fmt = lambda v: "—" if v is None else f"{v:.2f}"
         lines.append(
-            f"| {r['task']} | {'phrases' if r['phrases'] else 'sentences'} | {r.get('variant') or 'README'} | "
+            f"| {r['model']} | {r['task']} | {'phrases' if r['phrases'] else 'sentences'} | "
+            f"{r.get('variant') or 'README'} | "
             f"{r['implementation']} | {r['seed']} | {fmt(r['dev'])} | {fmt(r['test'])} | {r.get('epochs', '')} | "
             f"{len(r.get('dev_curve', []))} | {ended} |"
         )
@@ -214,7 +256,7 @@ def epoch_table(rows: list[dict]) -> str:
     ]
     for r in rows:
         ends = r.get("epoch_end_dev", [])
-        name = f"{r['implementation']} s{r['seed']}" + (f" ({r['variant']})" if r.get("variant") else "")
+        name = f"{r['model']} {r['implementation']} s{r['seed']}" + (f" ({r['variant']})" if r.get("variant") else "")
         cells = [f"{d:.1f}" for d in ends] + [""] * (epochs - len(ends))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -224,16 +266,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("side", choices=["authors", "ours", "report"])
     parser.add_argument("folders", nargs="*")
+    parser.add_argument("--model", default="tensor_cnn", choices=list(PARSE_AUTHORS_LOG))
     parser.add_argument("--task", default="sst5", choices=list(TASK_FILES))
     parser.add_argument("--phrases", action="store_true")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-epochs", type=int, default=10)
     parser.add_argument("--max-minutes", type=float, default=0.0, help="a time budget (ours: ends after that epoch)")
-    parser.add_argument("--eval-period", type=int, default=-1, help="theirs: a dev evaluation every N batches")
-    parser.add_argument("--evals-per-epoch", type=int, default=1, help="ours: dev evaluations per epoch")
+    parser.add_argument("--eval-period", type=int, default=-1, help="tensor CNN, theirs: dev every N batches")
+    parser.add_argument("--evals-per-epoch", type=int, default=0, help="ours: dev evaluations per epoch")
     parser.add_argument("--inputs", default=str(default_dir()))
     parser.add_argument("--oracle-dir", default=None)
-    parser.add_argument("--floatx", default="float64", choices=["float32", "float64"])
+    parser.add_argument("--floatx", default="", choices=["", "float32", "float64"], help="default: as they ran")
     parser.add_argument("--naive-loss", action="store_true", help="their -log(softmax[y]) as pytensor leaves it")
     parser.add_argument("--variant", default="", help="a name for a bisection step (ours: with --ours-args)")
     parser.add_argument("--ours-args", default="", help="extra core.training.train arguments, one string")
@@ -248,9 +291,12 @@ def main(argv: list[str] | None = None) -> int:
         print(epoch_table(rows))
         return 0
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    args.floatx = args.floatx or FLOATX[args.model]
+    if args.model == "tensor_cnn":
+        args.evals_per_epoch = args.evals_per_epoch or 1  # their README: one dev evaluation per epoch
     result = (run_authors if args.side == "authors" else run_ours)(args)
     row = {
-        "model": "tensor_cnn",
+        "model": args.model,
         "task": args.task,
         "phrases": args.phrases,
         "implementation": args.side,
@@ -258,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         "variant": args.variant or variant_name(args),
         "max_epochs": args.max_epochs,
         "max_minutes": args.max_minutes,
-        "evals": args.eval_period if args.side == "authors" else args.evals_per_epoch,
+        "evals": EVAL_PERIOD.get(args.model, args.eval_period) if args.side == "authors" else args.evals_per_epoch,
         **result,
         "host": os.uname().nodename,
         "cores": os.cpu_count(),
