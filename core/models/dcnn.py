@@ -31,7 +31,9 @@ Deviations from the paper:
   (better on dev: docs/experiments.md).
   On SST (§5.2) the paper's vectors are random. On SST-5 ours start from our vectors PCA-reduced to 48-d
   (better on dev); on SST-2 the same comparison keeps random ones (the recipe's [vectors] random_for).
-- Filters and FC layer use PyTorch's default initialisation; the paper does not give one.
+- Filters and FC layer use PyTorch's default initialisation (`init = "torch"`); the paper does not give one.
+  `init = "glorot"` is Godin's re-implementation's (Lasagne's GlorotUniform over each layer's whole filter
+  tensor, a zero softmax bias; docs/oracle.md §6.3 rows 4-5).
 - There is no native per-word curve (`word_curve` stays None): the predictor computes prefix predictions.
 - The induced feature graph (§4.2, `feature_graph`) gets weighted edges: an edge's weight counts the
   (row, map) pairs of the level above whose node at the parent position reaches the child position.
@@ -88,6 +90,7 @@ class DCNNConfig:
     # width + m - 1), as Godin's and mwilliammyers' re-implementations compute it
     k_from: str = "sentence"
     embed_init_std: float = 0.0  # random vectors: 0 draws U(±0.25); Godin's re-implementation draws Normal(0, 0.01)
+    init: str = "torch"  # filters and softmax layer: PyTorch's defaults, or "glorot" (Godin's Lasagne)
     # §5.1 L2 of each conv layer as a fraction of the softmax layer's (authors' Matlab code via Godin)
     conv_l2_scale: list[float] = field(default_factory=lambda: [0.3, 0.03])
 
@@ -124,6 +127,8 @@ class DCNNConfig:
             raise ValueError(f"k_from must be 'sentence' or 'width', got {self.k_from!r}")
         if self.embed_init_std < 0:
             raise ValueError(f"embed_init_std must be >= 0, got {self.embed_init_std}")
+        if self.init not in ("torch", "glorot"):
+            raise ValueError(f"init must be 'torch' or 'glorot', got {self.init!r}")
 
 
 @dataclass
@@ -230,6 +235,14 @@ class DCNN(SentenceClassifier):
         self.layers = nn.ModuleList(layers)
         self.dropout = Dropout(config.dropout)
         self.out = nn.Linear(rows * maps * config.k_top, config.num_classes)  # §5.1 fully connected softmax layer
+        if config.init == "glorot":
+            for layer in self.layers:
+                # Lasagne's fans for his (F, C, rows, m) filter tensor, (C + F) * rows * m: ours has rows * C
+                # input and rows * F output channels
+                fans = (layer.conv.in_channels + layer.conv.out_channels) * layer.width
+                nn.init.uniform_(layer.conv.weight, -((6 / fans) ** 0.5), (6 / fans) ** 0.5)
+            nn.init.xavier_uniform_(self.out.weight)
+            nn.init.zeros_(self.out.bias)
 
     def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> DCNNOutput:
         B, T = ids.shape

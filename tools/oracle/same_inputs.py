@@ -164,6 +164,7 @@ def run_ours(args) -> dict:
         "dev_curve": [round(100 * r["dev_accuracy"], 2) for r in history],
         "epoch_end_dev": [round(100 * r["dev_accuracy"], 2) for r in history],
         "epochs": metrics["epochs_run"],
+        "evals": metrics["train_config"]["evals_per_epoch"],  # the recipe's unless given
         "seconds": round(time.time() - start),
     }
 
@@ -238,9 +239,10 @@ def markdown(rows: list[dict]) -> str:
     for r in rows:
         ended = "killed (salvaged)" if r.get("killed") else f"{r.get('seconds', 0) / 60:.0f} min"
         fmt = lambda v: "—" if v is None else f"{v:.2f}"
+        settings = "our recipe" if (r["model"], r["implementation"]) == ("dcnn", "ours") else "README"
         lines.append(
             f"| {r['model']} | {r['task']} | {'phrases' if r['phrases'] else 'sentences'} | "
-            f"{r.get('variant') or 'README'} | "
+            f"{r.get('variant') or settings} | "
             f"{r['implementation']} | {r['seed']} | {fmt(r['dev'])} | {fmt(r['test'])} | {r.get('epochs', '')} | "
             f"{len(r.get('dev_curve', []))} | {ended} |"
         )
