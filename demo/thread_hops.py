@@ -1,0 +1,56 @@
+"""Gradio's login check without a thread hand-off. Gradio guards its routes (/queue/join, /queue/data, /info,
+/upload, ...) with `login_check`, a plain `def` FastAPI dependency, and FastAPI runs every plain dependency in a
+worker thread: two hand-offs per request a page sends through the queue (its join and its stream), each waking a
+thread and passing the GIL to it and back, for a check that only compares the request's user to None. `lifespan`
+(app_kwargs: before the app serves) swaps it, on every route, for an async function that calls Gradio's own
+check on the event loop: the same check, the same answers (docs/performance.md, "The hall, round five")."""
+
+import inspect
+from collections.abc import Callable, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+LOGIN_CHECK = "App.create_app.<locals>.login_check"  # gradio.routes: the function FastAPI is given
+
+
+def on_loop(check: Callable[[Any], Any]) -> Callable:
+    """Gradio's `check(user)` as a coroutine function: FastAPI awaits it instead of sending it to a thread."""
+
+    async def login_check(user=None):  # the parameter FastAPI fills from the check's own sub-dependency
+        return check(user)
+
+    return login_check
+
+
+def dependants(app) -> Iterator[Any]:
+    """Every dependency of every route of `app` (FastAPI's Dependant objects), the routes of included routers
+    too, as FastAPI resolves them per request."""
+    routes = list(app.router.routes)
+    while routes:
+        route = routes.pop()
+        if hasattr(route, "effective_candidates"):  # an included router (Gradio's /gradio_api one): its routes
+            routes += route.effective_candidates()
+        todo = [d] if (d := getattr(route, "dependant", None)) is not None else []
+        while todo:
+            dependant = todo.pop()
+            todo += dependant.dependencies
+            yield dependant
+
+
+def inline_login_check(app) -> int:
+    """Gradio's login check on `app`'s routes run on the event loop; how many dependencies were swapped."""
+    swapped: dict[Callable, Callable] = {}  # Gradio's check -> its coroutine (one per app)
+    count = 0
+    for dependant in dependants(app):
+        call = dependant.call
+        if getattr(call, "__qualname__", "") == LOGIN_CHECK and not inspect.iscoroutinefunction(call):
+            dependant.call = swapped.setdefault(call, on_loop(call))
+            count += 1
+    return count
+
+
+@asynccontextmanager
+async def lifespan(app):
+    """FastAPI's lifespan (app_kwargs): Gradio has built its routes, no request has come yet."""
+    inline_login_check(app)
+    yield
