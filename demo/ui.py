@@ -172,7 +172,8 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
             text = banner(lab, root, ui)
             return (
                 key,
-                gr.update(value=text, visible=bool(text)),
+                # the text alone while the banner stays as shown or hidden: no Markdown built per page load
+                text if bool(text) == warning.visible else gr.update(value=text, visible=bool(text)),
                 *checkpoints.tables(seen, ui),
                 api.usage(seen, request),
                 *train_tab.page_updates(train_view.queue, seen, visitors.owner(request)),

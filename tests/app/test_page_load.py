@@ -45,7 +45,8 @@ def test_the_page_opens_in_one_event_with_every_tabs_part_in_its_language(url):
         values = opened(url, language)
         hints.append(values[by_elem["attr-hint"]])  # which attribution method is most faithful: the page's words
         assert values[by_elem["owner-key"]]  # the visitor's key, made on its first visit
-        assert values[by_elem["probe-suite"]]["value"] == lang  # the probe suite in the page's language
+        assert values[by_elem["probe-suite"]] == lang  # the probe suite in the page's language (its value alone)
+        assert values[by_elem["load-warning"]] == ""  # nothing failed to load: the banner's text alone, hidden
         samples = [v for v in values.values() if isinstance(v, dict) and "sample_labels" in v]
         assert samples and samples[0]["sample_labels"] == example_labels(lang)
         export = t("export_info", lang, lines=UPLOAD_MAX_LINES, chars=UPLOAD_MAX_CHARS)
