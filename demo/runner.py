@@ -34,6 +34,7 @@ from core.analysis.export import BudgetSpent, Sentence
 from core.analysis.probes import ProbeReport
 from core.data import PROJECT_ROOT
 from core.predict import Cancelled, Comparison, Lab, ModelFailure, ModelJob, Plan, Prediction
+from demo.thread_hops import analytics_on_loop
 from service import serve_ray
 from service.lab import ServedLab
 from service.serving import ExportJob, Refusal, SuiteJob, decode, encode
@@ -188,6 +189,7 @@ def queued(demo: gr.Blocks, settings: Settings) -> gr.Blocks:
     """`demo` with Gradio's queue set up as measured: queue_options, and its idle polling every queue_poll_ms."""
     demo.queue(**queue_options(settings))
     demo._queue.sleep_when_free = settings.queue_poll_ms / 1000
+    analytics_on_loop()  # its kept analytics summary without a thread per event (demo/thread_hops.py)
     return demo
 
 

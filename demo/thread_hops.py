@@ -3,12 +3,19 @@
 worker thread: two hand-offs per request a page sends through the queue (its join and its stream), each waking a
 thread and passing the GIL to it and back, for a check that only compares the request's user to None. `lifespan`
 (app_kwargs: before the app serves) swaps it, on every route, for an async function that calls Gradio's own
-check on the event loop: the same check, the same answers (docs/performance.md, "The hall, round five")."""
+check on the event loop: the same check, the same answers (docs/performance.md, "The hall, round five").
+
+Gradio's queue, after every event, also hands its analytics summary to a worker thread (`run_sync`), though all
+but one call in GRADIO_ANALYTICS_CACHE_FREQUENCY (app.py: 1,000) return the summary it keeps without computing
+anything: `analytics_on_loop` returns that kept summary on the loop and leaves the thread to the call that
+recomputes it (pandas)."""
 
 import inspect
 from collections.abc import Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
+
+import gradio.queueing
 
 LOGIN_CHECK = "App.create_app.<locals>.login_check"  # gradio.routes: the function FastAPI is given
 
@@ -54,3 +61,23 @@ async def lifespan(app):
     """FastAPI's lifespan (app_kwargs): Gradio has built its routes, no request has come yet."""
     inline_login_check(app)
     yield
+
+
+def analytics_on_loop() -> None:
+    """Gradio's queue's analytics hand-off (its module's `run_sync`) skipped where the summary is the one kept:
+    what Queue.compute_analytics_summary would return, without a thread. Once per process."""
+    threaded = gradio.queueing.run_sync
+    if getattr(threaded, "kept_on_loop", False):
+        return
+
+    async def run_sync(fn, *args, **kwargs):
+        queue = getattr(fn, "__self__", None)
+        if (
+            getattr(fn, "__func__", None) is gradio.queueing.Queue.compute_analytics_summary
+            and queue.events_recorded - queue.event_count_at_last_cache < queue.ANAYLTICS_CACHE_FREQUENCY
+        ):
+            return queue.cached_event_analytics_summary
+        return await threaded(fn, *args, **kwargs)
+
+    run_sync.kept_on_loop = True  # type: ignore[attr-defined]
+    gradio.queueing.run_sync = run_sync

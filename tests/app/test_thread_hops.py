@@ -42,3 +42,35 @@ def test_every_route_checks_the_login_on_the_event_loop(app, monkeypatch):
         assert joined.status_code == 200, joined.text
         stream = http.get(f"{url}gradio_api/queue/data", params={"session_hash": "s1"})
         assert stream.status_code == 200 and '"HI"' in stream.text
+
+
+def test_the_queues_kept_analytics_summary_comes_without_a_thread(monkeypatch):
+    """analytics_on_loop: Gradio's summary as Queue.compute_analytics_summary gives it, a thread only for the call
+    that recomputes it."""
+    import asyncio
+
+    import gradio.queueing
+
+    threaded = []
+
+    async def in_a_thread(fn, *args, **kwargs):
+        threaded.append(fn)
+        return fn(*args)
+
+    monkeypatch.setattr(gradio.queueing, "run_sync", in_a_thread)
+    hops.analytics_on_loop()
+    wrapped = gradio.queueing.run_sync
+    hops.analytics_on_loop()
+    assert gradio.queueing.run_sync is wrapped  # once per process
+    with gr.Blocks() as blocks:
+        gr.Textbox()
+    queue = gradio.queueing.Queue(False, 1, 1.0, None, blocks)
+    queue.ANAYLTICS_CACHE_FREQUENCY = 3
+    records = [{"function": "shout", "status": "success", "process_time": 0.1}]
+    summaries = []
+    for _ in range(7):
+        queue.events_recorded += 1
+        summaries.append(asyncio.run(gradio.queueing.run_sync(queue.compute_analytics_summary, records)))
+    assert len(threaded) == 2  # the 3rd and the 6th event recompute it
+    assert summaries[-1] == queue.compute_analytics_summary(records) and summaries[0] == {"functions": {}}
+    assert asyncio.run(gradio.queueing.run_sync(len, records)) == 1 and threaded[-1] is len  # anything else: a thread
