@@ -8,7 +8,6 @@
   from the input: nothing else is constructed.
 """
 
-import functools
 import json
 import typing
 from dataclasses import fields, is_dataclass
@@ -20,10 +19,14 @@ TEXT_KEY = "\0text:"  # a dict key that is a Text (JSON keys are strings)
 _AS_IS = (int, float, str, bool)  # a list of these is passed on as it is: no deep copy of a vector
 
 
-@functools.cache
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
 def _field_names(cls: type) -> tuple[str, ...] | None:
     """The fields of dataclass `cls`, in order (None: not a dataclass): read once per class, not per value."""
-    return tuple(f.name for f in fields(cls)) if is_dataclass(cls) else None
+    if cls not in _FIELD_NAMES:
+        _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls)) if is_dataclass(cls) else None
+    return _FIELD_NAMES[cls]
 
 
 def _data(value, words: bool):

@@ -31,13 +31,15 @@ class _Unconfigured:
         self.default_config, self.blocks = page.default_config, {}
 
 
-class Later:
+class Later(dict):
     """A block's entry in a session's config copy, made when read (LeanSessionState.components): from the block
-    the session holds then, with the value an event wrote to it (`value`; none: the block's own)."""
+    the session holds then, with the value an event wrote to it (`value`; none: the block's own). Empty until then,
+    as Gradio's config copy takes dicts."""
 
     NONE = object()
 
     def __init__(self, value: Any = NONE):
+        super().__init__()
         self.value = value
 
 

@@ -80,4 +80,4 @@ def analytics_on_loop() -> None:
         return await threaded(fn, *args, **kwargs)
 
     run_sync.kept_on_loop = True  # type: ignore[attr-defined]
-    gradio.queueing.run_sync = run_sync
+    gradio.queueing.run_sync = run_sync  # type: ignore[assignment]  # anyio's call, as the queue makes it
