@@ -35,7 +35,9 @@ def dependants(app) -> Iterator[Any]:
     routes = list(app.router.routes)
     while routes:
         route = routes.pop()
-        if hasattr(route, "effective_candidates"):  # an included router (Gradio's /gradio_api one): its routes
+        # an included router (Gradio's /gradio_api one) builds its routes' dependants on first use (FastAPI 0.165):
+        # built here, once; routes added later would get Gradio's plain check back (slower, not wrong)
+        if hasattr(route, "effective_candidates"):
             routes += route.effective_candidates()
         todo = [d] if (d := getattr(route, "dependant", None)) is not None else []
         while todo:
