@@ -30,7 +30,7 @@ demo = build_demo(lab, ROOT, settings)
 if __name__ == "__main__":
     gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
     bound_malloc()  # before the model threads first allocate: freed memory is given back (demo/memory.py)
-    threading.Thread(target=warm_up, args=(lab,), daemon=True).start()
+    threading.Thread(target=warm_up, args=(lab, demo), daemon=True).start()
     # model events enter their handlers settings.model_concurrency at a time, then demo.runner.LANES (short, long)
     # fmt: off
     queued(demo, settings).launch(

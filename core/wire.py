@@ -19,14 +19,28 @@ TEXT_KEY = "\0text:"  # a dict key that is a Text (JSON keys are strings)
 _AS_IS = (int, float, str, bool)  # a list of these is passed on as it is: no deep copy of a vector
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The fields of dataclass `cls`, in order (None: not a dataclass): read once per class, not per value."""
+    if cls not in _FIELD_NAMES:
+        _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls)) if is_dataclass(cls) else None
+    return _FIELD_NAMES[cls]
+
+
 def _data(value, words: bool):
     """`value` as JSON-ready data; `words`: the form for people (plain), else the wire's (Wire.dumps)."""
+    kind = type(value)
+    if kind in _AS_IS or value is None:  # most of a walk's values (a Text is a str of another type)
+        return value
     if isinstance(value, Text):
         return str(value) if words else {"$text": value.code, "params": _data(value.params, words)}
-    if is_dataclass(value) and not isinstance(value, type):
-        name = type(value).__name__
+    names = None if isinstance(value, type) else _field_names(kind)
+    if names is not None:
+        name = kind.__name__
         tag = ({"type": name} if name in VIEWS else {}) if words else {"$type": name}
-        return tag | {f.name: _data(getattr(value, f.name), words) for f in fields(value)}
+        return tag | {n: _data(getattr(value, n), words) for n in names}
     if isinstance(value, dict):  # a Text key as a str (orjson, Gradio's, takes no str subclass as a key)
         return {_key(k, words): _data(v, words) for k, v in value.items()}
     if isinstance(value, tuple):

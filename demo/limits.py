@@ -18,6 +18,7 @@ from demo.i18n import request_lang, t
 from demo.page_cache import PageCache
 from demo.rest import DirectCalls
 from demo.sessions import OneShotSessions
+from demo.thread_hops import lifespan
 from service.budgets import RateBudget, SpacePolicy, request_client
 from service.cleanup import folder_bytes
 from service.settings import DEFAULTS, Settings
@@ -111,5 +112,6 @@ def app_kwargs(settings: Settings) -> dict:
             Middleware(OneShotSessions),
             Middleware(DirectCalls, settings=settings),
             Middleware(PageCache),
-        ]
+        ],
+        "lifespan": lifespan,  # Gradio's login check on the event loop, not in a thread (demo/thread_hops.py)
     }

@@ -5,6 +5,10 @@ of registering a load event of its own, and build_demo (demo/ui.py) runs every p
 
     on_page_load(on_labels, [examples.dataset])      # in a tab's build: on_labels(request) -> its update
     parts = page_parts(demo)                          # in build_demo: the parts, their outputs, in order
+
+Gradio postprocesses each output of an event in a worker thread of its own, a hand-off per output (the load
+event has 16); the load event is registered with postprocess=False and its handler, in its worker thread already,
+returns its values `postprocessed` as Gradio would have.
 """
 
 import weakref
@@ -13,7 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
+from gradio.blocks import Block
 from gradio.context import Context
+from gradio.data_classes import GradioModel, GradioRootModel
+from gradio.utils import is_prop_update
 
 
 @dataclass
@@ -39,3 +46,25 @@ def on_page_load(fn: Callable[[gr.Request], Any], outputs: list) -> None:
 def page_parts(demo: gr.Blocks) -> list[PagePart]:
     """The parts the page `demo` asks for when it opens, in the order they were added."""
     return list(_PARTS.get(demo, []))
+
+
+def postprocessed(outputs: list, values: tuple) -> tuple:
+    """`values` for `outputs` as Gradio's postprocess makes them (Blocks.postprocess_data, postprocess_update_dict):
+    a component's value postprocessed (a data model as its dump), an update's "value" too (a component returned
+    is an update of its arguments), by the page's component where Gradio uses the one the update makes: the page's
+    updates change no property a postprocess reads; a State's as it is."""
+
+    def made(block, value):
+        if block.stateful:  # Gradio keeps a State's value in the session whatever the event's postprocess
+            return value
+        if isinstance(value, Block):  # a component returned as an update: its arguments, as Gradio reads it
+            value = {**value.constructor_args, "__type__": "update"}
+        if is_prop_update(value):
+            return {**value, "value": dumped(block.postprocess(value["value"]))} if "value" in value else value
+        return dumped(block.postprocess(value))
+
+    return tuple(made(block, value) for block, value in zip(outputs, values, strict=True))
+
+
+def dumped(value: Any) -> Any:
+    return value.model_dump() if isinstance(value, GradioModel | GradioRootModel) else value

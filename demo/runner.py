@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -28,12 +29,13 @@ from contextvars import ContextVar
 from typing import TypedDict
 
 import gradio as gr
-from gradio.context import LocalContext
+from gradio.context import Context, LocalContext
 
 from core.analysis.export import BudgetSpent, Sentence
 from core.analysis.probes import ProbeReport
 from core.data import PROJECT_ROOT
 from core.predict import Cancelled, Comparison, Lab, ModelFailure, ModelJob, Plan, Prediction
+from demo.thread_hops import analytics_on_loop
 from service import serve_ray
 from service.lab import ServedLab
 from service.serving import ExportJob, Refusal, SuiteJob, decode, encode
@@ -188,6 +190,7 @@ def queued(demo: gr.Blocks, settings: Settings) -> gr.Blocks:
     """`demo` with Gradio's queue set up as measured: queue_options, and its idle polling every queue_poll_ms."""
     demo.queue(**queue_options(settings))
     demo._queue.sleep_when_free = settings.queue_poll_ms / 1000
+    analytics_on_loop()  # its kept analytics summary without a thread per event (demo/thread_hops.py)
     return demo
 
 
@@ -332,10 +335,21 @@ def queue_options(settings: Settings) -> dict:
     }
 
 
-def warm_up(lab: ServedLab) -> None:
+# what a page's tabs load once, in warm_up's thread after the models: not in the first request that needs it
+_WARM_UPS: "weakref.WeakKeyDictionary[gr.Blocks, list[Callable[[], object]]]" = weakref.WeakKeyDictionary()
+
+
+def on_warm_up(load: Callable[[], object]) -> None:
+    """Call `load` (cached by the caller) when warm_up runs for the page being built."""
+    if Context.root_block is None:
+        raise RuntimeError("on_warm_up outside a gr.Blocks being built")
+    _WARM_UPS.setdefault(Context.root_block, []).append(load)
+
+
+def warm_up(lab: ServedLab, demo: gr.Blocks | None = None) -> None:
     """Load the tokenizers (spaCy, jieba) and touch every model once, here and in the worker, so that the
     first request, short or long, is fast. The worker keeps every checkpoint of `lab` loaded, and as many trained
-    ones as the app keeps (service.model_cache)."""
+    ones as the app keeps (service.model_cache). Then what `demo`'s tabs asked for (on_warm_up)."""
     WORKER.models = WORKER.models or len(lab.checkpoints) + lab.user_models.capacity
     models = Lab(lab.checkpoints, lab.sources)  # without the app's kept answers: every model runs, here and there
     for text, lang in (("a good film", "en"), ("很好", "zh")):
@@ -349,3 +363,8 @@ def warm_up(lab: ServedLab) -> None:
                         plan.run_here(MODEL_POOL)
                 except Exception:  # warming up is best effort
                     log.warning("warm-up failed for %s", lang, exc_info=True)
+    for load in _WARM_UPS.get(demo, []) if demo is not None else []:
+        try:
+            load()
+        except Exception:
+            log.warning("warm-up of %s failed", load, exc_info=True)

@@ -9,12 +9,15 @@ RSS grew ~410 MB per 1,000 REST /compare calls and never came back. Two bounds:
   gr.State held (a probe table, a tree) must be run again.
 Building a new session's copy of the page config was also most of the app's CPU per REST call (every block's
 get_config, an inspect.signature each; docs/performance.md), for a copy only Gradio's deep links read (the page
-has no gr.DeepLinkButton): LeanSessionState fills it in when an event writes a block's value or a deep link
-reads it all.
+has no gr.DeepLinkButton): LeanSessionState makes a block's entry only when a deep link reads the copy, from the
+block the session then holds and the value an event last wrote to it (Gradio made it at the write: a get_config per
+block a session's first event touches, the page load's 16 outputs and each endpoint's inputs).
 """
 
 import re
+from typing import Any
 
+from gradio.components import State
 from gradio.state_holder import SessionState, StateHolder
 
 # GET /gradio_api/call/<api>/<event id> streams one REST call's answer (Gradio's routes.py, simple_predict_get)
@@ -28,21 +31,58 @@ class _Unconfigured:
         self.default_config, self.blocks = page.default_config, {}
 
 
+class Later(dict):
+    """A block's entry in a session's config copy, made when read (LeanSessionState.components): from the block
+    the session holds then, with the value an event wrote to it (`value`; none: the block's own). Empty until then,
+    as Gradio's config copy takes dicts."""
+
+    NONE = object()
+
+    def __init__(self, value: Any = NONE):
+        super().__init__()
+        self.value = value
+
+
 class LeanSessionState(SessionState):
-    """Gradio's SessionState with its copy of the page config (`config_values`) made on demand: SessionState
-    itself fills a missing block's entry when an event writes the block's value, and `components` (the whole
-    config, for a deep link) fills the rest, in the page's order, as SessionState.__init__ would have."""
+    """Gradio's SessionState with its copy of the page config (`config_values`) made on demand: where Gradio
+    makes a block's entry (an event writes the block or its value) the entry is a `Later`, and `components` (the
+    whole config, for a deep link) makes every entry, in the page's order, as SessionState would have made it."""
 
     def __init__(self, page):
         super().__init__(_Unconfigured(page))
         self.page_blocks = page.blocks
 
+    def __setitem__(self, key: int, value: Any):
+        if isinstance(self.blocks_config.blocks.get(key), State):  # a State's value and time to live: Gradio's own
+            return super().__setitem__(key, value)
+        if key in self.blocks_config.blocks:  # Gradio made the new block's entry, its value the block's own
+            self.config_values[key] = Later()
+        self.blocks_config.blocks[key] = value
+
+    def _update_config(self, key: int):
+        if self[key] is not None:
+            self.config_values[key] = Later()
+
+    def _update_value_in_config(self, key: int, value: Any):
+        made = self.config_values.get(key)
+        if made is None or isinstance(made, Later):
+            self.config_values[key] = Later(value)
+        else:  # made already (a State's, or a deep link read the copy)
+            super()._update_value_in_config(key, value)
+
+    def _entry(self, key: int, block) -> dict:
+        """The block's entry as Gradio makes it, with the value an event wrote."""
+        made, config = self.config_values.get(key), self.blocks_config.config_for_block(key, [], block)
+        if isinstance(made, Later) and made.value is not Later.NONE and "props" in config:
+            config["props"]["value"] = made.value
+        return config
+
     @property
     def components(self):
-        made, config = self.config_values, self.blocks_config
+        made = self.config_values
         self.config_values = {
-            k: made[k] if k in made else config.config_for_block(k, [], block)
-            for k, block in config.blocks.items()
+            k: made[k] if k in made and not isinstance(made[k], Later) else self._entry(k, block)
+            for k, block in self.blocks_config.blocks.items()
             if k in self.page_blocks or k in made
         }
         return super().components

@@ -7,7 +7,7 @@ from core.answers import AnswerCache
 from demo.i18n import L, request_lang, t
 from demo.links import query_to_state
 from demo.owners import Visitors
-from demo.page_load import on_page_load, page_parts
+from demo.page_load import on_page_load, page_parts, postprocessed
 from demo.plots import esc
 from demo.runner import choose_worker
 from demo.tabs import api, checkpoints, probes
@@ -172,7 +172,8 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
             text = banner(lab, root, ui)
             return (
                 key,
-                gr.update(value=text, visible=bool(text)),
+                # the text alone while the banner stays as shown or hidden: no Markdown built per page load
+                text if bool(text) == warning.visible else gr.update(value=text, visible=bool(text)),
                 *checkpoints.tables(seen, ui),
                 api.usage(seen, request),
                 *train_tab.page_updates(train_view.queue, seen, visitors.owner(request)),
@@ -197,19 +198,18 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
         probes.open_in_lab(probes_view, lab_view, tabs)  # a probe failure opens in the Lab tab
         treebank_tab.open_in_lab(treebank_view, lab_view, tabs)  # so do a tree node and a test sentence
         parts = page_parts(demo)
+        outputs = [owner_key, warning, loaded, failed, api_usage, lab_view.task, train_view.job]
+        outputs += [output for part in parts for output in part.outputs]
 
         def on_page(key, request: gr.Request, profile: gr.OAuthProfile | None = None):
-            """The page's one load event (demo/page_load.py): the visitor first, then every tab's part."""
-            return (*on_load(key, request, profile), *(value for part in parts for value in part.values(request)))
+            """The page's one load event (demo/page_load.py): the visitor first, then every tab's part, each value
+            postprocessed here (not in a thread per output)."""
+            values = (*on_load(key, request, profile), *(value for part in parts for value in part.values(request)))
+            return postprocessed(outputs, values)
 
-        demo.load(
-            on_page,
-            owner_key,
-            [owner_key, warning, loaded, failed, api_usage, lab_view.task, train_view.job]
-            + [output for part in parts for output in part.outputs],
-            api_visibility="private",
-            js=READ_KEY,
-        ).then(None, owner_key, None, js=KEEP_KEY)
+        demo.load(on_page, owner_key, outputs, api_visibility="private", js=READ_KEY, postprocess=False).then(
+            None, owner_key, None, js=KEEP_KEY
+        )
         api.fill_advertised_defaults(demo)
         api.keep_owners_out_of_mcp(demo)
     return demo

@@ -229,7 +229,7 @@ def page_suite(request: gr.Request):
     if "suite" in dict(request.query_params or {}):
         return gr.update()
     wanted = "en" if request_lang(request) == "en" else "zh"
-    return gr.update(value=wanted) if wanted in suite_names() else gr.update()
+    return wanted if wanted in suite_names() else gr.update()  # the value alone: no menu built per page load
 
 
 def run_user_cases(lab: ServedLab, text: str, upload: str | None, suite: str, task: str, ui: str) -> tuple:

@@ -33,6 +33,7 @@ from demo.i18n import model_name, notice_text, request_lang, t, warn
 from demo.links import COPY_JS, LinkState, state_to_query
 from demo.owners import Visitors
 from demo.plots import esc, md
+from demo.runner import on_warm_up
 from demo.svg import drawn_for, room_js
 from demo.tabs.treebank_layout import Page, layout
 from demo.treebank_outputs import (
@@ -67,7 +68,10 @@ class TreebankView:
 
 
 def build(lab: ServedLab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
-    trees = functools.cache(Trees.load)  # parsed on the tab's first use (about a second), not at start-up
+    # parsed in the app's warm-up, after the models (about a second of the GIL): not at start-up, nor in the
+    # first /treebank request of a busy hall, which held every other request for as long
+    trees = functools.cache(Trees.load)
+    on_warm_up(trees)
     page = layout(lab)
     _wire_trees(page, lab, visitors, trees)
     _wire_dataset(page, lab, visitors, trees, tab)

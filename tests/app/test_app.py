@@ -326,3 +326,18 @@ def test_an_empty_lab_still_builds_a_page(tmp_path):
     build_demo(empty, "checkpoints", Settings.load())
     with pytest.raises(InputError, match="no checkpoint is loaded at all"):
         empty.compare(EN)
+
+
+def test_the_sst_trees_are_parsed_in_the_warm_up_not_in_the_first_request(lab, monkeypatch):
+    """demo/runner.py on_warm_up: the Treebank tab's trees load after the models in warm_up's thread (a busy
+    hall's first /treebank request held every other request while they were parsed)."""
+    from demo import runner
+    from demo.treebank_outputs import Trees
+
+    demo = build_demo(lab, "checkpoints", Settings.load())
+    loads = runner._WARM_UPS[demo]
+    assert [getattr(load, "__wrapped__", None) for load in loads] == [Trees.load]
+    monkeypatch.setattr(runner, "Lab", lambda *args: Lab({}, {}))  # no model to touch: only the tabs' loads
+    monkeypatch.setattr(runner.WORKER, "models", runner.WORKER.models)  # as it was, after
+    runner.warm_up(lab, demo)
+    assert loads[0].cache_info().currsize == 1  # parsed: the tab's requests read it from the cache

@@ -45,9 +45,54 @@ def test_the_page_opens_in_one_event_with_every_tabs_part_in_its_language(url):
         values = opened(url, language)
         hints.append(values[by_elem["attr-hint"]])  # which attribution method is most faithful: the page's words
         assert values[by_elem["owner-key"]]  # the visitor's key, made on its first visit
-        assert values[by_elem["probe-suite"]]["value"] == lang  # the probe suite in the page's language
+        assert values[by_elem["probe-suite"]] == lang  # the probe suite in the page's language (its value alone)
+        assert values[by_elem["load-warning"]] == ""  # nothing failed to load: the banner's text alone, hidden
         samples = [v for v in values.values() if isinstance(v, dict) and "sample_labels" in v]
         assert samples and samples[0]["sample_labels"] == example_labels(lang)
         export = t("export_info", lang, lines=UPLOAD_MAX_LINES, chars=UPLOAD_MAX_CHARS)
         assert any(isinstance(v, str) and v.startswith(export) for v in values.values())
     assert all(isinstance(h, str) and h for h in hints) and hints[0] != hints[1]
+
+
+def test_the_load_events_values_postprocessed_in_its_handler_are_gradios():
+    """demo/page_load.py postprocessed: what an event registered with postprocess=False sends of them is what
+    Gradio's own postprocess sends of the raw values (plain values, data models, updates, a component, a State)."""
+    from types import SimpleNamespace
+
+    import gradio as gr
+    from gradio.state_holder import SessionState
+
+    from demo.page_load import postprocessed
+
+    with gr.Blocks() as blocks:
+        outputs = [
+            gr.Markdown(),
+            gr.Dataframe(),
+            gr.Dropdown(["a", "b", "c"]),
+            gr.Markdown(visible=False),
+            gr.Dataset(components=[gr.Textbox(visible=False)], samples=[["x"]]),
+            gr.State(None),
+            gr.Number(),
+        ]
+    values = lambda: (  # afresh for each: Gradio pops an update's value
+        "**bold**",
+        {"headers": ["a", "b"], "data": [[1, "x"], [2, "y"]]},
+        gr.update(choices=["a", "c"], value="c"),
+        gr.update(value="shown", visible=True),
+        gr.Dataset(sample_labels=["one"]),
+        {"kept": [1, 2]},
+        gr.update(),
+    )
+
+    def sent(postprocess: bool, given: tuple) -> list:
+        fn = SimpleNamespace(outputs=outputs, postprocess=postprocess, batch=False, is_validator_function=False)
+        return asyncio.run(blocks.postprocess_data(fn, list(given), SessionState(blocks)))
+
+    gradios, ours = sent(True, values()), sent(False, postprocessed(outputs, values()))
+    assert [json_of(v) for v in ours] == [json_of(v) for v in gradios]
+
+
+def json_of(value):
+    from gradio.data_classes import GradioModel, GradioRootModel
+
+    return value.model_dump() if isinstance(value, GradioModel | GradioRootModel) else value

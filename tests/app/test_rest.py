@@ -109,8 +109,18 @@ def test_the_queue_gets_the_same_answer_written_once(app, api, data):
     rest_data = json.loads(rest.split("data: ", 1)[1])
     assert message["output"]["data"] == rest_data
     assert line == "data: " + orjson.dumps(message).decode()  # nothing of Gradio's own walk is missing
-    kept = demo.server_app.state_holder.session_data[session].config_values  # the session's copy of its outputs
-    assert any(isinstance(c.get("props", {}).get("value"), orjson.Fragment) for c in kept.values())
+    kept = demo.server_app.state_holder.session_data[session].components  # the session's copy of its outputs
+    assert any(isinstance(c.get("props", {}).get("value"), orjson.Fragment) for c in kept)
+
+
+def test_the_apps_routes_check_the_login_on_the_event_loop(app):
+    """demo/thread_hops.py, through app_kwargs: no worker thread per /queue/join and /queue/data."""
+    import inspect
+
+    from demo.thread_hops import dependants
+
+    checks = [d.call for d in dependants(app[1].server_app) if "login_check" in getattr(d.call, "__qualname__", "")]
+    assert len(checks) > 20 and all(inspect.iscoroutinefunction(c) for c in checks)
 
 
 def test_only_the_queue_gets_a_fragment():
