@@ -229,6 +229,15 @@ def report(folders: list[Path]) -> list[dict]:
     return sorted(rows, key=key)
 
 
+def evaluations(row: dict) -> str:
+    """How many dev evaluations chose the row's model: ours logs one line per epoch, Godin prints only the better."""
+    if row["implementation"] == "ours":
+        return str(row.get("epochs", 0) * max(row.get("evals", 1), 1))
+    if row["model"] == "dcnn":
+        return f"every {row.get('evals', EVAL_PERIOD['dcnn'])} batches"
+    return str(len(row.get("dev_curve", [])))
+
+
 def markdown(rows: list[dict]) -> str:
     """One line per run, both sides of a setting next to each other."""
     lines = [
@@ -244,7 +253,7 @@ def markdown(rows: list[dict]) -> str:
             f"| {r['model']} | {r['task']} | {'phrases' if r['phrases'] else 'sentences'} | "
             f"{r.get('variant') or settings} | "
             f"{r['implementation']} | {r['seed']} | {fmt(r['dev'])} | {fmt(r['test'])} | {r.get('epochs', '')} | "
-            f"{len(r.get('dev_curve', []))} | {ended} |"
+            f"{evaluations(r)} | {ended} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -289,8 +298,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = report([Path(f) for f in args.folders])
         text = json.dumps(rows, indent=1)
         Path(args.json).write_text(text + "\n") if args.json else print(text)
-        print(markdown(rows))
-        print(epoch_table(rows))
+        for model in sorted({r["model"] for r in rows}):  # docs/oracle.md: §3 the tensor CNN, §6 the DCNN
+            print(f"{model}:\n\n" + markdown([r for r in rows if r["model"] == model]))
+            print(epoch_table([r for r in rows if r["model"] == model]))
         return 0
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     args.floatx = args.floatx or FLOATX[args.model]
