@@ -81,3 +81,11 @@ def test_shim_softmax_is_row_wise_as_theano_s():
     x = T.dmatrix()
     p = pytensor.function([x], T.nnet.softmax(x))(np.array([[0.0, 1.0], [2.0, 2.0]]))
     assert np.allclose(p.sum(1), 1.0) and np.allclose(p[1], 0.5)
+
+
+def test_authors_log_counts_an_epoch_once_when_a_late_evaluation_rounds_to_its_end():
+    # --eval-period: an evaluation in an epoch's last 5% prints "Epoch 1.0" (%.1f of 0.97) before the real end
+    log = LOG.replace("Epoch 0.5", "Epoch 1.0").replace("dev accuracy=0.3000\tbest=0.3000", "dev accuracy=0.3900")
+    result = parse_authors_log(log)
+    assert result["epochs"] == 4 and result["epoch_end_dev"] == [40.0, 45.0, 45.0, 43.0]
+    assert result["dev_curve"][:2] == [39.0, 40.0]

@@ -55,13 +55,18 @@ def parse_authors_log(text: str) -> dict:
     """Best dev and the test of the model saved there (their code saves on a strictly better dev; it also
     prints test on a tie, which is not the saved model), per-epoch dev, from their log."""
     devs, ends, best, test, pending, epoch_end = [], [], -1.0, None, False, False
+    label, repeated = "", False
     for line in text.splitlines():
         if m := re.match(r"Epoch (\d+\.\d)", line):
-            epoch_end = m.group(1).endswith(".0")  # "Epoch k.0": the evaluation at an epoch's last batch
+            # "Epoch k.0" is printed at an epoch's last batch, and also by a mid-epoch evaluation in its last
+            # 5% (%.1f rounds it up): the later of two equal labels is the epoch's end
+            epoch_end, repeated, label = m.group(1).endswith(".0"), m.group(1) == label, m.group(1)
         elif m := re.search(r"dev accuracy=([\d.]+)", line):
             dev = float(m.group(1))
             devs.append(dev)
-            if epoch_end:
+            if epoch_end and repeated and ends:
+                ends[-1] = dev
+            elif epoch_end:
                 ends.append(dev)
             pending = dev > best
             best = max(best, dev)
@@ -267,7 +272,8 @@ def epoch_table(rows: list[dict]) -> str:
     ]
     for r in rows:
         ends = r.get("epoch_end_dev", [])
-        name = f"{r['model']} {r['implementation']} s{r['seed']}" + (f" ({r['variant']})" if r.get("variant") else "")
+        name = f"{r['task']}{' phrases' if r['phrases'] else ''} {r['implementation']} s{r['seed']}"
+        name += f" ({r['variant']})" if r.get("variant") else ""
         cells = [f"{d:.1f}" for d in ends] + [""] * (epochs - len(ends))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
