@@ -96,7 +96,7 @@ def parse_godin_log(text: str) -> dict:
         "test": round(tests[-1], 2) if tests else None,
         "dev_curve": [round(d, 2) for d in devs],  # the improvements, not every evaluation
         "epochs": len(re.findall(r"Epoch \d+ finished", text)),
-        "nan": "nan" in text.lower(),
+        "nan": re.search(r"Train loss, nan", text) is not None,  # his training loss went to NaN
     }
 
 
