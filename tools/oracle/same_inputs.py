@@ -54,7 +54,9 @@ def input_files(inputs: Path, task: str, phrases: bool) -> dict[str, str]:
 def parse_authors_log(text: str) -> dict:
     """Best dev and the test of the model saved there (their code saves on a strictly better dev; it also
     prints test on a tie, which is not the saved model), per-epoch dev, from their log."""
-    devs, ends, best, test, pending, epoch_end = [], [], -1.0, None, False, False
+    devs: list[float] = []
+    ends: list[float] = []
+    best, test, pending, epoch_end = -1.0, None, False, False
     label, repeated = "", False
     for line in text.splitlines():
         if m := re.match(r"Epoch (\d+\.\d)", line):
