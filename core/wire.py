@@ -8,6 +8,7 @@
   from the input: nothing else is constructed.
 """
 
+import functools
 import json
 import typing
 from dataclasses import fields, is_dataclass
@@ -19,24 +20,20 @@ TEXT_KEY = "\0text:"  # a dict key that is a Text (JSON keys are strings)
 _AS_IS = (int, float, str, bool)  # a list of these is passed on as it is: no deep copy of a vector
 
 
-_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
-
-
+@functools.cache
 def _field_names(cls: type) -> tuple[str, ...] | None:
     """The fields of dataclass `cls`, in order (None: not a dataclass): read once per class, not per value."""
-    if cls not in _FIELD_NAMES:
-        _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls)) if is_dataclass(cls) else None
-    return _FIELD_NAMES[cls]
+    return tuple(f.name for f in fields(cls)) if is_dataclass(cls) else None
 
 
 def _data(value, words: bool):
     """`value` as JSON-ready data; `words`: the form for people (plain), else the wire's (Wire.dumps)."""
-    kind = type(value)
+    kind: type = type(value)
     if kind in _AS_IS or value is None:  # most of a walk's values (a Text is a str of another type)
         return value
     if isinstance(value, Text):
         return str(value) if words else {"$text": value.code, "params": _data(value.params, words)}
-    names = None if isinstance(value, type) else _field_names(kind)
+    names = _field_names(kind)  # a dataclass itself (a class) has the type `type`: not one
     if names is not None:
         name = kind.__name__
         tag = ({"type": name} if name in VIEWS else {}) if words else {"$type": name}

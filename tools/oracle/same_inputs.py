@@ -140,7 +140,8 @@ def run_authors(args) -> dict:
         except TimeUp:
             print(f"stopped after {args.max_minutes} minutes (--max-minutes)")
     log_text = (out / "log.txt").read_text(encoding="utf-8")
-    return PARSE_AUTHORS_LOG[args.model](log_text) | {"seconds": round(time.time() - start)}
+    evals = EVAL_PERIOD.get(args.model, args.eval_period)  # theirs: a dev evaluation every N batches
+    return PARSE_AUTHORS_LOG[args.model](log_text) | {"evals": evals, "seconds": round(time.time() - start)}
 
 
 def run_ours(args) -> dict:
@@ -171,7 +172,7 @@ def run_ours(args) -> dict:
         "dev_curve": [round(100 * r["dev_accuracy"], 2) for r in history],
         "epoch_end_dev": [round(100 * r["dev_accuracy"], 2) for r in history],
         "epochs": metrics["epochs_run"],
-        "evals": metrics["train_config"]["evals_per_epoch"],  # the recipe's unless given
+        "evals": metrics["train_config"]["evals_per_epoch"],  # ours: per epoch, the recipe's unless given
         "seconds": round(time.time() - start),
     }
 
@@ -324,7 +325,6 @@ def main(argv: list[str] | None = None) -> int:
         "variant": args.variant or variant_name(args),
         "max_epochs": args.max_epochs,
         "max_minutes": args.max_minutes,
-        "evals": EVAL_PERIOD.get(args.model, args.eval_period) if args.side == "authors" else args.evals_per_epoch,
         **result,
         "host": os.uname().nodename,
         "cores": os.cpu_count(),
