@@ -44,8 +44,8 @@ queue, as a browser sends them), /treebank and /probes, with a visitor's think t
 (3) of the visitors train small CSV files of their own at once (/train, /train_status every 2 s, then /predict
 with the new task). The server's RSS is sampled over time, in all and per process (the app, its model
 worker, a training worker); the app process's own CPU per request is read over the run (what held its GIL,
-whatever the machine's load); the disk of the user models and Gradio's cache (both in a temporary folder) is read
-at the end. Targets: 0 failed requests,
+whatever the machine's load); Gradio's waiting events (`/queue/status`) every QUEUE_EVERY s, against the queue's
+bound; the disk of the user models and Gradio's cache (both in a temporary folder) is read at the end. Targets: 0 failed requests,
 short-request p95 <= 1 s (/probes and /train have their own budgets), RSS at the end <= 1.15 x after the warm-up,
 disk <= `--max-disk-mb`.
 
@@ -60,8 +60,9 @@ session, or with `--session-kind client` a new gradio_client Client), RSS read a
 target: RSS after the last step <= 1.15 x after the first.
 
 reports/loadtest.json holds the last plain run at its top level (the format `make bench` quotes), the last
-mixed run under "mixed", the last soak under "soak", the last class under "class" and the last fresh-session
-run of each kind under "sessions"; each run replaces only its own part.
+mixed run under "mixed", the last soak under "soak", the last class under "class" (and the hall under "hall"; with
+LAB_SERVE_BACKEND=ray under "class_ray_serve", "hall_ray_serve") and the last fresh-session run of each kind under
+"sessions"; each run replaces only its own part.
 """
 
 import argparse
@@ -172,6 +173,7 @@ def process_tree(pid: int) -> list[int]:
 
 
 # what a process below the app is, by a word of its command line (anything else: "app")
+QUEUE_EVERY = 0.5  # seconds between two reads of Gradio's queue in the class and hall profiles
 ROLES = {"service.serving": "model worker", "service.jobs": "training"}
 
 
@@ -904,8 +906,17 @@ def class_test(args) -> dict:
             while not stop.wait(args.rss_every):
                 samples.append(dict(rss_sample(proc.pid, start, counts["requests"]), visits=counts["visits"]))
 
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
+        waiting: list[int] = []  # Gradio's queue: events waiting beyond the running ones, every QUEUE_EVERY s
+
+        def sample_queue():
+            with httpx.Client(timeout=args.request_timeout) as status:
+                while not stop.wait(QUEUE_EVERY):
+                    with contextlib.suppress(httpx.HTTPError, KeyError, ValueError):
+                        waiting.append(status.get(f"{url}gradio_api/queue/status").json()["queue_size"])
+
+        samplers = [threading.Thread(target=target, daemon=True) for target in (sample, sample_queue)]
+        for sampler in samplers:
+            sampler.start()
         log.info("class: %d visitors (%d training) for %g min", args.class_visitors, args.trainers, args.class_minutes)
 
         def hall() -> list[Result]:  # every visitor who does not train, as a browser, on this thread
@@ -920,7 +931,8 @@ def class_test(args) -> dict:
             running = pool.map(visitor, range(threads), clients)
             results = (hall() if browsers else []) + [r for rs in running for r in rs]
         stop.set()
-        sampler.join()
+        for sampler in samplers:
+            sampler.join()
         app_cpu = (cpu_seconds(proc.pid, children=False) or 0.0) - (app_cpu or 0.0)
         server_cpu = (cpu_seconds(proc.pid) or 0.0) - (server_cpu or 0.0)
         generator_cpu = time.process_time() - generator_cpu
@@ -942,6 +954,7 @@ def class_test(args) -> dict:
         "load_average_end": os.getloadavg(),
         "checkpoints": str(root),
         "profile": args.profile,
+        "model_worker": Settings().serve_backend,  # LAB_SERVE_BACKEND, as the served app read it
         "visitors": args.class_visitors,
         "trainers": args.trainers,
         "visits": counts["visits"],
@@ -961,6 +974,7 @@ def class_test(args) -> dict:
         "rss_mb": {"after_warmup": warm, "end": end, "max": max(x["rss_mb"] for x in samples)},
         "rss_end_over_warmup": ratio,
         "rss_samples": samples,
+        "queue_waiting": queue_waiting(waiting, queue_size()),
         "disk_mb": disk_mb,
         "targets": {
             "no_failed_requests": not failed,
@@ -968,6 +982,29 @@ def class_test(args) -> dict:
             f"rss_end_le_{args.max_rss_ratio:g}x_warmup": ratio is not None and ratio <= args.max_rss_ratio,
             f"disk_le_{args.max_disk_mb:g}mb": sum(disk_mb.values()) <= args.max_disk_mb,
         },
+    }
+
+
+def class_key(figures: dict) -> str:
+    """Where a class or hall run goes in reports/loadtest.json: its profile, on Ray Serve a key of its own."""
+    return figures["profile"] + ("_ray_serve" if figures["model_worker"] == "ray" else "")
+
+
+def queue_size() -> int:
+    """The served app's queue bound: LAB_QUEUE_SIZE as service.settings reads it (the app inherits this environment)."""
+    return Settings().queue_size
+
+
+def queue_waiting(waiting: list[int], size: int) -> dict:
+    """Gradio's waiting events over a run, sampled every QUEUE_EVERY s, against the queue's bound."""
+    ordered = sorted(waiting)
+    at = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else None
+    return {
+        "samples": len(ordered),
+        "p50": at(0.5),
+        "p99": at(0.99),
+        "max": ordered[-1] if ordered else None,
+        "queue_size": size,
     }
 
 
@@ -1068,6 +1105,13 @@ def class_markdown(s: dict) -> str:
         ("with its children (ms)", s.get("server_cpu_ms_per_request", "n/a")),
         ("the load generator's CPU (s)", s.get("load_generator_cpu_s", "n/a")),
     ]
+    if waiting := s.get("queue_waiting"):
+        rows.append(
+            (
+                f"queue waiting p50 / p99 / max (of {waiting['queue_size']}, every {QUEUE_EVERY:g} s)",
+                f"{waiting['p50']} / {waiting['p99']} / {waiting['max']}",
+            )
+        )
     rows += rss_rows(s) + [("disk at the end (MB)", ", ".join(f"{k} {v}" for k, v in s["disk_mb"].items()))]
     rows += [(f"target: {k}", "✓" if v else "✗") for k, v in s["targets"].items()]
     return "\n".join(["| class | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
@@ -1110,7 +1154,9 @@ PARTS = (
     "class",
     "hall",
     "saturation",
-)  # keys of reports/loadtest.json besides the plain run's figures
+    "class_ray_serve",
+    "hall_ray_serve",
+)  # keys of reports/loadtest.json besides the plain run's figures (a profile on Ray Serve: <profile>_ray_serve)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1185,7 +1231,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=20, help="requests per client, one after the other")
     parser.add_argument("--warmup", type=int, default=5, help="warm-up requests per client (all clients at once)")
     parser.add_argument("--compare-share", type=float, default=0.2, help="share of /compare (every model) requests")
-    parser.add_argument("--burst", type=int, default=160, help="requests submitted at once beyond the queue limit")
+    parser.add_argument(
+        "--burst",
+        type=int,
+        default=None,
+        help="requests submitted at once beyond the queue (default: twice what the app lets run and wait)",
+    )
     parser.add_argument("--request-timeout", type=float, default=120.0, help="seconds one request may take")
     parser.add_argument(
         "--max-seconds", type=float, default=600.0, help="bound on the whole run (the soak's without --soak-minutes)"
@@ -1203,6 +1254,7 @@ def main(argv: list[str] | None = None) -> int:
     defaults = PROFILES.get(args.profile, PROFILES["class"])
     args.class_visitors = defaults["visitors"] if args.class_visitors is None else args.class_visitors
     args.trainers = defaults["trainers"] if args.trainers is None else args.trainers
+    args.burst = 2 * (queue_size() + Settings().model_concurrency) if args.burst is None else args.burst
     soak = args.soak is not None or args.soak_minutes is not None
     if (
         min(
@@ -1271,7 +1323,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(markdown(figures, report))
     if args.out:
-        key = "soak" if soak else args.profile if run is class_test else "mixed" if args.long_share else None
+        key = "soak" if soak else class_key(figures) if run is class_test else "mixed" if args.long_share else None
         write_figures(Path(args.out), key, figures)
     return 0 if all(figures["targets"].values()) else 1
 

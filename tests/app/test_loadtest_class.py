@@ -6,7 +6,18 @@ import random
 
 import pytest
 
-from tools.loadtest import CLASS_MIX, HALL_MIX, PROFILES, SENTENCES, main, own_text, saturation_point, training_file
+from tools.loadtest import (
+    CLASS_MIX,
+    HALL_MIX,
+    PROFILES,
+    SENTENCES,
+    class_key,
+    main,
+    own_text,
+    queue_waiting,
+    saturation_point,
+    training_file,
+)
 
 
 def test_training_files_are_small_labelled_and_each_its_own(tmp_path):
@@ -86,3 +97,16 @@ def test_hall_profile_visitors_are_browsers(lab_root, tmp_path):
     assert {"page", "/predict"} <= set(run["latency_by_endpoint_s"]) <= set(HALL_MIX) | {"/train", "/train_status"}
     assert run["visits"] >= 8 and run["latency_by_endpoint_s"]["page"]["n"] >= 7  # a page per browser's visit
     assert run["load_generator_cpu_s"] >= 0 and run["server_cpu_ms_per_request"] >= run["app_cpu_ms_per_request"]
+    waiting = run["queue_waiting"]  # read from Gradio's /queue/status through the run
+    assert waiting["samples"] >= 30 and 0 <= waiting["p50"] <= waiting["max"] <= waiting["queue_size"]
+
+
+def test_queue_waiting_reads_its_samples_against_the_bound():
+    figures = queue_waiting([3, 0, 1, 0, 70] + [0] * 195, 256)
+    assert figures == {"samples": 200, "p50": 0, "p99": 3, "max": 70, "queue_size": 256}
+    assert queue_waiting([], 64) == {"samples": 0, "p50": None, "p99": None, "max": None, "queue_size": 64}
+
+
+def test_a_run_on_ray_serve_is_kept_apart_from_the_local_workers():
+    assert class_key({"profile": "hall", "model_worker": "local"}) == "hall"
+    assert class_key({"profile": "hall", "model_worker": "ray"}) == "hall_ray_serve"
