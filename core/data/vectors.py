@@ -113,9 +113,15 @@ def reduce_dim(vectors: Vectors, dim: int) -> Vectors:
     return Vectors(vectors.words, (centred @ top).astype(np.float32))
 
 
-def embedding_matrix(vocab: Vocab, vectors: Vectors, unit_norm: bool = False, seed: int = 0):
-    """(len(vocab), d) float32 rows from `vectors`; words not found get small random vectors
-    (scaled like the found ones), <pad> gets zeros. Returns (matrix, coverage report)."""
+MISSING_VECTORS = ("random", "zero")
+
+
+def embedding_matrix(vocab: Vocab, vectors: Vectors, unit_norm: bool = False, seed: int = 0, missing: str = "random"):
+    """(len(vocab), d) float32 rows from `vectors`; words not found (and <unk>) get small random vectors scaled
+    like the found ones, or with missing="zero" zero rows (Lei et al.'s code: a word without a vector adds
+    nothing while the vectors stay fixed); <pad> gets zeros. Returns (matrix, coverage report)."""
+    if missing not in MISSING_VECTORS:
+        raise ValueError(f"missing vectors must be one of {', '.join(MISSING_VECTORS)}, got {missing!r}")
     index = vectors.index()
     source = vectors.matrix
     if unit_norm:
@@ -123,6 +129,8 @@ def embedding_matrix(vocab: Vocab, vectors: Vectors, unit_norm: bool = False, se
     rng = np.random.default_rng(seed)
     scale = float(np.abs(source).mean()) if len(source) else 0.1
     matrix = rng.uniform(-scale, scale, (len(vocab), vectors.dim)).astype(np.float32)
+    if missing == "zero":
+        matrix[:] = 0.0
     found = 0
     for i, word in enumerate(vocab.itos):
         j = index.get(word)

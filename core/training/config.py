@@ -55,6 +55,7 @@ class TrainConfig:
     adagrad_reset: int | None = None
     vectors: str = "auto"  # a vectors file, "auto" (.cache/vectors/<lang> when present) or "none"
     extra_vocab: int = 0  # add this many frequent words from the vectors beyond the training vocabulary
+    missing_vectors: str = "random"  # the row of a word the vectors lack: random, or zero (Lei et al.'s code)
     out: str = ""  # default runs/<task>[-phrases]/<model>-s<seed>[-f<fold>]
     resume: bool = False
     data_dir: str = ""
@@ -218,7 +219,9 @@ def build_run(cfg: TrainConfig) -> Run:
             )
         else:
             unit_norm = getattr(model.config, "unit_norm_vectors", False)
-            matrix, coverage = embedding_matrix(vocab, vectors, unit_norm=unit_norm, seed=cfg.seed)
+            matrix, coverage = embedding_matrix(
+                vocab, vectors, unit_norm=unit_norm, seed=cfg.seed, missing=cfg.missing_vectors
+            )
             model.load_pretrained_embeddings(torch.from_numpy(matrix))
             coverage["file"] = str(path)
             if vectors.dim != source_dim:

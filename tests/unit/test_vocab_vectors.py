@@ -48,6 +48,21 @@ def test_embedding_matrix_coverage_and_unit_norm():
     assert not matrix[vocab.pad_id].any()
 
 
+def test_words_without_a_vector_can_start_as_zero_rows():
+    """missing="zero" (Lei et al.'s code, docs/oracle.md step 1): a training word the vectors lack and <unk> add
+    nothing; the found words keep their (unit) rows, as with random rows."""
+    vocab = Vocab.build([["good", "unseen"]])
+    vectors = Vectors(["good", "bad"], np.array([[3.0, 4.0], [1.0, 0.0]], dtype=np.float32))
+    random_rows, _ = embedding_matrix(vocab, vectors, unit_norm=True, seed=1)
+    zero_rows, coverage = embedding_matrix(vocab, vectors, unit_norm=True, seed=1, missing="zero")
+    assert coverage["found"] == 1
+    np.testing.assert_array_equal(zero_rows[vocab.stoi["good"]], random_rows[vocab.stoi["good"]])
+    assert random_rows[vocab.stoi["unseen"]].any() and random_rows[vocab.unk_id].any()
+    assert not zero_rows[vocab.stoi["unseen"]].any() and not zero_rows[vocab.unk_id].any()
+    with pytest.raises(ValueError, match="random, zero"):
+        embedding_matrix(vocab, vectors, missing="mean")
+
+
 def test_missing_vectors_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="make vectors"):
         load_vectors(tmp_path / "none.txt")
