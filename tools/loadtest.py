@@ -45,9 +45,9 @@ queue, as a browser sends them), /treebank and /probes, with a visitor's think t
 with the new task). The server's RSS is sampled over time, in all and per process (the app, its model
 worker, a training worker); the app process's own CPU per request is read over the run (what held its GIL,
 whatever the machine's load); Gradio's waiting events (`/queue/status`) every QUEUE_EVERY s, against the queue's
-bound; the disk of the user models and Gradio's cache (both in a temporary folder) is read at the end. Targets: 0 failed requests,
-short-request p95 <= 1 s (/probes and /train have their own budgets), RSS at the end <= 1.15 x after the warm-up,
-disk <= `--max-disk-mb`.
+bound; the disk of the user models and Gradio's cache (both in a temporary folder) is read at the end.
+Targets: 0 failed requests, short-request p95 <= 1 s (/probes and /train have their own budgets), RSS at the end
+<= 1.15 x after the warm-up, disk <= `--max-disk-mb`.
 
 The hall profile (`--profile hall`) is the class at a lecture's scale: 300 visitors (10 of them training) with 3
 to 10 s between a visitor's requests, mostly /predict and /compare (HALL_MIX), half of those on a sentence of
@@ -954,7 +954,7 @@ def class_test(args) -> dict:
         "load_average_end": os.getloadavg(),
         "checkpoints": str(root),
         "profile": args.profile,
-        "model_worker": Settings().serve_backend,  # LAB_SERVE_BACKEND, as the served app read it
+        "model_worker": served_settings().serve_backend,  # LAB_SERVE_BACKEND
         "visitors": args.class_visitors,
         "trainers": args.trainers,
         "visits": counts["visits"],
@@ -974,7 +974,7 @@ def class_test(args) -> dict:
         "rss_mb": {"after_warmup": warm, "end": end, "max": max(x["rss_mb"] for x in samples)},
         "rss_end_over_warmup": ratio,
         "rss_samples": samples,
-        "queue_waiting": queue_waiting(waiting, queue_size()),
+        "queue_waiting": queue_waiting(waiting, served_settings().queue_size),
         "disk_mb": disk_mb,
         "targets": {
             "no_failed_requests": not failed,
@@ -990,9 +990,9 @@ def class_key(figures: dict) -> str:
     return figures["profile"] + ("_ray_serve" if figures["model_worker"] == "ray" else "")
 
 
-def queue_size() -> int:
-    """The served app's queue bound: LAB_QUEUE_SIZE as service.settings reads it (the app inherits this environment)."""
-    return Settings().queue_size
+def served_settings() -> Settings:
+    """The served app's settings, as service.settings reads them (the app inherits this environment)."""
+    return Settings.load()
 
 
 def queue_waiting(waiting: list[int], size: int) -> dict:
@@ -1254,7 +1254,9 @@ def main(argv: list[str] | None = None) -> int:
     defaults = PROFILES.get(args.profile, PROFILES["class"])
     args.class_visitors = defaults["visitors"] if args.class_visitors is None else args.class_visitors
     args.trainers = defaults["trainers"] if args.trainers is None else args.trainers
-    args.burst = 2 * (queue_size() + Settings().model_concurrency) if args.burst is None else args.burst
+    if args.burst is None:  # beyond what the app lets run and wait
+        settings = served_settings()
+        args.burst = 2 * (settings.queue_size + settings.model_concurrency)
     soak = args.soak is not None or args.soak_minutes is not None
     if (
         min(
