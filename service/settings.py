@@ -108,9 +108,9 @@ class Settings(BaseSettings):
         16, description="model events inside their handlers at once; chosen by measurement (performance.md)"
     )
     queue_size: Positive = Field(
-        256,
+        128,
         description='requests waiting in Gradio\'s queue beyond `LAB_MODEL_CONCURRENCY` (past it: "Queue is full"); '
-        "a hall of 300 needs more than 64 in a burst, chosen by measurement (performance.md)",
+        "twice the most a hall of 300 was measured to queue (performance.md)",
     )
     queue_poll_ms: Annotated[float, Field(gt=0)] = Field(
         10.0,

@@ -20,7 +20,7 @@ def test_each_field_is_its_variable_typed(monkeypatch):
     settings = Settings.load()
     assert settings.train_max_rows == 50 and settings.train_max_minutes == 2.5
     assert str(settings.user_models) == "/tmp/elsewhere" and settings.requires_sign_in
-    assert settings.queue_size == DEFAULTS.queue_size == 256
+    assert settings.queue_size == DEFAULTS.queue_size == 128
     assert Settings.load(train_max_rows=7).train_max_rows == 7  # a caller's own over the environment
 
 
