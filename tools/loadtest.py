@@ -172,8 +172,8 @@ def process_tree(pid: int) -> list[int]:
     return tree
 
 
-# what a process below the app is, by a word of its command line (anything else: "app")
 QUEUE_EVERY = 0.5  # seconds between two reads of Gradio's queue in the class and hall profiles
+# what a process below the app is, by a word of its command line (anything else: "app")
 ROLES = {"service.serving": "model worker", "service.jobs": "training"}
 
 
@@ -995,15 +995,13 @@ def served_settings() -> Settings:
     return Settings.load()
 
 
-def queue_waiting(waiting: list[int], size: int) -> dict:
+def queue_waiting(waiting: list, size: int) -> dict:
     """Gradio's waiting events over a run, sampled every QUEUE_EVERY s, against the queue's bound."""
-    ordered = sorted(waiting)
-    at = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else None
     return {
-        "samples": len(ordered),
-        "p50": at(0.5),
-        "p99": at(0.99),
-        "max": ordered[-1] if ordered else None,
+        "samples": len(waiting),
+        "p50": percentile(waiting, 0.5),
+        "p99": percentile(waiting, 0.99),
+        "max": max(waiting, default=None),
         "queue_size": size,
     }
 
