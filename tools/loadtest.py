@@ -830,6 +830,7 @@ def class_test(args) -> dict:
     profile = PROFILES[args.profile]
     think = profile["think"] or (0.0, 2 * args.think)
     browsers = args.profile == "hall"
+    served = Settings.load()  # the settings the served app reads: it inherits this environment
     import httpx
 
     scratch = Path(tempfile.mkdtemp(prefix="loadtest-class-"))
@@ -906,7 +907,7 @@ def class_test(args) -> dict:
             while not stop.wait(args.rss_every):
                 samples.append(dict(rss_sample(proc.pid, start, counts["requests"]), visits=counts["visits"]))
 
-        waiting: list[int] = []  # Gradio's queue: events waiting beyond the running ones, every QUEUE_EVERY s
+        waiting: list[float] = []  # Gradio's queue: events waiting beyond the running ones, every QUEUE_EVERY s
 
         def sample_queue():
             with httpx.Client(timeout=args.request_timeout) as status:
@@ -954,7 +955,7 @@ def class_test(args) -> dict:
         "load_average_end": os.getloadavg(),
         "checkpoints": str(root),
         "profile": args.profile,
-        "model_worker": served_settings().serve_backend,  # LAB_SERVE_BACKEND
+        "model_worker": served.serve_backend,  # LAB_SERVE_BACKEND
         "visitors": args.class_visitors,
         "trainers": args.trainers,
         "visits": counts["visits"],
@@ -974,7 +975,7 @@ def class_test(args) -> dict:
         "rss_mb": {"after_warmup": warm, "end": end, "max": max(x["rss_mb"] for x in samples)},
         "rss_end_over_warmup": ratio,
         "rss_samples": samples,
-        "queue_waiting": queue_waiting(waiting, served_settings().queue_size),
+        "queue_waiting": queue_waiting(waiting, served.queue_size),
         "disk_mb": disk_mb,
         "targets": {
             "no_failed_requests": not failed,
@@ -990,12 +991,7 @@ def class_key(figures: dict) -> str:
     return figures["profile"] + ("_ray_serve" if figures["model_worker"] == "ray" else "")
 
 
-def served_settings() -> Settings:
-    """The served app's settings, as service.settings reads them (the app inherits this environment)."""
-    return Settings.load()
-
-
-def queue_waiting(waiting: list, size: int) -> dict:
+def queue_waiting(waiting: list[float], size: int) -> dict:
     """Gradio's waiting events over a run, sampled every QUEUE_EVERY s, against the queue's bound."""
     return {
         "samples": len(waiting),
@@ -1253,7 +1249,7 @@ def main(argv: list[str] | None = None) -> int:
     args.class_visitors = defaults["visitors"] if args.class_visitors is None else args.class_visitors
     args.trainers = defaults["trainers"] if args.trainers is None else args.trainers
     if args.burst is None:  # beyond what the app lets run and wait
-        settings = served_settings()
+        settings = Settings.load()  # the served app inherits this environment
         args.burst = 2 * (settings.queue_size + settings.model_concurrency)
     soak = args.soak is not None or args.soak_minutes is not None
     if (

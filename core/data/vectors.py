@@ -126,11 +126,12 @@ def embedding_matrix(vocab: Vocab, vectors: Vectors, unit_norm: bool = False, se
     source = vectors.matrix
     if unit_norm:
         source = unit_rows(source)
-    rng = np.random.default_rng(seed)
-    scale = float(np.abs(source).mean()) if len(source) else 0.1
-    matrix = rng.uniform(-scale, scale, (len(vocab), vectors.dim)).astype(np.float32)
+    shape = (len(vocab), vectors.dim)
     if missing == "zero":
-        matrix[:] = 0.0
+        matrix = np.zeros(shape, dtype=np.float32)
+    else:
+        scale = float(np.abs(source).mean()) if len(source) else 0.1
+        matrix = np.random.default_rng(seed).uniform(-scale, scale, shape).astype(np.float32)
     found = 0
     for i, word in enumerate(vocab.itos):
         j = index.get(word)
