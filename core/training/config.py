@@ -53,6 +53,8 @@ class TrainConfig:
     rho: float = 0.9  # Adadelta's decay: PyTorch's default; Zeiler (2012) and TensorFlow 1 use 0.95
     # reset AdaGrad's accumulator every N epochs (the DCNN authors' Matlab trick, via Godin); None/0: never
     adagrad_reset: int | None = None
+    # AdaGrad's ε under the root, lr·g/√(acc + ε) (Lei's code 1e-8, Godin's 1e-6); 0: torch's lr·g/(√acc + 1e-10)
+    adagrad_root_eps: float = 0.0
     vectors: str = "auto"  # a vectors file, "auto" (.cache/vectors/<lang> when present) or "none"
     extra_vocab: int = 0  # add this many frequent words from the vectors beyond the training vocabulary
     missing_vectors: str = "random"  # the row of a word the vectors lack: random, or zero (Lei et al.'s code)

@@ -101,7 +101,9 @@ def build_optimizers(model: SentenceClassifier, cfg: TrainConfig) -> list[torch.
     Adadelta densified (DenseGradientAdadelta)."""
     groups = model.param_groups(cfg.l2)
     if cfg.optimizer == "adagrad":
-        return [torch.optim.Adagrad(groups, lr=cfg.lr)]
+        # √(acc + ε) is torch's Adagrad with the accumulator starting at ε and nothing added after the root
+        root = {"initial_accumulator_value": cfg.adagrad_root_eps, "eps": 0.0} if cfg.adagrad_root_eps else {}
+        return [torch.optim.Adagrad(groups, lr=cfg.lr, **root)]
     if cfg.optimizer == "adadelta":
         return [DenseGradientAdadelta(groups, lr=cfg.lr, rho=cfg.rho)]
     if cfg.optimizer == "adam":

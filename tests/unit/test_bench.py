@@ -21,6 +21,7 @@ from tools.bench.accuracy import (
     load_runs,
     missing_runs,
     paper_bars,
+    settings_digest,
     train_command,
     variant_label,
     vectors_source,
@@ -373,7 +374,8 @@ def test_timing_runs_count_for_speed_only(tmp_path):
 def test_make_bench_keeps_the_history_whose_runs_are_elsewhere(tmp_path):
     """A runs folder that lacks earlier runs does not erase them: the previous benchmarks.json's rows for groups
     not measured now are kept, marked with the report that measured them, in table order; a group measured now
-    replaces its earlier row, and so does a row read from the same run folder under another label."""
+    replaces its earlier row's runs of the same seeds, and a row read from the same run folder under another label
+    is dropped."""
 
     def metrics(folder, model, seed, accuracy):
         (tmp_path / "runs" / folder).mkdir(parents=True)
@@ -428,3 +430,59 @@ def test_make_bench_keeps_the_history_whose_runs_are_elsewhere(tmp_path):
     assert [r["model"] for r in written["accuracy"]["rows"]] == ["dcnn", "adasent", "nbow"]
     text = (tmp_path / "docs" / "runs.md").read_text()
     assert "| 1†§ |" in text and "carried over from the report of 2026-11-22 14:28 UTC" in text
+
+
+def test_a_group_measured_again_keeps_the_earlier_seeds_it_lacks():
+    """Re-running seed 1 of a group on a machine without seeds 2-3 merges: the row has all three seeds, the new
+    seed 1 in place of the old, its mean and dev mean recomputed; a row without per-run dev accuracies is split by
+    its dev curves (one per run). A row that cannot be split, or was trained with other settings (or unknown
+    ones), is replaced as before."""
+    now = {
+        "task": "sst5", "phrases": True, "model": "dcnn", "variant": "", "vectors": "en", "n": 1, "seeds": [1],
+        "folds": [0], "accuracies": [50.0], "mean": 50.0, "std": None, "dev_mean": 52.0, "devs": [52.0],
+        "run_folds": [0], "commits": ["new"], "run_commits": ["new"], "commands": ["train s1 again"],
+        "paths": ["runs/sst5-phrases/dcnn-s1"], "paper": 48.5, "delta": 1.5, "settings": "0123abcd",
+    }  # fmt: skip
+    curves = {f"seed {s}": [[1.0, 2.0], [dev - 1, dev]] for s, dev in ((1, 40.0), (2, 46.0), (3, 48.0))}
+    before = dict(
+        now, n=3, seeds=[1, 2, 3], accuracies=[41.0, 45.0, 47.0], mean=44.33, dev_mean=44.67, commits=["a", "b"],
+        commands=["train s1", "train s2", "train s3"], paths=[f"runs/sst5-phrases/dcnn-s{s}" for s in (1, 2, 3)],
+        delta=-4.17, dev_curves=curves,
+    )  # fmt: skip
+    for key in ("devs", "run_folds", "run_commits"):
+        del before[key]
+    (row,) = carry_over([now], {"generated": "2026-11-25 02:11 UTC", "accuracy": {"rows": [before]}})
+    assert (row["seeds"], row["accuracies"], row["devs"]) == ([1, 2, 3], [50.0, 45.0, 47.0], [52.0, 46.0, 48.0])
+    assert row["mean"] == pytest.approx(142 / 3) and row["dev_mean"] == pytest.approx(146 / 3) and row["n"] == 3
+    assert row["delta"] == pytest.approx(142 / 3 - 48.5) and row["commands"] == [
+        "train s1 again",
+        "train s2",
+        "train s3",
+    ]
+    assert row["carried_paths"] == ["runs/sst5-phrases/dcnn-s2", "runs/sst5-phrases/dcnn-s3"]
+    assert row["merged_from"] == "2026-11-25 02:11 UTC" and row["commits"] == ["a", "b", "new"]
+    assert list(row["dev_curves"]) == ["seed 2", "seed 3"]  # seed 1's new run has no curve in this row
+    # merged once, merged again: the row splits by its own per-run lists
+    assert carry_over([now], {"generated": "later", "accuracy": {"rows": [row]}})[0]["seeds"] == [1, 2, 3]
+    # a seed read now in another folder (a longer rerun superseded it) is not carried either
+    read = {"runs/sst5-phrases/dcnn-s1", "runs/other/dcnn-s2"}
+    assert carry_over([now], {"accuracy": {"rows": [dict(before, paths=[before["paths"][0], "runs/other/dcnn-s2",
+           before["paths"][2]])]}}, read)[0]["seeds"] == [1, 3]  # fmt: skip
+    # no per-run dev accuracies and no curve per run: nothing to split, the group measured now stands alone
+    assert carry_over([now], {"accuracy": {"rows": [dict(before, dev_curves={})]}}) == [now]
+    # the same label under other defaults (another settings digest), or an older report's row without one
+    assert carry_over([now], {"accuracy": {"rows": [dict(before, settings="fedc4321")]}}) == [now]
+    unknown = {k: v for k, v in before.items() if k != "settings"}
+    assert carry_over([now], {"accuracy": {"rows": [unknown]}}) == [now]
+
+
+def test_settings_digest_reads_a_setting_unknown_then_as_its_default():
+    run = {"train_config": {"model": "dcnn", "lr": 0.1, "seed": 1, "epochs": 8}, "model_config": {"k_top": 4}}
+    same = {
+        "train_config": {"model": "dcnn", "lr": 0.1, "seed": 2, "epochs": 20, "adagrad_root_eps": 0.0},
+        "model_config": {"k_top": 4, "vocab_size": 900},
+    }  # another seed and budget, a setting added since at its default, another vocabulary
+    assert settings_digest(run) == settings_digest(same)
+    assert settings_digest(run) != settings_digest({**run, "train_config": {**run["train_config"], "lr": 0.05}})
+    assert settings_digest(run) != settings_digest({**run, "model_config": {"k_top": 5}})
+

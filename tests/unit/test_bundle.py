@@ -245,6 +245,7 @@ def test_missing_run_is_named(bundled, tmp_path):
         ),
         ("[bundle]\nmax_total_mb = 40\n", "no \\[\\[checkpoint\\]\\] entries"),
         ('[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\nseed = "one"\n', "integers"),
+        ('[bundle]\nvectors_rows = { en = -1 }\n[[checkpoint]]\nmodel = "nbow"\ntask = "sst5"\n', "vectors_rows >= 0"),
     ],
 )
 def test_config_errors_name_the_file(tmp_path, text, message):
@@ -261,9 +262,8 @@ def test_project_config_lists_the_ten_checkpoints():
         (t, m) for t in ("sst5", "zh_sentiment") for m in ("tensor_cnn", "mrnn", "dcnn", "adasent", "agt")
     }
     assert config.max_total_mb <= 70 and config.max_file_mb <= 8  # every file under the Hub's 10 MB limit outside LFS
-    assert (
-        0 < config.vectors_rows * 300 * 2 <= 0.5 * config.max_total_mb * 1e6
-    )  # the shared set: half the budget at most
+    # the shared sets: half the budget at most
+    assert 0 < sum(config.shared_rows(lang) for lang in ("en", "zh")) * 300 * 2 <= 0.5 * config.max_total_mb * 1e6
     for entry in config.entries:
         entry.train_config()  # every entry's arguments parse
 
@@ -357,4 +357,12 @@ def test_a_frozen_run_reads_every_word_of_the_shared_set_and_a_mismatched_one_is
     results = bundle(config, out, from_runs=True, data_dir=str(tiny_data), runs=tmp_path / "runs")
     assert "other vectors" in results["sst5/nbow"]["checkpoint"]["not_linked"]
     assert "shared_vectors" not in load_checkpoint(out / "sst5" / "nbow").meta
+    assert not (out / "vectors").exists() and check(out, max_total_mb=2.0) == []
+    # a table of rows with none for English: the run keeps its own rows, and says why
+    monkeypatch.setattr(bundle_module, "VECTORS_CACHE", tmp_path / "a")
+    config_path.write_text(config_path.read_text().replace("vectors_rows = 20", "vectors_rows = { zh = 20 }"))
+    config = read_bundle_config(config_path)
+    assert (config.shared_rows("en"), config.shared_rows("zh")) == (0, 20)
+    results = bundle(config, out, from_runs=True, data_dir=str(tiny_data), runs=tmp_path / "runs")
+    assert results["sst5/nbow"]["checkpoint"]["not_linked"] == "no shared vectors for its language"
     assert not (out / "vectors").exists() and check(out, max_total_mb=2.0) == []

@@ -418,6 +418,27 @@ def test_adagrad_reset_restores_the_initial_accumulator(tiny_data, tmp_path):
     assert all(float(s.abs().sum()) == 0.0 for s in sums) and any(before[id(s)].abs().sum() > 0 for s in sums)
 
 
+def test_adagrad_root_eps_puts_epsilon_under_the_square_root(tiny_data, tmp_path):
+    """adagrad_root_eps: one step is p - lr·g/√(g² + ε) (Lei's and Godin's AdaGrad), dense and sparse rows alike."""
+    eps, lr = 1e-2, 0.1
+    trainer = Trainer.from_config(
+        _config(tiny_data, tmp_path, optimizer="adagrad", lr=lr, l2=0.0, adagrad_root_eps=eps)
+    )
+    model = trainer.model
+    batch = bucket_batches(trainer.task.train, trainer.vocab, 8, seed=0)[0]
+    model(batch.ids, batch.lengths, batch.labels).loss.backward()
+    before = {name: p.detach().clone() for name, p in model.named_parameters() if p.grad is not None}
+    grads = {name: p.grad.to_dense() if p.grad.is_sparse else p.grad.clone() for name, p in model.named_parameters()
+             if p.grad is not None}  # fmt: skip
+    assert model.embedding.weight.grad.is_sparse and len(before) > 2
+    for optimizer in trainer.optimizers:
+        optimizer.step()
+    for name, p in model.named_parameters():
+        if name in before:
+            expected = before[name] - lr * grads[name] / torch.sqrt(grads[name] ** 2 + eps)
+            assert torch.allclose(p.detach(), expected, atol=1e-6), name
+
+
 def test_auto_vectors_take_a_tasks_own_best_set_and_fall_back_to_the_languages(tmp_path, monkeypatch, caplog):
     """--vectors auto: zh_news starts from the Chinese fastText set when it is built (it won on dev, docs/vectors.md),
     otherwise from the language's word2vec, saying which file is missing; other tasks always from the language's."""

@@ -2,6 +2,7 @@
 grouped by task, phrase regime, model, variant and vectors, next to the papers' numbers. It trains nothing."""
 
 import dataclasses
+import hashlib
 import json
 import logging
 import statistics
@@ -120,6 +121,20 @@ def variant_label(metrics: dict) -> str:
     return " · ".join(parts)
 
 
+def settings_digest(metrics: dict) -> str:
+    """A digest of every setting a run trained with, apart from its identity and budget (RUN_IDENTITY), with
+    a setting its trainer did not know yet read as that setting's default (the behaviour it had then). Two rows
+    with the same digest are the same configuration whatever the defaults were when each report was written."""
+    train, model_cfg = metrics.get("train_config", {}), metrics.get("model_config", {})
+    train_defaults = field_defaults(TrainConfig)
+    settings = {
+        "train": {n: train.get(n, train_defaults[n]) for n in train_defaults if n not in RUN_IDENTITY},
+        "model": {n: v for n, v in model_cfg.items() if n not in ("vocab_size", "num_classes")},
+        "read_from": metrics.get("read_from", ""),
+    }
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def train_command(train: dict) -> str:
     """The core.training.train command line equivalent to a stored train_config."""
     defaults = field_defaults(TrainConfig)
@@ -233,20 +248,111 @@ def _row_key(row: dict) -> tuple:
     return row["task"], row["phrases"], row["model"], row["variant"], row["vectors"]
 
 
+def split_row(row: dict) -> list[dict] | None:
+    """A row's runs one by one (seed, fold, path, test, dev, command, commit, dev curve or None), or None when the
+    row cannot be split: an older report recorded each run's dev accuracy and fold only in its dev curves (one
+    per run), or the row carries a ranking loss, which is not kept per run."""
+    if "ranking_loss" in row:
+        return None
+    labels = list(row.get("dev_curves", {}))
+    if "devs" in row:
+        devs, folds = row["devs"], row["run_folds"]
+    elif row["n"] == 1:
+        devs, folds = [row["dev_mean"]], row["folds"]
+    elif len(labels) == row["n"]:  # one curve per run, in the row's (seed, fold) order
+        devs = [max(curve[1]) for curve in row["dev_curves"].values()]
+        folds = [int(label.split(" fold ")[1]) if " fold " in label else row["folds"][0] for label in labels]
+    else:
+        return None
+    commits = row.get("run_commits") or [None] * row["n"]
+    many_folds = len(row["folds"]) > 1
+    return [
+        {
+            "seed": seed,
+            "fold": fold,
+            "path": path,
+            "test": test,
+            "dev": dev,
+            "command": command,
+            "commit": commit,
+            "curve": row.get("dev_curves", {}).get(f"seed {seed}" + (f" fold {fold}" if many_folds else "")),
+        }
+        for seed, fold, path, test, dev, command, commit in zip(
+            row["seeds"], folds, row["paths"], row["accuracies"], devs, row["commands"], commits, strict=True
+        )
+    ]
+
+
+def merge_rows(now: dict, before: dict, read: set[str], report: str) -> dict:
+    """`now` (a group measured now) with the runs of `before` (the same group in an earlier report) that are not
+    here: neither their folder nor their seed and fold was read now. The row then lists every run and says which
+    came from the earlier report (`carried_paths`, `merged_from`). `now` as it is when there is none, when the two
+    were trained with other settings (a row's variant label names the settings that differ from the defaults of
+    its day, and defaults change) or their settings are unknown (an older report), or when a row cannot be split."""
+    if before.get("settings") != now["settings"]:
+        return now
+    mine, theirs = split_row(now), split_row(before)
+    if mine is None or theirs is None:
+        return now
+    here = {(r["seed"], r["fold"]) for r in mine}
+    extra = [r for r in theirs if r["path"] not in read and (r["seed"], r["fold"]) not in here]
+    if not extra:
+        return now
+    members = sorted(mine + extra, key=lambda r: (r["seed"], r["fold"]))
+    tests = [r["test"] for r in members]
+    row = dict(
+        now,
+        n=len(members),
+        seeds=[r["seed"] for r in members],
+        folds=sorted({r["fold"] for r in members}),
+        accuracies=tests,
+        mean=statistics.fmean(tests),
+        std=statistics.stdev(tests) if len(tests) > 1 else None,
+        dev_mean=statistics.fmean(r["dev"] for r in members),
+        devs=[r["dev"] for r in members],
+        run_folds=[r["fold"] for r in members],
+        # an older report kept its commits as one set, not per run
+        commits=sorted(
+            {r["commit"] for r in mine}
+            | ({r["commit"] for r in extra} if all(r["commit"] for r in extra) else set(before["commits"]))
+        ),
+        run_commits=[r["commit"] for r in members],
+        commands=[r["command"] for r in members],
+        paths=[r["path"] for r in members],
+        merged_from=before.get("carried_from") or before.get("merged_from") or report,
+        carried_paths=[r["path"] for r in extra],
+    )
+    if row.get("delta") is not None:
+        row["delta"] = row["mean"] - row["paper"]
+    if "dev_curves" in now or "dev_curves" in before:
+        many_folds = len(row["folds"]) > 1
+        row["dev_curves"] = {
+            f"seed {r['seed']}" + (f" fold {r['fold']}" if many_folds else ""): r["curve"]
+            for r in members
+            if r["curve"]
+        }
+    return row
+
+
 def carry_over(rows: list[dict], previous: dict, read: Collection[str] = frozenset()) -> list[dict]:
     """`rows` plus the accuracy rows of an earlier report (its benchmarks.json) whose runs are not under the runs
     folder now, so that a machine without the older runs does not erase measured history. A carried row keeps
-    every number it had and says which report measured it (`carried_from`); a group measured now replaces it, and
-    so does a row any of whose run folders was read now (`read`: every run folder loaded, also those a longer
-    rerun of the same seed superseded, and every folder of `rows`). Rows come back in table order."""
-    groups_now = {_row_key(r) for r in rows}
+    every number it had and says which report measured it (`carried_from`); a row any of whose run folders was
+    read now is dropped (`read`: every run folder loaded, also those a longer rerun of the same seed superseded,
+    and every folder of `rows`). A group measured now takes in the runs of its earlier row that are not here
+    (merge_rows), so that re-running one seed does not drop the others. Rows come back in table order."""
+    report = previous.get("generated", "an earlier report")
+    earlier = previous.get("accuracy", {}).get("rows", [])
     paths_now = set(read) | {p for r in rows for p in r["paths"]}
+    before = {_row_key(r): r for r in earlier}
+    merged = [merge_rows(r, before[_row_key(r)], paths_now, report) if _row_key(r) in before else r for r in rows]
+    groups_now = {_row_key(r) for r in rows}
     kept = [
-        dict(r, carried_from=r.get("carried_from") or previous.get("generated", "an earlier report"))
-        for r in previous.get("accuracy", {}).get("rows", [])
+        dict(r, carried_from=r.get("carried_from") or report)
+        for r in earlier
         if _row_key(r) not in groups_now and not paths_now & set(r["paths"])
     ]
-    return sorted(rows + kept, key=lambda r: _order(_row_key(r)))
+    return sorted(merged + kept, key=lambda r: _order(_row_key(r)))
 
 
 def complete(row: dict) -> bool:
@@ -341,12 +447,16 @@ def accuracy_table(runs: list[dict]) -> list[dict]:
             "std": statistics.stdev(accs) if len(accs) > 1 else None,
             "seeds_wanted": SEEDS_WANTED.get(task, 1),
             "dev_mean": statistics.fmean(100 * m["dev_accuracy"] for m in members),
+            "devs": [100 * m["dev_accuracy"] for m in members],
+            "run_folds": [m.get("train_config", {}).get("fold", 0) for m in members],
             "commits": sorted({m.get("commit") or "unknown" for m in members}),
+            "run_commits": [m.get("commit") or "unknown" for m in members],
             "commands": [
                 m.get("command") or train_command(m.get("train_config", {})) + "  (reconstructed)" for m in members
             ],
             "paths": [display_path(m["path"]) for m in members],
             "split": members[0].get("split", ""),
+            "settings": settings_digest(members[0]),
         }
         ranking = [
             m["test"]["ranking_loss"]

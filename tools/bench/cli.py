@@ -11,7 +11,8 @@ What each section measures (the markdown repeats this next to the numbers):
   test accuracy mean ± sample std over seeds, the paper's number and our delta, and the command and
   commit of each run. It trains nothing: missing entries are listed with the command that makes them.
   The rows of the previous <out>/benchmarks.json whose runs are not here are kept, marked with the
-  report that measured them (runs/ is not in git, so another machine would otherwise erase them).
+  report that measured them (runs/ is not in git, so another machine would otherwise erase them); a group
+  re-run here in part keeps its earlier runs of the other seeds when both were trained with the same settings.
   Paper bars: each paper number beside the complete entry (3 seeds, or 10 folds) that is best on mean dev.
 - speed: the same runs' per-epoch training seconds (`epoch_seconds`, training only, no evaluation),
   median over all epochs of all seeds, and the ratio to Lei et al.'s 28 s / 445 s per epoch.

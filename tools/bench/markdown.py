@@ -323,7 +323,8 @@ def render_runs(r: dict) -> str:
         "that depends on what existed). Mean ± sample std over seeds, or over the test folds of a 10-fold split "
         "(MR, CR, SUBJ, MPQA; *runs* says which); † = one run; ‡ = fewer seeds than the 3 wanted on SST; "
         "§ = carried over from the "
-        "report generated then (its runs are not in this runs folder; see the commands below). "
+        "report generated then, the whole row or some of its runs (they are not in this runs folder; see the "
+        "commands below). "
         "Δ = ours − paper, shown only when the paper used the same regime. Re-running an entry's command "
         "should land within its std.",
         "",
@@ -334,7 +335,7 @@ def render_runs(r: dict) -> str:
         mark = (
             ("†" if row["n"] == 1 else "")
             + ("‡" if seeds < row["seeds_wanted"] else "")
-            + ("§" if row.get("carried_from") else "")
+            + ("§" if row.get("carried_from") or row.get("merged_from") else "")
         )
         runs = f"{folds} folds" + (f" × {seeds} seeds" if seeds > 1 else "") if folds > 1 else f"{row['n']}"
         value = _mean_std(row)
@@ -366,6 +367,8 @@ def render_runs(r: dict) -> str:
             fold_note = f", folds {row['folds']}" if len(row["folds"]) > 1 else ""
             ranking = f", ranking loss {row['ranking_loss']:.4f}" if "ranking_loss" in row else ""
             carried = f"; carried over from the report of {row['carried_from']}" if row.get("carried_from") else ""
+            if row.get("merged_from"):
+                carried = f"; {', '.join(row['carried_paths'])} carried over from the report of {row['merged_from']}"
             accuracies = [round(a, 2) for a in row["accuracies"]]
             lines.append(
                 f"- **A{i}** seeds {row['seeds']}{fold_note}, accuracies {accuracies}{ranking}{source}{carried}"

@@ -14,7 +14,7 @@ in float16 with its whole training vocabulary, unless the size budget forces pru
 frequent training words: one word budget for all checkpoints is chosen so that the whole folder stays
 within `max_total_mb`, and a checkpoint whose weights file would exceed `max_file_mb` keeps fewer words.
 A run whose embedding is fixed pretrained vectors is *linked* instead (core.checkpoints.checkpoint): the most frequent
-`vectors_rows` words of `.cache/vectors/<lang>.safetensors` are written once per language to
+`vectors_rows` words (the language's) of `.cache/vectors/<lang>.safetensors` are written once per language to
 `checkpoints/vectors/<lang>/` (float16 shards of at most `max_file_mb`), and the checkpoint keeps only the
 rows its set lacks, so at prediction time it reads every word of the set. A run is linked only when its
 fixed rows ARE that file's rows (to float16 precision): a run trained with other vectors is bundled plainly,
@@ -475,13 +475,11 @@ def bundle(
 
     def shared_set(lang: str) -> tuple[str, Vectors] | None:
         if lang not in sets:
-            sets[lang] = write_shared_vectors(out, lang, config.vectors_rows, int(config.max_file_mb * 1e6))
+            rows = config.shared_rows(lang)
+            sets[lang] = write_shared_vectors(out, lang, rows, int(config.max_file_mb * 1e6)) if rows else None
         return sets[lang]
 
-    plans = [
-        plan_run(e, data_dir, runs, int(config.max_file_mb * 1e6), shared_set if config.vectors_rows else None)
-        for e in entries
-    ]
+    plans = [plan_run(e, data_dir, runs, int(config.max_file_mb * 1e6), shared_set) for e in entries]
     kept = sum(
         folder_bytes(out / e.task / e.model)
         for e in config.entries

@@ -56,10 +56,16 @@ class BundleConfig:
     max_file_mb: float = 8.0  # any one model.safetensors (the repository's limit on a tracked file)
     max_vocab: int = 30000
     min_vocab: int = 1000
-    vectors_rows: int = 0  # words of each language's shared vectors set (0: no set; nothing is linked)
+    # words of each language's shared vectors set: one number for all, or a table ({en = 50000, zh = 0});
+    # 0 (or a language the table lacks): no set, and that language's fixed-vector runs keep their own rows
+    vectors_rows: int | dict[str, int] = 0
     library_name: str = ""  # a library the Hub knows, or empty
     license: str = ""
     path: Path = BUNDLE_CONFIG
+
+    def shared_rows(self, lang: str) -> int:
+        rows = self.vectors_rows
+        return rows.get(lang, 0) if isinstance(rows, dict) else rows
 
 
 def read_bundle_config(path: str | Path = BUNDLE_CONFIG) -> BundleConfig:
@@ -113,10 +119,12 @@ def read_bundle_config(path: str | Path = BUNDLE_CONFIG) -> BundleConfig:
         not 0 < config.min_vocab <= config.max_vocab
         or config.max_total_mb <= 0
         or config.max_file_mb <= 0
-        or not isinstance(config.vectors_rows, int)
-        or config.vectors_rows < 0
+        or not all(
+            isinstance(n, int) and n >= 0
+            for n in (config.vectors_rows.values() if isinstance(config.vectors_rows, dict) else [config.vectors_rows])
+        )
     ):
         raise ValueError(
-            f"{path}: need 0 < min_vocab <= max_vocab, max_total_mb > 0, max_file_mb > 0 and vectors_rows >= 0"
+            f"{path}: need 0 < min_vocab <= max_vocab, max_total_mb > 0, max_file_mb > 0 and vectors_rows >= 0 (each language's)"
         )
     return config
