@@ -485,4 +485,3 @@ def test_settings_digest_reads_a_setting_unknown_then_as_its_default():
     assert settings_digest(run) == settings_digest(same)
     assert settings_digest(run) != settings_digest({**run, "train_config": {**run["train_config"], "lr": 0.05}})
     assert settings_digest(run) != settings_digest({**run, "model_config": {"k_top": 5}})
-

@@ -125,6 +125,7 @@ def read_bundle_config(path: str | Path = BUNDLE_CONFIG) -> BundleConfig:
         )
     ):
         raise ValueError(
-            f"{path}: need 0 < min_vocab <= max_vocab, max_total_mb > 0, max_file_mb > 0 and vectors_rows >= 0 (each language's)"
+            f"{path}: need 0 < min_vocab <= max_vocab, max_total_mb > 0, max_file_mb > 0 "
+            "and vectors_rows >= 0 (each language's)"
         )
     return config
