@@ -369,6 +369,11 @@ def test_timing_runs_count_for_speed_only(tmp_path):
     assert [r["accuracies"] for r in report["accuracy"]["rows"]] == [[44.0]]
     # speed: the dedicated timing run gets its own row (first), apart from the training run
     assert [(r["runs"], r["timing_only"]) for r in report["speed"]] == [(1, True), (1, False)]
+    # re-reading the runs alone keeps the sections it did not select, dated
+    assert main(["--runs", str(tmp_path), "--sections", "accuracy", "--out", str(out)]) == 0
+    again = json.loads((out / "benchmarks.json").read_text())
+    assert again["speed"] == report["speed"] and again["carried_sections"] == {"speed": report["generated"]}
+    assert f"kept as an earlier run measured them: speed ({report['generated']})" in (out / "benchmarks.md").read_text()
 
 
 def test_make_bench_keeps_the_history_whose_runs_are_elsewhere(tmp_path):

@@ -108,7 +108,9 @@ SECTIONS = ("accuracy", "speed", "inference", "steps", "scaling", "memory", "app
 
 
 def run(args, previous: dict | None = None) -> dict:
-    """The report; `previous` (the benchmarks.json it replaces) lends its accuracy rows whose runs are not here."""
+    """The report; `previous` (the benchmarks.json it replaces) lends its accuracy rows whose runs are not here,
+    and every section this run does not select (`carried_sections`: each one's date), so that re-reading the
+    runs with `--sections accuracy` keeps the timings."""
     started = time.perf_counter()
     torch.set_num_threads(args.threads)
     settings = dict(SMOKE if args.smoke else FULL, smoke=args.smoke, threads=args.threads, task=args.task)
@@ -209,6 +211,12 @@ def run(args, previous: dict | None = None) -> dict:
                     sentences,
                     settings["app_reps"],
                 )
+    for name in (n for n in SECTIONS if n not in sections and previous and n in previous):
+        report[name] = previous[name]
+        carried = previous.get("carried_sections", {})
+        report.setdefault("carried_sections", {})[name] = carried.get(name) or previous["generated"]
+        if name == "inference" and "sentences" in previous:
+            report.setdefault("sentences", previous["sentences"])
     stored_load = PROJECT_ROOT / "reports" / "loadtest.json"  # written by `make loadtest` (tools.loadtest)
     if not args.smoke and stored_load.is_file():
         report["loadtest"] = json.loads(stored_load.read_text(encoding="utf-8"))

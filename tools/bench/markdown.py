@@ -72,6 +72,9 @@ def render_markdown(r: dict) -> str:
         "Do not edit by hand: re-run the command. Raw numbers: `benchmarks.json`.",
         "",
     ]
+    if carried := r.get("carried_sections"):
+        kept = ", ".join(f"{name} ({date})" for name, date in carried.items())
+        lines += [f"Sections this run did not select, kept as an earlier run measured them: {kept}.", ""]
     if s["smoke"]:
         lines += [
             "> **Smoke run**: tiny synthetic models and data; these numbers only show that the command works.",
@@ -97,7 +100,7 @@ def render_markdown(r: dict) -> str:
         "says how busy it was.",
         "",
     ]
-    timed = any(k in r for k in ("inference", "scaling", "memory", "app"))
+    timed = any(k in r and k not in r.get("carried_sections", {}) for k in ("inference", "scaling", "memory", "app"))
     if timed and max(m["load_average"][0], r["load_average_end"][0]) > (m["cpus_usable"] or 1):
         lines += [
             f"> **The machine was busy** (load average above its {m['cpus_usable']} usable cores): latencies are "
