@@ -211,12 +211,13 @@ def run(args, previous: dict | None = None) -> dict:
                     sentences,
                     settings["app_reps"],
                 )
-    for name in (n for n in SECTIONS if n not in sections and previous and n in previous):
-        report[name] = previous[name]
-        carried = previous.get("carried_sections", {})
-        report.setdefault("carried_sections", {})[name] = carried.get(name) or previous["generated"]
-        if name == "inference" and "sentences" in previous:
-            report.setdefault("sentences", previous["sentences"])
+    earlier = previous or {}
+    for name in (n for n in SECTIONS if n not in sections and n in earlier):
+        report[name] = earlier[name]
+        carried = earlier.get("carried_sections", {})
+        report.setdefault("carried_sections", {})[name] = carried.get(name) or earlier["generated"]
+        if name == "inference" and "sentences" in earlier:
+            report.setdefault("sentences", earlier["sentences"])
     stored_load = PROJECT_ROOT / "reports" / "loadtest.json"  # written by `make loadtest` (tools.loadtest)
     if not args.smoke and stored_load.is_file():
         report["loadtest"] = json.loads(stored_load.read_text(encoding="utf-8"))
