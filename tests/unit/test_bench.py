@@ -439,9 +439,8 @@ def test_make_bench_keeps_the_history_whose_runs_are_elsewhere(tmp_path):
 
 def test_a_group_measured_again_keeps_the_earlier_seeds_it_lacks():
     """Re-running seed 1 of a group on a machine without seeds 2-3 merges: the row has all three seeds, the new
-    seed 1 in place of the old, its mean and dev mean recomputed; a row without per-run dev accuracies is split by
-    its dev curves (one per run). A row that cannot be split, or was trained with other settings (or unknown
-    ones), is replaced as before."""
+    seed 1 in place of the old, its mean and dev mean recomputed. A row trained with other settings (or unknown
+    ones) is replaced as before."""
     now = {
         "task": "sst5", "phrases": True, "model": "dcnn", "variant": "", "vectors": "en", "n": 1, "seeds": [1],
         "folds": [0], "accuracies": [50.0], "mean": 50.0, "std": None, "dev_mean": 52.0, "devs": [52.0],
@@ -450,12 +449,11 @@ def test_a_group_measured_again_keeps_the_earlier_seeds_it_lacks():
     }  # fmt: skip
     curves = {f"seed {s}": [[1.0, 2.0], [dev - 1, dev]] for s, dev in ((1, 40.0), (2, 46.0), (3, 48.0))}
     before = dict(
-        now, n=3, seeds=[1, 2, 3], accuracies=[41.0, 45.0, 47.0], mean=44.33, dev_mean=44.67, commits=["a", "b"],
+        now, n=3, seeds=[1, 2, 3], accuracies=[41.0, 45.0, 47.0], mean=44.33, dev_mean=44.67, devs=[40.0, 46.0, 48.0],
+        run_folds=[0, 0, 0], commits=["a", "b"], run_commits=["a", "a", "b"],
         commands=["train s1", "train s2", "train s3"], paths=[f"runs/sst5-phrases/dcnn-s{s}" for s in (1, 2, 3)],
         delta=-4.17, dev_curves=curves,
     )  # fmt: skip
-    for key in ("devs", "run_folds", "run_commits"):
-        del before[key]
     (row,) = carry_over([now], {"generated": "2026-11-25 02:11 UTC", "accuracy": {"rows": [before]}})
     assert (row["seeds"], row["accuracies"], row["devs"]) == ([1, 2, 3], [50.0, 45.0, 47.0], [52.0, 46.0, 48.0])
     assert row["mean"] == pytest.approx(142 / 3) and row["dev_mean"] == pytest.approx(146 / 3) and row["n"] == 3
@@ -473,8 +471,6 @@ def test_a_group_measured_again_keeps_the_earlier_seeds_it_lacks():
     read = {"runs/sst5-phrases/dcnn-s1", "runs/other/dcnn-s2"}
     assert carry_over([now], {"accuracy": {"rows": [dict(before, paths=[before["paths"][0], "runs/other/dcnn-s2",
            before["paths"][2]])]}}, read)[0]["seeds"] == [1, 3]  # fmt: skip
-    # no per-run dev accuracies and no curve per run: nothing to split, the group measured now stands alone
-    assert carry_over([now], {"accuracy": {"rows": [dict(before, dev_curves={})]}}) == [now]
     # the same label under other defaults (another settings digest), or an older report's row without one
     assert carry_over([now], {"accuracy": {"rows": [dict(before, settings="fedc4321")]}}) == [now]
     unknown = {k: v for k, v in before.items() if k != "settings"}

@@ -248,23 +248,8 @@ def _row_key(row: dict) -> tuple:
     return row["task"], row["phrases"], row["model"], row["variant"], row["vectors"]
 
 
-def split_row(row: dict) -> list[dict] | None:
-    """A row's runs one by one (seed, fold, path, test, dev, command, commit, dev curve or None), or None when the
-    row cannot be split: an older report recorded each run's dev accuracy and fold only in its dev curves (one
-    per run), or the row carries a ranking loss, which is not kept per run."""
-    if "ranking_loss" in row:
-        return None
-    labels = list(row.get("dev_curves", {}))
-    if "devs" in row:
-        devs, folds = row["devs"], row["run_folds"]
-    elif row["n"] == 1:
-        devs, folds = [row["dev_mean"]], row["folds"]
-    elif len(labels) == row["n"]:  # one curve per run, in the row's (seed, fold) order
-        devs = [max(curve[1]) for curve in row["dev_curves"].values()]
-        folds = [int(label.split(" fold ")[1]) if " fold " in label else row["folds"][0] for label in labels]
-    else:
-        return None
-    commits = row.get("run_commits") or [None] * row["n"]
+def split_row(row: dict) -> list[dict]:
+    """A row's runs one by one: seed, fold, path, test, dev, command, commit and dev curve (or None)."""
     many_folds = len(row["folds"]) > 1
     return [
         {
@@ -275,10 +260,17 @@ def split_row(row: dict) -> list[dict] | None:
             "dev": dev,
             "command": command,
             "commit": commit,
-            "curve": row.get("dev_curves", {}).get(f"seed {seed}" + (f" fold {fold}" if many_folds else "")),
+            "curve": row.get("dev_curves", {}).get(curve_label(seed, fold, many_folds)),
         }
         for seed, fold, path, test, dev, command, commit in zip(
-            row["seeds"], folds, row["paths"], row["accuracies"], devs, row["commands"], commits, strict=True
+            row["seeds"],
+            row["run_folds"],
+            row["paths"],
+            row["accuracies"],
+            row["devs"],
+            row["commands"],
+            row["run_commits"],
+            strict=True,
         )
     ]
 
@@ -288,18 +280,18 @@ def merge_rows(now: dict, before: dict, read: set[str], report: str) -> dict:
     here: neither their folder nor their seed and fold was read now. The row then lists every run and says which
     came from the earlier report (`carried_paths`, `merged_from`). `now` as it is when there is none, when the two
     were trained with other settings (a row's variant label names the settings that differ from the defaults of
-    its day, and defaults change) or their settings are unknown (an older report), or when a row cannot be split."""
-    if before.get("settings") != now["settings"]:
+    its day, and defaults change) or their settings are unknown (an older report, whose rows also lack the per-run
+    lists), or when the row has a ranking loss, which is not kept per run."""
+    if before.get("settings") != now["settings"] or "ranking_loss" in now:
         return now
-    mine, theirs = split_row(now), split_row(before)
-    if mine is None or theirs is None:
-        return now
+    mine = split_row(now)
     here = {(r["seed"], r["fold"]) for r in mine}
-    extra = [r for r in theirs if r["path"] not in read and (r["seed"], r["fold"]) not in here]
+    extra = [r for r in split_row(before) if r["path"] not in read and (r["seed"], r["fold"]) not in here]
     if not extra:
         return now
     members = sorted(mine + extra, key=lambda r: (r["seed"], r["fold"]))
     tests = [r["test"] for r in members]
+    many_folds = len({r["fold"] for r in members}) > 1
     row = dict(
         now,
         n=len(members),
@@ -311,11 +303,7 @@ def merge_rows(now: dict, before: dict, read: set[str], report: str) -> dict:
         dev_mean=statistics.fmean(r["dev"] for r in members),
         devs=[r["dev"] for r in members],
         run_folds=[r["fold"] for r in members],
-        # an older report kept its commits as one set, not per run
-        commits=sorted(
-            {r["commit"] for r in mine}
-            | ({r["commit"] for r in extra} if all(r["commit"] for r in extra) else set(before["commits"]))
-        ),
+        commits=sorted({r["commit"] for r in members}),
         run_commits=[r["commit"] for r in members],
         commands=[r["command"] for r in members],
         paths=[r["path"] for r in members],
@@ -325,12 +313,7 @@ def merge_rows(now: dict, before: dict, read: set[str], report: str) -> dict:
     if row.get("delta") is not None:
         row["delta"] = row["mean"] - row["paper"]
     if "dev_curves" in now or "dev_curves" in before:
-        many_folds = len(row["folds"]) > 1
-        row["dev_curves"] = {
-            f"seed {r['seed']}" + (f" fold {r['fold']}" if many_folds else ""): r["curve"]
-            for r in members
-            if r["curve"]
-        }
+        row["dev_curves"] = {curve_label(r["seed"], r["fold"], many_folds): r["curve"] for r in members if r["curve"]}
     return row
 
 
@@ -479,9 +462,12 @@ def accuracy_table(runs: list[dict]) -> list[dict]:
     return rows
 
 
+def curve_label(seed, fold: int, many_folds: bool) -> str:
+    return f"seed {seed}" + (f" fold {fold}" if many_folds else "")
+
+
 def run_label(metrics: dict, folds: bool) -> str:
-    fold = f" fold {metrics.get('train_config', {}).get('fold', 0)}" if folds else ""
-    return f"seed {metrics.get('seed')}{fold}"
+    return curve_label(metrics.get("seed"), metrics.get("train_config", {}).get("fold", 0), folds)
 
 
 def curve_rows(rows: list[dict]) -> list[tuple[str, dict]]:

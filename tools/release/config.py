@@ -115,14 +115,12 @@ def read_bundle_config(path: str | Path = BUNDLE_CONFIG) -> BundleConfig:
         config = BundleConfig(entries, path=path, **settings)
     except TypeError as err:
         raise ValueError(f"{path}: {err}") from None
+    rows = config.vectors_rows
     if (
         not 0 < config.min_vocab <= config.max_vocab
         or config.max_total_mb <= 0
         or config.max_file_mb <= 0
-        or not all(
-            isinstance(n, int) and n >= 0
-            for n in (config.vectors_rows.values() if isinstance(config.vectors_rows, dict) else [config.vectors_rows])
-        )
+        or not all(isinstance(n, int) and n >= 0 for n in (rows.values() if isinstance(rows, dict) else [rows]))
     ):
         raise ValueError(
             f"{path}: need 0 < min_vocab <= max_vocab, max_total_mb > 0, max_file_mb > 0 "
