@@ -19,7 +19,7 @@ from demo.page_cache import PageCache
 from demo.rest import DirectCalls
 from demo.sessions import OneShotSessions
 from demo.thread_hops import lifespan
-from service.budgets import RateBudget, SpacePolicy, request_client
+from service.budgets import RateBudget, SpacePolicy, scope_client
 from service.cleanup import folder_bytes
 from service.settings import DEFAULTS, Settings
 
@@ -80,8 +80,7 @@ class UploadBudget:
         if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].endswith(UPLOAD_PATH):
             return await self.app(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        peer = (scope.get("client") or (None,))[0]
-        client = request_client(headers, peer, self.policy.forwarded_hops)
+        client = scope_client(scope, self.policy.forwarded_hops)
         declared = int(headers.get("content-length", "0") or 0) if headers.get("content-length", "").isdigit() else 0
         lang = request_lang(SimpleNamespace(headers=headers))
         if not self.rates.take(client):

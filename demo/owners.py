@@ -65,9 +65,7 @@ class Visitors:
 
     def client(self, request: gr.Request | None) -> str:
         """The request's client (service.budgets.client_id of its address, behind the Space's proxy)."""
-        headers = dict(getattr(request, "headers", None) or {})
-        peer = getattr(getattr(request, "client", None), "host", None)
-        return request_client(headers, peer, self.policy.forwarded_hops)
+        return request_client(request, self.policy.forwarded_hops)
 
     def lab(self, lab: ServedLab, request: gr.Request | None) -> ServedLab:
         """The Lab as this request's owner sees it: the public models and its own."""

@@ -14,7 +14,7 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from service.settings import DEFAULTS, Settings
@@ -41,19 +41,44 @@ class SpacePolicy:
         )
 
 
-def client_address(headers: Mapping[str, str], peer: str | None, hops: int) -> str:
+def client_address(forwarded: Sequence[str], peer: str | None, hops: int) -> str:
     """The client's address: with `hops` trusted proxies, the hops-th entry from the right of X-Forwarded-For
-    (entries to its left were written by the client and prove nothing); else, or without the header, the peer."""
+    (entries to its left were written by the client and prove nothing); else, or without the header, the peer.
+    `forwarded`: every X-Forwarded-For line of the request in order, read as one list (RFC 9110 5.3), so that a
+    second line the client adds cannot move the proxy's entry."""
     if hops > 0:
-        entries = [e.strip() for e in (headers.get("x-forwarded-for") or "").split(",") if e.strip()]
+        entries = [e.strip() for line in forwarded for e in line.split(",") if e.strip()]
         if len(entries) >= hops:
             return entries[-hops]
     return peer or "unknown"
 
 
-def request_client(headers: Mapping[str, str], peer: str | None, hops: int) -> str:
-    """The stored form of a request's client: client_id of its client_address."""
-    return client_id(client_address(headers, peer, hops))
+def forwarded_for(headers) -> list[str]:
+    """Every X-Forwarded-For line of a request: from Starlette's Headers, or an ASGI scope's raw header pairs."""
+    if hasattr(headers, "getlist"):
+        return headers.getlist("x-forwarded-for")
+    return [v.decode("latin-1") for k, v in headers if k.lower() == b"x-forwarded-for"]
+
+
+def scope_client(scope: Mapping, hops: int) -> str:
+    """The stored form (client_id) of an ASGI request's client: the one reader of its address for every budget."""
+    peer = (scope.get("client") or (None,))[0]
+    return client_id(client_address(forwarded_for(scope.get("headers") or []), peer, hops))
+
+
+def request_client(request, hops: int) -> str:
+    """scope_client of a gr.Request or a Starlette Request; one made from plain values (a test's, a pickled
+    event's) reads its headers and client the same way."""
+    inner = getattr(request, "request", None) or request
+    if (scope := getattr(inner, "scope", None)) is not None:
+        return scope_client(scope, hops)
+    headers = getattr(request, "headers", None) or {}
+    lines = (
+        forwarded_for(headers)
+        if hasattr(headers, "getlist")
+        else [v for k, v in dict(headers).items() if k.lower() == "x-forwarded-for"]
+    )
+    return client_id(client_address(lines, getattr(getattr(request, "client", None), "host", None), hops))
 
 
 def client_id(address: str) -> str:
