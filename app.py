@@ -15,7 +15,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
-from demo import CSS, I18N, THEME, app_kwargs, bound_malloc, build_demo, queued, warm_up
+from demo import CSS, I18N, THEME, app_kwargs, bound_malloc, build_demo, handler_threads, queued, warm_up
 from service.lab import ServedLab
 from service.settings import Settings
 
@@ -31,10 +31,12 @@ if __name__ == "__main__":
     gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
     bound_malloc()  # before the model threads first allocate: freed memory is given back (demo/memory.py)
     threading.Thread(target=warm_up, args=(lab, demo), daemon=True).start()
-    # model events enter their handlers settings.model_concurrency at a time, then demo.runner.LANES (short, long)
+    # every model event a client's fair share admits enters its handler at once, then demo.runner.LANES (short,
+    # long) give its work turns between clients
     # fmt: off
     queued(demo, settings).launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        theme=THEME, css=CSS, i18n=I18N, app_kwargs=app_kwargs(settings),  # body limit, one-shot REST sessions
+        theme=THEME, css=CSS, i18n=I18N, app_kwargs=app_kwargs(settings),  # body limit, fair shares, REST
+        max_threads=handler_threads(settings),
         state_session_capacity=settings.sessions)  # what Gradio keeps per visitor, bounded: demo/sessions.py

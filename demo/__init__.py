@@ -4,7 +4,7 @@ no model logic and never imports torch (tests/unit/test_architecture.py checks).
 from demo.i18n import I18N
 from demo.limits import app_kwargs
 from demo.memory import bound_malloc
-from demo.runner import queued, warm_up
+from demo.runner import handler_threads, queued, warm_up
 from demo.ui import CSS, THEME, build_demo
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "app_kwargs",
     "bound_malloc",
     "build_demo",
+    "handler_threads",
     "queued",
     "warm_up",
 ]

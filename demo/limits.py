@@ -14,6 +14,7 @@ from gradio.utils import get_upload_folder
 from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse
 
+from demo.fair_queue import FairJoin
 from demo.i18n import request_lang, t
 from demo.page_cache import PageCache
 from demo.rest import DirectCalls
@@ -108,6 +109,7 @@ def app_kwargs(settings: Settings) -> dict:
         "middleware": [
             Middleware(RequestBodyLimit, max_bytes=MAX_BODY_BYTES, max_upload_bytes=2 * settings.train_max_bytes),
             Middleware(UploadBudget, policy=SpacePolicy.from_settings(settings)),
+            Middleware(FairJoin, settings=settings),
             Middleware(OneShotSessions),
             Middleware(DirectCalls, settings=settings),
             Middleware(PageCache),

@@ -5,8 +5,12 @@ output walked for files, an SSE stream with its own tasks. That was most of the 
 (19.6 ms of which the model's work was ~3: docs/performance.md). `DirectCalls` answers such a call with the
 endpoint's own function and Gradio's own checks (validate_inputs, the components' preprocess and postprocess,
 special_args for the gr.Request), in a thread pool as large as the queue's model concurrency, with the queue's
-bound on waiting calls; the same bytes come back (tests/app/test_rest.py). Anything else (a call naming its
-session, a body Gradio must refuse in its own words, another endpoint, an app with a login) goes to Gradio.
+bound on waiting calls; the same bytes come back (tests/app/test_rest.py). A call that names its session is
+answered the same way, as that session (its owner's models): Gradio's own path never completed four concurrent
+calls of one session. Anything else (a body Gradio must refuse in its own words, another endpoint, an app with a
+login) goes to Gradio. The pool is shared fairly between clients (service.fair): a client past its share of
+the pool's places is refused at once (429, in its language, with a Retry-After), and every admitted call starts
+at once, its model work waiting for its turn in demo.runner's lanes.
 `LAB_DIRECT_REST=0` (Settings.direct_rest) sends every call through Gradio's queue (to measure one against
 the other)."""
 
@@ -26,8 +30,11 @@ import gradio as gr
 from gradio.helpers import special_args
 from gradio.utils import error_payload, get_heartbeat_rate
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 
-from demo.runner import CALLER_ALIVE
+from demo.fair_queue import client_key, refusal
+from demo.runner import CALLER_ALIVE, CALLER_CLIENT
+from service.fair import FairShare, Holdings
 from service.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -52,15 +59,16 @@ class Call:
 
 
 class DirectCalls:
-    """ASGI middleware: REST /predict and /compare calls that name no session, run by the endpoint's function in
-    a pool of Settings.model_concurrency threads, at most Settings.queue_size waiting (past that: 503, as Gradio's
-    full queue); Settings.direct_rest False leaves every call to Gradio."""
+    """ASGI middleware: REST /predict and /compare calls run by the endpoint's function, each client within its
+    fair share of Settings.model_concurrency + Settings.queue_size places (past it: 429); a thread each, so that
+    the lanes, not this pool's order, decide whose work runs next. Settings.direct_rest False leaves every call
+    to Gradio."""
 
     def __init__(self, app, settings: Settings):
-        self.app, self.enabled = app, settings.direct_rest
-        self.running, self.waiting = settings.model_concurrency, settings.queue_size
-        self.kept = 4 * (self.running + self.waiting)
-        self.pool = ThreadPoolExecutor(self.running, thread_name_prefix="rest")
+        self.app, self.enabled, self.hops = app, settings.direct_rest, settings.hops
+        self.places = Holdings(FairShare(settings.model_concurrency + settings.queue_size))
+        self.kept = 4 * self.places.policy.capacity
+        self.pool = ThreadPoolExecutor(2 * self.places.policy.capacity, thread_name_prefix="rest")
         self.calls: dict[str, Call] = {}
         self.lock = threading.Lock()
 
@@ -77,21 +85,24 @@ class DirectCalls:
         started = self.start(blocks, api.group(1), body, scope) if blocks is not None else None
         if started is None:  # Gradio's own answer, the body replayed
             return await self.app(scope, _replay(body, receive), send)
-        status, content = started
-        await send(
-            {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]}
-        )
-        await send({"type": "http.response.body", "body": json.dumps(content, separators=(",", ":")).encode()})
+        if isinstance(started, JSONResponse):  # past the client's share
+            return await started(scope, receive, send)
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": json.dumps(started, separators=(",", ":")).encode()})
 
-    def start(self, blocks, api: str, body: bytes, scope) -> tuple[int, dict] | None:
-        """The call started in the pool: (200, its event id), or (503, why not); None: Gradio must answer it."""
+    def start(self, blocks, api: str, body: bytes, scope) -> dict | JSONResponse | None:
+        """The call started in the pool: its event id, or the refusal of a client past its share; None: Gradio must
+        answer it."""
         fn = next((f for f in blocks.fns.values() if f.api_name == api), None)
         try:
             payload = json.loads(body)
         except (ValueError, RecursionError):  # not JSON, not UTF-8, nested past Python's stack: Gradio's 422
             return None
-        data = payload.get("data") if isinstance(payload, dict) and set(payload) <= {"data"} else None
+        data = payload.get("data") if isinstance(payload, dict) and set(payload) <= {"data", "session_hash"} else None
+        session = payload.get("session_hash") if isinstance(payload, dict) else None
         if fn is None or blocks.auth or not isinstance(data, list) or len(data) > len(fn.inputs):
+            return None
+        if session is not None and not isinstance(session, str):
             return None
         inputs = list(data)
         try:
@@ -99,27 +110,31 @@ class DirectCalls:
             inputs = [block.preprocess(value) for block, value in zip(fn.inputs, inputs)]
         except Exception:  # Gradio's own refusal, in its own words
             return None
+        client = client_key(scope, self.hops)
+        if not self.places.take(client):
+            held = self.places.held.copy()
+            return refusal(scope, held[client], self.places.policy.share(held, client))
         with self.lock:
             now = time.monotonic()
             answered = [e for e, c in self.calls.items() if c.future.done()]  # oldest first
             for n, event_id in enumerate(answered):  # answers nobody came for
                 if now - self.calls[event_id].started > KEEP_S or len(answered) - n > self.kept:
                     del self.calls[event_id]
-            waiting = sum(not c.future.done() for c in self.calls.values()) - self.running
-            if waiting >= self.waiting:
-                return 503, {"detail": f"Queue is full. Max size is {self.waiting} and size is {waiting}."}
             event_id = uuid.uuid4().hex
             call = Call()
-            request = gr.Request(request=Request(scope), session_hash=event_id)  # the session Gradio would name
+            # the session it names, else the one Gradio would name: the call's event id
+            request = gr.Request(request=Request(scope), session_hash=session or event_id)
             args = special_args(fn.fn, inputs, request)[0]
-            call.future = self.pool.submit(copy_context().run, self.run, blocks, fn, args, call.is_alive)
+            call.future = self.pool.submit(copy_context().run, self.run, blocks, fn, args, call.is_alive, client)
+            call.future.add_done_callback(lambda _: self.places.give(client))
             self.calls[event_id] = call
-        return 200, {"event_id": event_id}
+        return {"event_id": event_id}
 
     @staticmethod
-    def run(blocks, fn, args: list, alive: Callable[[], bool]) -> str:
+    def run(blocks, fn, args: list, alive: Callable[[], bool], client: str = "") -> str:
         """The endpoint's answer as the SSE event Gradio sends for it."""
         CALLER_ALIVE.set(alive)
+        CALLER_CLIENT.set(client)
         try:
             output = fn.fn(*args)
         except Exception as err:

@@ -21,7 +21,6 @@ import sys
 import threading
 import time
 import weakref
-from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -35,8 +34,10 @@ from core.analysis.export import BudgetSpent, Sentence
 from core.analysis.probes import ProbeReport
 from core.data import PROJECT_ROOT
 from core.predict import Cancelled, Comparison, Lab, ModelFailure, ModelJob, Plan, Prediction
+from demo.fair_queue import client_of
 from demo.thread_hops import analytics_on_loop
 from service import serve_ray
+from service.fair import Turns
 from service.lab import ServedLab
 from service.serving import ExportJob, Refusal, SuiteJob, decode, encode
 from service.settings import Settings
@@ -46,44 +47,55 @@ log = logging.getLogger(__name__)
 # rarely use both cores on their own
 MODEL_POOL = ThreadPoolExecutor(max_workers=min(5, os.cpu_count() or 1), thread_name_prefix="model")
 LONG_WORDS = 40  # more words than this: the long lane (SST test sentences: mean 19.2 words, 95% <= 35, 1.5% > 40)
-POLL_S = 0.1  # how often a waiting request checks that its client is still there
+POLL_S = 0.25  # how often a waiting request checks that its client is still there (its turn wakes it at once)
 WORKER_NICE = 10  # the worker's CPU priority below the server's: on a busy machine short requests come first
 WORKER_JOBS = 500  # model runs before the worker is replaced, so that what long texts left in its memory never adds up
 
 
 class Lane:
-    """One slot, taken in arrival order: a request that leaves it and asks again (a file export, chunk by chunk)
-    goes behind those already waiting. A waiting request gives up when its client leaves."""
+    """One slot, taken in turns between clients (service.fair.Turns): the waiting client served least recently
+    goes next, each client's requests in arrival order, so one client's flood waits behind everybody else's next
+    request. A request that leaves it and asks again (a file export, chunk by chunk) has had its turn. A waiting
+    request gives up when its client leaves."""
 
     def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._waiting: deque[object] = deque()
+        self._lock = threading.Lock()
+        self._turns = Turns()
         self._busy = False
 
-    def acquire(self, alive: Callable[[], bool]) -> None:
-        ticket = object()
-        with self._changed:
-            self._waiting.append(ticket)
-            try:
-                while self._busy or self._waiting[0] is not ticket:
-                    if not alive():
-                        raise Cancelled()
-                    self._changed.wait(POLL_S)
-            except BaseException:
-                self._waiting.remove(ticket)
-                self._changed.notify_all()  # the one behind it may be first now
-                raise
-            self._waiting.popleft()
-            self._busy = True
+    def acquire(self, alive: Callable[[], bool], client: str = "") -> None:
+        ticket = threading.Event()  # set when it may be its turn: the lane woke it, not every waiter
+        with self._lock:
+            self._turns.add(ticket, client)
+        try:
+            while True:
+                ticket.clear()
+                with self._lock:
+                    if not self._busy and self._turns.chosen is ticket:
+                        self._turns.take(ticket)
+                        self._busy = True
+                        return
+                if not alive():
+                    raise Cancelled()
+                ticket.wait(POLL_S)
+        except BaseException:
+            with self._lock:
+                self._turns.remove(ticket)
+                self._wake()  # the one it leaves the turn to may go now
+            raise
 
     def release(self) -> None:
-        with self._changed:
+        with self._lock:
             self._busy = False
-            self._changed.notify_all()
+            self._wake()
+
+    def _wake(self) -> None:
+        if not self._busy and isinstance(chosen := self._turns.chosen, threading.Event):
+            chosen.set()
 
 
 class Lanes:
-    """Short work first: one slot for short work and one for long work, each in arrival order."""
+    """Short work first: one slot for short work and one for long work, each in turns between clients."""
 
     def __init__(self, long_words: int = LONG_WORDS):
         self.long_words = long_words
@@ -94,9 +106,9 @@ class Lanes:
         return words > self.long_words or on_demand
 
     @contextmanager
-    def admit(self, long: bool, alive: Callable[[], bool] = lambda: True) -> Iterator[bool]:
+    def admit(self, long: bool, alive: Callable[[], bool] = lambda: True, client: str = "") -> Iterator[bool]:
         slot = self._slots[long]
-        slot.acquire(alive)
+        slot.acquire(alive, client)
         try:
             yield not long  # a long request runs its models one by one, in the worker: the pool stays for short ones
         finally:
@@ -194,8 +206,16 @@ def queued(demo: gr.Blocks, settings: Settings) -> gr.Blocks:
     return demo
 
 
-# a REST call answered beside Gradio's queue (demo/rest.py) says here whether its caller still waits
+# a REST call answered beside Gradio's queue (demo/rest.py) says here whether its caller still waits, and who it is
 CALLER_ALIVE: ContextVar[Callable[[], bool] | None] = ContextVar("caller_alive", default=None)
+CALLER_CLIENT: ContextVar[str | None] = ContextVar("caller_client", default=None)
+
+
+def current_client() -> str:
+    """The client (demo.fair_queue.client_key) of the request being handled: the lanes give its work turns."""
+    if (direct := CALLER_CLIENT.get()) is not None:
+        return direct
+    return client_of(LocalContext.event_id.get(None))
 
 
 def client_alive() -> Callable[[], bool]:
@@ -234,6 +254,7 @@ class RequestGate:
     def __init__(self, lanes: Lanes = LANES, worker: serve_ray.Worker | None = None, long: bool = False):
         # the app's worker when the request is handled: choose_worker may have replaced it since import
         self.lanes, self.worker, self.alive, self.long = lanes, worker or WORKER, client_alive(), long
+        self.client = current_client()
 
     def run(self, plan: Plan, executor: Executor | None = None) -> Comparison:
         """The answer to core's `plan`: its jobs admitted to their lane by the request's size, then run side by side
@@ -242,7 +263,7 @@ class RequestGate:
         if not plan.jobs:
             return plan.finish([])
         self.long = self.long or self.lanes.is_long(plan.words, plan.on_demand)
-        with self.lanes.admit(self.long, self.alive) as side_by_side:
+        with self.lanes.admit(self.long, self.alive, self.client) as side_by_side:
             pool = executor if side_by_side else None
             one = lambda job: self.run_job(job, plan.here)
             outcomes = list(map(one, plan.jobs) if pool is None else pool.map(one, plan.jobs))
@@ -265,7 +286,7 @@ class RequestGate:
         key = lab.kept_key("probes", task, suite, task=task) if kept is not None else ()
         if kept is not None and (report := kept.get(key)) is not None:
             return report
-        with self.lanes.admit(True, self.alive):
+        with self.lanes.admit(True, self.alive, self.client):
             # a lecture hall asks for one suite at once: the requests behind the first find its report here
             if kept is not None and (report := kept.get(key)) is not None:
                 return report
@@ -289,7 +310,7 @@ class RequestGate:
             if spent >= seconds:
                 raise BudgetSpent()
             job = ExportJob(*key, str(lab.checkpoints[key].path), tuple(sentences))
-            with self.lanes.admit(True, self.alive):
+            with self.lanes.admit(True, self.alive, self.client):
                 start = time.monotonic()
                 outcome = self.worker.run(job, self.alive)
                 spent += time.monotonic() - start
@@ -325,14 +346,26 @@ def abandoned() -> gr.Error:
 
 
 def queue_options(settings: Settings) -> dict:
-    """Gradio's queue (app.py): model events inside their handlers at once (Settings.model_concurrency, set by
-    measurement: docs/performance.md), the rest waiting, at most Settings.queue_size; waiting clients get their
-    queue position once a second, not on every job start."""
+    """Gradio's queue (app.py): every model event a client's fair share admits (demo/fair_queue.py: at most twice
+    Settings.model_concurrency + Settings.queue_size) enters its handler at once, where the lanes give its work
+    its turn: Gradio's own line is first come, first served, and a slot held by a flood's request waiting for the
+    long lane would keep everyone else's short one out. Other groups (probes, exports) wait, at most
+    Settings.queue_size; waiting clients get their queue position once a second, not on every job start."""
     return {
-        "default_concurrency_limit": settings.model_concurrency,
+        "default_concurrency_limit": handler_places(settings),
         "max_size": settings.queue_size,
         "status_update_rate": 1,
     }
+
+
+def handler_places(settings: Settings) -> int:
+    """The most model events in their handlers at once: every place fair shares can give (service.fair)."""
+    return 2 * (settings.model_concurrency + settings.queue_size)
+
+
+def handler_threads(settings: Settings) -> int:
+    """Gradio's worker threads (launch's max_threads): every model event in its handler, and the other groups'."""
+    return handler_places(settings) + PROBE_EVENTS["concurrency_limit"] + 16
 
 
 # what a page's tabs load once, in warm_up's thread after the models: not in the first request that needs it

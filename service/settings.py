@@ -105,12 +105,14 @@ class Settings(BaseSettings):
         8, description="trained models held in memory, most recently used (in the app, and as many in its worker)"
     )
     model_concurrency: Positive = Field(
-        16, description="model events inside their handlers at once; chosen by measurement (performance.md)"
+        16,
+        description="places for requests being answered; with `LAB_QUEUE_SIZE`, the pool that fair shares divide "
+        "between clients, in Gradio's queue and the REST pool each (docs/space.md#fair-shares)",
     )
     queue_size: Positive = Field(
         128,
-        description='requests waiting in Gradio\'s queue beyond `LAB_MODEL_CONCURRENCY` (past it: "Queue is full"); '
-        "twice the most a hall of 300 was measured to queue (performance.md)",
+        description="places for waiting requests beyond `LAB_MODEL_CONCURRENCY`; twice the most a hall of 300 was "
+        "measured to queue (performance.md); also the most probe and export events waiting in Gradio's queue",
     )
     queue_poll_ms: Annotated[float, Field(gt=0)] = Field(
         10.0,

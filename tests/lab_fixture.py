@@ -180,7 +180,8 @@ class Clients:
 def launch_demo(lab_root: Path, temp_dir: Path, **launch):
     """The app built as app.py builds it (start_app with its app_kwargs; Gradio's uploads in `temp_dir`); yields
     (demo, url) and closes it after. `launch` adds launch() settings."""
-    from demo import app_kwargs
+    from demo import app_kwargs, handler_threads
+    from demo.runner import queue_options
     from service.lab import ServedLab
     from service.settings import Settings
 
@@ -188,6 +189,13 @@ def launch_demo(lab_root: Path, temp_dir: Path, **launch):
     os.environ["GRADIO_TEMP_DIR"] = str(temp_dir)
     try:
         settings = Settings.load()
+        queue = queue_options(settings)  # every admitted model event in its handler, as app.py
+        launch = {
+            "concurrency": queue["default_concurrency_limit"],
+            "max_size": queue["max_size"],
+            "max_threads": handler_threads(settings),
+            **launch,
+        }
         demo, url = start_app(
             ServedLab.load(lab_root), settings, str(lab_root), app_kwargs=app_kwargs(settings), **launch
         )
