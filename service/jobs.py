@@ -11,6 +11,8 @@ new one, and every change of it is made under job.lock, so that no writer undoes
 queued -> running -> done | failed | cancelled | stopped (the worker was killed and not resumed). Who writes:
 the submitter creates the job, the worker writes it while it runs, a cancel is recorded at once (cancel_job),
 the scheduler (demo/training.py, which starts the worker) records stopped when a worker died silently.
+Queued jobs start in turns between clients, not by arrival (queue_order: an anonymous visitor's network address,
+a signed-in user's owner id), and a job's queue position is its turn.
 
 One worker per job, and none without its app: a worker holds worker.lock (an flock, which the kernel releases
 when the process dies, however it dies) for its whole life, and a second one on the same folder refuses to
@@ -326,12 +328,38 @@ def finite_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def job_client(job: dict) -> tuple[str, str]:
+    """Whom the queue takes turns between: an anonymous job's network address (its `client`), else its owner (a
+    signed-in user, from wherever they connect, or the operator's PUBLIC)."""
+    return ("client", job["client"]) if job.get("client") else ("owner", job.get("owner", PUBLIC))
+
+
+def queue_order(jobs: list[dict]) -> list[dict]:
+    """The queued jobs of `jobs` in the order they start: each turn goes to the client (job_client) served least
+    recently, one never served first (the longest waiting of them), then by its last job's start; it starts that
+    client's oldest job. So one address's many long jobs hold another's job for at most one of theirs."""
+    waiting: dict[tuple[str, str], list[dict]] = {}
+    served: dict[tuple[str, str], tuple[int, float]] = {}  # (0, last start) of a client that trained, (1, turn) here
+    for job in sorted(jobs, key=lambda j: (j["created"], j["id"])):
+        client = job_client(job)
+        if job["status"] == "queued":
+            waiting.setdefault(client, []).append(job)
+        if job.get("started"):  # a running or finished job, or a queued one that ran before an app restart
+            served[client] = max(served.get(client, (0, 0.0)), (0, job["started"]))
+    order: list[dict] = []
+    while waiting:
+        turn = min(waiting, key=lambda c: (served.get(c, (-1, 0.0)), waiting[c][0]["created"], waiting[c][0]["id"]))
+        order.append(waiting[turn].pop(0))
+        served[turn] = (1, len(order))  # served after every real start, in the order of these turns
+        if not waiting[turn]:
+            del waiting[turn]
+    return order
+
+
 def queue_position(job: dict, jobs: list[dict]) -> int | None:
-    """1 for the next job to start, 2 for the one after it...; None when the job is not waiting."""
-    if job["status"] != "queued":
-        return None
-    order = (job["created"], job["id"])
-    return 1 + sum(j["status"] == "queued" and (j["created"], j["id"]) < order for j in jobs)
+    """1 for the next job to start, 2 for the one after it... (queue_order); None when the job is not waiting."""
+    ids = [j["id"] for j in queue_order(jobs)] if job["status"] == "queued" else []
+    return ids.index(job["id"]) + 1 if job["id"] in ids else None
 
 
 def job_status(job_id: str, root: str | Path | None = None, owner: str | None = None) -> dict:
@@ -354,7 +382,8 @@ def job_status(job_id: str, root: str | Path | None = None, owner: str | None = 
 
 
 def next_queued(root: str | Path | None = None) -> dict | None:
-    return next((j for j in list_jobs(root) if j["status"] == "queued"), None)
+    """The job to start next (queue_order), or None when none waits."""
+    return next(iter(queue_order(list_jobs(root))), None)
 
 
 def recover_jobs(root: str | Path | None = None) -> list[dict]:
