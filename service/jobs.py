@@ -377,7 +377,8 @@ def job_status(job_id: str, root: str | Path | None = None, owner: str | None = 
     if job["status"] == "running" and job["started"]:
         elapsed, done = time.time() - job["started"], job["progress"] / job["epochs"]
         if done > 0:
-            job["eta_seconds"] = max(0.0, min(elapsed * (1 - done) / done, job["minutes"] * 60 - elapsed))
+            left = job["minutes"] * 60 - job.get("seconds_used", 0.0)  # every run's seconds, this one's so far
+            job["eta_seconds"] = max(0.0, min(elapsed * (1 - done) / done, left))
     return job
 
 
@@ -478,12 +479,12 @@ class _Progress:
         if time.monotonic() - self.last < 0.5 and step < steps:
             return
         self.last = time.monotonic()
-        self.job["progress"] = epoch
+        self.job.update(progress=epoch, seconds_used=self.trainer.seconds_spent())
         self.write()
 
     def epoch(self, record: dict) -> None:
         self.job["history"] = list(self.trainer.history)
-        self.job["progress"] = float(record["epoch"])
+        self.job.update(progress=float(record["epoch"]), seconds_used=self.trainer.seconds_spent())
         self.dev_before = list(self.job["dev"])
         self.write()
 
@@ -509,11 +510,20 @@ def train_config(folder: Path, job: dict) -> TrainConfig:
     )
 
 
+def job_trainer(folder: Path, job: dict) -> Trainer:
+    """The job's trainer (train_config), with the seconds of its time budget that earlier runs spent (a resumed
+    job's "seconds_used", which _Progress records): the minutes are the job's, however often it resumes."""
+    trainer = Trainer.from_config(train_config(folder, job))
+    trainer.seconds_before = job.get("seconds_used", 0.0)
+    return trainer
+
+
 def job_results(trainer: Trainer, metrics: dict) -> dict:
     """What a finished job records of its run: epochs, history and the test metrics of its best checkpoint."""
     test = metrics["test"]
     return {
         "progress": float(trainer.epoch),
+        "seconds_used": trainer.seconds_spent(),
         "history": trainer.history,
         "metrics": {
             "test_accuracy": test["accuracy"],
@@ -579,7 +589,7 @@ def run_job(folder: str | Path, parent: int | None = None) -> dict:
             job.update(status="running", started=time.time(), pid=os.getpid(), resumes=job["resumes"] + resumed)
             write_job(folder, job)
         try:
-            trainer = Trainer.from_config(train_config(folder, job))
+            trainer = job_trainer(folder, job)
             results = job_results(trainer, trainer.fit(on_epoch=_Progress(writer, job, trainer).epoch))
             with writer.checked():  # a cancel recorded by now wins: nothing is installed
                 complete_job(folder, job, results)
