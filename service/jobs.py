@@ -4,15 +4,15 @@ checkpoint is installed where the lab loads it (service.user_models).
     job = submit_job("reviews.csv", "dcnn", "review", "stars", epochs=3)      # checked now, queued
     python -m service.jobs run user_models/jobs/<id>                              # the worker (one at a time)
 
-A job is one folder, jobs/<id>/, holding the uploaded file, `job.json` (its settings, status, progress,
-per-epoch history and, when done, its test metrics) and run/ (core.training.train's output, so a killed worker
-resumes from its last epoch). Every write of job.json is atomic, so a reader sees the old state or the
-new one, and every change of it is made under job.lock, so that no writer undoes another's. Statuses:
-queued -> running -> done | failed | cancelled | stopped (the worker was killed and not resumed). Who writes:
-the submitter creates the job, the worker writes it while it runs, a cancel is recorded at once (cancel_job),
-the scheduler (demo/training.py, which starts the worker) records stopped when a worker died silently.
-Queued jobs start in turns between clients, not by arrival (queue_order: an anonymous visitor's network address,
-a signed-in user's owner id), and a job's queue position is its turn.
+A job is one folder, jobs/<id>/, holding the uploaded file, `job.json` (its settings, status, progress, the
+seconds of its time budget used, per-epoch history and, when done, its test metrics) and run/
+(core.training.train's output, so a killed worker resumes from its last epoch). Every write of job.json is
+atomic, so a reader sees the old state or the new one, and every change of it is made under job.lock, so that
+no writer undoes another's. Statuses: queued -> running -> done | failed | cancelled | stopped (the worker was
+killed and not resumed). Who writes: the submitter creates the job, the worker writes it while it runs, a
+cancel is recorded at once (cancel_job), the scheduler (demo/training.py, which starts the worker) records
+stopped when a worker died silently. Queued jobs start in turns between clients, not by arrival (queue_order:
+an anonymous visitor's network address, a signed-in user's owner id), and a job's queue position is its turn.
 
 One worker per job, and none without its app: a worker holds worker.lock (an flock, which the kernel releases
 when the process dies, however it dies) for its whole life, and a second one on the same folder refuses to
@@ -389,9 +389,9 @@ def next_queued(root: str | Path | None = None) -> dict | None:
 
 def recover_jobs(root: str | Path | None = None) -> list[dict]:
     """After an app restart: a job left running lost its worker; it is queued again to resume from its
-    last saved epoch, or reported stopped once it was queued again MAX_RESUMES times. A job whose folder
-    lock is still held keeps its worker (one on its way out, or started from the command line) and is left
-    alone. Returns the jobs changed."""
+    last saved epoch with what its time budget has left (seconds_used), or reported stopped once it was queued
+    again MAX_RESUMES times. A job whose folder lock is still held keeps its worker (one on its way out, or
+    started from the command line) and is left alone. Returns the jobs changed."""
     changed = []
     for job in list_jobs(root):
         folder = jobs_dir(root) / job["id"]
