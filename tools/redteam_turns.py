@@ -9,8 +9,9 @@ import time
 from tools.redteam_identity import _call, _file, _session, _train, _upload
 
 ATTACK_JOBS = 4  # one address's quota of anonymous jobs (Settings.train_max_jobs_per_client)
-# each attacking job trains for its whole budget: 20 epochs of 2,000 rows take longer than a minute here
-ATTACK_EPOCHS, ATTACK_MINUTES, ATTACK_ROWS = 20, 1.0, 2000
+# each attacking job trains for its whole budget: patience ends a job on these noisy labels after a dozen
+# epochs or so, and the rows make those outlast the minute (docs/space.md has the times)
+ATTACK_EPOCHS, ATTACK_MINUTES, ATTACK_ROWS = 20, 1.0, 6000
 HONEST = {"X-Forwarded-For": "198.51.100.7"}  # a documentation address (RFC 5737): a client of its own
 WAIT_S = 600  # the longest the case waits for the honest job to start
 
