@@ -2,12 +2,12 @@
 
 Each job runs in `python -m service.jobs run <job folder>`, a process of its own at a lower priority with one
 torch thread, so the app's requests keep their speed while a model trains (reports/train_load.md measures
-it). A scheduler thread starts the oldest queued job when no worker runs, notices when the worker ends
-and adds the finished model to the running Lab. On start it takes up where a previous app left off
-(service.jobs.recover_jobs): a job whose worker died with the app resumes, and installed models are served,
-each to its owner alone (service.owners). Given an owner, status, cancel and submit act for that owner only.
-A worker ends with this app (service.jobs.main) and holds its job folder's lock, so a job left running
-by a worker still on its way out is queued again only once that worker is gone.
+it). A scheduler thread starts the next queued job (service.jobs.queue_order: clients take turns) when no
+worker runs, notices when the worker ends and adds the finished model to the running Lab. On start it takes up
+where a previous app left off (service.jobs.recover_jobs): a job whose worker died with the app resumes, and
+installed models are served, each to its owner alone (service.owners). Given an owner, status, cancel and
+submit act for that owner only. A worker ends with this app (service.jobs.main) and holds its job folder's lock,
+so a job left running by a worker still on its way out is queued again only once that worker is gone.
 """
 
 import logging

@@ -4,13 +4,15 @@ checkpoint is installed where the lab loads it (service.user_models).
     job = submit_job("reviews.csv", "dcnn", "review", "stars", epochs=3)      # checked now, queued
     python -m service.jobs run user_models/jobs/<id>                              # the worker (one at a time)
 
-A job is one folder, jobs/<id>/, holding the uploaded file, `job.json` (its settings, status, progress,
-per-epoch history and, when done, its test metrics) and run/ (core.training.train's output, so a killed worker
-resumes from its last epoch). Every write of job.json is atomic, so a reader sees the old state or the
-new one, and every change of it is made under job.lock, so that no writer undoes another's. Statuses:
-queued -> running -> done | failed | cancelled | stopped (the worker was killed and not resumed). Who writes:
-the submitter creates the job, the worker writes it while it runs, a cancel is recorded at once (cancel_job),
-the scheduler (demo/training.py, which starts the worker) records stopped when a worker died silently.
+A job is one folder, jobs/<id>/, holding the uploaded file, `job.json` (its settings, status, progress, the
+seconds of its time budget used, per-epoch history and, when done, its test metrics) and run/
+(core.training.train's output, so a killed worker resumes from its last epoch). Every write of job.json is
+atomic, so a reader sees the old state or the new one, and every change of it is made under job.lock, so that
+no writer undoes another's. Statuses: queued -> running -> done | failed | cancelled | stopped (the worker was
+killed and not resumed). Who writes: the submitter creates the job, the worker writes it while it runs, a
+cancel is recorded at once (cancel_job), the scheduler (demo/training.py, which starts the worker) records
+stopped when a worker died silently. Queued jobs start in turns between clients, not by arrival (queue_order:
+an anonymous visitor's network address, a signed-in user's owner id), and a job's queue position is its turn.
 
 One worker per job, and none without its app: a worker holds worker.lock (an flock, which the kernel releases
 when the process dies, however it dies) for its whole life, and a second one on the same folder refuses to
@@ -326,12 +328,38 @@ def finite_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def job_client(job: dict) -> tuple[str, str]:
+    """Whom the queue takes turns between: an anonymous job's network address (its `client`), else its owner (a
+    signed-in user, from wherever they connect, or the operator's PUBLIC)."""
+    return ("client", job["client"]) if job.get("client") else ("owner", job.get("owner", PUBLIC))
+
+
+def queue_order(jobs: list[dict]) -> list[dict]:
+    """The queued jobs of `jobs` in the order they start: each turn goes to the client (job_client) served least
+    recently, one never served first (the longest waiting of them), then by its last job's start; it starts that
+    client's oldest job. So one address's many long jobs hold another's job for at most one of theirs."""
+    waiting: dict[tuple[str, str], list[dict]] = {}
+    served: dict[tuple[str, str], tuple[int, float]] = {}  # (0, last start) of a client that trained, (1, turn) here
+    for job in sorted(jobs, key=lambda j: (j["created"], j["id"])):
+        client = job_client(job)
+        if job["status"] == "queued":
+            waiting.setdefault(client, []).append(job)
+        if job.get("started"):  # a running or finished job, or a queued one that ran before an app restart
+            served[client] = max(served.get(client, (0, 0.0)), (0, job["started"]))
+    order: list[dict] = []
+    while waiting:
+        turn = min(waiting, key=lambda c: (served.get(c, (-1, 0.0)), waiting[c][0]["created"], waiting[c][0]["id"]))
+        order.append(waiting[turn].pop(0))
+        served[turn] = (1, len(order))  # served after every real start, in the order of these turns
+        if not waiting[turn]:
+            del waiting[turn]
+    return order
+
+
 def queue_position(job: dict, jobs: list[dict]) -> int | None:
-    """1 for the next job to start, 2 for the one after it...; None when the job is not waiting."""
-    if job["status"] != "queued":
-        return None
-    order = (job["created"], job["id"])
-    return 1 + sum(j["status"] == "queued" and (j["created"], j["id"]) < order for j in jobs)
+    """1 for the next job to start, 2 for the one after it... (queue_order); None when the job is not waiting."""
+    ids = [j["id"] for j in queue_order(jobs)] if job["status"] == "queued" else []
+    return ids.index(job["id"]) + 1 if job["id"] in ids else None
 
 
 def job_status(job_id: str, root: str | Path | None = None, owner: str | None = None) -> dict:
@@ -349,19 +377,21 @@ def job_status(job_id: str, root: str | Path | None = None, owner: str | None = 
     if job["status"] == "running" and job["started"]:
         elapsed, done = time.time() - job["started"], job["progress"] / job["epochs"]
         if done > 0:
-            job["eta_seconds"] = max(0.0, min(elapsed * (1 - done) / done, job["minutes"] * 60 - elapsed))
+            left = job["minutes"] * 60 - job.get("seconds_used", 0.0)  # every run's seconds, this one's so far
+            job["eta_seconds"] = max(0.0, min(elapsed * (1 - done) / done, left))
     return job
 
 
 def next_queued(root: str | Path | None = None) -> dict | None:
-    return next((j for j in list_jobs(root) if j["status"] == "queued"), None)
+    """The job to start next (queue_order), or None when none waits."""
+    return next(iter(queue_order(list_jobs(root))), None)
 
 
 def recover_jobs(root: str | Path | None = None) -> list[dict]:
     """After an app restart: a job left running lost its worker; it is queued again to resume from its
-    last saved epoch, or reported stopped once it was queued again MAX_RESUMES times. A job whose folder
-    lock is still held keeps its worker (one on its way out, or started from the command line) and is left
-    alone. Returns the jobs changed."""
+    last saved epoch with what its time budget has left (seconds_used), or reported stopped once it was queued
+    again MAX_RESUMES times. A job whose folder lock is still held keeps its worker (one on its way out, or
+    started from the command line) and is left alone. Returns the jobs changed."""
     changed = []
     for job in list_jobs(root):
         folder = jobs_dir(root) / job["id"]
@@ -449,12 +479,12 @@ class _Progress:
         if time.monotonic() - self.last < 0.5 and step < steps:
             return
         self.last = time.monotonic()
-        self.job["progress"] = epoch
+        self.job.update(progress=epoch, seconds_used=self.trainer.seconds_spent())
         self.write()
 
     def epoch(self, record: dict) -> None:
         self.job["history"] = list(self.trainer.history)
-        self.job["progress"] = float(record["epoch"])
+        self.job.update(progress=float(record["epoch"]), seconds_used=self.trainer.seconds_spent())
         self.dev_before = list(self.job["dev"])
         self.write()
 
@@ -480,11 +510,20 @@ def train_config(folder: Path, job: dict) -> TrainConfig:
     )
 
 
+def job_trainer(folder: Path, job: dict) -> Trainer:
+    """The job's trainer (train_config), with the seconds of its time budget that earlier runs spent (a resumed
+    job's "seconds_used", which _Progress records): the minutes are the job's, however often it resumes."""
+    trainer = Trainer.from_config(train_config(folder, job))
+    trainer.seconds_before = job.get("seconds_used", 0.0)
+    return trainer
+
+
 def job_results(trainer: Trainer, metrics: dict) -> dict:
     """What a finished job records of its run: epochs, history and the test metrics of its best checkpoint."""
     test = metrics["test"]
     return {
         "progress": float(trainer.epoch),
+        "seconds_used": trainer.seconds_spent(),
         "history": trainer.history,
         "metrics": {
             "test_accuracy": test["accuracy"],
@@ -550,7 +589,7 @@ def run_job(folder: str | Path, parent: int | None = None) -> dict:
             job.update(status="running", started=time.time(), pid=os.getpid(), resumes=job["resumes"] + resumed)
             write_job(folder, job)
         try:
-            trainer = Trainer.from_config(train_config(folder, job))
+            trainer = job_trainer(folder, job)
             results = job_results(trainer, trainer.fit(on_epoch=_Progress(writer, job, trainer).epoch))
             with writer.checked():  # a cancel recorded by now wins: nothing is installed
                 complete_job(folder, job, results)

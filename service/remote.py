@@ -47,9 +47,9 @@ from service.jobs import (
     complete_job,
     fail_job,
     job_results,
+    job_trainer,
     locked_job,
     read_job,
-    train_config,
     update_job,
 )
 from service.settings import Settings
@@ -159,7 +159,8 @@ class _RemoteProgress(_Progress):
         self.folder, self.mailbox = folder, mailbox
 
     def write(self) -> None:
-        self.mailbox.report.remote({key: self.job[key] for key in ("progress", "loss", "dev", "history")})
+        fields = ("progress", "seconds_used", "loss", "dev", "history")
+        self.mailbox.report.remote({key: self.job[key] for key in fields})
 
     def epoch(self, record: dict) -> None:
         super().epoch(record)
@@ -178,7 +179,7 @@ def train_remote(job: dict, data: bytes, run: bytes | None, mailbox, data_path: 
         (folder / job["data"]).write_bytes(data)
         if run is not None:
             unpack(run, folder / "run")
-        trainer = Trainer.from_config(train_config(folder, job))
+        trainer = job_trainer(folder, job)
         # the run records the app's file, wherever it trained: a resumed run (on the cluster or, falling back,
         # in the app) must find the settings it was saved with, and the data path is one of them
         trainer.cfg = dataclasses.replace(trainer.cfg, data=data_path)

@@ -5,7 +5,9 @@ figure. Cases are the `case_<name>(url) -> (held, figure)` functions of the tool
     python -m tools.redteam --url http://127.0.0.1:7860/ --quick   # against a running app, the quick cases only
 
 A started app gets its own user-models folder and upload cache, and the Space's defaults for every budget; with
---sign-in required it behaves as on a Space, where training needs a Hugging Face sign-in."""
+--sign-in required it behaves as on a Space, where training needs a Hugging Face sign-in. It trusts one proxy, as a
+Space's app does (LAB_FORWARDED_HOPS=1): a request without X-Forwarded-For is its peer's (127.0.0.1), and a case
+speaks from another network address with the header (tools/redteam_turns.py)."""
 
 import argparse
 import importlib
@@ -68,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             LAB_USER_MODELS=str(work / "user_models"),
             GRADIO_TEMP_DIR=str(work / "gradio"),
             LAB_SIGN_IN=args.sign_in,
+            LAB_FORWARDED_HOPS="1",
             GRADIO_MCP_SERVER="true",
         )
         port = free_port()

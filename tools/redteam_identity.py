@@ -33,29 +33,33 @@ def _upload(url: str, path: Path) -> httpx.Response:
         return httpx.post(f"{url}gradio_api/upload", files={"files": (path.name, f)}, timeout=60)
 
 
-def _call(url: str, api: str, data: list, session: str | None = None, timeout: float = 60) -> Any:
-    """One REST call (naming `session` when given); its answer's data (JSON: a dict, a list, a job's id), or
-    {"error": ...}."""
+def _call(
+    url: str, api: str, data: list, session: str | None = None, timeout: float = 60, headers: dict | None = None
+) -> Any:
+    """One REST call (naming `session` when given, sending `headers` too); its answer's data (JSON: a dict, a
+    list, a job's id), or {"error": ...}."""
     body = {"data": data, **({"session_hash": session} if session else {})}
     posted = httpx.post(
         f"{url}gradio_api/call/{api}",
         content=json.dumps(body, allow_nan=True),
-        headers={"content-type": "application/json"},
+        headers={"content-type": "application/json", **(headers or {})},
         timeout=timeout,
     )
     if posted.status_code != 200:
         return {"error": f"HTTP {posted.status_code}: {posted.text[:120]}"}
-    answer = httpx.get(f"{url}gradio_api/call/{api}/{posted.json()['event_id']}", timeout=timeout).text
+    event = f"{url}gradio_api/call/{api}/{posted.json()['event_id']}"
+    answer = httpx.get(event, headers=headers, timeout=timeout).text
     last = json.loads(answer.strip().splitlines()[-1].removeprefix("data: "))
     return last if isinstance(last, dict) else last[0] if len(last) == 1 else last
 
 
-def _train(url: str, session: str, cached: str, epochs=1, minutes=15) -> dict | str:
+def _train(url: str, session: str, cached: str, epochs=1, minutes=15, headers: dict | None = None) -> dict | str:
     return _call(
         url,
         "train",
         [{"path": cached, "meta": {"_type": "gradio.FileData"}}, "dcnn", "", "", epochs, minutes, "none"],
         session,
+        headers=headers,
     )
 
 

@@ -65,7 +65,7 @@ class TrainConfig:
     data: str = ""
     text_column: str = ""  # the file's text column; "" = auto-detected
     label_column: str = ""  # the file's label column; "" = auto-detected
-    max_minutes: float = 0.0  # stop after the epoch that passes this many minutes of training; 0 = no limit
+    max_minutes: float = 0.0  # stop at the batch that passes this many minutes of training; 0 = no limit
     fold: int = 0  # MR/CR/SUBJ/MPQA cross-validation fold
     max_train: int = 0  # use only the first N training examples (tests, smoke runs); 0 = all
     max_words: int = 0  # cut longer training examples to their first N words (long Chinese reviews); 0 = keep all

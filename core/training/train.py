@@ -70,7 +70,7 @@ STOP_TEXT = {
         "Stopped early at epoch {epoch} of {epochs}: dev accuracy did not improve for {patience} epochs "
         "(best {best_dev:.3f} at epoch {best_epoch})."
     ),
-    "stop_time": "Stopped after epoch {epoch} of {epochs}: the {minutes:g}-minute time budget was spent.",
+    "stop_time": "Stopped at epoch {epoch:g} of {epochs}: the {minutes:g}-minute time budget was spent.",
     "stop_cancelled": "Cancelled during epoch {epoch} of {epochs}.",
 }
 
@@ -142,6 +142,10 @@ class Trainer:
         self.epoch_devs: list[tuple[int, float]] = []  # this epoch's dev evaluations so far: (step, accuracy)
         # called after every training step with (step, steps in the epoch, loss): live progress for service.jobs
         self.on_batch: Callable[[int, int, float], None] | None = None
+        # the time budget (max_minutes) is spent by this run and by earlier ones of the same training: a resumed
+        # job's (service.jobs), whose seconds it records; the clock is a test's to replace
+        self.clock: Callable[[], float] = time.monotonic
+        self.seconds_before, self.fit_start = 0.0, self.clock()
 
     @classmethod
     def from_config(cls, cfg: TrainConfig) -> "Trainer":
@@ -216,9 +220,22 @@ class Trainer:
                         if "sum" in optimizer.state.get(p, {}):
                             optimizer.state[p]["sum"].fill_(group["initial_accumulator_value"])
 
+    def seconds_spent(self) -> float:
+        """Seconds of the time budget spent: before this run (seconds_before) and by this fit() so far."""
+        return self.seconds_before + self.clock() - self.fit_start
+
+    def out_of_time(self) -> bool:
+        return bool(self.cfg.max_minutes) and self.seconds_spent() >= self.cfg.max_minutes * 60
+
+    def time_stop(self, epoch: float) -> Notice:
+        """The stop of a spent budget at `epoch` (fractional within an epoch)."""
+        params = {"epoch": round(epoch, 2), "epochs": self.cfg.epochs, "minutes": self.cfg.max_minutes}
+        return Notice("stop_time", params)
+
     def train_epoch(self) -> tuple[float, list[float]]:
         """One pass over the training data with `evals_per_epoch` dev evaluations spread evenly over it
-        (the last at its end): (mean training loss, the dev accuracies)."""
+        (the last at its end): (mean training loss, the dev accuracies). A time budget spent before its last
+        batch ends it there (self.stop), after a dev evaluation: the best checkpoint holds the training so far."""
         cfg, model = self.cfg, self.model
         if cfg.adagrad_reset and self.epoch and self.epoch % cfg.adagrad_reset == 0:
             self.reset_adagrad()
@@ -252,19 +269,24 @@ class Trainer:
             # log, evaluate
             total += loss.item() * len(batch.labels)
             count += len(batch.labels)
-            if step in eval_after:  # before on_batch, so that its report holds this step's evaluation
+            # at the epoch's last batch fit() looks at the budget, once the epoch is saved
+            out_of_time = step < len(batches) and self.out_of_time()
+            if step in eval_after or out_of_time:  # before on_batch, so that its report holds this evaluation
                 self.epoch_devs.append((step, self.evaluate_dev()))
                 model.train()
             if self.on_batch is not None:
                 self.on_batch(step, len(batches), loss.item())
+            if out_of_time:
+                self.stop = self.time_stop(self.epoch + step / len(batches))
+                break
         return total / max(1, count), [accuracy for _, accuracy in self.epoch_devs]
 
     def fit(self, on_epoch: Callable[[dict], None] | None = None) -> dict:
         """Train until `epochs` or `patience` runs out; `on_epoch(record)` after each epoch's state is saved
         (a hyper-parameter search reports it and may stop the run there: it resumes from that state).
-        `max_minutes` ends training after the epoch that passes it (a resumed run gets the budget anew)."""
-        cfg, self.stop = self.cfg, None
-        deadline = time.monotonic() + cfg.max_minutes * 60 if cfg.max_minutes else None
+        `max_minutes` ends training at the batch that spends it, counting `seconds_before` (train_epoch): a part
+        epoch is not saved as one, and its history has the epochs finished."""
+        cfg, self.stop, self.fit_start = self.cfg, None, self.clock()
         self.out.mkdir(parents=True, exist_ok=True)
         if cfg.resume and (state := load_training_state(self.out / "state")) is not None:
             self.load_state_dict(state)
@@ -272,6 +294,8 @@ class Trainer:
         while self.epoch < cfg.epochs and self.bad_epochs < cfg.patience:
             start, best_before, self.eval_seconds = time.perf_counter(), self.best_dev, 0.0
             train_loss, devs = self.train_epoch()
+            if self.stop is not None:  # the budget was spent within the epoch
+                break
             seconds = time.perf_counter() - start - self.eval_seconds  # the training pass alone
             self.epoch += 1
             dev = devs[-1]
@@ -294,9 +318,8 @@ class Trainer:
             atomic_write_text(self.out / "log.jsonl", "".join(json.dumps(r) + "\n" for r in self.history))
             if on_epoch is not None:
                 on_epoch({**record, "best_dev": self.best_dev, "best_epoch": self.best_epoch})
-            out_of_time = deadline is not None and time.monotonic() > deadline
-            if out_of_time and self.epoch < cfg.epochs and self.bad_epochs < cfg.patience:  # nothing else ended it
-                self.stop = Notice("stop_time", {"epoch": self.epoch, "epochs": cfg.epochs, "minutes": cfg.max_minutes})
+            if self.out_of_time() and self.epoch < cfg.epochs and self.bad_epochs < cfg.patience:  # nothing else did
+                self.stop = self.time_stop(self.epoch)
                 break
         if self.stop is None:
             self.stop = self.stop_reason()

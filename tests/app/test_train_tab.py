@@ -31,8 +31,9 @@ def test_an_early_stop_is_said_with_its_reason_in_both_languages():
     assert "Task menu. Stopped early at epoch 8 of 20: dev accuracy did not improve for 3 epochs" in english
     assert "best 0.812 at epoch 5" in english
     assert "在第 8 / 20 轮提前停止：开发集准确率连续 3 轮没有提高" in chinese
-    timed = _done(stop_record("stop_time", epoch=4, epochs=20, minutes=0.5))
-    assert "Stopped after epoch 4 of 20: the 0.5" in status_text(timed, "en")
+    timed = _done(stop_record("stop_time", epoch=4.5, epochs=20, minutes=0.5))
+    assert "Stopped at epoch 4.5 of 20: the 0.5" in status_text(timed, "en")
+    assert "在第 4.5 / 20 轮时停止：0.5 分钟" in status_text(timed, "zh")
     cancelled = {"status": "cancelled", "stop": stop_record("stop_cancelled", epoch=2, epochs=5)}
     assert status_text(cancelled, "en") == "Cancelled during epoch 2 of 5."
     assert status_text({"status": "cancelled"}, "zh") == "已取消。"  # cancelled while waiting: no epoch to name
