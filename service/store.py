@@ -23,6 +23,8 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
+from service.settings import DEFAULTS
+
 log = logging.getLogger(__name__)
 
 STORE_FILE = "owners.sqlite"
@@ -31,8 +33,6 @@ IDLE_DAYS = 30.0  # a binding unused this long goes (a visitor back after a mont
 TOUCH_EVERY = 600.0  # seconds: a binding's last use is written at most this often
 CACHE_SIZE = 4096  # bindings read recently, kept in memory: a cache only, a miss asks the store
 WRITE_WAIT = 0.25  # seconds a write waits for another connection's lock before it fails (StoreError)
-ROWS_PER_CLIENT = 2000  # the defaults of service.settings' store_rows_per_client and store_max_rows
-MAX_ROWS = 100_000
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS bindings (
@@ -59,8 +59,8 @@ class Store:
         self,
         path: str | Path,
         idle_days: float = IDLE_DAYS,
-        rows_per_client: int = ROWS_PER_CLIENT,
-        max_rows: int = MAX_ROWS,
+        rows_per_client: int = DEFAULTS.store_rows_per_client,
+        max_rows: int = DEFAULTS.store_max_rows,
     ):
         self.path, self.idle_seconds = Path(path), idle_days * 86400
         self.rows_per_client, self.max_rows = rows_per_client, max_rows
@@ -223,7 +223,7 @@ class Store:
 
 
 def _reason(err: sqlite3.Error) -> str:
-    """"busy" for another connection's lock, else "full" (a full disk, a read-only file system)."""
+    """ "busy" for another connection's lock, else "full" (a full disk, a read-only file system)."""
     code = getattr(err, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
     return "busy" if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) else "full"
 
@@ -233,5 +233,7 @@ def _connect(path: Path, wait: float) -> sqlite3.Connection:
     return sqlite3.connect(path, timeout=wait, check_same_thread=False, isolation_level=None)
 
 
-def open_store(root: str | Path, rows_per_client: int = ROWS_PER_CLIENT, max_rows: int = MAX_ROWS) -> Store:
+def open_store(
+    root: str | Path, rows_per_client: int = DEFAULTS.store_rows_per_client, max_rows: int = DEFAULTS.store_max_rows
+) -> Store:
     return Store(Path(root) / STORE_FILE, rows_per_client=rows_per_client, max_rows=max_rows)
