@@ -1,7 +1,8 @@
 """Red-team cases on the owner store and the sign-in (issue: one address cannot take the lab from a class), each
 run against a live app by tools/redteam.py: `case_<name>(url) -> (held, figure)`. The store's cases read its rows
-at $LAB_USER_MODELS/owners.sqlite, the folder tools/redteam.py gives the app it starts; the sign-in and full-disk
-cases start a second app of their own (tools.loadtest)."""
+in the user-models folder tools/redteam.py gives the app it starts (Settings.user_models); the sign-in and
+full-disk cases start a second app of their own (tools.loadtest), the full-disk one on a tmpfs it mounts (as
+root; without, the case says it did not run and fails)."""
 
 import base64
 import errno
@@ -21,6 +22,7 @@ from pathlib import Path
 import httpx
 
 from core.data import PROJECT_ROOT
+from service.settings import Settings
 from service.store import STORE_FILE
 from tools.loadtest import free_port, percentile, rest_call, start_app, stop_process, wait_until_up
 from tools.redteam_content import QueueError, queue_call
@@ -30,9 +32,9 @@ PREDICT = ("a fun film", "dcnn", "auto", "auto")
 STORE_LINE = "the owner store is busy or full"
 
 
-def _store_path() -> Path | None:
-    root = os.environ.get("LAB_USER_MODELS")
-    return Path(root) / STORE_FILE if root else None
+def _store_path() -> Path:
+    """The store of the app tools/redteam.py started (it sets LAB_USER_MODELS), else of this checkout's default."""
+    return Settings.load().user_models / STORE_FILE
 
 
 def _rows(path: Path) -> int:
@@ -98,9 +100,8 @@ def _second_app(env: dict[str, str | None], user_models: Path | None = None) -> 
 def case_page_loads_write_no_flood(url: str) -> tuple[bool, str]:
     """60 page-load events from one address, each joined directly in a fresh session, add at most 30 rows to the
     owner store (a page load binds in memory; only owner-bound work writes)."""
-    path = _store_path()
-    if path is None or not path.exists():
-        return False, "not run: the app's LAB_USER_MODELS is unknown (run without --url)"
+    if not (path := _store_path()).exists():
+        return False, f"not run: no owner store at {path} (run without --url, or with the app's LAB_USER_MODELS)"
     before, answered = _rows(path), 0
     with httpx.Client(timeout=httpx.Timeout(30, read=None)) as http:
         for _ in range(60):
@@ -116,9 +117,8 @@ def case_locked_store_answers(url: str) -> tuple[bool, str]:
     """Another process holds the store locked for ~20 s while an honest client calls /predict once a second and
     /owner once: /predict p95 <= 1 s with none failed, /owner one line within 1 s. /owner is called once before
     the lock: Gradio's first call of an endpoint is slow whatever the store does."""
-    path = _store_path()
-    if path is None or not path.exists():
-        return False, "not run: the app's LAB_USER_MODELS is unknown (run without --url)"
+    if not (path := _store_path()).exists():
+        return False, f"not run: no owner store at {path} (run without --url, or with the app's LAB_USER_MODELS)"
     _owner(url)
     hold = (
         "import sqlite3, sys, time\n"

@@ -234,3 +234,30 @@ def test_the_page_everybody_is_sent_names_no_visitors_task(lab, user_models):
     page = json.dumps(demo.get_config_file(), ensure_ascii=False, default=str)
     assert all(path.parent.name in lab.tasks() for path in private)  # served
     assert not any(trace in page for path in private for trace in (path.parent.name, "class_reviews"))
+
+
+def test_signed_in_work_from_one_address_has_a_cap_of_its_own(tmp_path):
+    from dataclasses import replace
+    from types import SimpleNamespace as Request
+
+    from demo.owners import Visitors
+    from service.budgets import signed_in_client
+    from service.owners import HF_USER
+    from service.store import Store
+
+    visitors = Visitors(Settings(sign_in="required"), Store(tmp_path / "owners.sqlite"))
+    visitors.policy = replace(visitors.policy, login=True)  # Hugging Face's own sign-in
+    hall = Request(session_hash="page-of-alice", client=Request(host="10.0.0.1"))
+    owner, client = visitors.writer(hall, Request(username="alice"))
+    assert owner == owner_id(HF_USER, "alice") and client == signed_in_client(visitors.client(hall))
+    path = write_csv(tmp_path / "r.csv", reviews(20))
+    limits = TrainLimits(max_jobs_per_owner=5, max_jobs_per_client=1, max_signed_in_jobs_per_client=2)
+    for user in ("alice", "bob"):
+        submit_job(path, "dcnn", root=tmp_path, limits=limits, owner=user, client=client)
+    with pytest.raises(JobError) as err:  # a third signed-in user behind the same address
+        submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="carol", client=client)
+    assert err.value.code == "too_many_jobs_client" and err.value.params["max_jobs"] == 2
+    anonymous = visitors.client(hall)  # the same address's anonymous work counts apart, against its own cap
+    submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="key-owner", client=anonymous)
+    with pytest.raises(JobError):
+        submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="key-owner-2", client=anonymous)
