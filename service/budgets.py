@@ -3,6 +3,8 @@ visitor costs nothing to create, so budgets also hold per client address and for
 
 - Who may write: on a Space (SPACE_ID set) training and the other work that writes to disk or holds the long
   lane need a signed-in Hugging Face user (LAB_SIGN_IN=required); off a Space anonymous keys may (optional).
+  A sign-in is Hugging Face's own OAuth or nothing (Settings.real_oauth): where it is required but absent (a
+  copy of the Space run elsewhere), nobody may write.
   Every number here comes from service.settings (SpacePolicy.from_settings).
 - A client is its network address: the peer's, or behind `forwarded_hops` proxies that append to
   X-Forwarded-For (a Space's: 1) the address the outermost trusted proxy saw. Only a hash of it is stored.
@@ -19,6 +21,8 @@ from dataclasses import dataclass
 
 from service.settings import DEFAULTS, Settings
 
+SIGNED_IN = "hf-"  # the mark of a signed-in user's client (a client_id is hex)
+
 
 @dataclass(frozen=True)
 class SpacePolicy:
@@ -29,6 +33,7 @@ class SpacePolicy:
     upload_cache_mb: float = DEFAULTS.upload_cache_mb
     uploads_per_minute: int = DEFAULTS.uploads_per_minute
     binds_per_minute: int = DEFAULTS.binds_per_minute
+    login: bool = False  # Hugging Face's own sign-in is there (Settings.real_oauth): the page offers it
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "SpacePolicy":
@@ -38,6 +43,7 @@ class SpacePolicy:
             settings.upload_cache_mb,
             settings.uploads_per_minute,
             settings.binds_per_minute,
+            settings.real_oauth,
         )
 
 
@@ -84,6 +90,16 @@ def request_client(request, hops: int) -> str:
 def client_id(address: str) -> str:
     """What is stored of a client (in a job's record): a hash of its address, never the address."""
     return hashlib.sha256(f"sentence-lab\0client\0{address}".encode()).hexdigest()[:16]
+
+
+def signed_in_client(client: str) -> str:
+    """The client a signed-in user's work counts against: its address's, apart from the same address's anonymous
+    work, since each has its own cap (service.jobs.TrainLimits)."""
+    return SIGNED_IN + client
+
+
+def is_signed_in_client(client: str) -> bool:
+    return client.startswith(SIGNED_IN)
 
 
 class RateBudget:

@@ -12,7 +12,8 @@ A finished job's run/ folder (its resumable state) goes as soon as the scheduler
 installed and job.json keeps its history. A model installed by a job is removed only when no remaining job
 installed it too (a later run of the same task and model replaces it in place), and its claim in the owner
 store (service.store) goes with it. Nothing is ever removed to make room for another owner's job: while the
-folder is past `max_mb`, new jobs are refused (JobError "disk_full"). The scheduler (demo/training.py) runs this
+folder is past `max_mb`, new jobs are refused (JobError "disk_full"); the owner store's bytes do not count (its
+row caps bound it). The scheduler (demo/training.py) runs this
 every minute and before each submission.
 """
 
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from service.jobs import ACTIVE, JobError, jobs_dir, list_jobs
 from service.settings import DEFAULTS, Settings
-from service.store import open_store
+from service.store import STORE_FILES, open_store
 from service.user_models import user_models_dir
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,18 @@ def folder_bytes(path: Path) -> int:
             except FileNotFoundError:  # removed while we counted
                 pass
     return total
+
+
+def user_models_bytes(root: Path) -> int:
+    """folder_bytes of the user-models folder but the owner store (service.store), which its row caps bound: a
+    flood of bindings never counts against the disk for trained models."""
+    store = 0
+    for name in STORE_FILES:
+        try:
+            store += os.lstat(root / name).st_size
+        except FileNotFoundError:
+            pass
+    return folder_bytes(root) - store
 
 
 def _remove(job: dict, root: Path, remaining: list[dict]) -> list[str]:
@@ -128,5 +141,5 @@ def clean_user_models(
 def check_quota(root: str | Path | None = None, limits: CleanupLimits | None = None) -> None:
     """JobError "disk_full" while the folder is over its quota even after cleaning (active jobs fill it)."""
     root, limits = Path(root or user_models_dir()), limits or CleanupLimits.from_settings(Settings.load())
-    if limits.max_mb and folder_bytes(root) > limits.max_mb * 2**20:
+    if limits.max_mb and user_models_bytes(root) > limits.max_mb * 2**20:
         raise JobError("disk_full", max_mb=limits.max_mb)

@@ -49,6 +49,7 @@ from core.models import PAPER_MODELS
 from core.notices import NoticeError
 from core.training.config import TrainConfig
 from core.training.train import STOP_TEXT, Trainer, stop_record
+from service.budgets import is_signed_in_client
 from service.owners import PUBLIC
 from service.settings import DEFAULTS, Settings
 from service.store import open_store
@@ -134,6 +135,7 @@ class TrainLimits:
     max_jobs_per_owner: int = DEFAULTS.train_max_jobs_per_owner
     max_jobs_per_client: int = DEFAULTS.train_max_jobs_per_client  # anonymous jobs from one network address
     max_active_jobs: int = DEFAULTS.train_max_active_jobs
+    max_signed_in_jobs_per_client: int = DEFAULTS.train_max_signed_in_jobs_per_client  # signed-in users' jobs
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "TrainLimits":
@@ -145,6 +147,7 @@ class TrainLimits:
             settings.train_max_jobs_per_owner,
             settings.train_max_jobs_per_client,
             settings.train_max_active_jobs,
+            settings.train_max_signed_in_jobs_per_client,
         )
 
 
@@ -260,7 +263,8 @@ def submit_job(
     """Check the request and the file (read_rows: every UserDataError now, while the user waits), copy the
     file into a new job folder and queue it for `owner` (service.owners), whose task it makes. Nothing is written
     when a check fails, or when the owner, its `client` (a hash of its network address: service.budgets) or
-    the whole Space already has its quota of jobs waiting or running ("" for a client: not counted per address)."""
+    the whole Space already has its quota of jobs waiting or running ("" for a client: not counted per address;
+    a signed-in user's client, service.budgets.signed_in_client, has its own cap)."""
     limits = limits or TrainLimits.from_settings(Settings.load())
     if not file:
         raise JobError("no_file")
@@ -276,8 +280,9 @@ def submit_job(
     active = [j for j in list_jobs(root) if j["status"] in ACTIVE]
     if sum(j.get("owner", PUBLIC) == owner for j in active) >= limits.max_jobs_per_owner:
         raise JobError("too_many_jobs", max_jobs=limits.max_jobs_per_owner)
-    if client and sum(j.get("client") == client for j in active) >= limits.max_jobs_per_client:
-        raise JobError("too_many_jobs_client", max_jobs=limits.max_jobs_per_client)
+    per_client = limits.max_signed_in_jobs_per_client if is_signed_in_client(client) else limits.max_jobs_per_client
+    if client and sum(j.get("client") == client for j in active) >= per_client:
+        raise JobError("too_many_jobs_client", max_jobs=per_client)
     if len(active) >= limits.max_active_jobs:
         raise JobError("queue_full", max_jobs=limits.max_active_jobs)
     file = Path(file)

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.answers import CAPACITY as ANSWER_CAPACITY
@@ -57,15 +57,30 @@ class Settings(BaseSettings):
     train_max_jobs_per_client: Positive = Field(
         4, description="anonymous jobs from one network address waiting or running at once"
     )
+    train_max_signed_in_jobs_per_client: Positive = Field(
+        8,
+        description="signed-in users' jobs from one network address waiting or running at once (a class behind "
+        "one address signs in separately)",
+    )
     train_max_active_jobs: Positive = Field(10, description="jobs in the whole Space waiting or running at once")
     # a public Space (service.budgets.SpacePolicy)
     space_id: str = Field(
         "", validation_alias="SPACE_ID", description="set by Hugging Face on a Space: the defaults below change"
     )
+    # Hugging Face's OAuth, set by Hugging Face on a Space with `hf_oauth: true` (all of them: real_oauth)
+    system: str = Field("", validation_alias="SYSTEM", description="`spaces` on a Hugging Face Space")
+    oauth_client_id: str = Field("", validation_alias="OAUTH_CLIENT_ID", description="the Space's OAuth app")
+    oauth_client_secret: SecretStr = Field(
+        SecretStr(""), validation_alias="OAUTH_CLIENT_SECRET", description="the Space's OAuth app's secret"
+    )
+    oauth_scopes: str = Field("", validation_alias="OAUTH_SCOPES", description="what the sign-in may read")
+    openid_provider_url: str = Field(
+        "", validation_alias="OPENID_PROVIDER_URL", description="where visitors sign in (`https://huggingface.co`)"
+    )
     sign_in: Literal["required", "optional"] | None = Field(
         None,
         description="whether training, own probe cases and file attributions need a Hugging Face sign-in; "
-        "unset: `required` on a Space, else `optional`",
+        "unset: `required` on a Space, else `optional`; required without Hugging Face's OAuth: nobody may",
     )
     forwarded_hops: Count | None = Field(
         None,
@@ -75,7 +90,17 @@ class Settings(BaseSettings):
     upload_cache_mb: Amount = Field(512.0, description="Gradio's upload cache for all visitors together, in MB")
     uploads_per_minute: Positive = Field(20, description="uploads per client address a minute")
     binds_per_minute: Positive = Field(
-        30, description="`/owner` key bindings and page loads per client address a minute"
+        30, description="`/owner` key bindings per client address a minute (a page load binds in memory only)"
+    )
+    store_rows_per_client: Positive = Field(
+        2000,
+        description="owner bindings one client address keeps in the owner store (`owners.sqlite`) and in memory; "
+        "past it, that address's least recently used goes",
+    )
+    store_max_rows: Positive = Field(
+        100_000,
+        description="owner bindings in the store in all; past it, the ones idle for 30 days go, then new ones are "
+        "refused (one line: the store is full)",
     )
     # the user-models folder (service.cleanup.CleanupLimits)
     models_per_owner: Positive = Field(
@@ -94,7 +119,7 @@ class Settings(BaseSettings):
     sessions: Positive = Field(
         200,
         description="Gradio sessions kept (pages and API clients, least recently used dropped first; "
-        "`demo/sessions.py`); who a session acts for is kept in the owner store, which forgets nothing live",
+        "`demo/sessions.py`); who a session acts for is kept apart (`demo/owners.py`), which drops nothing live",
     )
     answer_cache: Count = Field(
         ANSWER_CAPACITY,
@@ -184,6 +209,13 @@ class Settings(BaseSettings):
         return self.sign_in == "required" if self.sign_in else self.on_space
 
     @property
+    def real_oauth(self) -> bool:
+        """Hugging Face's own sign-in is there: on a Space with `hf_oauth: true`. Elsewhere (a self-hosted copy, a
+        Docker run of the Space) Gradio would mock it and sign every visitor in as HF_TOKEN's owner."""
+        oauth = (self.oauth_client_id, self.oauth_client_secret.get_secret_value(), self.oauth_scopes)
+        return self.on_space and self.system == "spaces" and all(oauth) and bool(self.openid_provider_url)
+
+    @property
     def hops(self) -> int:
         return self.forwarded_hops if self.forwarded_hops is not None else int(self.on_space)
 
@@ -211,6 +243,8 @@ def one_line(err: ValidationError) -> str:
 
 def _default(name: str) -> str:
     value = Settings.model_fields[name].default
+    if isinstance(value, SecretStr):
+        value = value.get_secret_value()
     if value is None or value == "":
         return "unset"
     if isinstance(value, Path):

@@ -185,7 +185,7 @@ class TrainView:
 
 def build(lab: ServedLab, lab_view: LabView, visitors: Visitors) -> TrainView:
     queue = training_queue(lab, visitors.settings)
-    page = layout(queue.limits, visitors.policy.sign_in)
+    page = layout(queue.limits, visitors.policy)
     _wire_file(page, queue.limits)
     _wire_start(page, queue, visitors)
     _wire_job(page, lab, lab_view, queue, visitors)

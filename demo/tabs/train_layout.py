@@ -1,13 +1,13 @@
 """The Train tab's layout (demo/tabs/train.py wires it): the file and its columns, the training settings, the
 job with its curves, and publishing. Components only: no event, no job."""
 
-import os
 from dataclasses import dataclass
 
 import gradio as gr
 
 from core.models import PAPER_MODELS
 from demo.i18n import L, model_name
+from service.budgets import SpacePolicy
 from service.jobs import TrainLimits
 
 
@@ -95,15 +95,18 @@ def _settings_column(limits: TrainLimits) -> tuple:
     return model, vectors, epochs, minutes, start, cancel
 
 
-def layout(limits: TrainLimits, sign_in: bool) -> Page:
-    """Top to bottom: the sign-in (on a Space), the file and the settings side by side, the job, its status,
-    curves and confusion matrix, and the publishing accordion; `sign_in`: the policy asks visitors to sign in."""
-    on_space = bool(os.environ.get("SPACE_ID"))
+def layout(limits: TrainLimits, policy: SpacePolicy) -> Page:
+    """Top to bottom: the sign-in (where Hugging Face's own is there), the file and the settings side by side, the
+    job, its status, curves and confusion matrix, and the publishing accordion."""
     gr.Markdown(L("train_md"))
-    if on_space:  # Gradio's Hugging Face login works on a Space: training (and publishing) is for signed-in users
+    # a LoginButton is what makes Gradio add its OAuth routes: only with Hugging Face's own, never its mock, which
+    # would sign every visitor in as HF_TOKEN's owner
+    if policy.login:  # training (and publishing) is for signed-in users
         with gr.Row():
             gr.LoginButton()
-            gr.Markdown(L("train_sign_in") if sign_in else "")
+            gr.Markdown(L("train_sign_in") if policy.sign_in else "")
+    elif policy.sign_in:
+        gr.Markdown(L("train_sign_in_off"))
     with gr.Row():
         file, summary, text_column, label_column = _file_column()
         model, vectors, epochs, minutes, start, cancel = _settings_column(limits)
@@ -115,9 +118,9 @@ def layout(limits: TrainLimits, sign_in: bool) -> Page:
         dev_plot = gr.LinePlot(x="epoch", y="accuracy", label=L("train_dev"), elem_id="train-dev")
     confusion = gr.Dataframe(visible=False, interactive=False, label=L("train_confusion"), elem_id="train-confusion")
     with gr.Accordion(L("train_publish"), open=False):
-        with gr.Row():  # on a Space the sign-in above gives the token; elsewhere the user pastes one
+        with gr.Row():  # with Hugging Face's sign-in above it gives the token; elsewhere the user pastes one
             repo = gr.Textbox(label=L("train_repo"), placeholder="your-name/my-dcnn", elem_id="train-repo")
-            token = gr.Textbox(label=L("train_token"), type="password", visible=not on_space, elem_id="train-token")
+            token = gr.Textbox(label=L("train_token"), type="password", visible=not policy.login, elem_id="train-token")
         push = gr.Button(L("train_push"), elem_id="train-push")
         pushed = gr.Markdown(elem_id="train-pushed")
     return Page(

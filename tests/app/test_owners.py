@@ -183,25 +183,40 @@ def test_the_quota_counts_one_owners_active_jobs_and_is_worded_in_both_languages
 
 
 def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user(tmp_path):
+    from dataclasses import replace
     from types import SimpleNamespace as Request
 
     from demo.owners import Visitors
     from service.owners import HF_USER, NOBODY
     from service.store import Store
 
-    visitors = Visitors(Settings.load(), Store(tmp_path / "owners.sqlite"))
+    settings = Settings(store_rows_per_client=100)
+    visitors = Visitors(settings, Store(tmp_path / "owners.sqlite"))
     key = visitors.on_page("", Request(session_hash="first-visit-page"))  # a new browser: a new key for it to keep
     assert len(key) >= 16 and visitors.owner(Request(session_hash="first-visit-page")) == owner_id(KEY, key)
     assert visitors.on_page(key, Request(session_hash="reload")) == key  # a reload keeps the owner
     assert visitors.owner(Request(session_hash="reload")) == owner_id(KEY, key)
+    # off a Space (no Hugging Face OAuth) a profile signs nobody in; with it, the page acts for the user
+    visitors.on_page(key, Request(session_hash="signed-in"), Request(username="alice"))
+    assert visitors.owner(Request(session_hash="signed-in")) == owner_id(KEY, key)
+    visitors.policy = replace(visitors.policy, login=True)
     visitors.on_page(key, Request(session_hash="signed-in"), Request(username="alice"))
     assert visitors.owner(Request(session_hash="signed-in")) == owner_id(HF_USER, "alice") != owner_id(KEY, key)
     assert visitors.on_page("short", Request(session_hash="forged")) != "short"  # not a key: a new one
-    for i in range(300):  # a flood of page loads pushes no binding out
+    assert visitors.store.bindings() == 0  # page loads write nothing
+    visitors.on_page("", Request(session_hash="elsewhere", client=Request(host="10.0.0.9")))
+    for i in range(300):  # one address's flood of page loads pushes out only its own
         visitors.on_page("", Request(session_hash=f"flood-{i}"))
-    assert visitors.owner(Request(session_hash="first-visit-page")) == owner_id(KEY, key)
-    reloaded = Visitors(Settings.load(), Store(tmp_path / "owners.sqlite"))
+    assert (
+        visitors.owner(Request(session_hash="flood-199")) == NOBODY != visitors.owner(Request(session_hash="flood-299"))
+    )
+    assert visitors.owner(Request(session_hash="elsewhere")) != NOBODY
+    visitors.pages.put("reload", owner_id(KEY, key), visitors.client(Request(session_hash="reload")))
+    assert visitors.writer(Request(session_hash="reload")) == (owner_id(KEY, key), visitors.client(None))
+    assert visitors.store.bindings() == 1  # owner-bound work kept the page's binding: it outlives a restart
+    reloaded = Visitors(settings, Store(tmp_path / "owners.sqlite"))
     assert reloaded.owner(Request(session_hash="reload")) == owner_id(KEY, key)
+    assert reloaded.owner(Request(session_hash="first-visit-page")) != owner_id(KEY, key)  # its reload binds again
     unbound = "api-client-0123456789"
     assert visitors.owner(Request(session_hash=unbound)) == owner_id(KEY, unbound)  # unbound: the session itself
     assert visitors.owner(Request(session_hash="x")) == NOBODY  # too short to be anybody's key
@@ -219,3 +234,30 @@ def test_the_page_everybody_is_sent_names_no_visitors_task(lab, user_models):
     page = json.dumps(demo.get_config_file(), ensure_ascii=False, default=str)
     assert all(path.parent.name in lab.tasks() for path in private)  # served
     assert not any(trace in page for path in private for trace in (path.parent.name, "class_reviews"))
+
+
+def test_signed_in_work_from_one_address_has_a_cap_of_its_own(tmp_path):
+    from dataclasses import replace
+    from types import SimpleNamespace as Request
+
+    from demo.owners import Visitors
+    from service.budgets import signed_in_client
+    from service.owners import HF_USER
+    from service.store import Store
+
+    visitors = Visitors(Settings(sign_in="required"), Store(tmp_path / "owners.sqlite"))
+    visitors.policy = replace(visitors.policy, login=True)  # Hugging Face's own sign-in
+    hall = Request(session_hash="page-of-alice", client=Request(host="10.0.0.1"))
+    owner, client = visitors.writer(hall, Request(username="alice"))
+    assert owner == owner_id(HF_USER, "alice") and client == signed_in_client(visitors.client(hall))
+    path = write_csv(tmp_path / "r.csv", reviews(20))
+    limits = TrainLimits(max_jobs_per_owner=5, max_jobs_per_client=1, max_signed_in_jobs_per_client=2)
+    for user in ("alice", "bob"):
+        submit_job(path, "dcnn", root=tmp_path, limits=limits, owner=user, client=client)
+    with pytest.raises(JobError) as err:  # a third signed-in user behind the same address
+        submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="carol", client=client)
+    assert err.value.code == "too_many_jobs_client" and err.value.params["max_jobs"] == 2
+    anonymous = visitors.client(hall)  # the same address's anonymous work counts apart, against its own cap
+    submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="key-owner", client=anonymous)
+    with pytest.raises(JobError):
+        submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="key-owner-2", client=anonymous)

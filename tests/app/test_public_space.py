@@ -259,6 +259,11 @@ def test_the_redteam_tool_s_quick_cases_hold_against_the_app(lab_root, tmp_path_
     assert "bound client still sees its job" in printed and "task digest 64 bits, job id 64 bits" in printed
 
 
+def login_buttons(config: dict) -> list:
+    """The page's gr.LoginButtons: with one, Gradio adds its OAuth routes and session middleware."""
+    return [c for c in config["components"] if c.get("props", {}).get("logout_value")]
+
+
 def test_on_a_space_the_train_tab_asks_for_a_sign_in_first(lab_root, monkeypatch):
     import gradio.oauth
 
@@ -266,9 +271,62 @@ def test_on_a_space_the_train_tab_asks_for_a_sign_in_first(lab_root, monkeypatch
 
     monkeypatch.setenv("SPACE_ID", "someone/sentence-lab")
     monkeypatch.setenv("SYSTEM", "spaces")  # what a Space sets beside SPACE_ID: Gradio then uses the real OAuth
-    for name in ("OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET", "OAUTH_SCOPES", "OPENID_PROVIDER_URL"):  # read at import
-        monkeypatch.setattr(gradio.oauth, name, "set-by-the-space")
+    for name in ("OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET", "OAUTH_SCOPES", "OPENID_PROVIDER_URL"):
+        monkeypatch.setenv(name, "set-by-the-space")  # what the app reads (Settings.real_oauth)
+        monkeypatch.setattr(gradio.oauth, name, "set-by-the-space")  # what Gradio read at import
     monkeypatch.delenv("LAB_SIGN_IN", raising=False)
-    demo = build_demo(ServedLab.load(lab_root), str(lab_root), Settings.load())
+    settings = Settings.load()
+    assert settings.real_oauth
+    demo = build_demo(ServedLab.load(lab_root), str(lab_root), settings)
     config = json.dumps(demo.get_config_file(), default=str)
-    assert "train_sign_in" in config and "Sign in with Hugging Face" in config  # the sign-in line and its button
+    assert "train_sign_in" in config and login_buttons(demo.get_config_file())  # the sign-in line and its button
+    assert demo.expects_oauth
+    for name in ("SYSTEM", "OAUTH_CLIENT_SECRET"):  # any one missing: no real OAuth
+        with monkeypatch.context() as without:
+            without.delenv(name)
+            assert not Settings.load().real_oauth
+
+
+def test_a_copy_of_the_space_without_hugging_face_s_oauth_signs_nobody_in(lab_root, tmp_path_factory, tmp_path):
+    """SPACE_ID set, no OAuth (a Docker run of the Space): Gradio would mock the sign-in as HF_TOKEN's owner. The
+    app starts without a sign-in button or login routes, and refuses writing work to everybody in one line."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("HF_TOKEN", "hf_dummy_token_of_the_operator")
+        for name in ("SYSTEM", "LAB_SIGN_IN", "OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET", "OPENID_PROVIDER_URL"):
+            monkeypatch.delenv(name, raising=False)
+        url, root, close = launch(lab_root, tmp_path_factory, monkeypatch, SPACE_ID="someone/sentence-lab")
+        try:
+            config = httpx.get(url + "config").json()
+            assert not login_buttons(config) and "train_sign_in_off" in json.dumps(config)
+            assert httpx.get(url + "login/huggingface", follow_redirects=False).status_code == 404
+            cached = upload(url, write_csv(tmp_path / "any.csv", reviews(30))).json()[0]
+            answer = rest_train(url, f"identity-{'z' * 16}", cached)
+            assert "which this copy of the lab does not offer" in answer["error"], answer
+            assert not (root / "jobs").exists() or not list((root / "jobs").iterdir())
+            client = Client(url, verbose=False)  # reading stays open to everybody
+            assert client.predict("a fun film", "dcnn", "auto", "auto", api_name="/predict")["label"]
+            client.close()
+        finally:
+            close()
+
+
+def test_a_locked_owner_store_refuses_owner_in_one_line_and_predictions_go_on(space):
+    """Another process holds the store's lock: `/owner` answers the store's line at once (not a bare error after
+    waiting), and a prediction does not wait for the store."""
+    import sqlite3
+
+    holder = sqlite3.connect(space.root / "owners.sqlite", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        start = time.monotonic()
+        posted = httpx.post(f"{space.url}gradio_api/call/owner", json={"data": ["k" * 24], "session_hash": "s" * 20})
+        answer = httpx.get(f"{space.url}gradio_api/call/owner/{posted.json()['event_id']}", timeout=30).text
+        assert "the owner store is busy or full; try again in a minute" in answer, answer
+        assert time.monotonic() - start < 5
+        client = space()
+        start = time.monotonic()
+        assert client.predict("a fun film", "dcnn", "auto", "auto", api_name="/predict")["label"]
+        assert time.monotonic() - start < 5
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

@@ -9,6 +9,7 @@ import pytest
 from service.cleanup import CleanupLimits, check_quota, clean_user_models
 from service.jobs import JobError, jobs_dir, list_jobs, write_job
 from service.settings import Settings
+from service.store import STORE_FILES
 
 NOW = 1_800_000_000.0
 HOUR = 3600.0
@@ -83,6 +84,9 @@ def test_over_the_disk_quota_nobody_s_model_goes_and_new_jobs_are_refused(tmp_pa
     with pytest.raises(JobError) as err:  # 9 MB in a 5.5 MB quota: the next job waits, every model stays
         check_quota(tmp_path, CleanupLimits(max_mb=5.5))
     assert err.value.code == "disk_full"
+    check_quota(tmp_path, CleanupLimits(max_mb=10))
+    for name in STORE_FILES:  # the owner store's bytes are bounded by its row caps, not by this quota
+        (tmp_path / name).write_bytes(b"x" * 2 * mb)
     check_quota(tmp_path, CleanupLimits(max_mb=10))
 
 
