@@ -335,8 +335,9 @@ def finite_number(value) -> bool:
 
 def job_client(job: dict) -> tuple[str, str]:
     """Whom the queue takes turns between: an anonymous job's network address (its `client`), else its owner (a
-    signed-in user, from wherever they connect, or the operator's PUBLIC)."""
-    return ("client", job["client"]) if job.get("client") else ("owner", job.get("owner", PUBLIC))
+    signed-in user, from wherever they connect: their client is marked, service.budgets; or the operator's PUBLIC)."""
+    client = job.get("client")
+    return ("client", client) if client and not is_signed_in_client(client) else ("owner", job.get("owner", PUBLIC))
 
 
 def queue_order(jobs: list[dict]) -> list[dict]:

@@ -48,7 +48,10 @@ def test_a_signed_in_user_is_one_client_from_every_address(tmp_path):
     from demo.owners import Visitors
     from service.store import Store
 
+    from dataclasses import replace
+
     visitors = Visitors(Settings.load(), Store(tmp_path / "owners.sqlite"))
+    visitors.policy = replace(visitors.policy, login=True)  # Hugging Face's own sign-in
 
     def sender(address: str, user: str | None = None) -> tuple[str, str]:
         request = Request(session_hash=f"session-{address}-{user}", headers={}, client=Request(host=address))
