@@ -31,12 +31,10 @@ if __name__ == "__main__":
     gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
     bound_malloc()  # before the model threads first allocate: freed memory is given back (demo/memory.py)
     threading.Thread(target=warm_up, args=(lab, demo), daemon=True).start()
-    # every model event a client's fair share admits enters its handler at once, then demo.runner.LANES (short,
-    # long) give its work turns between clients
+    # every model event a client's fair share admits enters its handler, then demo.runner.LANES give turns
     # fmt: off
     queued(demo, settings).launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        theme=THEME, css=CSS, i18n=I18N, app_kwargs=app_kwargs(settings),  # body limit, fair shares, REST
-        max_threads=handler_threads(settings),
+        theme=THEME, css=CSS, i18n=I18N, app_kwargs=app_kwargs(settings), max_threads=handler_threads(settings),
         state_session_capacity=settings.sessions)  # what Gradio keeps per visitor, bounded: demo/sessions.py

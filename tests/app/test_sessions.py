@@ -4,7 +4,6 @@ in its own process leaves its RSS flat."""
 
 import json
 import time
-import uuid
 
 import httpx
 import pytest
@@ -44,13 +43,20 @@ def test_a_rest_call_naming_no_session_leaves_no_state(app):
 
 
 def test_a_rest_call_naming_its_session_keeps_it(app):
+    """A page's session (a gradio_client Client) is not forgotten when a REST call names it: the call is answered
+    as that session (demo/rest.py) and only a call's own event id is dropped."""
     url, sessions, _ = app
-    named = uuid.uuid4().hex  # shaped like an event id: only the call's own event id is forgotten
-    posted = httpx.post(
-        f"{url}gradio_api/call/predict", json={"data": list(SENTENCE), "session_hash": named}, timeout=60
-    )
-    answer = httpx.get(f"{url}gradio_api/call/predict/{posted.json()['event_id']}", timeout=60)
-    assert "event: complete" in answer.text and named in sessions
+    client = Client(url, verbose=False)
+    try:
+        assert client.predict(*SENTENCE, api_name="/predict")["label"]
+        named = client.session_hash
+        posted = httpx.post(
+            f"{url}gradio_api/call/predict", json={"data": list(SENTENCE), "session_hash": named}, timeout=60
+        )
+        answer = httpx.get(f"{url}gradio_api/call/predict/{posted.json()['event_id']}", timeout=60)
+        assert "event: complete" in answer.text and named in sessions
+    finally:
+        client.close()
 
 
 def test_sessions_beyond_the_capacity_go_least_recently_used_first(app):

@@ -1,0 +1,101 @@
+"""Red-team cases on shared capacity (fair shares, service.fair), each run against a live app by tools/redteam.py:
+one address sends FLOOD concurrent long /compare calls (150 words, every attribution method) for SECONDS, through
+the REST pool or through Gradio's queue, while an honest visitor at another address calls /predict once a second
+the same way. Held when the honest calls' p95 is within a second and none failed. The app must trust one proxy
+(LAB_FORWARDED_HOPS=1, as tools/redteam.py starts it): the two addresses are X-Forwarded-For's."""
+
+import asyncio
+import json
+import time
+import uuid
+
+import httpx
+
+FLOOD, SECONDS = 200, 90.0
+ATTACKER, HONEST = "203.0.113.66", "198.51.100.77"
+LONG = " ".join(["the plot is dull but the music is rather good"] * 15)  # 150 words
+RETRY_S = 0.1  # a refused flooder asks again at once, whatever Retry-After says
+
+
+async def rest_call(http: httpx.AsyncClient, url: str, api: str, data: list, address: str) -> int:
+    """One REST call to its answer: 200 when it completed, else the refusal's status (or 0: no answer)."""
+    posted = await http.post(f"{url}gradio_api/call/{api}", json={"data": data}, headers={"x-forwarded-for": address})
+    if posted.status_code != 200:
+        return posted.status_code
+    answer = await http.get(f"{url}gradio_api/call/{api}/{posted.json()['event_id']}")
+    return 200 if "event: complete" in answer.text else 0
+
+
+async def queue_call(http: httpx.AsyncClient, url: str, fn_index: int, data: list, address: str) -> int:
+    """One event as the page sends it (join, then the session's stream): 200 when it completed, else the join's
+    status (or 0: no answer)."""
+    session = uuid.uuid4().hex
+    body = {"data": data, "fn_index": fn_index, "session_hash": session, "event_data": None, "trigger_id": None}
+    joined = await http.post(f"{url}gradio_api/queue/join", json=body, headers={"x-forwarded-for": address})
+    if joined.status_code != 200:
+        return joined.status_code
+    params = {"session_hash": session}
+    async with http.stream("GET", f"{url}gradio_api/queue/data", params=params) as stream:
+        async for line in stream.aiter_lines():
+            message = json.loads(line[5:]) if line.startswith("data:") else {}
+            if message.get("msg") == "process_completed":
+                return 200 if message.get("success") else 0
+    return 0
+
+
+async def flooded(url: str, path: str) -> dict:
+    """The flood and the honest visitor together, through `path` ("rest" or "queue"): the honest latencies and
+    failures, and what the flood got."""
+    limits = httpx.Limits(max_connections=FLOOD + 20, max_keepalive_connections=FLOOD + 20)
+    async with httpx.AsyncClient(timeout=httpx.Timeout(300.0), limits=limits) as http:
+        config = (await http.get(f"{url}config")).json()
+        index = {d.get("api_name"): d["id"] for d in config["dependencies"]}
+
+        async def call(api: str, data: list, address: str) -> int:
+            if path == "rest":
+                return await rest_call(http, url, api, data, address)
+            return await queue_call(http, url, index[api], data, address)
+
+        deadline, flood = time.monotonic() + SECONDS, {"answered": 0, "refused": 0}
+
+        async def attacker() -> None:
+            while time.monotonic() < deadline:
+                status = await call("compare", [LONG, "sst5", "en", "all"], ATTACKER)
+                flood["answered" if status == 200 else "refused"] += 1
+                if status != 200:
+                    await asyncio.sleep(RETRY_S)
+
+        async def honest() -> tuple[list[float], int]:
+            times, failed, n = [], 0, 0
+            while time.monotonic() < deadline:
+                n += 1
+                start = time.monotonic()
+                status = await call("predict", [f"It is not a bad film, take {n}.", "dcnn", "sst5", "auto"], HONEST)
+                times.append(time.monotonic() - start)
+                failed += status != 200
+                await asyncio.sleep(max(0.0, 1.0 - times[-1]))
+            return times, failed
+
+        tasks = [asyncio.create_task(attacker()) for _ in range(FLOOD)]
+        await asyncio.sleep(3)  # the flood fills the pool first
+        times, failed = await honest()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    times.sort()
+    return {"p95": times[int(0.95 * (len(times) - 1))], "calls": len(times), "failed": failed, **flood}
+
+
+def _case(url: str, path: str) -> tuple[bool, str]:
+    got = asyncio.run(flooded(url, path))
+    held = got["p95"] <= 1.0 and got["failed"] == 0
+    return held, (
+        f"{FLOOD} long /compare from one address for {SECONDS:.0f} s ({got['answered']} answered, {got['refused']} "
+        f"refused): honest /predict p95 {got['p95']:.2f} s, {got['failed']} of {got['calls']} failed"
+    )
+
+
+def case_rest_flood_leaves_predict_alone(url: str) -> tuple[bool, str]:
+    return _case(url, "rest")
+
+
+def case_queue_flood_leaves_predict_alone(url: str) -> tuple[bool, str]:
+    return _case(url, "queue")
