@@ -11,6 +11,7 @@ import uuid
 
 import httpx
 
+QUICK = ("one_session_four_calls",)
 FLOOD, SECONDS = 200, 90.0
 ATTACKER, HONEST = "203.0.113.66", "198.51.100.77"
 LONG = " ".join(["the plot is dull but the music is rather good"] * 15)  # 150 words
@@ -99,3 +100,25 @@ def case_rest_flood_leaves_predict_alone(url: str) -> tuple[bool, str]:
 
 def case_queue_flood_leaves_predict_alone(url: str) -> tuple[bool, str]:
     return _case(url, "queue")
+
+
+def case_one_session_four_calls(url: str) -> tuple[bool, str]:
+    """Four concurrent REST /predict calls naming one session (Gradio's own path never completed them)."""
+    session = uuid.uuid4().hex
+
+    async def four() -> list[int]:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(60.0)) as http:
+            calls = []
+            for n in range(4):
+                body = {"data": [f"It is not a bad film, take {n}.", "dcnn", "sst5", "auto"], "session_hash": session}
+                calls.append(http.post(f"{url}gradio_api/call/predict", json=body))
+            posted = await asyncio.gather(*calls)
+            answers = await asyncio.gather(
+                *(http.get(f"{url}gradio_api/call/predict/{p.json()['event_id']}") for p in posted)
+            )
+        return [200 if "event: complete" in a.text else a.status_code for a in answers]
+
+    start = time.monotonic()
+    statuses = asyncio.run(four())
+    done = statuses.count(200)
+    return done == 4, f"{done} of 4 completed in {time.monotonic() - start:.1f} s"

@@ -247,7 +247,7 @@ def test_the_redteam_tool_s_quick_cases_hold_against_the_app(lab_root, tmp_path_
     from tools.redteam import cases, run
 
     chosen = cases(quick=True)
-    assert set(chosen) >= {"short_session", "bad_numbers", "task_key_bits", "owner_flood"}
+    assert set(chosen) >= {"short_session", "bad_numbers", "task_key_bits", "owner_flood", "one_session_four_calls"}
     with pytest.MonkeyPatch.context() as monkeypatch:
         url, _, close = launch(lab_root, tmp_path_factory, monkeypatch)
         try:
