@@ -1,11 +1,14 @@
 """Red-team cases on shared capacity (fair shares, service.fair), each run against a live app by tools/redteam.py:
 one address sends FLOOD concurrent long /compare calls (150 words, every attribution method) for SECONDS, through
 the REST pool or through Gradio's queue, while an honest visitor at another address calls /predict once a second
-the same way. Held when the honest calls' p95 is within a second and none failed. The app must trust one proxy
-(LAB_FORWARDED_HOPS=1, as tools/redteam.py starts it): the two addresses are X-Forwarded-For's."""
+the same way. Held when the honest calls' p95 is within a second and none failed. The flood runs in a process at
+the lowest CPU priority (on a Space the attacker's CPU is its own; here it shares the app's two cores). The app must
+trust one proxy (LAB_FORWARDED_HOPS=1, as tools/redteam.py starts it): the two addresses are X-Forwarded-For's."""
 
 import asyncio
 import json
+import multiprocessing
+import os
 import time
 import uuid
 
@@ -44,49 +47,85 @@ async def queue_call(http: httpx.AsyncClient, url: str, fn_index: int, data: lis
     return 0
 
 
-async def flooded(url: str, path: str) -> dict:
-    """The flood and the honest visitor together, through `path` ("rest" or "queue"): the honest latencies and
-    failures, and what the flood got."""
+async def _calls(http: httpx.AsyncClient, url: str, path: str):
+    """call(api, data, address) through `path` ("rest" or "queue")."""
+    index = {d.get("api_name"): d["id"] for d in (await http.get(f"{url}config")).json()["dependencies"]}
+
+    async def call(api: str, data: list, address: str) -> int:
+        if path == "rest":
+            return await rest_call(http, url, api, data, address)
+        return await queue_call(http, url, index[api], data, address)
+
+    return call
+
+
+async def attack(url: str, path: str, seconds: float) -> dict:
+    """FLOOD callers from ATTACKER for `seconds`, each asking again as soon as it is answered or refused."""
     limits = httpx.Limits(max_connections=FLOOD + 20, max_keepalive_connections=FLOOD + 20)
     async with httpx.AsyncClient(timeout=httpx.Timeout(300.0), limits=limits) as http:
-        config = (await http.get(f"{url}config")).json()
-        index = {d.get("api_name"): d["id"] for d in config["dependencies"]}
+        call, deadline, got = await _calls(http, url, path), time.monotonic() + seconds, {"answered": 0, "refused": 0}
 
-        async def call(api: str, data: list, address: str) -> int:
-            if path == "rest":
-                return await rest_call(http, url, api, data, address)
-            return await queue_call(http, url, index[api], data, address)
-
-        deadline, flood = time.monotonic() + SECONDS, {"answered": 0, "refused": 0}
-
-        async def attacker() -> None:
+        async def caller() -> None:
             while time.monotonic() < deadline:
                 status = await call("compare", [LONG, "sst5", "en", "all"], ATTACKER)
-                flood["answered" if status == 200 else "refused"] += 1
+                got["answered" if status == 200 else "refused"] += 1
                 if status != 200:
                     await asyncio.sleep(RETRY_S)
 
-        async def honest() -> tuple[list[float], int]:
-            times, failed, n = [], 0, 0
-            while time.monotonic() < deadline:
-                n += 1
-                start = time.monotonic()
-                status = await call("predict", [f"It is not a bad film, take {n}.", "dcnn", "sst5", "auto"], HONEST)
-                times.append(time.monotonic() - start)
-                failed += status != 200
-                await asyncio.sleep(max(0.0, 1.0 - times[-1]))
-            return times, failed
+        await asyncio.gather(*(caller() for _ in range(FLOOD)), return_exceptions=True)
+    return got
 
-        tasks = [asyncio.create_task(attacker()) for _ in range(FLOOD)]
-        await asyncio.sleep(3)  # the flood fills the pool first
-        times, failed = await honest()
-        await asyncio.gather(*tasks, return_exceptions=True)
+
+def _attacker(url: str, path: str, seconds: float, out) -> None:
+    """The flood in a process of its own at the lowest CPU priority: an attacker's CPU is not the Space's, and
+    here both share the app's two cores. Its counts go to `out` every second."""
+    os.nice(19)
+    got: dict = {}
+
+    async def run() -> None:
+        task = asyncio.create_task(attack(url, path, seconds))
+        while not task.done():
+            await asyncio.sleep(1)
+        got.update(task.result())
+
+    asyncio.run(run())
+    out.put(got)
+
+
+async def honest(url: str, path: str, seconds: float) -> tuple[list[float], int]:
+    """/predict from HONEST once a second for `seconds`, a new sentence each time: (latencies, failures)."""
+    async with httpx.AsyncClient(timeout=httpx.Timeout(300.0)) as http:
+        call, deadline, failed = await _calls(http, url, path), time.monotonic() + seconds, 0
+        times: list[float] = []
+        while time.monotonic() < deadline:
+            start = time.monotonic()
+            text = f"It is not a bad film, take {len(times)}."
+            failed += await call("predict", [text, "dcnn", "sst5", "auto"], HONEST) != 200
+            times.append(time.monotonic() - start)
+            await asyncio.sleep(max(0.0, 1.0 - times[-1]))
+    return times, failed
+
+
+def flooded(url: str, path: str) -> dict:
+    """The flood and the honest visitor together: the honest latencies and failures, and what the flood got."""
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    flood = context.Process(target=_attacker, args=(url, path, SECONDS + 5, out))
+    flood.start()
+    try:
+        time.sleep(5)  # the flood fills the pool first
+        times, failed = asyncio.run(honest(url, path, SECONDS))
+        got = out.get(timeout=600)  # its callers end with their requests in flight
+    finally:
+        flood.join(10)
+        if flood.is_alive():
+            flood.kill()
     times.sort()
-    return {"p95": times[int(0.95 * (len(times) - 1))], "calls": len(times), "failed": failed, **flood}
+    return {"p95": times[int(0.95 * (len(times) - 1))], "calls": len(times), "failed": failed, **got}
 
 
 def _case(url: str, path: str) -> tuple[bool, str]:
-    got = asyncio.run(flooded(url, path))
+    got = flooded(url, path)
     held = got["p95"] <= 1.0 and got["failed"] == 0
     return held, (
         f"{FLOOD} long /compare from one address for {SECONDS:.0f} s ({got['answered']} answered, {got['refused']} "
