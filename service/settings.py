@@ -145,7 +145,7 @@ class Settings(BaseSettings):
         "of a core, 10 ms 1.3% (performance.md)",
     )
     direct_rest: bool = Field(
-        True, description="REST `/predict` and `/compare` calls that name no session answered beside Gradio's queue"
+        True, description="REST `/predict` and `/compare` calls answered beside Gradio's queue (a session named or not)"
     )
     serve_backend: Literal["local", "ray"] = Field(
         "local", description="where the model worker runs: the app's own process, or a Ray Serve deployment"
