@@ -132,6 +132,15 @@ def test_a_short_session_id_owns_nothing_and_bad_numbers_get_one_line(space, tmp
     assert "too short" in answer
 
 
+def assert_reading_open(url: str) -> None:
+    """Reading stays open to everybody, whoever may write."""
+    client = Client(url, verbose=False)
+    try:
+        assert client.predict("a fun film", "dcnn", "auto", "auto", api_name="/predict")["label"]
+    finally:
+        client.close()
+
+
 def test_training_needs_a_sign_in_when_the_policy_says_so(lab_root, tmp_path_factory, tmp_path):
     with pytest.MonkeyPatch.context() as monkeypatch:
         url, root, close = launch(lab_root, tmp_path_factory, monkeypatch, LAB_SIGN_IN="required")
@@ -140,9 +149,7 @@ def test_training_needs_a_sign_in_when_the_policy_says_so(lab_root, tmp_path_fac
             answers = [rest_train(url, f"identity-{i:03d}-{'z' * 12}", cached) for i in range(10)]
             assert all("need a Hugging Face sign-in" in a["error"] for a in answers), answers
             assert not (root / "jobs").exists() or not list((root / "jobs").iterdir())
-            client = Client(url, verbose=False)  # reading stays open to everybody
-            assert client.predict("a fun film", "dcnn", "auto", "auto", api_name="/predict")["label"]
-            client.close()
+            assert_reading_open(url)
         finally:
             close()
 
@@ -303,9 +310,7 @@ def test_a_copy_of_the_space_without_hugging_face_s_oauth_signs_nobody_in(lab_ro
             answer = rest_train(url, f"identity-{'z' * 16}", cached)
             assert "which this copy of the lab does not offer" in answer["error"], answer
             assert not (root / "jobs").exists() or not list((root / "jobs").iterdir())
-            client = Client(url, verbose=False)  # reading stays open to everybody
-            assert client.predict("a fun film", "dcnn", "auto", "auto", api_name="/predict")["label"]
-            client.close()
+            assert_reading_open(url)
         finally:
             close()
 
