@@ -15,9 +15,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
-from demo import CSS, I18N, THEME, app_kwargs, bound_malloc, build_demo, handler_threads, queued, warm_up
+from demo import CSS, I18N, THEME, build_demo
 from service.lab import ServedLab
 from service.settings import Settings
+from web import app_kwargs, bound_malloc, handler_threads, queued, warm_up
 
 settings = Settings.at_start()  # every LAB_* variable, read once here and passed down (service/settings.py)
 # before the checkpoints load: their log says, one line each, where each came from (task/model <- source)
@@ -29,12 +30,12 @@ demo = build_demo(lab, ROOT, settings)
 
 if __name__ == "__main__":
     gc.freeze()  # the models and the UI live as long as the process: keep them out of every garbage collection
-    bound_malloc()  # before the model threads first allocate: freed memory is given back (demo/memory.py)
+    bound_malloc()  # before the model threads first allocate: freed memory is given back (web/memory.py)
     threading.Thread(target=warm_up, args=(lab, demo), daemon=True).start()
-    # every model event a client's fair share admits enters its handler, then demo.runner.LANES give turns
+    # every model event a client's fair share admits enters its handler, then web.runner.LANES give turns
     # fmt: off
     queued(demo, settings).launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
         theme=THEME, css=CSS, i18n=I18N, app_kwargs=app_kwargs(settings), max_threads=handler_threads(settings),
-        state_session_capacity=settings.sessions)  # what Gradio keeps per visitor, bounded: demo/sessions.py
+        state_session_capacity=settings.sessions)  # what Gradio keeps per visitor, bounded: web/sessions.py

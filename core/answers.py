@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Hashable
 
 CAPACITY = 256  # answers of up to MAX_WORDS words, 17-70 KB each (8-40 words): 4-18 MB
-MAX_WORDS = 40  # the app's short lane (demo/runner.py LONG_WORDS): longer texts are rarely sent twice
+MAX_WORDS = 40  # the app's short lane (web/runner.py LONG_WORDS): longer texts are rarely sent twice
 
 
 def checkpoint_identity(checkpoint, source: str) -> str:

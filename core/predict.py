@@ -118,7 +118,7 @@ class Prediction:
 
 
 # why a model gave no answer (ModelFailure.code): it raised on this input, its checkpoint could not be loaded, or
-# the process running it (demo/runner.py's worker) ended while it ran
+# the process running it (web/runner.py's worker) ended while it ran
 FAILURE_CODES = ("model_error", "checkpoint_unreadable", "worker_ended")
 
 
@@ -150,7 +150,7 @@ class CheckedText:
 @dataclass(frozen=True)
 class ModelJob:
     """One model's work on a checked text, as data another process can run (`Lab.run` there; the Space's model
-    worker, service.serving, to which demo/runner.py sends long requests so that they never hold the server's
+    worker, service.serving, to which web/runner.py sends long requests so that they never hold the server's
     GIL): the checkpoint travels as its directory and is loaded there once."""
 
     directory: str

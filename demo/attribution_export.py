@@ -3,7 +3,7 @@ attribution method, returned as files to download (attributions.jsonl, words.csv
 same files `make attribute` writes (core/analysis/export.py). Pure function first, then layout and wiring.
 
 An export is long work on a budget: its chunks run in the model worker through the long lane, in arrival order
-with the long requests (demo/runner.py), up to EXPORT_MAX_WORDS words and Settings.export_seconds of the worker's time;
+with the long requests (web/runner.py), up to EXPORT_MAX_WORDS words and Settings.export_seconds of the worker's time;
 its event has a concurrency group of its own (EXPORT_CONCURRENCY at once), so that the `model` group's slots
 stay for /predict, /compare and the Lab. Its files are written in a temporary folder, copied into Gradio's cache
 (which Gradio cleans) and the folder removed before the answer goes out."""
@@ -29,12 +29,12 @@ from core.analysis.export import (
 from core.notices import InputError
 from core.predict import Cancelled
 from demo.i18n import L, error, failure_text, notice_text, request_lang, t
-from demo.owners import Visitors
-from demo.page_load import on_page_load
 from demo.plots import esc
-from demo.runner import ModelFailureError, RequestGate, abandoned
 from service.lab import ServedLab
 from service.settings import DEFAULTS
+from web.owners import Visitors
+from web.page_load import on_page_load
+from web.runner import ModelFailureError, RequestGate, abandoned
 
 EXPORT_CONCURRENCY = 2  # exports in their handlers at once; the others wait in Gradio's queue, holding nothing
 

@@ -9,10 +9,10 @@ from core.analysis.attribution import DEFAULT_METHODS, FAITHFULNESS, METHODS, mo
 from core.analysis.plausibility import TOP_K
 from core.predict import ALL, AUTO, Prediction
 from demo.i18n import L, label_name, model_name, request_lang, t, task_name
-from demo.owners import Visitors
-from demo.page_load import on_page_load
 from demo.plots import esc
 from service.lab import ServedLab
+from web.owners import Visitors
+from web.page_load import on_page_load
 
 
 def method_name(method: str, ui: str) -> str:

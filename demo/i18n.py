@@ -231,7 +231,7 @@ def example_labels(lang: str) -> list[str]:
 
 def source_text(source: str, lang: str) -> str:
     """Where a checkpoint came from (core.checkpoints.hub: "bundled: <path>", "hub: <repo>@<rev>",
-    "directory: <path>"; demo.training: "trained here: <task>/<model>" or "trained here: job <id>") in the UI
+    "directory: <path>"; web.training: "trained here: <task>/<model>" or "trained here: job <id>") in the UI
     language."""
     kind, _, where = source.partition(": ")
     key = "source_" + kind.replace(" ", "_")

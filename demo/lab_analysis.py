@@ -22,8 +22,8 @@ from demo.lab_html import Known, result_html, top_map_view
 from demo.lab_text import intervention_section, notices_text, summary_text
 from demo.links import LinkState, intervention_specs, number, state_to_query
 from demo.plots import esc, md
-from demo.runner import MODEL_POOL, RequestGate, abandoned
 from service.lab import ServedLab
+from web.runner import MODEL_POOL, RequestGate, abandoned
 
 log = logging.getLogger(__name__)
 STATUS_EVERY_S = 0.5  # how often a slow analysis says how far it is

@@ -1,21 +1,21 @@
 """The whole app: a banner for load problems, then the Lab, Probes, Treebank, Train, Checkpoints and API tabs.
-Each visitor sees the public models and its own (demo/owners.py): a page load says who the visitor is."""
+Each visitor sees the public models and its own (web/owners.py): a page load says who the visitor is."""
 
 import gradio as gr
 
 from core.answers import AnswerCache
 from demo.i18n import L, request_lang, t
 from demo.links import query_to_state
-from demo.owners import Visitors
-from demo.page_load import on_page_load, page_parts, postprocessed
 from demo.plots import esc
-from demo.runner import choose_worker
 from demo.tabs import api, checkpoints, probes
 from demo.tabs import lab as lab_tab
 from demo.tabs import train as train_tab
 from demo.tabs import treebank as treebank_tab
 from service.lab import ServedLab
 from service.settings import Settings
+from web.owners import Visitors
+from web.page_load import on_page_load, page_parts, postprocessed
+from web.runner import choose_worker
 
 THEME = gr.themes.Soft(primary_hue="indigo")
 CSS = """
@@ -202,7 +202,7 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
         outputs += [output for part in parts for output in part.outputs]
 
         def on_page(key, request: gr.Request, profile: gr.OAuthProfile | None = None):
-            """The page's one load event (demo/page_load.py): the visitor first, then every tab's part, each value
+            """The page's one load event (web/page_load.py): the visitor first, then every tab's part, each value
             postprocessed here (not in a thread per output)."""
             values = (*on_load(key, request, profile), *(value for part in parts for value in part.values(request)))
             return postprocessed(outputs, values)

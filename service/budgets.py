@@ -9,7 +9,7 @@ visitor costs nothing to create, so budgets also hold per client address and for
 - A client is its network address: the peer's, or behind `forwarded_hops` proxies that append to
   X-Forwarded-For (a Space's: 1) the address the outermost trusted proxy saw. Only a hash of it is stored.
 - RateBudget: at most `per_minute` events per client in any minute (new owner bindings, uploads).
-- The upload cache has a total cap (demo/limits.py refuses an upload once it is full).
+- The upload cache has a total cap (web/limits.py refuses an upload once it is full).
 """
 
 import hashlib

@@ -13,7 +13,7 @@ installed and job.json keeps its history. A model installed by a job is removed 
 installed it too (a later run of the same task and model replaces it in place), and its claim in the owner
 store (service.store) goes with it. Nothing is ever removed to make room for another owner's job: while the
 folder is past `max_mb`, new jobs are refused (JobError "disk_full"); the owner store's bytes do not count (its
-row caps bound it). The scheduler (demo/training.py) runs this
+row caps bound it). The scheduler (web/training.py) runs this
 every minute and before each submission.
 """
 

@@ -10,7 +10,7 @@ seconds of its time budget used, per-epoch history and, when done, its test metr
 atomic, so a reader sees the old state or the new one, and every change of it is made under job.lock, so that
 no writer undoes another's. Statuses: queued -> running -> done | failed | cancelled | stopped (the worker was
 killed and not resumed). Who writes: the submitter creates the job, the worker writes it while it runs, a
-cancel is recorded at once (cancel_job), the scheduler (demo/training.py, which starts the worker) records
+cancel is recorded at once (cancel_job), the scheduler (web/training.py, which starts the worker) records
 stopped when a worker died silently. Queued jobs start in turns between clients, not by arrival (queue_order:
 an anonymous visitor's network address, a signed-in user's owner id), and a job's queue position is its turn.
 

@@ -1,4 +1,4 @@
-"""Training jobs on a Ray cluster (LAB_TRAIN_BACKEND=ray; demo/training_ray.py starts one driver per job).
+"""Training jobs on a Ray cluster (LAB_TRAIN_BACKEND=ray; web/training_ray.py starts one driver per job).
 
     python -m service.remote run user_models/jobs/<id>     # the driver: the job's worker, on a cluster
 

@@ -4,7 +4,7 @@
     python -m service.serve_ray --address host:port [--models N]    # the driver, started by the app
 
 The app stays the one entry point: what it sends its local worker (long requests' models, probe suites, a file's
-export chunks: demo/runner.py) goes to the deployment DEPLOYMENT instead, whose replicas each run service.serving's
+export chunks: web/runner.py) goes to the deployment DEPLOYMENT instead, whose replicas each run service.serving's
 jobs in a Lab of their own (each checkpoint loaded on first use) and scale with the requests in flight
 (AUTOSCALING). The app talks to the cluster through a driver process of its own, with the local worker's protocol
 (a job's line in on stdin, its answer's line out; service.serving's answer on the replica): Ray ends a driver whose
@@ -43,7 +43,7 @@ START_S = 300.0  # the driver's connection and the first replica, on a loaded ma
 
 
 class Worker(Protocol):
-    """What demo/runner.py's ModelWorker offers: a job's answer, and a close at the end."""
+    """What web/runner.py's ModelWorker offers: a job's answer, and a close at the end."""
 
     models: int | None
 

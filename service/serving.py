@@ -1,7 +1,7 @@
 """`python -m service.serving [--nice N] [--models N]`: a process that runs the app's long work: core.predict.ModelJobs,
 probe suites (SuiteJob) and an uploaded file's attributions, chunk by chunk (ExportJob).
 
-demo/runner.py sends long requests' models and every probe run here, so that they never hold the server's GIL
+web/runner.py sends long requests' models and every probe run here, so that they never hold the server's GIL
 nor leave their memory in it, and at a lower CPU priority, so that on a busy machine the server's short requests
 come first. Jobs arrive as JSON lines on stdin; each answer (a Prediction or a ModelFailure, a ProbeReport or
 the Refusal of a suite, an export chunk's records) leaves as one JSON line on the process's original stdout

@@ -119,7 +119,7 @@ class Settings(BaseSettings):
     sessions: Positive = Field(
         200,
         description="Gradio sessions kept (pages and API clients, least recently used dropped first; "
-        "`demo/sessions.py`); who a session acts for is kept apart (`demo/owners.py`), which drops nothing live",
+        "`web/sessions.py`); who a session acts for is kept apart (`web/owners.py`), which drops nothing live",
     )
     answer_cache: Count = Field(
         ANSWER_CAPACITY,
@@ -157,7 +157,7 @@ class Settings(BaseSettings):
         description="the model worker's time one *Attributions of a file* export may take; the lines past it "
         "are left out, and said to be",
     )
-    # training on a Ray cluster (demo/training_ray.py, service.remote; cluster.md)
+    # training on a Ray cluster (web/training_ray.py, service.remote; cluster.md)
     train_backend: Literal["local", "ray"] = Field(
         "local", description="where the Train tab's jobs run: one local worker at a time, or a Ray cluster"
     )

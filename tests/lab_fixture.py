@@ -180,10 +180,10 @@ class Clients:
 def launch_demo(lab_root: Path, temp_dir: Path, **launch):
     """The app built as app.py builds it (start_app with its app_kwargs; Gradio's uploads in `temp_dir`); yields
     (demo, url) and closes it after. `launch` adds launch() settings."""
-    from demo import app_kwargs, handler_threads
-    from demo.runner import queue_options
     from service.lab import ServedLab
     from service.settings import Settings
+    from web import app_kwargs, handler_threads
+    from web.runner import queue_options
 
     saved = os.environ.get("GRADIO_TEMP_DIR")
     os.environ["GRADIO_TEMP_DIR"] = str(temp_dir)

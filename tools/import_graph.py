@@ -16,7 +16,7 @@ from pathlib import Path
 
 from core.data import PROJECT_ROOT
 
-PACKAGES = ("core", "service", "demo", "tools")
+PACKAGES = ("core", "service", "web", "demo", "tools")
 SCRIPTS = ("app.py",)
 
 

@@ -159,7 +159,7 @@ def free_port() -> int:
 
 
 def process_tree(pid: int) -> list[int]:
-    """`pid` and every process below it (the app's model worker, demo/runner.py)."""
+    """`pid` and every process below it (the app's model worker, web/runner.py)."""
     parents = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:

@@ -14,13 +14,13 @@ from gradio.components.api_component import Api
 from core.analysis.probes import ProbeInputError, SuiteError
 from core.notices import InputError
 from core.predict import AUTO, Cancelled, Comparison
-from demo.endpoints import endpoint
 from demo.i18n import L, failure_text, request_lang, t
-from demo.owners import Visitors
-from demo.runner import MODEL_POOL, PROBE_EVENTS, RequestGate, abandoned
 from service.jobs import finite_number
 from service.lab import ServedLab
 from service.owners import PUBLIC
+from web.endpoints import endpoint
+from web.owners import Visitors
+from web.runner import MODEL_POOL, PROBE_EVENTS, RequestGate, abandoned
 
 log = logging.getLogger(__name__)
 Answer = TypeVar("Answer")  # what an endpoint returns: a dict, a list of them

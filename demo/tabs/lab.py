@@ -35,13 +35,13 @@ from demo.lab_analysis import (
 )
 from demo.lab_html import READ_MAP_JS, TOP_MAP_JS, Known
 from demo.links import COPY_JS, LinkState, intervention_specs
-from demo.owners import Visitors
-from demo.page_load import on_page_load
 from demo.svg import EXPORT_JS, drawn_for, room_js
 from demo.tabs import pairs
 from demo.tabs.checkpoints import facts
 from service.lab import ServedLab
 from service.owners import PUBLIC
+from web.owners import Visitors
+from web.page_load import on_page_load
 
 # the page hides the last result from the click until the new one is in (#analysing says so; ui.CSS); the
 # figures are drawn for the width a figure in a model panel gets (its box's padding and borders: 60 px at 390);

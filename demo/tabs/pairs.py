@@ -29,11 +29,11 @@ from demo.i18n import (
     warn,
     word_view,
 )
-from demo.owners import Visitors
 from demo.plots import esc, md
-from demo.runner import MODEL_POOL, RequestGate, abandoned
 from demo.svg import EXPORT_JS, drawn_for, room_js
 from service.lab import ServedLab
+from web.owners import Visitors
+from web.runner import MODEL_POOL, RequestGate, abandoned
 
 log = logging.getLogger(__name__)
 

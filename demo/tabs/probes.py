@@ -37,12 +37,12 @@ from demo.i18n import (
     words_in,
 )
 from demo.links import COPY_JS, LinkState, state_to_query
-from demo.owners import Visitors
 from demo.plots import esc, md
-from demo.runner import PROBE_EVENTS, RequestGate, abandoned
 from demo.tabs.lab import LabView
 from service.lab import ServedLab
 from service.owners import PUBLIC
+from web.owners import Visitors
+from web.runner import PROBE_EVENTS, RequestGate, abandoned
 
 
 def pass_rate_table(report: ProbeReport, ui: str) -> pd.DataFrame:

@@ -1,8 +1,8 @@
 """The Train tab and the endpoints `/train` (a file and settings -> a job id), `/train_status` (progress and,
 when done, the task to predict with) and `/train_cancel`: a user's labelled file becomes a model in the lab.
 
-Training runs in demo.training's worker process; this tab only submits, polls (a timer, once a second while
-a job is active) and draws what the job's state holds. A job is its submitter's (demo/owners.py): to anyone
+Training runs in web.training's worker process; this tab only submits, polls (a timer, once a second while
+a job is active) and draws what the job's state holds. A job is its submitter's (web/owners.py): to anyone
 else its id is unknown. The pure functions first, then the wiring; the layout is demo/tabs/train_layout.py's.
 """
 
@@ -13,17 +13,17 @@ import pandas as pd
 
 from core.data.user import USER_DATA_TEXT, UserDataError, check_rows, choose_columns, read_table
 from core.notices import Notice
-from demo.endpoints import endpoint
 from demo.i18n import error, label_name, model_name, notice_text, request_lang, t
-from demo.owners import Visitors
 from demo.plots import esc, md
 from demo.tabs.lab import LabView, task_choices
 from demo.tabs.train_layout import Page, layout
-from demo.training import TrainingQueue
-from demo.training_ray import training_queue
 from service.jobs import ACTIVE, JOB_TEXT, JobError, TrainLimits, list_jobs
 from service.lab import ServedLab
 from service.publish import push_job
+from web.endpoints import endpoint
+from web.owners import Visitors
+from web.training import TrainingQueue
+from web.training_ray import training_queue
 
 
 def _error(err: UserDataError | JobError, ui: str) -> gr.Error:

@@ -28,12 +28,9 @@ from core.analysis.treebank import (
     join_words,
 )
 from core.predict import AUTO
-from demo.endpoints import endpoint
 from demo.i18n import model_name, notice_text, request_lang, t, warn
 from demo.links import COPY_JS, LinkState, state_to_query
-from demo.owners import Visitors
 from demo.plots import esc, md
-from demo.runner import on_warm_up
 from demo.svg import drawn_for, room_js
 from demo.tabs.treebank_layout import Page, layout
 from demo.treebank_outputs import (
@@ -49,6 +46,9 @@ from demo.treebank_outputs import (
     tree_outputs,
 )
 from service.lab import ServedLab
+from web.endpoints import endpoint
+from web.owners import Visitors
+from web.runner import on_warm_up
 
 # the tree box's width: the dataset charts' too (side by side only on a page wide enough for either)
 ROOM_JS = room_js("#tb-tree", 32)

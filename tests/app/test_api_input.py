@@ -17,7 +17,7 @@ from test_predict_input import BAD_NAMES, SECONDS, SURROGATE, check_message, che
 
 from core.models import PAPER_MODELS
 from core.text import MAX_CHARS
-from demo.limits import MAX_BODY_BYTES
+from web.limits import MAX_BODY_BYTES
 
 
 @pytest.fixture(scope="module")

@@ -103,7 +103,7 @@ def test_named_endpoints(client):
 
 
 def test_the_api_page_names_and_describes_every_parameter(client):
-    """Each parameter of the gr.api endpoints by its name and its docstring's line (demo/endpoints.py), not
+    """Each parameter of the gr.api endpoints by its name and its docstring's line (web/endpoints.py), not
     "the 1st Api component" and nothing more; what the page draws is /info, its code snippets included."""
     endpoints = httpx.get(f"{client.src}gradio_api/info", timeout=30).json()["named_endpoints"]
     for name, info in endpoints.items():  # every one: a tab's component would show its translated label as
@@ -329,10 +329,10 @@ def test_an_empty_lab_still_builds_a_page(tmp_path):
 
 
 def test_the_sst_trees_are_parsed_in_the_warm_up_not_in_the_first_request(lab, monkeypatch):
-    """demo/runner.py on_warm_up: the Treebank tab's trees load after the models in warm_up's thread (a busy
+    """web/runner.py on_warm_up: the Treebank tab's trees load after the models in warm_up's thread (a busy
     hall's first /treebank request held every other request while they were parsed)."""
-    from demo import runner
     from demo.treebank_outputs import Trees
+    from web import runner
 
     demo = build_demo(lab, "checkpoints", Settings.load())
     loads = runner._WARM_UPS[demo]

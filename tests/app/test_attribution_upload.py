@@ -14,8 +14,8 @@ from core.analysis.attribution import METHODS
 from core.analysis.export import CARD, CSV, JSONL, UPLOAD_MAX_LINES
 from demo import build_demo
 from demo.attribution_export import export_file
-from demo.runner import ModelWorker, RequestGate
 from service.settings import Settings
+from web.runner import ModelWorker, RequestGate
 
 
 def keeper(folder: Path):

@@ -1,4 +1,4 @@
-"""Fair shares against the app launched as app.py launches it (demo/fair_queue.py, demo/rest.py, the lanes): one
+"""Fair shares against the app launched as app.py launches it (web/fair_queue.py, web/rest.py, the lanes): one
 address flooding the long lane is held to its share and refused at once past it, while another address is
 admitted and answered, through the REST pool and through Gradio's queue alike. A pool of 4 places here
 (LAB_MODEL_CONCURRENCY=1, LAB_QUEUE_SIZE=3); addresses come from X-Forwarded-For behind one trusted proxy."""
@@ -13,7 +13,7 @@ import httpx
 import pytest
 from lab_fixture import launch_demo
 
-from demo.runner import LANES
+from web.runner import LANES
 
 LONG = " ".join(["a good film"] * 20)  # 60 words: the long lane
 SHORT = "It is not a bad film."
@@ -127,7 +127,7 @@ def test_concurrent_rest_calls_naming_one_session_all_complete(app):
 
 
 def test_gradios_queue_still_has_what_fair_shares_read(app):
-    """demo/fair_queue.py reads and sorts these of Gradio's queue: an upgrade that renames them fails here."""
+    """web/fair_queue.py reads and sorts these of Gradio's queue: an upgrade that renames them fails here."""
     _, demo = app
     queue = demo._queue
     assert isinstance(queue.event_ids_to_events, dict) and isinstance(queue.active_jobs, list)

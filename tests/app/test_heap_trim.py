@@ -1,4 +1,4 @@
-"""demo.memory.trim_every: free pages between live blocks go back to the system (a heap that glibc alone would
+"""web.memory.trim_every: free pages between live blocks go back to the system (a heap that glibc alone would
 keep, since its top is still in use), and the thread ends when told."""
 
 import threading
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from demo.memory import trim_every
+from web.memory import trim_every
 
 
 def _rss_mb() -> float:

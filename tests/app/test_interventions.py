@@ -230,7 +230,7 @@ def test_a_word_index_past_the_text_is_refused(lab):
 
 
 def test_the_worker_process_runs_the_intervention(lab):
-    from demo.runner import ModelWorker
+    from web.runner import ModelWorker
 
     checked = lab.check_text("the film is not good", "sst5")
     intervention = Intervention("consecutive")

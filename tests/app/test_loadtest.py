@@ -62,7 +62,7 @@ def test_each_run_replaces_only_its_part_of_the_file(tmp_path):
 def test_malloc_bounds_are_taken():
     """In a process of its own: the bounds hold for the rest of a process. The test machines run glibc, where
     False would mean that app.py's bound silently does nothing."""
-    check = "from demo.memory import bound_malloc; raise SystemExit(0 if bound_malloc() else 1)"
+    check = "from web.memory import bound_malloc; raise SystemExit(0 if bound_malloc() else 1)"
     assert subprocess.run([sys.executable, "-c", check], cwd=PROJECT_ROOT, timeout=120).returncode == 0
 
 

@@ -1,4 +1,4 @@
-"""Owners: a visitor's jobs, tasks and models are its own (demo/owners.py, service/owners.py). Two gradio_client
+"""Owners: a visitor's jobs, tasks and models are its own (web/owners.py, service/owners.py). Two gradio_client
 sessions are two visitors of one real app: B finds no trace of A's job or model; A uses it; the same file
 trained by both gives two models; an owner's jobs waiting or running are capped."""
 
@@ -186,9 +186,9 @@ def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user(
     from dataclasses import replace
     from types import SimpleNamespace as Request
 
-    from demo.owners import Visitors
     from service.owners import HF_USER, NOBODY
     from service.store import Store
+    from web.owners import Visitors
 
     settings = Settings(store_rows_per_client=100)
     visitors = Visitors(settings, Store(tmp_path / "owners.sqlite"))
@@ -240,10 +240,10 @@ def test_signed_in_work_from_one_address_has_a_cap_of_its_own(tmp_path):
     from dataclasses import replace
     from types import SimpleNamespace as Request
 
-    from demo.owners import Visitors
     from service.budgets import signed_in_client
     from service.owners import HF_USER
     from service.store import Store
+    from web.owners import Visitors
 
     visitors = Visitors(Settings(sign_in="required"), Store(tmp_path / "owners.sqlite"))
     visitors.policy = replace(visitors.policy, login=True)  # Hugging Face's own sign-in

@@ -1,4 +1,4 @@
-"""The page opens in one event (demo/page_load.py): every tab's part of a page load runs in the load event that
+"""The page opens in one event (web/page_load.py): every tab's part of a page load runs in the load event that
 says who the visitor is, in the page's language, instead of an event of its own per tab."""
 
 import asyncio
@@ -55,14 +55,14 @@ def test_the_page_opens_in_one_event_with_every_tabs_part_in_its_language(url):
 
 
 def test_the_load_events_values_postprocessed_in_its_handler_are_gradios():
-    """demo/page_load.py postprocessed: what an event registered with postprocess=False sends of them is what
+    """web/page_load.py postprocessed: what an event registered with postprocess=False sends of them is what
     Gradio's own postprocess sends of the raw values (plain values, data models, updates, a component, a State)."""
     from types import SimpleNamespace
 
     import gradio as gr
     from gradio.state_holder import SessionState
 
-    from demo.page_load import postprocessed
+    from web.page_load import postprocessed
 
     with gr.Blocks() as blocks:
         outputs = [

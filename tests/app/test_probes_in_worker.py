@@ -12,8 +12,8 @@ import core.analysis.probes as probes
 from core.analysis.probes import ProbeInputError, SuiteError, run_suite, run_text_cases
 from core.answers import AnswerCache
 from core.predict import Lab
-from demo.runner import ModelWorker, RequestGate
 from service.lab import ServedLab
+from web.runner import ModelWorker, RequestGate
 
 CASES = "A fine film .\tpositive\nIt is good .\tIt is not good .\tdown\n"
 

@@ -19,7 +19,6 @@ from gradio_client import Client
 from lab_fixture import start_app
 
 from demo.plots import md
-from demo.runner import WORKER
 from service.owners import KEY, owner_id
 from service.settings import DEFAULTS
 from tools import redteam_content
@@ -39,6 +38,7 @@ from tools.redteam_content import (
     queue_call,
     upload,
 )
+from web.runner import WORKER
 
 TITLE = "x[a](javascript:alert(8)).csv · 2026-11-26 12:00"
 LABELS = ['=HYPERLINK("http://example.com","[b](javascript:alert(9))")', "+1", "-1", "@x", "\tx"]

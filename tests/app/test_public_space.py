@@ -23,7 +23,7 @@ SPACE_DEFAULTS = {"LAB_USER_MODELS_MAX_MB": 2048, "LAB_BINDS_PER_MINUTE": 30}
 def launch(lab_root, tmp_path_factory, monkeypatch, **env):
     """A real app on the tiny checkpoints with its own user-models folder and upload cache; returns
     (url, user_models, close)."""
-    from demo import app_kwargs
+    from web import app_kwargs
 
     root = tmp_path_factory.mktemp("user_models")
     monkeypatch.setenv("LAB_USER_MODELS", str(root))

@@ -1,4 +1,4 @@
-"""REST calls answered beside Gradio's queue (demo/rest.py) and the page built once (demo/page_cache.py): each
+"""REST calls answered beside Gradio's queue (web/rest.py) and the page built once (web/page_cache.py): each
 gives the bytes Gradio's own path gives, against the app launched as app.py launches it."""
 
 import json
@@ -100,7 +100,7 @@ def queued(http: httpx.Client, url: str, api: str, data: list) -> tuple[dict, st
 
 @pytest.mark.parametrize("api,data", CALLS[:3])
 def test_the_queue_gets_the_same_answer_written_once(app, api, data):
-    """demo/endpoints.py queued_json: an answer to a queued event is its JSON written once (orjson.Fragment); the
+    """web/endpoints.py queued_json: an answer to a queued event is its JSON written once (orjson.Fragment); the
     browser's stream carries the same answer as the REST path, and the line is what orjson writes of it."""
     url, demo = app
     with httpx.Client(timeout=60) as http:
@@ -115,10 +115,10 @@ def test_the_queue_gets_the_same_answer_written_once(app, api, data):
 
 
 def test_the_apps_routes_check_the_login_on_the_event_loop(app):
-    """demo/thread_hops.py, through app_kwargs: no worker thread per /queue/join and /queue/data."""
+    """web/thread_hops.py, through app_kwargs: no worker thread per /queue/join and /queue/data."""
     import inspect
 
-    from demo.thread_hops import dependants
+    from web.thread_hops import dependants
 
     checks = [d.call for d in dependants(app[1].server_app) if "login_check" in getattr(d.call, "__qualname__", "")]
     assert len(checks) > 20 and all(inspect.iscoroutinefunction(c) for c in checks)
@@ -127,7 +127,7 @@ def test_the_apps_routes_check_the_login_on_the_event_loop(app):
 def test_only_the_queue_gets_a_fragment():
     from types import SimpleNamespace
 
-    from demo.endpoints import queued_json
+    from web.endpoints import queued_json
 
     def request(path):
         return gr.Request(request=SimpleNamespace(url=SimpleNamespace(path=path)))

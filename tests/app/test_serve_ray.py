@@ -9,10 +9,10 @@ import pytest
 from test_training_ray import Head, closed_port
 
 from core.predict import Lab
-from demo.runner import ModelWorker, RequestGate
 from service.serve_ray import DEPLOYMENT, ServeWorker, worker
 from service.serving import encode
 from service.settings import Settings
+from web.runner import ModelWorker, RequestGate
 
 pytestmark = pytest.mark.slow  # a real Ray head: `make test-slow`
 

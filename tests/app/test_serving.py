@@ -17,9 +17,9 @@ from lab_fixture import start_app
 from core.answers import AnswerCache
 from core.predict import Cancelled, Lab, ModelFailure, Prediction
 from core.views import Text
-from demo.runner import LANES, LONG_WORDS, POLL_S, Lanes, ModelWorker, RequestGate
 from service.serving import decode, encode, serve
 from service.settings import DEFAULTS
+from web.runner import LANES, LONG_WORDS, POLL_S, Lanes, ModelWorker, RequestGate
 
 
 def test_a_short_request_is_admitted_while_a_long_one_runs():

@@ -1,4 +1,4 @@
-"""What the app keeps per visitor (issue 41, demo/sessions.py): a REST call that names no session leaves no
+"""What the app keeps per visitor (issue 41, web/sessions.py): a REST call that names no session leaves no
 session state behind, the sessions that stay are capped, and a stream of 1,000 fresh sessions against app.py
 in its own process leaves its RSS flat."""
 
@@ -11,8 +11,8 @@ from gradio.state_holder import SessionState
 from gradio_client import Client
 from lab_fixture import launch_demo
 
-from demo.sessions import LeanSessions, LeanSessionState
 from tools.loadtest import main, page_load, rest_call
+from web.sessions import LeanSessions, LeanSessionState
 
 CAPACITY = 4
 SENTENCE = ("It is not a bad film at all.", "dcnn", "sst5", "auto")
@@ -44,7 +44,7 @@ def test_a_rest_call_naming_no_session_leaves_no_state(app):
 
 def test_a_rest_call_naming_its_session_keeps_it(app):
     """A page's session (a gradio_client Client) is not forgotten when a REST call names it: the call is answered
-    as that session (demo/rest.py) and only a call's own event id is dropped."""
+    as that session (web/rest.py) and only a call's own event id is dropped."""
     url, sessions, _ = app
     client = Client(url, verbose=False)
     try:
@@ -109,7 +109,7 @@ def test_sessions_are_lean_and_give_a_deep_link_the_config_gradio_would(app):
 @pytest.mark.slow
 def test_a_thousand_fresh_sessions_leave_rss_flat(lab_root, tmp_path, monkeypatch):
     """app.py in its own process, 1,000 REST /predict calls naming no session, RSS read after every 200: the last
-    reading within 1.15 x the first (before demo/sessions.py: +~300 KB per call, never given back). The session
+    reading within 1.15 x the first (before web/sessions.py: +~300 KB per call, never given back). The session
     cap is Gradio's default here, so that only the dropping of one-shot sessions can keep RSS flat."""
     monkeypatch.setenv("LAB_SESSIONS", "10000")
     out = tmp_path / "loadtest.json"

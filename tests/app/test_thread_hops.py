@@ -1,4 +1,4 @@
-"""Gradio's login check on the event loop (demo/thread_hops.py): no worker thread per request the page sends
+"""Gradio's login check on the event loop (web/thread_hops.py): no worker thread per request the page sends
 through the queue, and the same check, the same answers, with a Gradio login as without one."""
 
 import inspect
@@ -8,7 +8,7 @@ import httpx
 import pytest
 from lab_fixture import launched
 
-import demo.thread_hops as hops
+import web.thread_hops as hops
 
 
 def login_checks(server) -> list:

@@ -7,10 +7,10 @@ from core.training.train import stop_record
 from demo.lab_html import result_html
 from demo.tabs.checkpoints import facts
 from demo.tabs.train import status_text
-from demo.training import TrainingQueue
 from service.lab import ServedLab
 from service.settings import Settings
 from tests.app.test_user_training import reviews, wait_for, write_csv
+from web.training import TrainingQueue
 
 
 def _done(stop: dict) -> dict:

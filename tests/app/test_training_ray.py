@@ -20,12 +20,12 @@ from test_user_training import reviews, wait_for, write_csv
 
 from demo.i18n import CODES
 from demo.tabs.train import status_text
-from demo.training import TrainingQueue
-from demo.training_ray import RayTrainingQueue, training_queue
 from service.jobs import read_job
 from service.lab import ServedLab
 from service.owners import owner_id
 from service.settings import Settings
+from web.training import TrainingQueue
+from web.training_ray import RayTrainingQueue, training_queue
 
 pytestmark = pytest.mark.slow  # a real Ray head per test: `make test-slow`
 

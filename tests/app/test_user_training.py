@@ -13,12 +13,12 @@ from gradio_client import handle_file
 
 from core.data.user import UserDataError, load_user_task, read_rows
 from demo.i18n import notice_text
-from demo.training import TrainingQueue
 from service.jobs import JobError, TrainLimits, list_jobs, recover_jobs, submit_job, update_job
 from service.lab import ServedLab
 from service.publish import push_job
 from service.settings import Settings
 from service.user_models import main as train_main
+from web.training import TrainingQueue
 
 POSITIVE, NEGATIVE = ["good", "great", "fun", "moving"], ["bad", "dull", "awful", "flat"]
 NEUTRAL = ["the", "movie", "film", "plot", "is", "a"]
@@ -426,7 +426,7 @@ def test_uploads_may_be_larger_than_other_requests():
     from starlette.routing import Route
     from starlette.testclient import TestClient
 
-    from demo.limits import MAX_BODY_BYTES, MAX_UPLOAD_BYTES, RequestBodyLimit
+    from web.limits import MAX_BODY_BYTES, MAX_UPLOAD_BYTES, RequestBodyLimit
 
     async def echo(request):
         return PlainTextResponse(str(len(await request.body())))

@@ -14,9 +14,9 @@ import pytest
 from lab_fixture import start_app
 
 from core.predict import Cancelled, Prediction
-from demo import runner
-from demo.runner import LONG_WORDS, POLL_S, ModelWorker
 from service.settings import DEFAULTS
+from web import runner
+from web.runner import LONG_WORDS, POLL_S, ModelWorker
 
 
 def _job(lab, text: str, model: str):

@@ -20,7 +20,7 @@ CHINESE = re.compile("[\u4e00-\u9fff]")
     [
         ("bundled: checkpoints/sst5/dcnn", "随应用附带：checkpoints/sst5/dcnn"),
         ("directory: /data/ckpt/sst5/dcnn", "目录：/data/ckpt/sst5/dcnn"),
-        ("trained here: job 3f2a9c", "在此训练：训练任务 3f2a9c"),  # demo.training, a job just done
+        ("trained here: job 3f2a9c", "在此训练：训练任务 3f2a9c"),  # web.training, a job just done
         ("trained here: user_reviews_27ff62/dcnn", "在此训练：user_reviews_27ff62/dcnn"),  # after a restart
         ("somewhere: else", "somewhere: else"),  # no wording: as it is
     ],

@@ -1,11 +1,11 @@
-"""service.fair: shares of a contended pool and turns between clients; demo.runner's lanes take turns by them."""
+"""service.fair: shares of a contended pool and turns between clients; web.runner's lanes take turns by them."""
 
 import threading
 import time
 from collections import Counter
 
-from demo.runner import Lanes
 from service.fair import FairShare, Holdings, Turns, round_robin
+from web.runner import Lanes
 
 
 def test_a_lone_client_has_the_whole_pool_and_a_newcomer_its_share_at_once():

@@ -34,7 +34,7 @@ from service.user_models import installed_checkpoints
 WORDS = {"5": ["good", "great", "fun"], "1": ["bad", "dull", "awful"]}
 APP = (
     "import sys, time; from service.lab import ServedLab; from service.settings import Settings; "
-    "from demo.training import TrainingQueue; TrainingQueue(ServedLab({}), Settings.load(), sys.argv[1], poll=0.2); "
+    "from web.training import TrainingQueue; TrainingQueue(ServedLab({}), Settings.load(), sys.argv[1], poll=0.2); "
     "time.sleep(600)"
 )
 
@@ -152,8 +152,8 @@ def test_a_worker_whose_app_is_gone_stops_at_the_next_batch_and_leaves_the_job_t
 def test_a_cancel_after_a_restart_stops_the_old_worker(tmp_path):
     """The old worker (started here, as a dead app's worker still running) trains; the new app's queue leaves
     the job to it (its lock is held), and the new app's cancel stops it: nothing is installed."""
-    from demo.training import TrainingQueue
     from service.lab import ServedLab
+    from web.training import TrainingQueue
 
     root, job = _job(tmp_path, epochs=20, rows=400)
     folder = _folder(root, job)

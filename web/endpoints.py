@@ -52,7 +52,7 @@ def queued_json(answer: Any, request: gr.Request | None) -> Any:
     written once: an orjson.Fragment is one leaf to Gradio's walks of every answer (files, root URLs, its messages'
     model_dump: ~2 ms of the app's GIL per /predict, ~6 per /compare; docs/performance.md), and the queue's stream
     (orjson) copies it as is, the same bytes. Every other route (Gradio's /call stream writes with the standard
-    json, the MCP server, demo/rest.py) gets the answer itself. A hand-made client that joins through /queue/join
+    json, the MCP server, web/rest.py) gets the answer itself. A hand-made client that joins through /queue/join
     but reads through GET /call/<api>/<event_id> gets its stream cut (Gradio's clients never mix the two)."""
     route = getattr(getattr(request, "request", None), "url", None)
     if isinstance(answer, dict | list) and route is not None and route.path.endswith("/queue/join"):

@@ -34,13 +34,13 @@ from core.analysis.export import BudgetSpent, Sentence
 from core.analysis.probes import ProbeReport
 from core.data import PROJECT_ROOT
 from core.predict import Cancelled, Comparison, Lab, ModelFailure, ModelJob, Plan, Prediction
-from demo.fair_queue import client_of
-from demo.thread_hops import analytics_on_loop
 from service import serve_ray
 from service.fair import Turns
 from service.lab import ServedLab
 from service.serving import ExportJob, Refusal, SuiteJob, decode, encode
 from service.settings import Settings
+from web.fair_queue import client_of
+from web.thread_hops import analytics_on_loop
 
 log = logging.getLogger(__name__)
 # "all five" runs the models side by side: torch releases the GIL, and one request's small tensors
@@ -202,17 +202,17 @@ def queued(demo: gr.Blocks, settings: Settings) -> gr.Blocks:
     """`demo` with Gradio's queue set up as measured: queue_options, and its idle polling every queue_poll_ms."""
     demo.queue(**queue_options(settings))
     demo._queue.sleep_when_free = settings.queue_poll_ms / 1000
-    analytics_on_loop()  # its kept analytics summary without a thread per event (demo/thread_hops.py)
+    analytics_on_loop()  # its kept analytics summary without a thread per event (web/thread_hops.py)
     return demo
 
 
-# a REST call answered beside Gradio's queue (demo/rest.py) says here whether its caller still waits, and who it is
+# a REST call answered beside Gradio's queue (web/rest.py) says here whether its caller still waits, and who it is
 CALLER_ALIVE: ContextVar[Callable[[], bool] | None] = ContextVar("caller_alive", default=None)
 CALLER_CLIENT: ContextVar[str | None] = ContextVar("caller_client", default=None)
 
 
 def current_client() -> str:
-    """The client (demo.fair_queue.client_key) of the request being handled: the lanes give its work turns."""
+    """The client (web.fair_queue.client_key) of the request being handled: the lanes give its work turns."""
     if (direct := CALLER_CLIENT.get()) is not None:
         return direct
     return client_of(LocalContext.event_id.get(None))
@@ -346,7 +346,7 @@ def abandoned() -> gr.Error:
 
 
 def queue_options(settings: Settings) -> dict:
-    """Gradio's queue (app.py): every model event a client's fair share admits (demo/fair_queue.py: at most twice
+    """Gradio's queue (app.py): every model event a client's fair share admits (web/fair_queue.py: at most twice
     Settings.model_concurrency + Settings.queue_size) enters its handler at once, where the lanes give its work
     its turn: Gradio's own line is first come, first served, and a slot held by a flood's request waiting for the
     long lane would keep everyone else's short one out. Other groups (probes, exports) wait, at most

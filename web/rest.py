@@ -10,7 +10,7 @@ answered the same way, as that session (its owner's models): Gradio's own path n
 calls of one session. Anything else (a body Gradio must refuse in its own words, another endpoint, an app with a
 login) goes to Gradio. The pool is shared fairly between clients (service.fair): a client past its share of
 the pool's places is refused at once (429, in its language, with a Retry-After), and every admitted call starts
-at once, its model work waiting for its turn in demo.runner's lanes.
+at once, its model work waiting for its turn in web.runner's lanes.
 `LAB_DIRECT_REST=0` (Settings.direct_rest) sends every call through Gradio's queue (to measure one against
 the other)."""
 
@@ -32,10 +32,10 @@ from gradio.utils import error_payload, get_heartbeat_rate
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from demo.fair_queue import client_key, refusal
-from demo.runner import CALLER_ALIVE, CALLER_CLIENT
 from service.fair import FairShare, Holdings
 from service.settings import Settings
+from web.fair_queue import client_key, refusal
+from web.runner import CALLER_ALIVE, CALLER_CLIENT
 
 log = logging.getLogger(__name__)
 

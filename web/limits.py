@@ -14,15 +14,15 @@ from gradio.utils import get_upload_folder
 from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse
 
-from demo.fair_queue import FairJoin
 from demo.i18n import request_lang, t
-from demo.page_cache import PageCache
-from demo.rest import DirectCalls
-from demo.sessions import OneShotSessions
-from demo.thread_hops import lifespan
 from service.budgets import RateBudget, SpacePolicy, scope_client
 from service.cleanup import folder_bytes
 from service.settings import DEFAULTS, Settings
+from web.fair_queue import FairJoin
+from web.page_cache import PageCache
+from web.rest import DirectCalls
+from web.sessions import OneShotSessions
+from web.thread_hops import lifespan
 
 MAX_BODY_BYTES = 1 << 20  # 1 MiB
 MAX_UPLOAD_BYTES = 2 * DEFAULTS.train_max_bytes  # with the default training file cap (app_kwargs: the app's)
@@ -114,5 +114,5 @@ def app_kwargs(settings: Settings) -> dict:
             Middleware(DirectCalls, settings=settings),
             Middleware(PageCache),
         ],
-        "lifespan": lifespan,  # Gradio's login check on the event loop, not in a thread (demo/thread_hops.py)
+        "lifespan": lifespan,  # Gradio's login check on the event loop, not in a thread (web/thread_hops.py)
     }

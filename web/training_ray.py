@@ -14,10 +14,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from demo.training import TrainingQueue
 from service.jobs import FINISHED, TrainLimits, cancel_job, job_dir, job_status, next_queued, update_job
 from service.lab import ServedLab
 from service.settings import Settings
+from web.training import TrainingQueue
 
 log = logging.getLogger(__name__)
 

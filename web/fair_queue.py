@@ -2,7 +2,7 @@
 POST /gradio_api/queue/join, admits an event only within its client's share of the queue's places (429 at once
 past it, in the visitor's language, with a Retry-After), remembers whose event it is, and puts the waiting line of
 the event's concurrency group in turns (round_robin: each client's next event after every other client's).
-The model events enter their handlers at once (runner.queue_options), where demo.runner's lanes give their work
+The model events enter their handlers at once (runner.queue_options), where web.runner's lanes give their work
 turns by the same client: `client_of(event_id)`.
 
 Gradio's queue has no hook for an order: this reads the queue's `event_ids_to_events` (events waiting or running,
