@@ -30,12 +30,11 @@ help: ## list the targets
 # five times where that host cannot be reached; here torch==2.13.0 resolves to the local CPU wheel.
 $(VENV)/.app-installed: pyproject.toml constraints.txt
 	test -x $(PY) || $(PY_SYS) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -c constraints.txt -e .
+	tools/install.sh $(PY) -c constraints.txt -e .
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.app-installed
-	$(PY) -m pip install -q -c constraints.txt -e ".[dev]"
+	tools/install.sh $(PY) -c constraints.txt -e ".[dev]"
 	touch $@
 
 install-app: $(VENV)/.app-installed ## .venv with the app's run-time packages only (`pip install -e .`)
@@ -196,7 +195,7 @@ ORACLE_EPOCHS ?= 10
 ORACLE_MODEL ?= tensor_cnn
 
 $(VENV)/.oracle-installed: $(VENV)/.installed
-	$(PY) -m pip install -q -c constraints.txt -e ".[oracle]"
+	tools/install.sh $(PY) -c constraints.txt -e ".[oracle]"
 	touch $@
 
 install-oracle: $(VENV)/.oracle-installed ## pytensor, which runs the authors' Theano code (the `oracle` extra)
