@@ -98,7 +98,7 @@ evaluate-all: install ## every checkpoint on its test set -> <task>/<model>/eval
 	nice -n 10 $(PY) -m tools.evaluate_all --threads 1 $(EVAL_ARGS)
 
 # -- measure (each writes its reports/ file) -------------------------------------------------------
-.PHONY: bench bench-smoke bench-browser screens probes loadtest app-cpu saturation redteam soak sessions train-load attribution attribute export-results ablations agt-layers agt-gradients tokenizer-agreement vectors-probe vectors-probe-zh checkpoints-report
+.PHONY: bench bench-smoke bench-browser first-answer screens probes loadtest app-cpu saturation redteam soak sessions train-load attribution attribute export-results ablations agt-layers agt-gradients tokenizer-agreement vectors-probe vectors-probe-zh checkpoints-report
 PROBE_MODELS ?= nbow
 # every other set of a language present: .cache/vectors/<lang>-<name>.safetensors -> --vectors <name>=.cache/vectors/<lang>-<name>
 vector_sets = $(foreach f,$(sort $(wildcard .cache/vectors/$(1)-*.safetensors)),--vectors $(patsubst $(1)-%,%,$(basename $(notdir $(f))))=$(basename $(f)))
@@ -111,6 +111,9 @@ bench-smoke: install ## a seconds-long version of the benchmarks (CI)
 
 bench-browser: install ## the lab in Debian chromium: click to settled page, 'All five' and one model, laptop and phone (390 px) -> reports/browser.md
 	HF_HUB_OFFLINE=1 $(PY) -m tools.bench.browser --rounds 5
+
+first-answer: install ## a fresh clone's `make demo`: seconds to its installed .venv and to its first /compare (uv, else pip)
+	$(PY) -m tools.bench.first_answer
 
 screens: install ## screenshots of the Lab at 390, 768 and 1400 px, English and Chinese, bundled checkpoints -> reports/screens/
 	HF_HUB_OFFLINE=1 $(PY) -m tools.screens

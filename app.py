@@ -1,5 +1,4 @@
-"""The Gradio lab (also the Hugging Face Space entry): `python app.py` serves http://127.0.0.1:7860. Every setting
-is read once, here (service/settings.py); the page is served at once, the tokenizers warm up in the background."""
+"""The Gradio lab, also the Space's entry: `python app.py` serves http://127.0.0.1:7860; the page at once, the models warm."""
 
 import gc
 import logging

@@ -50,7 +50,7 @@ def test_docs_is_prose_under_a_megabyte():
 
 
 def test_the_file_map_names_every_module():
-    """docs/models.md, "File map": each module of core/, service/, demo/ and tools/ by its path, by a glob, or by
+    """docs/models.md, "File map": each module of core/, service/, web/, demo/ and tools/ by its path, by a glob, or by
     its name in the row of its folder (`core/data/` ... `sst.py`)."""
     text = (PROJECT_ROOT / "docs" / "models.md").read_text(encoding="utf-8")
     rows = [line for line in text.split("## File map", 1)[1].split("\n## ", 1)[0].splitlines() if line.startswith("|")]
@@ -67,7 +67,7 @@ def test_the_file_map_names_every_module():
 
     modules = sorted(
         str(f.relative_to(PROJECT_ROOT))
-        for top in ("core", "service", "demo", "tools")
+        for top in ("core", "service", "web", "demo", "tools")
         for f in (PROJECT_ROOT / top).rglob("*.py")
         if f.name not in ("__init__.py", "__main__.py")
     )
