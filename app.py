@@ -1,4 +1,4 @@
-"""The Gradio lab, also the Space's entry: `python app.py` serves http://127.0.0.1:7860; the page at once, the models warm."""
+"""The Gradio lab, also the Space's entry: `python app.py` serves http://127.0.0.1:7860 (settings: service/settings)."""
 
 import gc
 import logging

@@ -46,7 +46,9 @@ def first_answer(clone: Path, timeout_s: float) -> dict:
     env["PIP_NO_CACHE_DIR"] = "1"  # a newcomer's machine has no pip cache either
     log = (clone / "demo.log").open("w")
     start = time.monotonic()
-    demo = subprocess.Popen(["make", "demo"], cwd=clone, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    demo = subprocess.Popen(
+        ["make", "demo"], cwd=clone, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     installed = answered = None
     try:
         while time.monotonic() - start < timeout_s and demo.poll() is None:
