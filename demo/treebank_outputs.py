@@ -69,7 +69,7 @@ def tree_outputs(
     lab: ServedLab, treebank: Treebank, split: str, index: int, task: str, ui: str, node: int | None = None
 ) -> tuple:
     """Summary, tree figure, node table and node choices of one sentence (`node` chosen, a link's, else the
-    root), and the view (state)."""
+    root), the chosen node's panel (node_outputs: never another sentence's node) and the view (state)."""
     try:
         view = lab.tree_view(treebank, split, int(index), task)
     except TreebankError as err:
@@ -126,7 +126,9 @@ def tree_outputs(
     )  # the long phrase last
     choices = [(f"{n.id}: {n.text[:100]}", n.id) for n in view.nodes]
     chosen = node if node is not None and node < len(view.nodes) else 0
-    return summary, figure, pd.DataFrame(rows, columns=columns), gr.update(choices=choices, value=chosen), view
+    node_summary, node_table = node_outputs(lab, treebank, view, chosen, ui)
+    table = pd.DataFrame(rows, columns=columns)
+    return summary, figure, table, gr.update(choices=choices, value=chosen), node_summary, node_table, view
 
 
 def random_choice(treebank: Treebank, filters: Filters, ui: str) -> tuple:

@@ -117,7 +117,7 @@ def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[
             task_value,
         )
         if index is None or treebank is None or not task_value or shown:
-            return gr.update(), gr.update(), gr.update(), gr.update(), gr.update()
+            return (gr.update(),) * len(page.tree_outputs)
         return tree_outputs(visitors.lab(lab, request), treebank, split_value, index, task_value, request_lang(request))
 
     box.search.click(on_search, box.filters, [box.sentence, box.hits], api_visibility="private")
@@ -135,16 +135,28 @@ def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[
 
     def on_node(tree_value, node_value, request: gr.Request):
         treebank = trees().treebank
-        return node_outputs(lab, treebank, tree_value, node_value, request_lang(request)) if treebank else ("", None)
+        seen = visitors.lab(lab, request)
+        return node_outputs(seen, treebank, tree_value, node_value, request_lang(request)) if treebank else ("", None)
 
-    box.node.change(
+    def on_row(tree_value, event: gr.SelectData, request: gr.Request):
+        return _on_row(event), *on_node(tree_value, _on_row(event), request)
+
+    # a sentence's tree comes with its chosen node's panel (tree_outputs): the picker's value (node 0) survives a
+    # new sentence, so a .change never fired; a node picked by hand or by a row draws its own (.input: by hand only)
+    box.node.input(
         on_node,
         [page.tree_state, box.node],
         [box.node_summary, box.node_attr],
         api_visibility="private",
         concurrency_id="model",
     )
-    box.nodes.select(_on_row, None, [box.node], api_visibility="private")  # a row of the table picks its node
+    box.nodes.select(
+        on_row,
+        [page.tree_state],
+        [box.node, box.node_summary, box.node_attr],
+        api_visibility="private",
+        concurrency_id="model",
+    )
 
 
 def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[[], Trees], tab: gr.Tab) -> None:

@@ -73,7 +73,8 @@ class Page:
 
     @property
     def tree_outputs(self) -> list:
-        return [self.trees.summary, self.trees.plot, self.trees.nodes, self.trees.node, self.tree_state]
+        box = self.trees
+        return [box.summary, box.plot, box.nodes, box.node, box.node_summary, box.node_attr, self.tree_state]
 
     @property
     def dataset_outputs(self) -> list:

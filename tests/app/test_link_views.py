@@ -77,9 +77,9 @@ def test_a_links_probe_cell_is_open_after_the_run(lab):
 def test_a_links_treebank_node_is_chosen(lab, tiny_data):
     treebank = Treebank.load(tiny_data)
     index = next(i for i, tree in enumerate(treebank.trees["dev"]) if len(tree.words) >= 3)
-    *_, nodes, view = tree_outputs(lab, treebank, "dev", index, "sst5", "en", node=2)
-    assert nodes["value"] == 2 and (view.split, view.index) == ("dev", index)
-    *_, nodes, _ = tree_outputs(lab, treebank, "dev", index, "sst5", "en", node=len(view.nodes))
+    *_, nodes, summary, _, view = tree_outputs(lab, treebank, "dev", index, "sst5", "en", node=2)
+    assert nodes["value"] == 2 and (view.split, view.index) == ("dev", index) and summary.startswith("**Node 2**")
+    *_, nodes, _, _, _ = tree_outputs(lab, treebank, "dev", index, "sst5", "en", node=len(view.nodes))
     assert nodes["value"] == 0  # past the last node: the root
 
 

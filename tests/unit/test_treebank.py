@@ -198,7 +198,9 @@ def test_callbacks_draw_and_word_in_both_languages(evaluated, treebank):
     for ui in ("en", "zh"):
         choices, count = search_choices(treebank, Filters("test", phenomenon="negation"), ui)
         assert choices["choices"] and count
-        summary, figure, nodes, node_choices, view = tree_outputs(lab, treebank, "test", choices["value"], "sst5", ui)
+        summary, figure, nodes, node_choices, _, _, view = tree_outputs(
+            lab, treebank, "test", choices["value"], "sst5", ui
+        )
         assert figure.count('class="tree-node"') == len(view.nodes) == len(nodes) == len(node_choices["choices"])
         tabs, text, _, _, task = open_node(view, 2, ui)
         assert text == view.nodes[2].text and task == "sst5"

@@ -7,7 +7,7 @@ import pytest
 from core.analysis.attribution import occlusion
 from core.analysis.plausibility import plausibility, word_labels
 from core.analysis.treebank import Treebank, TreebankError, node_attributions, tree_view
-from demo.treebank_outputs import node_outputs
+from demo.treebank_outputs import node_outputs, tree_outputs
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +54,16 @@ def test_the_tab_shows_words_gold_labels_and_scores(lab, treebank):
     summary_zh, _ = node_outputs(lab, treebank, view, 0, "zh")
     assert summary_zh.startswith("**节点 0**")
     assert node_outputs(lab, treebank, None, None, "en") == ("", None)
+
+
+def test_a_new_sentence_brings_its_own_chosen_nodes_panel(lab, treebank):
+    """The panel below the tree is the chosen node's of the sentence shown, never the last sentence's: the node
+    picker keeps node 0 from one sentence to the next, so the panel comes with the tree."""
+    first, second = sorted(range(len(treebank.trees["test"])), key=lambda i: -len(treebank.trees["test"][i].words))[:2]
+    for index in (first, second, first):
+        *_, node, summary, table, view = tree_outputs(lab, treebank, "test", index, "sst5", "en")
+        assert node["value"] == 0 and list(table["word"]) == list(treebank.tree("test", index).words)
+        expected_summary, expected_table = node_outputs(lab, treebank, view, 0, "en")
+        assert summary == expected_summary and table.equals(expected_table)
+    *_, node, summary, table, view = tree_outputs(lab, treebank, "test", first, "sst5", "en", node=2)
+    assert node["value"] == 2 and summary.startswith("**Node 2**") and table.equals(node_outputs(lab, treebank, view, 2, "en")[1])
