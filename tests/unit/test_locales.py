@@ -7,6 +7,7 @@ import string
 
 import pytest
 
+from core.data import PROJECT_ROOT
 from demo.i18n import CODES, CORE_TEXT, I18N, PAGE, TEXT, TRADITIONAL, load_locale, notice_text, request_lang, t
 
 CHINESE = re.compile("[\u4e00-\u9fff]")
@@ -143,3 +144,11 @@ def test_toasts_are_titled_in_the_page_language():
     from demo.i18n import error
 
     assert (error("x", "en").title, error("x", "zh").title, error("x", "zh-TW").title) == ("Error", "出错了", "出錯了")
+
+
+def test_the_api_tab_says_what_the_api_docs_say_of_a_failed_model():
+    """docs/api.md and the README: a model that gave no answer stays in /compare's list with its error."""
+    assert "A model that gave no answer is not\nleft out" in (PROJECT_ROOT / "docs" / "api.md").read_text()
+    for lang in ("en", "zh"):
+        usage = t("api_usage", lang)
+        assert "`error`" in usage and "`message`" in usage and "left out of `/compare`" not in usage
