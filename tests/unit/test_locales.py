@@ -150,5 +150,5 @@ def test_the_api_tab_says_what_the_api_docs_say_of_a_failed_model():
     """docs/api.md and the README: a model that gave no answer stays in /compare's list with its error."""
     assert "A model that gave no answer is not\nleft out" in (PROJECT_ROOT / "docs" / "api.md").read_text()
     for lang in ("en", "zh"):
-        usage = t("api_usage", lang)
+        usage = t("api_usage", lang, tasks="sst5")
         assert "`error`" in usage and "`message`" in usage and "left out of `/compare`" not in usage
