@@ -88,6 +88,15 @@ def build(lab: ServedLab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     )
 
 
+def _without_trees(treebank, ui: str) -> tuple:
+    """TreesBox.without_trees: with the trees, nothing; without them, one line in the page's language saying what is
+    missing and how the Space's owner adds it, and the search that cannot work switched off."""
+    if treebank is not None:
+        return (gr.update(),) * 4
+    off = gr.update(interactive=False)
+    return f"⚠️ {md(t('tb_no_data', ui))}", off, off, off
+
+
 def _on_row(event: gr.SelectData):
     """A table's clicked row: the number its menu picks (the node table's node, the disagreements' sentence)."""
     return event.index[0]
@@ -178,16 +187,15 @@ def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callabl
         wanted = Filters(*filter_values)
         ui = request_lang(request)
         drawn_for(width)
-        treebank, problem = trees().treebank, trees().problem
+        treebank = trees().treebank
         keep = (gr.update(),)
-        warning = f"⚠️ {md(t('tb_no_trees', ui, error=notice_text(problem, ui)))}" if problem else ""
         picker = search_choices(treebank, wanted, ui) if tree_value is None and treebank is not None else keep * 2
         shown = (
             dataset_outputs(visitors.lab(lab, request), task_value, model_value, ui)
             if dataset_value is None and task_value
             else keep * 8
         )
-        return warning, *picker, *shown
+        return *_without_trees(treebank, ui), *picker, *shown
 
     data.disagree.select(_on_row, None, [data.pick], api_visibility="private")
     data.task.change(on_data_task, [data.task], [data.model], api_visibility="private")
@@ -198,7 +206,7 @@ def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callabl
     tab.select(
         on_open_tab,
         [page.tree_state, page.dataset_state, *page.trees.filters, data.task, data.model, page.room],
-        [page.trees.problem, page.trees.sentence, page.trees.hits, *page.dataset_outputs],
+        [*page.trees.without_trees, page.trees.sentence, page.trees.hits, *page.dataset_outputs],
         api_visibility="private",
         js=ROOM_JS,
     )
@@ -274,8 +282,7 @@ def _link_opener(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable
         drawn_for(width)
         split_value = link_state.split or wanted.split
         task_value = link_state.task if link_state.task in SST_TASKS else task_value
-        treebank, problem = trees().treebank, trees().problem
-        warning = f"⚠️ {md(t('tb_no_trees', ui, error=notice_text(problem, ui)))}" if problem else ""
+        treebank = trees().treebank
         picker, drawn = None, keep * len(page.tree_outputs)
         if treebank is not None and link_state.sentence is not None and task_value:
             try:
@@ -294,13 +301,15 @@ def _link_opener(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable
             if dataset_value is None and data_task_value
             else keep * 8
         )
-        return warning, split_value, task_value, *picker, *drawn, *shown, gr.Tabs(selected="treebank")
+        missing = _without_trees(treebank, ui)
+        return *missing, split_value, task_value, *picker, *drawn, *shown, gr.Tabs(selected="treebank")
 
     def open_link(link_state: gr.State, tabs: gr.Tabs) -> None:
         link_state.change(
             on_link,
             [link_state, page.dataset_state, *box.filters, box.task, data.task, data.model, page.room],
-            [box.problem, box.split, box.task, box.sentence, box.hits, *page.tree_outputs, *page.dataset_outputs, tabs],
+            [*box.without_trees, box.split, box.task, box.sentence, box.hits, *page.tree_outputs, *page.dataset_outputs]
+            + [tabs],
             api_visibility="private",
             concurrency_id="model",
             js=ROOM_JS,

@@ -44,6 +44,11 @@ class TreesBox:
         """The six filters, in the order a Filters takes them."""
         return [self.split, self.words, self.label, self.phenomenon, self.min_words, self.max_words]
 
+    @property
+    def without_trees(self) -> list:
+        """What says the trees are missing, and the search switched off then (treebank._without_trees)."""
+        return [self.problem, self.words, self.search, self.random]
+
 
 @dataclass
 class DatasetBox:

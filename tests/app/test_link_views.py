@@ -86,3 +86,23 @@ def test_a_links_treebank_node_is_chosen(lab, tiny_data):
 def test_a_link_names_every_tab_of_the_page_by_its_id(lab):
     page = build_demo(lab, "checkpoints", Settings.load())
     assert tuple(block.id for block in page.blocks.values() if isinstance(block, gr.Tab)) == TABS
+
+
+NO_TREES_WORDS = [("en-GB", "Treebank is not on this server"), ("zh-CN", "没有斯坦福情感树库")]
+
+
+@pytest.mark.parametrize("accept, words", NO_TREES_WORDS)
+def test_without_trees_the_tab_says_what_is_missing_once_and_switches_the_search_off(
+    lab, tmp_path, monkeypatch, accept, words
+):
+    """No SST trees (an empty DATA_DIR): on opening the tab, one line in the page's language (how the Space's owner
+    adds them, no "--data-dir" nor English inside Chinese), and the words box, search and random pick disabled."""
+    monkeypatch.setenv("DATA_DIR", str(tmp_path))
+    page = build_demo(lab, "checkpoints", Settings.load())
+    opened = next(f.fn for f in page.fns.values() if f.name == "on_open_tab")
+    request = type("Request", (), {"headers": {"accept-language": accept}})()
+    problem, *switched, _sentence, _hits = opened(request, None, None, "test", "", "any", "any", 0, 0, None, None, 800)[
+        :6
+    ]
+    assert words in problem and "--data-dir" not in problem and "sst/trees/train.txt" in problem
+    assert all(update == {"__type__": "update", "interactive": False} for update in switched)
