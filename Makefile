@@ -37,14 +37,14 @@ $(VENV)/.installed: $(VENV)/.app-installed
 	tools/install.sh $(PY) -c constraints.txt -e ".[dev]"
 	touch $@
 
-install-app: $(VENV)/.app-installed ## .venv with the app's run-time packages only (`pip install -e .`)
+install-app: $(VENV)/.app-installed ## .venv with the app's run-time packages only (`pip install -e .`, by uv where it can be had: tools/install.sh)
 
 install: $(VENV)/.installed ## .venv with the app's packages and the extras: train, tools, test, browser (`pip install -e ".[dev]"`)
 
 demo: install-app ## serve the Gradio lab on http://127.0.0.1:7860 (installs the app's packages only)
 	$(PY) app.py
 
-lint: install ## ruff check, ruff format --check (line length 120) and mypy on every package: core/, service/, demo/, tools/, app.py (settings: pyproject.toml)
+lint: install ## ruff check, ruff format --check (line length 120) and mypy on every package: core/, service/, web/, demo/, tools/, app.py (settings: pyproject.toml)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
@@ -228,7 +228,7 @@ oracle-dcnn: install-oracle ## same weights: our SST-5 DCNN in Godin's Lasagne g
 	LAB_DCNN_ORACLE_DIR=$(DCNN_ORACLE_DIR) LAB_LASAGNE_DIR=$(LASAGNE_DIR) OMP_NUM_THREADS=1 $(PY) -m tools.oracle.dcnn --json reports/oracle_dcnn.json
 
 # -- release ---------------------------------------------------------------------------------------
-.PHONY: check-checkpoints space-check import-graph push
+.PHONY: check-checkpoints space-check import-graph push commands settings-table
 
 check-checkpoints: install ## verify checkpoints/ (manifest, size budget, every checkpoint loads)
 	$(PY) -m tools.release.bundle check
@@ -238,6 +238,9 @@ space-check: install ## the Space from a clean venv: requirements.txt alone (pub
 
 import-graph: install ## the project's module import graph; fails on an import cycle
 	$(PY) -m tools.import_graph
+
+commands: install ## docs/commands.md, written from this Makefile's target descriptions
+	$(PY) -m tools.commands
 
 settings-table: install ## docs/space.md's settings table, written from service/settings.py's fields
 	$(PY) -m service.settings --write docs/space.md

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from core.data import PROJECT_ROOT
+from tools.commands import markdown, sections
 
 PATH = re.compile(
     r"(?<![\w/.-])((?:app\.py|(?:core|service|demo|tools|tests|docs|reports|configs|probes|checkpoints)/[\w./*<>-]*[\w*>]))"
@@ -72,3 +73,19 @@ def test_the_file_map_names_every_module():
         if f.name not in ("__init__.py", "__main__.py")
     )
     assert [m for m in modules if not named(m)] == []
+
+
+def test_commands_md_is_the_makefile_s_targets():
+    """docs/commands.md is written from the Makefile (make commands): every target with a description, no other."""
+    assert (PROJECT_ROOT / "docs" / "commands.md").read_text(encoding="utf-8") == markdown(), "make commands"
+    listed = {name for _, targets in sections() for name, _ in targets}
+    assert {"demo", "test", "test-slow", "lint", "commands", "first-answer"} <= listed
+
+
+def test_the_docs_index_names_every_guide():
+    index = (PROJECT_ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    table = index.split("## Guides", 1)[1]
+    rows = [line for line in table.strip().splitlines() if line.strip()]
+    assert all(line.startswith("|") for line in rows), "one table, no blank line or prose inside it"
+    guides = sorted(f.name for f in (PROJECT_ROOT / "docs").iterdir() if f.suffix in (".md", ".ipynb"))
+    assert [g for g in guides if g != "README.md" and f"]({g})" not in table] == []
