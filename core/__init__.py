@@ -6,7 +6,9 @@
 
 Packages: data (tasks, vocab, vectors, batches), models (one file per paper), training, checkpoints,
 analysis. Modules: text (tokenizers), views (the models' explanation data), notices (coded messages),
-predict (Lab), serving (the model worker process), gitinfo.
+predict (Lab), answers (answers kept for a sentence asked again), wire (the one serialiser of core's dataclasses),
+gitinfo.
+Serving lives above core: service/ (jobs, the model worker process, owners) and web/ (Gradio's server).
 """
 
 import importlib
