@@ -7,6 +7,7 @@ facts in, HTML out; nothing runs a model.
 import logging
 from collections.abc import Mapping
 
+from core.notices import Notice
 from core.predict import Prediction
 from core.views import KMaxGraph
 from demo.attribution_view import highlight_texts, scores_table, word_scores
@@ -15,6 +16,7 @@ from demo.i18n import (
     intervention_name,
     label_name,
     model_name,
+    notice_text,
     source_text,
     t,
     task_name,
@@ -24,6 +26,7 @@ from demo.plots import esc, to_svg
 from demo.svg import ROOM, SUPPORT, drawn_within
 from demo.svg import esc as attr  # escapes quotes too: typed text inside an attribute value
 from demo.tabs.checkpoints import Facts
+from service.jobs import JOB_TEXT
 
 log = logging.getLogger(__name__)
 Known = Mapping[tuple[str, str], Facts]  # demo.tabs.checkpoints.facts: each checkpoint's, by (task, model)
@@ -81,7 +84,10 @@ def accuracy_text(p: Prediction, fact: Facts | None, ui: str) -> str:
     if fact is None or fact.accuracy is None:
         return ""
     text = t("accuracy", ui, ours=fact.accuracy, task=fact.title or task_name(p.task, ui))
-    return text + (f" · {t('accuracy_paper', ui, paper=fact.paper)}" if fact.paper is not None else "")
+    text += f" · {t('accuracy_paper', ui, paper=fact.paper)}" if fact.paper is not None else ""
+    if fact.degenerate:  # as the Train tab said when it finished (demo.tabs.train.status_text)
+        text += " · ⚠️ " + notice_text(Notice(fact.degenerate["code"], fact.degenerate["params"]), ui, JOB_TEXT)
+    return text
 
 
 def caption(p: Prediction, fact: Facts | None, ui: str) -> str:

@@ -48,7 +48,7 @@ from core.gitinfo import git_commit
 from core.models import PAPER_MODELS
 from core.notices import NoticeError
 from core.training.config import TrainConfig
-from core.training.train import STOP_TEXT, Trainer, stop_record
+from core.training.train import DEGENERATE_TEXT, STOP_TEXT, Trainer, stop_record
 from service.budgets import is_signed_in_client
 from service.owners import PUBLIC
 from service.settings import DEFAULTS, Settings
@@ -63,6 +63,9 @@ MAX_RESUMES = 2  # a job queued again this often (after restarts of the app) is 
 VECTORS = ("none", "auto")  # random embeddings, or the pretrained ones of the file's language when present
 LOSS_POINTS = 400  # the live loss curve keeps at most this many points (halved when full)
 LOSS_POINTS_PER_EPOCH = 50  # a loss point per batch, or the mean of each 1/50 of a longer epoch
+# an epoch of a visitor's file makes at least this many updates (core.training.config.small_file_batch): on a
+# 200-row file every model then beats the majority class in one epoch (docs/training.md)
+JOB_MIN_UPDATES = 40
 JOB_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")  # checked before the id touches the disk, a log or a message
 JOB_ID_BITS = 64  # random bits in a new job's id: nobody can guess or grind one
 
@@ -113,6 +116,7 @@ JOB_TEXT = {
     "hub_offline": "the Hugging Face Hub is not reachable from here (HF_HUB_OFFLINE is set): the model stays local",
     "hub_failed": "publishing to the Hub failed: {error}",
     **STOP_TEXT,  # why a job's training ended (its "stop")
+    **DEGENERATE_TEXT,  # a model no better than the commonest class (its "degenerate")
 }
 
 
@@ -509,6 +513,7 @@ def train_config(folder: Path, job: dict) -> TrainConfig:
         epochs=job["epochs"],
         max_minutes=job["minutes"],
         vectors=job["vectors"],
+        min_updates=JOB_MIN_UPDATES,
         out=str(folder / "run"),
         resume=True,
         progress=False,
@@ -543,6 +548,7 @@ def job_results(trainer: Trainer, metrics: dict) -> dict:
             "labels": trainer.task.labels,
         },
         "stop": metrics["stop"],
+        "degenerate": metrics["degenerate"],  # a model that answers one class, or no better than the commonest
     }
 
 

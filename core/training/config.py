@@ -39,6 +39,10 @@ class TrainConfig:
     seed: int = 1
     epochs: int | None = None  # None: the model's recipe (configs/recipes/<model>.toml)
     batch_size: int | None = None
+    # a small file's batches shrink (down to MIN_BATCH rows) until an epoch makes this many updates; 0 = off.
+    # A 200-row file in the recipes' 32-row batches made 5 updates an epoch: too few for any model to learn
+    # (docs/training.md, "The Train tab's defaults")
+    min_updates: int = 0
     optimizer: str | None = None  # adagrad | adadelta | adam
     lr: float | None = None
     l2: float | None = None
@@ -187,6 +191,14 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+MIN_BATCH = 4  # the DCNN authors' batch size (Godin)
+
+
+def small_file_batch(batch_size: int, rows: int, min_updates: int) -> int:
+    """The recipe's batch size, or a smaller one (not under MIN_BATCH) that gives `rows` `min_updates` updates."""
+    return max(MIN_BATCH, min(batch_size, rows // min_updates))
+
+
 def build_run(cfg: TrainConfig) -> Run:
     """The task, vocabulary and model `cfg` describes, ready to train (see the module docstring).
     `cfg` itself is left as it is; the run holds its resolved copy."""
@@ -199,6 +211,8 @@ def build_run(cfg: TrainConfig) -> Run:
     if cfg.max_words:
         train = [dataclasses.replace(e, words=e.words[: cfg.max_words]) for e in train]
     task = dataclasses.replace(task, train=train)
+    if cfg.min_updates:
+        cfg = dataclasses.replace(cfg, batch_size=small_file_batch(cfg.batch_size, len(train), cfg.min_updates))
     seed_everything(cfg.seed)  # before the model's random initialisation and the vectors' random rows
 
     path = vectors_file(cfg, task.lang)

@@ -75,9 +75,39 @@ STOP_TEXT = {
 }
 
 
+# a trained model no better than not reading at all, said beside its accuracy (the Train tab, its Lab panel)
+DEGENERATE_TEXT = {
+    "model_one_class": (
+        "This model answers {label} for every test row (test accuracy {accuracy:.1%}; always answering the "
+        "commonest class gets {majority:.1%}): it has not learnt to tell the classes apart. Try more epochs, "
+        "pretrained word vectors, another model or more rows."
+    ),
+    "model_below_majority": (
+        "This model is no better than always answering the commonest class (test accuracy {accuracy:.1%} against "
+        "{majority:.1%}). Try more epochs, pretrained word vectors, another model or more rows."
+    ),
+}
+
+
+def degenerate(test: dict, labels: list[str]) -> dict | None:
+    """A test evaluation (core.analysis.evaluate) that shows a model answering one class for every row, or doing
+    no better than the commonest class, as a stored record (stop_record's form); None for a model that learnt."""
+    confusion = test["confusion"]  # rows: the true class, columns: the predicted one
+    total = sum(map(sum, confusion))
+    if not total:
+        return None
+    answered = [j for j in range(len(confusion)) if any(row[j] for row in confusion)]
+    figures = {"accuracy": test["accuracy"], "majority": max(map(sum, confusion)) / total}
+    if len(answered) == 1 and len(labels) > 1:
+        return stop_record("model_one_class", label=labels[answered[0]], **figures)
+    if figures["accuracy"] <= figures["majority"]:
+        return stop_record("model_below_majority", **figures)
+    return None
+
+
 def stop_record(code: str, **params) -> dict:
     """A stop reason as stored (metrics.json, a job's "stop"): its code, parameters and English."""
-    return {"code": code, "params": params, "message": Notice(code, params).format(STOP_TEXT)}
+    return {"code": code, "params": params, "message": Notice(code, params).format({**STOP_TEXT, **DEGENERATE_TEXT})}
 
 
 class DenseGradientAdadelta(torch.optim.Adadelta):
@@ -353,6 +383,7 @@ class Trainer:
 
     def finish(self) -> dict:
         best = load_checkpoint(self.out / "best")
+        test = evaluate(best.model, self.task.test, self.vocab, self.task.labels)
         metrics = {
             "model": self.cfg.model,
             "task": self.task.name,
@@ -360,7 +391,8 @@ class Trainer:
             "phrases": self.cfg.phrases,
             "split": self.task.split_note,
             "train_examples": len(self.task.train),
-            "test": evaluate(best.model, self.task.test, self.vocab, self.task.labels),
+            "test": test,
+            "degenerate": degenerate(test, self.task.labels),
             "dev_accuracy": self.best_dev,
             "best_epoch": self.best_epoch,
             "epochs_run": self.epoch,
@@ -389,6 +421,8 @@ class Trainer:
             self.best_epoch,
             self.best_dev,
         )
+        if metrics["degenerate"]:
+            log.warning("%s", metrics["degenerate"]["message"])
         return metrics
 
 

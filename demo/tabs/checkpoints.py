@@ -22,6 +22,7 @@ class Facts:
     sha256: str  # of model.safetensors
     commit: str  # of the app
     title: str = ""  # the task's name where people see it by another than its id (a visitor's file and date)
+    degenerate: dict | None = None  # metrics.json's "degenerate": a model that answers one class (core.training)
 
 
 def _metrics(path) -> dict:
@@ -69,7 +70,8 @@ class FactBook(Mapping):
             except OSError:
                 digest = "?"
             accuracy, paper = _number(metrics, "test", "accuracy"), _number(metrics, "paper", "accuracy")
-            hit = self.found[key] = path, Facts(accuracy, paper, digest, self.commit, self.lab.titles.get(key[0], ""))
+            title, degenerate = self.lab.titles.get(key[0], ""), metrics.get("degenerate")
+            hit = self.found[key] = path, Facts(accuracy, paper, digest, self.commit, title, degenerate)
         return hit[1]
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
