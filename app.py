@@ -14,7 +14,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
-from demo import CSS, I18N, THEME, build_demo
+from demo import CSS, I18N, THEME, build_demo, t
 from service.lab import ServedLab
 from service.settings import Settings
 from web import app_kwargs, bound_malloc, handler_threads, queued, warm_up
@@ -36,5 +36,5 @@ if __name__ == "__main__":
     queued(demo, settings).launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        theme=THEME, css=CSS, i18n=I18N, app_kwargs=app_kwargs(settings), max_threads=handler_threads(settings),
+        theme=THEME, css=CSS, i18n=I18N, app_kwargs=app_kwargs(settings, t), max_threads=handler_threads(settings),
         state_session_capacity=settings.sessions)  # what Gradio keeps per visitor, bounded: web/sessions.py

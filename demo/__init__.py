@@ -2,7 +2,7 @@
 Chinese (i18n, locales). It calls core.predict (Lab, Prediction) and draws core.views; it holds no model logic and
 never imports torch (tests/unit/test_architecture.py checks). web/ serves it."""
 
-from demo.i18n import I18N
+from demo.i18n import I18N, t
 from demo.ui import CSS, THEME, build_demo
 
-__all__ = ["CSS", "I18N", "THEME", "build_demo"]
+__all__ = ["CSS", "I18N", "THEME", "build_demo", "t"]

@@ -36,6 +36,7 @@ from core.predict import ModelFailure
 from core.views import VIEW_TEXT, Text
 from demo.examples import EXAMPLES
 from service.jobs import JOB_TEXT
+from web.words import request_lang as request_lang  # the visitor's language: read by the server, worded here
 
 LANGS = ("en", "zh")  # the locale files
 # UI language -> OpenCC's converter from zh (its configurations: s2twp, Taiwan's phrases too; s2hk)
@@ -112,19 +113,6 @@ MODEL_NAMES = {
     "agt": "AGT (Guo 2017)",
     "nbow": "NBoW baseline",
 }
-
-
-def request_lang(request) -> str:
-    """The browser's first language (Accept-Language): 'zh' (Simplified Chinese), 'zh-TW' or 'zh-HK'
-    (Traditional: Taiwan's, Hong Kong's and Macau's), else 'en'."""
-    headers = getattr(request, "headers", None) or {}
-    accept = headers.get("accept-language", "") if hasattr(headers, "get") else ""
-    first = accept.split(",")[0].strip().lower()
-    if not first.startswith("zh"):
-        return "en"
-    if first.startswith(("zh-hk", "zh-mo", "zh-hant-hk", "zh-hant-mo")):
-        return "zh-HK"
-    return "zh-TW" if first.startswith(("zh-tw", "zh-hant")) else "zh"
 
 
 def words_in(words: dict[str, str], lang: str, default: str) -> str:

@@ -138,7 +138,7 @@ def banner(lab: ServedLab, root: str, ui: str) -> str:
 def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
     """The page on `lab` (its checkpoints from `root`), by `settings` (app.py's, read once at start; a test's own)."""
     choose_worker(settings)  # LAB_SERVE_BACKEND: where long requests' models run
-    visitors = Visitors(settings)  # every tab is given them, and the settings with them
+    visitors = Visitors(settings, words=t)  # every tab is given them, and the settings with them
     # an identical request (an example clicked by a whole class) is answered again from memory: core.answers
     lab.answers = lab.answers or AnswerCache(settings.answer_cache)
     lab.user_models.capacity = settings.user_models_in_memory  # visitors' models held in memory, most recent first

@@ -180,6 +180,7 @@ class Clients:
 def launch_demo(lab_root: Path, temp_dir: Path, **launch):
     """The app built as app.py builds it (start_app with its app_kwargs; Gradio's uploads in `temp_dir`); yields
     (demo, url) and closes it after. `launch` adds launch() settings."""
+    from demo import t
     from service.lab import ServedLab
     from service.settings import Settings
     from web import app_kwargs, handler_threads
@@ -197,7 +198,7 @@ def launch_demo(lab_root: Path, temp_dir: Path, **launch):
             **launch,
         }
         demo, url = start_app(
-            ServedLab.load(lab_root), settings, str(lab_root), app_kwargs=app_kwargs(settings), **launch
+            ServedLab.load(lab_root), settings, str(lab_root), app_kwargs=app_kwargs(settings, t), **launch
         )
         yield demo, url
         demo.close()

@@ -18,11 +18,11 @@ from types import SimpleNamespace
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 
-from demo.i18n import request_lang, t
 from service.budgets import scope_client
 from service.fair import RETRY_S, FairShare, round_robin
 from service.owners import HF_USER, owner_id
 from service.settings import Settings
+from web.words import Words, request_lang
 
 JOIN = re.compile(r"/gradio_api/queue/join/?$")
 EVENT_CLIENTS: dict[str, str] = {}  # event id -> its client, while Gradio's queue holds the event
@@ -43,19 +43,19 @@ def client_of(event_id: str | None) -> str:
     return EVENT_CLIENTS.get(event_id or "", "")
 
 
-def refusal(scope, held: int, share: int) -> JSONResponse:
+def refusal(scope, held: int, share: int, words: Words) -> JSONResponse:
     """429, one line in the visitor's language, and when to try again."""
     lang = request_lang(SimpleNamespace(headers=Headers(scope=scope)))
-    words = t("fair_share", lang, held=held, share=share, seconds=RETRY_S)
-    return JSONResponse({"detail": words}, status_code=429, headers={"retry-after": str(RETRY_S)})
+    line = words("fair_share", lang, held=held, share=share, seconds=RETRY_S)
+    return JSONResponse({"detail": line}, status_code=429, headers={"retry-after": str(RETRY_S)})
 
 
 class FairJoin:
     """ASGI middleware: Gradio's queue shared fairly between clients (module docstring). The pool is the queue's
     places: Settings.model_concurrency running and Settings.queue_size waiting."""
 
-    def __init__(self, app, settings: Settings):
-        self.app, self.hops = app, settings.hops
+    def __init__(self, app, settings: Settings, words: Words):
+        self.app, self.hops, self.words = app, settings.hops, words
         self.policy = FairShare(settings.model_concurrency + settings.queue_size)
         self.joining: Counter[str] = Counter()  # admitted, Gradio's answer not back yet
 
@@ -67,7 +67,7 @@ class FairJoin:
         client = client_key(scope, self.hops)
         held = self.held(queue)
         if not self.policy.admits(held, client):
-            return await refusal(scope, held[client], self.policy.share(held, client))(scope, receive, send)
+            return await refusal(scope, held[client], self.policy.share(held, client), self.words)(scope, receive, send)
         body = bytearray()
 
         async def kept(message):

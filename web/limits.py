@@ -14,7 +14,6 @@ from gradio.utils import get_upload_folder
 from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse
 
-from demo.i18n import request_lang, t
 from service.budgets import RateBudget, SpacePolicy, scope_client
 from service.cleanup import folder_bytes
 from service.settings import DEFAULTS, Settings
@@ -23,6 +22,7 @@ from web.page_cache import PageCache
 from web.rest import DirectCalls
 from web.sessions import OneShotSessions
 from web.thread_hops import lifespan
+from web.words import Words, request_lang
 
 MAX_BODY_BYTES = 1 << 20  # 1 MiB
 MAX_UPLOAD_BYTES = 2 * DEFAULTS.train_max_bytes  # with the default training file cap (app_kwargs: the app's)
@@ -71,8 +71,8 @@ class UploadBudget:
     (429), or when Gradio's upload cache (all visitors' files, removed after Settings.upload_cache_minutes) would pass
     `upload_cache_mb` with it (507). One line, in the browser's language."""
 
-    def __init__(self, app, policy: SpacePolicy, folder: str | Path | None = None):
-        self.app, self.policy = app, policy
+    def __init__(self, app, policy: SpacePolicy, words: Words, folder: str | Path | None = None):
+        self.app, self.policy, self.words = app, policy, words
         self.folder = Path(folder or get_upload_folder())
         self.rates = RateBudget(self.policy.uploads_per_minute)
         self.lock, self.measured, self.used = threading.Lock(), 0.0, 0  # the cache's size, measured once a second
@@ -85,11 +85,11 @@ class UploadBudget:
         declared = int(headers.get("content-length", "0") or 0) if headers.get("content-length", "").isdigit() else 0
         lang = request_lang(SimpleNamespace(headers=headers))
         if not self.rates.take(client):
-            words = t("upload_rate", lang, per_minute=self.policy.uploads_per_minute)
-            return await PlainTextResponse(words, status_code=429)(scope, receive, send)
+            line = self.words("upload_rate", lang, per_minute=self.policy.uploads_per_minute)
+            return await PlainTextResponse(line, status_code=429)(scope, receive, send)
         if not self._room_for(declared):
-            words = t("upload_cache_full", lang, mb=self.policy.upload_cache_mb)
-            return await PlainTextResponse(words, status_code=507)(scope, receive, send)
+            line = self.words("upload_cache_full", lang, mb=self.policy.upload_cache_mb)
+            return await PlainTextResponse(line, status_code=507)(scope, receive, send)
         await self.app(scope, receive, send)
 
     def _room_for(self, size: int) -> bool:
@@ -103,15 +103,16 @@ class UploadBudget:
             return True
 
 
-def app_kwargs(settings: Settings) -> dict:
-    """FastAPI keyword arguments for Blocks.launch(app_kwargs=...): app.py and the tests launch with them."""
+def app_kwargs(settings: Settings, words: Words) -> dict:
+    """FastAPI keyword arguments for Blocks.launch(app_kwargs=...): app.py and the tests launch with them; `words`
+    (demo.i18n.t) words their refusals."""
     return {
         "middleware": [
             Middleware(RequestBodyLimit, max_bytes=MAX_BODY_BYTES, max_upload_bytes=2 * settings.train_max_bytes),
-            Middleware(UploadBudget, policy=SpacePolicy.from_settings(settings)),
-            Middleware(FairJoin, settings=settings),
+            Middleware(UploadBudget, policy=SpacePolicy.from_settings(settings), words=words),
+            Middleware(FairJoin, settings=settings, words=words),
             Middleware(OneShotSessions),
-            Middleware(DirectCalls, settings=settings),
+            Middleware(DirectCalls, settings=settings, words=words),
             Middleware(PageCache),
         ],
         "lifespan": lifespan,  # Gradio's login check on the event loop, not in a thread (web/thread_hops.py)

@@ -19,6 +19,7 @@ session in Gradio, so the owner-bound endpoints are no MCP tools (demo/tabs/api.
 public models only.
 """
 
+import html
 import logging
 import secrets
 import threading
@@ -26,22 +27,17 @@ from collections import OrderedDict
 
 import gradio as gr
 
-from demo.i18n import request_lang, t
-from demo.plots import esc
 from service.budgets import RateBudget, SpacePolicy, request_client, signed_in_client
 from service.lab import ServedLab
 from service.owners import HF_USER, KEY, NOBODY, owner_id
 from service.settings import Settings
 from service.store import Store, StoreError, open_store
+from web.words import Words, request_lang
 
 log = logging.getLogger(__name__)
 
 KEY_CHARS = (16, 200)  # a shorter key could be guessed; a longer one is not a key
 PAGES = 20_000  # page bindings kept in memory in all (~200 bytes each)
-
-
-def _refuse(code: str, request: gr.Request | None, **params) -> gr.Error:
-    return gr.Error(esc(t(code, request_lang(request), **params)), print_exception=False)
 
 
 class PageOwners:
@@ -91,9 +87,9 @@ class Visitors:
     """session id -> owner id, for sessions bound by a page load (in memory until owner-bound work) or `/owner`
     (in the owner store)."""
 
-    def __init__(self, settings: Settings, store: Store | None = None):
-        # the app's settings (build_demo), which every tab is given with its Visitors
-        self.settings = settings
+    def __init__(self, settings: Settings, store: Store | None = None, *, words: Words):
+        # the app's settings (build_demo), which every tab is given with its Visitors; the page's words
+        self.settings, self.words = settings, words
         self.store = store or open_store(
             settings.user_models, rows_per_client=settings.store_rows_per_client, max_rows=settings.store_max_rows
         )
@@ -128,15 +124,20 @@ class Visitors:
         if profile is not None and self.policy.login:
             owner, client = owner_id(HF_USER, profile.username), signed_in_client(self.client(request))
         elif self.policy.sign_in:
-            raise _refuse("sign_in_needed" if self.policy.login else "sign_in_off", request)
+            raise self._refuse("sign_in_needed" if self.policy.login else "sign_in_off", request)
         elif (owner := self.owner(request)) == NOBODY:
-            raise _refuse("owner_session_short", request, min_chars=KEY_CHARS[0])
+            raise self._refuse("owner_session_short", request, min_chars=KEY_CHARS[0])
         else:
             client = self.client(request)
         session = _session(request)
         if (page := self.pages.get(session)) is not None:  # owner-bound work: the page's binding is kept from now on
             self._bind(session, page[0], page[1], request)
         return owner, client
+
+    def _refuse(self, code: str, request: gr.Request | None, **params) -> gr.Error:
+        """A refusal in the visitor's language (the page's words), one line."""
+        words = self.words(code, request_lang(request), **params)
+        return gr.Error(html.escape(words, quote=False), print_exception=False)
 
     def client(self, request: gr.Request | None) -> str:
         """The request's client (service.budgets.client_id of its address, behind the Space's proxy)."""
@@ -163,14 +164,14 @@ class Visitors:
         session = _session(request)
         if key in (None, ""):
             if self.bound(session) is not None:
-                raise _refuse("owner_key_taken", request)
+                raise self._refuse("owner_key_taken", request)
             if not valid_key(session):
-                raise _refuse("owner_session_short", request, min_chars=KEY_CHARS[0])
+                raise self._refuse("owner_session_short", request, min_chars=KEY_CHARS[0])
             return session
         if not valid_key(key):
-            raise _refuse("owner_key_bad", request, min_chars=KEY_CHARS[0], max_chars=KEY_CHARS[1])
+            raise self._refuse("owner_key_bad", request, min_chars=KEY_CHARS[0], max_chars=KEY_CHARS[1])
         if not self.binds.take(client := self.client(request)):
-            raise _refuse("rate_limited", request, per_minute=self.policy.binds_per_minute)
+            raise self._refuse("rate_limited", request, per_minute=self.policy.binds_per_minute)
         self._bind(session, owner_id(KEY, key), client, request)
         return key
 
@@ -179,7 +180,7 @@ class Visitors:
         try:
             self.store.bind(session, owner, client)
         except StoreError:  # the store logged it once
-            raise _refuse("store_unavailable", request) from None
+            raise self._refuse("store_unavailable", request) from None
         self.pages.pop(session)
 
 

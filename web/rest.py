@@ -36,6 +36,7 @@ from service.fair import FairShare, Holdings
 from service.settings import Settings
 from web.fair_queue import client_key, refusal
 from web.runner import CALLER_ALIVE, CALLER_CLIENT
+from web.words import Words
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +65,8 @@ class DirectCalls:
     the lanes, not this pool's order, decide whose work runs next. Settings.direct_rest False leaves every call
     to Gradio."""
 
-    def __init__(self, app, settings: Settings):
-        self.app, self.enabled, self.hops = app, settings.direct_rest, settings.hops
+    def __init__(self, app, settings: Settings, words: Words):
+        self.app, self.enabled, self.hops, self.words = app, settings.direct_rest, settings.hops, words
         self.places = Holdings(FairShare(settings.model_concurrency + settings.queue_size))
         self.kept = 4 * self.places.policy.capacity
         self.pool = ThreadPoolExecutor(2 * self.places.policy.capacity, thread_name_prefix="rest")
@@ -113,7 +114,7 @@ class DirectCalls:
         client = client_key(scope, self.hops)
         if not self.places.take(client):
             held = self.places.held.copy()
-            return refusal(scope, held[client], self.places.policy.share(held, client))
+            return refusal(scope, held[client], self.places.policy.share(held, client), self.words)
         with self.lock:
             now = time.monotonic()
             answered = [e for e, c in self.calls.items() if c.future.done()]  # oldest first

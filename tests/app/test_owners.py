@@ -12,7 +12,7 @@ from gradio_client import Client, handle_file
 from lab_fixture import Clients, start_app
 from test_user_training import reviews, write_csv
 
-from demo.i18n import notice_text
+from demo.i18n import notice_text, t
 from service.jobs import JobError, TrainLimits, submit_job, update_job
 from service.owners import KEY, owner_id
 from service.publish import push_job
@@ -72,8 +72,8 @@ def test_two_visitors_see_only_their_own_jobs_and_models(app, lab, user_models, 
     task = done_a["task"]
     # the same file by two owners: two tasks, two installed models, neither replacing the other
     assert done_b["task"] != task
-    for t in (task, done_b["task"]):
-        assert (user_models / "checkpoints" / t / "dcnn" / "model.safetensors").is_file()
+    for task_id in (task, done_b["task"]):
+        assert (user_models / "checkpoints" / task_id / "dcnn" / "model.safetensors").is_file()
     assert done_a["title"].startswith("class_reviews.csv · ")
 
     # B: A's job is unknown to status, cancel and publish; A's task to every endpoint, and named nowhere
@@ -191,7 +191,7 @@ def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user(
     from web.owners import Visitors
 
     settings = Settings(store_rows_per_client=100)
-    visitors = Visitors(settings, Store(tmp_path / "owners.sqlite"))
+    visitors = Visitors(settings, Store(tmp_path / "owners.sqlite"), words=t)
     key = visitors.on_page("", Request(session_hash="first-visit-page"))  # a new browser: a new key for it to keep
     assert len(key) >= 16 and visitors.owner(Request(session_hash="first-visit-page")) == owner_id(KEY, key)
     assert visitors.on_page(key, Request(session_hash="reload")) == key  # a reload keeps the owner
@@ -214,7 +214,7 @@ def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user(
     visitors.pages.put("reload", owner_id(KEY, key), visitors.client(Request(session_hash="reload")))
     assert visitors.writer(Request(session_hash="reload")) == (owner_id(KEY, key), visitors.client(None))
     assert visitors.store.bindings() == 1  # owner-bound work kept the page's binding: it outlives a restart
-    reloaded = Visitors(settings, Store(tmp_path / "owners.sqlite"))
+    reloaded = Visitors(settings, Store(tmp_path / "owners.sqlite"), words=t)
     assert reloaded.owner(Request(session_hash="reload")) == owner_id(KEY, key)
     assert reloaded.owner(Request(session_hash="first-visit-page")) != owner_id(KEY, key)  # its reload binds again
     unbound = "api-client-0123456789"
@@ -245,7 +245,7 @@ def test_signed_in_work_from_one_address_has_a_cap_of_its_own(tmp_path):
     from service.store import Store
     from web.owners import Visitors
 
-    visitors = Visitors(Settings(sign_in="required"), Store(tmp_path / "owners.sqlite"))
+    visitors = Visitors(Settings(sign_in="required"), Store(tmp_path / "owners.sqlite"), words=t)
     visitors.policy = replace(visitors.policy, login=True)  # Hugging Face's own sign-in
     hall = Request(session_hash="page-of-alice", client=Request(host="10.0.0.1"))
     owner, client = visitors.writer(hall, Request(username="alice"))

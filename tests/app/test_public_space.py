@@ -23,6 +23,7 @@ SPACE_DEFAULTS = {"LAB_USER_MODELS_MAX_MB": 2048, "LAB_BINDS_PER_MINUTE": 30}
 def launch(lab_root, tmp_path_factory, monkeypatch, **env):
     """A real app on the tiny checkpoints with its own user-models folder and upload cache; returns
     (url, user_models, close)."""
+    from demo import t
     from web import app_kwargs
 
     root = tmp_path_factory.mktemp("user_models")
@@ -31,7 +32,7 @@ def launch(lab_root, tmp_path_factory, monkeypatch, **env):
     for name, value in {**SPACE_DEFAULTS, **env}.items():  # not what the module's `space` app was given
         monkeypatch.setenv(name, str(value))
     settings = Settings.load()
-    demo, url = start_app(ServedLab.load(lab_root), settings, concurrency=4, app_kwargs=app_kwargs(settings))
+    demo, url = start_app(ServedLab.load(lab_root), settings, concurrency=4, app_kwargs=app_kwargs(settings, t))
     return url, root, demo.close
 
 

@@ -47,10 +47,11 @@ def test_a_client_that_trained_lately_waits_behind_one_that_did_not(tmp_path):
 def test_a_signed_in_user_is_one_client_from_every_address(tmp_path):
     from dataclasses import replace
 
+    from demo import t
     from service.store import Store
     from web.owners import Visitors
 
-    visitors = Visitors(Settings.load(), Store(tmp_path / "owners.sqlite"))
+    visitors = Visitors(Settings.load(), Store(tmp_path / "owners.sqlite"), words=t)
     visitors.policy = replace(visitors.policy, login=True)  # Hugging Face's own sign-in
 
     def sender(address: str, user: str | None = None) -> tuple[str, str]:
