@@ -278,13 +278,21 @@ def previous_report(path: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.attribution", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--tasks", nargs="+", default=list(TASKS))
+    parser.add_argument(
+        "--checkpoints",
+        default=str(PROJECT_ROOT / "checkpoints"),
+        help="the checkpoints folder (<task>/<model>/ inside; default: the bundled ones)",
+    )
+    parser.add_argument(
+        "--data-dir", default=None, help="the datasets' folder (default: $DATA_DIR, else ../shared/data; docs/data.md)"
+    )
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS), help="the tasks to measure")
     parser.add_argument("--sample", type=int, default=200, help="test sentences per task")
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "reports"))
+    parser.add_argument("--seed", type=int, default=13, help="the seed of the sentences sampled per task")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument(
+        "--out", default=str(PROJECT_ROOT / "reports"), help="the folder for attribution.md and attribution.json"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     lab = Lab.load(args.checkpoints, prefer="bundled")

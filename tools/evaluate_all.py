@@ -187,11 +187,17 @@ def render(lab: Lab, timing: dict | None, root: str, load: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     parser = argparse.ArgumentParser(prog="python -m tools.evaluate_all", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoints", default=str(BUNDLED))
-    parser.add_argument("--data-dir", default=None)
+    parser.add_argument(
+        "--checkpoints",
+        default=str(BUNDLED),
+        help="the checkpoints folder (<task>/<model>/ inside; default: the bundled ones)",
+    )
+    parser.add_argument(
+        "--data-dir", default=None, help="the datasets' folder (default: $DATA_DIR, else ../shared/data; docs/data.md)"
+    )
     parser.add_argument("--force", action="store_true", help="recompute every task, current or not")
     parser.add_argument("--docs", default=str(PROJECT_ROOT / "reports"), help="where treebank.md/json go ('' : none)")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     root = Path(args.checkpoints)

@@ -76,8 +76,10 @@ def agreement(sentences: list[list[str]]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.tokenizer_agreement", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", default="test", choices=["train", "dev", "test"])
-    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--split", default="test", choices=["train", "dev", "test"], help="the split to read")
+    parser.add_argument(
+        "--data-dir", default=None, help="the datasets' folder (default: $DATA_DIR, else ../shared/data; docs/data.md)"
+    )
     parser.add_argument("--show", type=int, default=10, help="print this many mismatching sentences")
     args = parser.parse_args(argv)
     try:

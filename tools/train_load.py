@@ -145,16 +145,24 @@ def markdown(r: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.train_load", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))
+    parser.add_argument(
+        "--checkpoints",
+        default=str(PROJECT_ROOT / "checkpoints"),
+        help="the checkpoints folder (<task>/<model>/ inside; default: the bundled ones)",
+    )
     parser.add_argument(
         "--data", default=None, help="the training file (default: waimai_10k.csv of the data directory)"
     )
-    parser.add_argument("--model", default="dcnn")
+    parser.add_argument("--model", default="dcnn", help="the model trained in the background")
     parser.add_argument("--minutes", type=float, default=3.0, help="the job's time budget")
-    parser.add_argument("--calls", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=20, help="/compare calls per round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds, idle and while training")
     parser.add_argument("--gap", type=float, default=15.0, help="seconds between the rounds while training")
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "reports" / "train_load"))
+    parser.add_argument(
+        "--out",
+        default=str(PROJECT_ROOT / "reports" / "train_load"),
+        help="the report's path, without suffix (.md and .json are written)",
+    )
     args = parser.parse_args(argv)
     args.data = args.data or str(data_dir() / "chinese_sentiment" / "waimai_10k.csv")
     result = run(args)

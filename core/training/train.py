@@ -430,13 +430,14 @@ def parse_args(argv: list[str] | None = None) -> TrainConfig:
     parser = argparse.ArgumentParser(prog="python -m core.training.train", description=__doc__.split("\n\n")[0])
     for f in dataclasses.fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
+        described = f"TrainConfig.{f.name}: described in core/training/config.py (default: %(default)s)"
         if f.type is bool:
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default)
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=described)
         elif f.name == "set":
             parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="model config override")
         else:
             kind = [a for a in typing.get_args(f.type) if a is not type(None)] or [f.type]
-            parser.add_argument(flag, type=kind[0], default=f.default)
+            parser.add_argument(flag, type=kind[0], default=f.default, help=described)
     cfg = TrainConfig(**vars(parser.parse_args(argv)))
     named_task = any(a == "--task" or a.startswith("--task=") for a in (sys.argv[1:] if argv is None else argv))
     if cfg.data and not named_task:  # a user's file is a task of its own

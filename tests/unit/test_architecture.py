@@ -6,6 +6,8 @@ publishing, owners, the served Lab and its user models, budgets, settings); `web
 and publish it and sit beside it. No import cycle anywhere, and no import that points the wrong way:
 core <- service <- web <- demo <- app, every arrow down."""
 
+import ast
+
 import pytest
 
 from core.data import PROJECT_ROOT
@@ -106,3 +108,17 @@ def test_only_tools_import_tools():
 def test_service_does_not_import(forbidden):
     found = sorted(module for module, names in _imports("service").items() if forbidden in names)
     assert not found, f"{forbidden} imported by {', '.join(found)}"
+
+
+def test_every_command_line_flag_says_what_it_is():
+    """`--help` of every CLI explains each flag: every add_argument call has a help=."""
+    bare = sorted(
+        f"{module} line {node.lineno}"
+        for module, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "add_argument"
+        and not any(keyword.arg == "help" for keyword in node.keywords)
+    )
+    assert not bare, "add_argument without help=: " + ", ".join(bare)
