@@ -13,6 +13,7 @@ from demo.tabs import train as train_tab
 from demo.tabs import treebank as treebank_tab
 from service.lab import ServedLab
 from service.settings import Settings
+from web.endpoints import fill_advertised_defaults, keep_owners_out_of_mcp
 from web.owners import Visitors
 from web.page_load import on_page_load, page_parts, postprocessed
 from web.runner import choose_worker
@@ -210,6 +211,6 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
         demo.load(on_page, owner_key, outputs, api_visibility="private", js=READ_KEY, postprocess=False).then(
             None, owner_key, None, js=KEEP_KEY
         )
-        api.fill_advertised_defaults(demo)
-        api.keep_owners_out_of_mcp(demo)
+        fill_advertised_defaults(demo)
+        keep_owners_out_of_mcp(demo)
     return demo

@@ -4,6 +4,9 @@ docstring (an "Args:" section, the same lines Gradio's MCP server reads), and a 
 say nothing (an uploaded file) its example."""
 
 import functools
+import html
+import inspect
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +15,8 @@ import orjson
 from gradio.components.api_component import Api
 from gradio.context import Context
 from gradio.utils import get_function_description, get_function_params
+
+from service.jobs import finite_number
 
 
 def endpoint(fn: Callable, examples: dict[str, Any] | None = None, **kwargs) -> None:
@@ -58,3 +63,63 @@ def queued_json(answer: Any, request: gr.Request | None) -> Any:
     if isinstance(answer, dict | list) and route is not None and route.path.endswith("/queue/join"):
         return orjson.Fragment(orjson.dumps(answer))
     return answer
+
+
+# what an MCP client must not reach: Gradio runs every MCP client's calls in one shared session, so a tool that
+# binds or uses an owner would give one agent another's work (publishing is private already)
+OWNER_BOUND_ENDPOINTS = ("owner", "train", "train_status", "train_cancel")
+
+
+def mcp_enabled() -> bool:
+    """Gradio's own switch: GRADIO_MCP_SERVER=true serves the named endpoints as MCP tools (launch's default)."""
+    return os.environ.get("GRADIO_MCP_SERVER", "").strip().lower() in ("1", "true", "yes")
+
+
+def keep_owners_out_of_mcp(demo: gr.Blocks) -> None:
+    """With the MCP server on, the owner-bound endpoints are left out of the tools (and of the API page) and stay
+    callable by gradio_client, each client its own session: an MCP tool is what Gradio documents, so they become
+    undocumented. An MCP client then owns nothing and sees the public models only."""
+    if mcp_enabled():
+        for fn in demo.fns.values():
+            if fn.api_name in OWNER_BOUND_ENDPOINTS:
+                fn.api_visibility = "undocumented"
+
+
+def fill_advertised_defaults(demo: gr.Blocks) -> None:
+    """Let a REST call leave out the trailing arguments of /predict and /compare, as /info says it may
+    (`{"data": ["good"]}`): Gradio's REST route refuses a call with fewer values than inputs (answering
+    `{"error": null}`) while gradio_client fills the defaults in itself. Only endpoints made by gr.api,
+    whose inputs are Api components holding the function's defaults, are filled; a missing argument
+    without a default is still refused. A value a number component cannot take (a string, NaN) is refused in
+    one line naming the parameter, where Gradio's own preprocessing would answer `{"error": null}`."""
+    validate = demo.validate_inputs
+
+    def validate_with_defaults(block_fn, inputs: list) -> None:
+        missing = block_fn.inputs[len(inputs) :]
+        if missing and all(isinstance(c, Api) and c.value is not None for c in missing):
+            inputs.extend(c.value for c in missing)  # in place: Gradio goes on with this same list
+        validate(block_fn, inputs)
+        for i, (component, value) in enumerate(zip(block_fn.inputs, inputs)):
+            if is_number(component) and value is not None and not finite_number(value):
+                name = _parameter_name(block_fn.fn, i)
+                raise gr.Error(
+                    f"{name}: a number is needed, got {html.escape(repr(value)[:20], quote=False)} / {name} 须为数字",
+                    print_exception=False,
+                )
+
+    demo.validate_inputs = validate_with_defaults  # type: ignore[method-assign]  # this app's own, around Gradio's
+
+
+def is_number(component) -> bool:
+    """A number input: a Slider or Number of the page, or a gr.api parameter typed int or float."""
+    if isinstance(component, Api):
+        return component.api_info().get("type") in ("integer", "number")
+    return isinstance(component, (gr.Slider, gr.Number))
+
+
+def _parameter_name(fn, index: int) -> str:
+    """The name of the handler's index-th parameter (what an API caller reads in /info), else its position."""
+    try:
+        return list(inspect.signature(fn).parameters)[index]
+    except (TypeError, ValueError, IndexError):
+        return f"input {index + 1}"

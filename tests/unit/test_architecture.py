@@ -7,6 +7,7 @@ and publish it and sit beside it. No import cycle anywhere, and no import that p
 core <- service <- web <- demo <- app, every arrow down."""
 
 import ast
+import re
 
 import pytest
 
@@ -122,3 +123,31 @@ def test_every_command_line_flag_says_what_it_is():
         and not any(keyword.arg == "help" for keyword in node.keywords)
     )
     assert not bare, "add_argument without help=: " + ", ".join(bare)
+
+
+# Gradio's internals beyond its public `gradio` API: the private attributes the server adapter reaches
+GRADIO_PRIVATE = re.compile(
+    r"\._queue\b|\.fns\b|\.event_ids_to_events|\.active_jobs|\.event_queue_per_concurrency_id|__class__ ="
+)
+
+
+def test_only_the_server_adapter_touches_gradio_s_internals():
+    """web/ is the one place that knows Gradio's server (docs/performance.md, "Gradio's internals"): no other
+    module imports a gradio submodule or reaches a private attribute of Gradio's queue or Blocks."""
+    outside = {module: path for module, path in MODULES.items() if module.split(".")[0] != "web"}
+    imports = [
+        (module, node)
+        for module, path in outside.items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+    ]
+    names = [
+        (module, name)
+        for module, node in imports
+        for name in ([node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names])
+    ]
+    submodules = sorted(f"{m} -> {name}" for m, name in names if name.startswith(("gradio.", "gradio_client.")))
+    private = sorted(
+        module for module, path in outside.items() if GRADIO_PRIVATE.search(path.read_text(encoding="utf-8"))
+    )
+    assert not submodules and not private, f"Gradio internals outside web/: {submodules} {private}"
