@@ -228,7 +228,7 @@ oracle-dcnn: install-oracle ## same weights: our SST-5 DCNN in Godin's Lasagne g
 	LAB_DCNN_ORACLE_DIR=$(DCNN_ORACLE_DIR) LAB_LASAGNE_DIR=$(LASAGNE_DIR) OMP_NUM_THREADS=1 $(PY) -m tools.oracle.dcnn --json reports/oracle_dcnn.json
 
 # -- release ---------------------------------------------------------------------------------------
-.PHONY: check-checkpoints space-check import-graph push commands settings-table
+.PHONY: check-checkpoints space-check import-graph push commands settings-table gradio-upgrade-check
 
 check-checkpoints: install ## verify checkpoints/ (manifest, size budget, every checkpoint loads)
 	$(PY) -m tools.release.bundle check
@@ -238,6 +238,10 @@ space-check: install ## the Space from a clean venv: requirements.txt alone (pub
 
 import-graph: install ## the project's module import graph; fails on an import cycle
 	$(PY) -m tools.import_graph
+
+GRADIO ?=
+gradio-upgrade-check: install ## the internals web/ uses, tested with another Gradio (GRADIO=6.x.y; default the newest 6.x on the index; not in CI)
+	$(PY) -m tools.gradio_upgrade_check $(if $(GRADIO),--version $(GRADIO))
 
 commands: install ## docs/commands.md, written from this Makefile's target descriptions
 	$(PY) -m tools.commands
