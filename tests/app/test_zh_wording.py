@@ -9,6 +9,7 @@ import pytest
 from core.analysis.probes import Case, load_suite, read_suite, suite_names
 from core.analysis.treebank import TreebankError
 from demo.i18n import TRADITIONAL, notice_text, source_text, t
+from demo.lab_text import summary_text
 from demo.tabs.checkpoints import tables
 from demo.tabs.probes import expectation, probe_test_name
 
@@ -78,3 +79,13 @@ def test_a_suite_test_name_in_chinese_must_be_text(tmp_path):
     suite.close()
     with pytest.raises(ValueError, match=r"tests\[0\] \(a\)\.zh"):
         read_suite(tmp_path / "s.toml")
+
+
+@pytest.mark.parametrize("ui", ["zh", "zh-TW"])
+def test_the_lab_s_headline_uses_chinese_punctuation(lab, ui):
+    """语言：中文（自动识别）, not 语言: 中文 (自动识别): full-width colons and brackets in Chinese text."""
+    for models in (["dcnn"], lab.models("zh_sentiment")):
+        predictions = [lab.predict("这部电影很好看", model, "zh_sentiment") for model in models]
+        headline = summary_text(predictions, ui)
+        assert "：" in headline and "（" in headline
+        assert not re.search(r"[\u4e00-\u9fff]: |[\u4e00-\u9fff] \(", headline), headline

@@ -127,6 +127,7 @@ def test_taiwan_chinese_is_written_with_taiwan_s_words():
         assert all(taiwan in TRADITIONAL["zh-TW"](words) for words in found), simplified
     assert converted == [], "the Taiwan page says a simplified word"
     assert t("intervention", "zh-TW") == "干預"
+    assert not [words for words in texts if "字首" in words], "a sentence's first words are no word prefix (字首)"
 
 
 def test_every_intervention_is_named_by_what_it_does_in_both_languages():
