@@ -300,7 +300,7 @@ def submit_job(
         "finished": None,
         "owner": owner,
         "client": client,
-        "title": f"{file.name} · {time.strftime('%Y-%m-%d %H:%M')}",  # what people see: no month name in either language
+        "title": f"{file.name} · {time.strftime('%Y-%m-%d %H:%M')}",  # what people see: no month name
         "file": file.name,
         "data": "data" + file.suffix.lower(),
         "model": model,
