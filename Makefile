@@ -50,7 +50,7 @@ lint: install ## ruff check, ruff format --check (line length 120) and mypy on e
 	$(PY) -m mypy
 
 # pytest-xdist: a test file stays on one worker (its module's app is started once); most tests wait on a served
-# app or a child process, so three workers keep two cores busy (docs/commands.md, "The test loop")
+# app or a child process, so three workers keep two cores busy (docs/performance.md, "The test loop")
 TEST_WORKERS ?= 3
 SLOW_WORKERS ?= 2
 

@@ -59,6 +59,9 @@ def run_guards(python: str, folder: Path) -> dict[str, list[str]]:
             test = line.split()[1]
             failed.setdefault(test.split("::")[0], []).append(test.split("::", 1)[-1] if "::" in test else line)
     print(result.stdout.strip().splitlines()[-1] if result.stdout.strip() else result.stderr[-2000:])
+    reasons = dict.fromkeys(line[4:].strip() for line in result.stdout.splitlines() if re.match(r"E +\w+Error", line))
+    for reason in list(reasons)[:10]:  # each distinct error once: the internal a module could not import, say
+        print("  why:", reason)
     return failed
 
 
