@@ -41,7 +41,7 @@ class TrainConfig:
     batch_size: int | None = None
     # a small file's batches shrink (down to MIN_BATCH rows) until an epoch makes this many updates; 0 = off.
     # A 200-row file in the recipes' 32-row batches made 5 updates an epoch: too few for any model to learn
-    # (docs/training.md, "The Train tab's defaults")
+    # (docs/training.md, "Train your own": the defaults learn)
     min_updates: int = 0
     optimizer: str | None = None  # adagrad | adadelta | adam
     lr: float | None = None
