@@ -25,7 +25,7 @@ from test_layout_widths import open_tab
 
 from core.models import PAPER_MODELS
 from demo.i18n import intervention_name, model_name, t
-from tools.screens import TEXT_SIZES  # the text of each figure as shown, by kind (make screens measures it too)
+from tools.bench.screens import TEXT_SIZES  # the text of each figure as shown, by kind (make screens measures it too)
 
 SIZES = [(390, 844), (768, 1024), (1400, 900)]
 LOCALES = [

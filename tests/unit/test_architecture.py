@@ -106,6 +106,18 @@ def test_only_tools_import_tools():
     assert not found, f"tools imported by {', '.join(found)}"
 
 
+def test_the_product_s_tools_import_no_measurement():
+    """tools/ outside bench/ and research/ is what a user or the release needs: it runs without the lab bench."""
+    found = sorted(
+        f"{module} -> {name}"
+        for module, path in MODULES.items()
+        if module.startswith("tools.") and not module.startswith(("tools.bench", "tools.research"))
+        for name in imported_names(path, module)
+        if name.startswith(("tools.bench", "tools.research"))
+    )
+    assert not found, f"the product's tools import the bench: {', '.join(found)}"
+
+
 @pytest.mark.parametrize("forbidden", SERVICE_MUST_NOT_IMPORT)
 def test_service_does_not_import(forbidden):
     found = sorted(module for module, names in _imports("service").items() if forbidden in names)

@@ -686,7 +686,7 @@ def inference_markdown(r: dict) -> list[str]:
             "",
             "gradio_client waits for results by polling every 50 ms (`time.sleep(0.05)` in "
             "gradio_client/utils.py), which its one-word row shows; the HTTP row is what the app itself costs. "
-            "The client is built by `tools.loadtest.app_client`, with one SSL context for all its requests "
+            "The client is built by `tools.bench.loadtest.app_client`, with one SSL context for all its requests "
             "(gradio_client otherwise loads the CA bundle for every request, about 70 ms of CPU).",
             "",
         ]

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from core.data import PROJECT_ROOT
-from tools.loadtest import free_port, stop_process
+from tools.processes import free_port, stop_process
 
 OUT = PROJECT_ROOT / "reports" / "space_check.json"
 # what `hf upload` leaves out in the README's publish steps, plus git's own folder

@@ -6,7 +6,7 @@ words p-m+1..p (Eq. 1, clipped to the sentence), so every position scores one n-
 words. Like the paper, we rank the n-grams of the validation and test sentences and keep the top
 distinct ones.
 
-    python -m tools.detectors --checkpoint DIR --task sst2 --map 0 --row 5 --top 5 [--out table.md]
+    python -m tools.research.detectors --checkpoint DIR --task sst2 --map 0 --row 5 --top 5 [--out table.md]
 """
 
 import argparse

@@ -1,6 +1,6 @@
 """Same weights: our tensor CNN's weights inside the authors' graph, class probabilities side by side.
 
-    python -m tools.oracle.same_weights [--checkpoint checkpoints/sst5/tensor_cnn] [--floatx float64]
+    python -m tools.research.oracle.same_weights [--checkpoint checkpoints/sst5/tensor_cnn] [--floatx float64]
 
 The authors' `ConvModel.ready` builds their graph around our embedding table; their P, Q, R, O, b and softmax
 W are set from ours; their own reader and length batching read their SST-5 dev file (data/stsa.fine.dev),
@@ -17,8 +17,8 @@ import torch
 from core.checkpoints.checkpoint import load_checkpoint
 from core.data import PROJECT_ROOT
 from core.data.batching import pad_batch
-from tools.oracle.files import default_dir, write_inputs
-from tools.oracle.shim import load_authors, oracle_dir
+from tools.research.oracle.files import default_dir, write_inputs
+from tools.research.oracle.shim import load_authors, oracle_dir
 
 UNK_WORD = "## UNK ##"  # the authors' unknown word: the last row of their embedding table
 
@@ -68,7 +68,7 @@ def compare(checkpoint: Path, folder: Path, inputs: Path, floatx: str = "float64
     loaded = load_checkpoint(checkpoint)
     model, vocab, labels = loaded.model.to(ours_dtype).eval(), loaded.vocab, loaded.meta["labels"]
     conv = load_into_authors(authors, model, vocab, labels, floatx)
-    dev_file = inputs / "stsa.fine.dev"  # our dev sentences (tools.oracle.files), read by their reader
+    dev_file = inputs / "stsa.fine.dev"  # our dev sentences (tools.research.oracle.files), read by their reader
     xs, ys = authors.Pipe.read_corpus(str(dev_file), None, conv.vocabx, conv.vocaby)
     probabilities = pytensor.function([conv.x], conv.layers[-1].p_y_given_x, allow_input_downcast=True)
     batches_x, batches_y = conv.create_batches(list(range(len(xs))), xs, ys)  # their length buckets, their order
@@ -86,7 +86,7 @@ def compare(checkpoint: Path, folder: Path, inputs: Path, floatx: str = "float64
     gold = np.concatenate(batches_y)
     return {
         "checkpoint": shown(checkpoint),
-        "dev_file": "stsa.fine.dev of tools.oracle.files",
+        "dev_file": "stsa.fine.dev of tools.research.oracle.files",
         "sentences": len(order),
         "floatx_authors": floatx,
         "dtype_ours": str(ours_dtype).replace("torch.", ""),
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoint", default=str(PROJECT_ROOT / "checkpoints" / "sst5" / "tensor_cnn"))
     parser.add_argument("--oracle-dir", default=None, help="the authors' repository (default: LAB_ORACLE_DIR)")
     parser.add_argument("--floatx", default="float64", choices=["float32", "float64"])
-    parser.add_argument("--inputs", default=str(default_dir()), help="tools.oracle.files's folder")
+    parser.add_argument("--inputs", default=str(default_dir()), help="tools.research.oracle.files's folder")
     args = parser.parse_args(argv)
     inputs = Path(args.inputs)
     if not (inputs / "stsa.fine.dev").is_file():

@@ -1,9 +1,9 @@
-"""Red-team cases on shared capacity (fair shares, service.fair), each run against a live app by tools/redteam.py:
+"""Red-team cases on shared capacity (fair shares, service.fair), each run against a live app by tools/bench/redteam.py:
 one address sends FLOOD concurrent long /compare calls (150 words, every attribution method) for SECONDS, through
 the REST pool or through Gradio's queue, while an honest visitor at another address calls /predict once a second
 the same way. Held when the honest calls' p95 is within a second and none failed. The flood runs in a process at
 the lowest CPU priority (on a Space the attacker's CPU is its own; here it shares the app's two cores). The app must
-trust one proxy (LAB_FORWARDED_HOPS=1, as tools/redteam.py starts it): the two addresses are X-Forwarded-For's."""
+trust one proxy (LAB_FORWARDED_HOPS=1, as tools/bench/redteam.py starts it): the two addresses are X-Forwarded-For's."""
 
 import asyncio
 import json

@@ -1,12 +1,13 @@
 """Godin's DCNN (FredericGodin/DynamicCNN, Theano + Lasagne, Python 2) as the oracle for our DCNN.
 
-    python -m tools.oracle.dcnn [--sentences N] [--floatx float64] [--k-from width] [--json reports/oracle_dcnn.json]
+    python -m tools.research.oracle.dcnn [--sentences N] [--floatx float64] [--k-from width] \
+        [--json reports/oracle_dcnn.json]
 
 Same weights: our shipped SST-5 DCNN's weights loaded into his Lasagne graph (`networks.buildDCNNPaper`), one
 SST-5 dev sentence a batch, class probabilities compared with ours. The project never holds his code or
 Lasagne: LAB_DCNN_ORACLE_DIR names a checkout of DynamicCNN (commit 694cf6c) and LAB_LASAGNE_DIR one of
 Lasagne (commit 5d3c63c); his files are converted with 2to3 into .cache/oracle/dcnn-<hash>/ with the patches
-below, and `theano` is pytensor (tools.oracle.shim) plus what Lasagne imports (`lasagne_modules`).
+below, and `theano` is pytensor (tools.research.oracle.shim) plus what Lasagne imports (`lasagne_modules`).
 
 Two layouts differ and are mapped, not approximated: his folding sums rows f and f + r/2 where ours sums 2p
 and 2p + 1 (the same network up to an order of the embedding dimensions: every operation is row-wise, so
@@ -37,7 +38,7 @@ from core.checkpoints.hub import display_path
 from core.data import PROJECT_ROOT, TaskData, load_task
 from service.settings import Settings
 from tools.bench.machine import machine_info
-from tools.oracle.shim import _softmax, cache_dir, theano_modules
+from tools.research.oracle.shim import _softmax, cache_dir, theano_modules
 
 REPOSITORY, COMMIT = "FredericGodin/DynamicCNN", "694cf6c"
 LASAGNE, LASAGNE_COMMIT = "Lasagne/Lasagne", "5d3c63c"
@@ -125,7 +126,7 @@ class MRGRandomStreams:
 
 
 def lasagne_modules() -> dict[str, types.ModuleType]:
-    """tools.oracle.shim's `theano` with what Lasagne 0.2 and his layers import put back on pytensor. Lasagne's
+    """tools.research.oracle.shim's `theano` with what Lasagne 0.2 and his layers import put back on pytensor. Lasagne's
     own convolution and pooling layers (which he does not use) find no implementation and fail if called."""
     import pytensor
     import pytensor.tensor as pt
@@ -213,7 +214,7 @@ def load_networks(repo: Path, lasagne_dir: Path, floatx: str = "float64"):
     import pytensor
 
     pytensor.config.floatX = floatx
-    pytensor.config.linker = Settings.load().oracle_linker  # see tools/oracle/shim.py
+    pytensor.config.linker = Settings.load().oracle_linker  # see tools/research/oracle/shim.py
     sys.modules.update(lasagne_modules())
     for folder in (str(lasagne_dir), str(converted(repo))):
         if folder not in sys.path:

@@ -1,7 +1,7 @@
 """Red-team cases on the owner store and the sign-in (issue: one address cannot take the lab from a class), each
-run against a live app by tools/redteam.py: `case_<name>(url) -> (held, figure)`. The store's cases read its rows
-in the user-models folder tools/redteam.py gives the app it starts (Settings.user_models); the sign-in and
-full-disk cases start a second app of their own (tools.loadtest), the full-disk one on a tmpfs it mounts (as
+run against a live app by tools/bench/redteam.py: `case_<name>(url) -> (held, figure)`. The store's cases read its rows
+in the user-models folder tools/bench/redteam.py gives the app it starts (Settings.user_models); the sign-in and
+full-disk cases start a second app of their own (tools.bench.loadtest), the full-disk one on a tmpfs it mounts (as
 root; without, the case says it did not run and fails)."""
 
 import base64
@@ -24,16 +24,17 @@ import httpx
 from core.data import PROJECT_ROOT
 from service.settings import Settings
 from service.store import STORE_FILE
-from tools.loadtest import free_port, percentile, rest_call, start_app, stop_process, wait_until_up
-from tools.redteam_content import QueueError, queue_call
-from tools.redteam_identity import _call, _file, _upload
+from tools.bench.loadtest import percentile, rest_call, start_app, wait_until_up
+from tools.bench.redteam_content import QueueError, queue_call
+from tools.bench.redteam_identity import _call, _file, _upload
+from tools.processes import free_port, stop_process
 
 PREDICT = ("a fun film", "dcnn", "auto", "auto")
 STORE_LINE = "the owner store is busy or full"
 
 
 def _store_path() -> Path:
-    """The store of the app tools/redteam.py started (it sets LAB_USER_MODELS), else of this checkout's default."""
+    """The store of the app tools/bench/redteam.py started (it sets LAB_USER_MODELS), else this checkout's."""
     return Settings.load().user_models / STORE_FILE
 
 

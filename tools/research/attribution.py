@@ -1,7 +1,7 @@
 """`make attribution`: how faithful each word-attribution method is, per model and task -> reports/attribution.md
 and reports/attribution.json (which the lab reads for its "most faithful method" hint).
 
-    python -m tools.attribution [--checkpoints checkpoints] [--sample 200] [--seed 13] [--out reports]
+    python -m tools.research.attribution [--checkpoints checkpoints] [--sample 200] [--seed 13] [--out reports]
 
 On a seeded random sample of each task's test sentences (2 to 60 words: the lab's attribution cap), every
 model explains its own predicted class with every method; the words are then deleted in each method's
@@ -126,8 +126,9 @@ def render_markdown(report: dict) -> str:
     lines = [
         "# Word attributions: which explanation can I trust?",
         "",
-        f"Written by `make attribution` (`python -m tools.attribution`) on {m['cpu']}, {m['cpus_usable']} usable "
-        f"cores (shared with other work), torch {m['versions']['torch']} with {m['torch_threads']} thread, "
+        f"Written by `make attribution` (`python -m tools.research.attribution`) on {m['cpu']}, "
+        f"{m['cpus_usable']} usable cores (shared with other work), torch {m['versions']['torch']} with "
+        f"{m['torch_threads']} thread, "
         f"Captum {report['captum']}. Each task's run:",
         "",
     ]
@@ -277,7 +278,7 @@ def previous_report(path: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.attribution", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.research.attribution", description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--tasks", nargs="+", default=list(TASKS))

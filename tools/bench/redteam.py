@@ -1,13 +1,13 @@
 """`make redteam`: the attacks of a hostile visitor against a live app, each reported held or failed with its
-figure. Cases are the `case_<name>(url) -> (held, figure)` functions of the tools/redteam_*.py modules.
+figure. Cases are the `case_<name>(url) -> (held, figure)` functions of the tools/bench/redteam_*.py modules.
 
-    python -m tools.redteam                      # starts app.py on the bundled checkpoints, runs every case
-    python -m tools.redteam --url http://127.0.0.1:7860/ --quick   # against a running app, the quick cases only
+    python -m tools.bench.redteam             # starts app.py on the bundled checkpoints, runs every case
+    python -m tools.bench.redteam --url http://127.0.0.1:7860/ --quick   # against a running app, the quick cases only
 
 A started app gets its own user-models folder and upload cache, and the Space's defaults for every budget; with
 --sign-in required it behaves as on a Space, where training needs a Hugging Face sign-in. It trusts one proxy, as a
 Space's app does (LAB_FORWARDED_HOPS=1): a request without X-Forwarded-For is its peer's (127.0.0.1), and a case
-speaks from another network address with the header (tools/redteam_turns.py)."""
+speaks from another network address with the header (tools/bench/redteam_turns.py)."""
 
 import argparse
 import importlib
@@ -19,19 +19,20 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import tools
+import tools.bench
 from core.data import PROJECT_ROOT
-from tools.loadtest import free_port, start_app, stop_process, wait_until_up
+from tools.bench.loadtest import start_app, wait_until_up
+from tools.processes import free_port, stop_process
 
 Case = Callable[[str], tuple[bool, str]]
 
 
 def cases(quick: bool = False) -> dict[str, Case]:
-    """Every case of the tools/redteam_*.py modules by name (with `quick`, those each module lists in QUICK)."""
+    """Every case of the tools/bench/redteam_*.py modules by name (with `quick`, those each module lists in QUICK)."""
     found = {}
-    for info in pkgutil.iter_modules(tools.__path__):
+    for info in pkgutil.iter_modules(tools.bench.__path__):
         if info.name.startswith("redteam_"):
-            module = importlib.import_module(f"tools.{info.name}")
+            module = importlib.import_module(f"tools.bench.{info.name}")
             for name in dir(module):
                 short = name.removeprefix("case_")
                 if name.startswith("case_") and (not quick or short in getattr(module, "QUICK", ())):
@@ -54,7 +55,7 @@ def run(url: str, chosen: dict[str, Case]) -> list[tuple[str, bool, str, float]]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.redteam", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.redteam", description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="a running app (default: start app.py on the bundled checkpoints)")
     parser.add_argument("--quick", action="store_true", help="only the quick cases (those the tests run too)")
     parser.add_argument("--only", nargs="*", default=None, help="case names to run")

@@ -1,12 +1,12 @@
 """Red-team case on the training queue's turns (issue: one address cannot take the lab from a class), run against a
-live app by tools/redteam.py: `case_<name>(url) -> (held, figure)`. One network address fills its quota of
-anonymous jobs, each under an owner of its own (a fresh API session each, as in tools/redteam_identity.py); an
+live app by tools/bench/redteam.py: `case_<name>(url) -> (held, figure)`. One network address fills its quota of
+anonymous jobs, each under an owner of its own (a fresh API session each, as in tools/bench/redteam_identity.py); an
 honest visitor from another address then asks for one short job. The other address is an X-Forwarded-For header,
-which the app that tools/redteam.py starts trusts (LAB_FORWARDED_HOPS=1), as a Space's app trusts its proxy."""
+which the app that tools/bench/redteam.py starts trusts (LAB_FORWARDED_HOPS=1), as a Space's app trusts its proxy."""
 
 import time
 
-from tools.redteam_identity import _call, _file, _session, _train, _upload
+from tools.bench.redteam_identity import _call, _file, _session, _train, _upload
 
 ATTACK_JOBS = 4  # one address's quota of anonymous jobs (Settings.train_max_jobs_per_client)
 # each attacking job trains for its whole budget: patience ends a job on these noisy labels after a dozen

@@ -1,6 +1,6 @@
 """Screenshots of the Lab at a phone's, a tablet's and a laptop's size, in English and Chinese.
 
-`python -m tools.screens` (`make screens`) starts `python app.py` on the bundled checkpoints, analyses one
+`python -m tools.bench.screens` (`make screens`) starts `python app.py` on the bundled checkpoints, analyses one
 sentence with all five models in Debian chromium at each size of SIZES and each language, and writes two
 captures of the screen (not the whole page) per size and language into reports/screens/: `<size>-<lang>-top.png`,
 the page as it opens with the sentence typed, and `<size>-<lang>-result.png`, scrolled to the result. Each is

@@ -1,8 +1,8 @@
 """The papers' ablations, re-run on the shipped checkpoints: every intervention's effect on dev and test accuracy
 (at inference, no retraining), beside the paper's number and our retrained run where the paper reports one.
 
-    python -m tools.ablations                    # every shipped checkpoint -> reports/ablations.{json,md}
-    python -m tools.ablations --tasks sst5 --models tensor_cnn
+    python -m tools.research.ablations           # every shipped checkpoint -> reports/ablations.{json,md}
+    python -m tools.research.ablations --tasks sst5 --models tensor_cnn
 
 An indexed intervention is measured at each index a reader would try: every layer, order and DCNN map; the
 AGT's first, middle and last layers; AdaSent's levels 1-3 and its top level; the mRNN's cut after 1 and 3 words.
@@ -182,7 +182,7 @@ def markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.ablations", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.research.ablations", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", nargs="+", default=["sst5", "zh_sentiment"])
     parser.add_argument("--models", nargs="+", default=PAPER_MODELS)
     parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))

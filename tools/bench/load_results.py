@@ -1,5 +1,5 @@
-"""What a load test keeps of each request (tools.loadtest, tools.hall): its endpoint, time and error, and the
-check that an answer is well formed."""
+"""What a load test keeps of each request (tools.bench.loadtest, tools.bench.hall): its endpoint, time and error,
+and the check that an answer is well formed."""
 
 from dataclasses import dataclass
 from typing import Any

@@ -1,8 +1,8 @@
 """What differs between the Theano the authors' code was written for and the shim on pytensor, measured.
 
-    python -m tools.oracle.differences [--out reports/oracle_identity.json]
+    python -m tools.research.oracle.differences [--out reports/oracle_identity.json]
 
-With our shipped SST-5 tensor CNN inside their graph (tools.oracle.same_weights) on SST-5 dev:
+With our shipped SST-5 tensor CNN inside their graph (tools.research.oracle.same_weights) on SST-5 dev:
 - identity: max |Δp| of their graph and ours, float64 and with their graph in float32;
 - softmax: pytensor's special.softmax with its default axis (every entry of the batch) against Theano's
   row-wise T.nnet.softmax;
@@ -23,9 +23,9 @@ import torch
 
 from core.checkpoints.checkpoint import load_checkpoint
 from core.data import PROJECT_ROOT
-from tools.oracle.files import default_dir, write_inputs
-from tools.oracle.same_weights import compare, load_into_authors, shown
-from tools.oracle.shim import COMMIT, REPOSITORY, RandomStreams, load_authors, oracle_dir
+from tools.research.oracle.files import default_dir, write_inputs
+from tools.research.oracle.same_weights import compare, load_into_authors, shown
+from tools.research.oracle.shim import COMMIT, REPOSITORY, RandomStreams, load_authors, oracle_dir
 
 
 def loss_forms(authors, conv, batches_x, batches_y) -> dict:

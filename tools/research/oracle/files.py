@@ -1,6 +1,6 @@
 """Same inputs: the files both trainers read, written from our treebank data in the authors' format.
 
-    python -m tools.oracle.files [--out .cache/oracle/inputs]
+    python -m tools.research.oracle.files [--out .cache/oracle/inputs]
 
 stsa.{fine,binary}.{train,phrases.train,dev,test}: one example a line, `label word word ...`, the examples
 our trainer trains and evaluates on (core.data.sst: sentences, and every distinct labelled phrase once),

@@ -1,6 +1,6 @@
 """How well our English tokenizer reproduces the treebank's own tokens.
 
-    python -m tools.tokenizer_agreement [--split test] [--show 10]
+    python -m tools.research.tokenizer_agreement [--split test] [--show 10]
 
 Each SST sentence is detokenized into the text a person would type ("it 's" -> "it's", `` x '' ->
 "x", "ca n't" -> "can't", no space before punctuation), re-tokenized with core.text, and compared
@@ -75,7 +75,9 @@ def agreement(sentences: list[list[str]]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.tokenizer_agreement", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.research.tokenizer_agreement", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--split", default="test", choices=["train", "dev", "test"])
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--show", type=int, default=10, help="print this many mismatching sentences")

@@ -1,14 +1,14 @@
 """Load test of the Gradio app: many gradio_client clients at once, then a burst beyond the queue's limit;
 or a soak: many mixed requests with the server's resident memory sampled over time.
 
-    python -m tools.loadtest                             # make loadtest: the bundled checkpoints/
-    python -m tools.loadtest --profile mixed             # make loadtest PROFILE=mixed: 10% long inputs
-    python -m tools.loadtest --soak 5000                 # make soak: 5,000 mixed requests, RSS over time
-    python -m tools.loadtest --soak-minutes 20           # make soak SOAK_MINUTES=20: bounded by time
-    python -m tools.loadtest --checkpoints DIR --clients 8 --requests 5
-    python -m tools.loadtest --profile class             # make loadtest PROFILE=class: a class of 30, 10 minutes
-    python -m tools.loadtest --profile hall              # make loadtest PROFILE=hall: a lecture hall of 300
-    python -m tools.loadtest --sessions 1200             # make sessions: 1,200 REST /compare calls, each a new session
+    python -m tools.bench.loadtest                    # make loadtest: the bundled checkpoints/
+    python -m tools.bench.loadtest --profile mixed    # make loadtest PROFILE=mixed: 10% long inputs
+    python -m tools.bench.loadtest --soak 5000        # make soak: 5,000 mixed requests, RSS over time
+    python -m tools.bench.loadtest --soak-minutes 20  # make soak SOAK_MINUTES=20: bounded by time
+    python -m tools.bench.loadtest --checkpoints DIR --clients 8 --requests 5
+    python -m tools.bench.loadtest --profile class    # make loadtest PROFILE=class: a class of 30, 10 minutes
+    python -m tools.bench.loadtest --profile hall     # make loadtest PROFILE=hall: a lecture hall of 300
+    python -m tools.bench.loadtest --sessions 1200    # make sessions: 1,200 REST /compare calls, each a new session
 
 It starts `app.py` as a separate process on 127.0.0.1 (LAB_CHECKPOINTS=DIR, a free port), then:
 1. warm-up: every (task, model) once through /predict, every task through /compare, then `--warmup`
@@ -52,7 +52,7 @@ Targets: 0 failed requests, short-request p95 <= 1 s (/probes and /train have th
 The hall profile (`--profile hall`) is the class at a lecture's scale: 300 visitors (10 of them training) with 3
 to 10 s between a visitor's requests, mostly /predict and /compare (HALL_MIX), half of those on a sentence of
 the visitor's own (hardly ever two alike), the others on the Lab's example sentences. Its visitors who do not
-train are browsers (tools.hall: the page, its heartbeat, events through Gradio's queue, from one asyncio loop), a
+train are browsers (tools.bench.hall: the page, its heartbeat, events through Gradio's queue, from one asyncio loop), a
 visit lasting until the mix draws a page load; the load generator's own CPU is reported beside the app's.
 
 Fresh sessions (`--sessions N`): N requests, each in a session of its own (a raw REST call naming no
@@ -75,7 +75,6 @@ import math
 import os
 import random
 import shutil
-import socket
 import ssl
 import subprocess
 import sys
@@ -91,9 +90,10 @@ from unittest import mock
 from core.data import PROJECT_ROOT
 from core.text import MAX_CHARS
 from service.settings import Settings
-from tools.load_results import LONG_ENDPOINTS, Result, check_answer, error_line
+from tools.bench.load_results import LONG_ENDPOINTS, Result, check_answer, error_line
+from tools.processes import free_port, stop_process
 
-log = logging.getLogger("tools.loadtest")
+log = logging.getLogger("tools.bench.loadtest")
 SENTENCES = {
     "en": [
         "It is not a bad film at all.",
@@ -141,21 +141,6 @@ def checkpoint_pairs(root: Path) -> dict[str, tuple[str, list[str]]]:
             continue  # the app reports a broken checkpoint itself
         tasks.setdefault(config.parent.parent.name, (lang, []))[1].append(config.parent.name)
     return tasks
-
-
-def stop_process(proc: subprocess.Popen, timeout: float = 10) -> None:
-    """Ask an app process to stop; kill it if it has not within `timeout` seconds."""
-    proc.terminate()
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def process_tree(pid: int) -> list[int]:
@@ -826,7 +811,7 @@ def class_test(args) -> dict:
     Client) of `--visit-requests` requests from the profile's mix with its think time between them (the class:
     up to 2 x `--think` seconds), and `--trainers` of the visitors train small files of their own instead; RSS
     sampled every `--rss-every` seconds, the disk of the user models and Gradio's cache at the end. The hall's
-    visitors who do not train are browsers (tools.hall), not gradio_client Clients."""
+    visitors who do not train are browsers (tools.bench.hall), not gradio_client Clients."""
     profile = PROFILES[args.profile]
     think = profile["think"] or (0.0, 2 * args.think)
     browsers = args.profile == "hall"
@@ -921,7 +906,7 @@ def class_test(args) -> dict:
         log.info("class: %d visitors (%d training) for %g min", args.class_visitors, args.trainers, args.class_minutes)
 
         def hall() -> list[Result]:  # every visitor who does not train, as a browser, on this thread
-            from tools.hall import Hall
+            from tools.bench.hall import Hall
 
             plan = lambda rng: class_plan(rng, tasks, profile["mix"], profile["own_text_share"])
             seeds = [30_000 + n for n in range(args.trainers, args.class_visitors)]
@@ -1156,7 +1141,7 @@ PARTS = (
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per HTTP request otherwise
-    parser = argparse.ArgumentParser(prog="python -m tools.loadtest", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.loadtest", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--checkpoints", default=None, help="<task>/<model>/ folders (default $LAB_CHECKPOINTS, else checkpoints/)"
     )

@@ -1,8 +1,8 @@
 """`make vectors-probe`: which word vectors help most, measured on one fixed probe per language.
 
-    python -m tools.vectors_probe --vectors word2vec=.cache/vectors/en --vectors fasttext=.cache/vectors/en-fasttext \
-        [--task sst5|zh_sentiment|zh_news] [--models nbow,tensor_cnn] [--runs runs/vectors-probe] \
-        [--json ...] [--doc ...]
+    python -m tools.research.vectors_probe --vectors word2vec=.cache/vectors/en \
+        --vectors fasttext=.cache/vectors/en-fasttext [--task sst5|zh_sentiment|zh_news] \
+        [--models nbow,tensor_cnn] [--runs runs/vectors-probe] [--json ...] [--doc ...]
 
 The probe: SST-5 with phrases (English), zh_sentiment or zh_news (Chinese), seed 1, one torch
 thread, each model with the same fixed epoch budget and patience for every vectors set; only the initial word
@@ -36,7 +36,7 @@ from tools.git import git_commit
 from tools.probes import machine
 from tools.vectors import WINK_METHOD, coverage
 
-log = logging.getLogger("tools.vectors_probe")
+log = logging.getLogger("tools.research.vectors_probe")
 
 # (epochs, patience) per probe model: a short fixed budget that ranks the sets, not each model's best
 # accuracy. NBoW with our word2vec peaks on dev at epoch 3 (docs/vectors.md); an epoch of it took 10 min at
@@ -50,7 +50,7 @@ TASKS = {"sst5": "SST-5 with phrases", "zh_sentiment": "zh_sentiment", "zh_news"
 def markers(task: str) -> tuple[str, str]:
     """The generated section's first and last lines in --doc: one section per probe task."""
     name = "vectors-probe" if task == "sst5" else f"vectors-probe {task}"
-    return f"<!-- {name}:start (written by python -m tools.vectors_probe) -->", f"<!-- {name}:end -->"
+    return f"<!-- {name}:start (written by python -m tools.research.vectors_probe) -->", f"<!-- {name}:end -->"
 
 
 # the text our own sets are trained on, per language, and its terms (../shared/data/SOURCES.md)
@@ -249,7 +249,9 @@ def write_section(doc: Path, task: str, section: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.vectors_probe", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.research.vectors_probe", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--vectors", action="append", required=True, metavar="NAME=PATH", help="a set to probe")
     parser.add_argument("--task", default="sst5", choices=list(TASKS), help="the probe task (default sst5)")
     parser.add_argument("--models", default="nbow", help=f"comma-separated, of {', '.join(BUDGETS)}")

@@ -1,5 +1,5 @@
 """Red-team cases on identities, ownership and budgets (issue: a public Space), each run against a live app by
-tools/redteam.py: `case_<name>(url) -> (held, figure)`. QUICK names the ones the test suite runs too."""
+tools/bench/redteam.py: `case_<name>(url) -> (held, figure)`. QUICK names the ones the test suite runs too."""
 
 import csv
 import hashlib

@@ -1,7 +1,7 @@
 """Do predictions stay fast while a model trains? /compare latency with the app idle, then while a
 ~3-minute training job runs in the Train tab's worker process.
 
-    python -m tools.train_load            # make train-load: writes reports/train_load.json and reports/train_load.md
+    python -m tools.bench.train_load   # make train-load: writes reports/train_load.json and reports/train_load.md
 
 It starts `app.py` on the bundled checkpoints (user models in a temporary folder), warms it up, times
 `--rounds` rounds of `--calls` /compare calls one after the other (idle), submits a training job through
@@ -24,7 +24,8 @@ from statistics import median
 from gradio_client import handle_file
 
 from core.data import PROJECT_ROOT, data_dir
-from tools.loadtest import app_client, free_port, percentile, start_app, timed, wait_until_up
+from tools.bench.loadtest import app_client, percentile, start_app, timed, wait_until_up
+from tools.processes import free_port
 
 SENTENCES = [
     "It is not a bad film, but the plot is dull.",
@@ -113,7 +114,7 @@ def run(args) -> dict:
                     "load_average_1m": round(os.getloadavg()[0], 2),
                     "python": platform.python_version(),
                 },
-                "command": "python -m tools.train_load " + " ".join(sys.argv[1:]),
+                "command": "python -m tools.bench.train_load " + " ".join(sys.argv[1:]),
                 "date": time.strftime("%Y-%m-%d %H:%M"),
             }
         finally:
@@ -144,7 +145,7 @@ def markdown(r: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.train_load", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.train_load", description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))
     parser.add_argument(
         "--data", default=None, help="the training file (default: waimai_10k.csv of the data directory)"

@@ -1,6 +1,6 @@
 """Red-team cases on long work, lost models and content (issue 48, items 2, 7 and 8), run against a running app:
 each `case_<name>(base_url) -> (held, one line with its figure)`, within about a minute. `make redteam` collects
-them with the other tools/redteam_*.py modules; tests/app/test_public_content.py runs them on the tiny models.
+them with the other tools/bench/redteam_*.py modules; tests/app/test_public_content.py runs them on the tiny models.
 
 They speak Gradio's own protocols: gradio_client for the named endpoints, and for the page's private events
 (the Lab's Analyse, its model choice, "Attributions of a file") the queue calls the page itself makes
@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 import httpx
 
 from core.analysis.export import CSV, FORMULA_START
-from tools.loadtest import app_client, percentile
+from tools.bench.loadtest import app_client, percentile
 
 LONG_TEXT = " ".join(["the film is good but the plot is dull"] * 6)  # 54 words: the long lane, the worker
 # 57 lines of about 20 words: the file the issue exported with model "all" (214 s in the app process)

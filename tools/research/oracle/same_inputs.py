@@ -1,14 +1,16 @@
-"""Same inputs: the authors' trainer and ours on the files of tools.oracle.files, their README's settings.
+"""Same inputs: the authors' trainer and ours on the files of tools.research.oracle.files, their README's settings.
 
-    python -m tools.oracle.same_inputs authors [--model dcnn] --task T [--phrases] --seed S [--max-epochs N] --out DIR
-    python -m tools.oracle.same_inputs ours    [--model dcnn] --task T [--phrases] --seed S [--max-epochs N] --out DIR
-    python -m tools.oracle.same_inputs report  DIR... [--json reports/oracle.json]
+    python -m tools.research.oracle.same_inputs authors [--model dcnn] --task T [--phrases] --seed S [--max-epochs N] \
+        --out DIR
+    python -m tools.research.oracle.same_inputs ours    [--model dcnn] --task T [--phrases] --seed S [--max-epochs N] \
+        --out DIR
+    python -m tools.research.oracle.same_inputs report  DIR... [--json reports/oracle.json]
 
 README settings (theirs, the documented run): --depth 3 --order 3 --decay 0.5 --hidden_dim 200
 --dropout_rate 0.3 --l2_reg 0.00001 --act relu --learning adagrad --learning_rate 0.01, batch 15 (their
 default), floatX=float64, one dev evaluation per epoch. Ours gets the same: l2 2e-5 (their penalty
 l2_reg·Σp² has the gradient 2·l2_reg·p; our weight decay adds l2·p), batch 15, one evaluation per epoch.
-With --model dcnn the authors' side is Godin's trainDCNN.py (tools.oracle.dcnn: our examples in his file
+With --model dcnn the authors' side is Godin's trainDCNN.py (tools.research.oracle.dcnn: our examples in his file
 format, his README's settings, float32 as on his GPU) and ours is our DCNN with its recipe; docs/oracle.md §6.3
 compares the two protocols line by line.
 Each run writes DIR/result.json: the best dev accuracy and the test accuracy of that model, in %.
@@ -26,7 +28,7 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 from core.data import load_task
-from tools.oracle.files import TASK_FILES, default_dir
+from tools.research.oracle.files import TASK_FILES, default_dir
 
 README = {
     "depth": 3,
@@ -109,13 +111,13 @@ PARSE_AUTHORS_LOG = {"tensor_cnn": parse_authors_log, "dcnn": parse_godin_log}
 
 def run_authors(args) -> dict:
     if args.model == "dcnn":
-        from tools.oracle.dcnn import train_godin, write_godin_files
+        from tools.research.oracle.dcnn import train_godin, write_godin_files
 
         inputs = Path(args.inputs) / f"godin-{args.task}{'-phrases' if args.phrases else ''}"
         write_godin_files(inputs, load_task(args.task, phrases=args.phrases))
         train = lambda: train_godin(inputs, args.seed, args.max_epochs, args.floatx)
     else:
-        from tools.oracle.shim import load_authors
+        from tools.research.oracle.shim import load_authors
 
         authors = load_authors(args.oracle_dir, stable_loss=not args.naive_loss, floatx=args.floatx)
         settings = {

@@ -1,4 +1,5 @@
-"""A lecture hall's visitors as browsers: hundreds of open pages from one thread (the hall profile of tools.loadtest).
+"""A lecture hall's visitors as browsers: hundreds of open pages from one thread (the hall profile of
+tools.bench.loadtest).
 
 A gradio_client.Client per visitor costs the load generator more than the app costs (its threads, a heartbeat
 thread, the page's config and API description fetched per visit), and at a hall's size the generator took the
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from tools.load_results import LONG_ENDPOINTS, Result, check_answer, error_line
+from tools.bench.load_results import LONG_ENDPOINTS, Result, check_answer, error_line
 
 # what a visitor asks next: (endpoint, arguments), "page" for a page load; None when the visit is over
 NextRequest = Callable[[random.Random], tuple[str, tuple]]

@@ -1,6 +1,6 @@
 """Hyper-parameter search on Ray Tune: random search with ASHA early stopping, the papers' own method.
 
-    python -m tools.sweep --model dcnn --task sst5 --phrases --samples 20 --max-epochs 8
+    python -m tools.research.sweep --model dcnn --task sst5 --phrases --samples 20 --max-epochs 8
     make sweep MODEL=dcnn TASK=sst5 SAMPLES=20
 
 The search space is the [search] table of the model's recipe, configs/recipes/<model>.toml. Each
@@ -36,7 +36,7 @@ from core.training.recipes import load_recipe
 from core.training.train import Trainer
 from tools.bench.accuracy import train_command
 
-log = logging.getLogger("tools.sweep")
+log = logging.getLogger("tools.research.sweep")
 SWEEPS = PROJECT_ROOT / "runs" / "sweeps"
 TRAIN_SETTINGS = set(TrainConfig.__dataclass_fields__)
 METRIC = "best_dev"  # the trial's best dev accuracy so far: what the trainer keeps, so what ASHA compares
@@ -184,7 +184,7 @@ def sweep(base: TrainConfig, samples: int, max_epochs: int, grace: int, name: st
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
-    parser = argparse.ArgumentParser(prog="python -m tools.sweep", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.research.sweep", description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True)
     parser.add_argument("--task", required=True)
     parser.add_argument("--phrases", action="store_true", help="SST: train on every labelled phrase")
