@@ -1,4 +1,4 @@
-"""Issue 45's items that test_e2e_page_round_two.py leaves, at a phone's, a tablet's and a laptop's width in
+"""Issue 45's items that test_e2e_widths_lab_treebank.py leaves, at a phone's, a tablet's and a laptop's width in
 English, Simplified and Traditional Chinese (Debian chromium, tiny checkpoints): one app, one training job, and
 each width and language a new browser context inside one test (a launch per case would cost more than its checks):
 
@@ -19,7 +19,7 @@ import re
 
 import pytest
 from playwright.sync_api import expect
-from test_e2e_page_round_two import LOCALES, SIZES
+from test_e2e_widths_lab_treebank import LOCALES, SIZES
 from test_layout_widths import open_tab
 from test_user_training import reviews, write_csv
 
@@ -44,7 +44,7 @@ GRADIO_PROGRESS = re.compile(r"processing|\d+(\.\d+)?/\d+(\.\d+)?s")
 @pytest.fixture(scope="module", autouse=True)
 def user_models(tmp_path_factory, monkeypatch_module):
     """The app started here (`url`) trains into a folder of its own: other modules' apps never load its model."""
-    monkeypatch_module.setenv("LAB_USER_MODELS", str(tmp_path_factory.mktemp("e2e_round_two_models")))
+    monkeypatch_module.setenv("LAB_USER_MODELS", str(tmp_path_factory.mktemp("e2e_widths_models")))
 
 
 def plain(markdown: str) -> str:
@@ -75,7 +75,7 @@ def train_once(browser, url: str, path) -> tuple[dict, str, list[str]]:
 
 
 def test_train_probes_api_and_words_at_every_width(browser, url, tmp_path):
-    path = write_csv(tmp_path / "round_two.csv", reviews(2000))
+    path = write_csv(tmp_path / "reviews.csv", reviews(2000))
     storage, job, statuses = train_once(browser, url, path)
     percents = {float(p) for p in re.findall(r"\((\d+)%\)", " ".join(statuses))}
     assert percents - {0, 100}, f"10: progress per epoch only: {sorted(set(statuses))}"  # 1 epoch: 0% or 100%

@@ -13,7 +13,7 @@ width in English, Simplified and Traditional Chinese (Debian chromium, tiny chec
 9. a Chinese page starts the Probes tab on the Chinese suite.
 
 The measured sizes are printed (`pytest -s`): docs/lab.md has them. The items this test leaves (2's failures
-table, 5 in every tab, 9's own cases, 10, 11) are test_e2e_page_round_two_more.py's; docs/lab.md maps each item
+table, 5 in every tab, 9's own cases, 10, 11) are test_e2e_widths_train_probes_api.py's; docs/lab.md maps each item
 to its tests."""
 
 import re
@@ -52,7 +52,7 @@ def legible(page, where: str, label: str, kinds: set[str]) -> None:
 
 @pytest.mark.parametrize(("width", "height"), SIZES, ids=[f"{w}" for w, _ in SIZES])
 @pytest.mark.parametrize(("locale", "ui", "text"), LOCALES, ids=[ui for _, ui, _ in LOCALES])
-def test_the_page_round_two(browser, url, width, height, locale, ui, text):
+def test_the_lab_and_treebank_at_every_width(browser, url, width, height, locale, ui, text):
     context = browser.new_context(locale=locale, viewport={"width": width, "height": height})
     try:
         page = context.new_page()
