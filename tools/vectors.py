@@ -836,7 +836,7 @@ PROBES = {"en": ["good", "bad", "not", "boring", "masterpiece"], "zh": ["好", "
 
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Word2VecConfig]:
     parser = argparse.ArgumentParser(prog="python -m tools.vectors", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lang", choices=sorted(DEFAULTS), required=True)
+    parser.add_argument("--lang", choices=sorted(DEFAULTS), required=True, help="the language of the vectors to train")
     parser.add_argument("--out", help="output path without suffix (default .cache/vectors/<lang>)")
     parser.add_argument("--data-dir", help="data directory (default $DATA_DIR or ../shared/data)")
     parser.add_argument("--cache-dir", default=str(PROJECT_ROOT / ".cache" / "corpus"), help="tokenized corpora")

@@ -416,9 +416,16 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     show = sub.add_parser("sources", help="where every checkpoint would be loaded from")
     show.add_argument("--checkpoints", default=None, help="an explicit directory (overrides Hub and bundled)")
-    show.add_argument("--prefer", default="auto", choices=["auto", "hub", "bundled"])
-    show.add_argument("--config", default=str(HUB_CONFIG))
-    show.add_argument("--bundled", default=str(BUNDLED))
+    show.add_argument(
+        "--prefer",
+        default="auto",
+        choices=["auto", "hub", "bundled"],
+        help="where a checkpoint comes from: auto, the Hub or the bundled folder",
+    )
+    show.add_argument(
+        "--config", default=str(HUB_CONFIG), help="the pinned Hub repository's settings (configs/hub.toml)"
+    )
+    show.add_argument("--bundled", default=str(BUNDLED), help="the bundled checkpoints folder")
     args = parser.parse_args(argv)
     try:
         checkpoints, sources, errors, status = load_all(args.checkpoints, args.prefer, args.config, args.bundled)

@@ -1204,7 +1204,12 @@ def main(argv: list[str] | None = None) -> int:
         default="rest",
         help="--sessions: per request a raw REST call naming no session, or a new gradio_client.Client",
     )
-    parser.add_argument("--session-endpoint", choices=("compare", "predict"), default="compare")
+    parser.add_argument(
+        "--session-endpoint",
+        choices=("compare", "predict"),
+        default="compare",
+        help="the REST endpoint each new session calls (--sessions)",
+    )
     parser.add_argument("--session-step", type=int, default=200, help="--sessions: RSS read after every STEP requests")
     parser.add_argument("--clients", type=int, default=32, help="concurrent gradio_client clients")
     parser.add_argument("--requests", type=int, default=20, help="requests per client, one after the other")

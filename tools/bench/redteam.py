@@ -59,8 +59,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", help="a running app (default: start app.py on the bundled checkpoints)")
     parser.add_argument("--quick", action="store_true", help="only the quick cases (those the tests run too)")
     parser.add_argument("--only", nargs="*", default=None, help="case names to run")
-    parser.add_argument("--sign-in", choices=("required", "optional"), default="optional")
-    parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))
+    parser.add_argument(
+        "--sign-in",
+        choices=("required", "optional"),
+        default="optional",
+        help="the app's sign-in policy: required as on a Space, or optional",
+    )
+    parser.add_argument(
+        "--checkpoints", default=str(PROJECT_ROOT / "checkpoints"), help="the checkpoints folder of the app it starts"
+    )
     args = parser.parse_args(argv)
     chosen = {k: v for k, v in cases(args.quick).items() if args.only is None or k in args.only}
     if args.url:

@@ -146,16 +146,22 @@ def markdown(r: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.bench.train_load", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))
+    parser.add_argument(
+        "--checkpoints", default=str(PROJECT_ROOT / "checkpoints"), help="the checkpoints folder of the app it starts"
+    )
     parser.add_argument(
         "--data", default=None, help="the training file (default: waimai_10k.csv of the data directory)"
     )
-    parser.add_argument("--model", default="dcnn")
+    parser.add_argument("--model", default="dcnn", help="the model the training job trains")
     parser.add_argument("--minutes", type=float, default=3.0, help="the job's time budget")
-    parser.add_argument("--calls", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=20, help="/compare calls per round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of calls, idle and while training")
     parser.add_argument("--gap", type=float, default=15.0, help="seconds between the rounds while training")
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "reports" / "train_load"))
+    parser.add_argument(
+        "--out",
+        default=str(PROJECT_ROOT / "reports" / "train_load"),
+        help="the report's path without its suffix (.json and .md are written)",
+    )
     args = parser.parse_args(argv)
     args.data = args.data or str(data_dir() / "chinese_sentiment" / "waimai_10k.csv")
     result = run(args)

@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", default=None, help="where the dry run writes (default .cache/hub-push/<owner>--<name>)"
     )
-    parser.add_argument("--checkpoints", default=str(BUNDLED))
+    parser.add_argument("--checkpoints", default=str(BUNDLED), help="the checkpoints folder to upload")
     parser.add_argument("--private", action="store_true", help="create the repo private (when it does not exist)")
     parser.add_argument("--tag", default="", help="also tag the new commit, e.g. v1")
     parser.add_argument("--pin", action="store_true", help="write repo_id and the new commit into configs/hub.toml")

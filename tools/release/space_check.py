@@ -183,7 +183,7 @@ def space_check(workdir: Path, torch_wheel: Path | None, venv: Path | None = Non
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.release.space_check", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--out", default=str(OUT), help="the JSON file to write")
     parser.add_argument("--keep", action="store_true", help="keep the temporary venv and copy (for a look)")
     parser.add_argument(
         "--venv",

@@ -183,11 +183,13 @@ def markdown(report: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.research.ablations", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", nargs="+", default=["sst5", "zh_sentiment"])
-    parser.add_argument("--models", nargs="+", default=PAPER_MODELS)
-    parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))
+    parser.add_argument(
+        "--tasks", nargs="+", default=["sst5", "zh_sentiment"], help="the tasks whose shipped checkpoints are measured"
+    )
+    parser.add_argument("--models", nargs="+", default=PAPER_MODELS, help="the models measured")
+    parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"), help="the checkpoints folder")
     parser.add_argument("--data", default=None, help="the data directory (default: $DATA_DIR, else ../shared/data)")
-    parser.add_argument("--out", default=str(DOCS))
+    parser.add_argument("--out", default=str(DOCS), help="the folder ablations.md and ablations.json are written to")
     parser.add_argument(
         "--render",
         action="store_true",

@@ -231,7 +231,7 @@ def markdown(report: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.research.agt_layers", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoint", default="checkpoints/sst5/agt")
+    parser.add_argument("--checkpoint", default="checkpoints/sst5/agt", help="the AGT checkpoint folder to measure")
     parser.add_argument("--name", default="shipped", help="the entry this run writes in the JSON")
     parser.add_argument("--sentences", type=int, default=40, help="the first N SST-5 dev sentences")
     parser.add_argument("--data", default=None, help="the data directory (default: $DATA_DIR, else ../shared/data)")
@@ -239,7 +239,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=200, help="with --gradients: training steps")
     parser.add_argument("--seed", type=int, default=1, help="with --gradients")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="with --gradients")
-    parser.add_argument("--out", default=str(DOCS / "agt_layers.json"))
+    parser.add_argument(
+        "--out",
+        default=str(DOCS / "agt_layers.json"),
+        help="the JSON file the results are merged into (its .md beside it)",
+    )
     parser.add_argument("--render", action="store_true", help="rewrite the markdown from the JSON, measuring nothing")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)

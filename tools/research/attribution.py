@@ -279,13 +279,17 @@ def previous_report(path: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.research.attribution", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"))
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--tasks", nargs="+", default=list(TASKS))
+    parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"), help="the checkpoints folder")
+    parser.add_argument("--data-dir", default=None, help="where the datasets are (default: the project's data folder)")
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS), help="the tasks measured")
     parser.add_argument("--sample", type=int, default=200, help="test sentences per task")
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "reports"))
+    parser.add_argument("--seed", type=int, default=13, help="the seed of the random baseline order")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument(
+        "--out",
+        default=str(PROJECT_ROOT / "reports"),
+        help="the folder attribution.md and attribution.json are written to",
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     lab = Lab.load(args.checkpoints, prefer="bundled")

@@ -185,8 +185,8 @@ def sweep(base: TrainConfig, samples: int, max_epochs: int, grace: int, name: st
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     parser = argparse.ArgumentParser(prog="python -m tools.research.sweep", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--task", required=True)
+    parser.add_argument("--model", required=True, help="the model to search")
+    parser.add_argument("--task", required=True, help="the task to search on")
     parser.add_argument("--phrases", action="store_true", help="SST: train on every labelled phrase")
     parser.add_argument("--samples", type=int, default=16, help="trials to sample")
     parser.add_argument("--max-epochs", type=int, default=8, help="epochs of a trial that ASHA never stops")
@@ -194,9 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="the trials' training seed and the sampler's")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (and Ray CPUs) per trial")
     parser.add_argument("--name", default="", help="default <model>-<task>[-phrases]")
-    parser.add_argument("--data-dir", default="")
+    parser.add_argument("--data-dir", default="", help="where the datasets are (default: the project's data folder)")
     parser.add_argument("--max-train", type=int, default=0, help="only the first N training examples (smoke runs)")
-    parser.add_argument("--vectors", default="auto")
+    parser.add_argument("--vectors", default="auto", help='the trials\' word vectors: a file, "auto" or "none"')
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="fixed model config override")
     args = parser.parse_args(argv)
     try:

@@ -78,8 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tools.research.tokenizer_agreement", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("--split", default="test", choices=["train", "dev", "test"])
-    parser.add_argument("--data-dir", default=None)
+    parser.add_argument(
+        "--split", default="test", choices=["train", "dev", "test"], help="the SST split whose trees are compared"
+    )
+    parser.add_argument("--data-dir", default=None, help="where the datasets are (default: the project's data folder)")
     parser.add_argument("--show", type=int, default=10, help="print this many mismatching sentences")
     args = parser.parse_args(argv)
     try:

@@ -255,11 +255,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vectors", action="append", required=True, metavar="NAME=PATH", help="a set to probe")
     parser.add_argument("--task", default="sst5", choices=list(TASKS), help="the probe task (default sst5)")
     parser.add_argument("--models", default="nbow", help=f"comma-separated, of {', '.join(BUDGETS)}")
-    parser.add_argument("--runs", default=str(PROJECT_ROOT / "runs" / "vectors-probe"))
+    parser.add_argument(
+        "--runs", default=str(PROJECT_ROOT / "runs" / "vectors-probe"), help="the folder of the probe's training runs"
+    )
     parser.add_argument(
         "--json", default="", help="default reports/vectors_probe.json (SST-5), reports/vectors_probe_<task>.json"
     )
-    parser.add_argument("--doc", default=str(PROJECT_ROOT / "docs" / "vectors.md"))
+    parser.add_argument(
+        "--doc", default=str(PROJECT_ROOT / "docs" / "vectors.md"), help="the Markdown page whose tables are rewritten"
+    )
     parser.add_argument("--data-dir", default="", help="data directory (default $DATA_DIR or ../shared/data)")
     parser.add_argument("--max-train", type=int, default=0, help="first N training examples only (tests)")
     args = parser.parse_args(argv)

@@ -379,9 +379,13 @@ def compare(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--checkpoint", default=str(PROJECT_ROOT / "checkpoints" / "sst5" / "dcnn"))
+    parser.add_argument(
+        "--checkpoint",
+        default=str(PROJECT_ROOT / "checkpoints" / "sst5" / "dcnn"),
+        help="our DCNN checkpoint whose weights go into Godin's graph",
+    )
     parser.add_argument("--sentences", type=int, default=0, help="the first N dev sentences (0: all)")
-    parser.add_argument("--floatx", default="float64", choices=("float64", "float32"))
+    parser.add_argument("--floatx", default="float64", choices=("float64", "float32"), help="Theano's float type")
     parser.add_argument("--k-from", default="width", choices=("width", "sentence"), help="our k rule (Eq. 4's s)")
     parser.add_argument("--json", default="", help="append the result to this JSON list")
     args = parser.parse_args(argv)

@@ -115,10 +115,20 @@ def measure(checkpoint: Path, folder: Path, inputs: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--checkpoint", default=str(PROJECT_ROOT / "checkpoints" / "sst5" / "tensor_cnn"))
-    parser.add_argument("--oracle-dir", default=None)
-    parser.add_argument("--inputs", default=str(default_dir()))
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "reports" / "oracle_identity.json"))
+    parser.add_argument(
+        "--checkpoint",
+        default=str(PROJECT_ROOT / "checkpoints" / "sst5" / "tensor_cnn"),
+        help="our tensor CNN checkpoint whose weights go into the authors' graph",
+    )
+    parser.add_argument("--oracle-dir", default=None, help="the authors' checkout (default: LAB_ORACLE_DIR)")
+    parser.add_argument(
+        "--inputs",
+        default=str(default_dir()),
+        help="the folder of the files both sides read (tools.research.oracle.files)",
+    )
+    parser.add_argument(
+        "--out", default=str(PROJECT_ROOT / "reports" / "oracle_identity.json"), help="the JSON file to write"
+    )
     args = parser.parse_args(argv)
     inputs = Path(args.inputs)
     if not (inputs / "stsa.fine.dev").is_file():

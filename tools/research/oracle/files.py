@@ -63,7 +63,7 @@ def write_inputs(out: Path, vectors_folder: Path | None = None) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(default_dir()))
+    parser.add_argument("--out", default=str(default_dir()), help="the folder the input files are written to")
     args = parser.parse_args(argv)
     print(json.dumps(write_inputs(Path(args.out)), indent=2))
     return 0

@@ -286,24 +286,34 @@ def epoch_table(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("side", choices=["authors", "ours", "report"])
-    parser.add_argument("folders", nargs="*")
-    parser.add_argument("--model", default="tensor_cnn", choices=list(PARSE_AUTHORS_LOG))
-    parser.add_argument("--task", default="sst5", choices=list(TASK_FILES))
-    parser.add_argument("--phrases", action="store_true")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--max-epochs", type=int, default=10)
+    parser.add_argument(
+        "side",
+        choices=["authors", "ours", "report"],
+        help="authors or ours: run that trainer; report: the rows of FOLDERS",
+    )
+    parser.add_argument("folders", nargs="*", help="report: the run folders to read")
+    parser.add_argument(
+        "--model", default="tensor_cnn", choices=list(PARSE_AUTHORS_LOG), help="the model both trainers train"
+    )
+    parser.add_argument("--task", default="sst5", choices=list(TASK_FILES), help="the task")
+    parser.add_argument("--phrases", action="store_true", help="SST: train on every labelled phrase too")
+    parser.add_argument("--seed", type=int, default=1, help="the random seed")
+    parser.add_argument("--max-epochs", type=int, default=10, help="epochs at most")
     parser.add_argument("--max-minutes", type=float, default=0.0, help="a time budget (ours: ends after that epoch)")
     parser.add_argument("--eval-period", type=int, default=-1, help="tensor CNN, theirs: dev every N batches")
     parser.add_argument("--evals-per-epoch", type=int, default=0, help="ours: dev evaluations per epoch")
-    parser.add_argument("--inputs", default=str(default_dir()))
-    parser.add_argument("--oracle-dir", default=None)
+    parser.add_argument(
+        "--inputs",
+        default=str(default_dir()),
+        help="the folder of the files both sides read (tools.research.oracle.files)",
+    )
+    parser.add_argument("--oracle-dir", default=None, help="the authors' checkout (default: LAB_ORACLE_DIR)")
     parser.add_argument("--floatx", default="", choices=["", "float32", "float64"], help="default: as they ran")
     parser.add_argument("--naive-loss", action="store_true", help="their -log(softmax[y]) as pytensor leaves it")
     parser.add_argument("--variant", default="", help="a name for a bisection step (ours: with --ours-args)")
     parser.add_argument("--ours-args", default="", help="extra core.training.train arguments, one string")
-    parser.add_argument("--out", default="")
-    parser.add_argument("--json", default="")
+    parser.add_argument("--out", default="", help="the run's folder")
+    parser.add_argument("--json", default="", help="report: the JSON file to write")
     args = parser.parse_args(argv)
     if args.side == "report":
         rows = report([Path(f) for f in args.folders])

@@ -100,9 +100,13 @@ def compare(checkpoint: Path, folder: Path, inputs: Path, floatx: str = "float64
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--checkpoint", default=str(PROJECT_ROOT / "checkpoints" / "sst5" / "tensor_cnn"))
+    parser.add_argument(
+        "--checkpoint",
+        default=str(PROJECT_ROOT / "checkpoints" / "sst5" / "tensor_cnn"),
+        help="our tensor CNN checkpoint whose weights go into the authors' graph",
+    )
     parser.add_argument("--oracle-dir", default=None, help="the authors' repository (default: LAB_ORACLE_DIR)")
-    parser.add_argument("--floatx", default="float64", choices=["float32", "float64"])
+    parser.add_argument("--floatx", default="float64", choices=["float32", "float64"], help="Theano's float type")
     parser.add_argument("--inputs", default=str(default_dir()), help="tools.research.oracle.files's folder")
     args = parser.parse_args(argv)
     inputs = Path(args.inputs)
