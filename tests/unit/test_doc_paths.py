@@ -11,7 +11,7 @@ from core.data import PROJECT_ROOT
 from tools.commands import markdown, sections
 
 PATH = re.compile(
-    r"(?<![\w/.-])((?:app\.py|(?:core|service|web|demo|tools|tests|docs|reports|configs|probes|checkpoints)/[\w./*<>-]*[\w*>]))"
+    r"(?<![\w/.-])((?:app\.py|bench\.mk|(?:core|service|web|demo|tools|tests|docs|reports|configs|probes|checkpoints)/[\w./*<>-]*[\w*>]))"
 )
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 CODE = re.compile(r"`[^`\n]*`")
@@ -53,8 +53,9 @@ def test_every_module_a_page_names_without_its_folder_exists(page):
 
 
 def test_the_scan_finds_what_it_should():
-    assert PATH.findall("see `service/jobs.py` and tests/unit/test_cleanup.py.") == [
+    assert PATH.findall("see `service/jobs.py`, bench.mk and tests/unit/test_cleanup.py.") == [
         "service/jobs.py",
+        "bench.mk",
         "tests/unit/test_cleanup.py",
     ]
     assert LINK.findall("[a](space.md#x) [b](https://x.org)") == ["space.md", "https://x.org"]
