@@ -1138,9 +1138,8 @@ PARTS = (
 )  # keys of reports/loadtest.json besides the plain run's figures (a profile on Ray Serve: <profile>_ray_serve)
 
 
-def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per HTTP request otherwise
+def arguments() -> argparse.ArgumentParser:
+    """The load test's command line: its profiles, the soak, the sessions and the saturation runs."""
     parser = argparse.ArgumentParser(prog="python -m tools.bench.loadtest", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--checkpoints", default=None, help="<task>/<model>/ folders (default $LAB_CHECKPOINTS, else checkpoints/)"
@@ -1234,6 +1233,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", default=str(PROJECT_ROOT / "reports" / "loadtest.json"), help="where the figures go ('' = nowhere)"
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per HTTP request otherwise
+    parser = arguments()
     args = parser.parse_args(argv)
     defaults = PROFILES.get(args.profile, PROFILES["class"])
     args.class_visitors = defaults["visitors"] if args.class_visitors is None else args.class_visitors
