@@ -625,10 +625,12 @@ class Lab:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core.predict", description="Classify a sentence and explain it.")
-    parser.add_argument("text", help="the sentence to classify (English or Chinese)")
+    parser.add_argument("text", help="the sentence to classify")
     parser.add_argument("--model", default=ALL, help="a model key, or 'all'")
     parser.add_argument("--task", default=None, help="default: sst5 for English, zh_sentiment for Chinese")
-    parser.add_argument("--lang", default=None, choices=["en", "zh"], help="the text's language; default: detected")
+    parser.add_argument(
+        "--lang", default=None, choices=["en", "zh"], help="the sentence's language (default: detected)"
+    )
     parser.add_argument("--checkpoints", default=None, help="a checkpoint directory (default: Hub, else bundled)")
     parser.add_argument("--json", action="store_true", help="print the full prediction with explanations as JSON")
     parser.add_argument(

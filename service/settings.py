@@ -173,7 +173,7 @@ class Settings(BaseSettings):
     app_pid: Positive | None = Field(
         None, description="set by the app for its training worker: the app it ends with (else its parent process)"
     )
-    # tools (tools/oracle)
+    # tools (tools/research/oracle)
     oracle_dir: Path | None = Field(None, description="a checkout of the tensor CNN authors' code (`make oracle`)")
     oracle_linker: str = Field("cvm", description="the pytensor linker the authors' code runs with")
     dcnn_oracle_dir: Path | None = Field(None, description="a checkout of the DCNN code of Godin (`make oracle-dcnn`)")

@@ -21,7 +21,7 @@ from pathlib import Path
 from core.checkpoints.manifest import write_manifest
 from core.models import PAPER_MODELS
 from core.training.train import TrainConfig, Trainer
-from tools.loadtest import free_port
+from tools.processes import free_port
 
 # tiny, pairwise-different sizes; widths/maps keep the task presets (--set cannot parse lists yet)
 SMALL = {

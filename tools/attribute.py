@@ -49,18 +49,12 @@ def split_sentences(task: str, split: str, limit: int, data: str | None) -> tupl
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.attribute", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--task", default="sst5", help="the task (core.data: sst5, sst2, trec, mr, zh_sentiment, ...)")
+    parser.add_argument("--task", default="sst5", help="the task whose split is attributed")
     parser.add_argument("--split", default="test", help="train, dev or test")
     parser.add_argument("--models", nargs="+", default=None, help="default: every shipped model of the task")
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help=f"sentences, at most {SENTENCES_CAP}")
-    parser.add_argument(
-        "--checkpoints",
-        default=str(PROJECT_ROOT / "checkpoints"),
-        help="the checkpoints folder (<task>/<model>/ inside; default: the bundled ones)",
-    )
-    parser.add_argument(
-        "--data-dir", default=None, help="the datasets' folder (default: $DATA_DIR, else ../shared/data; docs/data.md)"
-    )
+    parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"), help="the checkpoints folder")
+    parser.add_argument("--data-dir", default=None, help="where the datasets are (default: the project's data folder)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--out", default=None, help="default: exports/attributions/<task>-<split>")
     args = parser.parse_args(argv)

@@ -1,6 +1,6 @@
-"""docs/commands.md, written from the Makefile: every target with a `## ` description, under the Makefile's own
-section headings (`# -- train ---`). `make commands` rewrites it; tests/unit/test_doc_paths.py fails while the
-two differ. `python -m tools.commands --help`."""
+"""docs/commands.md, written from the Makefile and the files it includes (bench.mk): every target with a `## `
+description, under the files' own section headings (`# -- train ---`). `make commands` rewrites it;
+tests/unit/test_doc_paths.py fails while the two differ. `python -m tools.commands --help`."""
 
 import argparse
 import re
@@ -12,16 +12,29 @@ MAKEFILE = PROJECT_ROOT / "Makefile"
 COMMANDS = PROJECT_ROOT / "docs" / "commands.md"
 SECTION = re.compile(r"^# -- (.+?) -+$")
 TARGET = re.compile(r"^([a-zA-Z0-9_%-]+):[^#=]*## (.+)$")
+INCLUDE = re.compile(r"^-?include\s+(\S+)$")
 INTRO = """# Make targets
 
-Written from the Makefile by `make commands` (each target's `## ` description); `make help` prints the same list.
+Written from the Makefile and bench.mk (measurement and research) by `make commands` (each target's `## `
+description); `make help` prints the same list.
 """
 
 
-def sections(makefile: Path = MAKEFILE) -> list[tuple[str, list[tuple[str, str]]]]:
-    """[(section heading, [(target, description), ...]), ...] in the Makefile's order."""
-    found: list[tuple[str, list[tuple[str, str]]]] = [("", [])]
+def makefile_lines(makefile: Path = MAKEFILE) -> list[str]:
+    """The Makefile's lines with each included file's lines in place of its `include` line, as make reads them."""
+    lines = []
     for line in makefile.read_text(encoding="utf-8").splitlines():
+        if included := INCLUDE.match(line):
+            lines += makefile_lines(makefile.parent / included.group(1))
+        else:
+            lines.append(line)
+    return lines
+
+
+def sections(makefile: Path = MAKEFILE) -> list[tuple[str, list[tuple[str, str]]]]:
+    """[(section heading, [(target, description), ...]), ...] in the order make reads them."""
+    found: list[tuple[str, list[tuple[str, str]]]] = [("", [])]
+    for line in makefile_lines(makefile):
         if heading := SECTION.match(line):
             found.append((heading.group(1), []))
         elif target := TARGET.match(line):

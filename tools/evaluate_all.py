@@ -187,14 +187,8 @@ def render(lab: Lab, timing: dict | None, root: str, load: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     parser = argparse.ArgumentParser(prog="python -m tools.evaluate_all", description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--checkpoints",
-        default=str(BUNDLED),
-        help="the checkpoints folder (<task>/<model>/ inside; default: the bundled ones)",
-    )
-    parser.add_argument(
-        "--data-dir", default=None, help="the datasets' folder (default: $DATA_DIR, else ../shared/data; docs/data.md)"
-    )
+    parser.add_argument("--checkpoints", default=str(BUNDLED), help="the checkpoints folder")
+    parser.add_argument("--data-dir", default=None, help="where the datasets are (default: the project's data folder)")
     parser.add_argument("--force", action="store_true", help="recompute every task, current or not")
     parser.add_argument("--docs", default=str(PROJECT_ROOT / "reports"), help="where treebank.md/json go ('' : none)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")

@@ -137,19 +137,13 @@ def write_jsonl(path: Path, records: list[dict]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.export_results", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--task", default="sst5", help="the task whose shipped checkpoints are exported")
+    parser.add_argument("--task", default="sst5", help="the task whose split is predicted")
     parser.add_argument("--split", default="test", help="train, dev or test")
     parser.add_argument(
         "--suite", default=None, help=f"a probe suite ({', '.join(suite_names())}); default: the task's"
     )
-    parser.add_argument(
-        "--checkpoints",
-        default=str(PROJECT_ROOT / "checkpoints"),
-        help="the checkpoints folder (<task>/<model>/ inside; default: the bundled ones)",
-    )
-    parser.add_argument(
-        "--data-dir", default=None, help="the datasets' folder (default: $DATA_DIR, else ../shared/data; docs/data.md)"
-    )
+    parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"), help="the checkpoints folder")
+    parser.add_argument("--data-dir", default=None, help="where the datasets are (default: the project's data folder)")
     parser.add_argument("--out", default=None, help="default: exports/results/<task>-<split>")
     args = parser.parse_args(argv)
     try:

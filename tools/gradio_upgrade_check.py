@@ -16,11 +16,11 @@ from core.data import PROJECT_ROOT
 INTERNALS = {
     "gradio.routes login_check, matched by name; gradio.queueing run_sync": "tests/app/test_thread_hops.py",
     "gradio.state_holder StateHolder (its class swapped), SessionState": "tests/app/test_sessions.py",
-    "Blocks._queue: event_ids_to_events, active_jobs, EventQueue.queue": "tests/app/test_fair_share.py",
-    "gradio.helpers special_args, gradio.utils error_payload, Blocks.fns": "tests/app/test_rest.py",
+    "the queue of Blocks (_queue): event_ids_to_events, active_jobs, EventQueue.queue": "tests/app/test_fair_share.py",
+    "gradio.helpers special_args, gradio.utils error_payload, the functions of Blocks (fns)": "tests/app/test_rest.py",
     "gradio.blocks Block, gradio.context Context, postprocess outside Gradio": "tests/app/test_page_load.py",
     "Api components, Blocks.validate_inputs, gradio.utils function params": "tests/app/test_api_input.py",
-    "Blocks._queue.sleep_when_free, gradio.utils get_upload_folder": "tests/app/test_gradio_internals.py",
+    "the queue's sleep_when_free, gradio.utils get_upload_folder": "tests/app/test_gradio_internals.py",
 }
 
 

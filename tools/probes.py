@@ -93,12 +93,10 @@ def render(reports: list[ProbeReport], root: str, commit: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.probes", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoints", default=str(PROJECT_ROOT / "checkpoints"), help="the checkpoints folder")
     parser.add_argument(
-        "--checkpoints",
-        default=str(PROJECT_ROOT / "checkpoints"),
-        help="the checkpoints folder (<task>/<model>/ inside; default: the bundled ones)",
+        "--out", default=str(PROJECT_ROOT / "reports"), help="the folder probes.md and probes.json are written to"
     )
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "reports"), help="the folder for probes.md and probes.json")
     args = parser.parse_args(argv)
     lab = Lab.load(args.checkpoints, prefer="bundled")
     reports = []

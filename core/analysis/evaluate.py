@@ -26,16 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core.analysis.evaluate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", required=True, help="the checkpoint folder to evaluate")
     parser.add_argument("--task", default=None, help="default: the task the checkpoint was trained on")
-    parser.add_argument("--split", default="test", choices=["dev", "test"], help="the split to read")
-    parser.add_argument(
-        "--data-dir", default=None, help="the datasets' folder (default: $DATA_DIR, else ../shared/data; docs/data.md)"
-    )
-    parser.add_argument(
-        "--fold",
-        type=int,
-        default=0,
-        help="the cross-validation fold (MR, CR, SUBJ, MPQA); 0: the task's default split",
-    )
+    parser.add_argument("--split", default="test", choices=["dev", "test"], help="the split to evaluate on")
+    parser.add_argument("--data-dir", default=None, help="where the datasets are (default: the project's data folder)")
+    parser.add_argument("--fold", type=int, default=0, help="MR/CR/SUBJ/MPQA cross-validation fold")
     args = parser.parse_args(argv)
     try:
         ckpt = load_checkpoint(args.checkpoint)

@@ -420,9 +420,11 @@ def main(argv: list[str] | None = None) -> int:
         "--prefer",
         default="auto",
         choices=["auto", "hub", "bundled"],
-        help="where to load from: auto (the Hub when configs/hub.toml pins a repo, else bundled), hub or bundled",
+        help="where a checkpoint comes from: auto, the Hub or the bundled folder",
     )
-    show.add_argument("--config", default=str(HUB_CONFIG), help="the Hub settings file (configs/hub.toml)")
+    show.add_argument(
+        "--config", default=str(HUB_CONFIG), help="the pinned Hub repository's settings (configs/hub.toml)"
+    )
     show.add_argument("--bundled", default=str(BUNDLED), help="the bundled checkpoints folder")
     args = parser.parse_args(argv)
     try:

@@ -2,7 +2,7 @@
 (which holds the paper's architecture defaults in its config dataclass, with § citations).
 
     [training]          settings a run leaves unset (optimizer, lr, l2, batch_size, clip, epochs, evals_per_epoch)
-    [search]            tools/sweep.py's space: setting = [kind, arguments...]
+    [search]            tools/research/sweep.py's space: setting = [kind, arguments...]
     [vectors]           random_for = [tasks trained from random vectors], by_task = {task = vectors set name}
     [presets.<task>]    model config fields: the paper's setting for that task
 

@@ -426,18 +426,54 @@ class Trainer:
         return metrics
 
 
+# each TrainConfig field's line in --help (the reasons behind the defaults: core/training/config.py)
+FLAG_HELP = {
+    "model": "the model to train (core.models: nbow, tensor_cnn, dcnn, mrnn, adasent, agt)",
+    "task": "a registered task (core.data.TASKS), or the name of a --data file's task",
+    "phrases": "SST: train on every labelled phrase too (evaluation stays on sentences)",
+    "seed": "the random seed",
+    "epochs": "epochs to train (default: the model's recipe, configs/recipes/<model>.toml)",
+    "batch_size": "examples per batch (default: the recipe's)",
+    "min_updates": "a small file's batches shrink (not under 4 rows) until an epoch makes this many updates; 0: off",
+    "optimizer": "adagrad, adadelta or adam (default: the recipe's)",
+    "lr": "learning rate (default: the recipe's)",
+    "l2": "L2 weight penalty (default: the recipe's)",
+    "clip": "max norm of the dense gradients, 0: off (default: the recipe's)",
+    "embed_l2": "L2 penalty on the embedding rows each batch looks up",
+    "patience": "stop after this many epochs without a better dev accuracy",
+    "evals_per_epoch": "dev evaluations per epoch, the best kept (default: the recipe's, else 1)",
+    "rho": "Adadelta's decay",
+    "adagrad_reset": "reset AdaGrad's accumulator every N epochs (0 or unset: never)",
+    "adagrad_root_eps": "AdaGrad's epsilon under the square root (0: torch's own)",
+    "vectors": 'a word vectors file, "auto" (.cache/vectors/<lang> when present) or "none"',
+    "extra_vocab": "add this many frequent words from the vectors beyond the training vocabulary",
+    "missing_vectors": "the row of a word the vectors lack: random or zero",
+    "out": "the run's folder (default runs/<task>[-phrases]/<model>-s<seed>[-f<fold>])",
+    "resume": "continue the run in --out from its saved state",
+    "data_dir": "where the datasets are (default: the project's data folder)",
+    "data": "your own CSV/TSV/JSONL file to train on instead of a registered task",
+    "text_column": "the --data file's text column (default: detected)",
+    "label_column": "the --data file's label column (default: detected)",
+    "max_minutes": "stop after this many minutes of training (0: no limit)",
+    "fold": "MR/CR/SUBJ/MPQA cross-validation fold",
+    "max_train": "use only the first N training examples (0: all)",
+    "max_words": "cut longer training examples to their first N words (0: keep all)",
+    "threads": "torch threads (0: torch's default)",
+    "progress": "a progress bar when stderr is a terminal",
+}
+
+
 def parse_args(argv: list[str] | None = None) -> TrainConfig:
     parser = argparse.ArgumentParser(prog="python -m core.training.train", description=__doc__.split("\n\n")[0])
     for f in dataclasses.fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
-        described = f"TrainConfig.{f.name}: described in core/training/config.py (default: %(default)s)"
         if f.type is bool:
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=described)
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=FLAG_HELP[f.name])
         elif f.name == "set":
             parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="model config override")
         else:
             kind = [a for a in typing.get_args(f.type) if a is not type(None)] or [f.type]
-            parser.add_argument(flag, type=kind[0], default=f.default, help=described)
+            parser.add_argument(flag, type=kind[0], default=f.default, help=FLAG_HELP[f.name])
     cfg = TrainConfig(**vars(parser.parse_args(argv)))
     named_task = any(a == "--task" or a.startswith("--task=") for a in (sys.argv[1:] if argv is None else argv))
     if cfg.data and not named_task:  # a user's file is a task of its own

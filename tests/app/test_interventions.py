@@ -258,7 +258,7 @@ def test_the_api_lists_and_applies_interventions(client):
 def test_make_ablations_writes_every_intervention(lab_root, tiny_data, tmp_path):
     import json
 
-    from tools.ablations import main
+    from tools.research.ablations import main
 
     assert (
         main(

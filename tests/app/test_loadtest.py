@@ -10,8 +10,8 @@ import pytest
 
 from core.data import PROJECT_ROOT
 from core.text import MAX_CHARS
+from tools.bench.loadtest import LONG_TEXTS, cpu_seconds, main, process_tree, request_plan, rss_mb, write_figures
 from tools.bench.markdown import loadtest_markdown
-from tools.loadtest import LONG_TEXTS, cpu_seconds, main, process_tree, request_plan, rss_mb, write_figures
 
 SMALL = ["--clients", "2", "--warmup", "1", "--burst", "0", "--request-timeout", "60", "--max-seconds", "120"]
 

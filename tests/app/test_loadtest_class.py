@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from tools.loadtest import (
+from tools.bench.loadtest import (
     CLASS_MIX,
     HALL_MIX,
     PROFILES,
@@ -87,7 +87,7 @@ def test_class_profile_against_the_app(lab_root, tmp_path):
 @pytest.mark.slow
 def test_hall_profile_visitors_are_browsers(lab_root, tmp_path):
     """The hall's visitors open the page, keep its heartbeat and send their requests through Gradio's queue as a
-    browser does (tools.hall): every kind of request answered, each visit a new session, nothing failed."""
+    browser does (tools.bench.hall): every kind of request answered, each visit a new session, nothing failed."""
     out = tmp_path / "loadtest.json"
     args = ["--profile", "hall", "--class-minutes", "0.5", "--class-visitors", "8", "--trainers", "1"]
     code = main([*args, "--checkpoints", str(lab_root), "--request-timeout", "60", "--out", str(out)])

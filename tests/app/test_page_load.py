@@ -11,7 +11,7 @@ from lab_fixture import start_app
 
 from core.analysis.export import UPLOAD_MAX_CHARS, UPLOAD_MAX_LINES
 from demo.i18n import example_labels, t
-from tools.hall import Hall
+from tools.bench.hall import Hall
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Issue 48, items 2, 7 and 8, against one real app with several clients (tools/redteam_content.py's cases, on
+"""Issue 48, items 2, 7 and 8, against one real app with several clients (tools/bench/redteam_content.py's cases, on
 the tiny models): file exports run beside /predict without taking its slots and leave no folder behind, and
 export only the visitor's own tasks; a killed model worker is named in /compare's answer; exported CSV cells
 never start a formula; a visitor's file name and labels reach the Lab's Markdown escaped; an Analyse that
@@ -21,9 +21,9 @@ from lab_fixture import start_app
 from demo.plots import md
 from service.owners import KEY, owner_id
 from service.settings import DEFAULTS
-from tools import redteam_content
-from tools.loadtest import percentile
-from tools.redteam_content import (
+from tools.bench import redteam_content
+from tools.bench.loadtest import percentile
+from tools.bench.redteam_content import (
     EXPORT_LINES,
     PAGE_WIDTH,
     PREDICT_ARGS,

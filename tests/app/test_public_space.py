@@ -252,7 +252,7 @@ def test_two_mcp_sessions_own_nothing_and_see_no_visitor_s_model(lab_root, tmp_p
 
 
 def test_the_redteam_tool_s_quick_cases_hold_against_the_app(lab_root, tmp_path_factory, capsys):
-    from tools.redteam import cases, run
+    from tools.bench.redteam import cases, run
 
     chosen = cases(quick=True)
     assert set(chosen) >= {"short_session", "bad_numbers", "task_key_bits", "owner_flood", "one_session_four_calls"}

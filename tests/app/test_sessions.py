@@ -11,7 +11,7 @@ from gradio.state_holder import SessionState
 from gradio_client import Client
 from lab_fixture import launch_demo
 
-from tools.loadtest import main, page_load, rest_call
+from tools.bench.loadtest import main, page_load, rest_call
 from web.sessions import LeanSessions, LeanSessionState
 
 CAPACITY = 4

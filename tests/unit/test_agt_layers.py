@@ -1,5 +1,5 @@
-"""tools.agt_layers: each intervention at a layer against the model with that layer's parameters set by hand, the
-gate openness and carry a fixed gate bias gives, and the per-layer gradient norms against autograd's own."""
+"""tools.research.agt_layers: each intervention at a layer against the model with that layer's parameters set by
+hand, the gate openness and carry a fixed gate bias gives, and the per-layer gradient norms against autograd's own."""
 
 import copy
 
@@ -8,7 +8,7 @@ import torch
 
 from core.models.agt import AGT, AGTConfig
 from core.models.base import Intervention, intervening
-from tools.agt_layers import layer_effects, layer_gradient_norms, layer_state, used_layers
+from tools.research.agt_layers import layer_effects, layer_gradient_norms, layer_state, used_layers
 
 torch.set_num_threads(1)
 

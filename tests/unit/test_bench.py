@@ -312,7 +312,7 @@ def test_an_app_that_does_not_start_is_reported_not_fatal(monkeypatch, tmp_path)
     import subprocess
     import sys
 
-    import tools.loadtest
+    import tools.bench.loadtest
 
     def start_app(checkpoints, port, log_file):
         return subprocess.Popen(
@@ -321,7 +321,7 @@ def test_an_app_that_does_not_start_is_reported_not_fatal(monkeypatch, tmp_path)
             stderr=subprocess.STDOUT,
         )
 
-    monkeypatch.setattr(tools.loadtest, "start_app", start_app)
+    monkeypatch.setattr(tools.bench.loadtest, "start_app", start_app)
     result = measure_app(tmp_path, "sst5", ["nbow"], ["a good film"], reps=1)
     assert (
         result["status"] == "failed" and "exited with status 3" in result["note"] and "half-written" in result["note"]

@@ -45,11 +45,10 @@ def test_every_entry_has_its_own_file_and_render_redraws_it_from_the_json(tmp_pa
         main(["--render", "--out", str(tmp_path / "empty")])
 
 
-@pytest.mark.parametrize("folder", ["reports", "reports/protocol"])
-def test_the_committed_pages_are_the_render_of_their_json(folder):
-    """What `python -m tools.bench --render --out <folder>` writes, so a hand edit or a stale page fails here;
+def test_the_committed_pages_are_the_render_of_their_json():
+    """What `python -m tools.bench --render --out reports` writes, so a hand edit or a stale page fails here;
     the headline page stays short enough to read (the every-entry table is the long part)."""
-    out = PROJECT_ROOT / folder
+    out = PROJECT_ROOT / "reports"
     report = json.loads((out / "benchmarks.json").read_text(encoding="utf-8"))
     assert (out / "benchmarks.md").read_text(encoding="utf-8") == render_markdown(report)
     assert (out / RUNS_FILE).read_text(encoding="utf-8") == render_runs(report)

@@ -16,8 +16,8 @@ from core.models.dcnn import DCNN, DCNNConfig, DCNNLayer, dynamic_k, kmax_poolin
 from core.training.recipes import load_recipe
 from core.views import KMaxGraph, Table
 from core.wire import plain
-from tools.detectors import main as detectors_main
-from tools.detectors import markdown_table, top_ngrams
+from tools.research.detectors import main as detectors_main
+from tools.research.detectors import markdown_table, top_ngrams
 
 VOCAB = 23  # conftest.py seeds torch before every test
 

@@ -1,4 +1,4 @@
-"""tools/oracle: the authors' code (taolei87/text_convnet) as the oracle for our tensor CNN.
+"""tools/research/oracle: the authors' code (taolei87/text_convnet) as the oracle for our tensor CNN.
 
 The tests marked `oracle` run their code from LAB_ORACLE_DIR (`make test-oracle ORACLE_DIR=...`); CI's
 selections leave them out (`not oracle`), since CI has no such folder. The log parser runs everywhere."""
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.data import PROJECT_ROOT
-from tools.oracle.same_inputs import parse_authors_log
+from tools.research.oracle.same_inputs import parse_authors_log
 
 LOG = """Epoch 0.5\tloss=1.5\t|p|=['1.0']  [0.50m]
 \tdev accuracy=0.3000\tbest=0.3000
@@ -57,9 +57,9 @@ def test_authors_log_without_an_evaluation_has_no_result():
 @pytest.mark.oracle
 def test_shipped_tensor_cnn_in_the_authors_graph_gives_our_probabilities(tmp_path: Path):
     """The strongest evidence that our model is the paper's: their graph with our weights, SST-5 dev."""
-    from tools.oracle.files import default_dir, write_inputs
-    from tools.oracle.same_weights import compare
-    from tools.oracle.shim import oracle_dir
+    from tools.research.oracle.files import default_dir, write_inputs
+    from tools.research.oracle.same_weights import compare
+    from tools.research.oracle.shim import oracle_dir
 
     inputs = default_dir()
     if not (inputs / "stsa.fine.dev").is_file():
@@ -75,7 +75,7 @@ def test_shim_softmax_is_row_wise_as_theano_s():
     import numpy as np
     import pytensor
 
-    from tools.oracle.shim import theano_modules
+    from tools.research.oracle.shim import theano_modules
 
     T = theano_modules()["theano.tensor"]
     x = T.dmatrix()

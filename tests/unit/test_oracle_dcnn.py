@@ -1,4 +1,4 @@
-"""tools/oracle/dcnn: Godin's Theano/Lasagne DCNN (FredericGodin/DynamicCNN) as the oracle for our DCNN.
+"""tools/research/oracle/dcnn: Godin's Theano/Lasagne DCNN (FredericGodin/DynamicCNN) as the oracle for our DCNN.
 
 The row map between his folding and ours is checked everywhere; the test marked `oracle` runs his code from
 LAB_DCNN_ORACLE_DIR and LAB_LASAGNE_DIR (`make test-oracle`), which CI's selections leave out."""
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from core.data import PROJECT_ROOT, Example, TaskData
-from tools.oracle.dcnn import godin_rows, write_godin_files
-from tools.oracle.same_inputs import parse_godin_log, report
+from tools.research.oracle.dcnn import godin_rows, write_godin_files
+from tools.research.oracle.same_inputs import parse_godin_log, report
 
 
 def fold_ours(x: np.ndarray) -> np.ndarray:
@@ -37,7 +37,7 @@ def test_his_rows_fold_into_ours(rows: int, folds: int):
 @pytest.mark.oracle
 def test_shipped_dcnn_in_godins_graph_gives_our_probabilities():
     """His Lasagne graph with our shipped SST-5 DCNN's weights (our k from the convolution's width, as his)."""
-    from tools.oracle.dcnn import compare, folders
+    from tools.research.oracle.dcnn import compare, folders
 
     repo, lasagne_dir = folders()
     result = compare(PROJECT_ROOT / "checkpoints" / "sst5" / "dcnn", repo, lasagne_dir, "float64", "width", 60)

@@ -5,7 +5,7 @@ import json
 
 from core.analysis.attribution import METHODS, most_faithful, weights_sha256
 from demo import attribution_view
-from tools import attribution as report_tool
+from tools.research import attribution as report_tool
 
 
 def test_make_attribution_scores_plausibility_on_sst_and_keeps_other_tasks(lab_root, tiny_data, tmp_path):

@@ -1,6 +1,7 @@
 """Every model x task resolves to the training settings, model configuration, vectors and search space pinned in
-tests/resolved_recipes.json: the values the project trained with before the recipes moved to configs/recipes/.
-A deliberate change to a recipe shows up here as a failure to review; then edit the pinned value in the JSON."""
+tests/unit/resolved_recipes.json (first written from the settings the shipped checkpoints were trained with).
+A change to configs/recipes/ or to how core.training resolves a run shows up here as a failure to review; a
+deliberate one edits the pinned value in the JSON."""
 
 import dataclasses
 import json

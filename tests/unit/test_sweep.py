@@ -8,7 +8,7 @@ from core.models import MODELS, model_class
 from core.training.config import TrainConfig
 from core.training.recipes import load_recipe
 from tools.bench.accuracy import load_runs, load_sweeps
-from tools.sweep import command, sweep, trial_config, tune_space
+from tools.research.sweep import command, sweep, trial_config, tune_space
 
 
 @pytest.mark.parametrize("model", list(MODELS))

@@ -1,5 +1,5 @@
 """tools.vectors --method fasttext|glove|wordllama on the toy corpus of test_word2vec (seconds, tiny
-dimensions), GloVe's co-occurrence counts against a brute-force count, and tools.vectors_probe end to end
+dimensions), GloVe's co-occurrence counts against a brute-force count, and tools.research.vectors_probe end to end
 on tiny SST and Chinese data."""
 
 import json
@@ -11,7 +11,7 @@ from test_word2vec import _toy_english
 
 from core.data.vectors import Vectors, load_vectors, save_vectors
 from tools import vectors as tv
-from tools import vectors_probe
+from tools.research import vectors_probe
 
 UNSEEN = "greatness"  # in an SST training sentence, never in the corpus: only subword methods give it a vector
 

@@ -83,8 +83,10 @@ def run(before: str, after: str, calls: int) -> dict[str, list[float]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.bench.ab", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--before", help="the checkout measured first (a folder with this project)")
-    parser.add_argument("--after", default=".", help="the checkout measured second (default: this one)")
+    parser.add_argument("--before", help="the checkout (folder) to compare against")
+    parser.add_argument(
+        "--after", default=".", help="the checkout (folder) measured against --before (default: this one)"
+    )
     parser.add_argument("--calls", type=int, default=600, help="Lab.compare calls per side")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -53,7 +53,7 @@ def field_defaults(cls) -> dict:
     return out
 
 
-SWEEPS = "sweeps"  # runs/sweeps/<name>/: tools.sweep's trials and best.json
+SWEEPS = "sweeps"  # runs/sweeps/<name>/: tools.research.sweep's trials and best.json
 
 
 def _short(value) -> str:
@@ -154,7 +154,7 @@ def train_command(train: dict) -> str:
 
 
 def load_sweeps(root: Path) -> list[dict]:
-    """The best trial of every hyper-parameter sweep under `root`/sweeps (tools.sweep's best.json)."""
+    """The best trial of every hyper-parameter sweep under `root`/sweeps (tools.research.sweep's best.json)."""
     records = []
     for path in sorted((root / SWEEPS).glob("*/best.json")):
         try:

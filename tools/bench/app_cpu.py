@@ -13,7 +13,7 @@ block. Calls: /predict with `--model`, and /compare, each with distinct sentence
 the models must run for), with distinct sentences through Gradio's queue as a browser's page sends them
 ("queued": join, then the session's stream), and with one sentence repeated (what an identical request costs:
 answered from the kept answers where the tree has them), and page loads (the page, its config and its load events, as
-tools.loadtest.page_load makes them: what a visit costs before its first request). With `--clients N` each
+tools.bench.loadtest.page_load makes them: what a visit costs before its first request). With `--clients N` each
 block's calls go N at a time (a crowd rather than one visitor); each call's latency is kept too. Writes
 reports/app_cpu.json and prints a table; the load average is read before and after.
 """
@@ -37,9 +37,10 @@ import aiohttp
 import httpx
 
 from core.data import PROJECT_ROOT
+from tools.bench.hall import Hall
+from tools.bench.loadtest import Result, cpu_seconds, page_load, rest_call, wait_until_up
 from tools.bench.machine import machine_info
-from tools.hall import Hall
-from tools.loadtest import Result, cpu_seconds, free_port, page_load, rest_call, stop_process, wait_until_up
+from tools.processes import free_port, stop_process
 
 OUT = PROJECT_ROOT / "reports" / "app_cpu.json"
 # distinct short sentences (6-8 words): every call of a run a new text
@@ -110,12 +111,12 @@ def call(http, url: str, api: str, kind: str, text: str, model: str, task: str) 
 
 @functools.cache
 def hall(url: str) -> Hall:
-    """The app's events and parameters as tools.hall's browsers read them, once per app."""
+    """The app's events and parameters as tools.bench.hall's browsers read them, once per app."""
     return Hall.read(url, 120)
 
 
 async def queued(app: Hall, endpoint: str, args: tuple) -> Result:
-    """One call as a browser's page sends it, in a session of its own (tools.hall: join, then the stream)."""
+    """One call as a browser's page sends it, in a session of its own (tools.bench.hall: join, then the stream)."""
     async with aiohttp.ClientSession() as http:
         return await app.ask(http, os.urandom(8).hex(), endpoint, args)
 
@@ -214,9 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=10, help="warm-up calls per side, endpoint and kind")
     parser.add_argument("--settle", type=float, default=30.0, help="seconds the apps' own warm-up gets after that")
     parser.add_argument("--model", default="dcnn", help="/predict's model")
-    parser.add_argument("--task", default="sst5", help="the task (core.data: sst5, sst2, trec, mr, zh_sentiment, ...)")
+    parser.add_argument("--task", default="sst5", help="the task whose sentences are sent")
     parser.add_argument("--start-timeout", type=float, default=180.0, help="seconds to wait for each app to answer")
-    parser.add_argument("--out", type=Path, default=OUT, help="the JSON report")
+    parser.add_argument("--out", type=Path, default=OUT, help="the JSON file to write")
     args = parser.parse_args(argv)
     result = measure(args)
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from core.data import PROJECT_ROOT
 from tools.bench.machine import machine_info
-from tools.loadtest import free_port
+from tools.processes import free_port
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [

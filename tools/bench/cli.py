@@ -218,7 +218,7 @@ def run(args, previous: dict | None = None) -> dict:
         report.setdefault("carried_sections", {})[name] = carried.get(name) or earlier["generated"]
         if name == "inference" and "sentences" in earlier:
             report.setdefault("sentences", earlier["sentences"])
-    stored_load = PROJECT_ROOT / "reports" / "loadtest.json"  # written by `make loadtest` (tools.loadtest)
+    stored_load = PROJECT_ROOT / "reports" / "loadtest.json"  # written by `make loadtest` (tools.bench.loadtest)
     if not args.smoke and stored_load.is_file():
         report["loadtest"] = json.loads(stored_load.read_text(encoding="utf-8"))
     report["load_average_end"] = list(os.getloadavg())

@@ -109,7 +109,16 @@ def render_markdown(r: dict) -> str:
             "",
         ]
 
-    lines += ["## Accuracy", ""]
+    lines += accuracy_markdown(r)
+    lines += speed_markdown(r)
+    lines += inference_markdown(r)
+    lines += loadtest_markdown(r.get("loadtest"))
+    return "\n".join(lines) + "\n"
+
+
+def accuracy_markdown(r: dict) -> list[str]:
+    """The Accuracy section: each entry against its paper's number, the sweeps, what is missing."""
+    lines = ["## Accuracy", ""]
     if "accuracy" not in r:
         lines += ["Not run (section not selected).", ""]
     else:
@@ -245,8 +254,12 @@ def render_markdown(r: dict) -> str:
                 ],
             )
             lines.append("")
+    return lines
 
-    lines += ["## Training speed", ""]
+
+def speed_markdown(r: dict) -> list[str]:
+    """The Training speed section: seconds per epoch beside Lei et al.'s."""
+    lines = ["## Training speed", ""]
     if "speed" not in r:
         lines += ["Not run (section not selected).", ""]
     else:
@@ -299,10 +312,7 @@ def render_markdown(r: dict) -> str:
             else ["No finished runs with epoch times found."]
         )
         lines.append("")
-
-    lines += inference_markdown(r)
-    lines += loadtest_markdown(r.get("loadtest"))
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def render_runs(r: dict) -> str:
@@ -686,7 +696,7 @@ def inference_markdown(r: dict) -> list[str]:
             "",
             "gradio_client waits for results by polling every 50 ms (`time.sleep(0.05)` in "
             "gradio_client/utils.py), which its one-word row shows; the HTTP row is what the app itself costs. "
-            "The client is built by `tools.loadtest.app_client`, with one SSL context for all its requests "
+            "The client is built by `tools.bench.loadtest.app_client`, with one SSL context for all its requests "
             "(gradio_client otherwise loads the CA bundle for every request, about 70 ms of CPU).",
             "",
         ]

@@ -33,7 +33,8 @@ def measure_app(checkpoints: Path, task: str, models: list[str], sentences: list
     task's sentences and on one word (the fixed cost of the round trip)."""
     import httpx
 
-    from tools.loadtest import LoadTestError, app_client, free_port, start_app, stop_process, wait_until_up
+    from tools.bench.loadtest import LoadTestError, app_client, start_app, wait_until_up
+    from tools.processes import free_port, stop_process
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/"

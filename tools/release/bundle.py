@@ -612,13 +612,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.release.bundle", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train", help="train and bundle the checkpoints of configs/bundled.toml")
-    train.add_argument("--config", default=str(BUNDLE_CONFIG), help="the TOML file that lists what to do")
+    train.add_argument("--config", default=str(BUNDLE_CONFIG), help="what to bundle (configs/bundled.toml)")
     train.add_argument("--from-runs", action="store_true", help="skip training: bundle the existing runs")
     train.add_argument("--only", action="append", default=[], metavar="TASK/MODEL", help="only this entry (repeatable)")
     train.add_argument("--resume", action="store_true", help="continue killed runs instead of starting fresh")
-    train.add_argument(
-        "--data-dir", default=None, help="the datasets' folder (default: $DATA_DIR, else ../shared/data; docs/data.md)"
-    )
+    train.add_argument("--data-dir", default=None, help="where the datasets are (default: the project's data folder)")
     train.add_argument("--out", default=str(BUNDLED), help="the bundled checkpoints folder")
     train.add_argument("--runs", default=None, help="the runs folder (default runs/)")
     train.add_argument(
@@ -631,13 +629,13 @@ def main(argv: list[str] | None = None) -> int:
     cards = sub.add_parser(
         "cards", help="rewrite every checkpoint's model card from its metrics.json, and the manifest"
     )
-    cards.add_argument("--config", default=str(BUNDLE_CONFIG), help="the TOML file that lists what to do")
+    cards.add_argument("--config", default=str(BUNDLE_CONFIG), help="what to bundle (configs/bundled.toml)")
     cards.add_argument("--out", default=str(BUNDLED), help="the bundled checkpoints folder")
     verify = sub.add_parser("check", help="verify checkpoints/: manifest, size, every checkpoint loads")
     verify.add_argument("--out", default=str(BUNDLED), help="the bundled checkpoints folder")
     summary = sub.add_parser("report", help="reports/checkpoints.md: words, unknown test tokens, accuracy, sizes")
     summary.add_argument("--out", default=str(BUNDLED), help="the bundled checkpoints folder")
-    summary.add_argument("--report", default=str(REPORT), help="the markdown report of the bundle")
+    summary.add_argument("--report", default=str(REPORT), help="the Markdown report to write")
     args = parser.parse_args(argv)
     try:
         if args.command == "check":

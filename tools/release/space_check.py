@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from core.data import PROJECT_ROOT
-from tools.loadtest import free_port, stop_process
+from tools.processes import free_port, stop_process
 
 OUT = PROJECT_ROOT / "reports" / "space_check.json"
 # what `hf upload` leaves out in the README's publish steps, plus git's own folder
@@ -183,7 +183,7 @@ def space_check(workdir: Path, torch_wheel: Path | None, venv: Path | None = Non
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.release.space_check", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=str(OUT), help="the JSON report")
+    parser.add_argument("--out", default=str(OUT), help="the JSON file to write")
     parser.add_argument("--keep", action="store_true", help="keep the temporary venv and copy (for a look)")
     parser.add_argument(
         "--venv",
