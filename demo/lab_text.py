@@ -54,13 +54,14 @@ def summary_text(predictions: list[Prediction], ui: str, titles: dict[str, str] 
     """The headline; a visitor's task is named by its `titles` (Lab.titles: its file and date). A title or a label
     comes from a visitor's file: Markdown escaped, so that `x[a](javascript:...).csv` is never a link."""
     first = predictions[0]
+    colon = t("colon", ui)  # full-width in Chinese, as its brackets (`bracketed`)
     facts_ = [
-        f"{t('fact_language', ui)}: {t('lang_' + first.lang, ui)} ({t('detected', ui)})",
-        f"{t('fact_task', ui)}: {md((titles or {}).get(first.task) or task_name(first.task, ui))}",
+        f"{t('fact_language', ui)}{colon}{t('lang_' + first.lang, ui)}{t('bracketed', ui, text=t('detected', ui))}",
+        f"{t('fact_task', ui)}{colon}{md((titles or {}).get(first.task) or task_name(first.task, ui))}",
     ]
     if len(predictions) == 1 or predictions[-1].intervention != "none":
         p = predictions[-1]
-        head = f"### {t('prediction', ui)}: **{md(label_name(p.label, ui))}** ({max(p.probs):.2f})"
+        head = f"### {t('prediction', ui)}{colon}**{md(label_name(p.label, ui))}** ({max(p.probs):.2f})"
         if p.intervention != "none":
             head = t(
                 "intervention_summary",
@@ -70,9 +71,9 @@ def summary_text(predictions: list[Prediction], ui: str, titles: dict[str, str] 
                 before=f"{md(label_name(first.label, ui))} ({max(first.probs):.2f})",
             )
         facts_ = (
-            [f"{t('fact_model', ui)}: {md(model_name(p.model))}"]
+            [f"{t('fact_model', ui)}{colon}{md(model_name(p.model))}"]
             + facts_
-            + [f"{t('source', ui)}: `{source_text(p.source, ui)}`"]
+            + [f"{t('source', ui)}{colon}`{source_text(p.source, ui)}`"]
         )
     else:
         head = "### " + votes_text(predictions, ui)

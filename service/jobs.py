@@ -300,7 +300,8 @@ def submit_job(
         "finished": None,
         "owner": owner,
         "client": client,
-        "title": f"{file.name} · {time.strftime('%d %b %H:%M')}",  # what people see, not the ids
+        # what people see, not the ids; a date without a month's English name reads the same on a Chinese page
+        "title": f"{file.name} · {time.strftime('%Y-%m-%d %H:%M')}",
         "file": file.name,
         "data": "data" + file.suffix.lower(),
         "model": model,
