@@ -176,7 +176,7 @@ def test_the_quota_counts_one_owners_active_jobs_and_is_worded_in_both_languages
     with pytest.raises(JobError) as err:
         submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="a")
     assert err.value.code == "too_many_jobs" and not (Path(tmp_path) / "jobs" / ".x").exists()
-    assert "2 个训练任务" in notice_text(err.value, "zh")
+    assert "2 个训练作业" in notice_text(err.value, "zh")
     assert submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="b")["owner"] == "b"
     update_job(tmp_path / "jobs" / first[0]["id"], status="failed")
     assert submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="a")["task"] == first[0]["task"]
