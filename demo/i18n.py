@@ -40,7 +40,20 @@ from web.words import request_lang as request_lang  # the visitor's language: re
 
 LANGS = ("en", "zh")  # the locale files
 # UI language -> OpenCC's converter from zh (its configurations: s2twp, Taiwan's phrases too; s2hk)
-TRADITIONAL = {"zh-TW": opencc.OpenCC("s2twp").convert, "zh-HK": opencc.OpenCC("s2hk").convert}
+_S2TWP = opencc.OpenCC("s2twp").convert
+# s2twp words 前缀 as 字首, a word's prefix; the prefix curve reads a sentence's first words: 前綴
+TAIWAN_PHRASES = {"字首": "前綴"}
+
+
+def _to_taiwan(text: str) -> str:
+    """Simplified Chinese in Taiwan's characters and phrases (s2twp), with TAIWAN_PHRASES over its choices."""
+    text = _S2TWP(text)
+    for theirs, ours in TAIWAN_PHRASES.items():
+        text = text.replace(theirs, ours)
+    return text
+
+
+TRADITIONAL = {"zh-TW": _to_taiwan, "zh-HK": opencc.OpenCC("s2hk").convert}
 LOCALES = Path(__file__).parent / "locales"
 # what each model's interventions test, by "<model>.<key>": the English is the model's InterventionSpec.section
 INTERVENTION_TEXT = {

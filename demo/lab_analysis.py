@@ -64,7 +64,7 @@ def run_analysis(lab: ServedLab, known: Known, ask: Ask, ui: str, top_map: int |
 
 
 def link_query(lab: ServedLab, ask: Ask, b: str | None, top_map: str | None) -> str:
-    """The query of a link to what the Lab shows (COPY_JS puts the page's address in front): sentence B and the
+    """The query of a link to what the Lab shows (copy_js puts the page's address in front): sentence B and the
     DCNN panel's map (READ_MAP_JS) besides the inputs."""
     spec = intervention_specs(lab, ask.model, ask.task).get(ask.intervention or "none")
     state = LinkState(

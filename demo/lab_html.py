@@ -312,5 +312,5 @@ def result_html(predictions: list[Prediction], known: Known, ui: str, method: st
     panels = "".join(model_panel(p, known.get((p.task, p.model)), ui, method) for p in predictions)
     return (
         f'<div class="lab-result" data-text="{attr(first.text)}"><div class="top-figures">{probs}{curve}</div>'
-        f"{table}<h2>{esc(t('panels', ui))}</h2>{panels}</div>"
+        f"{table}<h2>{esc(t('panels' if len(predictions) > 1 else 'panels_one', ui))}</h2>{panels}</div>"
     )

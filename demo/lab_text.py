@@ -33,8 +33,13 @@ def votes_text(predictions: list[Prediction], ui: str) -> str:
     votes = Counter(p.label for p in predictions).most_common()
     top = [label for label, count in votes if count == votes[0][1]]
     split = "-".join(str(count) for _, count in votes)
+    label = md(label_name(votes[0][0], ui))
+    if len(predictions) == 1:
+        return t("majority_one", ui, label=label)
+    if len(votes) == 1:
+        return t("majority_all", ui, label=label, n=len(predictions))
     if len(top) == 1:
-        return t("majority", ui, label=md(label_name(top[0], ui)), votes=votes[0][1], n=len(predictions), split=split)
+        return t("majority", ui, label=label, votes=votes[0][1], n=len(predictions), split=split)
     return t(
         "tie",
         ui,

@@ -111,9 +111,23 @@ def query_to_state(query: Mapping, lab: ServedLab, suites: Sequence[str] | None 
 
 
 # a Copy link's second step, in the browser: the page's own address with the query the server wrote, shown and
-# copied to the clipboard where the browser allows it
-COPY_JS = """(query) => {
+# copied to the clipboard where the browser allows it; the box showing it says which (CSS, demo/ui.py, in the
+# page's language) and scrolls into view: on a phone it lies below the fold
+def copy_js(shown_in: str) -> str:
+    """The Copy link's script for the Markdown box with elem_id `shown_in`."""
+    return f"""async (query) => {{
   const link = window.location.href.split(/[?#]/)[0] + (query ? '?' + query : '');
-  navigator.clipboard?.writeText(link).catch(() => {});
+  let copied = 'yes';
+  try {{ await navigator.clipboard.writeText(link); }} catch (e) {{ copied = 'no'; }}
+  const shown = document.getElementById('{shown_in}');
+  if (shown) {{
+    shown.dataset.copied = copied;
+    setTimeout(() => shown.scrollIntoView({{block: 'nearest'}}), 100);
+  }}
   return link;
-}"""
+}}"""
+
+
+def clear_link_js(shown_in: str) -> str:
+    """Empties the Markdown box with elem_id `shown_in` of a link that no longer names what the tab shows."""
+    return f"() => {{ document.getElementById('{shown_in}')?.removeAttribute('data-copied'); return ''; }}"

@@ -118,6 +118,18 @@ def toast_titles() -> str:
 CSS += toast_titles()
 
 
+def copied_notes() -> str:
+    """A Copy link's box says, in the page's language, whether the link went to the clipboard (copy_js marks it)."""
+    rules = []
+    for lang in ("en", "zh", "zh-TW"):
+        for copied, key in (("yes", "link_copied"), ("no", "link_copy_by_hand")):
+            rules.append(f'html:lang({lang}) [data-copied="{copied}"]::before {{ content: "{t(key, lang)}"; }}')
+    return "\n".join(rules) + "\n"
+
+
+CSS += copied_notes()
+
+
 # The owner key in plain localStorage: an encryption in the page would use a key the page is sent with it. A
 # browser that refuses storage (private mode, blocked iframe storage) gets a new key per page load.
 OWNER_STORAGE = "lab-owner-key"

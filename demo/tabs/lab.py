@@ -34,7 +34,7 @@ from demo.lab_analysis import (
     task_choices,
 )
 from demo.lab_html import READ_MAP_JS, TOP_MAP_JS, Known
-from demo.links import COPY_JS, LinkState, intervention_specs
+from demo.links import LinkState, copy_js, intervention_specs
 from demo.svg import EXPORT_JS, drawn_for, room_js
 from demo.tabs import pairs
 from demo.tabs.checkpoints import facts
@@ -295,7 +295,7 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
     copied = page.copy.click(
         on_copy, copy_inputs, [page.link], js=READ_MAP_JS, api_visibility="private", show_progress="hidden"
     )
-    copied.then(None, [page.link], [page.link], js=COPY_JS)
+    copied.then(None, [page.link], [page.link], js=copy_js("permalink"))
 
     def analyse_after(dependency, is_pair: gr.State):
         analysed = dependency.success(on_run, page.run_inputs, page.run_outputs, **RUN_EVENT)

@@ -96,14 +96,19 @@ def pair_figures(comparison: PairComparison, known: dict, ui: str) -> str:
 
 def _summary(comparison: PairComparison, ui: str) -> str:
     first = comparison.pairs[0]
-    head = t(
-        "pair_summary",
-        ui,
-        score=md(view_text(comparison.score_label, ui)),  # P(a label of a visitor's file): as typed
-        n=len(comparison.pairs),
-        up=sum(p.difference > 0 for p in comparison.pairs),
-        down=sum(p.difference < 0 for p in comparison.pairs),
-    )
+    score = md(view_text(comparison.score_label, ui))  # P(a label of a visitor's file): as typed
+    if len(comparison.pairs) == 1:  # one model: which way its score went, no count
+        moved = "up" if first.difference > 0 else "down" if first.difference < 0 else "same"
+        head = t(f"pair_summary_one_{moved}", ui, score=score, model=model_name(first.model))
+    else:
+        head = t(
+            "pair_summary",
+            ui,
+            score=score,
+            n=len(comparison.pairs),
+            up=sum(p.difference > 0 for p in comparison.pairs),
+            down=sum(p.difference < 0 for p in comparison.pairs),
+        )
     texts = t("pair_texts", ui, a=md(first.a.text), b=md(first.b.text))
     bullets = []
     for sentence in SENTENCES:  # each notice once per sentence, with its models when not all have it

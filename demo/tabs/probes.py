@@ -36,7 +36,7 @@ from demo.i18n import (
     warn,
     words_in,
 )
-from demo.links import COPY_JS, LinkState, state_to_query
+from demo.links import LinkState, clear_link_js, copy_js, state_to_query
 from demo.plots import esc, md
 from demo.tabs.lab import LabView
 from service.lab import ServedLab
@@ -331,13 +331,15 @@ def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
 
     run.click(on_run, [suite, task], outputs, api_visibility="private", **PROBE_EVENTS)
     run_user.click(on_user, [user_text, upload, suite, task], outputs, api_visibility="private", **PROBE_EVENTS)
+    for button in (run, run_user):  # a copied link names the suite shown before
+        button.click(None, None, [link], js=clear_link_js("probe-permalink"))
     for chooser in (capability, model):
         chooser.change(on_cell, [state, capability, model], [cell_head, failures, failure], api_visibility="private")
     table.select(on_table_cell, [state], [capability, model], api_visibility="private")
     failures.select(on_failure_row, None, [failure], api_visibility="private")
 
     def on_copy(suite_value, task_value, capability_value, model_value):
-        """The link of the suite and its open cell (COPY_JS puts the page's address in front)."""
+        """The link of the suite and its open cell (copy_js puts the page's address in front)."""
         state = LinkState(
             "probes",
             model=model_value or ALL,
@@ -350,7 +352,7 @@ def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
     copied = copy.click(
         on_copy, [suite, task, capability, model], [link], api_visibility="private", show_progress="hidden"
     )
-    copied.then(None, [link], [link], js=COPY_JS)
+    copied.then(None, [link], [link], js=copy_js("probe-permalink"))
 
     def on_link(link_state: LinkState, request: gr.Request):
         """A link to this tab with a suite (the state changes to one only then): the suite runs on its task, the

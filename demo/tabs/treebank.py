@@ -29,7 +29,7 @@ from core.analysis.treebank import (
 )
 from core.predict import AUTO
 from demo.i18n import model_name, notice_text, request_lang, t, warn
-from demo.links import COPY_JS, LinkState, state_to_query
+from demo.links import LinkState, copy_js, state_to_query
 from demo.plots import esc, md
 from demo.svg import drawn_for, room_js
 from demo.tabs.treebank_layout import Page, layout
@@ -253,7 +253,7 @@ def _wire_copy(page: Page) -> None:
     box = page.trees
 
     def on_copy(split_value, task_value, index, node_value):
-        """The link of the sentence and node shown (COPY_JS puts the page's address in front)."""
+        """The link of the sentence and node shown (copy_js puts the page's address in front)."""
         state = LinkState("treebank", task=task_value or AUTO, split=split_value, sentence=index, node=node_value)
         return state_to_query(state)
 
@@ -264,7 +264,7 @@ def _wire_copy(page: Page) -> None:
         api_visibility="private",
         show_progress="hidden",
     )
-    copied.then(None, [box.link], [box.link], js=COPY_JS)
+    copied.then(None, [box.link], [box.link], js=copy_js("tb-permalink"))
 
 
 def _link_opener(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[[], Trees]) -> Callable:

@@ -12,7 +12,7 @@ from core.views import Pyramid, Trajectory
 from demo import svg
 from demo.charts import probability_bars, word_curves
 from demo.i18n import notice_text
-from demo.lab_html import attribution_html
+from demo.lab_html import attribution_html, result_html
 from demo.lab_text import notices_text, summary_text, votes_text
 from demo.plots import to_svg
 
@@ -30,7 +30,7 @@ def voted(prediction, labels):
 
 def test_a_two_two_one_split_is_a_tie_naming_both_labels(prediction):
     said = votes_text(voted(prediction, ["negative", "positive", "negative", "positive", "neutral"]), "en")
-    assert said == "No majority: **negative** and **positive** tie with 2 of 5 models each (votes 2-2-1)"
+    assert said == "No majority: **negative** and **positive** tie with 2 of 5 models each (votes per label 2-2-1)"
     assert "Majority" not in said
     assert "没有多数" in votes_text(
         voted(prediction, ["negative", "positive", "negative", "positive", "neutral"]), "zh"
@@ -39,8 +39,16 @@ def test_a_two_two_one_split_is_a_tie_naming_both_labels(prediction):
 
 def test_a_real_majority_still_says_majority_with_the_votes(prediction):
     said = votes_text(voted(prediction, ["negative", "negative", "positive", "neutral", "negative"]), "en")
-    assert said == "Majority label: **negative** (3 of 5 models; votes 3-1-1)"
+    assert said == "Majority label: **negative** (3 of 5 models; votes per label 3-1-1)"
     assert summary_text(voted(prediction, ["neutral", "positive"]), "en").startswith("### No majority: **neutral** and")
+
+
+def test_one_model_or_all_alike_is_said_without_a_vote_count(prediction):
+    assert votes_text(voted(prediction, ["negative"]), "en") == "Label: **negative**"
+    assert votes_text(voted(prediction, ["neutral"] * 5), "en") == "Majority label: **neutral** (all 5 models)"
+    assert votes_text(voted(prediction, ["neutral"] * 5), "zh") == "多数标签：**中性**（全部 5 个模型）"
+    assert "<h2>What the model composed</h2>" in result_html([prediction], {}, "en")
+    assert "<h2>What each model composed</h2>" in result_html(voted(prediction, ["neutral"] * 2), {}, "en")
 
 
 def test_the_notice_on_a_long_text_names_the_chosen_method(lab):

@@ -3,6 +3,7 @@ sessions are two visitors of one real app: B finds no trace of A's job or model;
 trained by both gives two models; an owner's jobs waiting or running are capped."""
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -74,7 +75,7 @@ def test_two_visitors_see_only_their_own_jobs_and_models(app, lab, user_models, 
     assert done_b["task"] != task
     for task_id in (task, done_b["task"]):
         assert (user_models / "checkpoints" / task_id / "dcnn" / "model.safetensors").is_file()
-    assert done_a["title"].startswith("class_reviews.csv · ")
+    assert re.fullmatch(r"class_reviews\.csv · \d{4}-\d{2}-\d{2} \d{2}:\d{2}", done_a["title"])  # no English month
 
     # B: A's job is unknown to status, cancel and publish; A's task to every endpoint, and named nowhere
     for message in (
@@ -175,7 +176,7 @@ def test_the_quota_counts_one_owners_active_jobs_and_is_worded_in_both_languages
     with pytest.raises(JobError) as err:
         submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="a")
     assert err.value.code == "too_many_jobs" and not (Path(tmp_path) / "jobs" / ".x").exists()
-    assert "2 个训练任务" in notice_text(err.value, "zh")
+    assert "2 个训练作业" in notice_text(err.value, "zh")
     assert submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="b")["owner"] == "b"
     update_job(tmp_path / "jobs" / first[0]["id"], status="failed")
     assert submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="a")["task"] == first[0]["task"]

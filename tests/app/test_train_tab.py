@@ -17,7 +17,7 @@ def _done(stop: dict) -> dict:
     metrics = {"test_accuracy": 0.75, "test_examples": 8}
     return {
         "status": "done",
-        "title": "reviews.csv · 26 Nov 10:02",
+        "title": "reviews.csv · 2026-11-26 10:02",
         "model": "dcnn",
         "metrics": metrics,
         "stop": stop,
@@ -27,7 +27,7 @@ def _done(stop: dict) -> dict:
 def test_an_early_stop_is_said_with_its_reason_in_both_languages():
     job = _done(stop_record("stop_patience", epoch=8, epochs=20, patience=3, best_dev=0.8125, best_epoch=5))
     english, chinese = status_text(job, "en"), status_text(job, "zh")
-    assert "task **reviews.csv · 26 Nov 10:02**" in english
+    assert "task **reviews.csv · 2026\\-11\\-26 10:02**" in english
     assert "Task menu. Stopped early at epoch 8 of 20: dev accuracy did not improve for 3 epochs" in english
     assert "best 0.812 at epoch 5" in english
     assert "在第 8 / 20 轮提前停止：开发集准确率连续 3 轮没有提高" in chinese

@@ -8,8 +8,7 @@ import pytest
 
 from core.analysis.probes import Case, load_suite, read_suite, suite_names
 from core.analysis.treebank import TreebankError
-from demo.i18n import TRADITIONAL, notice_text, source_text, t
-from demo.lab_text import summary_text
+from demo.i18n import CODES, TRADITIONAL, notice_text, source_text, t
 from demo.tabs.checkpoints import tables
 from demo.tabs.probes import expectation, probe_test_name
 
@@ -21,7 +20,7 @@ CHINESE = re.compile("[\u4e00-\u9fff]")
     [
         ("bundled: checkpoints/sst5/dcnn", "随应用附带：checkpoints/sst5/dcnn"),
         ("directory: /data/ckpt/sst5/dcnn", "目录：/data/ckpt/sst5/dcnn"),
-        ("trained here: job 3f2a9c", "在此训练：训练任务 3f2a9c"),  # web.training, a job just done
+        ("trained here: job 3f2a9c", "在此训练：训练作业 3f2a9c"),  # web.training, a job just done
         ("trained here: user_reviews_27ff62/dcnn", "在此训练：user_reviews_27ff62/dcnn"),  # after a restart
         ("somewhere: else", "somewhere: else"),  # no wording: as it is
     ],
@@ -81,11 +80,20 @@ def test_a_suite_test_name_in_chinese_must_be_text(tmp_path):
         read_suite(tmp_path / "s.toml")
 
 
-@pytest.mark.parametrize("ui", ["zh", "zh-TW"])
-def test_the_lab_s_headline_uses_chinese_punctuation(lab, ui):
-    """语言：中文（自动识别）, not 语言: 中文 (自动识别): full-width colons and brackets in Chinese text."""
-    for models in (["dcnn"], lab.models("zh_sentiment")):
-        predictions = [lab.predict("这部电影很好看", model, "zh_sentiment") for model in models]
-        headline = summary_text(predictions, ui)
-        assert "：" in headline and "（" in headline
-        assert not re.search(r"[\u4e00-\u9fff]: |[\u4e00-\u9fff] \(", headline), headline
+def test_a_job_and_a_task_are_two_words():
+    """A training job (作业) is not the task a model is trained for (任务), in either script."""
+    assert t("train_job", "zh") == "作业" and t("task", "zh") == "任务"
+    assert "作业" in CODES["zh"]["jobs"]["too_many_jobs"] and "任务" not in CODES["zh"]["jobs"]["too_many_jobs"]
+    assert t("train_job", "zh-TW") != t("task", "zh-TW")
+
+
+def test_the_lab_summary_in_chinese_has_full_width_colons_and_brackets(lab):
+    from demo.lab_text import summary_text
+
+    said = summary_text([lab.predict("这部电影很好看", "dcnn", "zh_sentiment")], "zh")
+    assert "语言：中文（自动识别）" in said and "任务：" in said and "模型：" in said
+    assert not re.search(r"[\u4e00-\u9fff][:(]|[:)][\u4e00-\u9fff]", said), said
+
+
+def test_taiwan_chinese_names_the_prefix_curve_without_a_word_prefix():
+    assert "字首" not in t("curve_prefix", "zh-TW") and "前綴" in t("curve_prefix", "zh-TW")

@@ -82,6 +82,16 @@ def test_a_model_that_breaks_on_one_sentence_is_reported(lab_root, monkeypatch):
 # -- the Lab tab's pair and the Probes tab's failures ------------------------------------------------------
 
 
+def test_one_models_pair_says_which_way_its_score_went_without_a_count(lab):
+    from demo.tabs.checkpoints import facts
+    from demo.tabs.pairs import analyse_pair
+
+    summary, _table, figures = analyse_pair(lab, facts(lab), A, B, "dcnn", "auto", "auto", "en")
+    assert figures.count("<figure") == 1
+    assert re.search(r"^### A → B: .+ (rises|falls|stays the same) for DCNN", summary), summary
+    assert " of 1 models" not in summary
+
+
 def test_the_pair_callback_returns_a_figure_per_model(lab):
     from demo.tabs.checkpoints import facts
     from demo.tabs.pairs import analyse_pair
@@ -100,7 +110,7 @@ def test_the_pair_callback_returns_a_figure_per_model(lab):
         w == "not" and c != "#333" for c, w in ticks
     )  # inserted words in B's colour
     summary, table, figures = analyse_pair(lab, known, "这个手机很好", "这个手机很差", "dcnn", "auto", "auto", "zh")
-    assert figures.count("<figure") == 1 and "个模型中" in summary and list(table["value"].columns)[1] == "A 的标签"
+    assert figures.count("<figure") == 1 and "个模型中" not in summary and list(table["value"].columns)[1] == "A 的标签"
     summary, *_ = analyse_pair(lab, known, "这个手机很好", "a good phone", "dcnn", "auto", "auto", "en")
     assert "B: The text looks English but task zh\\_sentiment is Chinese" in summary  # each notice says its sentence
 
