@@ -32,8 +32,8 @@ lint: install ## ruff check, ruff format --check (line length 120) and mypy on e
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 # pytest-xdist: a test file stays on one worker (its module's app is started once); most tests wait on a served
-# app or a child process, so three workers keep two cores busy (docs/performance.md, "The test loop")
-TEST_WORKERS ?= 3
+# app or a child process, so two workers keep two cores busy without starving the timed checks (docs/performance.md)
+TEST_WORKERS ?= 2
 SLOW_WORKERS ?= 2
 test: install ## run the test suite (offline, no GPU, TEST_WORKERS processes at once): tests/unit and tests/app
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not e2e and not slow and not oracle"
