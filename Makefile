@@ -34,11 +34,10 @@ lint: install ## ruff check, ruff format --check (line length 120) and mypy on e
 # pytest-xdist: a test file stays on one worker (its module's app is started once); most tests wait on a served
 # app or a child process, so two workers keep two cores busy without starving the timed checks (docs/performance.md)
 TEST_WORKERS ?= 2
-SLOW_WORKERS ?= 2
 test: install ## run the test suite (offline, no GPU, TEST_WORKERS processes at once): tests/unit and tests/app
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not e2e and not slow and not oracle"
 test-slow: install ## the tests that start real processes at length (a Ray head, a SIGKILLed app, 1,000 sessions, a class)
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -n $(SLOW_WORKERS) --dist loadfile -m "slow and not e2e and not oracle"
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m "slow and not e2e and not oracle"  # one at a time: two Ray heads at once lost workers
 test-e2e: install ## browser tests, tests/browser, with Debian chromium (apt-get install chromium fonts-wqy-microhei)
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m e2e
 clean: ## remove the tokenized-task cache and Gradio's cached examples (keeps runs/ and word vectors)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pip install into a venv, done by uv where uv can be had (a fresh app venv here: 24 s against pip's 110 s,
-# docs/space.md "Installing"), else by pip: `tools/install.sh .venv/bin/python -c constraints.txt -e .`
+# docs/space.md, "Installing"), else by pip: `tools/install.sh .venv/bin/python -c constraints.txt -e .`
 # uv reads no pip configuration, so pip's own find-links and indexes are passed on and both take the same wheels
 # (on these machines torch 2.13.0's CPU build lies in a find-links folder; without it uv would fetch a CUDA build).
 set -euo pipefail

@@ -107,7 +107,7 @@ def status_text(job: dict, ui: str) -> str:
     if notice := job.get("notice"):
         line += " · " + md(stored_text(notice, ui))
     if warning := job.get("degenerate"):  # said on the model's Lab panel too (demo.lab_html.accuracy_text)
-        line += "\n\n⚠️ " + md(stored_text(warning, ui))
+        line += " · ⚠️ " + md(stored_text(warning, ui))
     return line
 
 
