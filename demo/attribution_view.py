@@ -63,8 +63,9 @@ def scores_table(p: Prediction, ui: str) -> str:
         + "</tr>"
         for i, token in enumerate(p.tokens)
     )
+    caption = esc(t("attr_scores", ui, label=label_name(p.label, ui)))
     return (
-        f'<table class="attr-scores"><caption>{esc(t("attr_scores", ui, label=label_name(p.label, ui)))}</caption>'
+        f'<table class="attr-scores" tabindex="0"><caption>{caption}</caption>'
         "<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in heads) + f"</tr></thead><tbody>{rows}</tbody></table>"
     )
 

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import demo.svg as svg
 from core.analysis.pairs import WordAlignment
 from core.views import WordCurve
-from demo.svg import PALETTE, Scale, figure, text
+from demo.i18n import t
+from demo.svg import PALETTE, Data, Scale, figure, marker, text
 
 
 def word_width(n: int) -> float:
@@ -27,9 +28,13 @@ def lines_figure(
     tick_colours: list[str] | None = None,
     legend: bool = True,
     sentiment: bool = False,
+    x_title: str = "",
+    ui: str = "en",
 ) -> str:
-    """Curves over word (or layer) positions: series = (name, values, colour, dash, hover per point). A
-    sentiment score's axis carries the sentiment colours (svg.RDBU) as a strip, so red is negative here too."""
+    """Curves over word (or layer) positions: series = (name, values, colour, dash, hover per point), each
+    series' points in its own marker (svg.marker). A sentiment score's axis carries the sentiment colours
+    (svg.RDBU) as a strip, so red is negative here too. The table: a row per position (`x_title`: what a
+    position is, a word by default), a column per series."""
     n = max(len(ticks), 1)
     width = word_width(n)
     low, high = y_range
@@ -48,22 +53,34 @@ def lines_figure(
         ]
     if low < 0 < high:
         body.append(f'<line x1="{left}" x2="{right}" y1="{y(0)}" y2="{y(0)}" stroke="#999"/>')
-    for (_label, values, fill, dash, hovers), xs in zip(series, positions):
+    for kind, ((_label, values, fill, dash, hovers), xs) in enumerate(zip(series, positions)):
         points = " ".join(f"{x(a)},{y(v)}" for a, v in zip(xs, values))
         dashing = f' stroke-dasharray="{dash}"' if dash else ""
         body.append(f'<polyline points="{points}" fill="none" stroke="{fill}" stroke-width="2"{dashing}/>')
-        body += [
-            f'<circle cx="{x(a)}" cy="{y(v)}" r="3.5" fill="{fill}"><title>{svg.esc(h)}</title></circle>'
-            for a, v, h in zip(xs, values, hovers)
-        ]
+        body += [marker(kind, x(a), y(v), fill, hover=h) for a, v, h in zip(xs, values, hovers)]
     bottom = top + plot_h + 4
     body.append(svg.word_ticks(ticks, [x(i) for i in range(len(ticks))], bottom, tick_colours))
     height = bottom + svg.words_height(ticks) + 8
     if legend:
-        items, legend_h = svg.legend([(s[0], s[2], s[3]) for s in series], left, height + 6, right - left)
+        items, legend_h = svg.legend(
+            [(s[0], s[2], s[3], k) for k, s in enumerate(series)], left, height + 6, right - left
+        )
         body.append(items)
         height += legend_h + 6
-    return figure("".join(body), width, height, title, caption, name)
+    at = [{round(a): v for a, v in zip(xs, s[1])} for s, xs in zip(series, positions)]  # each series by position
+    data = Data(
+        t(
+            "figure_lines",
+            ui,
+            y=y_label,
+            n=len(ticks),
+            x=x_title or t("figure_word", ui),
+            series=t("figure_and", ui).join(s[0] for s in series),
+        ),
+        [x_title or t("figure_word", ui), *(s[0] for s in series)],
+        [[tick, *(values.get(i) for values in at)] for i, tick in enumerate(ticks)],
+    )
+    return figure("".join(body), width, height, title, caption, name, data=data, ui=ui)
 
 
 def hover(
@@ -112,6 +129,7 @@ def word_curves(
         caption,
         name,
         sentiment=True,
+        ui=ui,
     )
 
 
@@ -123,9 +141,11 @@ def pair_curves(
     title: str,
     caption: str = "",
     name: str = "pair",
+    ui: str = "en",
 ) -> str:
     """One model's per-word curves on the two sentences of a minimal pair over the aligned words: a shared
-    word is one x position; a word only one sentence has stands alone, its tick in that sentence's colour."""
+    word is one x position; a word only one sentence has stands alone, its tick in that sentence's colour (and
+    the table has its value in that sentence's column only)."""
     colours = PALETTE[:2]
     series = [
         (n, c.scores, colour, dash, hover(c.words, c.scores))
@@ -144,6 +164,7 @@ def pair_curves(
         name,
         tick_colours,
         sentiment=True,
+        ui=ui,
     )
 
 
@@ -154,10 +175,12 @@ def probability_bars(
     title: str,
     caption: str = "",
     name: str = "probabilities",
+    ui: str = "en",
 ) -> str:
     """Class probabilities: one bar per class in its class colour (svg.class_colour), the predicted class
-    outlined and its name bold; or a group per class with one bar per model (model colours), each class name
-    beside a swatch of its class colour."""
+    outlined and its name bold; or a group per class with one bar per model (model colours, and the model's
+    marker on its bar), each class name beside a swatch of its class colour. The table: a row per class, a
+    column per model."""
     # at most 720 px: five classes by five models fit it, and it stays legible shrunk to a phone or half a laptop
     groups, width = len(labels), svg.fit(min(720, max(520, 90 * len(labels) * max(1, len(rows)) ** 0.5)))
     left, right, top, plot_h = 50, width - 16, 36, 200
@@ -180,6 +203,8 @@ def probability_bars(
             )
             if len(rows) == 1:
                 body.append(text(px + bar / 2, y(p) - 4, f"{p:.2f}", size=10))
+            else:
+                body.append(marker(i, px + bar / 2 - 1, y(p) - 6, fill, r=min(3.5, bar / 4)))
         middle = left + (g + 0.5) * slot
         body.append(
             f'<rect x="{round(middle - 5, 1)}" y="{top + plot_h + 5}" width="10" height="10" '
@@ -192,8 +217,14 @@ def probability_bars(
     height: float = top + plot_h + 28 + 13 * max(len(lines) for lines in names)
     if len(rows) > 1:
         items, legend_h = svg.legend(
-            [(s, PALETTE[i % len(PALETTE)], "") for i, s in enumerate(rows)], left, height + 6, right - left
+            [(s, PALETTE[i % len(PALETTE)], "", i) for i, s in enumerate(rows)], left, height + 6, right - left
         )
         body.append(items)
         height += legend_h + 6
-    return figure("".join(body), width, height, title, caption, name)
+    what = t("figure_bars", ui, n=groups, series=t("figure_and", ui).join(rows))
+    data = Data(
+        what + (t("figure_predicted", ui, label=predicted) if predicted else ""),
+        [t("figure_class", ui), *rows],
+        [[label, *(probs[g] for probs in rows.values())] for g, label in enumerate(labels)],
+    )
+    return figure("".join(body), width, height, title, caption, name, data=data, ui=ui)

@@ -23,13 +23,19 @@ from demo.i18n import (
     word_view,
 )
 from demo.plots import esc, to_svg
-from demo.svg import ROOM, SUPPORT, drawn_within
+from demo.svg import ROOM, SUPPORT, drawn_within, ink
 from demo.svg import esc as attr  # escapes quotes too: typed text inside an attribute value
 from demo.tabs.checkpoints import Facts
 from service.jobs import JOB_TEXT
 
 log = logging.getLogger(__name__)
 Known = Mapping[tuple[str, str], Facts]  # demo.tabs.checkpoints.facts: each checkpoint's, by (task, model)
+
+
+def support_style(key: str) -> str:
+    """A highlighted word's colours: its SUPPORT colour with the text colour that contrasts most with it (the
+    CSS marks each key with a line as well: ui.CSS, `.occlusion mark`)."""
+    return f"background:{SUPPORT[key]};color:{ink(SUPPORT[key])}"
 
 
 def attribution_html(p: Prediction, ui: str, method: str = "occlusion") -> str:
@@ -58,15 +64,15 @@ def attribution_html(p: Prediction, ui: str, method: str = "occlusion") -> str:
         )
         piece = esc(p.text[max(pos, token.start) : token.end])
         parts.append(
-            f'<mark style="background:{SUPPORT[key]}" title="{attr(t(key, ui))} ({score:+.3f})">{piece}</mark>'
+            f'<mark class="{key}" style="{support_style(key)}" title="{attr(t(key, ui))} ({score:+.3f})">{piece}</mark>'
             if key
             else piece
         )
         pos = max(pos, token.end)
     parts.append(esc(p.text[pos:]))
     legend = "".join(
-        f'<span class="key"><mark style="background:{c}">&nbsp;&nbsp;</mark> {esc(t(k, ui))}</span>'
-        for k, c in SUPPORT.items()
+        f'<span class="key"><mark class="{k}" style="{support_style(k)}">&nbsp;&nbsp;</mark> {esc(t(k, ui))}</span>'
+        for k in SUPPORT
     )
     title, note = highlight_texts(p, method, scale, ui)
     return (
@@ -230,7 +236,7 @@ def comparison_table(predictions: list[Prediction], known: Known, ui: str) -> st
         for row in rows
     )  # the last column is a path
     return (
-        f'<table id="comparison"><caption>{esc(t("comparison", ui))}</caption><thead><tr>'
+        f'<table id="comparison" tabindex="0"><caption>{esc(t("comparison", ui))}</caption><thead><tr>'
         + "".join(f"<th>{esc(h)}</th>" for h in heads)
         + f"</tr></thead><tbody>{cells}</tbody></table>"
     )
@@ -248,7 +254,7 @@ def top_figures(predictions: list[Prediction], known: Known, ui: str) -> tuple[s
             t("intervened", ui, intervention=intervention_name(predictions[1].intervention, ui)),
         ]
         probs = probability_bars(
-            labels, dict(zip(names, (p.probs for p in predictions))), None, t("probabilities", ui), cap
+            labels, dict(zip(names, (p.probs for p in predictions))), None, t("probabilities", ui), cap, ui=ui
         )
         curve = word_curves(
             [word_view(p.curve, ui) for p in predictions],
@@ -262,7 +268,12 @@ def top_figures(predictions: list[Prediction], known: Known, ui: str) -> tuple[s
     elif len(predictions) == 1:
         cap = caption(first, known.get((first.task, first.model)), ui)
         probs = probability_bars(
-            labels, {model_name(first.model): first.probs}, label_name(first.label, ui), t("probabilities", ui), cap
+            labels,
+            {model_name(first.model): first.probs},
+            label_name(first.label, ui),
+            t("probabilities", ui),
+            cap,
+            ui=ui,
         )
         curve = word_curves(
             [word_view(first.curve, ui)], None, t("curve_title", ui, score=score), kinds, labels, ui, cap
@@ -282,7 +293,7 @@ def top_figures(predictions: list[Prediction], known: Known, ui: str) -> tuple[s
             commit=next(iter(known.values())).commit if known else "?",
         )
         probs = probability_bars(
-            labels, {model_name(p.model): p.probs for p in predictions}, None, t("probabilities", ui), cap
+            labels, {model_name(p.model): p.probs for p in predictions}, None, t("probabilities", ui), cap, ui=ui
         )
         curve = word_curves(
             [word_view(p.curve, ui) for p in predictions],

@@ -18,7 +18,7 @@ import demo.svg as svg
 from core.views import Heatmap, KMaxGraph, LineCurves, Pyramid, Table, Trajectory, WordCurve
 from demo.charts import hover, lines_figure, word_curves, word_width
 from demo.i18n import t
-from demo.svg import PALETTE, Scale, figure, text
+from demo.svg import PALETTE, Data, Scale, figure, text
 
 MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|~-])")
 EDGES_PER_NODE = 3  # the feature graph shows each node's strongest edges; a checkbox shows the rest
@@ -60,6 +60,8 @@ def _(view: LineCurves, ui: str = "en", caption: str = "", name: str = "view") -
         view.y_label,
         caption,
         name,
+        x_title=view.x_title,
+        ui=ui,
     )
 
 
@@ -93,6 +95,11 @@ def _(view: Trajectory, ui: str = "en", caption: str = "", name: str = "view") -
         text(8, top + plot_h + 40 + 14 * i, line, size=10, anchor="start", colour_="#666")
         for i, line in enumerate(note_lines)
     ]
+    data = Data(
+        t("figure_trajectory", ui, n=len(view.words), score=t("plot_score", ui)),
+        [t("figure_word", ui), "PC1", "PC2", t("plot_score", ui)],
+        [[label, a, b, score] for label, a, b, score in zip(labels, xs, ys, view.scores)],
+    )
     return figure(
         "".join(body),
         width - 80 + svg.colour_bar_width(low, high, t("plot_score", ui)),
@@ -100,6 +107,8 @@ def _(view: Trajectory, ui: str = "en", caption: str = "", name: str = "view") -
         view.title,
         caption,
         name,
+        data=data,
+        ui=ui,
     )
 
 
@@ -179,7 +188,12 @@ def _(view: Heatmap, ui: str = "en", caption: str = "", name: str = "view") -> s
     else:
         body.append(svg.colour_bar(left + n * cell_w + 16, top + 20, 120, low, high, svg.BLUES, view.value_label))
         width = left + n * cell_w + 16 + bar_room
-    return figure("".join(body), width, height, view.title, caption, name)
+    data = Data(
+        t("figure_heatmap", ui, value=view.value_label, rows=len(view.y_labels), n=n),
+        [t("figure_row", ui), *view.x_labels],
+        [[label, *row] for label, row in zip(view.y_labels, view.values)],
+    )
+    return figure("".join(body), width, height, view.title, caption, name, data=data, ui=ui)
 
 
 @to_svg.register
@@ -219,11 +233,13 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
             )
             (strong if rank < EDGES_PER_NODE else weak).append(line)
     body = [f'<g class="strong-edges" stroke="#8aa" opacity="0.7">{"".join(strong)}</g>']
+    rows = []  # the table: a row per node, bottom level first
     for level, (positions, values) in enumerate(zip(view.levels, view.values)):
         label = t("graph_words", ui) if level == 0 else t("graph_layer", ui, layer=level)
         body.append(text(8, y[level] + (4 if left > 24 else -12), label, size=10, anchor="start", colour_="#555"))
         for p, v in zip(positions, values):
             what = view.words[p] if level == 0 and p < len(view.words) else t("graph_position", ui, position=p)
+            rows.append([label, what, v])
             body.append(
                 f'<circle cx="{x(pos[(level, p)])}" cy="{y[level]}" r="6" '
                 f'fill="{svg.colour(v, low, high, svg.VIRIDIS)}" '
@@ -242,7 +258,13 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
         if weak
         else ""
     )
-    return figure("".join(body), width, bottom + svg.words_height(view.words) + 8, view.title, caption, name, controls)
+    data = Data(
+        t("figure_graph", ui, n=len(view.words), layers=n_levels - 1, value=t("graph_value", ui)),
+        [t("figure_level", ui), t("figure_node", ui), t("graph_value", ui)],
+        rows,
+    )
+    height = bottom + svg.words_height(view.words) + 8
+    return figure("".join(body), width, height, view.title, caption, name, controls, data=data, ui=ui)
 
 
 GATE_COLOURS = ("#1b9e77", "#d4a017", "#222222")  # w_l, w_r, w_c: apart from the cells' red-blue scores
@@ -293,11 +315,14 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
     cell_w = max(6 if narrow else 10, min(50, across / max(n, 1)))
     cell_h, top = max(8, min(22, 600 / max(n, 1))), 36
     gate_h = max(3.0, 0.35 * cell_h)
-    body = []
+    body, rows = [], []  # rows: the table, a row per unit
+    beliefs = dict(enumerate(view.level_beliefs, start=1))
     for level, (scores, gates) in enumerate(zip(view.scores, view.gates), start=1):
         for j, s in enumerate(scores):  # unit (t, j), centred over words j..j+t-1
             gate = t("pyramid_gates", ui, left=gates[j][0], right=gates[j][1], compose=gates[j][2]) if gates else ""
-            hover = f"{t('pyramid_level', ui, level=level)}: {' '.join(view.words[j : j + level])}: {s:.3f}{gate}"
+            span = " ".join(view.words[j : j + level])
+            rows.append([level, span, s, beliefs.get(level), *(gates[j] if gates else [None] * 3)])
+            hover = f"{t('pyramid_level', ui, level=level)}: {span}: {s:.3f}{gate}"
             x, y = left + (j + (level - 1) / 2) * cell_w, top + (level - 1) * cell_h
             body.append(
                 f'<rect x="{round(x, 1)}" y="{round(y, 1)}" width="{round(cell_w, 1)}" height="{round(cell_h, 1)}" '
@@ -339,14 +364,20 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
     else:
         body.append(svg.colour_bar(bar_right, top + 40, 120, low, high, svg.RDBU, view.score_label))
         width = bar_right + svg.colour_bar_width(low, high, view.score_label)
+    names = [t(f"pyramid_gate_{part}", ui) for part in ("left", "right", "compose")]
     if any(view.gates):  # a long sentence's pyramid comes without gates (core.views.Pyramid.detail_words)
-        names = [t(f"pyramid_gate_{part}", ui) for part in ("left", "right", "compose")]
         items, legend_h = _swatches(
             t("pyramid_gate_title", ui), list(zip(names, GATE_COLOURS)), 8, height + 10, width - 16
         )
         body.append(items)
         height += legend_h + 10
-    return figure("".join(body), width, height, view.title, caption, name)
+    gated = any(view.gates)
+    data = Data(
+        t("figure_pyramid", ui, units=len(rows), n=n, score=view.score_label),
+        [t("figure_level", ui), t("graph_words", ui), view.score_label, t("pyramid_beliefs", ui), *names[: 3 * gated]],
+        [row[: 7 if gated else 4] for row in rows],
+    )
+    return figure("".join(body), width, height, view.title, caption, name, data=data, ui=ui)
 
 
 @to_svg.register
@@ -374,4 +405,7 @@ def _(view: Table, ui: str = "en", caption: str = "", name: str = "view") -> str
             ]
             x0 += w
         top += h
-    return figure("".join(body), svg.fit(max(400, sum(widths) + 16)), top + 8, view.title, caption, name)
+    data = Data(t("figure_table_view", ui, rows=len(view.rows)), cells[0], [list(row) for row in view.rows])
+    return figure(
+        "".join(body), svg.fit(max(400, sum(widths) + 16)), top + 8, view.title, caption, name, data=data, ui=ui
+    )

@@ -10,13 +10,19 @@ import contextvars
 import html
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
+
+from demo.i18n import t
 
 FONT = "system-ui, -apple-system, 'Segoe UI', 'WenQuanYi Micro Hei', 'Noto Sans CJK SC', sans-serif"
 # Three colour schemes that never share a meaning. Sentiment, in every figure (class bars, the score strip of the
 # curves, trajectory, pyramid, treebank): red = negative .. blue = positive (the papers' RdBu). Models, one
 # colour each: no red and no blue, which would read as a class. Supports / against (the attribution
 # highlight): green / purple.
-PALETTE = ["#5e3c99", "#1b9e77", "#d4a017", "#e7298a", "#666666", "#a6761d", "#66a61e", "#8c6bb1"]
+# The model colours stay apart under deuteranopia, protanopia and tritanopia too (CIEDE2000 ≥ 15 between the first
+# five, ≥ 8 between all eight, each at least 3:1 on white: tests/app/test_figure_access.py, docs/lab.md); a
+# series also has its own marker (MARKERS), so a colour is never the only cue.
+PALETTE = ["#1b9e77", "#8c6bb1", "#a6611a", "#525252", "#7a0177", "#bf812d", "#c51b8a", "#737373"]
 RDBU = ["#b2182b", "#ef8a62", "#fddbc7", "#f7f7f7", "#d1e5f0", "#67a9cf", "#2166ac"]  # a sentiment score, low to high
 CLASS_STOPS = ["#b2182b", "#ef8a62", "#bababa", "#67a9cf", "#2166ac"]  # classes, most negative first (neutral grey)
 SUPPORT = {
@@ -98,6 +104,51 @@ def colour(value: float, low: float, high: float, stops: list[str] = RDBU) -> st
 def class_colour(index: int, classes: int) -> str:
     """The colour of class `index` of `classes` (ordered most negative first): the one mapping every figure uses."""
     return colour(index, 0, max(1, classes - 1), CLASS_STOPS)
+
+
+def luminance(hex_colour: str) -> float:
+    """WCAG 2.1's relative luminance of an sRGB colour "#rrggbb"."""
+    channels = [int(hex_colour[k : k + 2], 16) / 255 for k in (1, 3, 5)]
+    r, g, b = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG 2.1's contrast ratio of two colours, 1 to 21."""
+    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def ink(fill: str) -> str:
+    """The text colour for text on `fill`: near-black or white, whichever contrasts more."""
+    return "#111111" if contrast(fill, "#111111") >= contrast(fill, "#ffffff") else "#ffffff"
+
+
+MARKERS = 8  # marker shapes, one per series (as many as PALETTE's colours): circle, square, triangles, ...
+
+
+def marker(kind: int, x: float, y: float, fill: str, r: float = 3.5, hover: str = "") -> str:
+    """Series `kind`'s point marker (kind % MARKERS: circle, square, triangle, diamond, triangle down, cross,
+    plus, ring) centred on (x, y), `hover` its <title>: a line or bar is told apart by its shape, not only by its
+    colour."""
+    x, y, kind = round(x, 1), round(y, 1), kind % MARKERS
+    tip = f"<title>{esc(hover)}</title>" if hover else ""
+    if kind in (0, 7):  # a disc, or a ring (white inside)
+        paint = f'fill="{fill}"' if kind == 0 else f'fill="#fff" stroke="{fill}" stroke-width="1.8"'
+        return f'<circle cx="{x}" cy="{y}" r="{r}" {paint}>{tip}</circle>'
+    a, b = 1.25 * r, 0.85 * r  # a shape's reach from its centre: a point's, a side's
+    at = {"x": x, "y": y, "xa": x + a, "x_a": x - a, "xb": x + b, "x_b": x - b}
+    at = {k: round(v, 1) for k, v in (at | {"ya": y + a, "y_a": y - a, "yb": y + b, "y_b": y - b}).items()}
+    path = {
+        1: "M{x_b} {y_b}L{xb} {y_b}L{xb} {yb}L{x_b} {yb}Z",
+        2: "M{x} {y_a}L{xa} {yb}L{x_a} {yb}Z",
+        3: "M{x} {y_a}L{xa} {y}L{x} {ya}L{x_a} {y}Z",
+        4: "M{x} {ya}L{xa} {y_b}L{x_a} {y_b}Z",
+        5: "M{x_b} {y_b}L{xb} {yb}M{xb} {y_b}L{x_b} {yb}",
+        6: "M{x_a} {y}L{xa} {y}M{x} {y_a}L{x} {ya}",
+    }[kind].format(**at)
+    paint = f'fill="{fill}"' if kind < 5 else f'fill="none" stroke="{fill}" stroke-width="2.2"'
+    return f'<path d="{path}" {paint}>{tip}</path>'
 
 
 class Scale:
@@ -202,11 +253,11 @@ def caption_lines(caption: str, width: float, size: float = CAPTION) -> list[str
     return lines
 
 
-def legend(items: list[tuple[str, str, str]], x: float, y: float, width: float) -> tuple[str, float]:
-    """(name, colour, dash) entries laid out in rows, an entry wider than the row wrapped onto lines of its
-    own (never cut); returns the SVG and the height it took."""
+def legend(items: list[tuple[str, str, str, int | None]], x: float, y: float, width: float) -> tuple[str, float]:
+    """(name, colour, dash, marker kind or None) entries laid out in rows, an entry wider than the row wrapped
+    onto lines of its own (never cut); returns the SVG and the height it took."""
     parts, px, py, row_h = [], x, y, 18
-    for name, fill, dash in items:
+    for name, fill, dash, kind in items:
         lines = wrap(name, width - 30)
         w = 30 + max(text_width(line) for line in lines)
         if px + w > x + width and px > x:
@@ -215,6 +266,8 @@ def legend(items: list[tuple[str, str, str]], x: float, y: float, width: float) 
         parts.append(
             f'<line x1="{px}" x2="{px + 20}" y1="{py - 4}" y2="{py - 4}" stroke="{fill}" stroke-width="2.5"{dashing}/>'
         )
+        if kind is not None:
+            parts.append(marker(kind, px + 10, py - 4, fill))
         parts += [text(px + 24, py + 14 * i, line, anchor="start") for i, line in enumerate(lines)]
         row_h = max(row_h, 14 * len(lines) + 4)
         px += w + 12
@@ -243,13 +296,57 @@ def colour_bar(x: float, y: float, height: float, low: float, high: float, stops
     return "".join(parts)
 
 
+@dataclass
+class Data:
+    """A figure's text alternative: `what` it shows, in a sentence (after its title, the drawing's accessible
+    name; its table's caption), and the numbers it draws as a table: the column `heads` and the `rows`, each
+    row's first cell naming it (a word, a class, a level)."""
+
+    what: str
+    heads: list[str]
+    rows: list[list]
+
+
+def cell(value) -> str:
+    """A table cell's text: a number as the figures' hovers give it (3 decimals), none as a dash."""
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if isinstance(value, float) else esc(value)
+
+
+def data_table(data: Data, ui: str) -> str:
+    """The numbers of a figure under "Show as a table" (closed: a student opens it, a screen reader finds it
+    after the drawing); the table scrolls inside its box and is focusable, so a keyboard scrolls it too."""
+    heads = "".join(f'<th scope="col">{esc(head)}</th>' for head in data.heads)
+    rows = "".join(
+        f'<tr><th scope="row">{cell(row[0])}</th>' + "".join(f"<td>{cell(v)}</td>" for v in row[1:]) + "</tr>"
+        for row in data.rows
+    )
+    return (
+        f'<details class="figure-data"><summary>{esc(t("figure_table", ui))}</summary><table tabindex="0">'
+        f"<caption>{esc(data.what)}</caption><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table></details>"
+    )
+
+
 def figure(
-    body: str, width: float, height: float, title: str, caption: str = "", name: str = "view", controls: str = ""
+    body: str,
+    width: float,
+    height: float,
+    title: str,
+    caption: str = "",
+    name: str = "view",
+    controls: str = "",
+    *,
+    data: Data,
+    ui: str = "en",
+    links: bool = False,
 ) -> str:
     """One view: the SVG (title on top, the caption at the bottom, wrapped, never cut: both are part of what is
-    exported) and its SVG/PNG download buttons (the page's export script reads data-name). On the page it
-    scales to its container (the viewBox; CSS width 100%), never above its drawn size, so the whole figure is
-    always in view; on a narrow screen a tap shows it at its drawn size, scrolling inside its box (EXPORT_JS)."""
+    exported), its SVG/PNG download buttons (the page's export script reads data-name) and its `data` as a
+    table. On the page it scales to its container (the viewBox; CSS width 100%), never above its drawn size, so
+    the whole figure is always in view; on a narrow screen a tap shows it at its drawn size, scrolling inside
+    its box (EXPORT_JS). The drawing is an image named by its title and what it shows, in the page's language
+    `ui`; one whose nodes are `links` is a group instead, so that its links stay reachable."""
     room = ROOM.get()
     width = round(max(width, min(text_width(title, 13) + 30, room or math.inf)))
     titles = wrap(title, width - 16, 13)  # a title wider than the room takes lines of its own
@@ -258,7 +355,7 @@ def figure(
     lines = caption_lines(caption, width - 16, CAPTION) if caption else []
     total = height + (6 + 13 * len(lines) if lines else 0)
     foot = "".join(
-        text(8, height + 12 + 13 * i, line, size=CAPTION, anchor="start", colour_="#777")
+        text(8, height + 12 + 13 * i, line, size=CAPTION, anchor="start", colour_="#666")
         for i, line in enumerate(lines)
     )
     heading = "".join(
@@ -268,7 +365,9 @@ def figure(
     drawing = f'<g transform="translate(0 {shift})">{body}</g>' if shift else body
     svg = (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {total}" width="{width}" height="{total}" '
-        f'style="{style}" font-family="{esc(FONT)}" role="img"><rect width="100%" height="100%" fill="#fff"/>'
+        f'style="{style}" font-family="{esc(FONT)}" role="{"group" if links else "img"}" '
+        f'aria-label="{esc(t("figure_name", ui, title=title, what=data.what))}">'
+        '<rect width="100%" height="100%" fill="#fff"/>'
         f"{heading}{drawing}{foot}</svg>"
     )
     # 1:1 only where the figure may show smaller than drawn: drawn for no room, or wider than the room it got
@@ -277,7 +376,7 @@ def figure(
         '<span class="export"><button type="button" data-export="svg">SVG</button>'
         f'<button type="button" data-export="png">PNG</button>{zoom}</span>'
     )
-    return f'<figure class="view" data-name="{esc(name)}">{buttons}{controls}{svg}</figure>'
+    return f'<figure class="view" data-name="{esc(name)}">{buttons}{controls}{svg}{data_table(data, ui)}</figure>'
 
 
 # js_on_load of the gr.HTML holding figures: its SVG/PNG buttons download the figure beside them as it is

@@ -107,6 +107,7 @@ def tree_outputs(
         f"{task_name(task, ui)}{t('colon', ui)}{t(f'tb_split_{split}', ui)} #{view.index}",
         t("tb_col_gold", ui),
         t("tb_tree_click", ui),
+        ui,
     )
     rows = [
         [
@@ -205,6 +206,7 @@ def dataset_outputs(lab: ServedLab, task: str, model: str, ui: str) -> tuple:
             t("tb_length_axis", ui),
             t("tb_accuracy", ui),
             t("tb_count", ui),
+            ui,
         )
         confusion = confusion_figure(
             e["sentences"]["confusion"],
@@ -212,6 +214,7 @@ def dataset_outputs(lab: ServedLab, task: str, model: str, ui: str) -> tuple:
             t("tb_gold_axis", ui),
             t("tb_predicted_axis", ui),
             t("tb_confusion", ui),
+            ui,
         )
     per_class = pd.DataFrame(
         [

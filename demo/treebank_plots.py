@@ -7,8 +7,9 @@ import math
 
 import demo.svg as svg
 from core.analysis.treebank import TreeView
+from demo.i18n import t
 from demo.links import LinkState, state_to_query
-from demo.svg import PALETTE, Scale, figure, text
+from demo.svg import PALETTE, Data, Scale, figure, text
 
 SYMBOLS = {5: ["−−", "−", "0", "+", "++"], 2: ["−", "+"]}  # gold label inside a node, by number of classes
 NO_GOLD = "#ffffff"
@@ -51,12 +52,18 @@ def tree_layout(view: TreeView) -> tuple[dict[int, float], dict[int, int], list[
 
 
 def tree_figure(
-    view: TreeView, labels: list[str], model_names: list[str], title: str, gold_word: str = "gold", caption: str = ""
+    view: TreeView,
+    labels: list[str],
+    model_names: list[str],
+    title: str,
+    gold_word: str = "gold",
+    caption: str = "",
+    ui: str = "en",
 ) -> str:
     """The gold tree, root on top and one row per depth, the words along the bottom under their leaves. A
     node: a circle in its gold class's colour (svg.class_colour) with the gold symbol, and one small square
     per model under it in the colour of that model's prediction. Each node links to the Lab with its phrase;
-    its hover names the phrase and every prediction."""
+    its hover (the link's name) names the phrase and every prediction, and so does its row of the table."""
     pos, depth, centres = tree_layout(view)
     deepest, top = max(depth.values()), 44
     symbols, k, classes = label_symbols(labels), len(view.models), len(labels)
@@ -85,16 +92,17 @@ def tree_figure(
         for n in view.nodes
         if n.parent is not None
     )
-    body = [f'<g stroke="#9e9e9e" stroke-width="1.2">{edges}</g>']
+    body, table = [f'<g stroke="#9e9e9e" stroke-width="1.2">{edges}</g>'], []
     for n in view.nodes:
         cx, cy = round(pos[n.id], 1), y[n.id]
         fill = svg.class_colour(n.gold, classes) if n.gold is not None else NO_GOLD
-        dark = n.gold is not None and n.gold in (0, classes - 1)
-        rows = [
-            f"{name}: {labels[n.predictions[m]]} ({n.confidence[m]:.2f})" + (" ✓" if n.predictions[m] == n.gold else "")
-            for m, name in zip(view.models, model_names)
+        predicted = [
+            f"{labels[n.predictions[m]]} ({n.confidence[m]:.2f})" + (" ✓" if n.predictions[m] == n.gold else "")
+            for m in view.models
         ]
         gold = labels[n.gold] if n.gold is not None else "–"
+        table.append([n.text, gold, *predicted])
+        rows = [f"{name}: {p}" for name, p in zip(model_names, predicted)]
         hover = "\n".join([n.text, f"{gold_word}: {gold}", *rows])
         squares = "".join(
             f'<rect x="{round(cx + (j - k / 2) * (SQUARE + 1), 1)}" y="{cy + RADIUS + 3}" width="{SQUARE}" '
@@ -111,14 +119,15 @@ def tree_figure(
                 symbols[n.gold] if n.gold is not None else "·",
                 size=11,
                 weight="700",
-                colour_="#fff" if dark else "#111",
+                colour_=svg.ink(fill),
             )
             + f"{squares}</a>"
         )
-    return figure("".join(body + words), width, height, title, caption, "treebank-tree")
+    data = Data(t("figure_tree", ui, nodes=len(view.nodes)), [t("figure_phrase", ui), gold_word, *model_names], table)
+    return figure("".join(body + words), width, height, title, caption, "treebank-tree", data=data, ui=ui, links=True)
 
 
-def length_figure(buckets: list[dict], title: str, x_title: str, y_title: str, count_title: str) -> str:
+def length_figure(buckets: list[dict], title: str, x_title: str, y_title: str, count_title: str, ui: str = "en") -> str:
     """Accuracy per length bucket (Socher et al. 2013, Fig. 4) as a line, the number of items as grey bars
     (their count written on each)."""
     names = [b["bucket"] for b in buckets]
@@ -134,7 +143,7 @@ def length_figure(buckets: list[dict], title: str, x_title: str, y_title: str, c
             f'<rect x="{round(cx - 0.3 * slot, 1)}" y="{top + plot_h - h}" width="{round(0.6 * slot, 1)}" '
             f'height="{h}" fill="#e0e0e0"><title>{svg.esc(str(b["bucket"]))}: {b["n"]}</title></rect>'
         )
-        body.append(text(round(cx, 1), top + plot_h - h - 4, str(b["n"]), size=10, colour_="#777"))
+        body.append(text(round(cx, 1), top + plot_h - h - 4, str(b["n"]), size=10, colour_="#666"))
         body += [  # a bucket's name in lines no wider than its slot
             text(round(cx, 1), top + plot_h + 16 + 13 * i, line)
             for i, line in enumerate(svg.wrap(str(b["bucket"]), slot - 2))
@@ -144,17 +153,28 @@ def length_figure(buckets: list[dict], title: str, x_title: str, y_title: str, c
         f'<polyline points="{" ".join(f"{round(a, 1)},{c}" for a, c in points)}" fill="none" '
         f'stroke="{PALETTE[0]}" stroke-width="3"/>'
     )
-    body += [f'<circle cx="{round(a, 1)}" cy="{c}" r="4" fill="{PALETTE[0]}"/>' for a, c in points]
+    body += [svg.marker(0, a, c, PALETTE[0], r=4) for a, c in points]
     body.append(text((left + right) / 2, top + plot_h + 34, x_title, colour_="#444"))
     items, legend_h = svg.legend(
-        [(y_title, PALETTE[0], ""), (count_title, "#cfcfcf", "")], left, top + plot_h + 56, right - left
+        [(y_title, PALETTE[0], "", 0), (count_title, "#cfcfcf", "", None)], left, top + plot_h + 56, right - left
     )
     body.append(items)
-    return figure("".join(body), width, top + plot_h + 56 + legend_h, title, name="treebank-length")
+    data = Data(
+        t("figure_length", ui, y=y_title, n=len(buckets)),
+        [x_title, y_title, count_title],
+        [[b["bucket"], b["accuracy"], b["n"]] for b in buckets],
+    )
+    height = top + plot_h + 56 + legend_h
+    return figure("".join(body), width, height, title, name="treebank-length", data=data, ui=ui)
 
 
 def confusion_figure(
-    confusion: list[list[int]], labels: list[str], gold_title: str, predicted_title: str, title: str = ""
+    confusion: list[list[int]],
+    labels: list[str],
+    gold_title: str,
+    predicted_title: str,
+    title: str = "",
+    ui: str = "en",
 ) -> str:
     """Counts (rows gold, columns predicted); colour = the share of the gold row."""
     widest = max((svg.text_width(label) for label in labels), default=0)
@@ -166,16 +186,13 @@ def confusion_figure(
         total = max(1, sum(row))
         for j, count in enumerate(row):
             share, x0, y0 = count / total, left + j * cell, top + i * cell * 0.6
+            fill = svg.colour(share, 0, 1, svg.BLUES)
             body.append(
                 f'<rect x="{x0}" y="{round(y0, 1)}" width="{cell}" height="{round(cell * 0.6, 1)}" '
-                f'fill="{svg.colour(share, 0, 1, svg.BLUES)}" stroke="#fff">'
+                f'fill="{fill}" stroke="#fff">'
                 f"<title>{svg.esc(f'{labels[i]} → {labels[j]}: {count}')}</title></rect>"
             )
-            body.append(
-                text(
-                    x0 + cell / 2, round(y0 + cell * 0.3 + 4, 1), str(count), colour_="#fff" if share > 0.6 else "#111"
-                )
-            )
+            body.append(text(x0 + cell / 2, round(y0 + cell * 0.3 + 4, 1), str(count), colour_=svg.ink(fill)))
     body += [
         text(left - 6, round(top + (i + 0.5) * cell * 0.6 + 4, 1), label, anchor="end")
         for i, label in enumerate(labels)
@@ -189,4 +206,9 @@ def confusion_figure(
     bottom += 13 * (max((len(lines) for lines in heads), default=1) - 1)
     body.append(text(left + n * cell / 2, bottom + 36, predicted_title, colour_="#444"))
     body.append(text(14, top + n * cell * 0.3, gold_title, rotate=-90, colour_="#444"))
-    return figure("".join(body), left + n * cell + 20, bottom + 46, title, name="treebank-confusion")
+    data = Data(
+        t("figure_confusion", ui, n=n),
+        [f"{gold_title} \\ {predicted_title}", *labels],
+        [[label, *row] for label, row in zip(labels, confusion)],
+    )
+    return figure("".join(body), left + n * cell + 20, bottom + 46, title, name="treebank-confusion", data=data, ui=ui)

@@ -18,7 +18,18 @@ from web.owners import Visitors
 from web.page_load import on_page_load, page_parts, postprocessed
 from web.runner import choose_worker
 
-THEME = gr.themes.Soft(primary_hue="indigo")
+# Soft's indigo, its text colours a step darker where they fell under WCAG AA (4.5:1; axe-core's color-contrast,
+# reports/a11y.md): labels on their tint (indigo 500 on 100: 3.6:1 -> 700: 6.4:1), white on the primary button and
+# the selected choice (500: 4.5:1 -> 600: 6.3:1), the selected tab and the subdued text (neutral 400: 2.5:1 -> 600)
+THEME = gr.themes.Soft(primary_hue="indigo").set(
+    block_label_text_color="*primary_700",
+    block_title_text_color="*primary_700",
+    button_primary_background_fill="*primary_600",
+    button_primary_background_fill_hover="*primary_700",
+    checkbox_label_background_fill_selected="*primary_600",
+    color_accent="*primary_600",
+    body_text_color_subdued="*neutral_600",
+)
 CSS = """
 #summary h3 { margin: 0.2em 0; }
 #notices { border-left: 4px solid #f59e0b; background: #fffbeb; padding: 0.4em 0.8em; border-radius: 6px; }
@@ -55,7 +66,14 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 #result .model-panel > summary { cursor: pointer; font-size: 1.05em; }
 #result .accuracy { color: #475569; font-size: 0.9em; margin-left: 0.8em; }
 #result .occlusion-text { font-size: 1.1em; line-height: 1.9; margin: 0.3em 0; }
-#result .occlusion-text mark { padding: 0.1em 0.15em; border-radius: 3px; color: #111; }
+#result .occlusion-text mark { padding: 0.1em 0.15em; border-radius: 3px; }
+/* a highlighted word carries a line as well as its colour (never colour alone): supports solid, against dashed,
+   a strong one thicker; an unknown word in italics */
+#result .occlusion mark { text-underline-offset: 3px; }
+#result .occlusion mark:is(.strong_for, .for) { text-decoration: underline solid 1px; }
+#result .occlusion mark:is(.strong_against, .against) { text-decoration: underline dashed 1px; }
+#result .occlusion mark:is(.strong_for, .strong_against) { text-decoration-thickness: 3px; }
+#result .occlusion mark.unknown { font-style: italic; }
 #result .occlusion-legend { display: flex; flex-wrap: wrap; gap: 0.9em; font-size: 0.85em; }
 #result .view-note { font-size: 0.9em; color: #475569; }
 #result table#comparison { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
@@ -81,9 +99,34 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 #result table th, #attr-hint table th, .table-wrap th, .table-wrap th * { word-break: keep-all; overflow-wrap: normal; }
 #result table th, #attr-hint table th { white-space: nowrap; }
 #attr-hint td:first-child { white-space: nowrap; }
+/* a figure's numbers under "Show as a table" (demo/svg.py data_table): scrolling inside their box */
+.figures details.figure-data { margin: 0.2em 0 0.6em; font-size: 0.85em; }
+.figures details.figure-data > summary { cursor: pointer; width: fit-content; }
+.figures details.figure-data table { display: block; max-width: 100%; overflow-x: auto; border-collapse: collapse; }
+.figures details.figure-data caption { text-align: left; padding: 0.2em 0; }
+.figures details.figure-data :is(td, th) { border: 1px solid #e2e8f0; padding: 0.1em 0.5em; text-align: right; }
+.figures details.figure-data th:first-child { text-align: left; }
+/* code in Markdown (the API tab's examples): Prism's colours as Gradio ships them, darkened to 4.5:1 on the code's
+   grey (string #690: 3.1:1), in the light theme; a line wraps rather than scroll a box no keyboard can reach */
+body:not(.dark) .md .token:is(.comment, .prolog, .doctype, .cdata) { color: #5a6978; }
+body:not(.dark) .md .token.punctuation { color: #666; }
+body:not(.dark) .md .token:is(.selector, .attr-name, .string, .char, .builtin, .inserted) { color: #3f6600; }
+body:not(.dark) .md .token:is(.atrule, .attr-value, .keyword) { color: #006699; }
+body:not(.dark) .md .token:is(.function, .class-name) { color: #b8304f; }
+body:not(.dark) .md .token:is(.property, .tag, .boolean, .number, .constant, .symbol, .deleted) { color: #905; }
+body:not(.dark) .md .token:is(.regex, .important, .variable) { color: #8a5300; }
+.md pre, .md pre code { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+/* where the keyboard is, on every control and focusable table: a ring Gradio's own focus styles do not hide */
+:focus-visible { outline: 3px solid #4338ca !important; outline-offset: 2px !important; }
 /* the page's side margins: 32 px on a wide screen, down to 6 px on a phone, where the content needs the room
    (no media query: Gradio scopes those to inside the page, and the margins are the page's own) */
 .gradio-container .main.app { padding-inline: clamp(6px, 5vw - 14px, 32px); }
+/* a visitor who asked for less motion gets none: no pulsing "analysing" line, no tab or panel transitions */
+@media (prefers-reduced-motion: reduce) {
+  *, *::before, *::after {
+    animation: none !important; transition: none !important; scroll-behavior: auto !important;
+  }
+}
 @media (max-width: 900px) {
   .figures .export button.zoom { display: inline-block; }
 }
@@ -130,6 +173,15 @@ def copied_notes() -> str:
 CSS += copied_notes()
 
 
+# Gradio (6.31) draws an empty plot as <div aria-label="Empty value"> with no role, where ARIA does not allow the
+# label (axe-core: aria-prohibited-attr) and no screen reader reads it: the page makes each such box, whenever one
+# appears, an image of that name
+NAME_EMPTY_JS = """() => {
+  const name = () => document.querySelectorAll('.empty[aria-label]:not([role])')
+    .forEach(box => box.setAttribute('role', 'img'));
+  name();
+  new MutationObserver(name).observe(document.body, {childList: true, subtree: true});
+}"""
 # The owner key in plain localStorage: an encryption in the page would use a key the page is sent with it. A
 # browser that refuses storage (private mode, blocked iframe storage) gets a new key per page load.
 OWNER_STORAGE = "lab-owner-key"
@@ -222,7 +274,7 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
 
         demo.load(on_page, owner_key, outputs, api_visibility="private", js=READ_KEY, postprocess=False).then(
             None, owner_key, None, js=KEEP_KEY
-        )
+        ).then(None, js=NAME_EMPTY_JS)
         fill_advertised_defaults(demo)
         keep_owners_out_of_mcp(demo)
     return demo

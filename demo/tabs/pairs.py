@@ -89,6 +89,7 @@ def pair_figures(comparison: PairComparison, known: dict, ui: str) -> str:
                 f"{model_name(p.model)} · {kind}",
                 caption,
                 f"pair-{p.model}",
+                ui,
             )
         )
     return "".join(figures)
