@@ -10,7 +10,7 @@ SESSIONS ?= 1200
 SESSION_KIND ?= rest
 
 # -- measure (each writes its reports/ file) -----------------------------------------------------------
-.PHONY: bench bench-smoke bench-browser first-answer screens loadtest app-cpu saturation redteam soak sessions train-load
+.PHONY: bench bench-smoke bench-browser first-answer screens a11y loadtest app-cpu saturation redteam soak sessions train-load
 bench: install ## accuracy/speed/scale benchmarks -> reports/benchmarks.md
 	$(PY) -m tools.bench
 
@@ -25,6 +25,9 @@ first-answer: install ## a fresh clone's `make demo`: seconds to its installed .
 
 screens: install ## screenshots of the Lab at 390, 768 and 1400 px, English and Chinese, bundled checkpoints -> reports/screens/
 	HF_HUB_OFFLINE=1 $(PY) -m tools.bench.screens
+
+a11y: install ## axe-core (WCAG 2.0/2.1 A and AA) on every tab before and after 'All five', at 390, 768 and 1400 px in en, zh-CN and zh-TW, Debian chromium -> reports/a11y.md
+	HF_HUB_OFFLINE=1 $(PY) -m tools.bench.a11y
 
 URL ?=
 SIGN_IN ?= optional

@@ -3,15 +3,17 @@
 `python -m tools.bench.a11y` (`make a11y`) starts `python app.py` on the bundled checkpoints and, at each width
 of WIDTHS and each language of LANGUAGES (the browser's locale, hence its Accept-Language), opens every tab of
 a new page and runs axe-core on it (the copy bundled in axe-playwright-python, with the rules of TAGS); then it
-analyses a sentence with all five models on the Lab, opens every figure's table and every tab again, and runs
-axe on each once more. It writes reports/a11y.md: the violations per rule for every page, width and language,
-each violation's elements, the machine, the date and the versions of axe-core and chromium.
+analyses a sentence with all five models on the Lab (and opens every figure's table), runs the Probes tab's
+suite, and runs axe on every tab once more. It writes reports/a11y.md: the violations per rule for every page,
+width and language, each violation's elements, the machine, the date and the versions of axe-core and chromium.
 """
 
 import argparse
 import datetime
+import re
 import signal
 import sys
+import time
 from pathlib import Path
 
 from axe_playwright_python.sync_playwright import Axe
@@ -125,6 +127,10 @@ def audit(url: str, widths: list[int], languages: list[str]) -> tuple[list[dict]
                             open_tables(page)
                         for tab in TABS:
                             open_tab(page, tab, words)
+                            if tab == "probes" and state == "after":  # its own analysis: the suite's results
+                                page.locator("#probe-run").click()
+                                page.locator("#probe-summary").get_by_text(re.compile(r"\d")).first.wait_for()
+                                quiet(page)
                             found = violations(page)
                             records.append(
                                 {"tab": tab, "state": state, "width": width, "lang": lang, "violations": found}
@@ -141,7 +147,7 @@ def audit(url: str, widths: list[int], languages: list[str]) -> tuple[list[dict]
     return records, versions
 
 
-def markdown(records: list[dict], versions: dict, machine: dict, date: str, command: str) -> str:
+def markdown(records: list[dict], versions: dict, machine: dict, date: str, command: str, minutes: float) -> str:
     """reports/a11y.md: the totals, a row per page (tab and state) with its violations per width and language,
     then every violation's elements."""
     total = sum(len(v["nodes"]) for r in records for v in r["violations"])
@@ -156,8 +162,9 @@ def markdown(records: list[dict], versions: dict, machine: dict, date: str, comm
         f"{' / '.join(f'{x:.2f}' for x in machine['load_average'])} (1 / 5 / 15 min).",
         "",
         'Each page is a new visitor\'s, every tab opened in turn (*before*); then "all five" analyses a sentence '
-        "on the Lab, every figure's table is opened and every tab is checked again (*after*). A cell is the "
-        "number of elements that violate a rule, by rule; 0: none.",
+        "on the Lab, every figure's table is opened, the Probes tab runs its suite and every tab is checked again "
+        f"(*after*). A cell is the number of elements that violate a rule, by rule; 0: none. The run took "
+        f"{minutes:.0f} minutes.",
         "",
         f"**{total} violating elements in {len(records)} checks.**",
         "",
@@ -197,14 +204,17 @@ def main(argv: list[str] | None = None) -> int:
     if unknown := [w for w in widths if w not in WIDTHS] + [x for x in languages if x not in LANGUAGES]:
         parser.error(f"unknown width or language: {unknown}")
     date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    start = time.perf_counter()
     server, url = start_app(args.checkpoints)
     try:
         records, versions = audit(url, widths, languages)
     finally:
         server.terminate()
         server.wait(timeout=10)
-    command = "python -m tools.bench.a11y " + " ".join(argv if argv is not None else sys.argv[1:])
-    Path(args.out).write_text(markdown(records, versions, machine_info(), date, command.strip()), encoding="utf-8")
+    minutes = (time.perf_counter() - start) / 60
+    command = ("python -m tools.bench.a11y " + " ".join(argv if argv is not None else sys.argv[1:])).strip()
+    report = markdown(records, versions, machine_info(), date, command, minutes)
+    Path(args.out).write_text(report, encoding="utf-8")
     print(f"wrote {args.out}")
     return 1 if any(r["violations"] for r in records) else 0
 
