@@ -79,6 +79,19 @@ def lab(lab_root):
     return ServedLab.load(lab_root)
 
 
+@pytest.fixture(scope="session")
+def local_ray():
+    """A Ray of this machine's two CPUs, one per test process: a second ray.init in one process is refused, and
+    the library code under test (a sweep, parallel training) joins the Ray already started."""
+    import ray
+
+    os.environ.pop("RAY_ADDRESS", None)
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield
+    ray.shutdown()
+
+
 @pytest.fixture(scope="module")
 def monkeypatch_module():
     with pytest.MonkeyPatch.context() as mp:

@@ -4,20 +4,11 @@ torch thread (what each task uses), and a re-run with --resume continues them.""
 
 import json
 
-import pytest
-import ray
 from test_bundle import ENTRIES, TINY_ARGS, write_config
 
 from core.checkpoints.files import sha256
 from tools.release.bundle import bundle
 from tools.release.config import read_bundle_config
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
-    ray.shutdown()
 
 
 def weights(runs) -> dict[str, str]:

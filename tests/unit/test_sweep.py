@@ -34,7 +34,7 @@ def test_unknown_distribution_is_refused():
         tune_space({"lr": ("normal", 0, 1)})
 
 
-def test_two_trial_sweep_writes_the_best_and_resumes(tiny_data, tmp_path):
+def test_two_trial_sweep_writes_the_best_and_resumes(local_ray, tiny_data, tmp_path):
     base = TrainConfig(
         model="nbow", task="sst5", data_dir=str(tiny_data), vectors="none", set=["embed_dim=8", "hidden=6"]
     )
