@@ -104,7 +104,10 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 .figures details.figure-data > summary { cursor: pointer; width: fit-content; }
 .figures details.figure-data table { display: block; max-width: 100%; overflow-x: auto; border-collapse: collapse; }
 .figures details.figure-data caption { text-align: left; padding: 0.2em 0; }
-.figures details.figure-data :is(td, th) { border: 1px solid #e2e8f0; padding: 0.1em 0.5em; text-align: right; }
+/* an opaque cell: axe-core (and a reader) then sees the cell's own background, not a figure's colour behind it */
+.figures details.figure-data :is(td, th) {
+  border: 1px solid #e2e8f0; padding: 0.1em 0.5em; text-align: right; background: var(--background-fill-primary);
+}
 .figures details.figure-data th:first-child { text-align: left; }
 /* code in Markdown (the API tab's examples): Prism's colours as Gradio ships them, darkened to 4.5:1 on the code's
    grey (string #690: 3.1:1), in the light theme; a line wraps rather than scroll a box no keyboard can reach */
