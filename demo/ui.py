@@ -176,14 +176,19 @@ def copied_notes() -> str:
 CSS += copied_notes()
 
 
-# Gradio (6.31) draws an empty plot as <div aria-label="Empty value"> with no role, where ARIA does not allow the
-# label (axe-core: aria-prohibited-attr) and no screen reader reads it: the page makes each such box, whenever one
-# appears, an image of that name
-NAME_EMPTY_JS = """() => {
-  const name = () => document.querySelectorAll('.empty[aria-label]:not([role])')
-    .forEach(box => box.setAttribute('role', 'img'));
-  name();
-  new MutationObserver(name).observe(document.body, {childList: true, subtree: true});
+# What Gradio (6.31) leaves out for a screen reader or a keyboard, made good whenever such an element appears: an
+# empty plot is a <div aria-label="Empty value"> with no role, where ARIA does not allow the label (axe-core:
+# aria-prohibited-attr), so it becomes an image of that name; a table that scrolls sideways on a phone cannot be
+# reached by the keyboard (scrollable-region-focusable), so its first column header joins the tab order, as ARIA's
+# grid pattern has one cell do (the scrolling viewport itself may not: it is role="none" inside the grid)
+ACCESS_JS = """() => {
+  const mend = () => {
+    document.querySelectorAll('.empty[aria-label]:not([role])').forEach(box => box.setAttribute('role', 'img'));
+    document.querySelectorAll('[role="grid"]:not(:has([role="columnheader"][tabindex="0"]))')
+      .forEach(grid => { const head = grid.querySelector('[role="columnheader"]'); if (head) head.tabIndex = 0; });
+  };
+  mend();
+  new MutationObserver(mend).observe(document.body, {childList: true, subtree: true});
 }"""
 # The owner key in plain localStorage: an encryption in the page would use a key the page is sent with it. A
 # browser that refuses storage (private mode, blocked iframe storage) gets a new key per page load.
@@ -277,7 +282,7 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
 
         demo.load(on_page, owner_key, outputs, api_visibility="private", js=READ_KEY, postprocess=False).then(
             None, owner_key, None, js=KEEP_KEY
-        ).then(None, js=NAME_EMPTY_JS)
+        ).then(None, js=ACCESS_JS)
         fill_advertised_defaults(demo)
         keep_owners_out_of_mcp(demo)
     return demo

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from demo.i18n import model_name, t
-from tools.bench.a11y import new_page, open_tables, violations
+from tools.bench.a11y import new_page, open_tab, open_tables, run_probes, violations
 from tools.bench.browser import settle_after_click
 
 TEXT = "The acting is great, but the plot is dull."
@@ -26,6 +26,15 @@ def test_axe_finds_no_violation_on_the_lab_before_and_after_all_five(browser, ur
     figures = page.locator("#result figure.view").count()
     assert figures > 2
     expect(page.locator("#result figure.view > details.figure-data[open] table")).to_have_count(figures)
+    assert_no_violations(page)
+    page.context.close()
+
+
+def test_axe_finds_no_violation_on_a_phone_s_probes_after_the_suite(browser, url):
+    """The suite's failures table scrolls sideways at 390 px: the keyboard reaches it (ui.ACCESS_JS)."""
+    page = new_page(browser, url, "en-US", 390, 844)
+    open_tab(page, "probes", "en")
+    run_probes(page)
     assert_no_violations(page)
     page.context.close()
 

@@ -106,6 +106,13 @@ def open_tables(page) -> None:
     quiet(page)
 
 
+def run_probes(page) -> None:
+    """Run the Probes tab's suite (the tab open) and wait for its results to settle."""
+    page.locator("#probe-run").click()
+    page.locator("#probe-summary").get_by_text(re.compile(r"\d")).first.wait_for()
+    quiet(page)
+
+
 def audit(url: str, widths: list[int], languages: list[str]) -> tuple[list[dict], dict]:
     """Every tab before and after "all five" at each width and language: one record per (tab, state, width,
     language) with its violations; and the versions of axe-core and chromium."""
@@ -128,9 +135,7 @@ def audit(url: str, widths: list[int], languages: list[str]) -> tuple[list[dict]
                         for tab in TABS:
                             open_tab(page, tab, words)
                             if tab == "probes" and state == "after":  # its own analysis: the suite's results
-                                page.locator("#probe-run").click()
-                                page.locator("#probe-summary").get_by_text(re.compile(r"\d")).first.wait_for()
-                                quiet(page)
+                                run_probes(page)
                             found = violations(page)
                             records.append(
                                 {"tab": tab, "state": state, "width": width, "lang": lang, "violations": found}
