@@ -9,7 +9,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 .DEFAULT_GOAL := help
 # -- set up, serve, check ------------------------------------------------------------------------------
-.PHONY: help install install-app demo lint test test-slow test-e2e clean
+.PHONY: help install install-app demo lint test test-quick test-e2e clean
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "} {printf "  make %-20s %s\n", $$1, $$2}'
 # Two stages in one .venv: the app's run-time packages (pyproject's dependencies: what `make demo` needs), then
@@ -31,13 +31,15 @@ lint: install ## ruff check, ruff format --check (line length 120) and mypy on e
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
-# pytest-xdist: a test file stays on one worker (its module's app is started once); most tests wait on a served
-# app or a child process, so two workers keep two cores busy without starving the timed checks (docs/performance.md)
+# pytest-xdist: a test file stays on one worker (its module's app is started once), the files that start a Ray share
+# one (tests/conftest.py); most tests wait on a served app or a child process, so two workers keep two cores busy
+# without starving the timed checks (docs/performance.md, "The test loop")
 TEST_WORKERS ?= 2
-test: install ## run the test suite (offline, no GPU, TEST_WORKERS processes at once): tests/unit and tests/app
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not e2e and not slow and not oracle"
-test-slow: install ## the tests that start real processes at length (a Ray head, a SIGKILLed app, 1,000 sessions, a class)
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m "slow and not e2e and not oracle"  # one at a time: two Ray heads at once lost workers
+PYTEST_PARALLEL = HF_HUB_OFFLINE=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+test: install ## the whole suite but the browser's (offline, no GPU, TEST_WORKERS processes at once): tests/unit and tests/app, with the tests that start real processes at length (a Ray head, a SIGKILLed app, 1,000 sessions, a class)
+	$(PYTEST_PARALLEL) -m "not e2e and not oracle"
+test-quick: install ## the suite without its slow tests (marker `slow`: a Ray head, a SIGKILLed app, a class), for the edit-test loop
+	$(PYTEST_PARALLEL) -m "not e2e and not slow and not oracle"
 test-e2e: install ## browser tests, tests/browser, with Debian chromium (apt-get install chromium fonts-wqy-microhei)
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m e2e
 clean: ## remove the tokenized-task cache and Gradio's cached examples (keeps runs/ and word vectors)

@@ -17,7 +17,7 @@ if "LAB_USER_MODELS" not in os.environ:  # nor into user_models/ (the Train tab'
 
 import pytest
 import torch
-from lab_fixture import NEGATIVE, NEUTRAL, POSITIVE, build_checkpoints, start_app
+from lab_fixture import NEGATIVE, NEUTRAL, POSITIVE, RAY_GROUP, build_checkpoints, start_app
 
 torch.set_num_threads(1)
 
@@ -46,6 +46,16 @@ def _sentence(rng: random.Random) -> list[str]:
             words.insert(rng.randint(0, len(words)), "not")
         words.insert(rng.randint(0, len(words)), rng.choice(POSITIVE + NEGATIVE))
     return words
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(items):
+    """`make test` (--dist loadgroup): a test file stays on one worker (its module's app is started once), the
+    files that start a Ray share one worker, and they go first: the longest unit, so the other worker fills in."""
+    for item in items:
+        if not any(item.iter_markers("xdist_group")):
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
+    items.sort(key=lambda item: next(item.iter_markers("xdist_group")).args[0] != RAY_GROUP.args[0])
 
 
 @pytest.fixture(autouse=True)
@@ -79,10 +89,10 @@ def lab(lab_root):
     return ServedLab.load(lab_root)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def local_ray():
-    """A Ray of this machine's two CPUs, one per test process: a second ray.init in one process is refused, and
-    the library code under test (a sweep, parallel training) joins the Ray already started."""
+    """A Ray of this machine's two CPUs for a module (its test file marked RAY_GROUP): the library code under test (a
+    sweep, parallel training) joins it, as a second ray.init in one process is refused."""
     import ray
 
     os.environ.pop("RAY_ADDRESS", None)

@@ -18,12 +18,17 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from core.checkpoints.manifest import write_manifest
 from core.models import PAPER_MODELS
 from core.training.train import TrainConfig, Trainer
 from tools.processes import free_port
 
 # tiny, pairwise-different sizes; widths/maps keep the task presets (--set cannot parse lists yet)
+# the test files that start a Ray run on one pytest-xdist worker, one after another (conftest.py): two heads at once
+# on two cores lost training workers
+RAY_GROUP = pytest.mark.xdist_group("ray")
 SMALL = {
     "tensor_cnn": ["embed_dim=8", "hidden=6", "ngram_order=2"],
     "mrnn": ["embed_dim=8", "hidden=6"],

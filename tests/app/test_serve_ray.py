@@ -6,6 +6,7 @@ be reached or refuses the app (token auth). The app itself is no Ray driver: a d
 import shutil
 
 import pytest
+from lab_fixture import RAY_GROUP
 from test_training_ray import Head, closed_port
 
 from core.predict import Lab
@@ -14,7 +15,7 @@ from service.serving import encode
 from service.settings import Settings
 from web.runner import ModelWorker, RequestGate
 
-pytestmark = pytest.mark.slow  # a real Ray head: `make test-slow`
+pytestmark = [pytest.mark.slow, RAY_GROUP]  # a real Ray head
 
 SENTENCES = ["It is not a bad film at all .", "A dull , slow and predictable story ."]
 

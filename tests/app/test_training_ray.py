@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from lab_fixture import RAY_GROUP
 from test_user_training import reviews, wait_for, write_csv
 
 from demo.i18n import CODES
@@ -27,7 +28,7 @@ from service.settings import Settings
 from web.training import TrainingQueue
 from web.training_ray import RayTrainingQueue, training_queue
 
-pytestmark = pytest.mark.slow  # a real Ray head per test: `make test-slow`
+pytestmark = [pytest.mark.slow, RAY_GROUP]  # a real Ray head per test
 
 
 class Head:

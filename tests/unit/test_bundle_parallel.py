@@ -4,11 +4,14 @@ torch thread (what each task uses), and a re-run with --resume continues them.""
 
 import json
 
+from lab_fixture import RAY_GROUP
 from test_bundle import ENTRIES, TINY_ARGS, write_config
 
 from core.checkpoints.files import sha256
 from tools.release.bundle import bundle
 from tools.release.config import read_bundle_config
+
+pytestmark = RAY_GROUP  # local_ray
 
 
 def weights(runs) -> dict[str, str]:

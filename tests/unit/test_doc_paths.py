@@ -101,7 +101,7 @@ def test_commands_md_is_the_makefile_s_targets():
     """docs/commands.md is written from the Makefile and bench.mk (make commands): every target with a description."""
     assert (PROJECT_ROOT / "docs" / "commands.md").read_text(encoding="utf-8") == markdown(), "make commands"
     listed = {name for _, targets in sections() for name, _ in targets}
-    assert {"demo", "test", "test-slow", "lint", "commands", "first-answer", "loadtest", "oracle"} <= listed
+    assert {"demo", "test", "test-quick", "lint", "commands", "first-answer", "loadtest", "oracle"} <= listed
 
 
 def test_the_docs_index_names_every_guide():

@@ -3,12 +3,15 @@
 import json
 
 import pytest
+from lab_fixture import RAY_GROUP
 
 from core.models import MODELS, model_class
 from core.training.config import TrainConfig
 from core.training.recipes import load_recipe
 from tools.bench.accuracy import load_runs, load_sweeps
 from tools.research.sweep import command, sweep, trial_config, tune_space
+
+pytestmark = RAY_GROUP  # the sweep's Ray (local_ray)
 
 
 @pytest.mark.parametrize("model", list(MODELS))
