@@ -228,7 +228,7 @@ def _panels(result: str) -> list[str]:
 def test_ui_all_five_english(lab):
     summary, notices, result = analyse(lab, EN, "all", "auto", "auto", "en")
     assert summary.startswith("### Majority label") and "English (detected)" in summary
-    table = result.split('<table id="comparison">')[1].split("</table>")[0]
+    table = result.split('<table id="comparison"')[1].split("</table>")[0]
     assert "<th>model</th><th>label</th>" in table and table.count("<tr>") == 6  # the head and 5 models
     curve = result.split('data-name="curve"')[1].split("</figure>")[0]
     assert curve.count("<polyline") == 5 and all(k in curve for k in ("(native:", "(probe:", "(prefix:"))
@@ -264,7 +264,8 @@ def test_ui_bad_input_is_a_message_not_a_trace(lab):
 
 def test_unknown_words_are_marked_unknown(lab):
     highlight = attribution_html(lab.predict("the film is zzqx", "dcnn"), "en")
-    assert re.search(r'<mark style="background:#c8c8c8" title="unknown word \([^)]*\)">zzqx</mark>', highlight)
+    unknown = r'<mark class="unknown" style="background:#c8c8c8;color:#111111" title="unknown word \([^)]*\)">'
+    assert re.search(unknown + "zzqx</mark>", highlight)
 
 
 def test_messages_follow_the_browser_language():
