@@ -81,6 +81,15 @@ def narrow() -> bool:
     return room is not None and room < NARROW
 
 
+LEGIBLE = 10 / 11  # a figure's words (11-12 px) are shown at 10 px or more: it may shrink to this scale, no further
+
+
+def legible(width: float) -> bool:
+    """Whether a drawing `width` px wide, scaled down to the room it gets, keeps its words legible."""
+    room = ROOM.get()
+    return room is None or width * LEGIBLE <= room
+
+
 def esc(text) -> str:
     return html.escape(str(text), quote=True)
 
@@ -361,7 +370,8 @@ def figure(
     heading = "".join(
         text(width / 2, 20 + 16 * i, line, size=13, weight="600", colour_="#222") for i, line in enumerate(titles)
     )
-    style = f"max-width:{width}px"
+    # on the page it shrinks to its room, but not below LEGIBLE: a wider drawing scrolls inside its box instead
+    style = f"max-width:{width}px" + (f";min-width:{round(width * LEGIBLE)}px" if room else "")
     drawing = f'<g transform="translate(0 {shift})">{body}</g>' if shift else body
     svg = (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {total}" width="{width}" height="{total}" '

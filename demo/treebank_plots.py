@@ -67,7 +67,10 @@ def tree_figure(
     pos, depth, centres = tree_layout(view)
     deepest, top = max(depth.values()), 44
     symbols, k, classes = label_symbols(labels), len(view.models), len(labels)
-    if svg.narrow():  # sideways: the root on the left, a line per word, so that the words keep 12 px
+    top_down_width = centres[-1] + _slot(view.words[-1], k) / 2 + 16
+    # sideways (the root on the left, a line per word) on a narrow page, or where a long sentence drawn top-down
+    # would shrink its words below 10 px (21 words at 768 px: 0.54x)
+    if svg.narrow() or not svg.legible(top_down_width):
         longest = max(svg.text_width(word, 12) for word in view.words)
         step = max(RADIUS + 6, min(ROW, (svg.fit(math.inf) - 2 * RADIUS - longest - 40) / max(deepest, 1)))
         lines: dict[int, float] = {n.id: top + n.start * LINE for n in view.nodes if n.end - n.start == 1}
@@ -86,7 +89,7 @@ def tree_figure(
         y = {n.id: top + (deepest if n.end - n.start == 1 else depth[n.id]) * ROW for n in view.nodes}
         words_y = top + deepest * ROW + RADIUS + 2 * SQUARE + 18
         words = [text(round(cx, 1), words_y, word, size=12, colour_="#222") for word, cx in zip(view.words, centres)]
-        width, height = centres[-1] + _slot(view.words[-1], k) / 2 + 16, words_y + 12
+        width, height = top_down_width, words_y + 12
     edges = "".join(
         f'<line x1="{pos[n.parent]}" y1="{y[n.parent]}" x2="{pos[n.id]}" y2="{y[n.id]}"/>'
         for n in view.nodes

@@ -96,7 +96,9 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 .table-wrap :is(th, .body-cell).first-column {
   position: sticky; left: 0; z-index: 2; background: var(--background-fill-primary, #fff);
 }
-#result table th, #attr-hint table th, .table-wrap th, .table-wrap th * { word-break: keep-all; overflow-wrap: normal; }
+#result table th, #attr-hint table th, .table-wrap th, .table-wrap th *, .figure-data th {
+  word-break: keep-all; overflow-wrap: normal;
+}
 #result table th, #attr-hint table th { white-space: nowrap; }
 #attr-hint td:first-child { white-space: nowrap; }
 /* a figure's numbers under "Show as a table" (demo/svg.py data_table): scrolling inside their box */

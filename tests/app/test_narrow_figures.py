@@ -9,8 +9,9 @@ import re
 
 import pytest
 from test_figure_legibility import assert_complete, view_box
-from test_treebank_tree_svg import LABELS, centres, view
+from test_treebank_tree_svg import LABELS, MODELS, centres, node, view
 
+from core.analysis.treebank import TreeView
 from core.models import PAPER_MODELS
 from demo import svg
 from demo.charts import probability_bars, word_curves
@@ -67,6 +68,36 @@ def test_the_tree_is_drawn_sideways_on_a_phone_and_top_down_on_a_laptop():
     assert len({at[leaf][0] for leaf in (1, 3, 5, 6)}) == 1
     wide = drawn(None, tree_figure, view(), LABELS, names, "SST-5: test #7")
     assert centres(wide)[0][1] < centres(wide)[2][1]  # top-down
+
+
+def long_view(n: int = 21) -> TreeView:
+    """A right-branching sentence of `n` words: the length where a top-down tree shrank to 0.54x at 768 px."""
+    words = [f"word{i}" for i in range(n)]
+    nodes, parent = [], None
+    for start in range(n):  # each inner node: its first word as a leaf, then the rest
+        inner = len(nodes)
+        if start < n - 1:
+            nodes.append(node(inner, parent, start, n, n - start - 1, " ".join(words[start:]), 2))
+            nodes.append(node(inner + 1, inner, start, start + 1, 0, words[start], 3))
+            parent = inner
+        else:
+            nodes.append(node(inner, parent, start, n, 0, words[start], 1))
+    return TreeView("test", 414, "sst5", LABELS, MODELS, words, nodes)
+
+
+@pytest.mark.parametrize("room", [318, 700])
+def test_a_long_sentence_s_tree_keeps_its_words_legible(room):
+    """Top-down, 21 words need ~1,200 px; where that would shrink them below 10 px, the tree is drawn sideways, and
+    a drawing still too wide for the room scrolls in its box rather than shrink its words below 10 px."""
+    names = ["Tensor CNN", "mRNN"]
+    figure = drawn(room, tree_figure, long_view(), LABELS, names, "SST-5: test #414")
+    least = float(re.search(r'<svg [^>]*style="[^"]*min-width:([\d.]+)px', figure).group(1))
+    width = view_box(figure)[0]
+    scale = max(least / width, min(1.0, room / width))  # as the page's CSS lays it out (width: 100% of the room)
+    assert scale * min(float(size) for size in SIZES.findall(figure)) >= 10
+    at = centres(figure)
+    assert at[0][0] < at[2][0]  # sideways: the root on the left
+    assert centres(drawn(1400, tree_figure, long_view(), LABELS, names, "t"))[0][1] < at[2][1]  # a laptop: top-down
 
 
 def test_the_dataset_charts_fit_a_phone():
