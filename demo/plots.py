@@ -300,6 +300,11 @@ def _swatches(title: str, items: list[tuple[str, str]], x: float, y: float, widt
     return f'<g class="legend">{"".join(parts)}</g>', py - y + 18
 
 
+# the pyramid's numbers (levels, beliefs) at 11 px: a long sentence's pyramid, shrunk to its room (at most to
+# svg.LEGIBLE), keeps them at 10 px
+PYRAMID_TEXT = 11
+
+
 @to_svg.register
 def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> str:
     """Unit (t, j) covers words j..j+t-1: level t is a row of cells starting half a word in per level, so
@@ -331,19 +336,19 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
             if gates:
                 body.append(_gate_bar(x + 1.5, y + cell_h - gate_h - 1, cell_w - 3, gate_h, gates[j]))
     body += [
-        text(left - 6, top + (level - 0.3) * cell_h, str(level), size=10, anchor="end")
+        text(left - 6, top + (level - 0.3) * cell_h, str(level), size=PYRAMID_TEXT, anchor="end")
         for level in range(1, n + 1)
         if n <= 30 or level % 5 == 0 or level == 1
     ]
-    body.append(text(16, top + n * cell_h / 2, t("pyramid_axis", ui), size=10, rotate=-90))
+    body.append(text(16, top + n * cell_h / 2, t("pyramid_axis", ui), size=PYRAMID_TEXT, rotate=-90))
     bottom = top + n * cell_h + 2
     body.append(svg.word_ticks(view.words, [left + (j + 0.5) * cell_w for j in range(n)], bottom))
     bars_x = left + n * cell_w + gap
     beliefs = Scale(0, 1, bars_x, bars_x + bar_w)
-    body.append(text(bars_x + bar_w / 2, top - 4, t("pyramid_beliefs", ui), size=10))
+    body.append(text(bars_x + bar_w / 2, top - 4, t("pyramid_beliefs", ui), size=PYRAMID_TEXT))
     scale = [  # the beliefs' scale: grid lines through the bars, their values under them
         f'<line x1="{beliefs(v)}" x2="{beliefs(v)}" y1="{top}" y2="{bottom}" stroke="#d1d5db"/>'
-        + text(beliefs(v), bottom + 11, f"{v:g}", size=10, colour_="#555")
+        + text(beliefs(v), bottom + 11, f"{v:g}", size=PYRAMID_TEXT, colour_="#555")
         for v in (0, 0.5, 1)
     ]
     body.append(f'<g class="belief-scale">{"".join(scale)}</g>')
@@ -354,8 +359,8 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
             f'<rect x="{bars_x}" y="{round(y + 1, 1)}" width="{round(beliefs(belief) - bars_x, 1)}" '
             f'height="{round(cell_h - 2, 1)}" fill="#777"><title>{svg.esc(hover)}</title></rect>'
         )
-        if cell_h >= 11:  # a value a projector shows: the bar's length alone reads to a tenth at best
-            body.append(text(beliefs(belief) + 3, y + cell_h / 2 + 3.5, f"{belief:.2f}", size=10, anchor="start"))
+        if cell_h >= PYRAMID_TEXT + 1:  # a value a projector shows: the bar's length alone reads to a tenth at best
+            body.append(text(beliefs(belief) + 3, y + cell_h / 2 + 3.5, f"{belief:.2f}", size=PYRAMID_TEXT, anchor="start"))
     bar_right = bars_x + bar_w + 30
     height = max(bottom + svg.words_height(view.words) + 8, top + 170)
     if narrow:

@@ -371,7 +371,7 @@ def figure(
         text(width / 2, 20 + 16 * i, line, size=13, weight="600", colour_="#222") for i, line in enumerate(titles)
     )
     # on the page it shrinks to its room, but not below LEGIBLE: a wider drawing scrolls inside its box instead
-    style = f"max-width:{width}px" + (f";min-width:{round(width * LEGIBLE)}px" if room else "")
+    style = f"max-width:{width}px" + (f";min-width:{math.ceil(width * LEGIBLE)}px" if room else "")
     drawing = f'<g transform="translate(0 {shift})">{body}</g>' if shift else body
     svg = (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {total}" width="{width}" height="{total}" '

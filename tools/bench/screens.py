@@ -8,7 +8,8 @@ stored with a 256-colour palette, so that a capture stays under ~200 KB.
 
 It also measures the text of every figure as shown (CSS px: its font size times the drawing's scale), per
 figure kind, size and language (Traditional Chinese too), of the analysis and of the Treebank tab (the tree of
-its first sentence, the dataset charts), into reports/screens/text_sizes.json (docs/lab.md, "On every screen").
+its first sentence, the dataset charts), and on long sentences (a 36-word review, a long Chinese one, the Treebank's
+first test tree of 21 words or more), into reports/screens/text_sizes.json (docs/lab.md, "On every screen").
 """
 
 import argparse
@@ -34,6 +35,22 @@ LANGUAGES = [
 # the panels below the screen are laid out only when scrolled to (content-visibility): no placeholder boxes
 SHOW_ALL = "#result .model-panel { content-visibility: visible !important; }"
 MEASURED = [*LANGUAGES, ("zh-TW", "zh-TW", LANGUAGES[1][2])]  # text sizes: Taiwan's page too
+# long sentences, measured only: a 36-word review (and a long Chinese one) on the Lab, and the Treebank's first
+# test sentence of at least TREE_WORDS words (the tree the issue measured shrunk to 0.54x at 768 px)
+LONG = [
+    (
+        "en",
+        "en-US",
+        "The acting is great and the music is lovely, but the plot is dull, the jokes are old, the ending drags on "
+        "for far too long and nobody in the theatre seemed to care at all.",
+    ),
+    (
+        "zh",
+        "zh-CN",
+        "这部电影的演员很棒，音乐也很美，但是故事太无聊了，笑话都很老套，结尾拖得太长，整个电影院里好像没有人在乎。",
+    ),
+]
+TREE_WORDS = 21
 # each figure's text sizes as shown (font size x the drawing's scale on the page) by figure kind, under `where`
 TEXT_SIZES = """(where) => {
   const kinds = {};
@@ -82,6 +99,41 @@ def text_sizes(page, lang: str) -> dict[str, dict]:
     return summary(sizes)
 
 
+def long_tree_link(url: str) -> str:
+    """The Treebank tab opened on the first SST test sentence of at least TREE_WORDS words (a shared link)."""
+    from core.analysis.treebank import Treebank
+    from demo.links import LinkState, state_to_query
+
+    trees = Treebank.load().trees["test"]
+    index = next(i for i, tree in enumerate(trees) if len(tree.words) >= TREE_WORDS)
+    return url + "?" + state_to_query(LinkState(tab="treebank", task="sst5", split="test", sentence=index))
+
+
+def long_text_sizes(browser, url: str, width: int, height: int) -> dict[str, dict]:
+    """Every figure's text sizes on long sentences: the Lab's (each language of LONG), the Treebank's long tree."""
+    measured = {}
+    for lang, locale, text in LONG:
+        context = browser.new_context(locale=locale, viewport={"width": width, "height": height})
+        context.add_init_script(OBSERVER)
+        page = context.new_page()
+        page.goto(url)
+        page.locator("#run").wait_for()
+        page.add_style_tag(content=SHOW_ALL)
+        settle_after_click(page, text)
+        page.evaluate("() => document.querySelectorAll('#result details').forEach(d => d.open = true)")
+        length = f"{len(text.split())} words" if lang == "en" else f"{len(text)} characters"
+        measured[f"{width} px {locale}, {length}"] = summary(page.evaluate(TEXT_SIZES, "#result"))
+        if lang == "en":
+            page.goto(long_tree_link(url))
+            page.locator("#tb-tree figure.view > svg").wait_for()
+            page.wait_for_timeout(500)
+            measured[f"{width} px {locale}, Treebank tree of {TREE_WORDS}+ words"] = summary(
+                page.evaluate(TEXT_SIZES, "#tb-tree")
+            )
+        context.close()
+    return measured
+
+
 def capture(url: str, out: Path) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
@@ -113,6 +165,7 @@ def capture(url: str, out: Path) -> list[Path]:
                     written += [top, result]
                     measured[f"{width} px {locale}"] = text_sizes(page, lang)
                     context.close()
+                measured |= long_text_sizes(browser, url, width, height)
         finally:
             browser.close()
     (out / "text_sizes.json").write_text(json.dumps(measured, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
