@@ -360,7 +360,8 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
             f'height="{round(cell_h - 2, 1)}" fill="#777"><title>{svg.esc(hover)}</title></rect>'
         )
         if cell_h >= PYRAMID_TEXT + 1:  # a value a projector shows: the bar's length alone reads to a tenth at best
-            body.append(text(beliefs(belief) + 3, y + cell_h / 2 + 3.5, f"{belief:.2f}", size=PYRAMID_TEXT, anchor="start"))
+            value = f"{belief:.2f}"
+            body.append(text(beliefs(belief) + 3, y + cell_h / 2 + 3.5, value, size=PYRAMID_TEXT, anchor="start"))
     bar_right = bars_x + bar_w + 30
     height = max(bottom + svg.words_height(view.words) + 8, top + 170)
     if narrow:
