@@ -27,6 +27,7 @@ test sets into reports/attribution.md and reports/attribution.json, which `most_
 plausible each method is (core.analysis.plausibility: agreement with the SST annotators).
 """
 
+import functools
 import random
 from dataclasses import dataclass
 from functools import lru_cache
@@ -110,7 +111,7 @@ def _integrated_gradients(ig, vectors: Tensor) -> tuple[Tensor, float, int]:
         a, b = max(halvable, key=lambda ends: abs(pieces[ends][1]))
         del pieces[(a, b)]
         pieces[(a, (a + b) / 2)], pieces[((a + b) / 2, b)] = segment(a, (a + b) / 2), segment((a + b) / 2, b)
-    return sum(scores for scores, _ in pieces.values()), error, IG_SEGMENT_STEPS * len(pieces)
+    return functools.reduce(torch.add, [scores for scores, _ in pieces.values()]), error, IG_SEGMENT_STEPS * len(pieces)
 
 
 def gradient_attributions(

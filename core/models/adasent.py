@@ -64,6 +64,7 @@ from core.models.base import (
     active_intervention,
     check_config,
     classification_loss,
+    explained,
 )
 from core.views import Pyramid, Text, sentiment_scores
 
@@ -111,7 +112,7 @@ class AdaSentOutput(ModelOutput):
     level_probs: Tensor | None = None  # (B, T, C) p(C | H=t)
 
 
-class AdaSent(SentenceClassifier):
+class AdaSent(SentenceClassifier[AdaSentOutput]):
     key = "adasent"
     config_class = AdaSentConfig
     word_curve_kind = "probe"  # level 1: g on each word alone; the model only ever applies g to pooled levels
@@ -222,10 +223,10 @@ class AdaSent(SentenceClassifier):
     def word_curve(self, output: AdaSentOutput, index: int) -> Tensor:
         """A probe, (n, C): the shared classifier g on each level-1 unit (word) alone. The model never does
         this (g only sees pooled levels), so it shows what g makes of a word, not a step of the model."""
-        return output.unit_probs[0][index, : int(output.lengths[index])]
+        return output.unit_probs[0][index, : int(explained(output.lengths)[index])]
 
     def views(self, output: AdaSentOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
-        n = int(output.lengths[index])
+        n = int(explained(output.lengths)[index])
         reduced = n > PYRAMID_DETAIL_WORDS
         scores, gates = [], []
         for t in range(1, n + 1):  # level t has n-t+1 real units
@@ -241,8 +242,8 @@ class AdaSent(SentenceClassifier):
             words=list(words),
             scores=scores,
             gates=gates,
-            level_beliefs=output.gamma[index, :n].tolist(),
-            level_probs=output.level_probs[index, :n].tolist(),
+            level_beliefs=explained(output.gamma)[index, :n].tolist(),
+            level_probs=explained(output.level_probs)[index, :n].tolist(),
             score_label=label,
             score_range=score_range,
             detail_words=PYRAMID_DETAIL_WORDS if reduced else 0,

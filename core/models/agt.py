@@ -64,6 +64,7 @@ from core.models.base import (
     active_intervention,
     check_config,
     classification_loss,
+    explained,
     length_mask,
 )
 from core.views import Heatmap, LineCurves, Table, Text
@@ -118,7 +119,7 @@ class AGTOutput(ModelOutput):
     states: Tensor | None = None  # (B, Lyr, h) y_0..y_{Lyr-1}
 
 
-class AGT(SentenceClassifier):
+class AGT(SentenceClassifier[AGTOutput]):
     key = "agt"
     config_class = AGTConfig
 
@@ -142,10 +143,11 @@ class AGT(SentenceClassifier):
         self.attn_weight = nn.Parameter(torch.empty(h, k, a).uniform_(-(h**-0.5), h**-0.5))  # [:, l] = W^m_l transposed
         self.attn_vector = nn.Parameter(torch.empty(k, a).uniform_(-(a**-0.5), a**-0.5))  # w^m_l
         # Eq. 7-8 for layers 1..Lyr-1 (index l-1)
-        self.gate = nn.ModuleList(nn.Linear(h, h) for _ in range(config.num_layers - 1))  # W^t_l, b^t_l
-        self.transform = nn.ModuleList(nn.Linear(2 * h, h) for _ in range(config.num_layers - 1))  # W^f_l
-        for gate in self.gate:
+        gates = [nn.Linear(h, h) for _ in range(config.num_layers - 1)]  # W^t_l, b^t_l
+        for gate in gates:
             nn.init.constant_(gate.bias, config.gate_bias)
+        self.gate = nn.ModuleList(gates)
+        self.transform = nn.ModuleList(nn.Linear(2 * h, h) for _ in range(config.num_layers - 1))  # W^f_l
         self.fc1 = nn.Linear(h, config.fc_hidden)
         self.fc2 = nn.Linear(config.fc_hidden, config.num_classes)
         self.dropout = Dropout(config.dropout)
@@ -164,6 +166,7 @@ class AGT(SentenceClassifier):
         # Eq. 5: softmax over the real words only (exp(-inf) = 0 on padding)
         act = active_intervention()
         if act is not None and act.key == "uniform_attention":  # that layer attends to every word alike
+            assert act.index is not None  # check_intervention: an indexed intervention has its index
             scores = scores.index_fill(1, torch.tensor([act.index - 1], device=ids.device), 0.0)
         attention = scores.masked_fill(~mask[:, None, :], float("-inf")).softmax(-1)  # (B, A, N)
         # Eq. 4: s+_l = sum_n d_{l,n} B_n
@@ -206,7 +209,7 @@ class AGT(SentenceClassifier):
 
     def views(self, output: AGTOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
         n = len(words)
-        attention = output.attention[index, :, :n].double()  # (A, n)
+        attention = explained(output.attention)[index, :, :n].double()  # (A, n)
         # Fig. 2/4: min-max normalise each layer's weights within the sentence (one word: weight 1)
         low, high = attention.min(-1, keepdim=True).values, attention.max(-1, keepdim=True).values  # (A, 1)
         spread = high - low  # (A, 1)
@@ -224,7 +227,7 @@ class AGT(SentenceClassifier):
                     " ".join(w for w, v in zip(words, weights) if v > LOOSE),
                 ]
             )
-        gate_means = output.gates[index].double().mean(-1).tolist()  # (Lyr-1,) mean over units
+        gate_means = explained(output.gates)[index].double().mean(-1).tolist()  # (Lyr-1,) mean over units
         return [
             Heatmap(
                 title=Text("agt_attention"),

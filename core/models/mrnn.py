@@ -59,6 +59,7 @@ from core.models.base import (
     SentenceClassifier,
     active_intervention,
     check_config,
+    explained,
     length_mask,
 )
 from core.views import LineCurves, Text, Trajectory, sentiment_scores
@@ -126,7 +127,7 @@ def ordinal_probs(cumulative: Tensor) -> Tensor:
     return upper - lower  # (..., C)
 
 
-class MRNN(SentenceClassifier):
+class MRNN(SentenceClassifier[MRNNOutput]):
     key = "mrnn"
     config_class = MRNNConfig
     word_curve_kind = "native"  # Eq. 6: y_t at every step
@@ -169,16 +170,19 @@ class MRNN(SentenceClassifier):
         # (unbind, not M[:, t]: indexing would back-propagate a full-size zero tensor at every step)
         act = active_intervention()
         additive = act is not None and act.key == "additive"
-        cut = act.index - 1 if act is not None and act.key == "cut_at" else None  # 0-based step
+        cut = None
+        if act is not None and act.key == "cut_at":
+            assert act.index is not None  # check_intervention: an indexed intervention has its index
+            cut = act.index - 1  # 0-based step
         h = self.h0.expand(B, -1)  # (B, dh)
-        states = []
+        steps = []
         for t, (M_t, u_t, m_t) in enumerate(zip(M.unbind(1), u.unbind(1), mask.unbind(1))):
             if t == cut:
                 h = self.h0.expand(B, -1)
             h_new = self.f((0 if additive else torch.einsum("bik,bk->bi", M_t, h)) + self.V(h) + u_t)  # (B, dh)
             h = torch.where(m_t[:, None], h_new, h)  # (B, dh)
-            states.append(h)
-        states = torch.stack(states, 1)  # (B, L, dh)
+            steps.append(h)
+        states = torch.stack(steps, 1)  # (B, L, dh)
 
         # Eq. 6: y_t = g(U h_t + c) at every step; the sentence output is the last step's
         z = self.out(self.dropout(states))  # (B, L, K)
@@ -213,17 +217,17 @@ class MRNN(SentenceClassifier):
         """(B,) predicted classes: argmax for the softmax head, the paper's decoding (§4.2) for the
         ordinal head (the median of the class probabilities, which can differ from their argmax)."""
         if self.config.head == "ordinal":
-            return decode_ordinal(output.cumulative[:, -1])
+            return decode_ordinal(explained(output.cumulative)[:, -1])
         return output.logits.argmax(-1)
 
     # -- explanation ----------------------------------------------------------------------------
     def word_curve(self, output: MRNNOutput, index: int) -> Tensor:
         """y_t of Eq. 6 for every word: the class distribution after reading words 1..t."""
-        return output.step_probs[index, : int(output.lengths[index])]  # (T, C)
+        return explained(output.step_probs)[index, : int(explained(output.lengths)[index])]  # (T, C)
 
     def views(self, output: MRNNOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
         T = len(words)
-        states = output.states[index, :T].double()  # (T, dh)
+        states = explained(output.states)[index, :T].double()  # (T, dh)
         scores, score_label, _ = sentiment_scores(self.word_curve(output, index).tolist(), class_names)
 
         # Fig. 2 draws hidden states in 2-D; we project this sentence's h_1..h_T on their top two
@@ -237,7 +241,7 @@ class MRNN(SentenceClassifier):
         variance = sigma.square()  # (r,)
         share = (variance[:2] / variance.sum().clamp_min(1e-300)).tolist() + [0.0, 0.0]
         note = Text("mrnn_pca", pc1=share[0], pc2=share[1], score=score_label)
-        views = [
+        views: list = [
             Trajectory(
                 Text("mrnn_trajectory"), list(words), [(float(a), float(b)) for a, b in points.tolist()], scores, note
             )

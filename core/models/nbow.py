@@ -41,7 +41,7 @@ class NBoWConfig:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
 
 
-class NBoW(SentenceClassifier):
+class NBoW(SentenceClassifier[ModelOutput]):
     key = "nbow"
     config_class = NBoWConfig
 

@@ -59,6 +59,7 @@ from core.models.base import (
     check_config,
     classification_loss,
     dropout,
+    explained,
     length_mask,
     masked_mean,
 )
@@ -141,7 +142,7 @@ class TensorLayer(nn.Module):
 CONSECUTIVE = Intervention("consecutive")
 
 
-class TensorCNN(SentenceClassifier):
+class TensorCNN(SentenceClassifier[TensorCNNOutput]):
     key = "tensor_cnn"
     config_class = TensorCNNConfig
     word_curve_kind = "native"  # Fig. 5: each position's softmax over its layers' states
@@ -177,6 +178,7 @@ class TensorCNN(SentenceClassifier):
         # §4: mean of each layer over the real positions, concatenated; ỹ = softmax(Wᵀ z̄)
         means = [masked_mean(z, mask) for z in states]  # K x (B, h)
         if act and act.key == "layer_off":  # that layer's features still feed the next layer, not the softmax
+            assert act.index is not None  # check_intervention: an indexed intervention has its index
             means[act.index - 1] = torch.zeros_like(means[act.index - 1])
             states[act.index - 1] = torch.zeros_like(states[act.index - 1])  # nor the per-position curves
         pooled = torch.cat(means, dim=-1)  # (B, K·h)
@@ -197,22 +199,22 @@ class TensorCNN(SentenceClassifier):
 
     def word_curve(self, output: TensorCNNOutput, index: int) -> Tensor:
         """Fig. 5: p_t = softmax(Wᵀ[z¹_t; z²_t; z³_t]) at each real position, (n_words, C)."""
-        n = int(output.lengths[index])
-        return output.layer_logits[index, :, :n].sum(0).softmax(-1)  # (n, C)
+        n = int(explained(output.lengths)[index])
+        return explained(output.layer_logits)[index, :, :n].sum(0).softmax(-1)  # (n, C)
 
     def views(
         self, output: TensorCNNOutput, index: int, words: list[str], class_names: list[str] | None = None
     ) -> list:
         """One local-sentiment curve per layer (its own block of W on its own states) plus the model's."""
-        n = int(output.lengths[index])
-        per_layer = output.layer_logits[index, :, :n].softmax(-1)  # (K, n, C)
+        n = int(explained(output.lengths)[index])
+        per_layer = explained(output.layer_logits)[index, :, :n].softmax(-1)  # (K, n, C)
         probs = {Text("tcnn_layer", layer=k + 1): p for k, p in enumerate(per_layer)} | {
             Text("tcnn_all_layers"): self.word_curve(output, index)
         }
         scored = {
             name: sentiment_scores(p.tolist(), class_names) for name, p in probs.items()
         }  # name -> (scores, label, range)
-        _, label, score_range = scored["all layers"]
+        _, label, score_range = scored[Text("tcnn_all_layers")]
         return [
             LineCurves(
                 title=Text("tcnn_layers"),
