@@ -90,6 +90,8 @@ def load_locale(lang: str) -> tuple[dict, dict, dict]:
 PAGE, TEXT, CODES = {}, {}, {}
 for _lang in LANGS:
     PAGE[_lang], TEXT[_lang], CODES[_lang] = load_locale(_lang)
+for _model in MODELS:  # each model's own view words, in Chinese, from its card (the English is in VIEW_TEXT)
+    CODES["zh"]["view"] |= model_class(_model).card.view_text_zh
 
 
 def t(key: str, lang: str, **params) -> str:
@@ -117,15 +119,6 @@ I18N = gr.I18n(
     en=PAGE["en"], zh=PAGE["zh"], **{"zh-CN": PAGE["zh"]}, **{"zh-TW": {key: TEXT["zh-TW"][key] for key in PAGE["zh"]}}
 )  # Gradio has no zh-HK (see above)
 L = I18N  # L("key") in component constructors
-
-MODEL_NAMES = {
-    "tensor_cnn": "Tensor CNN (Lei et al. 2015)",
-    "mrnn": "mRNN (Irsoy & Cardie 2015)",
-    "dcnn": "DCNN (Kalchbrenner et al. 2014)",
-    "adasent": "AdaSent (Zhao et al. 2015)",
-    "agt": "AGT (Guo 2017)",
-    "nbow": "NBoW baseline",
-}
 
 
 def words_in(words: dict[str, str], lang: str, default: str) -> str:
@@ -182,9 +175,13 @@ def warn(message: str, lang: str) -> None:
     gr.Warning(message, title=t("toast_warning", lang))
 
 
-def model_name(key: str, cited: bool = True) -> str:
-    """The model's name with its paper ("Tensor CNN (Lei et al. 2015)"), or without (`cited=False`)."""
-    name = MODEL_NAMES.get(key, key)
+def model_name(key: str, cited: bool = True, lang: str = "en") -> str:
+    """The model's name with its paper ("Tensor CNN (Lei et al. 2015)"), or without (`cited=False`), from its card;
+    a key no longer registered (an old job's) as it is."""
+    if key not in MODELS:
+        return key
+    name = model_class(key).card.display_name("en" if lang == "en" else "zh")
+    name = TRADITIONAL[lang](name) if lang in TRADITIONAL else name
     return name if cited else name.split(" (")[0]
 
 

@@ -66,6 +66,7 @@ from core.models.base import (
     classification_loss,
     explained,
 )
+from core.models.card import ModelCard
 from core.views import Pyramid, Text, sentiment_scores
 
 # A pyramid has n(n+1)/2 units: in full (a score and three gates each) 4 MB of JSON at 300 words. Beyond
@@ -114,6 +115,23 @@ class AdaSentOutput(ModelOutput):
 
 class AdaSent(SentenceClassifier[AdaSentOutput]):
     key = "adasent"
+    card = ModelCard(
+        name="AdaSent",
+        cited="Zhao et al. 2015",
+        citation=('Han Zhao, Zhengdong Lu, Pascal Poupart (2015), "Self-Adaptive Hierarchical Sentence Model", IJCAI'),
+        no_result="AdaSent reports no SST result (MR, CR, SUBJ, MPQA and TREC only)",
+        view_text={
+            "adasent_pyramid": (
+                "AdaSent pyramid: unit (t, j) covers words j..j+t-1; colour = the classifier g on the unit "
+                "alone (a probe)"
+            ),
+        },
+        view_text_zh={
+            "adasent_pyramid": (
+                "AdaSent 金字塔：单元 (t, j) 覆盖第 j..j+t-1 个词；颜色 = 分类器 g 单独作用于该单元（探针）"
+            ),
+        },
+    )
     config_class = AdaSentConfig
     word_curve_kind = "probe"  # level 1: g on each word alone; the model only ever applies g to pooled levels
 

@@ -67,6 +67,7 @@ from core.models.base import (
     explained,
     length_mask,
 )
+from core.models.card import ModelCard
 from core.views import Heatmap, LineCurves, Table, Text
 
 SELECTED = 0.95  # §3.1: a word is "selected" when its normalised attention is > 0.95
@@ -121,6 +122,34 @@ class AGTOutput(ModelOutput):
 
 class AGT(SentenceClassifier[AGTOutput]):
     key = "agt"
+    card = ModelCard(
+        name="AGT",
+        cited="Guo 2017",
+        citation='Hongyu Guo (2017), "A Deep Network with Visual Text Composition Behavior", ACL',
+        no_result="the AGT paper reports SST-5 only",
+        view_text={
+            "agt_attention": "Layer attention over the words (min-max normalised per layer, Fig. 4)",
+            "agt_attention_value": "normalised attention d_{{l,n}}",
+            "agt_selected": "Words selected per layer (normalised attention > 0.95, §3.1) and composed phrases",
+            "agt_selected_words": "selected words",
+            "agt_phrases": "phrases (runs of selected words)",
+            "agt_loose": "loose selection (> 0.5)",
+            "agt_gates": "Transform-gate activity per layer (Fig. 3)",
+            "agt_gate_mean": "mean T_l over units",
+            "agt_gate": "transform gate T_l",
+        },
+        view_text_zh={
+            "agt_attention": "各层对词的注意力（每层最小-最大归一化，图 4）",
+            "agt_attention_value": "归一化注意力 d_{{l,n}}",
+            "agt_selected": "每层选中的词（归一化注意力 > 0.95，§3.1）及组成的短语",
+            "agt_selected_words": "选中的词",
+            "agt_phrases": "短语（连续选中的词）",
+            "agt_loose": "宽松选择（> 0.5）",
+            "agt_gates": "每层变换门的活动（图 3）",
+            "agt_gate_mean": "各单元 T_l 的均值",
+            "agt_gate": "变换门 T_l",
+        },
+    )
     config_class = AGTConfig
 
     interventions = {

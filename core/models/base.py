@@ -17,6 +17,7 @@ from torch import Tensor, nn
 
 from core.checkpoints.checkpoint import CONFIG, VOCAB, WEIGHTS, CheckpointError, load_checkpoint, save_checkpoint
 from core.data.vocab import Vocab
+from core.models.card import ModelCard
 from core.notices import InterventionError
 
 # Bounds on a config's sizes, (lowest, highest): a checkpoint's config.json is input, checked before any tensor
@@ -152,6 +153,7 @@ class SentenceClassifier(
     """
 
     key: str = ""
+    card: ModelCard  # its names, paper and views' words (core.models.card), set by every model
     config_class: type = object
     embedding: nn.Embedding  # built by the subclass (build_embedding); declared for the type checker
     # what `word_curve` gives: "native" (the model's own per-word output, which it computes and uses), "probe"

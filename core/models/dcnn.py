@@ -69,6 +69,7 @@ from core.models.base import (
     explained,
     length_mask,
 )
+from core.models.card import ModelCard
 from core.views import KMaxGraph, Table, Text
 
 # bounds on a filter's width and a layer's feature maps (the paper: widths 5-10, 4-14 maps); a layer holds
@@ -217,6 +218,32 @@ class DCNNLayer(nn.Module):
 
 class DCNN(SentenceClassifier[DCNNOutput]):
     key = "dcnn"
+    card = ModelCard(
+        name="DCNN",
+        cited="Kalchbrenner et al. 2014",
+        citation=(
+            'Nal Kalchbrenner, Edward Grefenstette, Phil Blunsom (2014), "A Convolutional Neural Network for '
+            'Modelling Sentences", ACL'
+        ),
+        view_text={
+            "dcnn_graph_all": "Induced feature graph (§4.2), all maps",
+            "dcnn_graph_map": "Induced feature graph (§4.2), top-layer map {map}",
+            "dcnn_detectors": "Strongest first-layer feature detectors in this sentence (width {width}, §5.5)",
+            "dcnn_map": "map",
+            "dcnn_row": "row",
+            "dcnn_activation": "activation",
+            "dcnn_ngram": "n-gram",
+        },
+        view_text_zh={
+            "dcnn_graph_all": "诱导特征图（§4.2），全部特征映射",
+            "dcnn_graph_map": "诱导特征图（§4.2），顶层特征映射 {map}",
+            "dcnn_detectors": "本句中最强的第一层特征检测器（窗口宽度 {width}，§5.5）",
+            "dcnn_map": "特征映射",
+            "dcnn_row": "行",
+            "dcnn_activation": "激活值",
+            "dcnn_ngram": "n 元组",
+        },
+    )
     config_class = DCNNConfig
     interventions = {
         "map_off": InterventionSpec("§4.2: a top-layer feature map's share of the prediction (the map zeroed)", "map"),

@@ -62,6 +62,7 @@ from core.models.base import (
     explained,
     length_mask,
 )
+from core.models.card import ModelCard
 from core.views import LineCurves, Text, Trajectory, sentiment_scores
 
 
@@ -129,6 +130,36 @@ def ordinal_probs(cumulative: Tensor) -> Tensor:
 
 class MRNN(SentenceClassifier[MRNNOutput]):
     key = "mrnn"
+    card = ModelCard(
+        name="mRNN",
+        cited="Irsoy & Cardie 2015",
+        citation=(
+            'Ozan Irsoy, Claire Cardie (2015), "Modeling Compositionality with Multiplicative Recurrent Neural '
+            'Networks", ICLR'
+        ),
+        no_result="the mRNN paper reports SST-5 and MPQA only",
+        view_text={
+            "mrnn_trajectory": "Hidden-state trajectory (mRNN, cf. paper Fig. 2)",
+            "mrnn_pca": (
+                "PCA of this sentence's hidden states h_1..h_T (centred, torch.linalg.svd): PC1 {pc1:.0%}, "
+                "PC2 {pc2:.0%} of their variance; signs chosen so the last word has x, y >= 0; colour = {score} "
+                "after each word"
+            ),
+            "mrnn_ordinal": "Ordinal outputs after each word (§4.2, decoded at 0.5)",
+            "mrnn_ordinal_curve": "P(y > {k})",
+            "mrnn_sigmoid": "sigmoid output",
+        },
+        view_text_zh={
+            "mrnn_trajectory": "隐藏状态轨迹（mRNN，参见论文图 2）",
+            "mrnn_pca": (
+                "本句隐藏状态 h_1..h_T 的主成分分析（已中心化）：PC1 占方差的 {pc1:.0%}，PC2 占 {pc2:.0%}；"
+                "符号取使最后一个词的 x、y >= 0；颜色 = 每个词之后的{score}"
+            ),
+            "mrnn_ordinal": "每个词之后的序数输出（§4.2，以 0.5 为界解码）",
+            "mrnn_ordinal_curve": "P(y > {k})",
+            "mrnn_sigmoid": "sigmoid 输出",
+        },
+    )
     config_class = MRNNConfig
     word_curve_kind = "native"  # Eq. 6: y_t at every step
     interventions = {

@@ -63,6 +63,7 @@ from core.models.base import (
     length_mask,
     masked_mean,
 )
+from core.models.card import ModelCard
 from core.views import LineCurves, Text, sentiment_scores
 
 
@@ -144,6 +145,24 @@ CONSECUTIVE = Intervention("consecutive")
 
 class TensorCNN(SentenceClassifier[TensorCNNOutput]):
     key = "tensor_cnn"
+    card = ModelCard(
+        name="Tensor CNN",
+        cited="Lei et al. 2015",
+        citation=(
+            'Tao Lei, Regina Barzilay, Tommi Jaakkola (2015), "Molding CNNs for text: non-linear, non-consecutive'
+            ' convolutions", EMNLP'
+        ),
+        view_text={
+            "tcnn_layers": "Local sentiment at each word, per layer (Lei et al. 2015, Fig. 5)",
+            "tcnn_layer": "layer {layer}",
+            "tcnn_all_layers": "all layers",
+        },
+        view_text_zh={
+            "tcnn_layers": "每个词处的局部情感，逐层（Lei 等 2015，图 5）",
+            "tcnn_layer": "第 {layer} 层",
+            "tcnn_all_layers": "全部层",
+        },
+    )
     config_class = TensorCNNConfig
     word_curve_kind = "native"  # Fig. 5: each position's softmax over its layers' states
     interventions = {
