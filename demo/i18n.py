@@ -90,8 +90,7 @@ def load_locale(lang: str) -> tuple[dict, dict, dict]:
 PAGE, TEXT, CODES = {}, {}, {}
 for _lang in LANGS:
     PAGE[_lang], TEXT[_lang], CODES[_lang] = load_locale(_lang)
-for _model in MODELS:  # each model's own view words, in Chinese, from its card (the English is in VIEW_TEXT)
-    CODES["zh"]["view"] |= model_class(_model).card.view_text_zh
+CODES["zh"]["interventions"] = {}  # filled from the models' cards (add_model_words)
 
 
 def t(key: str, lang: str, **params) -> str:
@@ -114,6 +113,21 @@ for _lang in LANGS:  # labels built from core's lists
 for _lang, _convert in TRADITIONAL.items():  # placeholders are ASCII: the conversion leaves them as they are
     TEXT[_lang] = {k: _convert(v) for k, v in TEXT["zh"].items()}
     CODES[_lang] = {table: {code: _convert(v) for code, v in codes.items()} for table, codes in CODES["zh"].items()}
+
+
+def add_model_words() -> None:
+    """Each registered model's own words in Chinese, from its card (the English: VIEW_TEXT, its interventions)."""
+    for model in MODELS:
+        card = model_class(model).card
+        for lang in ("zh", *TRADITIONAL):
+            convert = TRADITIONAL.get(lang, str)
+            CODES[lang]["view"] |= {code: convert(words) for code, words in card.view_text_zh.items()}
+            CODES[lang]["interventions"] |= {
+                f"{model}.{k}": convert(words) for k, words in card.interventions_zh.items()
+            }
+
+
+add_model_words()
 
 I18N = gr.I18n(
     en=PAGE["en"], zh=PAGE["zh"], **{"zh-CN": PAGE["zh"]}, **{"zh-TW": {key: TEXT["zh-TW"][key] for key in PAGE["zh"]}}
@@ -205,6 +219,8 @@ def view_text(value, lang: str) -> str:
         k: view_text(v, lang) if isinstance(v, Text) else label_name(v, lang) if k == "label" else v
         for k, v in value.params.items()
     }
+    if value.code not in CODES[lang]["view"]:  # a model registered after this module was loaded
+        add_model_words()
     return CODES[lang]["view"][value.code].format(**params)
 
 

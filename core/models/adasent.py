@@ -131,6 +131,11 @@ class AdaSent(SentenceClassifier[AdaSentOutput]):
                 "AdaSent 金字塔：单元 (t, j) 覆盖第 j..j+t-1 个词；颜色 = 分类器 g 单独作用于该单元（探针）"
             ),
         },
+        interventions_zh={
+            "level_only": "§门控网络：各层级的共识（只读一个层级）",
+            "uniform_gates": "§门控网络：γ_t = p(H=t | x)（换成均匀权重）",
+            "fixed_local_gates": "式 5、7：每个单元的局部门（在某一层级固定为各 1/3）",
+        },
     )
     config_class = AdaSentConfig
     word_curve_kind = "probe"  # level 1: g on each word alone; the model only ever applies g to pooled levels

@@ -149,6 +149,12 @@ class AGT(SentenceClassifier[AGTOutput]):
             "agt_gate_mean": "各单元 T_l 的均值",
             "agt_gate": "变换门 T_l",
         },
+        interventions_zh={
+            "uniform_attention": "式 4-6：某层对词的注意力（改为均匀）",
+            "gates_open": "式 7-8：某层的变换门 T_l（固定全开：y_l = f(...)）",
+            "gates_closed": "式 7-8：某层的变换门 T_l（固定关闭：y_l = y_{l-1}）",
+            "skip_only": "§3.2：所有门关闭，只剩跳连路径：y = s+_0，即“只用 s+_0”的核心",
+        },
     )
     config_class = AGTConfig
 

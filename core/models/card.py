@@ -17,6 +17,8 @@ class ModelCard:
     # the words of the model's views by core.views.Text code, in English and in Chinese (the same codes)
     view_text: dict[str, str] = field(default_factory=dict)
     view_text_zh: dict[str, str] = field(default_factory=dict)
+    # what each of its interventions tests, in Chinese, by key (the English is its InterventionSpec.section)
+    interventions_zh: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if set(self.view_text) != set(self.view_text_zh):

@@ -243,6 +243,11 @@ class DCNN(SentenceClassifier[DCNNOutput]):
             "dcnn_activation": "激活值",
             "dcnn_ngram": "n 元组",
         },
+        interventions_zh={
+            "map_off": "§4.2：顶层某个特征映射对预测的贡献（把它置零）",
+            "max_pool": "§3.2 式 4：动态 k-max 池化（换成 k = 1 的最大池化）",
+            "no_folding": "§3.6：折叠把相邻两行相加（改为每行单独读取）",
+        },
     )
     config_class = DCNNConfig
     interventions = {

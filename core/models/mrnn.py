@@ -159,6 +159,10 @@ class MRNN(SentenceClassifier[MRNNOutput]):
             "mrnn_ordinal_curve": "P(y > {k})",
             "mrnn_sigmoid": "sigmoid 输出",
         },
+        interventions_zh={
+            "additive": "§4.1 式 5：关闭乘性项 xᵀAh（即 §3.2、§5.2 的加性 RNN）",
+            "cut_at": "§3.2：循环状态携带到目前为止的语义（在该词之前把 h 重置为 h_0）",
+        },
     )
     config_class = MRNNConfig
     word_curve_kind = "native"  # Eq. 6: y_t at every step

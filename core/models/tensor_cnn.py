@@ -162,6 +162,11 @@ class TensorCNN(SentenceClassifier[TensorCNNOutput]):
             "tcnn_layer": "第 {layer} 层",
             "tcnn_all_layers": "全部层",
         },
+        interventions_zh={
+            "consecutive": "§3 式 3：非连续 n 元组（λ → 0 时只剩连续 n 元组）",
+            "max_order": "§4：各阶 n 元组 1..n 相加（去掉高于该序号的阶）",
+            "layer_off": "§4：每层的池化特征都进入 softmax（去掉其中一层）",
+        },
     )
     config_class = TensorCNNConfig
     word_curve_kind = "native"  # Fig. 5: each position's softmax over its layers' states
