@@ -106,8 +106,16 @@ def test_a_model_in_its_own_file_trains_answers_and_is_named(toy, tiny_data, tmp
     [answer] = json.loads(cli.stdout)
     assert answer["model"] == "toy" and answer["label"] == prediction.label
 
-    from demo.i18n import model_name, view_text  # the page: its name and its views' words in both languages
+    import gradio as gr  # the page: its name in the model menu, its panel and its views' words in both languages
+
+    from demo.i18n import model_name, view_text
     from demo.lab_html import model_panel
+    from demo.tabs.lab import _choices
+    from service.lab import ServedLab
+
+    with gr.Blocks():
+        menu = _choices(ServedLab.load(root))[3]
+    assert ("Toy BoW", "toy") in menu.choices
 
     assert paper("toy").display_name == model_name("toy") == "Toy BoW"
     assert model_name("toy", lang="zh") == "玩具词袋" and model_name("toy", lang="zh-TW") == "玩具詞袋"
