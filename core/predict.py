@@ -361,14 +361,14 @@ class Lab:
     ) -> Plan:
         """`predict`'s work, checked and not yet run (InputError for bad input); its Comparison has the one
         prediction. A model that raises here raises (a worker process reports a ModelFailure: RuntimeError)."""
-        methods = check_methods(methods)
+        chosen = check_methods(methods)
         checked = self.check_text(text, task, lang, max_words)
         self._check_model(checked.task, model)
         intervention = self.check_intervention(checked, model, intervention)
         view_options = self._taken(checked.task, model, view_options or {})
-        key = self._answer_key((text, task, lang, max_words), checked, model, methods, view_options, intervention)
+        key = self._answer_key((text, task, lang, max_words), checked, model, chosen, view_options, intervention)
         here = lambda job: self._explain(job.checked, job.model, job.methods, job.view_options, intervention)
-        return self._plan(checked, [model], methods, {model: key}, {model: view_options}, here, intervention)
+        return self._plan(checked, [model], chosen, {model: key}, {model: view_options}, here, intervention)
 
     def compare(
         self,
@@ -398,14 +398,14 @@ class Lab:
         view_options: dict | None = None,
     ) -> Plan:
         """`compare`'s work, checked and not yet run (InputError for bad input)."""
-        methods = check_methods(methods)
+        chosen = check_methods(methods)
         checked = self.check_text(text, task, lang, max_words)
         models = self.models(checked.task) if models is None else models
         for model in models:
             self._check_model(checked.task, model)
         options = {m: self._taken(checked.task, m, view_options or {}) for m in models}
-        keys = {m: self._answer_key((text, task, lang, max_words), checked, m, methods, options[m]) for m in models}
-        return self._plan(checked, models, methods, keys, options, self.run)
+        keys = {m: self._answer_key((text, task, lang, max_words), checked, m, chosen, options[m]) for m in models}
+        return self._plan(checked, models, chosen, keys, options, self.run)
 
     def _plan(
         self,
@@ -418,7 +418,10 @@ class Lab:
         intervention: Intervention | None = None,
     ) -> Plan:
         """The models' Plan: a job for each model without a kept answer."""
-        kept = {m: a for m, k in keys.items() if k is not None and (a := self.answers.get(k)) is not None}
+        answers = self.answers  # a key is None when there is no cache
+        kept = {
+            m: a for m, k in keys.items() if k is not None and answers is not None and (a := answers.get(k)) is not None
+        }
         jobs = [self._job(checked, m, methods, options[m], intervention) for m in models if m not in kept]
         return Plan(checked, models, kept, jobs, on_demand(methods), here, keys, self.answers)
 

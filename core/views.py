@@ -1,7 +1,8 @@
 """Explanation views: small, typed, JSON-serialisable dataclasses that a model (or the predictor)
 fills and the front end draws. A view knows nothing about plotting; demo/plots.py maps each view
-type to a figure. A new kind of panel means one `@view` dataclass here (its words in VIEW_TEXT, their Chinese in
-demo/zh.toml) and one plot function there; core.wire serialises it for the API and the model worker.
+type to a figure. A new kind of panel means one `@view` dataclass here (its words in its model's card, or in
+VIEW_TEXT with their Chinese in demo/locales/zh.toml when models share them) and one plot function there;
+core.wire serialises it for the API and the model worker.
 
 Every string a view shows (title, axis names, legend, column heads) is a `Text`: a code of VIEW_TEXT and its
 parameters. It reads as its English wording (the JSON API, the CLI, the logs); the front end words the same
@@ -11,7 +12,8 @@ code in the UI language (demo/i18n.py), never by parsing the English.
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-# The views' words, by code, in English; demo/i18n.py has the same codes in Chinese. {label} is a class name.
+# The views' words, by code, in English; demo/i18n.py has the same codes in Chinese. {label} is a class name. These
+# are the shared ones; each model's own come from its card (core.models.card.ModelCard.view_text, declared here).
 VIEW_TEXT = {
     # core.predict: what a per-word curve is (WordCurve.title); core.views.sentiment_scores: what its score is
     "curve_native": "the model's own per-word output",
@@ -22,43 +24,15 @@ VIEW_TEXT = {
     "score_top": "top class probability",
     "axis_word": "word",
     "axis_layer": "layer",
-    # tensor_cnn
-    "tcnn_layers": "Local sentiment at each word, per layer (Lei et al. 2015, Fig. 5)",
-    "tcnn_layer": "layer {layer}",
-    "tcnn_all_layers": "all layers",
-    # mrnn
-    "mrnn_trajectory": "Hidden-state trajectory (mRNN, cf. paper Fig. 2)",
-    "mrnn_pca": (
-        "PCA of this sentence's hidden states h_1..h_T (centred, torch.linalg.svd): PC1 {pc1:.0%}, "
-        "PC2 {pc2:.0%} of their variance; signs chosen so the last word has x, y >= 0; "
-        "colour = {score} after each word"
-    ),
-    "mrnn_ordinal": "Ordinal outputs after each word (§4.2, decoded at 0.5)",
-    "mrnn_ordinal_curve": "P(y > {k})",
-    "mrnn_sigmoid": "sigmoid output",
-    # dcnn
-    "dcnn_graph_all": "Induced feature graph (§4.2), all maps",
-    "dcnn_graph_map": "Induced feature graph (§4.2), top-layer map {map}",
-    "dcnn_detectors": "Strongest first-layer feature detectors in this sentence (width {width}, §5.5)",
-    "dcnn_map": "map",
-    "dcnn_row": "row",
-    "dcnn_activation": "activation",
-    "dcnn_ngram": "n-gram",
-    # adasent
-    "adasent_pyramid": (
-        "AdaSent pyramid: unit (t, j) covers words j..j+t-1; colour = the classifier g on the unit alone (a probe)"
-    ),
-    # agt
-    "agt_attention": "Layer attention over the words (min-max normalised per layer, Fig. 4)",
-    "agt_attention_value": "normalised attention d_{{l,n}}",
-    "agt_selected": "Words selected per layer (normalised attention > 0.95, §3.1) and composed phrases",
-    "agt_selected_words": "selected words",
-    "agt_phrases": "phrases (runs of selected words)",
-    "agt_loose": "loose selection (> 0.5)",
-    "agt_gates": "Transform-gate activity per layer (Fig. 3)",
-    "agt_gate_mean": "mean T_l over units",
-    "agt_gate": "transform gate T_l",
 }
+
+
+def declare_view_text(words: dict[str, str]) -> None:
+    """Adds a model's view codes to VIEW_TEXT; ValueError for a code already worded otherwise."""
+    clashing = sorted(code for code, text in words.items() if VIEW_TEXT.get(code, text) != text)
+    if clashing:
+        raise ValueError(f"view text codes already worded otherwise: {', '.join(clashing)}")
+    VIEW_TEXT.update(words)
 
 
 class Text(str):

@@ -14,7 +14,8 @@ import typing
 from dataclasses import fields, is_dataclass
 from types import UnionType
 
-from core.views import VIEWS, Text
+from core.models import load_cards
+from core.views import VIEW_TEXT, VIEWS, Text
 
 TEXT_KEY = "\0text:"  # a dict key that is a Text (JSON keys are strings)
 _AS_IS = (int, float, str, bool)  # a list of these is passed on as it is: no deep copy of a vector
@@ -92,6 +93,8 @@ class Wire:
     def _rebuilt(self, data: dict):
         """json.loads' object_hook: a dict of dumps' back into what it stood for (inner dicts come first)."""
         if "$text" in data:
+            if data["$text"] not in VIEW_TEXT:  # a model's own code: its card declares it as its module loads
+                load_cards()
             return Text(data["$text"], **data["params"])
         if "$tuple" in data:
             return tuple(data["$tuple"])

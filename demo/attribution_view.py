@@ -1,11 +1,9 @@
 """The Lab's word-attribution pieces: the method selector with its faithfulness hint (what `make attribution`
 measured, reports/attribution.md), and what a model panel shows of a prediction's attributions."""
 
-from pathlib import Path
-
 import gradio as gr
 
-from core.analysis.attribution import DEFAULT_METHODS, FAITHFULNESS, METHODS, most_faithful
+from core.analysis.attribution import DEFAULT_METHODS, METHODS, most_faithful
 from core.analysis.plausibility import TOP_K
 from core.predict import ALL, AUTO, Prediction
 from demo.i18n import L, label_name, model_name, request_lang, t, task_name
@@ -88,14 +86,15 @@ def plausible_text(plausibility: dict, ui: str) -> str:
     )
 
 
-def faithfulness_hint(lab: ServedLab, model: str, task: str, ui: str, table: Path = FAITHFULNESS) -> str:
+def faithfulness_hint(lab: ServedLab, model: str, task: str, ui: str) -> str:
     """Which method the deletion test found most faithful, for the chosen model (every model when "all")
     on the chosen task (every task when "auto"), and, where the task has gold trees, which agrees best with
-    the annotators: a table, a row per model and a column per task; only for checkpoints the `table` measured."""
+    the annotators: a table, a row per model and a column per task; only for checkpoints with their own measure
+    (attribution.json)."""
     cells, sentences, plausible = {}, set(), False  # (model, task) -> the cell's text; the samples' sizes
     for tk in lab.tasks() if task in (None, "", AUTO) else [task]:
         for m in lab.models(tk):
-            best = most_faithful(lab.checkpoints[(tk, m)], table) if model in (m, ALL) else None
+            best = most_faithful(lab.checkpoints[(tk, m)]) if model in (m, ALL) else None
             if best:
                 cells[(m, tk)] = t(
                     "attr_best_cell",

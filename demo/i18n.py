@@ -90,6 +90,7 @@ def load_locale(lang: str) -> tuple[dict, dict, dict]:
 PAGE, TEXT, CODES = {}, {}, {}
 for _lang in LANGS:
     PAGE[_lang], TEXT[_lang], CODES[_lang] = load_locale(_lang)
+CODES["zh"]["interventions"] = {}  # filled from the models' cards (add_model_words)
 
 
 def t(key: str, lang: str, **params) -> str:
@@ -113,19 +114,25 @@ for _lang, _convert in TRADITIONAL.items():  # placeholders are ASCII: the conve
     TEXT[_lang] = {k: _convert(v) for k, v in TEXT["zh"].items()}
     CODES[_lang] = {table: {code: _convert(v) for code, v in codes.items()} for table, codes in CODES["zh"].items()}
 
+
+def add_model_words() -> None:
+    """Each registered model's own words in Chinese, from its card (the English: VIEW_TEXT, its interventions)."""
+    for model in MODELS:
+        card = model_class(model).card
+        for lang in ("zh", *TRADITIONAL):
+            convert = TRADITIONAL.get(lang, str)
+            CODES[lang]["view"] |= {code: convert(words) for code, words in card.view_text_zh.items()}
+            CODES[lang]["interventions"] |= {
+                f"{model}.{k}": convert(words) for k, words in card.interventions_zh.items()
+            }
+
+
+add_model_words()
+
 I18N = gr.I18n(
     en=PAGE["en"], zh=PAGE["zh"], **{"zh-CN": PAGE["zh"]}, **{"zh-TW": {key: TEXT["zh-TW"][key] for key in PAGE["zh"]}}
 )  # Gradio has no zh-HK (see above)
 L = I18N  # L("key") in component constructors
-
-MODEL_NAMES = {
-    "tensor_cnn": "Tensor CNN (Lei et al. 2015)",
-    "mrnn": "mRNN (Irsoy & Cardie 2015)",
-    "dcnn": "DCNN (Kalchbrenner et al. 2014)",
-    "adasent": "AdaSent (Zhao et al. 2015)",
-    "agt": "AGT (Guo 2017)",
-    "nbow": "NBoW baseline",
-}
 
 
 def words_in(words: dict[str, str], lang: str, default: str) -> str:
@@ -182,9 +189,13 @@ def warn(message: str, lang: str) -> None:
     gr.Warning(message, title=t("toast_warning", lang))
 
 
-def model_name(key: str, cited: bool = True) -> str:
-    """The model's name with its paper ("Tensor CNN (Lei et al. 2015)"), or without (`cited=False`)."""
-    name = MODEL_NAMES.get(key, key)
+def model_name(key: str, cited: bool = True, lang: str = "en") -> str:
+    """The model's name with its paper ("Tensor CNN (Lei et al. 2015)"), or without (`cited=False`), from its card;
+    a key no longer registered (an old job's) as it is."""
+    if key not in MODELS:
+        return key
+    name = model_class(key).card.display_name("en" if lang == "en" else "zh")
+    name = TRADITIONAL[lang](name) if lang in TRADITIONAL else name
     return name if cited else name.split(" (")[0]
 
 
@@ -208,6 +219,8 @@ def view_text(value, lang: str) -> str:
         k: view_text(v, lang) if isinstance(v, Text) else label_name(v, lang) if k == "label" else v
         for k, v in value.params.items()
     }
+    if value.code not in CODES[lang]["view"]:  # a model registered after this module was loaded
+        add_model_words()
     return CODES[lang]["view"][value.code].format(**params)
 
 

@@ -183,7 +183,7 @@ def top_map_panel(p: Prediction, index: int, view: KMaxGraph, fact: Facts | None
 
 def series_name(p: Prediction, ui: str) -> str:
     """The model's name, and with an intervention which one: before and after are told apart everywhere."""
-    name = model_name(p.model)
+    name = model_name(p.model, lang=ui)
     if p.intervention == "none":
         return name
     return f"{name} · {t('intervened', ui, intervention=intervention_name(p.intervention, ui))}"

@@ -321,12 +321,12 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
     cell_h, top = max(8, min(22, 600 / max(n, 1))), 36
     gate_h = max(3.0, 0.35 * cell_h)
     body, rows = [], []  # rows: the table, a row per unit
-    beliefs = dict(enumerate(view.level_beliefs, start=1))
+    level_belief = dict(enumerate(view.level_beliefs, start=1))
     for level, (scores, gates) in enumerate(zip(view.scores, view.gates), start=1):
         for j, s in enumerate(scores):  # unit (t, j), centred over words j..j+t-1
             gate = t("pyramid_gates", ui, left=gates[j][0], right=gates[j][1], compose=gates[j][2]) if gates else ""
             span = " ".join(view.words[j : j + level])
-            rows.append([level, span, s, beliefs.get(level), *(gates[j] if gates else [None] * 3)])
+            rows.append([level, span, s, level_belief.get(level), *(gates[j] if gates else [None] * 3)])
             hover = f"{t('pyramid_level', ui, level=level)}: {span}: {s:.3f}{gate}"
             x, y = left + (j + (level - 1) / 2) * cell_w, top + (level - 1) * cell_h
             body.append(

@@ -38,6 +38,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -292,7 +293,7 @@ def submit_job(
     file = Path(file)
     rows = read_rows(file, text_column or "", label_column or "", limits.max_bytes, limits.max_rows)
     job_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(JOB_ID_BITS // 8)
-    job = {
+    job: dict[str, Any] = {
         "id": job_id,
         "status": "queued",
         "created": time.time(),
@@ -464,7 +465,8 @@ class _Progress:
     seconds draws its curves while it runs. The app's presence is looked at every batch."""
 
     def __init__(self, writer: "_Writer | None", job: dict, trainer: Trainer):
-        self.writer, self.job, self.trainer, self.last, self.losses = writer, job, trainer, 0.0, []
+        self.writer, self.job, self.trainer, self.last = writer, job, trainer, 0.0
+        self.losses: list[float] = []  # this group of batches' training losses
         self.dev_before: list | None = None  # the dev points of the epochs done; None before the first step
         trainer.on_batch = self.batch
 

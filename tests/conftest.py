@@ -2,6 +2,7 @@
 
 import os
 import random
+from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
@@ -87,6 +88,23 @@ def lab(lab_root):
     from service.lab import ServedLab
 
     return ServedLab.load(lab_root)
+
+
+@pytest.fixture
+def measured(lab):
+    """`measured(task, model, entry)` stores a deletion test in that checkpoint of `lab` as `make attribution` does
+    (write_faithfulness), for this test only: the files are removed after it."""
+    from core.analysis.attribution import write_faithfulness
+
+    written = []
+
+    def write(task: str, model: str, entry: dict) -> Path:
+        written.append(write_faithfulness(lab.checkpoints[(task, model)], entry))
+        return written[-1]
+
+    yield write
+    for path in written:
+        path.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="module")

@@ -23,10 +23,13 @@ input, so a model that looks each distinct word up once (mRNN, AGT) still sees o
 Faithfulness (`deletion_curve`, `aopc`): delete the words in the order a method ranks them (highest first)
 and follow P(c); the area over that curve (AOPC, Samek et al. 2017) is larger when the method found the
 words the prediction rests on; a random order is the baseline. `tools/research/attribution.py` measures it on the
-test sets into reports/attribution.md and reports/attribution.json, which `most_faithful` reads, beside how
-plausible each method is (core.analysis.plausibility: agreement with the SST annotators).
+test sets, beside how plausible each method is (core.analysis.plausibility: agreement with the SST annotators),
+into reports/attribution.md and into each checkpoint's folder (`write_faithfulness`: attribution.json beside
+the weights, which `most_faithful` reads).
 """
 
+import functools
+import json
 import random
 from dataclasses import dataclass
 from functools import lru_cache
@@ -35,8 +38,9 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from core.checkpoints.checkpoint import WEIGHTS, Checkpoint
+from core.checkpoints.checkpoint import WEIGHTS, Checkpoint, atomic_write_text
 from core.checkpoints.files import read_json, sha256
+from core.checkpoints.manifest import FAITHFULNESS
 from core.data.batching import pad_batch
 from core.models.base import SentenceClassifier, embedding_rows
 
@@ -53,7 +57,7 @@ IG_MIN_WIDTH = 2.0**-12  # a segment this short that still misses its change hol
 SMOOTHGRAD_SAMPLES = 16
 SMOOTHGRAD_NOISE = 0.15  # noise sigma, as a fraction of the sentence's vector value range (Smilkov et al.: 10-20%)
 DELETION_STEPS = 10  # AOPC over the first 10 deletions (Samek et al.), at most n-1: a sentence keeps a word
-FAITHFULNESS = Path(__file__).resolve().parents[2] / "reports" / "attribution.json"
+FAITHFULNESS_FORMAT = 1
 
 
 def on_demand(methods: tuple[str, ...]) -> bool:
@@ -110,7 +114,7 @@ def _integrated_gradients(ig, vectors: Tensor) -> tuple[Tensor, float, int]:
         a, b = max(halvable, key=lambda ends: abs(pieces[ends][1]))
         del pieces[(a, b)]
         pieces[(a, (a + b) / 2)], pieces[((a + b) / 2, b)] = segment(a, (a + b) / 2), segment((a + b) / 2, b)
-    return sum(scores for scores, _ in pieces.values()), error, IG_SEGMENT_STEPS * len(pieces)
+    return functools.reduce(torch.add, [scores for scores, _ in pieces.values()]), error, IG_SEGMENT_STEPS * len(pieces)
 
 
 def gradient_attributions(
@@ -215,14 +219,30 @@ def weights_sha256(checkpoint: Checkpoint) -> str:
     return _weights_sha256(path, path.stat().st_mtime_ns)
 
 
-def most_faithful(checkpoint: Checkpoint, path: str | Path = FAITHFULNESS) -> dict | None:
-    """What reports/attribution.json measured for these very weights (its task and model, same sha256):
+def write_faithfulness(checkpoint: Checkpoint, measured: dict) -> Path:
+    """Store a deletion test of these weights beside them (the checkpoint's attribution.json): its number of
+    sentences, each method's AOPC, the random order's, and the plausibility where the task has gold trees."""
+    record = {
+        "format": FAITHFULNESS_FORMAT,
+        "weights_sha256": weights_sha256(checkpoint),
+        "sentences": measured["sentences"],
+        "aopc": measured["aopc"],
+        "random": measured["random"],
+        "plausibility": measured.get("plausibility"),
+    }
+    path = Path(checkpoint.path) / FAITHFULNESS
+    atomic_write_text(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return path
+
+
+def most_faithful(checkpoint: Checkpoint) -> dict | None:
+    """What the checkpoint's attribution.json measured for these very weights (same sha256):
     {"method": the method with the highest AOPC, "aopc": {method: AOPC}, "random": the random order's
     AOPC, "sentences": n, "plausibility": {method: core.analysis.plausibility.summarize(...)} or None where
     the task has no gold trees}; None when they were not measured."""
     try:
-        entry = read_json(Path(path))["results"][checkpoint.meta["task"]][checkpoint.model.key]
-        if entry["weights_sha256"] != weights_sha256(checkpoint):
+        entry = read_json(Path(checkpoint.path) / FAITHFULNESS)
+        if entry["format"] != FAITHFULNESS_FORMAT or entry["weights_sha256"] != weights_sha256(checkpoint):
             return None
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -44,7 +44,14 @@ class WordAlignment:
 
     def labels(self) -> list[str]:
         """The word at each position: the shared word, or the one sentence's own."""
-        return [self.words_a[i] if i is not None else self.words_b[j] for i, j in self.columns]
+        words = []
+        for i, j in self.columns:
+            if i is None:
+                assert j is not None  # a column holds a word of a, of b or of both
+                words.append(self.words_b[j])
+            else:
+                words.append(self.words_a[i])
+        return words
 
 
 @dataclass

@@ -158,7 +158,7 @@ class ProbeReport:
         """JSON-ready; `pass_rates[capability][model]` is the table."""
 
         def cell(c: Cell) -> dict:
-            data = {"passed": c.passed, "total": c.total, "rate": round(c.rate, 4)}
+            data: dict[str, object] = {"passed": c.passed, "total": c.total, "rate": round(c.rate, 4)}
             if failures:
                 data["failures"] = [plain(f) for f in c.failures]
             return data
@@ -228,7 +228,7 @@ def read_suite(path: str | Path) -> Suite:
     lexicon = data["lexicon"]
     for key, words in lexicon.items():
         _require(
-            isinstance(words, list) and words and all(isinstance(w, str) and w for w in words),
+            isinstance(words, list) and bool(words) and all(isinstance(w, str) and w for w in words),
             path,
             f"lexicon.{key}",
             "must be a non-empty list of strings",
@@ -288,13 +288,14 @@ def expand_test(test: dict, lexicon: dict[str, list[str]], seed: int, max_cases:
     """Every filling of the test's slots (a seeded sample of `max_cases` when there are more), in product order.
     A slot filled twice in one sentence ({pos} ... {pos}) takes the same word; {pos2} draws again."""
     templates = [test["template"]] if test["type"] == "mft" else [test["base"], test["variant"]]
-    slots = list(dict.fromkeys(name + digit for t in templates for name, digit in SLOT.findall(t)))
-    values = [lexicon[SLOT.fullmatch("{" + s + "}").group(1)] for s in slots]
+    found = list(dict.fromkeys(match for t in templates for match in SLOT.findall(t)))  # (lexicon key, digit)
+    slots = [name + digit for name, digit in found]
+    values = [lexicon[name] for name, _ in found]
     total = 1
     for v in values:
         total *= len(v)
     if total > max_cases:  # random.Random(str) is seeded from the string's bytes: the same sample everywhere
-        indices = sorted(random.Random(f"{seed}:{test['name']}").sample(range(total), max_cases))
+        indices: list[int] | range = sorted(random.Random(f"{seed}:{test['name']}").sample(range(total), max_cases))
     else:
         indices = range(total)
     cases = []

@@ -1,7 +1,8 @@
 """The integrity of a checkpoint folder: safe names, and `manifest.json` (every file's sha256).
 
 A checkpoint folder (`checkpoints/`, a Hub snapshot, a `--checkpoints` directory) holds
-`<task>/<model>/{model.safetensors, config.json, vocab.json, metrics.json, README.md, evaluation.json}` and a
+`<task>/<model>/{model.safetensors, config.json, vocab.json, metrics.json, README.md, evaluation.json,
+attribution.json}` and a
 `manifest.json` listing every one of those files with its sha256, and, when a checkpoint reads shared
 word vectors (core.checkpoints.checkpoint), the vectors set `vectors/<lang>/{vectors.json, words.txt,
 vectors-NNN.safetensors}` (listed in the manifest too, but not a checkpoint: `manifest_pairs` leaves it out).
@@ -33,7 +34,11 @@ CARD = "README.md"
 EVALUATION = (
     "evaluation.json"  # the test-set evaluation behind the Treebank tab (core.analysis.dataset_view, make evaluate-all)
 )
-CHECKPOINT_FILES = (WEIGHTS, CONFIG, VOCAB, METRICS, CARD, EVALUATION)  # the only files a checkpoint folder may list
+# the deletion test of the attribution methods behind the Lab's "most faithful" hint (core.analysis.attribution,
+# make attribution)
+FAITHFULNESS = "attribution.json"
+# the only files a checkpoint folder may list
+CHECKPOINT_FILES = (WEIGHTS, CONFIG, VOCAB, METRICS, CARD, EVALUATION, FAITHFULNESS)
 REQUIRED_FILES = (WEIGHTS, CONFIG, VOCAB)
 VECTORS_LANGS = ("en", "zh")
 

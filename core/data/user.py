@@ -220,7 +220,7 @@ def choose_columns(columns: list[str], rows, text_column: str, label_column: str
         text_column, label_column = text_column or rest[0], label_column or rest[0]
     elif len(rest) == 2 and not text_column and not label_column:  # two columns: the text is the longer one
         mean = {c: sum(len(r.get(c, "")) for _, r in rows) for c in rest}
-        text_column, label_column = sorted(rest, key=mean.get, reverse=True)
+        text_column, label_column = sorted(rest, key=lambda c: mean[c], reverse=True)
     if not text_column or not label_column:
         raise UserDataError("choose_columns", columns=", ".join(columns))
     if text_column == label_column:

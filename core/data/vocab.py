@@ -26,7 +26,7 @@ class Vocab:
         counts = Counter(w for s in sentences for w in s)
         words = sorted((w for w, c in counts.items() if c >= min_freq), key=lambda w: (-counts[w], w))
         known = set(words)
-        words += [w for w in extra if w not in known and not known.add(w)]
+        words += [w for w in dict.fromkeys(extra) if w not in known]  # in order, once each
         return cls([PAD, UNK] + [w for w in words if w not in (PAD, UNK)])
 
     def __len__(self) -> int:

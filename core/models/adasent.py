@@ -64,7 +64,9 @@ from core.models.base import (
     active_intervention,
     check_config,
     classification_loss,
+    explained,
 )
+from core.models.card import ModelCard
 from core.views import Pyramid, Text, sentiment_scores
 
 # A pyramid has n(n+1)/2 units: in full (a score and three gates each) 4 MB of JSON at 300 words. Beyond
@@ -111,8 +113,30 @@ class AdaSentOutput(ModelOutput):
     level_probs: Tensor | None = None  # (B, T, C) p(C | H=t)
 
 
-class AdaSent(SentenceClassifier):
+class AdaSent(SentenceClassifier[AdaSentOutput]):
     key = "adasent"
+    card = ModelCard(
+        name="AdaSent",
+        cited="Zhao et al. 2015",
+        citation=('Han Zhao, Zhengdong Lu, Pascal Poupart (2015), "Self-Adaptive Hierarchical Sentence Model", IJCAI'),
+        no_result="AdaSent reports no SST result (MR, CR, SUBJ, MPQA and TREC only)",
+        view_text={
+            "adasent_pyramid": (
+                "AdaSent pyramid: unit (t, j) covers words j..j+t-1; colour = the classifier g on the unit "
+                "alone (a probe)"
+            ),
+        },
+        view_text_zh={
+            "adasent_pyramid": (
+                "AdaSent 金字塔：单元 (t, j) 覆盖第 j..j+t-1 个词；颜色 = 分类器 g 单独作用于该单元（探针）"
+            ),
+        },
+        interventions_zh={
+            "level_only": "§门控网络：各层级的共识（只读一个层级）",
+            "uniform_gates": "§门控网络：γ_t = p(H=t | x)（换成均匀权重）",
+            "fixed_local_gates": "式 5、7：每个单元的局部门（在某一层级固定为各 1/3）",
+        },
+    )
     config_class = AdaSentConfig
     word_curve_kind = "probe"  # level 1: g on each word alone; the model only ever applies g to pooled levels
 
@@ -222,10 +246,10 @@ class AdaSent(SentenceClassifier):
     def word_curve(self, output: AdaSentOutput, index: int) -> Tensor:
         """A probe, (n, C): the shared classifier g on each level-1 unit (word) alone. The model never does
         this (g only sees pooled levels), so it shows what g makes of a word, not a step of the model."""
-        return output.unit_probs[0][index, : int(output.lengths[index])]
+        return output.unit_probs[0][index, : int(explained(output.lengths)[index])]
 
     def views(self, output: AdaSentOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
-        n = int(output.lengths[index])
+        n = int(explained(output.lengths)[index])
         reduced = n > PYRAMID_DETAIL_WORDS
         scores, gates = [], []
         for t in range(1, n + 1):  # level t has n-t+1 real units
@@ -241,8 +265,8 @@ class AdaSent(SentenceClassifier):
             words=list(words),
             scores=scores,
             gates=gates,
-            level_beliefs=output.gamma[index, :n].tolist(),
-            level_probs=output.level_probs[index, :n].tolist(),
+            level_beliefs=explained(output.gamma)[index, :n].tolist(),
+            level_probs=explained(output.level_probs)[index, :n].tolist(),
             score_label=label,
             score_range=score_range,
             detail_words=PYRAMID_DETAIL_WORDS if reduced else 0,

@@ -64,8 +64,10 @@ from core.models.base import (
     active_intervention,
     check_config,
     classification_loss,
+    explained,
     length_mask,
 )
+from core.models.card import ModelCard
 from core.views import Heatmap, LineCurves, Table, Text
 
 SELECTED = 0.95  # §3.1: a word is "selected" when its normalised attention is > 0.95
@@ -118,8 +120,42 @@ class AGTOutput(ModelOutput):
     states: Tensor | None = None  # (B, Lyr, h) y_0..y_{Lyr-1}
 
 
-class AGT(SentenceClassifier):
+class AGT(SentenceClassifier[AGTOutput]):
     key = "agt"
+    card = ModelCard(
+        name="AGT",
+        cited="Guo 2017",
+        citation='Hongyu Guo (2017), "A Deep Network with Visual Text Composition Behavior", ACL',
+        no_result="the AGT paper reports SST-5 only",
+        view_text={
+            "agt_attention": "Layer attention over the words (min-max normalised per layer, Fig. 4)",
+            "agt_attention_value": "normalised attention d_{{l,n}}",
+            "agt_selected": "Words selected per layer (normalised attention > 0.95, §3.1) and composed phrases",
+            "agt_selected_words": "selected words",
+            "agt_phrases": "phrases (runs of selected words)",
+            "agt_loose": "loose selection (> 0.5)",
+            "agt_gates": "Transform-gate activity per layer (Fig. 3)",
+            "agt_gate_mean": "mean T_l over units",
+            "agt_gate": "transform gate T_l",
+        },
+        view_text_zh={
+            "agt_attention": "各层对词的注意力（每层最小-最大归一化，图 4）",
+            "agt_attention_value": "归一化注意力 d_{{l,n}}",
+            "agt_selected": "每层选中的词（归一化注意力 > 0.95，§3.1）及组成的短语",
+            "agt_selected_words": "选中的词",
+            "agt_phrases": "短语（连续选中的词）",
+            "agt_loose": "宽松选择（> 0.5）",
+            "agt_gates": "每层变换门的活动（图 3）",
+            "agt_gate_mean": "各单元 T_l 的均值",
+            "agt_gate": "变换门 T_l",
+        },
+        interventions_zh={
+            "uniform_attention": "式 4-6：某层对词的注意力（改为均匀）",
+            "gates_open": "式 7-8：某层的变换门 T_l（固定全开：y_l = f(...)）",
+            "gates_closed": "式 7-8：某层的变换门 T_l（固定关闭：y_l = y_{l-1}）",
+            "skip_only": "§3.2：所有门关闭，只剩跳连路径：y = s+_0，即“只用 s+_0”的核心",
+        },
+    )
     config_class = AGTConfig
 
     interventions = {
@@ -142,10 +178,11 @@ class AGT(SentenceClassifier):
         self.attn_weight = nn.Parameter(torch.empty(h, k, a).uniform_(-(h**-0.5), h**-0.5))  # [:, l] = W^m_l transposed
         self.attn_vector = nn.Parameter(torch.empty(k, a).uniform_(-(a**-0.5), a**-0.5))  # w^m_l
         # Eq. 7-8 for layers 1..Lyr-1 (index l-1)
-        self.gate = nn.ModuleList(nn.Linear(h, h) for _ in range(config.num_layers - 1))  # W^t_l, b^t_l
-        self.transform = nn.ModuleList(nn.Linear(2 * h, h) for _ in range(config.num_layers - 1))  # W^f_l
-        for gate in self.gate:
+        gates = [nn.Linear(h, h) for _ in range(config.num_layers - 1)]  # W^t_l, b^t_l
+        for gate in gates:
             nn.init.constant_(gate.bias, config.gate_bias)
+        self.gate = nn.ModuleList(gates)
+        self.transform = nn.ModuleList(nn.Linear(2 * h, h) for _ in range(config.num_layers - 1))  # W^f_l
         self.fc1 = nn.Linear(h, config.fc_hidden)
         self.fc2 = nn.Linear(config.fc_hidden, config.num_classes)
         self.dropout = Dropout(config.dropout)
@@ -164,6 +201,7 @@ class AGT(SentenceClassifier):
         # Eq. 5: softmax over the real words only (exp(-inf) = 0 on padding)
         act = active_intervention()
         if act is not None and act.key == "uniform_attention":  # that layer attends to every word alike
+            assert act.index is not None  # check_intervention: an indexed intervention has its index
             scores = scores.index_fill(1, torch.tensor([act.index - 1], device=ids.device), 0.0)
         attention = scores.masked_fill(~mask[:, None, :], float("-inf")).softmax(-1)  # (B, A, N)
         # Eq. 4: s+_l = sum_n d_{l,n} B_n
@@ -206,7 +244,7 @@ class AGT(SentenceClassifier):
 
     def views(self, output: AGTOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
         n = len(words)
-        attention = output.attention[index, :, :n].double()  # (A, n)
+        attention = explained(output.attention)[index, :, :n].double()  # (A, n)
         # Fig. 2/4: min-max normalise each layer's weights within the sentence (one word: weight 1)
         low, high = attention.min(-1, keepdim=True).values, attention.max(-1, keepdim=True).values  # (A, 1)
         spread = high - low  # (A, 1)
@@ -224,7 +262,7 @@ class AGT(SentenceClassifier):
                     " ".join(w for w, v in zip(words, weights) if v > LOOSE),
                 ]
             )
-        gate_means = output.gates[index].double().mean(-1).tolist()  # (Lyr-1,) mean over units
+        gate_means = explained(output.gates)[index].double().mean(-1).tolist()  # (Lyr-1,) mean over units
         return [
             Heatmap(
                 title=Text("agt_attention"),

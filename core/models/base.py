@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any, Generic, Self, TypeVar
 
 import torch
 from huggingface_hub import PyTorchModelHubMixin, snapshot_download
@@ -16,6 +17,7 @@ from torch import Tensor, nn
 
 from core.checkpoints.checkpoint import CONFIG, VOCAB, WEIGHTS, CheckpointError, load_checkpoint, save_checkpoint
 from core.data.vocab import Vocab
+from core.models.card import ModelCard
 from core.notices import InterventionError
 
 # Bounds on a config's sizes, (lowest, highest): a checkpoint's config.json is input, checked before any tensor
@@ -115,8 +117,22 @@ class ModelOutput:
     loss: Tensor | None = None  # mean training loss over the batch, when labels were given
 
 
+def explained(tensor: Tensor | None) -> Tensor:
+    """A model output's tensor that a forward pass fills only with explain > 0 (what `views` reads)."""
+    if tensor is None:
+        raise ValueError("this output holds no explanation tensors: run the forward pass with explain > 0")
+    return tensor
+
+
+OutputT = TypeVar("OutputT", bound=ModelOutput)  # a model's own ModelOutput dataclass
+
+
 class SentenceClassifier(
-    nn.Module, PyTorchModelHubMixin, pipeline_tag="text-classification", tags=["sentence-classification"]
+    nn.Module,
+    PyTorchModelHubMixin,
+    Generic[OutputT],
+    pipeline_tag="text-classification",
+    tags=["sentence-classification"],
 ):
     """Base class. A subclass sets `key` and `config_class`, builds `self.embedding` with
     `build_embedding`, and implements `forward`, `views` and (when it has one) `word_curve`.
@@ -137,6 +153,7 @@ class SentenceClassifier(
     """
 
     key: str = ""
+    card: ModelCard  # its names, paper and views' words (core.models.card), set by every model
     config_class: type = object
     embedding: nn.Embedding  # built by the subclass (build_embedding); declared for the type checker
     # what `word_curve` gives: "native" (the model's own per-word output, which it computes and uses), "probe"
@@ -176,38 +193,21 @@ class SentenceClassifier(
         local_files_only: bool = False,
         revision: str | None = None,
         strict: bool = True,
-    ):
+        **model_kwargs: Any,
+    ) -> Self:
         """A checkpoint folder or a Hub model repo (one `<task>/<model>/` folder's files at its root). The
         mixin's own from_pretrained would first build this class's config dataclass from config.json, so
         another model's folder would fail there with a bare config error; load_checkpoint names it."""
         if not strict:
             raise ValueError("loading is always strict: a checkpoint must hold exactly the model's tensors")
-        return cls._from_pretrained(
-            model_id=str(pretrained_model_name_or_path),
-            revision=revision,
-            cache_dir=cache_dir,
-            force_download=force_download,
-            local_files_only=local_files_only,
-            token=token,
-        )
-
-    @classmethod
-    def _from_pretrained(
-        cls,
-        *,
-        model_id: str,
-        revision: str | None,
-        cache_dir: str | Path | None,
-        force_download: bool,
-        local_files_only: bool,
-        token: str | bool | None,
-    ):
+        if model_kwargs:  # the mixin's signature takes any keyword; a model's config comes from config.json only
+            raise TypeError(f"from_pretrained got unexpected keyword arguments {sorted(model_kwargs)}")
         # load_checkpoint validates config.json, checks the files' sha256 and loads the weights strictly
         folder = (
-            model_id
-            if os.path.isdir(model_id)
+            pretrained_model_name_or_path
+            if os.path.isdir(pretrained_model_name_or_path)
             else snapshot_download(
-                model_id,
+                str(pretrained_model_name_or_path),
                 revision=revision,
                 cache_dir=cache_dir,
                 force_download=force_download,
@@ -257,7 +257,7 @@ class SentenceClassifier(
             groups.append({"params": [self.embedding.weight], "weight_decay": 0.0})
         return groups
 
-    def predict_labels(self, output: ModelOutput) -> Tensor:
+    def predict_labels(self, output: OutputT) -> Tensor:
         """(B,) predicted class ids; argmax unless a head decodes differently (mRNN's ordinal rule)."""
         return output.logits.argmax(-1)
 
@@ -302,13 +302,13 @@ class SentenceClassifier(
             )
 
     # -- explanation ----------------------------------------------------------------------------
-    def word_curve(self, output: ModelOutput, index: int):
+    def word_curve(self, output: OutputT, index: int) -> Tensor | None:
         """Per-position class probabilities for sentence `index`, as a tensor (n_words, C), when the
         model has them (`word_curve_kind`: native for the tensor CNN and the mRNN, a probe for AdaSent's
         level 1); else None and the predictor falls back to prefix predictions."""
         return None
 
-    def views(self, output: ModelOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
+    def views(self, output: OutputT, index: int, words: list[str], class_names: list[str] | None = None) -> list:
         """Model-specific explanation views (core.views dataclasses) for sentence `index`; `class_names`
         (the task's labels) name the class a 2-class score is the probability of."""
         return []

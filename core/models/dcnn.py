@@ -66,8 +66,10 @@ from core.models.base import (
     active_intervention,
     check_config,
     classification_loss,
+    explained,
     length_mask,
 )
+from core.models.card import ModelCard
 from core.views import KMaxGraph, Table, Text
 
 # bounds on a filter's width and a layer's feature maps (the paper: widths 5-10, 4-14 maps); a layer holds
@@ -214,8 +216,39 @@ class DCNNLayer(nn.Module):
         return out, kept, conv
 
 
-class DCNN(SentenceClassifier):
+class DCNN(SentenceClassifier[DCNNOutput]):
     key = "dcnn"
+    card = ModelCard(
+        name="DCNN",
+        cited="Kalchbrenner et al. 2014",
+        citation=(
+            'Nal Kalchbrenner, Edward Grefenstette, Phil Blunsom (2014), "A Convolutional Neural Network for '
+            'Modelling Sentences", ACL'
+        ),
+        view_text={
+            "dcnn_graph_all": "Induced feature graph (§4.2), all maps",
+            "dcnn_graph_map": "Induced feature graph (§4.2), top-layer map {map}",
+            "dcnn_detectors": "Strongest first-layer feature detectors in this sentence (width {width}, §5.5)",
+            "dcnn_map": "map",
+            "dcnn_row": "row",
+            "dcnn_activation": "activation",
+            "dcnn_ngram": "n-gram",
+        },
+        view_text_zh={
+            "dcnn_graph_all": "诱导特征图（§4.2），全部特征映射",
+            "dcnn_graph_map": "诱导特征图（§4.2），顶层特征映射 {map}",
+            "dcnn_detectors": "本句中最强的第一层特征检测器（窗口宽度 {width}，§5.5）",
+            "dcnn_map": "特征映射",
+            "dcnn_row": "行",
+            "dcnn_activation": "激活值",
+            "dcnn_ngram": "n 元组",
+        },
+        interventions_zh={
+            "map_off": "§4.2：顶层某个特征映射对预测的贡献（把它置零）",
+            "max_pool": "§3.2 式 4：动态 k-max 池化（换成 k = 1 的最大池化）",
+            "no_folding": "§3.6：折叠把相邻两行相加（改为每行单独读取）",
+        },
+    )
     config_class = DCNNConfig
     interventions = {
         "map_off": InterventionSpec("§4.2: a top-layer feature map's share of the prediction (the map zeroed)", "map"),
@@ -236,7 +269,7 @@ class DCNN(SentenceClassifier):
         self.dropout = Dropout(config.dropout)
         self.out = nn.Linear(rows * maps * config.k_top, config.num_classes)  # §5.1 fully connected softmax layer
         if config.init == "glorot":
-            for layer in self.layers:
+            for layer in layers:
                 # Lasagne's fans for his (F, C, rows, m) filter tensor, (C + F) * rows * m: ours has rows * C
                 # input and rows * F output channels
                 fans = (layer.conv.in_channels + layer.conv.out_channels) * layer.width
@@ -294,6 +327,10 @@ class DCNN(SentenceClassifier):
             conv1=conv1,
         )
 
+    def conv_layers(self) -> list[DCNNLayer]:
+        """`self.layers` as their own class: nn.ModuleList's items type as Module."""
+        return [layer for layer in self.layers if isinstance(layer, DCNNLayer)]
+
     def intervention_range(self, key: str) -> tuple[int, int]:
         return 0, self.config.maps[-1] - 1  # maps are numbered from 0, as in the map menu
 
@@ -311,10 +348,10 @@ class DCNN(SentenceClassifier):
         sparse AdaGrad cannot apply weight decay."""
         groups = [
             {"params": [layer.conv.weight], "weight_decay": weight_decay * scale}
-            for layer, scale in zip(self.layers, self.config.conv_l2_scale)
+            for layer, scale in zip(self.conv_layers(), self.config.conv_l2_scale)
         ]
         groups.append({"params": [self.out.weight], "weight_decay": weight_decay})
-        groups.append({"params": [layer.bias for layer in self.layers] + [self.out.bias], "weight_decay": 0.0})
+        groups.append({"params": [layer.bias for layer in self.conv_layers()] + [self.out.bias], "weight_decay": 0.0})
         if self.embedding.weight.requires_grad:
             groups.append({"params": [self.embedding.weight], "weight_decay": 0.0})
         return groups
@@ -350,8 +387,8 @@ class DCNN(SentenceClassifier):
     def strongest_detectors(self, output: DCNNOutput, index: int, words: list[str], top: int = 8) -> Table:
         """§5.5 / Fig. 4 for one sentence: the first-layer feature detectors (map, row) that respond most
         strongly anywhere in it, each with the n-gram under its filter window at that position."""
-        s, m = int(output.k[index, 0]), self.layers[0].width
-        conv = output.conv1[index, :, :, : s + m - 1]  # (d, n_1, s+m-1): only the sentence's own columns
+        s, m = int(explained(output.k)[index, 0]), self.conv_layers()[0].width
+        conv = explained(output.conv1)[index, :, :, : s + m - 1]  # (d, n_1, s+m-1): only the sentence's own columns
         best, where = conv.max(-1)  # (d, n_1) each
         order = best.flatten().argsort(descending=True)[:top]  # (top,)
         rows = []
@@ -373,10 +410,11 @@ class DCNN(SentenceClassifier):
         map (Eq. 7). Kept nodes that no node above reaches are dropped; level 0 lists every
         word. Edge weight = number of (row, map) pairs of level l whose node at the parent position
         reaches the child position."""
-        num_layers = len(self.layers)
+        layers = self.conv_layers()
+        num_layers = len(layers)
         positions = [p[index].cpu() for p in output.positions]  # level l: (r_l, n_l, K_l)
         activations = [a[index].cpu() for a in output.activations]  # level l: (r_l, n_l, K_l)
-        k = output.k[index].tolist()  # valid nodes per level
+        k = explained(output.k)[index].tolist()  # valid nodes per level
         levels: list[list[int]] = [[] for _ in range(num_layers + 1)]
         values: list[list[float]] = [[] for _ in range(num_layers + 1)]
         weights: dict[int, Tensor] = {}  # level l: (span, span) edge weights by (parent, child) position
@@ -388,12 +426,12 @@ class DCNN(SentenceClassifier):
             r, n, K = pos.shape
             levels[level], values[level] = _mean_by_position(pos[active], activations[level][active])
             # Eq. 1: the node at position p reads pooled indices p-m+1..p of the level below
-            window = pos[..., None] - torch.arange(self.layers[level - 1].width)  # (r, n, K, m)
+            window = pos[..., None] - torch.arange(layers[level - 1].width)  # (r, n, K, m)
             used = active[..., None] & (window >= 0) & (window < k[level - 1])  # (r, n, K, m)
             # folding and Eq. 7: row ρ reads rows 2ρ and 2ρ+1 of every map below, S = 2 * n_below sources
             sources = below.view(r, -1, below.shape[-1])  # (r, S, K_below)
-            index = window.clamp(0, below.shape[-1] - 1).view(r, 1, -1).expand(-1, sources.shape[1], -1)
-            child = sources.gather(2, index).view(r, -1, n, K, window.shape[-1])  # (r, S, n, K, m) positions
+            reads = window.clamp(0, below.shape[-1] - 1).view(r, 1, -1).expand(-1, sources.shape[1], -1)
+            child = sources.gather(2, reads).view(r, -1, n, K, window.shape[-1])  # (r, S, n, K, m) positions
             span = max(int(pos.max()), int(below.max())) + 1  # every position at both levels is < span
             child = child.masked_fill(~used[:, None], span).permute(0, 2, 3, 1, 4).reshape(r, n, K, -1)
             reaches = torch.zeros(r, n, K, span + 1).scatter_(-1, child, 1.0)[..., :span]  # (r, n, K, span)

@@ -59,8 +59,10 @@ from core.models.base import (
     SentenceClassifier,
     active_intervention,
     check_config,
+    explained,
     length_mask,
 )
+from core.models.card import ModelCard
 from core.views import LineCurves, Text, Trajectory, sentiment_scores
 
 
@@ -126,8 +128,42 @@ def ordinal_probs(cumulative: Tensor) -> Tensor:
     return upper - lower  # (..., C)
 
 
-class MRNN(SentenceClassifier):
+class MRNN(SentenceClassifier[MRNNOutput]):
     key = "mrnn"
+    card = ModelCard(
+        name="mRNN",
+        cited="Irsoy & Cardie 2015",
+        citation=(
+            'Ozan Irsoy, Claire Cardie (2015), "Modeling Compositionality with Multiplicative Recurrent Neural '
+            'Networks", ICLR'
+        ),
+        no_result="the mRNN paper reports SST-5 and MPQA only",
+        view_text={
+            "mrnn_trajectory": "Hidden-state trajectory (mRNN, cf. paper Fig. 2)",
+            "mrnn_pca": (
+                "PCA of this sentence's hidden states h_1..h_T (centred, torch.linalg.svd): PC1 {pc1:.0%}, "
+                "PC2 {pc2:.0%} of their variance; signs chosen so the last word has x, y >= 0; colour = {score} "
+                "after each word"
+            ),
+            "mrnn_ordinal": "Ordinal outputs after each word (§4.2, decoded at 0.5)",
+            "mrnn_ordinal_curve": "P(y > {k})",
+            "mrnn_sigmoid": "sigmoid output",
+        },
+        view_text_zh={
+            "mrnn_trajectory": "隐藏状态轨迹（mRNN，参见论文图 2）",
+            "mrnn_pca": (
+                "本句隐藏状态 h_1..h_T 的主成分分析（已中心化）：PC1 占方差的 {pc1:.0%}，PC2 占 {pc2:.0%}；"
+                "符号取使最后一个词的 x、y >= 0；颜色 = 每个词之后的{score}"
+            ),
+            "mrnn_ordinal": "每个词之后的序数输出（§4.2，以 0.5 为界解码）",
+            "mrnn_ordinal_curve": "P(y > {k})",
+            "mrnn_sigmoid": "sigmoid 输出",
+        },
+        interventions_zh={
+            "additive": "§4.1 式 5：关闭乘性项 xᵀAh（即 §3.2、§5.2 的加性 RNN）",
+            "cut_at": "§3.2：循环状态携带到目前为止的语义（在该词之前把 h 重置为 h_0）",
+        },
+    )
     config_class = MRNNConfig
     word_curve_kind = "native"  # Eq. 6: y_t at every step
     interventions = {
@@ -169,16 +205,19 @@ class MRNN(SentenceClassifier):
         # (unbind, not M[:, t]: indexing would back-propagate a full-size zero tensor at every step)
         act = active_intervention()
         additive = act is not None and act.key == "additive"
-        cut = act.index - 1 if act is not None and act.key == "cut_at" else None  # 0-based step
+        cut = None
+        if act is not None and act.key == "cut_at":
+            assert act.index is not None  # check_intervention: an indexed intervention has its index
+            cut = act.index - 1  # 0-based step
         h = self.h0.expand(B, -1)  # (B, dh)
-        states = []
+        steps = []
         for t, (M_t, u_t, m_t) in enumerate(zip(M.unbind(1), u.unbind(1), mask.unbind(1))):
             if t == cut:
                 h = self.h0.expand(B, -1)
             h_new = self.f((0 if additive else torch.einsum("bik,bk->bi", M_t, h)) + self.V(h) + u_t)  # (B, dh)
             h = torch.where(m_t[:, None], h_new, h)  # (B, dh)
-            states.append(h)
-        states = torch.stack(states, 1)  # (B, L, dh)
+            steps.append(h)
+        states = torch.stack(steps, 1)  # (B, L, dh)
 
         # Eq. 6: y_t = g(U h_t + c) at every step; the sentence output is the last step's
         z = self.out(self.dropout(states))  # (B, L, K)
@@ -213,17 +252,17 @@ class MRNN(SentenceClassifier):
         """(B,) predicted classes: argmax for the softmax head, the paper's decoding (§4.2) for the
         ordinal head (the median of the class probabilities, which can differ from their argmax)."""
         if self.config.head == "ordinal":
-            return decode_ordinal(output.cumulative[:, -1])
+            return decode_ordinal(explained(output.cumulative)[:, -1])
         return output.logits.argmax(-1)
 
     # -- explanation ----------------------------------------------------------------------------
     def word_curve(self, output: MRNNOutput, index: int) -> Tensor:
         """y_t of Eq. 6 for every word: the class distribution after reading words 1..t."""
-        return output.step_probs[index, : int(output.lengths[index])]  # (T, C)
+        return explained(output.step_probs)[index, : int(explained(output.lengths)[index])]  # (T, C)
 
     def views(self, output: MRNNOutput, index: int, words: list[str], class_names: list[str] | None = None) -> list:
         T = len(words)
-        states = output.states[index, :T].double()  # (T, dh)
+        states = explained(output.states)[index, :T].double()  # (T, dh)
         scores, score_label, _ = sentiment_scores(self.word_curve(output, index).tolist(), class_names)
 
         # Fig. 2 draws hidden states in 2-D; we project this sentence's h_1..h_T on their top two
@@ -237,7 +276,7 @@ class MRNN(SentenceClassifier):
         variance = sigma.square()  # (r,)
         share = (variance[:2] / variance.sum().clamp_min(1e-300)).tolist() + [0.0, 0.0]
         note = Text("mrnn_pca", pc1=share[0], pc2=share[1], score=score_label)
-        views = [
+        views: list = [
             Trajectory(
                 Text("mrnn_trajectory"), list(words), [(float(a), float(b)) for a, b in points.tolist()], scores, note
             )

@@ -23,6 +23,7 @@ from core.models.base import (
     length_mask,
     masked_mean,
 )
+from core.models.card import ModelCard
 
 
 @dataclass
@@ -41,8 +42,13 @@ class NBoWConfig:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
 
 
-class NBoW(SentenceClassifier):
+class NBoW(SentenceClassifier[ModelOutput]):
     key = "nbow"
+    card = ModelCard(
+        name="NBoW baseline",
+        name_zh="NBoW 基线",
+        citation=("neural bag-of-words baseline (as in the tables of Kalchbrenner et al. 2014 and Lei et al. 2015)"),
+    )
     config_class = NBoWConfig
 
     def __init__(self, config: NBoWConfig):

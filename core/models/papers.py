@@ -1,12 +1,13 @@
-"""The papers behind the models: configs/papers.toml, one record per model (display name, citation, the numbers
-the paper reports by task, and beside each the best public reproduction found). The model cards, the bench and the
-lab all read them from here."""
+"""The papers behind the models, one record per registered model: its name and citation from its card
+(core.models.card), the numbers the paper reports by task from configs/papers.toml, and beside each the best public
+reproduction found. The model cards, the bench and the lab all read them from here."""
 
 import functools
 import tomllib
 from dataclasses import dataclass
 
 from core.data import PROJECT_ROOT
+from core.models import MODELS, model_class
 
 PAPERS_FILE = PROJECT_ROOT / "configs" / "papers.toml"
 
@@ -63,15 +64,29 @@ class Paper:
         return None
 
 
-@functools.cache
 def papers() -> dict[str, Paper]:
-    """model key -> its paper, in the file's order."""
+    """model key -> its paper, in the registry's order."""
+    return {model: _paper(model) for model in MODELS}
+
+
+@functools.cache
+def _reported_by_model() -> dict[str, dict]:
     with PAPERS_FILE.open("rb") as f:
-        data = tomllib.load(f)
-    return {
-        model: Paper(model=model, **{**entry, "reported": tuple(_reported(r) for r in entry.get("reported", []))})
-        for model, entry in data.items()
-    }
+        return tomllib.load(f)
+
+
+@functools.cache
+def _paper(model: str) -> Paper:
+    card = model_class(model).card
+    entries = _reported_by_model().get(model, {}).get("reported", [])
+    return Paper(
+        model=model,
+        name=card.name,
+        cited=card.cited,
+        citation=card.citation,
+        reported=tuple(_reported(r) for r in entries),
+        no_result=card.no_result,
+    )
 
 
 def _reported(entry: dict) -> Reported:

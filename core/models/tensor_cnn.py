@@ -59,9 +59,11 @@ from core.models.base import (
     check_config,
     classification_loss,
     dropout,
+    explained,
     length_mask,
     masked_mean,
 )
+from core.models.card import ModelCard
 from core.views import LineCurves, Text, sentiment_scores
 
 
@@ -141,8 +143,31 @@ class TensorLayer(nn.Module):
 CONSECUTIVE = Intervention("consecutive")
 
 
-class TensorCNN(SentenceClassifier):
+class TensorCNN(SentenceClassifier[TensorCNNOutput]):
     key = "tensor_cnn"
+    card = ModelCard(
+        name="Tensor CNN",
+        cited="Lei et al. 2015",
+        citation=(
+            'Tao Lei, Regina Barzilay, Tommi Jaakkola (2015), "Molding CNNs for text: non-linear, non-consecutive'
+            ' convolutions", EMNLP'
+        ),
+        view_text={
+            "tcnn_layers": "Local sentiment at each word, per layer (Lei et al. 2015, Fig. 5)",
+            "tcnn_layer": "layer {layer}",
+            "tcnn_all_layers": "all layers",
+        },
+        view_text_zh={
+            "tcnn_layers": "每个词处的局部情感，逐层（Lei 等 2015，图 5）",
+            "tcnn_layer": "第 {layer} 层",
+            "tcnn_all_layers": "全部层",
+        },
+        interventions_zh={
+            "consecutive": "§3 式 3：非连续 n 元组（λ → 0 时只剩连续 n 元组）",
+            "max_order": "§4：各阶 n 元组 1..n 相加（去掉高于该序号的阶）",
+            "layer_off": "§4：每层的池化特征都进入 softmax（去掉其中一层）",
+        },
+    )
     config_class = TensorCNNConfig
     word_curve_kind = "native"  # Fig. 5: each position's softmax over its layers' states
     interventions = {
@@ -177,6 +202,7 @@ class TensorCNN(SentenceClassifier):
         # §4: mean of each layer over the real positions, concatenated; ỹ = softmax(Wᵀ z̄)
         means = [masked_mean(z, mask) for z in states]  # K x (B, h)
         if act and act.key == "layer_off":  # that layer's features still feed the next layer, not the softmax
+            assert act.index is not None  # check_intervention: an indexed intervention has its index
             means[act.index - 1] = torch.zeros_like(means[act.index - 1])
             states[act.index - 1] = torch.zeros_like(states[act.index - 1])  # nor the per-position curves
         pooled = torch.cat(means, dim=-1)  # (B, K·h)
@@ -197,22 +223,22 @@ class TensorCNN(SentenceClassifier):
 
     def word_curve(self, output: TensorCNNOutput, index: int) -> Tensor:
         """Fig. 5: p_t = softmax(Wᵀ[z¹_t; z²_t; z³_t]) at each real position, (n_words, C)."""
-        n = int(output.lengths[index])
-        return output.layer_logits[index, :, :n].sum(0).softmax(-1)  # (n, C)
+        n = int(explained(output.lengths)[index])
+        return explained(output.layer_logits)[index, :, :n].sum(0).softmax(-1)  # (n, C)
 
     def views(
         self, output: TensorCNNOutput, index: int, words: list[str], class_names: list[str] | None = None
     ) -> list:
         """One local-sentiment curve per layer (its own block of W on its own states) plus the model's."""
-        n = int(output.lengths[index])
-        per_layer = output.layer_logits[index, :, :n].softmax(-1)  # (K, n, C)
+        n = int(explained(output.lengths)[index])
+        per_layer = explained(output.layer_logits)[index, :, :n].softmax(-1)  # (K, n, C)
         probs = {Text("tcnn_layer", layer=k + 1): p for k, p in enumerate(per_layer)} | {
             Text("tcnn_all_layers"): self.word_curve(output, index)
         }
         scored = {
             name: sentiment_scores(p.tolist(), class_names) for name, p in probs.items()
         }  # name -> (scores, label, range)
-        _, label, score_range = scored["all layers"]
+        _, label, score_range = scored[Text("tcnn_all_layers")]
         return [
             LineCurves(
                 title=Text("tcnn_layers"),

@@ -92,13 +92,37 @@ class Run:
     coverage: dict | None  # how many words the pretrained vectors cover, their file and PCA source size; None: random
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """A resolved TrainConfig's training settings, every one set: what the trainer reads."""
+
+    epochs: int
+    batch_size: int
+    optimizer: str
+    lr: float
+    l2: float
+    clip: float
+    evals_per_epoch: int
+    adagrad_reset: int
+
+
+def schedule(cfg: TrainConfig) -> Schedule:
+    """`cfg`'s training settings; ValueError naming those still unset (a config not through resolve_recipe)."""
+    values = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(Schedule)}
+    unset = sorted(name for name, value in values.items() if value is None)
+    if unset:
+        raise ValueError(f"{cfg.model}'s recipe leaves {', '.join(unset)} unset")
+    return Schedule(**values)
+
+
 def resolve_recipe(cfg: TrainConfig) -> TrainConfig:
     """A copy of `cfg` with every unset (None) training setting taken from the model's recipe ([training]);
     without a recipe entry, one dev evaluation per epoch and no AdaGrad reset."""
     recipe = {"evals_per_epoch": 1, "adagrad_reset": 0, **load_recipe(cfg.model).training}
     resolved = dataclasses.replace(cfg, **{k: v for k, v in recipe.items() if getattr(cfg, k) is None})
-    if resolved.evals_per_epoch < 1:
-        raise ValueError(f"evals_per_epoch must be >= 1, got {resolved.evals_per_epoch}")
+    evals_per_epoch = schedule(resolved).evals_per_epoch
+    if evals_per_epoch < 1:
+        raise ValueError(f"evals_per_epoch must be >= 1, got {evals_per_epoch}")
     return resolved
 
 
@@ -175,6 +199,7 @@ def model_config(cfg: TrainConfig, task: TaskData, vocab: Vocab, vectors: Vector
     defaults = {f.name: f.default for f in dataclasses.fields(cls.config_class) if f.default is not dataclasses.MISSING}
     preset = load_recipe(cfg.model).preset(cfg.task)
     overrides = model_overrides(cls.config_class, cfg.set)
+    implied: dict[str, bool | int]
     if vectors is None:
         implied = {"freeze_embeddings": False}
     elif {**defaults, **preset, **overrides}.get("freeze_embeddings"):
@@ -212,7 +237,8 @@ def build_run(cfg: TrainConfig) -> Run:
         train = [dataclasses.replace(e, words=e.words[: cfg.max_words]) for e in train]
     task = dataclasses.replace(task, train=train)
     if cfg.min_updates:
-        cfg = dataclasses.replace(cfg, batch_size=small_file_batch(cfg.batch_size, len(train), cfg.min_updates))
+        batch_size = small_file_batch(schedule(cfg).batch_size, len(train), cfg.min_updates)
+        cfg = dataclasses.replace(cfg, batch_size=batch_size)
     seed_everything(cfg.seed)  # before the model's random initialisation and the vectors' random rows
 
     path = vectors_file(cfg, task.lang)

@@ -51,7 +51,7 @@ from core.data.user import read_rows, user_task_name
 from core.gitinfo import git_commit
 from core.models.base import SentenceClassifier
 from core.notices import Notice
-from core.training.config import Run, TrainConfig, build_run
+from core.training.config import Run, Schedule, TrainConfig, build_run, schedule
 
 log = logging.getLogger("core.training.train")
 # torch warns once per process that it does not validate the sparse embedding gradients it builds itself
@@ -129,23 +129,27 @@ def build_optimizers(model: SentenceClassifier, cfg: TrainConfig) -> list[torch.
     (SentenceClassifier.build_embedding) and each optimizer takes them its own way: Adagrad itself (its
     group has no weight decay, which sparse updates cannot apply), Adam through its sparse twin SparseAdam,
     Adadelta densified (DenseGradientAdadelta)."""
-    groups = model.param_groups(cfg.l2)
-    if cfg.optimizer == "adagrad":
+    settings = schedule(cfg)
+    groups = model.param_groups(settings.l2)
+    if settings.optimizer == "adagrad":
         # √(acc + ε) is torch's Adagrad with the accumulator starting at ε and nothing added after the root
-        root = {"initial_accumulator_value": cfg.adagrad_root_eps, "eps": 0.0} if cfg.adagrad_root_eps else {}
-        return [torch.optim.Adagrad(groups, lr=cfg.lr, **root)]
-    if cfg.optimizer == "adadelta":
-        return [DenseGradientAdadelta(groups, lr=cfg.lr, rho=cfg.rho)]
-    if cfg.optimizer == "adam":
+        if cfg.adagrad_root_eps:
+            return [
+                torch.optim.Adagrad(groups, lr=settings.lr, initial_accumulator_value=cfg.adagrad_root_eps, eps=0.0)
+            ]
+        return [torch.optim.Adagrad(groups, lr=settings.lr)]
+    if settings.optimizer == "adadelta":
+        return [DenseGradientAdadelta(groups, lr=settings.lr, rho=cfg.rho)]
+    if settings.optimizer == "adam":
         embedding = model.embedding.weight
         if not (model.embedding.sparse and embedding.requires_grad):
-            return [torch.optim.Adam(groups, lr=cfg.lr)]
+            return [torch.optim.Adam(groups, lr=settings.lr)]
         dense = [dict(g, params=[p for p in g["params"] if p is not embedding]) for g in groups]
         return [
-            torch.optim.Adam([g for g in dense if g["params"]], lr=cfg.lr),
-            torch.optim.SparseAdam([embedding], lr=cfg.lr),
+            torch.optim.Adam([g for g in dense if g["params"]], lr=settings.lr),
+            torch.optim.SparseAdam([embedding], lr=settings.lr),
         ]
-    raise ValueError(f"unknown optimizer {cfg.optimizer!r}; choose adagrad, adadelta or adam")
+    raise ValueError(f"unknown optimizer {settings.optimizer!r}; choose adagrad, adadelta or adam")
 
 
 def resume_conflicts(saved: dict, current: dict) -> list[str]:
@@ -176,6 +180,11 @@ class Trainer:
         # job's (service.jobs), whose seconds it records; the clock is a test's to replace
         self.clock: Callable[[], float] = time.monotonic
         self.seconds_before, self.fit_start = 0.0, self.clock()
+
+    @property
+    def schedule(self) -> Schedule:
+        """The config's training settings, read anew: a caller may change `cfg` between fits."""
+        return schedule(self.cfg)
 
     @classmethod
     def from_config(cls, cfg: TrainConfig) -> "Trainer":
@@ -259,19 +268,20 @@ class Trainer:
 
     def time_stop(self, epoch: float) -> Notice:
         """The stop of a spent budget at `epoch` (fractional within an epoch)."""
-        params = {"epoch": round(epoch, 2), "epochs": self.cfg.epochs, "minutes": self.cfg.max_minutes}
+        params = {"epoch": round(epoch, 2), "epochs": self.schedule.epochs, "minutes": self.cfg.max_minutes}
         return Notice("stop_time", params)
 
     def train_epoch(self) -> tuple[float, list[float]]:
         """One pass over the training data with `evals_per_epoch` dev evaluations spread evenly over it
         (the last at its end): (mean training loss, the dev accuracies). A time budget spent before its last
         batch ends it there (self.stop), after a dev evaluation: the best checkpoint holds the training so far."""
-        cfg, model = self.cfg, self.model
-        if cfg.adagrad_reset and self.epoch and self.epoch % cfg.adagrad_reset == 0:
+        cfg, settings, model = self.cfg, self.schedule, self.model
+        if settings.adagrad_reset and self.epoch and self.epoch % settings.adagrad_reset == 0:
             self.reset_adagrad()
         model.train()
-        batches = bucket_batches(self.task.train, self.vocab, cfg.batch_size, seed=cfg.seed * 1000 + self.epoch)
-        eval_after = {round(len(batches) * (i + 1) / cfg.evals_per_epoch) for i in range(cfg.evals_per_epoch)}
+        batches = bucket_batches(self.task.train, self.vocab, settings.batch_size, seed=cfg.seed * 1000 + self.epoch)
+        evals = settings.evals_per_epoch
+        eval_after = {round(len(batches) * (i + 1) / evals) for i in range(evals)}
         show = cfg.progress and sys.stderr.isatty()
         total, count, self.epoch_devs = 0.0, 0, []
         for step, batch in enumerate(tqdm(batches, desc=f"epoch {self.epoch + 1}", disable=not show, leave=False), 1):
@@ -289,9 +299,9 @@ class Trainer:
                 penalty = 0.0
             # backward, clip, step
             (loss + penalty).backward()
-            if cfg.clip:  # the dense gradients: clip_grad_norm_ cannot take sparse ones
+            if settings.clip:  # the dense gradients: clip_grad_norm_ cannot take sparse ones
                 torch.nn.utils.clip_grad_norm_(
-                    [p for p in model.parameters() if p.grad is not None and not p.grad.is_sparse], cfg.clip
+                    [p for p in model.parameters() if p.grad is not None and not p.grad.is_sparse], settings.clip
                 )
             for optimizer in self.optimizers:
                 optimizer.step()
@@ -321,7 +331,7 @@ class Trainer:
         if cfg.resume and (state := load_training_state(self.out / "state")) is not None:
             self.load_state_dict(state)
             log.info("resumed %s after epoch %d (best dev %.4f)", self.out, self.epoch, self.best_dev)
-        while self.epoch < cfg.epochs and self.bad_epochs < cfg.patience:
+        while self.epoch < self.schedule.epochs and self.bad_epochs < cfg.patience:
             start, best_before, self.eval_seconds = time.perf_counter(), self.best_dev, 0.0
             train_loss, devs = self.train_epoch()
             if self.stop is not None:  # the budget was spent within the epoch
@@ -329,7 +339,12 @@ class Trainer:
             seconds = time.perf_counter() - start - self.eval_seconds  # the training pass alone
             self.epoch += 1
             dev = devs[-1]
-            record = {"epoch": self.epoch, "train_loss": train_loss, "dev_accuracy": dev, "train_seconds": seconds}
+            record: dict[str, object] = {
+                "epoch": self.epoch,
+                "train_loss": train_loss,
+                "dev_accuracy": dev,
+                "train_seconds": seconds,
+            }
             if len(devs) > 1:
                 record["dev_evals"] = devs
             self.bad_epochs = 0 if self.best_dev > best_before else self.bad_epochs + 1
@@ -348,7 +363,9 @@ class Trainer:
             atomic_write_text(self.out / "log.jsonl", "".join(json.dumps(r) + "\n" for r in self.history))
             if on_epoch is not None:
                 on_epoch({**record, "best_dev": self.best_dev, "best_epoch": self.best_epoch})
-            if self.out_of_time() and self.epoch < cfg.epochs and self.bad_epochs < cfg.patience:  # nothing else did
+            if (
+                self.out_of_time() and self.epoch < self.schedule.epochs and self.bad_epochs < cfg.patience
+            ):  # nothing else did
                 self.stop = self.time_stop(self.epoch)
                 break
         if self.stop is None:
@@ -368,13 +385,13 @@ class Trainer:
 
     def stop_reason(self) -> Notice:
         """Why the loop above ended without a time budget spent: every epoch trained, or patience run out."""
-        if self.epoch >= self.cfg.epochs:
-            return Notice("stop_epochs", {"epochs": self.cfg.epochs})
+        if self.epoch >= self.schedule.epochs:
+            return Notice("stop_epochs", {"epochs": self.schedule.epochs})
         return Notice(
             "stop_patience",
             {
                 "epoch": self.epoch,
-                "epochs": self.cfg.epochs,
+                "epochs": self.schedule.epochs,
                 "patience": self.cfg.patience,
                 "best_dev": self.best_dev,
                 "best_epoch": self.best_epoch,

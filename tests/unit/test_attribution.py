@@ -1,6 +1,6 @@
 """Word attributions (core/analysis/attribution.py): each gradient method against what it claims, the deletion test
 on a model whose output depends on one word, the methods through Lab, the API and the Lab tab, and the
-faithfulness hint read from reports/attribution.json."""
+faithfulness hint read from each checkpoint's attribution.json."""
 
 import copy
 import json
@@ -26,7 +26,6 @@ from core.analysis.attribution import (
     most_faithful,
     occlusion,
     ranking,
-    weights_sha256,
 )
 from core.models import PAPER_MODELS
 from core.models.base import ModelOutput, SentenceClassifier, embedding_rows, length_mask
@@ -256,30 +255,20 @@ def test_lab_tab_highlights_by_the_chosen_method(lab):
     assert table.count("<tr><td>") == len(p.tokens) and attribution_view.scores_table(p, "zh") in result
 
 
-def test_faithfulness_hint_names_only_measured_weights(lab, tmp_path):
-    path = tmp_path / "attribution.json"
+def test_faithfulness_hint_names_only_measured_weights(lab, measured):
     ckpt = lab.checkpoints[("sst5", "dcnn")]
+    assert most_faithful(ckpt) is None  # not measured
     entry = {
         "sentences": 7,
         "aopc": {"occlusion": 0.2, "gradient_x_input": 0.1, "integrated_gradients": 0.3, "smoothgrad": 0.05},
         "random": 0.01,
     }
-    path.write_text(
-        json.dumps(
-            {
-                "results": {
-                    "sst5": {
-                        "dcnn": entry | {"weights_sha256": weights_sha256(ckpt)},
-                        "agt": entry | {"weights_sha256": "other weights"},
-                    }
-                }
-            }
-        )
-    )
-    assert most_faithful(ckpt, path)["method"] == "integrated_gradients"
-    assert most_faithful(lab.checkpoints[("sst5", "agt")], path) is None  # measured, but not these weights
-    assert most_faithful(ckpt, tmp_path / "missing.json") is None
-    hint = attribution_view.faithfulness_hint(lab, "all", "sst5", "en", path)
+    assert measured("sst5", "dcnn", entry) == Path(ckpt.path) / "attribution.json"  # beside the weights
+    other = measured("sst5", "agt", entry)
+    other.write_text(json.dumps(json.loads(other.read_text()) | {"weights_sha256": "other weights"}))
+    assert most_faithful(ckpt)["method"] == "integrated_gradients"
+    assert most_faithful(lab.checkpoints[("sst5", "agt")]) is None  # measured, but not these weights
+    hint = attribution_view.faithfulness_hint(lab, "all", "sst5", "en")
     assert "| DCNN | **integrated gradients** 0.300 (random order 0.010) |" in hint and "AGT" not in hint
-    assert "积分梯度" in attribution_view.faithfulness_hint(lab, "dcnn", "auto", "zh", path)
-    assert attribution_view.faithfulness_hint(lab, "agt", "auto", "en", path).startswith("No deletion test")
+    assert "积分梯度" in attribution_view.faithfulness_hint(lab, "dcnn", "auto", "zh")
+    assert attribution_view.faithfulness_hint(lab, "agt", "auto", "en").startswith("No deletion test")

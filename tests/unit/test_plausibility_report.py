@@ -2,13 +2,17 @@
 previous rows) and the Lab's faithfulness hint."""
 
 import json
+import shutil
 
-from core.analysis.attribution import METHODS, most_faithful, weights_sha256
+from core.analysis.attribution import METHODS, most_faithful
+from core.checkpoints.checkpoint import load_checkpoint
+from core.checkpoints.manifest import FAITHFULNESS, read_manifest
 from demo import attribution_view
 from tools.research import attribution as report_tool
 
 
 def test_make_attribution_scores_plausibility_on_sst_and_keeps_other_tasks(lab_root, tiny_data, tmp_path):
+    checkpoints = shutil.copytree(lab_root, tmp_path / "checkpoints")  # the tool writes into the checkpoints
     kept = {
         "sentences": 9,
         "aopc": dict.fromkeys(METHODS, 0.2),
@@ -38,7 +42,7 @@ def test_make_attribution_scores_plausibility_on_sst_and_keeps_other_tasks(lab_r
         report_tool.main(
             [
                 "--checkpoints",
-                str(lab_root),
+                str(checkpoints),
                 "--data-dir",
                 str(tiny_data),
                 "--tasks",
@@ -60,45 +64,37 @@ def test_make_attribution_scores_plausibility_on_sst_and_keeps_other_tasks(lab_r
         for found in entry["plausibility"].values():
             assert found["precision_sentences"] <= 4
             assert found["rank_agreement"] is None or -1 <= found["rank_agreement"] <= 1
+    # each measured checkpoint holds its own result, listed in the manifest; the others none
+    listed = read_manifest(checkpoints)
+    for model, entry in report["results"]["sst5"].items():
+        assert f"sst5/{model}/{FAITHFULNESS}" in listed
+        found = most_faithful(load_checkpoint(checkpoints / "sst5" / model))
+        assert found["aopc"] == entry["aopc"] and found["plausibility"] == entry["plausibility"]
+    assert not list(checkpoints.glob(f"zh_sentiment/*/{FAITHFULNESS}"))
     markdown = (tmp_path / "attribution.md").read_text()
     assert "## Plausibility" in markdown and "| sst5 | dcnn |" in markdown.split("## Plausibility")[1]
     assert "- zh_sentiment: 2026-01-01 00:00 UTC, commit `abc`, 9 test sentences" in markdown
 
 
-def test_the_hint_names_the_method_closest_to_the_annotators(lab, tmp_path):
+def test_the_hint_names_the_method_closest_to_the_annotators(lab, measured):
     ckpt = lab.checkpoints[("sst5", "dcnn")]
     plausible = {
         m: {"rank_agreement": tau, "precision": 0.5, "chance": 0.4, "rank_sentences": 3, "precision_sentences": 4}
         for m, tau in zip(METHODS, (0.1, 0.3, None, -0.2))
     }
-    entry = {
-        "sentences": 7,
-        "aopc": dict(zip(METHODS, (0.2, 0.1, 0.3, 0.05))),
-        "random": 0.01,
-        "weights_sha256": weights_sha256(ckpt),
-    }
-    path = tmp_path / "attribution.json"
-    zh = lab.checkpoints[("zh_sentiment", "dcnn")]
-    path.write_text(
-        json.dumps(
-            {
-                "results": {
-                    "sst5": {"dcnn": entry | {"plausibility": plausible}},
-                    "zh_sentiment": {"dcnn": entry | {"sentences": 200, "weights_sha256": weights_sha256(zh)}},
-                }
-            }
-        )
-    )
-    assert most_faithful(ckpt, path)["plausibility"] == plausible
-    hint = attribution_view.faithfulness_hint(lab, "dcnn", "sst5", "en", path)
+    entry = {"sentences": 7, "aopc": dict(zip(METHODS, (0.2, 0.1, 0.3, 0.05))), "random": 0.01}
+    measured("sst5", "dcnn", entry | {"plausibility": plausible})
+    measured("zh_sentiment", "dcnn", entry | {"sentences": 200})
+    assert most_faithful(ckpt)["plausibility"] == plausible
+    hint = attribution_view.faithfulness_hint(lab, "dcnn", "sst5", "en")
     assert (
         "**integrated gradients** 0.300 (random order 0.010)<br>closest to the annotators: "
         "**gradient × input** τ 0.30, P@3 0.50 (chance 0.40)"
     ) in hint
     assert hint.endswith("inside a gold phrase of the predicted side.")
     assert "reports/attribution.md, 7–200 test sentences per task" in attribution_view.faithfulness_hint(
-        lab, "dcnn", "auto", "en", path
+        lab, "dcnn", "auto", "en"
     )
-    assert "最接近标注者：**梯度 × 输入**" in attribution_view.faithfulness_hint(lab, "dcnn", "sst5", "zh", path)
-    path.write_text(json.dumps({"results": {"sst5": {"dcnn": entry}}}))  # measured before plausibility
-    assert "annotators" not in attribution_view.faithfulness_hint(lab, "dcnn", "sst5", "en", path)
+    assert "最接近标注者：**梯度 × 输入**" in attribution_view.faithfulness_hint(lab, "dcnn", "sst5", "zh")
+    measured("sst5", "dcnn", entry)  # measured before plausibility
+    assert "annotators" not in attribution_view.faithfulness_hint(lab, "dcnn", "sst5", "en")

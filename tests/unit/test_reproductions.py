@@ -1,13 +1,11 @@
 """The best public reproduction beside each paper number (configs/papers.toml), and the Paper bars table of
 reports/benchmarks.md that shows it: a number with its source, or an explicit "none found" with where we looked."""
 
-import json
 import re
 
-from core.data import PROJECT_ROOT
 from core.models.papers import papers
 from tools.bench.accuracy import paper_bars
-from tools.bench.markdown import render_markdown
+from tools.bench.markdown import accuracy_markdown
 
 PINNED = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/\S+")
 
@@ -42,17 +40,24 @@ def test_a_paper_bar_records_its_reproduction():
 
 def test_the_paper_bars_table_reads_the_column_from_papers_toml():
     """A report stored before the column existed renders it too: the markdown reads configs/papers.toml."""
-    report = json.loads((PROJECT_ROOT / "reports" / "benchmarks.json").read_text(encoding="utf-8"))
-    for bar in report["accuracy"]["bars"]:
-        bar.pop("reproduction", None)
-        bar.pop("mean_std", None)
-    page = render_markdown(report).split("### Paper bars")[1].split("###")[0]
+    entries = [("sst2", True, "dcnn"), ("sst5", True, "tensor_cnn"), ("mr", False, "adasent")]
+    rows = [
+        {"task": task, "phrases": phrases, "model": model, "variant": "", "n": 3, "seeds": [1, 2, 3], "folds": [0]}
+        | {"mean": 50.0, "std": 1.0, "dev_mean": 50.0, "delta": -1.0}
+        for task, phrases, model in entries
+    ]
+    bars = paper_bars(rows)
+    for bar in bars:
+        bar.pop("reproduction")
+        bar.pop("mean_std")
+    report = {"runs_dir": "runs", "accuracy": {"rows": rows, "bars": bars, "missing": [], "unfinished": []}}
+    page = "\n".join(accuracy_markdown(report)).split("### Paper bars")[1].split("###")[0]
     header, _, *lines = [line for line in page.splitlines() if line.startswith("|")]
     assert "| paper | best public reproduction | ours (test) |" in header
-    rows = {tuple(line.split(" | ")[:3]): line for line in lines}
-    assert len(rows) == len(report["accuracy"]["bars"])
-    assert "| 86.8 | 85.0–86.0 |" in rows[("| sst2", "phrases", "dcnn")]
-    assert "| 51.2 (mean 51.4 ± 0.6) | 52.7 (the authors' re-run) |" in rows[("| sst5", "phrases", "tensor_cnn")]
-    assert "| 83.1 | none found |" in rows[("| mr", "—", "adasent")]
+    table = {tuple(line.split(" | ")[:3]): line for line in lines}
+    assert len(table) == len(bars) == 3
+    assert "| 86.8 | 85.0–86.0 |" in table[("| sst2", "phrases", "dcnn")]
+    assert "| 51.2 (mean 51.4 ± 0.6) | 52.7 (the authors' re-run) |" in table[("| sst5", "phrases", "tensor_cnn")]
+    assert "| 83.1 | none found |" in table[("| mr", "—", "adasent")]
     assert "- sst2 phrases dcnn: [FredericGodin/DynamicCNN README.md" in page
     assert "- mr — adasent: none found; searched: AdaSent re-implementations" in page

@@ -1,5 +1,6 @@
 """`make attribution`: how faithful each word-attribution method is, per model and task -> reports/attribution.md
-and reports/attribution.json (which the lab reads for its "most faithful method" hint).
+and reports/attribution.json, and each measured checkpoint's attribution.json (which the lab reads for its "most
+faithful method" hint; the manifest is written again).
 
     python -m tools.research.attribution [--checkpoints checkpoints] [--sample 200] [--seed 13] [--out reports]
 
@@ -37,9 +38,11 @@ from core.analysis.attribution import (
     random_order,
     ranking,
     weights_sha256,
+    write_faithfulness,
 )
 from core.analysis.plausibility import TOP_K, Plausibility, plausibility, summarize
 from core.analysis.treebank import SST_TASKS
+from core.checkpoints.manifest import write_manifest
 from core.data import PROJECT_ROOT, data_dir, load_task
 from core.data.sst import Tree, load_sst_trees
 from core.predict import OCCLUSION_MAX_WORDS, Lab
@@ -308,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
             results[task][model] = measure_model(
                 ckpt.model, ckpt.vocab, sentences, args.seed, trees, len(ckpt.meta["labels"])
             )
-            results[task][model]["weights_sha256"] = weights_sha256(ckpt)  # the hint names these weights only
+            results[task][model]["weights_sha256"] = weights_sha256(ckpt)
+            write_faithfulness(ckpt, results[task][model])  # the Lab's hint, beside these weights only
             print(
                 f"{task} {model}: {time.perf_counter() - started:.0f} s, AOPC {results[task][model]['aopc']}, "
                 f"random {results[task][model]['random']:.3f}",
@@ -338,7 +342,11 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "attribution.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / "attribution.md").write_text(render_markdown(report), encoding="utf-8")
-    print(f"wrote {out / 'attribution.md'} and {out / 'attribution.json'}", file=sys.stderr)
+    write_manifest(args.checkpoints)  # the checkpoints' attribution.json files are listed with their sha256
+    print(
+        f"wrote {out / 'attribution.md'}, {out / 'attribution.json'} and each checkpoint's attribution.json",
+        file=sys.stderr,
+    )
     return 0
 
 
