@@ -31,7 +31,7 @@ STATUS_EVERY_S = 0.5  # how often a slow analysis says how far it is
 
 @dataclass(frozen=True)
 class Ask:
-    """What the Lab's inputs ask for, as the page sends them (in this order: demo/tabs/lab.py's `inputs`)."""
+    """What the Lab's inputs ask for, each from the component of its name (demo/tabs/lab.py's `inputs`)."""
 
     text: str
     model: str
