@@ -130,8 +130,8 @@ class Page:
 
     @property
     def run_inputs(self) -> list:
-        """The room the figures get (BUSY_JS measures it), then the Lab's inputs."""
-        return [self.room, *self.inputs]
+        """The Lab's inputs, then the room the figures get (last: BUSY_JS measures it, demo.svg.room_js)."""
+        return [*self.inputs, self.room]
 
     @property
     def run_outputs(self) -> list:
@@ -299,8 +299,9 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
     """Analyse and Copy link; the function that analyses after another tab's event (LabView.analyse_after)."""
 
     # Gradio passes the request, then each input, as positional parameters: the Lab's inputs become one Ask
-    def on_run(request: gr.Request, width, *asked):
-        """`run_inputs`: the room the figures get (BUSY_JS measures it), then the Lab's inputs."""
+    def on_run(request: gr.Request, *values):
+        """`run_inputs`: the Lab's inputs, then the room its figures get."""
+        *asked, width = values
         drawn_for(width)
         yield from run_analysis(visitors.lab(lab, request), known, named(Ask, asked), request_lang(request))
 
@@ -310,12 +311,12 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
     for trigger in triggers:
         trigger(on_run, page.run_inputs, page.run_outputs, **RUN_EVENT).then(None, js=DONE_JS)
 
-    def on_copy(request: gr.Request, b, top_map, *asked):
-        """`copy_inputs`: sentence B, the DCNN panel's map (READ_MAP_JS), then the Lab's inputs."""
+    def on_copy(request: gr.Request, top_map, b, *asked):
+        """`copy_inputs`: the DCNN panel's map (READ_MAP_JS), sentence B, then the Lab's inputs."""
         return link_query(visitors.lab(lab, request), named(Ask, asked), b, top_map)
 
     page.text.change(None, None, None, js=STALE_JS)
-    copy_inputs = [page.pair.text_b, page.shown_map, *page.inputs]
+    copy_inputs = [page.shown_map, page.pair.text_b, *page.inputs]
     copied = page.copy.click(
         on_copy, copy_inputs, [page.link], js=READ_MAP_JS, api_visibility="private", show_progress="hidden"
     )
@@ -357,8 +358,9 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
             bool(state.b),
         )
 
-    def on_link_run(request: gr.Request, state: LinkState, width, *asked):
+    def on_link_run(request: gr.Request, state: LinkState, *values):
         """The analysis of the filled inputs (`run_inputs`), on the link's DCNN map."""
+        *asked, width = values
         drawn_for(width)
         ask = named(Ask, asked)
         yield from run_analysis(visitors.lab(lab, request), known, ask, request_lang(request), state.map)

@@ -181,9 +181,10 @@ def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callabl
         models = visitors.lab(lab, request).models(task_value)
         return gr.update(choices=[(model_name(m), m) for m in models], value=models[0] if models else None)
 
-    def on_open_tab(request: gr.Request, tree_value, dataset_value, task_value, model_value, width, *filter_values):
+    def on_open_tab(request: gr.Request, tree_value, dataset_value, task_value, model_value, *values):
         """First visit: the picker (its first sentence's tree follows) and the dataset view; later visits keep them.
-        `filter_values`: the filters' (TreesBox.filters)."""
+        `values`: the filters' (TreesBox.filters), then the room (last: ROOM_JS measures it)."""
+        *filter_values, width = values
         wanted = named(Filters, filter_values)
         ui = request_lang(request)
         drawn_for(width)
@@ -205,7 +206,7 @@ def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callabl
         )
     tab.select(
         on_open_tab,
-        [page.tree_state, page.dataset_state, data.task, data.model, page.room, *page.trees.filters],
+        [page.tree_state, page.dataset_state, data.task, data.model, *page.trees.filters, page.room],
         [*page.trees.without_trees, page.trees.sentence, page.trees.hits, *page.dataset_outputs],
         api_visibility="private",
         js=ROOM_JS,
@@ -278,12 +279,12 @@ def _link_opener(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable
         task_value,
         data_task_value,
         data_model,
-        width,
-        *filter_values,
+        *values,
     ):
         """A link to this tab: its split, task and sentence with the node chosen (a sentence past the split's end
-        gets a warning and the search's first), the dataset view as on a first visit, then the tab. `filter_values`:
-        the filters' (TreesBox.filters)."""
+        gets a warning and the search's first), the dataset view as on a first visit, then the tab. `values`: the
+        filters' (TreesBox.filters), then the room (last: ROOM_JS measures it)."""
+        *filter_values, width = values
         wanted = named(Filters, filter_values)
         keep = (gr.update(),)
         ui, seen = request_lang(request), visitors.lab(lab, request)
@@ -315,7 +316,7 @@ def _link_opener(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable
     def open_link(link_state: gr.State, tabs: gr.Tabs) -> None:
         link_state.change(
             on_link,
-            [link_state, page.dataset_state, box.task, data.task, data.model, page.room, *box.filters],
+            [link_state, page.dataset_state, box.task, data.task, data.model, *box.filters, page.room],
             [*box.without_trees, box.split, box.task, box.sentence, box.hits, *page.tree_outputs, *page.dataset_outputs]
             + [tabs],
             api_visibility="private",
