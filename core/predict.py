@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 import torch
 
@@ -148,6 +148,25 @@ class CheckedText:
 
 
 @dataclass(frozen=True)
+class Request:
+    """One analysis asked of a Lab, by name: Lab.plan_predict (one model) and Lab.plan_compare (several) take it,
+    Lab.predict and Lab.compare build it from their keywords. `task` and `lang` None or "auto": from the text;
+    `models` None: every model of the task; `methods`: see check_methods; `view_options` go to each model's
+    `views` where it takes the value (the DCNN's `top_map`: one of its maps; view_option_values), the other
+    models ignore them; `intervention` ("key" or "key:index", see Lab.interventions) switches a part of each
+    model off or replaces it."""
+
+    text: str
+    models: tuple[str, ...] | list[str] | None = None
+    task: str | None = None
+    lang: str | None = None
+    methods: str | list[str] | tuple[str, ...] | None = None
+    view_options: dict | None = None
+    intervention: str | Intervention | None = None
+    max_words: int = MAX_WORDS  # longer input is cut, with a notice
+
+
+@dataclass(frozen=True)
 class ModelJob:
     """One model's work on a checked text, as data another process can run (`Lab.run` there; the Space's model
     worker, service.serving, to which web/runner.py sends long requests so that they never hold the server's
@@ -158,8 +177,8 @@ class ModelJob:
     checked: CheckedText
     model: str
     methods: tuple[str, ...]
-    view_options: dict | None = None  # the model's own view choices (Lab.predict)
-    intervention: str = "none"  # Lab.predict's, checked
+    view_options: dict | None = None  # the ones the model takes of the Request's
+    intervention: str = "none"  # the Request's, checked against the model
 
 
 @dataclass
@@ -265,6 +284,11 @@ class Lab:
         intervention = parse_intervention(job.intervention)
         return self.attempt(job.checked, job.model, job.methods, job.view_options, intervention)
 
+    def _explain_job(self, job: ModelJob) -> Prediction:
+        """A ModelJob run here; a model that breaks raises (plan_predict's)."""
+        intervention = parse_intervention(job.intervention)
+        return self._explain(job.checked, job.model, job.methods, job.view_options, intervention)
+
     def answer_identity(self, key: tuple[str, str]) -> str:
         """What tells the checkpoint served under `key` from every other, in the key of a kept answer."""
         return checkpoint_identity(self.checkpoints[key], self.sources.get(key, ""))
@@ -330,96 +354,45 @@ class Lab:
         if (task, model) not in self.checkpoints:
             raise InputError("unknown_model", model=model, task=task, available=self.models(task))
 
-    def predict(
-        self,
-        text: str,
-        model: str,
-        task: str | None = None,
-        lang: str | None = None,
-        max_words: int = MAX_WORDS,
-        methods: str | list[str] | None = None,
-        view_options: dict | None = None,
-        intervention: str | Intervention | None = None,
-    ) -> Prediction:
-        """One model on one text, explained by the attribution `methods` (see check_methods). `view_options`
-        go to the model's `views` where it takes them (the DCNN's `top_map`: one of its maps; see `compare`);
-        `intervention` ("key" or "key:index", see
-        `interventions`) switches a part of the model off or replaces it. Bad input raises InputError."""
-        plan = self.plan_predict(text, model, task, lang, max_words, methods, view_options, intervention)
-        return plan.run_here().predictions[0]
+    def predict(self, text: str, model: str, **asked: Any) -> Prediction:
+        """One model on one text: `asked` names the Request's other fields (task, lang, methods, view_options,
+        intervention, max_words). Bad input raises InputError."""
+        return self.plan_predict(Request(text, models=(model,), **asked)).run_here().predictions[0]
 
-    def plan_predict(
-        self,
-        text: str,
-        model: str,
-        task: str | None = None,
-        lang: str | None = None,
-        max_words: int = MAX_WORDS,
-        methods: str | list[str] | None = None,
-        view_options: dict | None = None,
-        intervention: str | Intervention | None = None,
-    ) -> Plan:
-        """`predict`'s work, checked and not yet run (InputError for bad input); its Comparison has the one
-        prediction. A model that raises here raises (a worker process reports a ModelFailure: RuntimeError)."""
-        methods = check_methods(methods)
-        checked = self.check_text(text, task, lang, max_words)
-        self._check_model(checked.task, model)
-        intervention = self.check_intervention(checked, model, intervention)
-        view_options = self._taken(checked.task, model, view_options or {})
-        key = self._answer_key((text, task, lang, max_words), checked, model, methods, view_options, intervention)
-        here = lambda job: self._explain(job.checked, job.model, job.methods, job.view_options, intervention)
-        return self._plan(checked, [model], methods, {model: key}, {model: view_options}, here, intervention)
+    def plan_predict(self, request: Request) -> Plan:
+        """One model's work (`request.models` names one), checked and not yet run (InputError for bad input); its
+        Comparison has the one prediction. A model that raises here raises (a worker process reports a
+        ModelFailure: RuntimeError)."""
+        plan = self._checked_plan(request, self._explain_job)
+        if len(plan.models) != 1:
+            raise InputError("one_model_expected")
+        return plan
 
-    def compare(
-        self,
-        text: str,
-        task: str | None = None,
-        lang: str | None = None,
-        models: list[str] | None = None,
-        executor: Executor | None = None,
-        max_words: int = MAX_WORDS,
-        methods: str | list[str] | None = None,
-        view_options: dict | None = None,
-    ) -> Comparison:
-        """`models` (default: every model of the task) on one text, the input checked once. A model that
-        breaks on good input is logged and listed in `failures`; the others still answer (RuntimeError
-        when none does). With an `executor` the models run side by side (torch releases the GIL). `view_options`
-        (a link's DCNN map) go to each model that takes the value (view_option_values); the others ignore them."""
-        return self.plan_compare(text, task, lang, models, max_words, methods, view_options).run_here(executor)
+    def compare(self, text: str, *, executor: Executor | None = None, **asked: Any) -> Comparison:
+        """The Request's models (default: every model of the task) on one text, the input checked once; `asked`
+        names its other fields. A model that breaks on good input is logged and listed in `failures`; the others
+        still answer (RuntimeError when none does). With an `executor` the models run side by side (torch
+        releases the GIL)."""
+        return self.plan_compare(Request(text, **asked)).run_here(executor)
 
-    def plan_compare(
-        self,
-        text: str,
-        task: str | None = None,
-        lang: str | None = None,
-        models: list[str] | None = None,
-        max_words: int = MAX_WORDS,
-        methods: str | list[str] | None = None,
-        view_options: dict | None = None,
-    ) -> Plan:
+    def plan_compare(self, request: Request) -> Plan:
         """`compare`'s work, checked and not yet run (InputError for bad input)."""
-        methods = check_methods(methods)
-        checked = self.check_text(text, task, lang, max_words)
-        models = self.models(checked.task) if models is None else models
+        return self._checked_plan(request, self.run)
+
+    def _checked_plan(self, request: Request, here: Callable[[ModelJob], Prediction | ModelFailure]) -> Plan:
+        """Every check of `request`, then its Plan: a job for each model without a kept answer, run by `here`."""
+        methods = check_methods(request.methods)
+        checked = self.check_text(request.text, request.task, request.lang, request.max_words)
+        models = self.models(checked.task) if request.models is None else list(request.models)
+        interventions = {}
         for model in models:
             self._check_model(checked.task, model)
-        options = {m: self._taken(checked.task, m, view_options or {}) for m in models}
-        keys = {m: self._answer_key((text, task, lang, max_words), checked, m, methods, options[m]) for m in models}
-        return self._plan(checked, models, methods, keys, options, self.run)
-
-    def _plan(
-        self,
-        checked: CheckedText,
-        models: list[str],
-        methods: tuple[str, ...],
-        keys: dict[str, tuple | None],
-        options: dict[str, dict | None],
-        here: Callable[[ModelJob], Prediction | ModelFailure],
-        intervention: Intervention | None = None,
-    ) -> Plan:
-        """The models' Plan: a job for each model without a kept answer."""
+            interventions[model] = self.check_intervention(checked, model, request.intervention)
+        options = {m: self._taken(checked.task, m, request.view_options or {}) for m in models}
+        asked = (request.text, request.task, request.lang, request.max_words)
+        keys = {m: self._answer_key(asked, checked, m, methods, options[m], interventions[m]) for m in models}
         kept = {m: a for m, k in keys.items() if k is not None and (a := self.answers.get(k)) is not None}
-        jobs = [self._job(checked, m, methods, options[m], intervention) for m in models if m not in kept]
+        jobs = [self._job(checked, m, methods, options[m], interventions[m]) for m in models if m not in kept]
         return Plan(checked, models, kept, jobs, on_demand(methods), here, keys, self.answers)
 
     def interventions(self, task: str | None = None) -> dict[str, dict[str, dict]]:
@@ -645,9 +618,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: checkpoint {where}: {message}", file=sys.stderr)
         if lab.errors and not lab.checkpoints:
             return 2
-        result = lab.compare(
-            args.text, args.task, args.lang, models=None if args.model == ALL else [args.model], methods=args.methods
-        )
+        models = None if args.model == ALL else [args.model]
+        result = lab.compare(args.text, task=args.task, lang=args.lang, models=models, methods=args.methods)
     except (ValueError, OSError, RuntimeError) as err:  # InputError is a ValueError; RuntimeError: every model failed
         print(f"error: {err}", file=sys.stderr)
         return 2

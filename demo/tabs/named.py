@@ -5,12 +5,15 @@ the fields it sends (the Lab's Ask, the Train tab's TrainRequest), so no list or
 
 from collections.abc import Sequence
 from dataclasses import fields
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-Named = TypeVar("Named")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Named = TypeVar("Named", bound="DataclassInstance")
 
 
-def components(kind: type, page: object) -> list:
+def components(kind: "type[DataclassInstance]", page: object) -> list:
     """The components of `page` (a tab's Page) named as `kind`'s fields, in their order: an event's inputs."""
     return [getattr(page, field.name) for field in fields(kind)]
 

@@ -51,6 +51,6 @@ def test_a_trained_model_reports_its_stop_and_is_captioned_with_its_sha256_and_c
     assert "已训练完要求的全部 2 轮。" in status_text(job, "zh")
     weights = sha256(tmp_path / "um" / "checkpoints" / job["task"] / "dcnn" / "model.safetensors")
     assert job["sha256"] == weights and job["commit"] == git_commit()
-    html = result_html([lab.predict("a great film", "dcnn", job["task"])], known, "en")
+    html = result_html([lab.predict("a great film", "dcnn", task=job["task"])], known, "en")
     assert f"checkpoint sha256 {weights[:16]}" in html and "sha256 ?" not in html
     assert f"commit {git_commit()}" in html and job["title"] in html

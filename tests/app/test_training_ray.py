@@ -173,7 +173,7 @@ def test_two_visitors_train_at_once_on_the_cluster(head, on_ray, tmp_path):
     assert done_a["task"] in seen_a and done_a["task"] not in seen_b
     assert done_b["task"] in seen_b and done_b["task"] not in seen_a
     assert (tmp_path / "um" / "checkpoints" / done_a["task"] / "dcnn" / "model.safetensors").is_file()
-    assert queue.lab.visible_to(a).predict("a fun film", "dcnn", done_a["task"]).label in ("1", "5")
+    assert queue.lab.visible_to(a).predict("a fun film", "dcnn", task=done_a["task"]).label in ("1", "5")
     assert status_text(done_a, "en").startswith("Done") and "notice" not in done_a
     queue.stopped.set()
 

@@ -175,7 +175,7 @@ def test_cli_trains_a_task_of_its_own_that_the_lab_loads(tmp_path, good_csv, mon
     assert len(installed) == 1
     lab = ServedLab({})
     task, model = lab.add_checkpoint(installed[0])
-    assert model == "tensor_cnn" and lab.predict("a great film", model, task).label in ("1", "5")
+    assert model == "tensor_cnn" and lab.predict("a great film", model, task=task).label in ("1", "5")
     # resumable: a second call with --resume and one more epoch continues from the saved state
     assert (
         train_main(

@@ -67,7 +67,7 @@ def _largest_step_on_path(net, vectors: Tensor, target: int, points: int) -> flo
 def test_integrated_gradients_is_complete_on_every_model(lab, task, model):
     """The scores sum to f(x) - f(0) within 5%, checked against the model run directly; where they do not
     (DCNN), the path crosses a jump of f: its largest step does not shrink with the step size."""
-    p = lab.predict(TASKS[task], model, task, methods="integrated_gradients")
+    p = lab.predict(TASKS[task], model, task=task, methods="integrated_gradients")
     found = p.attributions["integrated_gradients"]
     net = lab.checkpoints[(task, model)].model
     target = p.labels.index(p.label)

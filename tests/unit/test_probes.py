@@ -238,7 +238,7 @@ def test_the_batched_forward_agrees_with_the_explained_prediction(lab):
     for model in lab.models("sst5"):
         probs, label_ids = class_probabilities(lab.checkpoints[("sst5", model)], words)
         for text, row, label_id in zip(texts, probs, label_ids):
-            one = lab.predict(text, model, "sst5")
+            one = lab.predict(text, model, task="sst5")
             assert one.labels[label_id] == one.label and row == pytest.approx(one.probs, abs=1e-5), model
 
 
