@@ -42,7 +42,7 @@ from core.checkpoints.checkpoint import Checkpoint
 from core.checkpoints.hub import load_all
 from core.data.batching import pad_batch
 from core.models import PAPER_MODELS
-from core.models.base import Intervention, intervening, parse_intervention
+from core.models.base import Intervention, parse_intervention
 from core.notices import LANGUAGE_NAMES, InputError, InterventionError, Notice
 from core.text import MAX_CHARS, Token, detect_language, tokenize
 from core.views import Pyramid, Text, WordCurve, sentiment_scores
@@ -510,16 +510,22 @@ class Lab:
         view_options: dict | None = None,
         intervention: Intervention | None = None,
     ) -> Prediction:
-        with intervening(intervention), torch.inference_mode():  # every pass, the gradient methods' too
-            prediction = self._explain_plain(checked, model, methods, view_options)
+        with torch.inference_mode():
+            prediction = self._explain_plain(checked, model, methods, view_options, intervention)
         if intervention is not None:
             prediction.intervention = str(intervention)
             prediction.notices.append(Notice("intervention", {"intervention": str(intervention), "model": model}))
         return prediction
 
     def _explain_plain(
-        self, checked: CheckedText, model: str, methods: tuple[str, ...], view_options: dict | None
+        self,
+        checked: CheckedText,
+        model: str,
+        methods: tuple[str, ...],
+        view_options: dict | None,
+        intervention: Intervention | None,
     ) -> Prediction:
+        """The prediction and its explanations; every pass (the gradient methods' too) under `intervention`."""
         ckpt = self.checkpoints[(checked.task, model)]
         notices = list(checked.notices)
         words = [t.text for t in checked.tokens]
@@ -544,7 +550,7 @@ class Lab:
             )  # the methods asked for, by name
         leave_one_out = [ids[:i] + ids[i + 1 :] for i in range(len(ids))] if occlude else []
         batch = pad_batch([ids] + prefixes + leave_one_out)
-        output = net(batch.ids, batch.lengths, explain=1)
+        output = net(batch.ids, batch.lengths, explain=1, intervention=intervention)
         all_probs = output.logits.softmax(-1)  # (1 + N, C)
         probs = all_probs[0]  # (C,)
         label_id = int(net.predict_labels(output)[0])
@@ -566,7 +572,8 @@ class Lab:
             {"occlusion": Attribution("occlusion", occlusion)} if "occlusion" in methods and occlusion else {}
         )
         if len(ids) <= OCCLUSION_MAX_WORDS:
-            attributions |= gradient_attributions(net, ids, label_id, [m for m in methods if m in GRADIENT_METHODS])
+            gradient_methods = [m for m in methods if m in GRADIENT_METHODS]
+            attributions |= gradient_attributions(net, ids, label_id, gradient_methods, intervention=intervention)
         views = net.views(output, 0, words, labels, **(view_options or {}))
         notices += [
             Notice("pyramid_reduced", {"max_words": v.detail_words})

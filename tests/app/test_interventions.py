@@ -1,4 +1,5 @@
-"""Interventions (core.models.base.intervening): each model's parts switched off or replaced at inference.
+"""Interventions (`forward`'s `intervention`, core.models.base): each model's parts switched off or replaced at
+inference.
 Each is checked against a brute-force version of what it claims (a model whose weights make the intervention
 a no-op gives the plain forward pass; a replaced quantity equals the one computed by hand from the plain
 pass), then through the Lab: named in the answer, carried to the worker process, bad input refused."""
@@ -11,7 +12,7 @@ from test_models_common import SENTENCES
 from test_models_common import build as build_model
 
 from core.data.batching import pad_batch
-from core.models.base import Intervention, intervening, parse_intervention
+from core.models.base import Intervention, parse_intervention
 from core.notices import InterventionError
 from demo.i18n import intervention_name, t
 
@@ -26,8 +27,8 @@ def build(key: str, num_classes: int = 3):
 
 
 def _logits(model, intervention: Intervention | None = None, explain: int = 0):
-    with torch.no_grad(), intervening(intervention):
-        return model(BATCH.ids, BATCH.lengths, explain=explain)
+    with torch.no_grad():
+        return model(BATCH.ids, BATCH.lengths, explain=explain, intervention=intervention)
 
 
 def _same_as_plain(model, intervention: Intervention) -> None:
@@ -187,8 +188,8 @@ def test_agt_gates():
 def test_agt_uniform_attention_on_one_word_is_a_no_op():
     model = build("agt")
     one = pad_batch([[5]])
-    with torch.no_grad(), intervening(Intervention("uniform_attention", 1)):
-        changed = model(one.ids, one.lengths).logits
+    with torch.no_grad():
+        changed = model(one.ids, one.lengths, intervention=Intervention("uniform_attention", 1)).logits
     with torch.no_grad():
         assert torch.allclose(changed, model(one.ids, one.lengths).logits, atol=1e-6)
     _changed(model, Intervention("uniform_attention", 1))

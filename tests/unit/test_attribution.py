@@ -170,7 +170,7 @@ class OneWord(SentenceClassifier):
             self.out.weight.copy_(torch.tensor([[1.0, -0.5, 0.8, 0.3]]))
             self.out.bias.fill_(-1.0)
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> ModelOutput:
+    def forward(self, ids: Tensor, lengths: Tensor, labels=None, explain=0, intervention=None) -> ModelOutput:
         mask = length_mask(lengths, ids.shape[1])  # (B, L)
         total = (self.embedding(ids) * mask[..., None]).sum(1)  # (B, d)
         score = self.out(total)  # (B, 1)

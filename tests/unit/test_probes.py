@@ -142,7 +142,7 @@ class ConstantNet(torch.nn.Module):
         self.logits = torch.full((num_classes,), -3.0)
         self.logits[label] = 3.0
 
-    def forward(self, ids, lengths, labels=None, explain=0):
+    def forward(self, ids, lengths, labels=None, explain=0, intervention=None):
         return SimpleNamespace(logits=self.logits.expand(len(ids), -1))
 
     def predict_labels(self, output):
@@ -189,7 +189,7 @@ def test_a_directional_case_passes_only_by_more_than_the_margin():
         )
     }
 
-    def by_length(ids, lengths, labels=None, explain=0):  # longer sentences read more positive
+    def by_length(ids, lengths, labels=None, explain=0, intervention=None):  # longer sentences read more positive
         logits = torch.zeros(len(ids), 5)
         logits[:, 4] = lengths.float()
         return SimpleNamespace(logits=logits)
