@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 import torch
 
@@ -42,7 +42,7 @@ from core.checkpoints.checkpoint import Checkpoint
 from core.checkpoints.hub import load_all
 from core.data.batching import pad_batch
 from core.models import PAPER_MODELS
-from core.models.base import Intervention, intervening, parse_intervention
+from core.models.base import Intervention, parse_intervention
 from core.notices import LANGUAGE_NAMES, InputError, InterventionError, Notice
 from core.text import MAX_CHARS, Token, detect_language, tokenize
 from core.views import Pyramid, Text, WordCurve, sentiment_scores
@@ -148,6 +148,25 @@ class CheckedText:
 
 
 @dataclass(frozen=True)
+class Request:
+    """One analysis asked of a Lab, by name: Lab.plan_predict (one model) and Lab.plan_compare (several) take it,
+    Lab.predict and Lab.compare build it from their keywords. `task` and `lang` None or "auto": from the text;
+    `models` None: every model of the task; `methods`: see check_methods; `view_options` go to each model's
+    `views` where it takes the value (the DCNN's `top_map`: one of its maps; view_option_values), the other
+    models ignore them; `intervention` ("key" or "key:index", see Lab.interventions) switches a part of each
+    model off or replaces it."""
+
+    text: str
+    models: tuple[str, ...] | list[str] | None = None
+    task: str | None = None
+    lang: str | None = None
+    methods: str | list[str] | tuple[str, ...] | None = None
+    view_options: dict | None = None
+    intervention: str | Intervention | None = None
+    max_words: int = MAX_WORDS  # longer input is cut, with a notice
+
+
+@dataclass(frozen=True)
 class ModelJob:
     """One model's work on a checked text, as data another process can run (`Lab.run` there; the Space's model
     worker, service.serving, to which web/runner.py sends long requests so that they never hold the server's
@@ -158,8 +177,8 @@ class ModelJob:
     checked: CheckedText
     model: str
     methods: tuple[str, ...]
-    view_options: dict | None = None  # the model's own view choices (Lab.predict)
-    intervention: str = "none"  # Lab.predict's, checked
+    view_options: dict | None = None  # the ones the model takes of the Request's
+    intervention: str = "none"  # the Request's, checked against the model
 
 
 @dataclass
@@ -265,6 +284,11 @@ class Lab:
         intervention = parse_intervention(job.intervention)
         return self.attempt(job.checked, job.model, job.methods, job.view_options, intervention)
 
+    def _explain_job(self, job: ModelJob) -> Prediction:
+        """A ModelJob run here; a model that breaks raises (plan_predict's)."""
+        intervention = parse_intervention(job.intervention)
+        return self._explain(job.checked, job.model, job.methods, job.view_options, intervention)
+
     def answer_identity(self, key: tuple[str, str]) -> str:
         """What tells the checkpoint served under `key` from every other, in the key of a kept answer."""
         return checkpoint_identity(self.checkpoints[key], self.sources.get(key, ""))
@@ -330,99 +354,48 @@ class Lab:
         if (task, model) not in self.checkpoints:
             raise InputError("unknown_model", model=model, task=task, available=self.models(task))
 
-    def predict(
-        self,
-        text: str,
-        model: str,
-        task: str | None = None,
-        lang: str | None = None,
-        max_words: int = MAX_WORDS,
-        methods: str | list[str] | None = None,
-        view_options: dict | None = None,
-        intervention: str | Intervention | None = None,
-    ) -> Prediction:
-        """One model on one text, explained by the attribution `methods` (see check_methods). `view_options`
-        go to the model's `views` where it takes them (the DCNN's `top_map`: one of its maps; see `compare`);
-        `intervention` ("key" or "key:index", see
-        `interventions`) switches a part of the model off or replaces it. Bad input raises InputError."""
-        plan = self.plan_predict(text, model, task, lang, max_words, methods, view_options, intervention)
-        return plan.run_here().predictions[0]
+    def predict(self, text: str, model: str, **asked: Any) -> Prediction:
+        """One model on one text: `asked` names the Request's other fields (task, lang, methods, view_options,
+        intervention, max_words). Bad input raises InputError."""
+        return self.plan_predict(Request(text, models=(model,), **asked)).run_here().predictions[0]
 
-    def plan_predict(
-        self,
-        text: str,
-        model: str,
-        task: str | None = None,
-        lang: str | None = None,
-        max_words: int = MAX_WORDS,
-        methods: str | list[str] | None = None,
-        view_options: dict | None = None,
-        intervention: str | Intervention | None = None,
-    ) -> Plan:
-        """`predict`'s work, checked and not yet run (InputError for bad input); its Comparison has the one
-        prediction. A model that raises here raises (a worker process reports a ModelFailure: RuntimeError)."""
-        chosen = check_methods(methods)
-        checked = self.check_text(text, task, lang, max_words)
-        self._check_model(checked.task, model)
-        intervention = self.check_intervention(checked, model, intervention)
-        view_options = self._taken(checked.task, model, view_options or {})
-        key = self._answer_key((text, task, lang, max_words), checked, model, chosen, view_options, intervention)
-        here = lambda job: self._explain(job.checked, job.model, job.methods, job.view_options, intervention)
-        return self._plan(checked, [model], chosen, {model: key}, {model: view_options}, here, intervention)
+    def plan_predict(self, request: Request) -> Plan:
+        """One model's work (`request.models` names one), checked and not yet run (InputError for bad input); its
+        Comparison has the one prediction. A model that raises here raises (a worker process reports a
+        ModelFailure: RuntimeError)."""
+        plan = self._checked_plan(request, self._explain_job)
+        if len(plan.models) != 1:
+            raise InputError("one_model_expected")
+        return plan
 
-    def compare(
-        self,
-        text: str,
-        task: str | None = None,
-        lang: str | None = None,
-        models: list[str] | None = None,
-        executor: Executor | None = None,
-        max_words: int = MAX_WORDS,
-        methods: str | list[str] | None = None,
-        view_options: dict | None = None,
-    ) -> Comparison:
-        """`models` (default: every model of the task) on one text, the input checked once. A model that
-        breaks on good input is logged and listed in `failures`; the others still answer (RuntimeError
-        when none does). With an `executor` the models run side by side (torch releases the GIL). `view_options`
-        (a link's DCNN map) go to each model that takes the value (view_option_values); the others ignore them."""
-        return self.plan_compare(text, task, lang, models, max_words, methods, view_options).run_here(executor)
+    def compare(self, text: str, *, executor: Executor | None = None, **asked: Any) -> Comparison:
+        """The Request's models (default: every model of the task) on one text, the input checked once; `asked`
+        names its other fields. A model that breaks on good input is logged and listed in `failures`; the others
+        still answer (RuntimeError when none does). With an `executor` the models run side by side (torch
+        releases the GIL)."""
+        return self.plan_compare(Request(text, **asked)).run_here(executor)
 
-    def plan_compare(
-        self,
-        text: str,
-        task: str | None = None,
-        lang: str | None = None,
-        models: list[str] | None = None,
-        max_words: int = MAX_WORDS,
-        methods: str | list[str] | None = None,
-        view_options: dict | None = None,
-    ) -> Plan:
+    def plan_compare(self, request: Request) -> Plan:
         """`compare`'s work, checked and not yet run (InputError for bad input)."""
-        chosen = check_methods(methods)
-        checked = self.check_text(text, task, lang, max_words)
-        models = self.models(checked.task) if models is None else models
+        return self._checked_plan(request, self.run)
+
+    def _checked_plan(self, request: Request, here: Callable[[ModelJob], Prediction | ModelFailure]) -> Plan:
+        """Every check of `request`, then its Plan: a job for each model without a kept answer, run by `here`."""
+        methods = check_methods(request.methods)
+        checked = self.check_text(request.text, request.task, request.lang, request.max_words)
+        models = self.models(checked.task) if request.models is None else list(request.models)
+        interventions = {}
         for model in models:
             self._check_model(checked.task, model)
-        options = {m: self._taken(checked.task, m, view_options or {}) for m in models}
-        keys = {m: self._answer_key((text, task, lang, max_words), checked, m, chosen, options[m]) for m in models}
-        return self._plan(checked, models, chosen, keys, options, self.run)
-
-    def _plan(
-        self,
-        checked: CheckedText,
-        models: list[str],
-        methods: tuple[str, ...],
-        keys: dict[str, tuple | None],
-        options: dict[str, dict | None],
-        here: Callable[[ModelJob], Prediction | ModelFailure],
-        intervention: Intervention | None = None,
-    ) -> Plan:
-        """The models' Plan: a job for each model without a kept answer."""
+            interventions[model] = self.check_intervention(checked, model, request.intervention)
+        options = {m: self._taken(checked.task, m, request.view_options or {}) for m in models}
+        asked = (request.text, request.task, request.lang, request.max_words)
+        keys = {m: self._answer_key(asked, checked, m, methods, options[m], interventions[m]) for m in models}
         answers = self.answers  # a key is None when there is no cache
         kept = {
             m: a for m, k in keys.items() if k is not None and answers is not None and (a := answers.get(k)) is not None
         }
-        jobs = [self._job(checked, m, methods, options[m], intervention) for m in models if m not in kept]
+        jobs = [self._job(checked, m, methods, options[m], interventions[m]) for m in models if m not in kept]
         return Plan(checked, models, kept, jobs, on_demand(methods), here, keys, self.answers)
 
     def interventions(self, task: str | None = None) -> dict[str, dict[str, dict]]:
@@ -540,16 +513,22 @@ class Lab:
         view_options: dict | None = None,
         intervention: Intervention | None = None,
     ) -> Prediction:
-        with intervening(intervention), torch.inference_mode():  # every pass, the gradient methods' too
-            prediction = self._explain_plain(checked, model, methods, view_options)
+        with torch.inference_mode():
+            prediction = self._explain_plain(checked, model, methods, view_options, intervention)
         if intervention is not None:
             prediction.intervention = str(intervention)
             prediction.notices.append(Notice("intervention", {"intervention": str(intervention), "model": model}))
         return prediction
 
     def _explain_plain(
-        self, checked: CheckedText, model: str, methods: tuple[str, ...], view_options: dict | None
+        self,
+        checked: CheckedText,
+        model: str,
+        methods: tuple[str, ...],
+        view_options: dict | None,
+        intervention: Intervention | None,
     ) -> Prediction:
+        """The prediction and its explanations; every pass (the gradient methods' too) under `intervention`."""
         ckpt = self.checkpoints[(checked.task, model)]
         notices = list(checked.notices)
         words = [t.text for t in checked.tokens]
@@ -574,7 +553,7 @@ class Lab:
             )  # the methods asked for, by name
         leave_one_out = [ids[:i] + ids[i + 1 :] for i in range(len(ids))] if occlude else []
         batch = pad_batch([ids] + prefixes + leave_one_out)
-        output = net(batch.ids, batch.lengths, explain=1)
+        output = net(batch.ids, batch.lengths, explain=1, intervention=intervention)
         all_probs = output.logits.softmax(-1)  # (1 + N, C)
         probs = all_probs[0]  # (C,)
         label_id = int(net.predict_labels(output)[0])
@@ -596,7 +575,8 @@ class Lab:
             {"occlusion": Attribution("occlusion", occlusion)} if "occlusion" in methods and occlusion else {}
         )
         if len(ids) <= OCCLUSION_MAX_WORDS:
-            attributions |= gradient_attributions(net, ids, label_id, [m for m in methods if m in GRADIENT_METHODS])
+            gradient_methods = [m for m in methods if m in GRADIENT_METHODS]
+            attributions |= gradient_attributions(net, ids, label_id, gradient_methods, intervention=intervention)
         views = net.views(output, 0, words, labels, **(view_options or {}))
         notices += [
             Notice("pyramid_reduced", {"max_words": v.detail_words})
@@ -648,9 +628,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: checkpoint {where}: {message}", file=sys.stderr)
         if lab.errors and not lab.checkpoints:
             return 2
-        result = lab.compare(
-            args.text, args.task, args.lang, models=None if args.model == ALL else [args.model], methods=args.methods
-        )
+        models = None if args.model == ALL else [args.model]
+        result = lab.compare(args.text, task=args.task, lang=args.lang, models=models, methods=args.methods)
     except (ValueError, OSError, RuntimeError) as err:  # InputError is a ValueError; RuntimeError: every model failed
         print(f"error: {err}", file=sys.stderr)
         return 2

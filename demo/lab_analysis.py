@@ -14,7 +14,7 @@ import gradio as gr
 
 from core.analysis.attribution import on_demand
 from core.notices import InputError
-from core.predict import ALL, AUTO, Cancelled, Comparison
+from core.predict import ALL, AUTO, Cancelled, Comparison, Request
 from core.views import KMaxGraph
 from demo.attribution_view import requested
 from demo.i18n import L, intervention_name, model_name, notice_text, t, task_label, warn
@@ -31,7 +31,7 @@ STATUS_EVERY_S = 0.5  # how often a slow analysis says how far it is
 
 @dataclass(frozen=True)
 class Ask:
-    """What the Lab's inputs ask for, as the page sends them (in this order: demo/tabs/lab.py's `inputs`)."""
+    """What the Lab's inputs ask for, each from the component of its name (demo/tabs/lab.py's `inputs`)."""
 
     text: str
     model: str
@@ -108,13 +108,15 @@ def analyse(
                 [
                     gate.run(
                         lab.plan_predict(
-                            text,
-                            model,
-                            task,
-                            lang,
-                            methods=requested(method),
-                            view_options=options,
-                            intervention=chosen,
+                            Request(
+                                text,
+                                models=(model,),
+                                task=task,
+                                lang=lang,
+                                methods=requested(method),
+                                view_options=options,
+                                intervention=chosen,
+                            )
                         )
                     ).predictions[0]
                     for chosen in (None, intervention)
@@ -123,7 +125,9 @@ def analyse(
             )
         else:
             models = None if model == ALL else [model]
-            plan = lab.plan_compare(text, task, lang, models, methods=requested(method), view_options=options)
+            plan = lab.plan_compare(
+                Request(text, task=task, lang=lang, models=models, methods=requested(method), view_options=options)
+            )
             result = gate.run(plan, MODEL_POOL)
     except Cancelled:
         raise abandoned() from None
@@ -185,7 +189,7 @@ def redraw_top_map(lab: ServedLab, known: Known, text: str, task: str, model: st
     """The panel's graph of another top-layer map (top_map_view): the one model runs again on the analysed
     text, the others not at all. Bad input (a map or text the page never offers) gets a line, not a figure."""
     try:
-        p = lab.predict(text, model, task, methods=["occlusion"], view_options={"top_map": int(top_map)})
+        p = lab.predict(text, model, task=task, methods=["occlusion"], view_options={"top_map": int(top_map)})
     except InputError as err:  # before ValueError, which it is
         return f'<p class="view-note">⚠️ {esc(notice_text(err, ui))}</p>'
     except (ValueError, TypeError):  # not a number

@@ -113,10 +113,10 @@ def view_name(p: Prediction, index: int, view) -> str:
 
 
 # The DCNN panel's scripts, beside its markup (top_map_panel). A Copy link's first step: the panel's map, where
-# one other than the default (the first) is chosen
+# one other than the default (the first) is chosen, as the event's first input
 READ_MAP_JS = """(...args) => {
   const choice = document.querySelector('#result .top-map select');
-  args[args.length - 1] = choice && choice.selectedIndex > 0 ? choice.value : '';
+  args[0] = choice && choice.selectedIndex > 0 ? choice.value : '';
   return args;
 }"""
 # the DCNN panel's map choice: the server draws the chosen map's graph; a reply to an earlier choice is dropped

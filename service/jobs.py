@@ -1,7 +1,7 @@
 """Training jobs: a user's file and settings become a queued job, a worker process trains it, and the best
 checkpoint is installed where the lab loads it (service.user_models).
 
-    job = submit_job("reviews.csv", "dcnn", "review", "stars", epochs=3)      # checked now, queued
+    job = submit_job(TrainRequest("reviews.csv", "dcnn", "review", "stars", epochs=3))  # checked now, queued
     python -m service.jobs run user_models/jobs/<id>                              # the worker (one at a time)
 
 A job is one folder, jobs/<id>/, holding the uploaded file, `job.json` (its settings, status, progress, the
@@ -252,36 +252,46 @@ def job_dir(job_id: str, root: str | Path | None = None, owner: str | None = Non
     return folder
 
 
+@dataclass(frozen=True)
+class TrainRequest:
+    """What one training asks for, named from the Train tab (or /train) to submit_job: the uploaded file, its
+    columns ("": detected), the model and the settings. Checked by submit_job, not here: a REST caller may send
+    anything JSON holds."""
+
+    file: str | Path | None
+    model: str
+    text_column: str = ""
+    label_column: str = ""
+    epochs: int = 3
+    minutes: float | None = None  # None or 0: the server's maximum
+    vectors: str = "none"
+
+
 def submit_job(
-    file: str | Path | None,
-    model: str,
-    text_column: str = "",
-    label_column: str = "",
-    epochs: int = 3,
-    minutes: float | None = None,
-    vectors: str = "none",
+    request: TrainRequest,
     root: str | Path | None = None,
     limits: TrainLimits | None = None,
     owner: str = PUBLIC,
     client: str = "",
 ) -> dict:
-    """Check the request and the file (read_rows: every UserDataError now, while the user waits), copy the
+    """Check the request and its file (read_rows: every UserDataError now, while the user waits), copy the
     file into a new job folder and queue it for `owner` (service.owners), whose task it makes. Nothing is written
     when a check fails, or when the owner, its `client` (a hash of its network address: service.budgets) or
     the whole Space already has its quota of jobs waiting or running ("" for a client: not counted per address;
     a signed-in user's client, service.budgets.signed_in_client, has its own cap)."""
     limits = limits or TrainLimits.from_settings(Settings.load())
-    if not file:
+    if not request.file:
         raise JobError("no_file")
-    if model not in PAPER_MODELS:
-        raise JobError("unknown_model", model=model, models=", ".join(PAPER_MODELS))
+    if request.model not in PAPER_MODELS:
+        raise JobError("unknown_model", model=request.model, models=", ".join(PAPER_MODELS))
+    epochs = request.epochs
     if not finite_number(epochs) or epochs != int(epochs) or not 1 <= epochs <= limits.max_epochs:
         raise JobError("bad_epochs", max_epochs=limits.max_epochs, value=str(epochs)[:20])
-    minutes = limits.max_minutes if minutes in (None, 0) else minutes
+    minutes = limits.max_minutes if request.minutes in (None, 0) else request.minutes
     if not finite_number(minutes) or not 0.5 <= minutes <= limits.max_minutes:
         raise JobError("bad_minutes", max_minutes=limits.max_minutes, value=str(minutes)[:20])
-    if vectors not in VECTORS:
-        raise JobError("bad_vectors", choices=", ".join(VECTORS), value=str(vectors)[:20])
+    if request.vectors not in VECTORS:
+        raise JobError("bad_vectors", choices=", ".join(VECTORS), value=str(request.vectors)[:20])
     active = [j for j in list_jobs(root) if j["status"] in ACTIVE]
     if sum(j.get("owner", PUBLIC) == owner for j in active) >= limits.max_jobs_per_owner:
         raise JobError("too_many_jobs", max_jobs=limits.max_jobs_per_owner)
@@ -290,8 +300,8 @@ def submit_job(
         raise JobError("too_many_jobs_client", max_jobs=per_client)
     if len(active) >= limits.max_active_jobs:
         raise JobError("queue_full", max_jobs=limits.max_active_jobs)
-    file = Path(file)
-    rows = read_rows(file, text_column or "", label_column or "", limits.max_bytes, limits.max_rows)
+    file = Path(request.file)
+    rows = read_rows(file, request.text_column or "", request.label_column or "", limits.max_bytes, limits.max_rows)
     job_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(JOB_ID_BITS // 8)
     job: dict[str, Any] = {
         "id": job_id,
@@ -304,7 +314,7 @@ def submit_job(
         "title": f"{file.name} · {time.strftime('%Y-%m-%d %H:%M')}",  # what people see: no month name
         "file": file.name,
         "data": "data" + file.suffix.lower(),
-        "model": model,
+        "model": request.model,
         "task": user_task_name(file, rows.text_column, rows.label_column, owner),
         "text_column": rows.text_column,
         "label_column": rows.label_column,
@@ -313,7 +323,7 @@ def submit_job(
         "rows": len(rows.texts),
         "epochs": int(epochs),
         "minutes": float(minutes),
-        "vectors": vectors,
+        "vectors": request.vectors,
         "resumes": 0,
         "restarts": 0,
         "progress": 0.0,
@@ -329,7 +339,7 @@ def submit_job(
     shutil.copyfile(file, staging / job["data"])
     write_job(staging, job)
     staging.rename(folder)
-    log.info("job %s queued: %s on %s (%d rows, %s)", job_id, model, file.name, len(rows.texts), rows.lang)
+    log.info("job %s queued: %s on %s (%d rows, %s)", job_id, request.model, file.name, len(rows.texts), rows.lang)
     return job
 
 

@@ -33,7 +33,7 @@ from gradio.context import Context, LocalContext
 from core.analysis.export import BudgetSpent, Sentence
 from core.analysis.probes import ProbeReport
 from core.data import PROJECT_ROOT
-from core.predict import Cancelled, Comparison, Lab, ModelFailure, ModelJob, Plan, Prediction
+from core.predict import Cancelled, Comparison, Lab, ModelFailure, ModelJob, Plan, Prediction, Request
 from service import serve_ray
 from service.fair import Turns
 from service.lab import ServedLab
@@ -389,7 +389,7 @@ def warm_up(lab: ServedLab, demo: gr.Blocks | None = None) -> None:
         for task in models.tasks(lang)[:1]:
             for long in (False, True):  # here, then in the worker
                 try:
-                    plan = models.plan_compare(text, task, lang)
+                    plan = models.plan_compare(Request(text, task=task, lang=lang))
                     if long:
                         RequestGate(long=True).run(plan, MODEL_POOL)
                     else:

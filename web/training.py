@@ -25,6 +25,7 @@ from service.jobs import (
     FINISHED,
     REFUSED,
     TrainLimits,
+    TrainRequest,
     cancel_job,
     job_dir,
     job_status,
@@ -79,27 +80,14 @@ class TrainingQueue:
                     lab.errors = {**lab.errors, str(path): str(err)}
         threading.Thread(target=self._schedule, daemon=True, name="training-queue").start()
 
-    def submit(
-        self,
-        file,
-        model: str,
-        text_column: str,
-        label_column: str,
-        epochs,
-        minutes,
-        vectors: str,
-        owner: str = PUBLIC,
-        client: str = "",
-    ) -> dict:
+    def submit(self, request: TrainRequest, owner: str = PUBLIC, client: str = "") -> dict:
         """Queue a job once the folder has room for it (JobError "disk_full" while it is full) and the owner, its
         client and the Space are within their quotas (service.jobs.submit_job)."""
         with self.lock:
             self._clean()
         check_quota(self.root, self.cleanup_limits)
         with self.submitting:
-            return submit_job(
-                file, model, text_column, label_column, epochs, minutes, vectors, self.root, self.limits, owner, client
-            )
+            return submit_job(request, self.root, self.limits, owner, client)
 
     def status(self, job_id: str, owner: str | None = None) -> dict:
         """The job's state; a job is reported finished only once the Lab serves its model (the worker writes

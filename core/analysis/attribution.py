@@ -42,7 +42,7 @@ from core.checkpoints.checkpoint import WEIGHTS, Checkpoint, atomic_write_text
 from core.checkpoints.files import read_json, sha256
 from core.checkpoints.manifest import FAITHFULNESS
 from core.data.batching import pad_batch
-from core.models.base import SentenceClassifier, embedding_rows
+from core.models.base import Intervention, SentenceClassifier, embedding_rows
 
 METHODS = ("occlusion", "gradient_x_input", "integrated_gradients", "smoothgrad")
 GRADIENT_METHODS = METHODS[1:]
@@ -73,15 +73,16 @@ class Attribution:
     steps: int | None = None  # integrated gradients' path steps, SmoothGrad's samples
 
 
-def _logit_of(net: SentenceClassifier, target: int, n: int):
-    """f(x) for Captum: x (S, n, d) the word vectors of S copies of one sentence -> (S,) the target's logit."""
+def _logit_of(net: SentenceClassifier, target: int, n: int, intervention: Intervention | None = None):
+    """f(x) for Captum: x (S, n, d) the word vectors of S copies of one sentence -> (S,) the target's logit (of
+    the model under `intervention`: Captum calls this function, never the model)."""
 
     def forward(vectors: Tensor) -> Tensor:
         copies = vectors.shape[0]
         rows = torch.cat([vectors.new_zeros(1, vectors.shape[-1]), vectors.reshape(copies * n, -1)])  # (1 + S n, d)
         ids = torch.arange(1, copies * n + 1).view(copies, n)  # (S, n): copy s, word j reads its own row
         with embedding_rows(rows):
-            return net(ids, torch.full((copies,), n)).logits[:, target]  # (S,)
+            return net(ids, torch.full((copies,), n), intervention=intervention).logits[:, target]  # (S,)
 
     return forward
 
@@ -118,10 +119,16 @@ def _integrated_gradients(ig, vectors: Tensor) -> tuple[Tensor, float, int]:
 
 
 def gradient_attributions(
-    net: SentenceClassifier, ids: list[int], target: int, methods: tuple[str, ...] | list[str], seed: int = 0
+    net: SentenceClassifier,
+    ids: list[int],
+    target: int,
+    methods: tuple[str, ...] | list[str],
+    seed: int = 0,
+    intervention: Intervention | None = None,
 ) -> dict[str, Attribution]:
     """The gradient methods among `methods` for class `target` of the sentence `ids` (known words and unknown
-    alike: each position's vector is what the model reads). Runs with gradients even inside inference mode."""
+    alike: each position's vector is what the model reads), of the model under `intervention`. Runs with
+    gradients even inside inference mode."""
     if not set(methods) & set(GRADIENT_METHODS):
         return {}
     from captum.attr import (
@@ -133,7 +140,7 @@ def gradient_attributions(
     found = {}
     with torch.inference_mode(False), torch.enable_grad():
         vectors = net.embedding.weight.detach()[torch.tensor(ids)].unsqueeze(0).clone().requires_grad_()  # (1, n, d)
-        forward = _logit_of(net, target, len(ids))
+        forward = _logit_of(net, target, len(ids), intervention)
         if "gradient_x_input" in methods:
             scores = InputXGradient(forward).attribute(vectors)
             found["gradient_x_input"] = Attribution("gradient_x_input", scores.sum(-1)[0].tolist())

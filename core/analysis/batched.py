@@ -4,6 +4,7 @@ phrases, dataset view) run a model in bulk."""
 import torch
 
 from core.data.batching import pad_batch
+from core.models.base import Intervention
 
 
 def _chunks(order: list[int], lengths: list[int], batch_size: int, exact_lengths: bool) -> list[list[int]]:
@@ -21,9 +22,14 @@ def _chunks(order: list[int], lengths: list[int], batch_size: int, exact_lengths
 
 @torch.inference_mode()
 def predict_batched(
-    model, sequences: list[list[int]], batch_size: int, exact_lengths: bool = False
+    model,
+    sequences: list[list[int]],
+    batch_size: int,
+    exact_lengths: bool = False,
+    intervention: Intervention | None = None,
 ) -> tuple[list[list[float]], list[int]]:
-    """(class probabilities, predicted label ids) per sequence, in input order, with the model in eval mode.
+    """(class probabilities, predicted label ids) per sequence, in input order, with the model in eval mode (under
+    `intervention`: core.models.base).
     Sequences run shortest first (a stable sort), so a batch carries little padding; with `exact_lengths` a
     batch holds one length only, no padding at all (the trainer's evaluation batches: core.data.batching)."""
     was_training = model.training
@@ -35,7 +41,7 @@ def predict_batched(
     try:
         for chunk in _chunks(order, lengths, batch_size, exact_lengths):
             batch = pad_batch([sequences[i] for i in chunk])
-            output = model(batch.ids, batch.lengths)
+            output = model(batch.ids, batch.lengths, intervention=intervention)
             for i, row, label in zip(chunk, output.logits.softmax(-1).tolist(), model.predict_labels(output).tolist()):
                 probs[i], labels[i] = row, label
     finally:

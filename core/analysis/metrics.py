@@ -3,6 +3,7 @@
 from core.analysis.batched import predict_batched
 from core.data import Example
 from core.data.vocab import Vocab
+from core.models.base import Intervention
 
 
 def classification_report(gold: list[int], pred: list[int], labels: list[str]) -> dict:
@@ -33,15 +34,19 @@ def classification_report(gold: list[int], pred: list[int], labels: list[str]) -
 
 
 def predict_examples(
-    model, examples: list[Example], vocab: Vocab, batch_size: int = 256
+    model, examples: list[Example], vocab: Vocab, batch_size: int = 256, intervention: Intervention | None = None
 ) -> tuple[list[int], list[int]]:
-    """(gold, predicted) labels in the examples' order, from exact-length batches (no padding), as in training."""
-    _, pred = predict_batched(model, [vocab.encode(e.words) for e in examples], batch_size, exact_lengths=True)
+    """(gold, predicted) labels in the examples' order, from exact-length batches (no padding), as in training;
+    the model under `intervention` (core.models.base) when one is given."""
+    sequences = [vocab.encode(e.words) for e in examples]
+    _, pred = predict_batched(model, sequences, batch_size, exact_lengths=True, intervention=intervention)
     return [e.label for e in examples], pred
 
 
-def evaluate(model, examples: list[Example], vocab: Vocab, labels: list[str]) -> dict:
-    return classification_report(*predict_examples(model, examples, vocab), labels)
+def evaluate(
+    model, examples: list[Example], vocab: Vocab, labels: list[str], intervention: Intervention | None = None
+) -> dict:
+    return classification_report(*predict_examples(model, examples, vocab, intervention=intervention), labels)
 
 
 def binary_from_fine(fine_probs: list[list[float]]) -> list[int]:

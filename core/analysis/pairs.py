@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from core.notices import InputError
-from core.predict import Comparison, Lab, ModelFailure, Plan, Prediction
+from core.predict import Comparison, Lab, ModelFailure, Plan, Prediction, Request
 from core.views import sentiment_scores
 
 SENTENCES = ("a", "b")
@@ -99,7 +99,7 @@ def _compare(
     run: Callable[[Plan], Comparison],
 ) -> Comparison:
     try:
-        plan = lab.plan_compare(text, task, lang, models=models)
+        plan = lab.plan_compare(Request(text, task=task, lang=lang, models=models))
     except InputError as err:
         raise PairInputError(sentence, err) from None
     return run(plan)

@@ -58,10 +58,10 @@ from core.models.base import (
     SENTENCE_INDEX,
     VOCAB_SIZE,
     Dropout,
+    Intervention,
     InterventionSpec,
     ModelOutput,
     SentenceClassifier,
-    active_intervention,
     check_config,
     classification_loss,
     explained,
@@ -168,7 +168,14 @@ class AdaSent(SentenceClassifier[AdaSentOutput]):
         self.level_gate = nn.Linear(D, 1, bias=False)  # w: one score per level (a bias cancels in the softmax)
         self.dropout = Dropout(config.dropout)
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> AdaSentOutput:
+    def forward(
+        self,
+        ids: Tensor,
+        lengths: Tensor,
+        labels: Tensor | None = None,
+        explain: int = 0,
+        intervention: Intervention | None = None,
+    ) -> AdaSentOutput:
         L, D = ids.shape[1], self.config.hidden_dim
         position = torch.arange(L, device=ids.device)  # (L,)
 
@@ -178,7 +185,7 @@ class AdaSent(SentenceClassifier[AdaSentOutput]):
         # Eqs. 6-7 for both children in one matmul: rows [W_L; G_L] read the left child, [W_R; G_R] the right
         weight = torch.cat([self.W_L, self.G_L, self.W_R, self.G_R])  # (2(D+3), D)
         bias = torch.cat([self.b_W, self.b_G])  # (D+3,)
-        act = active_intervention()
+        act = intervention
         pooled, unit_probs, gates = [], [], []
         for t in range(1, L + 1):
             if t > 1:

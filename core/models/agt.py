@@ -58,10 +58,10 @@ from core.models.base import (
     NUM_CLASSES,
     VOCAB_SIZE,
     Dropout,
+    Intervention,
     InterventionSpec,
     ModelOutput,
     SentenceClassifier,
-    active_intervention,
     check_config,
     classification_loss,
     explained,
@@ -187,7 +187,14 @@ class AGT(SentenceClassifier[AGTOutput]):
         self.fc2 = nn.Linear(config.fc_hidden, config.num_classes)
         self.dropout = Dropout(config.dropout)
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> AGTOutput:
+    def forward(
+        self,
+        ids: Tensor,
+        lengths: Tensor,
+        labels: Tensor | None = None,
+        explain: int = 0,
+        intervention: Intervention | None = None,
+    ) -> AGTOutput:
         mask = length_mask(lengths, ids.shape[1])  # (B, N)
         # B_n and every layer's score m_{l,n} depend on the word alone, not on its context, so we compute
         # them once per distinct word of the batch (SST phrase batches: 0.6 distinct words per token)
@@ -199,7 +206,7 @@ class AGT(SentenceClassifier[AGTOutput]):
         type_scores = (keys * self.attn_vector).sum(-1)  # (U, A)
         words, scores = type_words[where], type_scores[where].transpose(1, 2)  # (B, N, h), (B, A, N)
         # Eq. 5: softmax over the real words only (exp(-inf) = 0 on padding)
-        act = active_intervention()
+        act = intervention
         if act is not None and act.key == "uniform_attention":  # that layer attends to every word alike
             assert act.index is not None  # check_intervention: an indexed intervention has its index
             scores = scores.index_fill(1, torch.tensor([act.index - 1], device=ids.device), 0.0)

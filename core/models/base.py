@@ -79,25 +79,6 @@ class Intervention:
 
 
 NO_INTERVENTION = "none"
-# The intervention of the forward passes in this thread (see `intervening`)
-_INTERVENTION: ContextVar[Intervention | None] = ContextVar("intervention", default=None)
-
-
-@contextmanager
-def intervening(intervention: Intervention | None):
-    """Within the block, in this thread, every forward pass runs under `intervention` (None: the plain model).
-    A context, like `embedding_rows`, so that the gradient attributions' own passes run under it too."""
-    token = _INTERVENTION.set(intervention)
-    try:
-        yield
-    finally:
-        _INTERVENTION.reset(token)
-
-
-def active_intervention() -> Intervention | None:
-    return _INTERVENTION.get()
-
-
 SENTENCE_INDEX = (1, 10_000)  # a word or level index: bounded by the sentence, which the caller checks
 
 
@@ -137,13 +118,15 @@ class SentenceClassifier(
     """Base class. A subclass sets `key` and `config_class`, builds `self.embedding` with
     `build_embedding`, and implements `forward`, `views` and (when it has one) `word_curve`.
 
-    forward(ids (B, L) long, lengths (B,) long, labels (B,) long | None, explain: int) -> ModelOutput
+    forward(ids (B, L) long, lengths (B,) long, labels (B,) long | None, explain: int,
+            intervention: Intervention | None) -> ModelOutput
     subclass. Sentences are right-padded with id 0; a sentence's outputs never depend on its padding.
     `explain` = how many leading sentences of the batch need every tensor `views` and `word_curve` read;
     a model computes its costly ones (AdaSent's per-unit probabilities) for those only, the cheap ones
     for all; with 0 it may skip them (DCNN, AGT and the tensor CNN leave them unset). Training and
     evaluation pass 0; the predictor runs a sentence, its prefixes and its
-    leave-one-word-out variants as one batch with explain=1.
+    leave-one-word-out variants as one batch with explain=1. `intervention` (one of `interventions`, checked by
+    `check_intervention`; None: the plain model) switches a part of the model off or replaces it in that pass.
 
     Through huggingface_hub's PyTorchModelHubMixin every model has `save_pretrained(dir)`,
     `push_to_hub(repo_id)` and `from_pretrained(dir or repo_id)`, in our checkpoint format
@@ -160,7 +143,7 @@ class SentenceClassifier(
     # (a part of the model applied where the model itself never applies it), or None: no curve of its own,
     # and the predictor runs prefixes
     word_curve_kind: str | None = None
-    # what `forward` can switch off or replace under `intervening`: key -> InterventionSpec
+    # what `forward` can switch off or replace, given an `intervention`: key -> InterventionSpec
     interventions: dict[str, InterventionSpec] = {}
 
     def __init__(self, config) -> None:
@@ -314,7 +297,9 @@ class SentenceClassifier(
         return []
 
 
-# The rows a WordEmbedding reads instead of its weight, in this thread only (see `embedding_rows`)
+# The rows a WordEmbedding reads instead of its weight, in this thread only (see `embedding_rows`). A context,
+# not an argument of `forward` as an intervention is: a leaf module reads it, for the gradient attributions alone,
+# where each model looks words up its own way (mRNN and AGT once per distinct word, mRNN twice per pass)
 _ROWS: ContextVar[Tensor | None] = ContextVar("embedding_rows", default=None)
 
 

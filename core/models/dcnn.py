@@ -60,10 +60,10 @@ from core.models.base import (
     NUM_CLASSES,
     VOCAB_SIZE,
     Dropout,
+    Intervention,
     InterventionSpec,
     ModelOutput,
     SentenceClassifier,
-    active_intervention,
     check_config,
     classification_loss,
     explained,
@@ -277,7 +277,14 @@ class DCNN(SentenceClassifier[DCNNOutput]):
             nn.init.xavier_uniform_(self.out.weight)
             nn.init.zeros_(self.out.bias)
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> DCNNOutput:
+    def forward(
+        self,
+        ids: Tensor,
+        lengths: Tensor,
+        labels: Tensor | None = None,
+        explain: int = 0,
+        intervention: Intervention | None = None,
+    ) -> DCNNOutput:
         B, T = ids.shape
         mask = length_mask(lengths, T)  # (B, T)
         # Eq. 2: sentence matrix, rows = embedding dimensions, one input map; pads are zero columns
@@ -286,7 +293,7 @@ class DCNN(SentenceClassifier[DCNNOutput]):
         if explain:  # the kept nodes of every level and layer 1's convolution, for `views` (§4.2, Fig. 4)
             words = torch.where(mask, torch.arange(T, device=ids.device), -1)  # (B, T)
             positions, activations = [words[:, None, None, :].expand_as(x)], [x.detach()]
-        act = active_intervention()
+        act = intervention
         max_pool = act is not None and act.key == "max_pool"
         ks, width = [lengths], lengths  # width: valid columns of each sentence at the current level
         for layer_index, layer in enumerate(self.layers, start=1):

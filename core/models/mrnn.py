@@ -54,10 +54,10 @@ from core.models.base import (
     SENTENCE_INDEX,
     VOCAB_SIZE,
     Dropout,
+    Intervention,
     InterventionSpec,
     ModelOutput,
     SentenceClassifier,
-    active_intervention,
     check_config,
     explained,
     length_mask,
@@ -186,7 +186,14 @@ class MRNN(SentenceClassifier[MRNNOutput]):
         self.dropout = Dropout(config.dropout)
         self.f = ACTIVATIONS[config.activation]
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> MRNNOutput:
+    def forward(
+        self,
+        ids: Tensor,
+        lengths: Tensor,
+        labels: Tensor | None = None,
+        explain: int = 0,
+        intervention: Intervention | None = None,
+    ) -> MRNNOutput:
         B, L = ids.shape
         mask = length_mask(lengths, L)  # (B, L)
         x = self.dropout(self.embedding(ids))  # (B, L, dx)
@@ -203,7 +210,7 @@ class MRNN(SentenceClassifier[MRNNOutput]):
         # Eq. 5: h_t = f(M_t h_{t-1} + V h_{t-1} + W x_t + b); after its last word a sentence keeps its
         # state, so padding never reaches it and h_L is each sentence's final state
         # (unbind, not M[:, t]: indexing would back-propagate a full-size zero tensor at every step)
-        act = active_intervention()
+        act = intervention
         additive = act is not None and act.key == "additive"
         cut = None
         if act is not None and act.key == "cut_at":

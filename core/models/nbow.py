@@ -16,6 +16,7 @@ from core.models.base import (
     NUM_CLASSES,
     VOCAB_SIZE,
     Dropout,
+    Intervention,
     ModelOutput,
     SentenceClassifier,
     check_config,
@@ -58,7 +59,14 @@ class NBoW(SentenceClassifier[ModelOutput]):
         self.out = nn.Linear(config.hidden, config.num_classes)
         self.dropout = Dropout(config.dropout)
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> ModelOutput:
+    def forward(
+        self,
+        ids: Tensor,
+        lengths: Tensor,
+        labels: Tensor | None = None,
+        explain: int = 0,
+        intervention: Intervention | None = None,
+    ) -> ModelOutput:
         mask = length_mask(lengths, ids.shape[1])  # (B, L)
         mean = masked_mean(self.embedding(ids), mask)  # (B, d)
         hidden = self.dropout(self.hidden(self.dropout(mean)).tanh())  # (B, h)

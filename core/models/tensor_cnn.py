@@ -55,7 +55,6 @@ from core.models.base import (
     InterventionSpec,
     ModelOutput,
     SentenceClassifier,
-    active_intervention,
     check_config,
     classification_loss,
     dropout,
@@ -184,13 +183,20 @@ class TensorCNN(SentenceClassifier[TensorCNNOutput]):
         self.classifier = nn.Linear(config.num_layers * config.hidden, config.num_classes, bias=False)  # W
         nn.init.zeros_(self.classifier.weight)  # §5: "W ... initialized as zeros"
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> TensorCNNOutput:
+    def forward(
+        self,
+        ids: Tensor,
+        lengths: Tensor,
+        labels: Tensor | None = None,
+        explain: int = 0,
+        intervention: Intervention | None = None,
+    ) -> TensorCNNOutput:
         cfg = self.config
         mask = length_mask(lengths, ids.shape[1])  # (B, L)
 
         # Stacked layers (§4): layer k+1 reads layer k's output; dropout placed as in the authors' code
         x = dropout(self.embedding(ids), cfg.dropout, self.training, sqrt_scale=True)  # (B, L, d)
-        act = active_intervention()
+        act = intervention
         decay = decay_matrix(ids.shape[1], 0.0 if act == CONSECUTIVE else cfg.decay, x)  # (L, L)
         max_order = act.index if act and act.key == "max_order" else None
         states: list[Tensor] = []  # K x (B, L, h): z⁽ᵏ⁾, un-dropped

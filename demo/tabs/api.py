@@ -10,7 +10,7 @@ import gradio as gr
 
 from core.analysis.probes import ProbeInputError, SuiteError
 from core.notices import InputError
-from core.predict import AUTO, Cancelled, Comparison
+from core.predict import AUTO, Cancelled, Comparison, Request
 from demo.i18n import L, failure_text, request_lang, t
 from service.lab import ServedLab
 from service.owners import PUBLIC
@@ -114,7 +114,11 @@ def build(lab: ServedLab, visitors: Visitors) -> gr.Markdown:
         return _answer(
             lambda: (
                 RequestGate()
-                .run(seen.plan_predict(text, model, task, lang, methods=methods, intervention=intervention))
+                .run(
+                    seen.plan_predict(
+                        Request(text, models=(model,), task=task, lang=lang, methods=methods, intervention=intervention)
+                    )
+                )
                 .predictions[0]
                 .to_dict()
             )
@@ -146,7 +150,9 @@ def build(lab: ServedLab, visitors: Visitors) -> gr.Markdown:
         check_lang(seen, task, lang)
 
         def run() -> list[dict]:
-            result = RequestGate().run(seen.plan_compare(text, task, lang, methods=methods), MODEL_POOL)
+            result = RequestGate().run(
+                seen.plan_compare(Request(text, task=task, lang=lang, methods=methods)), MODEL_POOL
+            )
             return compared(result, seen.models(result.predictions[0].task))
 
         return _answer(run)

@@ -38,6 +38,7 @@ from demo.links import LinkState, copy_js, intervention_specs
 from demo.svg import EXPORT_JS, drawn_for, room_js
 from demo.tabs import pairs
 from demo.tabs.checkpoints import facts
+from demo.tabs.named import components, named
 from service.lab import ServedLab
 from service.owners import PUBLIC
 from web.owners import Visitors
@@ -124,11 +125,12 @@ class Page:
 
     @property
     def inputs(self) -> list:
-        """The Lab's inputs, in the order an Ask takes them."""
-        return [self.text, self.model, self.task, self.lang, self.method, self.intervention, self.index]
+        """The Lab's inputs: an Ask's fields (demo/tabs/named.py)."""
+        return components(Ask, self)
 
     @property
     def run_inputs(self) -> list:
+        """The Lab's inputs, then the room the figures get (last: BUSY_JS measures it, demo.svg.room_js)."""
         return [*self.inputs, self.room]
 
     @property
@@ -142,7 +144,14 @@ def build(lab: ServedLab, visitors: Visitors) -> LabView:
     page = _layout(lab, known, visitors)
     _wire_menus(page, lab, visitors)
     analyse_after = _wire(page, lab, known, visitors)
-    return LabView(page.text, page.task, page.pair, analyse_after, _link_opener(page, lab, known, visitors), page.model)
+    return LabView(
+        text=page.text,
+        task=page.task,
+        pair=page.pair,
+        analyse_after=analyse_after,
+        open_link=_link_opener(page, lab, known, visitors),
+        model=page.model,
+    )
 
 
 def _choices(public: ServedLab) -> tuple:
@@ -235,9 +244,26 @@ def _layout(lab: ServedLab, known: Known, visitors: Visitors) -> Page:
     )
     build_export(lab, visitors, model, task, lang)
     return Page(
-        text, run, copy, model, task, lang, intervention_row, intervention, index, method, link, shown_map, room,
-        examples.dataset, pair, analysing, summary, notices, result,
-    )  # fmt: skip
+        text=text,
+        run=run,
+        copy=copy,
+        model=model,
+        task=task,
+        lang=lang,
+        intervention_row=intervention_row,
+        intervention=intervention,
+        index=index,
+        method=method,
+        link=link,
+        shown_map=shown_map,
+        room=room,
+        examples=examples.dataset,
+        pair=pair,
+        analysing=analysing,
+        summary=summary,
+        notices=notices,
+        result=result,
+    )
 
 
 def _wire_menus(page: Page, lab: ServedLab, visitors: Visitors) -> None:
@@ -274,10 +300,10 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
 
     # Gradio passes the request, then each input, as positional parameters: the Lab's inputs become one Ask
     def on_run(request: gr.Request, *values):
-        """`run_inputs`: the Lab's inputs, then the room its figures get (BUSY_JS measures it)."""
+        """`run_inputs`: the Lab's inputs, then the room its figures get."""
         *asked, width = values
         drawn_for(width)
-        yield from run_analysis(visitors.lab(lab, request), known, Ask(*asked), request_lang(request))
+        yield from run_analysis(visitors.lab(lab, request), known, named(Ask, asked), request_lang(request))
 
     # another method, intervention or index runs on demand; the visitor's own choice only (`input`): a link
     # sets the method with the rest and runs once (open_link)
@@ -285,13 +311,12 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
     for trigger in triggers:
         trigger(on_run, page.run_inputs, page.run_outputs, **RUN_EVENT).then(None, js=DONE_JS)
 
-    def on_copy(request: gr.Request, *values):
-        """`copy_inputs`: the Lab's inputs, sentence B and the DCNN panel's map (READ_MAP_JS)."""
-        *asked, b, top_map = values
-        return link_query(visitors.lab(lab, request), Ask(*asked), b, top_map)
+    def on_copy(request: gr.Request, top_map, b, *asked):
+        """`copy_inputs`: the DCNN panel's map (READ_MAP_JS), sentence B, then the Lab's inputs."""
+        return link_query(visitors.lab(lab, request), named(Ask, asked), b, top_map)
 
     page.text.change(None, None, None, js=STALE_JS)
-    copy_inputs = [*page.inputs, page.pair.text_b, page.shown_map]
+    copy_inputs = [page.shown_map, page.pair.text_b, *page.inputs]
     copied = page.copy.click(
         on_copy, copy_inputs, [page.link], js=READ_MAP_JS, api_visibility="private", show_progress="hidden"
     )
@@ -337,7 +362,8 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
         """The analysis of the filled inputs (`run_inputs`), on the link's DCNN map."""
         *asked, width = values
         drawn_for(width)
-        yield from run_analysis(visitors.lab(lab, request), known, Ask(*asked), request_lang(request), state.map)
+        ask = named(Ask, asked)
+        yield from run_analysis(visitors.lab(lab, request), known, ask, request_lang(request), state.map)
 
     on_page_load(on_labels, [page.examples])  # the examples' labels in the page's language
 
@@ -349,7 +375,7 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
         filled = state.change(
             on_link,
             [state],
-            [*page.inputs[:5], *menu, page.pair.text_b, page.pair.box, is_pair],
+            [page.text, page.model, page.task, page.lang, page.method, *menu, page.pair.text_b, page.pair.box, is_pair],
             api_visibility="private",
         )
         analysed = filled.then(on_link_run, [state, *page.run_inputs], page.run_outputs, **RUN_EVENT)

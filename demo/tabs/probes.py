@@ -365,7 +365,15 @@ def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
     def open_link(link_state: gr.State) -> None:
         link_state.change(on_link, [link_state], [suite, task, *outputs], api_visibility="private", **PROBE_EVENTS)
 
-    return ProbesView(state, capability, model, failure, open_button, open_link, suite)
+    return ProbesView(
+        state=state,
+        capability=capability,
+        model=model,
+        failure=failure,
+        open=open_button,
+        open_link=open_link,
+        suite=suite,
+    )
 
 
 def open_in_lab(view: ProbesView, lab_view: LabView, tabs: gr.Tabs) -> None:

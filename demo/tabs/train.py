@@ -16,8 +16,9 @@ from core.notices import Notice
 from demo.i18n import error, label_name, model_name, notice_text, request_lang, t
 from demo.plots import esc, md
 from demo.tabs.lab import LabView, task_choices
+from demo.tabs.named import named
 from demo.tabs.train_layout import Page, layout
-from service.jobs import ACTIVE, JOB_TEXT, JobError, TrainLimits, list_jobs
+from service.jobs import ACTIVE, JOB_TEXT, JobError, TrainLimits, TrainRequest, list_jobs
 from service.lab import ServedLab
 from service.publish import push_job
 from web.endpoints import endpoint
@@ -196,13 +197,11 @@ def build(lab: ServedLab, lab_view: LabView, visitors: Visitors) -> TrainView:
     return TrainView(queue, page.job)
 
 
-def _submit(
-    queue: TrainingQueue, visitors: Visitors, request, profile, settings: tuple[str, str, str, str, int, float, str]
-) -> str:
-    """Start's and /train's: `settings` (Page.settings', the file as its path) queued for the requester; its id."""
+def _submit(queue: TrainingQueue, visitors: Visitors, request, profile, asked: TrainRequest) -> str:
+    """Start's and /train's: the training `asked` (the file as its path) queued for the requester; its id."""
     owner, client = visitors.writer(request, profile)
     try:
-        return queue.submit(*settings, owner, client)["id"]
+        return queue.submit(asked, owner, client)["id"]
     except (UserDataError, JobError) as err:
         raise _error(err, request_lang(request)) from None
 
@@ -231,7 +230,7 @@ def _wire_start(page: Page, queue: TrainingQueue, visitors: Visitors) -> None:
 
     # Gradio passes the request and the profile, then each input (Page.settings), as positional parameters
     def on_start(request: gr.Request, profile: gr.OAuthProfile | None, *settings):
-        return _submit(queue, visitors, request, profile, settings)
+        return _submit(queue, visitors, request, profile, named(TrainRequest, settings))
 
     def on_started(job_id, request: gr.Request):
         """The job box names the new job (and the owner's others) by file, date and model; polling starts."""
@@ -315,8 +314,16 @@ def _endpoints(queue: TrainingQueue, visitors: Visitors) -> None:
             minutes: the training time budget in minutes, from 0.5 to this server's maximum
             vectors: none (random word vectors) or auto (pretrained ones of the file's language, when present)
         """
-        settings = uploaded_path(file), model, text_column, label_column, epochs, minutes, vectors
-        return _submit(queue, visitors, request, profile, settings)
+        asked = TrainRequest(
+            file=uploaded_path(file),
+            model=model,
+            text_column=text_column,
+            label_column=label_column,
+            epochs=epochs,
+            minutes=minutes,
+            vectors=vectors,
+        )
+        return _submit(queue, visitors, request, profile, asked)
 
     def train_status(job: str, request: gr.Request | None = None) -> dict:
         """A job's status (queued/running/done/failed/cancelled/stopped), queue position, progress, per-epoch

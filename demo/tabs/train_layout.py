@@ -7,8 +7,9 @@ import gradio as gr
 
 from core.models import PAPER_MODELS
 from demo.i18n import L, model_name
+from demo.tabs.named import components
 from service.budgets import SpacePolicy
-from service.jobs import TrainLimits
+from service.jobs import TrainLimits, TrainRequest
 
 
 @dataclass
@@ -39,8 +40,8 @@ class Page:
 
     @property
     def settings(self) -> list:
-        """The file and the training settings, in the order a submit takes them."""
-        return [self.file, self.model, self.text_column, self.label_column, self.epochs, self.minutes, self.vectors]
+        """The file and the training settings: a TrainRequest's fields (demo/tabs/named.py)."""
+        return components(TrainRequest, self)
 
 
 def _file_column() -> tuple:
@@ -124,6 +125,25 @@ def layout(limits: TrainLimits, policy: SpacePolicy) -> Page:
         push = gr.Button(L("train_push"), elem_id="train-push")
         pushed = gr.Markdown(elem_id="train-pushed")
     return Page(
-        file, summary, text_column, label_column, model, vectors, epochs, minutes, start, cancel, job, new_job,
-        status, loss_plot, dev_plot, confusion, repo, token, push, pushed, gr.Timer(1.0, active=False),
-    )  # fmt: skip
+        file=file,
+        summary=summary,
+        text_column=text_column,
+        label_column=label_column,
+        model=model,
+        vectors=vectors,
+        epochs=epochs,
+        minutes=minutes,
+        start=start,
+        cancel=cancel,
+        job=job,
+        new_job=new_job,
+        status=status,
+        loss_plot=loss_plot,
+        dev_plot=dev_plot,
+        confusion=confusion,
+        repo=repo,
+        token=token,
+        push=push,
+        pushed=pushed,
+        timer=gr.Timer(1.0, active=False),
+    )

@@ -32,6 +32,7 @@ from demo.i18n import model_name, notice_text, request_lang, t, warn
 from demo.links import LinkState, copy_js, state_to_query
 from demo.plots import esc, md
 from demo.svg import drawn_for, room_js
+from demo.tabs.named import named
 from demo.tabs.treebank_layout import Page, layout
 from demo.treebank_outputs import (
     Filters,
@@ -78,13 +79,13 @@ def build(lab: ServedLab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     _endpoints(lab, visitors, trees)
     _wire_copy(page)
     return TreebankView(
-        page.tree_state,
-        page.trees.node,
-        page.trees.open_node,
-        page.dataset_state,
-        page.data.pick,
-        page.data.open_sentence,
-        _link_opener(page, lab, visitors, trees),
+        tree=page.tree_state,
+        node=page.trees.node,
+        open_node=page.trees.open_node,
+        dataset=page.dataset_state,
+        sentence=page.data.pick,
+        open_sentence=page.data.open_sentence,
+        open_link=_link_opener(page, lab, visitors, trees),
     )
 
 
@@ -110,11 +111,11 @@ def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[
 
     def on_search(request: gr.Request, *filter_values):
         ui = request_lang(request)
-        return search_choices(trees().loaded(ui), Filters(*filter_values), ui)
+        return search_choices(trees().loaded(ui), named(Filters, filter_values), ui)
 
     def on_random(request: gr.Request, *filter_values):
         ui = request_lang(request)
-        return random_choice(trees().loaded(ui), Filters(*filter_values), ui)
+        return random_choice(trees().loaded(ui), named(Filters, filter_values), ui)
 
     def on_sentence(tree_value, split_value, index, task_value, width, request: gr.Request):
         """The chosen sentence's tree; none again for the tree shown (a link drew it with its node chosen)."""
@@ -180,11 +181,11 @@ def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callabl
         models = visitors.lab(lab, request).models(task_value)
         return gr.update(choices=[(model_name(m), m) for m in models], value=models[0] if models else None)
 
-    def on_open_tab(request: gr.Request, tree_value, dataset_value, *values):
+    def on_open_tab(request: gr.Request, tree_value, dataset_value, task_value, model_value, *values):
         """First visit: the picker (its first sentence's tree follows) and the dataset view; later visits keep them.
-        `values`: the filters', the dataset's task and model, and the room."""
-        *filter_values, task_value, model_value, width = values
-        wanted = Filters(*filter_values)
+        `values`: the filters' (TreesBox.filters), then the room (last: ROOM_JS measures it)."""
+        *filter_values, width = values
+        wanted = named(Filters, filter_values)
         ui = request_lang(request)
         drawn_for(width)
         treebank = trees().treebank
@@ -205,7 +206,7 @@ def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callabl
         )
     tab.select(
         on_open_tab,
-        [page.tree_state, page.dataset_state, *page.trees.filters, data.task, data.model, page.room],
+        [page.tree_state, page.dataset_state, data.task, data.model, *page.trees.filters, page.room],
         [*page.trees.without_trees, page.trees.sentence, page.trees.hits, *page.dataset_outputs],
         api_visibility="private",
         js=ROOM_JS,
@@ -271,12 +272,20 @@ def _link_opener(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable
     """TreebankView.open_link: a link's split, task, sentence and node, then the tab."""
     box, data = page.trees, page.data
 
-    def on_link(request: gr.Request, link_state: LinkState, dataset_value, *values):
+    def on_link(
+        request: gr.Request,
+        link_state: LinkState,
+        dataset_value,
+        task_value,
+        data_task_value,
+        data_model,
+        *values,
+    ):
         """A link to this tab: its split, task and sentence with the node chosen (a sentence past the split's end
         gets a warning and the search's first), the dataset view as on a first visit, then the tab. `values`: the
-        filters', the tree's task, the dataset's task and model, and the room."""
-        *filter_values, task_value, data_task_value, data_model, width = values
-        wanted = Filters(*filter_values)
+        filters' (TreesBox.filters), then the room (last: ROOM_JS measures it)."""
+        *filter_values, width = values
+        wanted = named(Filters, filter_values)
         keep = (gr.update(),)
         ui, seen = request_lang(request), visitors.lab(lab, request)
         drawn_for(width)
@@ -307,7 +316,7 @@ def _link_opener(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable
     def open_link(link_state: gr.State, tabs: gr.Tabs) -> None:
         link_state.change(
             on_link,
-            [link_state, page.dataset_state, *box.filters, box.task, data.task, data.model, page.room],
+            [link_state, page.dataset_state, box.task, data.task, data.model, *box.filters, page.room],
             [*box.without_trees, box.split, box.task, box.sentence, box.hits, *page.tree_outputs, *page.dataset_outputs]
             + [tabs],
             api_visibility="private",

@@ -10,6 +10,8 @@ from core.data import TASKS
 from core.data.sst import FINE_LABELS
 from demo.i18n import L, model_name, task_label
 from demo.svg import EXPORT_JS
+from demo.tabs.named import components
+from demo.treebank_outputs import Filters
 from service.lab import ServedLab
 
 
@@ -41,8 +43,8 @@ class TreesBox:
 
     @property
     def filters(self) -> list:
-        """The six filters, in the order a Filters takes them."""
-        return [self.split, self.words, self.label, self.phenomenon, self.min_words, self.max_words]
+        """The six filters: a Filters' fields (demo/tabs/named.py)."""
+        return components(Filters, self)
 
     @property
     def without_trees(self) -> list:
@@ -171,4 +173,6 @@ def layout(lab: ServedLab) -> Page:
     gr.Markdown(L("treebank_md"))
     trees = trees_box(sst_tasks)
     data = dataset_box(lab, data_tasks)
-    return Page(trees, data, gr.State(None), gr.State(None), gr.Number(visible=False))
+    return Page(
+        trees=trees, data=data, tree_state=gr.State(None), dataset_state=gr.State(None), room=gr.Number(visible=False)
+    )

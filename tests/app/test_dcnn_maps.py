@@ -66,7 +66,7 @@ def test_detector_ngrams_stay_inside_a_sentence_shorter_than_the_filter():
 
 def test_the_lab_panel_lists_every_map_and_redraws_the_chosen_one(lab):
     known = facts(lab)
-    p = lab.predict(TEXT, "dcnn", "sst5")
+    p = lab.predict(TEXT, "dcnn", task="sst5")
     index, view = next((i, v) for i, v in enumerate(p.views) if isinstance(v, KMaxGraph) and v.top_map is not None)
     panel = model_panel(p, known.get((p.task, p.model)), "en")
     options = re.findall(
@@ -103,7 +103,7 @@ def test_the_map_off_index_starts_at_the_map_the_panel_names_as_adding_most(lab)
     """Issue 45: the index box of map_off starts at the analysed sentence's most important map (the one the panel
     shows first), within the DCNN's maps; an index of no map (a word's) starts at its lowest."""
     view = next(
-        v for v in lab.predict(TEXT, "dcnn", "sst5").views if isinstance(v, KMaxGraph) and v.top_map is not None
+        v for v in lab.predict(TEXT, "dcnn", task="sst5").views if isinstance(v, KMaxGraph) and v.top_map is not None
     )
     best = max(range(len(view.contributions)), key=view.contributions.__getitem__)
     assert lab.intervention_start(TEXT, "dcnn", "sst5", "map_off") == view.top_map == best

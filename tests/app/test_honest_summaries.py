@@ -21,7 +21,7 @@ LABELS = ["very negative", "negative", "neutral", "positive", "very positive"]
 
 @pytest.fixture(scope="module")
 def prediction(lab):
-    return lab.predict("the acting is great but the plot is not good", "tensor_cnn", "sst5")
+    return lab.predict("the acting is great but the plot is not good", "tensor_cnn", task="sst5")
 
 
 def voted(prediction, labels):
@@ -53,7 +53,7 @@ def test_one_model_or_all_alike_is_said_without_a_vote_count(prediction):
 
 def test_the_notice_on_a_long_text_names_the_chosen_method(lab):
     long_text = " ".join(["good"] * (OCCLUSION_MAX_WORDS + 5))
-    p = lab.predict(long_text, "tensor_cnn", "sst5", methods=["occlusion", "integrated_gradients"])
+    p = lab.predict(long_text, "tensor_cnn", task="sst5", methods=["occlusion", "integrated_gradients"])
     en = notices_text([p], [], "en", "integrated_gradients")
     assert "integrated gradients" in en and "leave-one-word-out" not in en
     assert f"up to {OCCLUSION_MAX_WORDS} words; this one has {OCCLUSION_MAX_WORDS + 5}," in en

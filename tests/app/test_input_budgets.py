@@ -20,7 +20,7 @@ from core.predict import MAX_WORDS
 from demo.i18n import CODES, notice_text
 from demo.tabs.probes import run_user_cases
 from demo.tabs.train import file_summary
-from service.jobs import JobError, TrainLimits, job_status, list_jobs, submit_job
+from service.jobs import JobError, TrainLimits, TrainRequest, job_status, list_jobs, submit_job
 
 CELL = "x" * (MAX_CELL_CHARS + 10)
 GOOD = "".join(f"{'a fine film' if i % 2 else 'a dull film'},{i % 2}\n" for i in range(20))
@@ -60,7 +60,7 @@ def test_each_hostile_training_file_is_one_clear_line_in_both_languages(tmp_path
         summary = file_summary(str(path), "", "", limits, ui)[0]
         assert summary.startswith("❌") and one_line(summary)
     with pytest.raises(UserDataError):
-        submit_job(path, "dcnn", root=tmp_path / "um", limits=limits)
+        submit_job(TrainRequest(path, "dcnn"), root=tmp_path / "um", limits=limits)
     assert list_jobs(tmp_path / "um") == []
 
 

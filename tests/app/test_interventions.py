@@ -1,4 +1,5 @@
-"""Interventions (core.models.base.intervening): each model's parts switched off or replaced at inference.
+"""Interventions (`forward`'s `intervention`, core.models.base): each model's parts switched off or replaced at
+inference.
 Each is checked against a brute-force version of what it claims (a model whose weights make the intervention
 a no-op gives the plain forward pass; a replaced quantity equals the one computed by hand from the plain
 pass), then through the Lab: named in the answer, carried to the worker process, bad input refused."""
@@ -11,7 +12,7 @@ from test_models_common import SENTENCES
 from test_models_common import build as build_model
 
 from core.data.batching import pad_batch
-from core.models.base import Intervention, intervening, parse_intervention
+from core.models.base import Intervention, parse_intervention
 from core.notices import InterventionError
 from demo.i18n import intervention_name, t
 
@@ -26,8 +27,8 @@ def build(key: str, num_classes: int = 3):
 
 
 def _logits(model, intervention: Intervention | None = None, explain: int = 0):
-    with torch.no_grad(), intervening(intervention):
-        return model(BATCH.ids, BATCH.lengths, explain=explain)
+    with torch.no_grad():
+        return model(BATCH.ids, BATCH.lengths, explain=explain, intervention=intervention)
 
 
 def _same_as_plain(model, intervention: Intervention) -> None:
@@ -187,8 +188,8 @@ def test_agt_gates():
 def test_agt_uniform_attention_on_one_word_is_a_no_op():
     model = build("agt")
     one = pad_batch([[5]])
-    with torch.no_grad(), intervening(Intervention("uniform_attention", 1)):
-        changed = model(one.ids, one.lengths).logits
+    with torch.no_grad():
+        changed = model(one.ids, one.lengths, intervention=Intervention("uniform_attention", 1)).logits
     with torch.no_grad():
         assert torch.allclose(changed, model(one.ids, one.lengths).logits, atol=1e-6)
     _changed(model, Intervention("uniform_attention", 1))
@@ -200,8 +201,8 @@ def test_agt_uniform_attention_on_one_word_is_a_no_op():
 def test_the_lab_lists_applies_and_names_interventions(lab):
     listed = lab.interventions("sst5")
     assert set(listed) == set(lab.models("sst5")) and all(len(ivs) >= 2 for ivs in listed.values())
-    plain = lab.predict("the film is not good", "tensor_cnn", "sst5")
-    changed = lab.predict("the film is not good", "tensor_cnn", "sst5", intervention="max_order:1")
+    plain = lab.predict("the film is not good", "tensor_cnn", task="sst5")
+    changed = lab.predict("the film is not good", "tensor_cnn", task="sst5", intervention="max_order:1")
     assert plain.intervention == "none" and changed.intervention == "max_order:1"
     assert changed.probs != plain.probs and changed.notices[-1].code == "intervention"
     assert changed.to_dict()["intervention"] == "max_order:1"
@@ -219,13 +220,13 @@ def test_the_lab_lists_applies_and_names_interventions(lab):
 )
 def test_the_lab_refuses_bad_interventions(lab, intervention, code):
     with pytest.raises(InterventionError) as err:
-        lab.predict("the film is not good", "tensor_cnn", "sst5", intervention=intervention)
+        lab.predict("the film is not good", "tensor_cnn", task="sst5", intervention=intervention)
     assert err.value.code == code
 
 
 def test_a_word_index_past_the_text_is_refused(lab):
     with pytest.raises(InterventionError) as err:
-        lab.predict("the film is good", "mrnn", "sst5", intervention="cut_at:5")
+        lab.predict("the film is good", "mrnn", task="sst5", intervention="cut_at:5")
     assert err.value.code == "index_out_of_range" and err.value.params["highest"] == 4
 
 
@@ -326,11 +327,11 @@ def test_the_lab_tab_shows_before_and_after(lab):
 def test_a_prediction_draws_itself_in_a_notebook(lab, monkeypatch):
     import demo.notebook
 
-    prediction = lab.predict("the film is not good", "dcnn", "sst5")
+    prediction = lab.predict("the film is not good", "dcnn", task="sst5")
     drawn = prediction._repr_html_()
     assert drawn.count("<svg") >= 3 and "<script" not in drawn and "onclick" not in drawn
     before_after = demo.notebook.show(
-        [prediction, lab.predict("the film is not good", "dcnn", "sst5", intervention="max_pool")], ui="zh"
+        [prediction, lab.predict("the film is not good", "dcnn", task="sst5", intervention="max_pool")], ui="zh"
     )
     assert intervention_name("max_pool", "zh") in before_after._repr_html_() and "施加" in before_after
     monkeypatch.setattr(type(prediction), "html_renderer", None)  # core alone: a table of the probabilities

@@ -44,7 +44,7 @@ def test_each_prediction_says_its_checkpoint_accuracy_and_sha256(lab, lab_root):
     assert set(known) == set(lab.checkpoints)
     fact = known[("sst5", "dcnn")]
     assert fact.sha256 == hashlib.sha256((lab_root / "sst5" / "dcnn" / "model.safetensors").read_bytes()).hexdigest()
-    prediction = lab.predict("a good film", "dcnn", "sst5")
+    prediction = lab.predict("a good film", "dcnn", task="sst5")
     assert accuracy_text(prediction, fact, "en").startswith(f"test accuracy {fact.accuracy:.1%}")
     panel = model_panel(prediction, fact, "zh")
     assert "测试准确率" in panel and f"sha256 {fact.sha256[:16]}" in panel and fact.commit in panel
@@ -61,7 +61,7 @@ def test_examples_are_labelled_in_both_languages():
 
 def test_typed_quotes_cannot_leave_an_attribute(lab):
     text = 'good" onmouseover="window.x=1'
-    panel = model_panel(lab.predict(text, "dcnn", "sst5"), None, "en")
+    panel = model_panel(lab.predict(text, "dcnn", task="sst5"), None, "en")
     attributes = []
     parser = HTMLParser()
     parser.handle_starttag = lambda tag, attrs: attributes.extend(name for name, _ in attrs)

@@ -28,7 +28,7 @@ def chosen_maps(result: str) -> list[str]:
 def maps(lab) -> tuple[int, int]:
     """The DCNN's map that adds most on TEXT (the default) and the one that adds least."""
     view = next(
-        v for v in lab.predict(TEXT, "dcnn", "sst5").views if isinstance(v, KMaxGraph) and v.top_map is not None
+        v for v in lab.predict(TEXT, "dcnn", task="sst5").views if isinstance(v, KMaxGraph) and v.top_map is not None
     )
     order = sorted(range(len(view.contributions)), key=view.contributions.__getitem__)
     return order[-1], order[0]
@@ -101,8 +101,7 @@ def test_without_trees_the_tab_says_what_is_missing_once_and_switches_the_search
     page = build_demo(lab, "checkpoints", Settings.load())
     opened = next(f.fn for f in page.fns.values() if f.name == "on_open_tab")
     request = type("Request", (), {"headers": {"accept-language": accept}})()
-    problem, *switched, _sentence, _hits = opened(request, None, None, "test", "", "any", "any", 0, 0, None, None, 800)[
-        :6
-    ]
+    filters = ["test", "", "any", "any", 0, 0]  # TreesBox.filters
+    problem, *switched, _sentence, _hits = opened(request, None, None, None, None, *filters, 800)[:6]
     assert words in problem and "--data-dir" not in problem and "sst/trees/train.txt" in problem
     assert all(update == {"__type__": "update", "interactive": False} for update in switched)

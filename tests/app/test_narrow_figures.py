@@ -43,7 +43,7 @@ def assert_fits(figure: str, room: float = ROOM) -> None:
 
 @pytest.mark.parametrize("model", PAPER_MODELS)
 def test_every_view_of_every_model_fits_a_phone(lab, model):
-    p = lab.predict(SENTENCE, model, "sst5", "en")
+    p = lab.predict(SENTENCE, model, task="sst5", lang="en")
     figures = [drawn(ROOM, to_svg, word_view(v, "en"), "en", "caption · checkpoint sha256 0123abcd") for v in p.views]
     assert figures
     for figure in figures:
@@ -51,7 +51,7 @@ def test_every_view_of_every_model_fits_a_phone(lab, model):
 
 
 def test_all_five_fit_a_phone(lab):
-    predictions = [lab.predict(SENTENCE, model, "sst5", "en") for model in PAPER_MODELS]
+    predictions = [lab.predict(SENTENCE, model, task="sst5", lang="en") for model in PAPER_MODELS]
     labels = predictions[0].labels
     rows = {p.model: p.probs for p in predictions}
     assert_fits(drawn(ROOM, probability_bars, labels, rows, None, "Class probabilities"))

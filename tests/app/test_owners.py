@@ -14,7 +14,7 @@ from lab_fixture import Clients, start_app
 from test_user_training import reviews, write_csv
 
 from demo.i18n import notice_text, t
-from service.jobs import JobError, TrainLimits, submit_job, update_job
+from service.jobs import JobError, TrainLimits, TrainRequest, submit_job, update_job
 from service.owners import KEY, owner_id
 from service.publish import push_job
 from service.settings import Settings
@@ -172,14 +172,14 @@ def test_an_owner_has_at_most_its_quota_of_jobs_waiting_or_running(app, tmp_path
 def test_the_quota_counts_one_owners_active_jobs_and_is_worded_in_both_languages(tmp_path):
     path = write_csv(tmp_path / "r.csv", reviews(20))
     limits = TrainLimits(max_jobs_per_owner=2)
-    first = [submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="a") for _ in range(2)]
+    first = [submit_job(TrainRequest(path, "dcnn"), root=tmp_path, limits=limits, owner="a") for _ in range(2)]
     with pytest.raises(JobError) as err:
-        submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="a")
+        submit_job(TrainRequest(path, "dcnn"), root=tmp_path, limits=limits, owner="a")
     assert err.value.code == "too_many_jobs" and not (Path(tmp_path) / "jobs" / ".x").exists()
     assert "2 个训练作业" in notice_text(err.value, "zh")
-    assert submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="b")["owner"] == "b"
+    assert submit_job(TrainRequest(path, "dcnn"), root=tmp_path, limits=limits, owner="b")["owner"] == "b"
     update_job(tmp_path / "jobs" / first[0]["id"], status="failed")
-    assert submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="a")["task"] == first[0]["task"]
+    assert submit_job(TrainRequest(path, "dcnn"), root=tmp_path, limits=limits, owner="a")["task"] == first[0]["task"]
     assert TrainLimits.from_settings(Settings.load()).max_jobs_per_owner == 2
 
 
@@ -254,11 +254,11 @@ def test_signed_in_work_from_one_address_has_a_cap_of_its_own(tmp_path):
     path = write_csv(tmp_path / "r.csv", reviews(20))
     limits = TrainLimits(max_jobs_per_owner=5, max_jobs_per_client=1, max_signed_in_jobs_per_client=2)
     for user in ("alice", "bob"):
-        submit_job(path, "dcnn", root=tmp_path, limits=limits, owner=user, client=client)
+        submit_job(TrainRequest(path, "dcnn"), root=tmp_path, limits=limits, owner=user, client=client)
     with pytest.raises(JobError) as err:  # a third signed-in user behind the same address
-        submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="carol", client=client)
+        submit_job(TrainRequest(path, "dcnn"), root=tmp_path, limits=limits, owner="carol", client=client)
     assert err.value.code == "too_many_jobs_client" and err.value.params["max_jobs"] == 2
     anonymous = visitors.client(hall)  # the same address's anonymous work counts apart, against its own cap
-    submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="key-owner", client=anonymous)
+    submit_job(TrainRequest(path, "dcnn"), root=tmp_path, limits=limits, owner="key-owner", client=anonymous)
     with pytest.raises(JobError):
-        submit_job(path, "dcnn", root=tmp_path, limits=limits, owner="key-owner-2", client=anonymous)
+        submit_job(TrainRequest(path, "dcnn"), root=tmp_path, limits=limits, owner="key-owner-2", client=anonymous)

@@ -178,7 +178,7 @@ def test_every_string_the_models_send_has_chinese_words(lab):
         ("zh_sentiment", "这部电影不怎么好看，但是演员很棒"),
     ):
         for model in PAPER_MODELS:
-            prediction = lab.predict(text, model, task)
+            prediction = lab.predict(text, model, task=task)
             for view in [prediction.curve, *prediction.views]:
                 worded = word_view(view, "zh")
                 strings = [

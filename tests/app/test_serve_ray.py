@@ -9,7 +9,7 @@ import pytest
 from lab_fixture import RAY_GROUP
 from test_training_ray import Head, closed_port
 
-from core.predict import Lab
+from core.predict import Lab, Request
 from service.serve_ray import DEPLOYMENT, ServeWorker, worker
 from service.serving import encode
 from service.settings import Settings
@@ -33,7 +33,9 @@ def answers(lab: Lab, model_worker) -> list[str]:
     lab, lines = Lab(lab.checkpoints, lab.sources), []
     for text in SENTENCES:
         for model in lab.models("sst5"):
-            prediction = RequestGate(worker=model_worker, long=True).run(lab.plan_predict(text, model, "sst5"))
+            prediction = RequestGate(worker=model_worker, long=True).run(
+                lab.plan_predict(Request(text, models=(model,), task="sst5"))
+            )
             lines.append(encode(prediction.predictions[0]))
     report = RequestGate(worker=model_worker).probes(lab, "sst5", suite="en").to_dict()
     return lines + [encode({**report, "seconds": 0})]

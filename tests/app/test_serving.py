@@ -15,7 +15,7 @@ import pytest
 from lab_fixture import start_app
 
 from core.answers import AnswerCache
-from core.predict import Cancelled, Lab, ModelFailure, Prediction
+from core.predict import Cancelled, Lab, ModelFailure, Prediction, Request
 from core.views import Text
 from service.serving import decode, encode, serve
 from service.settings import DEFAULTS
@@ -146,11 +146,11 @@ def test_a_long_request_runs_its_models_in_the_worker(lab, monkeypatch):
     worker = ModelWorker(nice=0)
     try:
         long_text = " ".join(["good"] * (LONG_WORDS + 1))
-        result = RequestGate(worker=worker).run(lab.plan_compare(long_text, "sst5"))
+        result = RequestGate(worker=worker).run(lab.plan_compare(Request(long_text, task="sst5")))
         assert [p.model for p in result.predictions] == lab.models("sst5") and ran_here == []
-        short = RequestGate(worker=worker).run(lab.plan_compare("a good film", "sst5"))
+        short = RequestGate(worker=worker).run(lab.plan_compare(Request("a good film", task="sst5")))
         assert ran_here == lab.models("sst5") and len(short.predictions) == len(ran_here)
-        long = RequestGate(worker=worker).run(lab.plan_predict(long_text, "dcnn", "sst5"))
+        long = RequestGate(worker=worker).run(lab.plan_predict(Request(long_text, models=("dcnn",), task="sst5")))
         assert long.predictions[0].model == "dcnn"
         assert ran_here == lab.models("sst5")
     finally:
@@ -194,7 +194,7 @@ def test_compare_stops_between_models_when_its_client_leaves(lab, monkeypatch):
     )
     gate = RequestGate(lanes=Lanes())
     gate.alive = lambda: not ran  # the client leaves once the first model has run
-    plan = lab.plan_compare("a good film", "sst5")
+    plan = lab.plan_compare(Request("a good film", task="sst5"))
     with pytest.raises(Cancelled):
         gate.run(plan)
     assert (plan.words, plan.on_demand, gate.long) == (3, False, False) and ran == lab.models("sst5")[:1]
@@ -205,13 +205,17 @@ def test_kept_answers_take_no_lane_and_only_the_other_models_run(lab):
     (here the short lane is held and the client gone: asking for the lane would raise Cancelled)."""
     cached = Lab(lab.checkpoints, lab.sources, answers=AnswerCache())
     lanes = Lanes()
-    one = RequestGate(lanes=lanes).run(cached.plan_predict("a good film", "dcnn", "sst5")).predictions[0]
-    plan = cached.plan_compare("a good film", "sst5")
+    one = (
+        RequestGate(lanes=lanes)
+        .run(cached.plan_predict(Request("a good film", models=("dcnn",), task="sst5")))
+        .predictions[0]
+    )
+    plan = cached.plan_compare(Request("a good film", task="sst5"))
     assert plan.kept == {"dcnn": one} and [job.model for job in plan.jobs] == [
         m for m in lab.models("sst5") if m != "dcnn"
     ]
     every = RequestGate(lanes=lanes).run(plan).predictions
-    again = cached.plan_compare("a good film", "sst5")
+    again = cached.plan_compare(Request("a good film", task="sst5"))
     assert again.jobs == [] and list(again.kept.values()) == every
     gate = RequestGate(lanes=lanes)
     gate.alive = lambda: False

@@ -11,7 +11,7 @@ from core.training.train import degenerate
 from demo.lab_html import accuracy_text
 from demo.tabs.checkpoints import Facts
 from demo.tabs.train import status_text
-from service.jobs import JOB_MIN_UPDATES, job_dir, run_job, submit_job
+from service.jobs import JOB_MIN_UPDATES, TrainRequest, job_dir, run_job, submit_job
 
 
 @pytest.mark.parametrize("model", PAPER_MODELS)
@@ -19,7 +19,7 @@ def test_one_epoch_of_the_train_tab_s_defaults_beats_the_commonest_class(tmp_pat
     """200 rows, random vectors (the tab's default), one epoch: the recipes' 32-row batches made 5 updates, and
     the DCNN then answered one class on every seed."""
     csv = write_csv(tmp_path / "reviews.csv", reviews(200, seed=5))
-    job = submit_job(csv, model, "review", "stars", epochs=1, root=tmp_path / "um")
+    job = submit_job(TrainRequest(csv, model, "review", "stars", epochs=1), root=tmp_path / "um")
     done = run_job(job_dir(job["id"], tmp_path / "um"))
     metrics = done["metrics"]
     commonest = max(map(sum, metrics["confusion"])) / metrics["test_examples"]

@@ -7,6 +7,7 @@ from core.training.train import stop_record
 from demo.lab_html import result_html
 from demo.tabs.checkpoints import facts
 from demo.tabs.train import status_text
+from service.jobs import TrainRequest
 from service.lab import ServedLab
 from service.settings import Settings
 from tests.app.test_user_training import reviews, wait_for, write_csv
@@ -44,12 +45,12 @@ def test_a_trained_model_reports_its_stop_and_is_captioned_with_its_sha256_and_c
     known = facts(lab)  # as the app does: read before any job trains
     queue = TrainingQueue(lab, Settings.load(), tmp_path / "um")
     data = write_csv(tmp_path / "my_reviews.csv", reviews(60))
-    job = wait_for(queue, queue.submit(data, "dcnn", "", "", 2, 1, "none")["id"])
+    job = wait_for(queue, queue.submit(TrainRequest(data, "dcnn", epochs=2, minutes=1))["id"])
     assert job["status"] == "done", job
     assert job["stop"]["code"] == "stop_epochs" and "Trained every epoch asked for: 2." in status_text(job, "en")
     assert "已训练完要求的全部 2 轮。" in status_text(job, "zh")
     weights = sha256(tmp_path / "um" / "checkpoints" / job["task"] / "dcnn" / "model.safetensors")
     assert job["sha256"] == weights and job["commit"] == git_commit()
-    html = result_html([lab.predict("a great film", "dcnn", job["task"])], known, "en")
+    html = result_html([lab.predict("a great film", "dcnn", task=job["task"])], known, "en")
     assert f"checkpoint sha256 {weights[:16]}" in html and "sha256 ?" not in html
     assert f"commit {git_commit()}" in html and job["title"] in html

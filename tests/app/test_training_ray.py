@@ -21,7 +21,7 @@ from test_user_training import reviews, wait_for, write_csv
 
 from demo.i18n import CODES
 from demo.tabs.train import status_text
-from service.jobs import read_job
+from service.jobs import TrainRequest, read_job
 from service.lab import ServedLab
 from service.owners import owner_id
 from service.settings import Settings
@@ -159,8 +159,8 @@ def test_two_visitors_train_at_once_on_the_cluster(head, on_ray, tmp_path):
     assert isinstance(queue, RayTrainingQueue)
     path = write_csv(tmp_path / "class_reviews.csv", reviews(400))
     a, b = owner_id("key", "visitor-a"), owner_id("key", "visitor-b")
-    job_a = queue.submit(path, "dcnn", "review", "stars", 2, 1, "none", owner=a)
-    job_b = queue.submit(path, "dcnn", "review", "stars", 2, 1, "none", owner=b)
+    job_a = queue.submit(TrainRequest(path, "dcnn", "review", "stars", epochs=2, minutes=1), owner=a)
+    job_b = queue.submit(TrainRequest(path, "dcnn", "review", "stars", epochs=2, minutes=1), owner=b)
     done_a, done_b = wait_for(queue, job_a["id"]), wait_for(queue, job_b["id"])
     assert done_a["status"] == done_b["status"] == "done", (done_a, done_b)
     # both ran on the cluster, in two workers, each from the other's start to its end
@@ -173,7 +173,7 @@ def test_two_visitors_train_at_once_on_the_cluster(head, on_ray, tmp_path):
     assert done_a["task"] in seen_a and done_a["task"] not in seen_b
     assert done_b["task"] in seen_b and done_b["task"] not in seen_a
     assert (tmp_path / "um" / "checkpoints" / done_a["task"] / "dcnn" / "model.safetensors").is_file()
-    assert queue.lab.visible_to(a).predict("a fun film", "dcnn", done_a["task"]).label in ("1", "5")
+    assert queue.lab.visible_to(a).predict("a fun film", "dcnn", task=done_a["task"]).label in ("1", "5")
     assert status_text(done_a, "en").startswith("Done") and "notice" not in done_a
     queue.stopped.set()
 
@@ -181,7 +181,7 @@ def test_two_visitors_train_at_once_on_the_cluster(head, on_ray, tmp_path):
 def test_a_killed_worker_resumes_on_the_cluster_and_a_cancel_ends_the_task(head, on_ray, tmp_path, big_csv):
     on_ray(head.address)
     queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
-    job = queue.submit(big_csv, "dcnn", "", "", 3, 5, "none")
+    job = queue.submit(TrainRequest(big_csv, "dcnn", epochs=3, minutes=5))
     running = wait_epochs(queue, job["id"], 1)
     os.kill(running["ray_worker"]["pid"], signal.SIGKILL)
     done = wait_for(queue, job["id"])
@@ -192,7 +192,7 @@ def test_a_killed_worker_resumes_on_the_cluster_and_a_cancel_ends_the_task(head,
     assert done["ray_worker"]["pid"] != running["ray_worker"]["pid"] and (done["task"], "dcnn") in queue.lab.checkpoints
     one_line_in_both(done, "resumed there after epoch", "ray_resumed")
 
-    second = queue.submit(big_csv, "mrnn", "", "", 3, 5, "none")
+    second = queue.submit(TrainRequest(big_csv, "mrnn", epochs=3, minutes=5))
     worker = wait_epochs(queue, second["id"], 0)["ray_worker"]["pid"]
     assert running_task(worker)
     queue.cancel(second["id"])
@@ -208,7 +208,7 @@ def test_a_killed_worker_resumes_on_the_cluster_and_a_cancel_ends_the_task(head,
 def test_a_cluster_that_goes_away_mid_job(head, on_ray, tmp_path, big_csv, fallback):
     on_ray(head.address, fallback)
     queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
-    job = queue.submit(big_csv, "dcnn", "", "", 3, 5, "none")
+    job = queue.submit(TrainRequest(big_csv, "dcnn", epochs=3, minutes=5))
     wait_epochs(queue, job["id"], 1)
     head.stop()
     ended = wait_for(queue, job["id"])
@@ -226,7 +226,7 @@ def test_a_cluster_that_goes_away_mid_job(head, on_ray, tmp_path, big_csv, fallb
         )
         assert not queue.lab.checkpoints
     # the app goes on: the next job is taken, and says what it meets
-    after = queue.submit(big_csv, "dcnn", "", "", 1, 1, "none")
+    after = queue.submit(TrainRequest(big_csv, "dcnn", epochs=1, minutes=1))
     assert wait_for(queue, after["id"])["status"] in ("done", "failed")
     queue.stopped.set()
 
@@ -236,7 +236,7 @@ def test_a_cluster_that_cannot_be_reached_at_start(on_ray, tmp_path, fallback):
     address = closed_port()
     on_ray(address, fallback)
     queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
-    job = queue.submit(write_csv(tmp_path / "reviews.csv", reviews(60)), "dcnn", "", "", 1, 1, "none")
+    job = queue.submit(TrainRequest(write_csv(tmp_path / "reviews.csv", reviews(60)), "dcnn", epochs=1, minutes=1))
     ended = wait_for(queue, job["id"], seconds=120)
     if fallback:  # never silent: the job says where it trained
         assert ended["status"] == "done" and ended["notice"]["code"] == "ray_local", ended
@@ -264,12 +264,12 @@ def test_a_head_with_token_authentication_refuses_a_driver_without_its_token_and
         monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
         queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
         data = write_csv(tmp_path / "reviews.csv", reviews(60))
-        refused = wait_for(queue, queue.submit(data, "dcnn", "", "", 1, 1, "none")["id"], seconds=180)
+        refused = wait_for(queue, queue.submit(TrainRequest(data, "dcnn", epochs=1, minutes=1))["id"], seconds=180)
         assert refused["status"] == "failed" and refused["error"]["code"] == "ray_no_token", refused
         one_line_in_both(refused, f"the training cluster at {cluster.address} refused this app", "ray_no_token")
         monkeypatch.setenv("RAY_AUTH_MODE", "token")
         monkeypatch.setenv("RAY_AUTH_TOKEN", token)
-        trained = wait_for(queue, queue.submit(data, "dcnn", "", "", 1, 1, "none")["id"], seconds=240)
+        trained = wait_for(queue, queue.submit(TrainRequest(data, "dcnn", epochs=1, minutes=1))["id"], seconds=240)
         assert trained["status"] == "done" and trained.get("backend") == "ray", trained
         queue.stopped.set()
     finally:

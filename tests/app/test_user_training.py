@@ -13,7 +13,7 @@ from gradio_client import handle_file
 
 from core.data.user import UserDataError, load_user_task, read_rows
 from demo.i18n import notice_text
-from service.jobs import JobError, TrainLimits, list_jobs, recover_jobs, submit_job, update_job
+from service.jobs import JobError, TrainLimits, TrainRequest, list_jobs, recover_jobs, submit_job, update_job
 from service.lab import ServedLab
 from service.publish import push_job
 from service.settings import Settings
@@ -124,7 +124,8 @@ def test_a_bad_file_or_setting_queues_nothing(tmp_path, good_csv):
     limits = TrainLimits(max_bytes=4000, max_rows=100, max_epochs=5, max_minutes=2)
     for code, (path, _) in bad_files(tmp_path).items():
         with pytest.raises(UserDataError):
-            submit_job(path, "dcnn", "sentence" if code == "missing_column" else "", "", 1, root=root, limits=limits)
+            asked = TrainRequest(path, "dcnn", "sentence" if code == "missing_column" else "", epochs=1)
+            submit_job(asked, root=root, limits=limits)
     for kwargs, code in (
         ({"model": "nbow"}, "unknown_model"),
         ({"epochs": 6}, "bad_epochs"),
@@ -132,7 +133,7 @@ def test_a_bad_file_or_setting_queues_nothing(tmp_path, good_csv):
         ({"vectors": "glove"}, "bad_vectors"),
     ):
         with pytest.raises(JobError) as err:
-            submit_job(good_csv, **{"model": "dcnn", "epochs": 1, **kwargs}, root=root, limits=limits)
+            submit_job(TrainRequest(good_csv, **{"model": "dcnn", "epochs": 1, **kwargs}), root=root, limits=limits)
         assert err.value.code == code
     assert list_jobs(root) == [] and not (root / "jobs").exists()
 
@@ -174,7 +175,7 @@ def test_cli_trains_a_task_of_its_own_that_the_lab_loads(tmp_path, good_csv, mon
     assert len(installed) == 1
     lab = ServedLab({})
     task, model = lab.add_checkpoint(installed[0])
-    assert model == "tensor_cnn" and lab.predict("a great film", model, task).label in ("1", "5")
+    assert model == "tensor_cnn" and lab.predict("a great film", model, task=task).label in ("1", "5")
     # resumable: a second call with --resume and one more epoch continues from the saved state
     assert (
         train_main(
@@ -227,9 +228,9 @@ def wait_for(
 def test_one_job_at_a_time_with_queue_positions_and_cancel(tmp_path, good_csv):
     # three of one owner at once
     queue = TrainingQueue(ServedLab({}), Settings.load(), tmp_path / "um", TrainLimits(max_jobs_per_owner=3))
-    first = queue.submit(good_csv, "dcnn", "", "", 2, 1, "none")
-    second = queue.submit(good_csv, "mrnn", "", "", 1, 1, "none")
-    third = queue.submit(good_csv, "agt", "", "", 1, 1, "none")
+    first = queue.submit(TrainRequest(good_csv, "dcnn", epochs=2, minutes=1))
+    second = queue.submit(TrainRequest(good_csv, "mrnn", epochs=1, minutes=1))
+    third = queue.submit(TrainRequest(good_csv, "agt", epochs=1, minutes=1))
     wait_for(queue, first["id"], ("running",))
     assert queue.status(second["id"])["queue_position"] == 1 and queue.status(third["id"])["queue_position"] == 2
     assert queue.cancel(second["id"])["status"] == "cancelled"
@@ -245,7 +246,7 @@ def test_one_job_at_a_time_with_queue_positions_and_cancel(tmp_path, good_csv):
 def test_a_job_left_running_resumes_after_a_restart(tmp_path, good_csv):
     root = tmp_path / "um"
     queue = TrainingQueue(ServedLab({}), Settings.load(), root)
-    job = queue.submit(good_csv, "dcnn", "", "", 1, 1, "none")
+    job = queue.submit(TrainRequest(good_csv, "dcnn", epochs=1, minutes=1))
     assert wait_for(queue, job["id"])["status"] == "done"
     queue.stopped.set()
     # as if the app died in epoch 2 of 2: the state of epoch 1 is on disk, the job says running
@@ -265,7 +266,7 @@ def test_a_job_left_running_resumes_after_a_restart(tmp_path, good_csv):
 
 def test_a_killed_worker_is_reported_stopped(tmp_path, good_csv):
     queue = TrainingQueue(ServedLab({}), Settings.load(), tmp_path / "um")
-    job = queue.submit(good_csv, "dcnn", "", "", 1, 1, "none")
+    job = queue.submit(TrainRequest(good_csv, "dcnn", epochs=1, minutes=1))
     pid = wait_for(queue, job["id"], ("running",)) and queue.worker.pid
     os.kill(pid, 9)
     stopped = wait_for(queue, job["id"])
@@ -275,7 +276,7 @@ def test_a_killed_worker_is_reported_stopped(tmp_path, good_csv):
 
 def test_publishing_fails_fast_offline(tmp_path, good_csv):
     queue = TrainingQueue(ServedLab({}), Settings.load(), tmp_path / "um")
-    job = queue.submit(good_csv, "dcnn", "", "", 1, 1, "none")
+    job = queue.submit(TrainRequest(good_csv, "dcnn", epochs=1, minutes=1))
     with pytest.raises(JobError) as err:
         push_job(job["id"], "me/model", "hf_x", queue.root)
     assert err.value.code == "not_done"

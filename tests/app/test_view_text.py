@@ -40,7 +40,7 @@ def test_chinese_words_come_from_the_code_with_class_names_and_nested_texts_word
 @pytest.mark.parametrize("task", sorted(TEXTS))
 def test_every_string_a_model_view_shows_is_a_code(lab, task):
     for model in PAPER_MODELS:
-        prediction = lab.predict(TEXTS[task], model, task)
+        prediction = lab.predict(TEXTS[task], model, task=task)
         for view in [prediction.curve, *prediction.views]:
             shown = [getattr(view, f) for f in FIELDS if getattr(view, f, "")]
             shown += list(getattr(view, "curves", {})) + list(getattr(view, "columns", []))

@@ -90,7 +90,7 @@ def test_a_job_and_a_task_are_two_words():
 def test_the_lab_summary_in_chinese_has_full_width_colons_and_brackets(lab):
     from demo.lab_text import summary_text
 
-    said = summary_text([lab.predict("这部电影很好看", "dcnn", "zh_sentiment")], "zh")
+    said = summary_text([lab.predict("这部电影很好看", "dcnn", task="zh_sentiment")], "zh")
     assert "语言：中文（自动识别）" in said and "任务：" in said and "模型：" in said
     assert not re.search(r"[\u4e00-\u9fff][:(]|[:)][\u4e00-\u9fff]", said), said
 

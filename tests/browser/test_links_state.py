@@ -24,7 +24,7 @@ def app_env(tiny_data):
 def least_map(lab) -> str:
     """The DCNN's top-layer map that adds least on TEXT: never the one a panel opens on by default."""
     view = next(
-        v for v in lab.predict(TEXT, "dcnn", "sst5").views if isinstance(v, KMaxGraph) and v.top_map is not None
+        v for v in lab.predict(TEXT, "dcnn", task="sst5").views if isinstance(v, KMaxGraph) and v.top_map is not None
     )
     return str(min(range(len(view.contributions)), key=view.contributions.__getitem__))
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from core.models.agt import AGT, AGTConfig
-from core.models.base import Intervention, intervening
+from core.models.base import Intervention
 from tools.research.agt_layers import layer_effects, layer_gradient_norms, layer_state, used_layers
 
 torch.set_num_threads(1)
@@ -26,8 +26,11 @@ def make_model(**overrides) -> AGT:
     return model
 
 
-def probs(model: AGT, sequences=SEQUENCES) -> list[torch.Tensor]:
-    return [model(torch.tensor([s]), torch.tensor([len(s)])).logits.softmax(-1)[0] for s in sequences]
+def probs(model: AGT, sequences=SEQUENCES, intervention: Intervention | None = None) -> list[torch.Tensor]:
+    return [
+        model(torch.tensor([s]), torch.tensor([len(s)]), intervention=intervention).logits.softmax(-1)[0]
+        for s in sequences
+    ]
 
 
 @pytest.mark.parametrize("layer", [1, 2, 4])
@@ -36,8 +39,7 @@ def test_uniform_attention_equals_a_zero_attention_vector(layer):
     by_hand = copy.deepcopy(model)
     with torch.no_grad():  # w^m_l = 0: every score m_{l,n} is 0, so Eq. 5 gives every word 1/N
         by_hand.attn_vector[layer - 1].zero_()
-    with intervening(Intervention("uniform_attention", layer)):
-        intervened = probs(model)
+    intervened = probs(model, intervention=Intervention("uniform_attention", layer))
     for a, b in zip(intervened, probs(by_hand)):
         torch.testing.assert_close(a, b)
 
@@ -50,8 +52,7 @@ def test_fixed_gate_equals_a_saturated_gate(key, bias, layer):
     with torch.no_grad():  # sigmoid(±1e4) is exactly 1 or 0 in float64: T_l fixed
         by_hand.gate[layer - 2].weight.zero_()
         by_hand.gate[layer - 2].bias.fill_(bias)
-    with intervening(Intervention(key, layer)):
-        intervened = probs(model)
+    intervened = probs(model, intervention=Intervention(key, layer))
     for a, b in zip(intervened, probs(by_hand)):
         torch.testing.assert_close(a, b)
 

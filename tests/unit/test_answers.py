@@ -26,34 +26,34 @@ def cached(lab_root):
 
 
 def test_a_kept_answer_is_the_one_the_models_give(cached, lab):
-    first = cached.predict(TEXTS[0], "dcnn", "sst5", methods="all")
-    again = cached.predict(TEXTS[0], "dcnn", "sst5", methods="all")
+    first = cached.predict(TEXTS[0], "dcnn", task="sst5", methods="all")
+    again = cached.predict(TEXTS[0], "dcnn", task="sst5", methods="all")
     assert again is first and cached.answers.hits == 1
-    assert again.to_dict() == lab.predict(TEXTS[0], "dcnn", "sst5", methods="all").to_dict()
+    assert again.to_dict() == lab.predict(TEXTS[0], "dcnn", task="sst5", methods="all").to_dict()
     # /compare uses the kept answer of the model /predict ran, and runs (and keeps) the others
-    assert [p.to_dict() for p in cached.compare(TEXTS[0], "sst5", methods="all").predictions] == [
-        p.to_dict() for p in lab.compare(TEXTS[0], "sst5", methods="all").predictions
+    assert [p.to_dict() for p in cached.compare(TEXTS[0], task="sst5", methods="all").predictions] == [
+        p.to_dict() for p in lab.compare(TEXTS[0], task="sst5", methods="all").predictions
     ]
 
 
 def test_what_differs_is_asked_again(cached):
-    base = cached.predict(TEXTS[1], "mrnn", "sst5")
+    base = cached.predict(TEXTS[1], "mrnn", task="sst5")
     variants = [
-        cached.predict(TEXTS[1], "mrnn", "sst5", methods="all"),
-        cached.predict(TEXTS[1], "mrnn", "sst5", lang="en"),
-        cached.predict(TEXTS[1] + " ", "mrnn", "sst5"),
-        cached.predict(TEXTS[1], "dcnn", "sst5"),
+        cached.predict(TEXTS[1], "mrnn", task="sst5", methods="all"),
+        cached.predict(TEXTS[1], "mrnn", task="sst5", lang="en"),
+        cached.predict(TEXTS[1] + " ", "mrnn", task="sst5"),
+        cached.predict(TEXTS[1], "dcnn", task="sst5"),
     ]
     assert all(v is not base for v in variants) and cached.answers.hits == 0
 
 
 def test_the_cache_holds_at_most_its_capacity_least_recent_first(cached):
     for text in TEXTS:
-        cached.predict(text, "mrnn", "sst5")
+        cached.predict(text, "mrnn", task="sst5")
     assert len(cached.answers) == 3
-    cached.predict(TEXTS[-1], "mrnn", "sst5")
+    cached.predict(TEXTS[-1], "mrnn", task="sst5")
     assert cached.answers.hits == 1
-    cached.predict(TEXTS[0], "mrnn", "sst5")  # evicted: run again
+    cached.predict(TEXTS[0], "mrnn", task="sst5")  # evicted: run again
     assert cached.answers.hits == 1 and len(cached.answers) == 3
 
 
@@ -61,7 +61,7 @@ def test_long_texts_are_not_kept(lab_root):
     lab = Lab.load(lab_root)
     lab.answers = AnswerCache(max_words=3)
     for _ in range(2):
-        lab.predict("a moving and funny film", "mrnn", "sst5")
+        lab.predict("a moving and funny film", "mrnn", task="sst5")
     assert len(lab.answers) == 0 and lab.answers.hits == 0
 
 
@@ -77,17 +77,17 @@ def test_an_owners_answer_is_never_anothers(cached, lab_root, tmp_path):
     alices = _own_task(lab_root / "sst5" / "dcnn", tmp_path / "alice")
     bobs = _own_task(lab_root / "sst2" / "dcnn", tmp_path / "bob")
     cached.add_checkpoint(alices, owner=ALICE)
-    answer = cached.visible_to(ALICE).predict(TEXTS[0], "dcnn", "mine")
-    assert cached.visible_to(ALICE).predict(TEXTS[0], "dcnn", "mine") is answer
+    answer = cached.visible_to(ALICE).predict(TEXTS[0], "dcnn", task="mine")
+    assert cached.visible_to(ALICE).predict(TEXTS[0], "dcnn", task="mine") is answer
     with pytest.raises(InputError):  # Bob does not see Alice's task at all
-        cached.visible_to(BOB).predict(TEXTS[0], "dcnn", "mine")
+        cached.visible_to(BOB).predict(TEXTS[0], "dcnn", task="mine")
     # Alice's model goes and Bob's own takes the task's name: Bob gets his model's answer, never the kept one
     cached.remove_checkpoints([alices])
     cached.add_checkpoint(bobs, owner=BOB)
-    bob = cached.visible_to(BOB).predict(TEXTS[0], "dcnn", "mine")
+    bob = cached.visible_to(BOB).predict(TEXTS[0], "dcnn", task="mine")
     fresh = ServedLab({}).visible_to(BOB)
     fresh.add_checkpoint(bobs, owner=BOB)
-    assert bob is not answer and bob.to_dict() == fresh.predict(TEXTS[0], "dcnn", "mine").to_dict()
+    assert bob is not answer and bob.to_dict() == fresh.predict(TEXTS[0], "dcnn", task="mine").to_dict()
     assert len(bob.labels) == 2 and len(answer.labels) == 5
 
 

@@ -66,7 +66,7 @@ def _largest_step_on_path(net, vectors: Tensor, target: int, points: int) -> flo
 def test_integrated_gradients_is_complete_on_every_model(lab, task, model):
     """The scores sum to f(x) - f(0) within 5%, checked against the model run directly; where they do not
     (DCNN), the path crosses a jump of f: its largest step does not shrink with the step size."""
-    p = lab.predict(TASKS[task], model, task, methods="integrated_gradients")
+    p = lab.predict(TASKS[task], model, task=task, methods="integrated_gradients")
     found = p.attributions["integrated_gradients"]
     net = lab.checkpoints[(task, model)].model
     target = p.labels.index(p.label)
@@ -169,7 +169,7 @@ class OneWord(SentenceClassifier):
             self.out.weight.copy_(torch.tensor([[1.0, -0.5, 0.8, 0.3]]))
             self.out.bias.fill_(-1.0)
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0) -> ModelOutput:
+    def forward(self, ids: Tensor, lengths: Tensor, labels=None, explain=0, intervention=None) -> ModelOutput:
         mask = length_mask(lengths, ids.shape[1])  # (B, L)
         total = (self.embedding(ids) * mask[..., None]).sum(1)  # (B, d)
         score = self.out(total)  # (B, 1)

@@ -82,7 +82,7 @@ def test_one_broken_checkpoint_is_named_and_the_others_serve(broken_root):
     lab = Lab.load(broken_root)
     assert set(lab.errors) == {"sst5/dcnn"} and "num_classes" in lab.errors["sst5/dcnn"]
     assert "dcnn" not in lab.models("sst5") and "dcnn" in lab.models("zh_sentiment")
-    assert lab.compare("a good film", "sst5").predictions
+    assert lab.compare("a good film", task="sst5").predictions
 
 
 def test_a_failure_while_building_is_named_too(lab_root, tmp_path, monkeypatch):
@@ -149,7 +149,7 @@ def test_a_checkpoint_folder_linked_out_of_the_root_is_refused(lab_root, tmp_pat
 
 
 def test_nul_separates_words(lab):
-    prediction = lab.predict("good\x00film", "dcnn", "sst5")
+    prediction = lab.predict("good\x00film", "dcnn", task="sst5")
     assert [t.text for t in prediction.tokens] == ["good", "film"] and prediction.text == "good film"
 
 
@@ -157,7 +157,7 @@ def test_nul_separates_words(lab):
 def test_the_worst_allowed_compare_is_bounded(lab, words):
     """Every view's size is bounded by the caps (the time budget is measured on the bundled models; see
     core.predict): the tiny models' answer stays well under 1 MB at the caps."""
-    result = lab.compare(" ".join(["good", "film", "not", "bad"] * MAX_WORDS), "sst5", max_words=words)
+    result = lab.compare(" ".join(["good", "film", "not", "bad"] * MAX_WORDS), task="sst5", max_words=words)
     size = len(json.dumps([p.to_dict() for p in result.predictions]))
     assert size < 1_000_000 and not result.failures
     pyramid = next(v for p in result.predictions for v in p.views if isinstance(v, Pyramid))

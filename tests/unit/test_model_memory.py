@@ -14,10 +14,10 @@ def test_the_least_recently_used_model_is_evicted_and_loads_again_when_asked_for
         assert lab.add_checkpoint(folders[model]) == ("sst5", model)
     assert list(lab.user_models.loaded) == [folders["dcnn"], folders["mrnn"]]  # tensor_cnn, the oldest, went
     assert sorted(lab.models("sst5")) == sorted(MODELS)  # an evicted model is still served
-    lab.predict("a fine film", "dcnn", "sst5")  # dcnn becomes the most recently used
-    first = lab.predict("a fine film", "tensor_cnn", "sst5")  # loaded again; mrnn, now the oldest, goes
+    lab.predict("a fine film", "dcnn", task="sst5")  # dcnn becomes the most recently used
+    first = lab.predict("a fine film", "tensor_cnn", task="sst5")  # loaded again; mrnn, now the oldest, goes
     assert list(lab.user_models.loaded) == [folders["dcnn"], folders["tensor_cnn"]]
-    again = lab.predict("a fine film", "tensor_cnn", "sst5")
+    again = lab.predict("a fine film", "tensor_cnn", task="sst5")
     assert first.probs == again.probs and lab.checkpoints[("sst5", "tensor_cnn")].meta["task"] == "sst5"
 
 
@@ -27,7 +27,7 @@ def test_a_model_loaded_again_inside_a_prediction_takes_gradients(lab_root):
     lab = ServedLab({}, memory=ModelCache(capacity=1))
     for model in ("tensor_cnn", "agt"):
         lab.add_checkpoint(lab_root / "sst5" / model)  # agt evicts tensor_cnn
-    p = lab.predict("a fine film", "tensor_cnn", "sst5", methods=["occlusion", "integrated_gradients"])
+    p = lab.predict("a fine film", "tensor_cnn", task="sst5", methods=["occlusion", "integrated_gradients"])
     assert set(p.attributions) == {"occlusion", "integrated_gradients"}
 
 

@@ -23,7 +23,7 @@ import pytest
 import core.predict as predict_module
 from core.models import PAPER_MODELS
 from core.notices import NOTICE_TEXT, InputError
-from core.predict import MAX_WORDS, OCCLUSION_MAX_WORDS, Lab, main
+from core.predict import MAX_WORDS, OCCLUSION_MAX_WORDS, Lab, Request, main
 from core.text import MAX_CHARS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -205,10 +205,10 @@ def test_non_string_text_is_refused(lab, value):
 @pytest.mark.parametrize("model,task,lang,error", BAD_NAMES)
 def test_unknown_or_malicious_names_are_refused(lab, model, task, lang, error):
     with pytest.raises(InputError) as info:
-        lab.predict("a good film", model, task, lang)
+        lab.predict("a good film", model, task=task, lang=lang)
     check_message(str(info.value), error)
     with pytest.raises(InputError) as info:
-        lab.compare("a good film", task, lang, models=[model])
+        lab.compare("a good film", task=task, lang=lang, models=[model])
     check_message(str(info.value), error)
 
 
@@ -219,14 +219,30 @@ def test_unhashable_model_name_is_refused(lab, model):
 
 
 def test_language_and_task_mismatch_is_a_notice(lab):
-    p = lab.predict("a good film", "dcnn", "zh_sentiment")
+    p = lab.predict("a good film", "dcnn", task="zh_sentiment")
     assert p.task == "zh_sentiment" and p.lang == "en" and p.task_lang == "zh"
     assert [n.code for n in p.notices][0] == "language_mismatch" and "looks English" in p.notices[0].format()
-    p = lab.predict("这部电影很好", "dcnn", None, "en")  # the user forces English: analysed as English
+    p = lab.predict("这部电影很好", "dcnn", task=None, lang="en")  # the user forces English: analysed as English
     assert p.task == "sst5" and p.task_lang == "en" and p.lang == "zh"
     assert [n.code for n in p.notices][0] == "language_mismatch" and "looks Chinese" in p.notices[0].format()
-    p = lab.predict("这部电影很好", "dcnn", "auto", "auto")  # "auto" is the same as None
+    p = lab.predict("这部电影很好", "dcnn", task="auto", lang="auto")  # "auto" is the same as None
     assert p.task == "zh_sentiment" and p.lang == "zh"
+
+
+def test_one_request_names_what_predict_compare_and_their_plans_take(lab):
+    asked = Request("a good film", models=("dcnn",), task="sst5", methods="occlusion")
+    one = lab.plan_predict(asked).run_here().predictions[0].to_dict()
+    assert one == lab.plan_compare(asked).run_here().predictions[0].to_dict()
+    assert one == lab.predict("a good film", "dcnn", task="sst5", methods="occlusion").to_dict()
+    with pytest.raises(InputError, match="not one"):  # every model of the task: compare's
+        lab.plan_predict(Request("a good film", task="sst5"))
+
+
+def test_compare_runs_the_intervention_on_each_model_that_has_it(lab):
+    compared = lab.compare("the film is not good", task="sst5", models=["dcnn"], intervention="max_pool")
+    assert [p.intervention for p in compared.predictions] == ["max_pool"]
+    with pytest.raises(InputError, match="has no intervention 'max_pool'"):  # the other models lack it
+        lab.compare("the film is not good", task="sst5", intervention="max_pool")
 
 
 def test_5mb_is_truncated_before_any_other_work(lab, monkeypatch):

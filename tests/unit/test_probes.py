@@ -142,7 +142,7 @@ class ConstantNet(torch.nn.Module):
         self.logits = torch.full((num_classes,), -3.0)
         self.logits[label] = 3.0
 
-    def forward(self, ids, lengths, labels=None, explain=0):
+    def forward(self, ids, lengths, labels=None, explain=0, intervention=None):
         return SimpleNamespace(logits=self.logits.expand(len(ids), -1))
 
     def predict_labels(self, output):
@@ -189,7 +189,7 @@ def test_a_directional_case_passes_only_by_more_than_the_margin():
         )
     }
 
-    def by_length(ids, lengths, labels=None, explain=0):  # longer sentences read more positive
+    def by_length(ids, lengths, labels=None, explain=0, intervention=None):  # longer sentences read more positive
         logits = torch.zeros(len(ids), 5)
         logits[:, 4] = lengths.float()
         return SimpleNamespace(logits=logits)
@@ -238,7 +238,7 @@ def test_the_batched_forward_agrees_with_the_explained_prediction(lab):
     for model in lab.models("sst5"):
         probs, label_ids = class_probabilities(lab.checkpoints[("sst5", model)], words)
         for text, row, label_id in zip(texts, probs, label_ids):
-            one = lab.predict(text, model, "sst5")
+            one = lab.predict(text, model, task="sst5")
             assert one.labels[label_id] == one.label and row == pytest.approx(one.probs, abs=1e-5), model
 
 

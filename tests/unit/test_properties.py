@@ -62,7 +62,7 @@ def test_token_offsets_point_into_the_text(text, lang):
 def test_predict_and_explain_any_text(lab, text, model, lang):
     task = None if lang is None else {"en": "sst5", "zh": "zh_sentiment"}[lang]
     try:
-        p = lab.predict(text, model, task, lang)
+        p = lab.predict(text, model, task=task, lang=lang)
     except InputError as err:  # only for text without anything to analyse
         event("refused")
         assert err.notice.code == ("no_words" if text.replace("\x00", "").strip() else "empty"), (text, err)

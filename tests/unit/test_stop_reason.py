@@ -8,7 +8,7 @@ import os
 from core.data.batching import bucket_batches
 from core.training.train import TrainConfig, Trainer
 from service import jobs
-from service.jobs import cancel_job, read_job, run_job, submit_job, update_job
+from service.jobs import TrainRequest, cancel_job, read_job, run_job, submit_job, update_job
 
 
 def _trainer(tiny_data, out, **settings) -> Trainer:
@@ -108,7 +108,7 @@ def test_a_budget_spent_by_an_epoch_last_batch_stops_after_it_and_is_not_blamed_
 
 def test_a_resumed_job_has_the_budget_its_earlier_runs_left(tmp_path, monkeypatch):
     root = tmp_path / "um"
-    job = submit_job(_reviews(tmp_path), "dcnn", epochs=5, minutes=0.5, root=root)
+    job = submit_job(TrainRequest(_reviews(tmp_path), "dcnn", epochs=5, minutes=0.5), root=root)
     folder = root / "jobs" / job["id"]
     update_job(folder, seconds_used=20.0)  # what its worker recorded before the app restarted (recover_jobs)
     build, steps = jobs.job_trainer, []
@@ -126,7 +126,7 @@ def test_a_resumed_job_has_the_budget_its_earlier_runs_left(tmp_path, monkeypatc
 
 def test_a_cancelled_job_records_the_epoch_it_was_in(tmp_path):
     data, root = _reviews(tmp_path), tmp_path / "um"
-    waiting, job = (submit_job(data, "dcnn", epochs=4, root=root) for _ in range(2))
+    waiting, job = (submit_job(TrainRequest(data, "dcnn", epochs=4), root=root) for _ in range(2))
     folder = root / "jobs" / job["id"]
     update_job(folder, status="running", started=1.0, progress=1.5)
     cancelled = cancel_job(job["id"], root)

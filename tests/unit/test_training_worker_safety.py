@@ -20,6 +20,7 @@ from service.jobs import (
     REFUSED,
     WORKER_LOCK,
     TrainLimits,
+    TrainRequest,
     cancel_job,
     has_worker,
     read_job,
@@ -48,7 +49,7 @@ def _job(tmp_path: Path, epochs: int = 1, rows: int = 80) -> tuple[Path, dict]:
     data = tmp_path / "reviews.csv"
     data.write_text("id,review,stars\n" + "\n".join(lines) + "\n", encoding="utf-8")
     root = tmp_path / "um"
-    job = submit_job(data, "dcnn", "", "", epochs, 5, "none", root=root, limits=TrainLimits())
+    job = submit_job(TrainRequest(data, "dcnn", epochs=epochs, minutes=5), root=root, limits=TrainLimits())
     return root, job
 
 

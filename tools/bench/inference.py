@@ -71,7 +71,7 @@ def measure_inference(lab: Lab, task: str, sentences: list[str], s: dict) -> dic
             net(batch.ids, batch.lengths)
 
         def explain(i):
-            lab.predict(sentences[i % len(sentences)], model, task)
+            lab.predict(sentences[i % len(sentences)], model, task=task)
 
         def batch64(i):  # the next 64 sentences, cycling over the list
             batch = pad_batch([encoded[(64 * i + j) % len(encoded)] for j in range(64)])
@@ -148,11 +148,11 @@ def _predict_scaling(lab: Lab, task: str, model: str, s: dict) -> dict:
             continue
         text = ("" if lang == "zh" else " ").join(rng.choice(vocab_words) for _ in range(length))
         if i == 0:
-            lab.predict(text, model, task)  # warm-up: tokenizer and first kernels
+            lab.predict(text, model, task=task)  # warm-up: tokenizer and first kernels
         notices: list[str] = []
 
         def call(_):
-            notices[:] = [n.format() for n in lab.predict(text, model, task).notices]
+            notices[:] = [n.format() for n in lab.predict(text, model, task=task).notices]
 
         times = [1000 * t for t in time_calls(call, s["scale_reps"], s["scale_budget_s"], warmup=0, min_reps=3)]
         words = min(len(tokenize_words(text, lang)), MAX_WORDS)

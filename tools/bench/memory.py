@@ -52,7 +52,9 @@ def memory_probe(checkpoint: str, threads: int, predict_words: int = MAX_WORDS) 
     lab = Lab({(task, model): ckpt})
     rng = random.Random(0)
     vocab_words = plain_words(ckpt.vocab)
-    lab.predict(("" if lang == "zh" else " ").join(rng.choice(vocab_words) for _ in range(predict_words)), model, task)
+    lab.predict(
+        ("" if lang == "zh" else " ").join(rng.choice(vocab_words) for _ in range(predict_words)), model, task=task
+    )
     stages["predict"] = peak_rss_mib()
     params = sum(p.numel() * p.element_size() for p in ckpt.model.parameters()) / 2**20
     return {"model": model, "stages_mib": stages, "parameters_mib": params, "predict_words": predict_words}

@@ -17,7 +17,7 @@ from core.analysis.metrics import evaluate
 from core.checkpoints.checkpoint import load_checkpoint
 from core.data import PROJECT_ROOT, load_task
 from core.models import PAPER_MODELS
-from core.models.base import SENTENCE_INDEX, Intervention, intervening
+from core.models.base import SENTENCE_INDEX, Intervention
 from tools.bench.machine import machine_info
 
 DOCS = PROJECT_ROOT / "reports"
@@ -105,11 +105,10 @@ def measure(task_name: str, model: str, root: Path, data: str | None = None) -> 
         for index in [None] if key is None else indices(net, key):
             intervention = None if key is None else Intervention(key, index)
             start = time.perf_counter()
-            with intervening(intervention):
-                dev, test = (
-                    evaluate(net, getattr(task, split), ckpt.vocab, task.labels)["accuracy"] * 100
-                    for split in ("dev", "test")
-                )
+            dev, test = (
+                evaluate(net, getattr(task, split), ckpt.vocab, task.labels, intervention)["accuracy"] * 100
+                for split in ("dev", "test")
+            )
             paper, source = PAPER.get((model, key), (None, ""))
             rows.append(
                 {
@@ -140,10 +139,10 @@ def markdown(report: dict) -> str:
         f"{report['machine']['commit']}.",
         "",
         "Each shipped checkpoint is evaluated with one of its parts switched off or replaced at inference "
-        "(`core.models.base.intervening`; the Lab's intervention menu and `/predict`'s `intervention`): no "
-        "retraining, so a drop says how much the trained model relies on that part, not how well a model "
-        "trained without it would do. Where a paper retrained without the part, its number and our retrained "
-        "run (`make bench`'s row) stand beside it. Accuracy in %; Δ against the plain model's test accuracy.",
+        "(`forward`'s `intervention`, core.models.base; the Lab's intervention menu and `/predict`'s "
+        "`intervention`): no retraining, so a drop says how much the trained model relies on that part, not how "
+        "well a model trained without it would do. Where a paper retrained without the part, its number and our "
+        "retrained run (`make bench`'s row) stand beside it. Accuracy in %; Δ against the plain model's test accuracy.",
         "",
     ]
     for task in dict.fromkeys(r["task"] for r in report["rows"]):

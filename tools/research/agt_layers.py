@@ -26,7 +26,7 @@ from core.checkpoints.checkpoint import load_checkpoint
 from core.data import PROJECT_ROOT, load_task
 from core.data.batching import bucket_batches, pad_batch
 from core.models.agt import AGT
-from core.models.base import Intervention, intervening
+from core.models.base import Intervention
 from core.training.train import Trainer, parse_args
 from tools.bench.machine import machine_info
 
@@ -46,8 +46,7 @@ def layer_effects(net: AGT, sequences: list[list[int]]) -> dict[str, list[dict]]
         lowest, highest = net.intervention_range(key)
         rows = []
         for layer in range(lowest, highest + 1):
-            with intervening(Intervention(key, layer)):
-                probs, labels = predict_batched(net, sequences, 256)
+            probs, labels = predict_batched(net, sequences, 256, intervention=Intervention(key, layer))
             rows.append(
                 {
                     "layer": layer,
