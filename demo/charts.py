@@ -59,8 +59,8 @@ def lines_figure(
         body.append(f'<polyline points="{points}" fill="none" stroke="{fill}" stroke-width="2"{dashing}/>')
         body += [marker(kind, x(a), y(v), fill, hover=h) for a, v, h in zip(xs, values, hovers)]
     bottom = top + plot_h + 4
-    body.append(svg.word_ticks(ticks, [x(i) for i in range(len(ticks))], bottom, tick_colours))
-    height = bottom + svg.words_height(ticks) + 8
+    body.append(svg.word_ticks(ticks, x, bottom, tick_colours))
+    height = bottom + svg.words_height(ticks, x) + 8
     if legend:
         items, legend_h = svg.legend(
             [(s[0], s[2], s[3], k) for k, s in enumerate(series)], left, height + 6, right - left

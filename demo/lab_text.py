@@ -82,8 +82,9 @@ def summary_text(predictions: list[Prediction], ui: str, titles: dict[str, str] 
 
 
 def notices_text(predictions: list[Prediction], failures: list, ui: str, method: str = "occlusion") -> str:
-    """The notices, each once with the models it concerns; one about attribution methods names only the
-    method the highlight shows (core lists every method the request computed, the defaults too)."""
+    """The notices, each once with the models it concerns (unless it names them itself, as an intervention's
+    does); one about attribution methods names only the method the highlight shows (core lists every method the
+    request computed, the defaults too)."""
     by_notice: dict[str, list[str]] = {}
     for p in predictions:
         for notice in p.notices:
@@ -91,7 +92,9 @@ def notices_text(predictions: list[Prediction], failures: list, ui: str, method:
                 notice = Notice(notice.code, notice.params | {"methods": [method]})
             by_notice.setdefault(notice_text(notice, ui), []).append(model_name(p.model))
     lines = [
-        f"- ⚠️ {md(n)}" if len(models) == len(predictions) else f"- ⚠️ {md(', '.join(models))}: {md(n)}"
+        f"- ⚠️ {md(n)}"
+        if len(models) == len(predictions) or all(model in n for model in models)
+        else f"- ⚠️ {md(', '.join(models))}: {md(n)}"
         for n, models in by_notice.items()
     ]
     lines += [f"- ❌ {md(failure_text(f, ui))}" for f in failures]

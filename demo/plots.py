@@ -180,8 +180,9 @@ def _(view: Heatmap, ui: str = "en", caption: str = "", name: str = "view") -> s
         text(left - 6, top + (i + 0.7) * cell_h, label, size=10, anchor="end") for i, label in enumerate(view.y_labels)
     ]
     bottom = top + cell_h * len(view.y_labels) + 2
-    body.append(svg.word_ticks(view.x_labels, [left + (j + 0.5) * cell_w for j in range(n)], bottom))
-    height = max(bottom + svg.words_height(view.x_labels) + 8, top + 170)
+    columns = [left + (j + 0.5) * cell_w for j in range(n)]
+    body.append(svg.word_ticks(view.x_labels, columns, bottom))
+    height = max(bottom + svg.words_height(view.x_labels, columns) + 8, top + 170)
     if narrow:
         body.append(svg.colour_bar(left, height + 24, 120, low, high, svg.BLUES, view.value_label))
         width, height = max(left + n * cell_w + 8, left + bar_room), height + 150
@@ -198,9 +199,9 @@ def _(view: Heatmap, ui: str = "en", caption: str = "", name: str = "view") -> s
 
 @to_svg.register
 def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") -> str:
-    """Words at the bottom, each k-max layer above; a node sits over the mean position of its children.
-    Each node shows its EDGES_PER_NODE strongest edges to the level below; a checkbox adds the others (a
-    20-word sentence has thousands)."""
+    """Words at the bottom, each k-max layer above; a node sits over the mean position of its children, moved
+    aside as little as keeps it clear of its neighbours (svg.spread). Each node shows its EDGES_PER_NODE strongest
+    edges to the level below; a checkbox adds the others (a 20-word sentence has thousands)."""
     n_levels = len(view.levels)
     every = [v for values in view.values for v in values]
     low, high = min(every, default=0.0), max(every, default=1.0)
@@ -210,15 +211,22 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
     left, row_h, top = (24, 80, 56) if svg.narrow() else (120, 80, 44)
     x = Scale(0, max(len(view.words) - 1, 1), left, width - 90)
     y = {level: top + (n_levels - 1 - level) * row_h for level in range(n_levels)}
-    pos = {(0, p): float(i) for i, p in enumerate(view.levels[0])}
+    # a node's radius: the fullest level's nodes side by side within the width, never overlapping (svg.spread)
+    fullest = max((len(positions) for positions in view.levels), default=1)
+    radius = min(6.0, max(2.5, ((x.end - x.start) / max(fullest - 1, 1) - 1) / 2))
+    pos = {(0, p): x(i) for i, p in enumerate(view.levels[0])}  # a node's x in px
     edges = view.edges()
     children: dict[tuple[int, int], list[tuple[int, int]]] = {}
     for level, parent, child, weight in edges:
         children.setdefault((level, parent), []).append((weight, child))
     for level in range(1, n_levels):
+        wanted = {}
         for p in view.levels[level]:
             below = [pos[(level - 1, c)] for _, c in children.get((level, p), []) if (level - 1, c) in pos]
-            pos[(level, p)] = sum(below) / len(below) if below else float(p)
+            wanted[p] = sum(below) / len(below) if below else x(p)
+        order = sorted(wanted, key=wanted.__getitem__)
+        placed = svg.spread([wanted[p] for p in order], 2 * radius + 1, x.start, x.end)
+        pos |= {(level, p): px for p, px in zip(order, placed)}
     max_weight = max((w for *_, w in edges), default=1)
     strong: list[str] = []
     weak: list[str] = []
@@ -228,7 +236,7 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
             if (level - 1, child) not in pos:
                 continue
             line = (
-                f'<line x1="{x(pos[(level - 1, child)])}" y1="{y[level - 1]}" x2="{x(pos[(level, parent)])}" '
+                f'<line x1="{pos[(level - 1, child)]}" y1="{y[level - 1]}" x2="{pos[(level, parent)]}" '
                 f'y2="{y[level]}" stroke-width="{round(0.5 + 2.5 * weight / max_weight, 2)}"/>'
             )
             (strong if rank < EDGES_PER_NODE else weak).append(line)
@@ -241,7 +249,7 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
             what = view.words[p] if level == 0 and p < len(view.words) else t("graph_position", ui, position=p)
             rows.append([label, what, v])
             body.append(
-                f'<circle cx="{x(pos[(level, p)])}" cy="{y[level]}" r="6" '
+                f'<circle cx="{pos[(level, p)]}" cy="{y[level]}" r="{round(radius, 1)}" '
                 f'fill="{svg.colour(v, low, high, svg.VIRIDIS)}" '
                 f'stroke="#333" stroke-width="0.6"><title>{svg.esc(f"{label}, {what}: {v:.3f}")}</title></circle>'
             )
@@ -263,7 +271,7 @@ def _(view: KMaxGraph, ui: str = "en", caption: str = "", name: str = "view") ->
         [t("figure_level", ui), t("figure_node", ui), t("graph_value", ui)],
         rows,
     )
-    height = bottom + svg.words_height(view.words) + 8
+    height = bottom + svg.words_height(view.words, x) + 8
     return figure("".join(body), width, height, view.title, caption, name, controls, data=data, ui=ui)
 
 
@@ -342,7 +350,8 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
     ]
     body.append(text(16, top + n * cell_h / 2, t("pyramid_axis", ui), size=PYRAMID_TEXT, rotate=-90))
     bottom = top + n * cell_h + 2
-    body.append(svg.word_ticks(view.words, [left + (j + 0.5) * cell_w for j in range(n)], bottom))
+    columns = [left + (j + 0.5) * cell_w for j in range(n)]
+    body.append(svg.word_ticks(view.words, columns, bottom))
     bars_x = left + n * cell_w + gap
     beliefs = Scale(0, 1, bars_x, bars_x + bar_w)
     body.append(text(bars_x + bar_w / 2, top - 4, t("pyramid_beliefs", ui), size=PYRAMID_TEXT))
@@ -363,7 +372,7 @@ def _(view: Pyramid, ui: str = "en", caption: str = "", name: str = "view") -> s
             value = f"{belief:.2f}"
             body.append(text(beliefs(belief) + 3, y + cell_h / 2 + 3.5, value, size=PYRAMID_TEXT, anchor="start"))
     bar_right = bars_x + bar_w + 30
-    height = max(bottom + svg.words_height(view.words) + 8, top + 170)
+    height = max(bottom + svg.words_height(view.words, columns) + 8, top + 170)
     if narrow:
         body.append(svg.colour_bar(left, height + 24, 120, low, high, svg.RDBU, view.score_label))
         width, height = max(bar_right, left + svg.colour_bar_width(low, high, view.score_label)), height + 150

@@ -9,7 +9,7 @@ import contextlib
 import contextvars
 import html
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from demo.i18n import t
@@ -92,6 +92,9 @@ def legible(width: float) -> bool:
 
 def esc(text) -> str:
     return html.escape(str(text), quote=True)
+
+
+TICK = 11  # a word tick's font size (px)
 
 
 def text_width(text: str, size: float = 11) -> float:
@@ -198,22 +201,54 @@ def text(
     )
 
 
-def word_ticks(words: list[str], x: Scale | list[float], y: float, colours: list[str] | None = None) -> str:
-    """Words under an axis at their positions; slanted when there are many."""
-    positions = [x(i) for i in range(len(words))] if isinstance(x, Scale) else x
-    slant = len(words) > 10 or sum(text_width(w) for w in words) > 0.9 * abs(positions[-1] - positions[0] + 40)
-    parts = []
-    for i, (word, px) in enumerate(zip(words, positions)):
+def _tick_positions(words: list[str], x: Scale | Sequence[float]) -> list[float]:
+    return [x(i) for i in range(len(words))] if isinstance(x, Scale) else list(x)
+
+
+def tick_angle(words: list[str], x: Scale | Sequence[float]) -> float:
+    """How far word ticks turn: 0, level; 40, slanted, when there are many or long ones; 90, upright, where
+    neighbours are closer than two slanted lines need (0.64 of their distance apart, at least the font size)."""
+    positions = _tick_positions(words, x)
+    if not positions:
+        return 0
+    if len(words) <= 10 and sum(text_width(w) for w in words) <= 0.9 * abs(positions[-1] - positions[0] + 40):
+        return 0
+    gap = min((abs(b - a) for a, b in zip(positions, positions[1:])), default=math.inf)
+    return 40 if gap * math.sin(math.radians(40)) >= TICK else 90
+
+
+def word_ticks(words: list[str], x: Scale | Sequence[float], y: float, colours: Sequence[str] | None = None) -> str:
+    """Words under an axis at their positions; slanted or upright when there are many (tick_angle)."""
+    angle, parts = tick_angle(words, x), []
+    for i, (word, px) in enumerate(zip(words, _tick_positions(words, x))):
         fill = colours[i] if colours else "#333"
-        parts.append(
-            text(px, y + 12, word, anchor="end" if slant else "middle", rotate=-40 if slant else 0, colour_=fill)
-        )
+        if angle == 90:  # upright: the glyphs stand left of their baseline, so it moves right to centre them
+            px = round(px + 0.35 * TICK, 1)
+        parts.append(text(px, y + 12, word, anchor="end" if angle else "middle", rotate=-angle, colour_=fill))
     return "".join(parts)
 
 
-def words_height(words: list[str]) -> float:
-    """Room under an axis for its word ticks (slanted words need their length)."""
-    return 26 if len(words) <= 10 else 20 + 0.7 * max((text_width(w) for w in words), default=0)
+def words_height(words: list[str], x: Scale | Sequence[float]) -> float:
+    """Room under an axis for its word ticks at positions `x` (turned words need their length)."""
+    angle = tick_angle(words, x)
+    longest = max((text_width(w) for w in words), default=0)
+    return 26 if not angle else 20 + math.sin(math.radians(angle)) * longest
+
+
+def spread(wanted: Sequence[float], gap: float, low: float, high: float) -> list[float]:
+    """Positions for marks wanted at `wanted` (ascending): at least `gap` apart (less where [low, high] cannot
+    hold them so), within [low, high], each as near its wish as that allows: the least-squares answer, an
+    isotonic regression of wanted[i] - i * gap (pool adjacent violators)."""
+    n = len(wanted)
+    gap = min(gap, (high - low) / max(n - 1, 1))
+    pools: list[tuple[float, int]] = []  # (mean, count) of the shifted wishes pooled so far
+    for i, w in enumerate(wanted):
+        pools.append((w - i * gap, 1))
+        while len(pools) > 1 and pools[-2][0] > pools[-1][0]:
+            (m1, c1), (m2, c2) = pools.pop(), pools.pop()
+            pools.append(((m1 * c1 + m2 * c2) / (c1 + c2), c1 + c2))
+    shifted = [mean for mean, count in pools for _ in range(count)]
+    return [round(min(max(z, low), high - (n - 1) * gap) + i * gap, 1) for i, z in enumerate(shifted)]
 
 
 def y_axis(scale: Scale, low: float, high: float, left: float, right: float, label: str = "") -> str:

@@ -131,35 +131,40 @@ def tree_figure(
 
 
 def length_figure(buckets: list[dict], title: str, x_title: str, y_title: str, count_title: str, ui: str = "en") -> str:
-    """Accuracy per length bucket (Socher et al. 2013, Fig. 4) as a line, the number of items as grey bars
-    (their count written on each)."""
-    names = [b["bucket"] for b in buckets]
-    width, left, top, plot_h = svg.fit(max(420, 120 + 70 * len(names))), 56, 36, 220
+    """Accuracy per length bucket (Socher et al. 2013, Fig. 4) as a line, the number of items as grey bars, their
+    counts in a row above the plot (upright where one is wider than its slot): never under the line. A bucket's
+    name is never broken (svg.word_ticks slants them where they do not fit)."""
+    names, counts = [str(b["bucket"]) for b in buckets], [str(b["n"]) for b in buckets]
+    width, left, plot_h = svg.fit(max(420, 120 + 70 * len(names))), 56, 220
     right = width - 20
     slot = (right - left) / max(1, len(names))
+    upright = any(svg.text_width(count, 10) > slot - 2 for count in counts)
+    top = 36 + (4 + max((svg.text_width(count, 10) for count in counts), default=0) if upright else 14)
     y = Scale(0, 1.0, top + plot_h, top)
     most = max((b["n"] for b in buckets), default=1) or 1
     body = [svg.y_axis(y, 0, 1.0, left, right, y_title)]
-    for i, b in enumerate(buckets):
-        cx, h = left + (i + 0.5) * slot, round(plot_h * b["n"] / most, 1)
+    centres = [left + (i + 0.5) * slot for i in range(len(buckets))]
+    for cx, b, count in zip(centres, buckets, counts):
+        h = round(plot_h * b["n"] / most, 1)
         body.append(
             f'<rect x="{round(cx - 0.3 * slot, 1)}" y="{top + plot_h - h}" width="{round(0.6 * slot, 1)}" '
             f'height="{h}" fill="#e0e0e0"><title>{svg.esc(str(b["bucket"]))}: {b["n"]}</title></rect>'
         )
-        body.append(text(round(cx, 1), top + plot_h - h - 4, str(b["n"]), size=10, colour_="#666"))
-        body += [  # a bucket's name in lines no wider than its slot
-            text(round(cx, 1), top + plot_h + 16 + 13 * i, line)
-            for i, line in enumerate(svg.wrap(str(b["bucket"]), slot - 2))
-        ]
-    points = [(left + (i + 0.5) * slot, y(b["accuracy"])) for i, b in enumerate(buckets) if b["accuracy"] is not None]
+        if upright:  # reading upwards from the plot's top, centred over the bar
+            body.append(text(round(cx + 3.5, 1), top - 4, count, 10, "start", "#666", rotate=-90))
+        else:
+            body.append(text(round(cx, 1), top - 6, count, size=10, colour_="#666"))
+    body.append(svg.word_ticks(names, centres, top + plot_h + 4))
+    points = [(cx, y(b["accuracy"])) for cx, b in zip(centres, buckets) if b["accuracy"] is not None]
     body.append(
         f'<polyline points="{" ".join(f"{round(a, 1)},{c}" for a, c in points)}" fill="none" '
         f'stroke="{PALETTE[0]}" stroke-width="3"/>'
     )
     body += [svg.marker(0, a, c, PALETTE[0], r=4) for a, c in points]
-    body.append(text((left + right) / 2, top + plot_h + 34, x_title, colour_="#444"))
+    below = top + plot_h + 4 + svg.words_height(names, centres)
+    body.append(text((left + right) / 2, below + 12, x_title, colour_="#444"))
     items, legend_h = svg.legend(
-        [(y_title, PALETTE[0], "", 0), (count_title, "#cfcfcf", "", None)], left, top + plot_h + 56, right - left
+        [(y_title, PALETTE[0], "", 0), (count_title, "#cfcfcf", "", None)], left, below + 34, right - left
     )
     body.append(items)
     data = Data(
@@ -167,8 +172,7 @@ def length_figure(buckets: list[dict], title: str, x_title: str, y_title: str, c
         [x_title, y_title, count_title],
         [[b["bucket"], b["accuracy"], b["n"]] for b in buckets],
     )
-    height = top + plot_h + 56 + legend_h
-    return figure("".join(body), width, height, title, name="treebank-length", data=data, ui=ui)
+    return figure("".join(body), width, below + 34 + legend_h, title, name="treebank-length", data=data, ui=ui)
 
 
 def confusion_figure(

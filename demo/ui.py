@@ -101,6 +101,10 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 }
 #result table th, #attr-hint table th { white-space: nowrap; }
 #attr-hint td:first-child { white-space: nowrap; }
+/* a menu's text stops short of its arrow (Gradio draws the arrow over the input's last 24 px) */
+.secondary-wrap input[role="combobox"] { padding-right: 24px !important; text-overflow: ellipsis; }
+/* Gradio sets a table's cells in its monospace font: the page's own font is narrower, so more columns show */
+:is(#pair-table, #probe-table, #probe-failures) :is(th, .body-cell, .body-cell *) { font-family: var(--font) !important; }
 /* a figure's numbers under "Show as a table" (demo/svg.py data_table): scrolling inside their box */
 .figures details.figure-data { margin: 0.2em 0 0.6em; font-size: 0.85em; }
 .figures details.figure-data > summary { cursor: pointer; width: fit-content; }
@@ -139,10 +143,12 @@ body:not(.dark) .md .token:is(.regex, .important, .variable) { color: #8a5300; }
   #result { padding-left: 4px; padding-right: 4px; }
   /* a table's sticky key column (a capability, a probe's test) at most 40% of a phone's width, in lines: the
      numbers beside it stay in view (Gradio sizes a column to its longest cell, on one line) */
-  :is(#probe-table, #probe-failures) :is(td, th):first-child {
+  :is(#probe-table, #probe-failures, #pair-table) :is(td, th):first-child {
     width: 40vw !important; min-width: 40vw !important; max-width: 40vw !important;
   }
-  :is(#probe-table, #probe-failures) :is(td, th):first-child :is(.cell-wrap, span) { white-space: normal !important; }
+  :is(#probe-table, #probe-failures, #pair-table) :is(td, th):first-child :is(.cell-wrap, span) {
+    white-space: normal !important;
+  }
   /* the examples in one row to swipe through, not a screen of buttons above the result */
   #examples .gallery { flex-wrap: nowrap; overflow-x: auto; }
   #examples .gallery > * { flex: 0 0 auto; max-width: 80vw; }
@@ -226,7 +232,9 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
         gr.Markdown(L("title"))
         gr.Markdown(L("intro"))
         warning = gr.Markdown(banner(lab, root, "en"), visible=bool(banner(lab, root, "en")), elem_id="load-warning")
-        with gr.Tabs() as tabs:
+        # a phone's narrow tab bar wraps onto a second row rather than hide the last tabs behind "...": the Train
+        # tab stays in sight in every language
+        with gr.Tabs(overflow_behavior="wrap") as tabs:
             with gr.Tab(L("tab_lab"), id="lab"):
                 lab_view = lab_tab.build(lab, visitors)
             with gr.Tab(L("tab_probes"), id="probes"):
@@ -282,9 +290,18 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
             values = (*on_load(key, request, profile), *(value for part in parts for value in part.values(request)))
             return postprocessed(outputs, values)
 
-        demo.load(on_page, owner_key, outputs, api_visibility="private", js=READ_KEY, postprocess=False).then(
-            None, owner_key, None, js=KEEP_KEY
-        ).then(None, js=ACCESS_JS)
+        # no Gradio progress ("processing | 0.0/0.1s", in English) over the outputs it fills: the Train tab's status
+        # line and the Lab's Task menu among them
+        loaded_page = demo.load(
+            on_page,
+            owner_key,
+            outputs,
+            api_visibility="private",
+            js=READ_KEY,
+            postprocess=False,
+            show_progress="hidden",
+        )
+        loaded_page.then(None, owner_key, None, js=KEEP_KEY).then(None, js=ACCESS_JS)
         fill_advertised_defaults(demo)
         keep_owners_out_of_mcp(demo)
     return demo

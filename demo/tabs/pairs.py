@@ -41,26 +41,27 @@ ROOM_JS = room_js("#pair-figures")  # the pair's figures are drawn for their box
 
 
 def pair_table(comparison: PairComparison, ui: str) -> pd.DataFrame:
-    """One row per model: both labels, both expected sentiments, and B − A."""
+    """One row per model: B − A beside the model (in view on a phone, where the other columns scroll), then
+    both labels and both expected sentiments."""
     rows = [
         [
             model_name(p.model),
+            round(p.difference, 3),
             label_name(p.a.label, ui),
             label_name(p.b.label, ui),
             round(p.score_a, 3),
             round(p.score_b, 3),
-            round(p.difference, 3),
         ]
         for p in comparison.pairs
     ]
     score = view_text(comparison.score_label, ui)
     columns = [
         t("col_model", ui),
+        t("col_difference", ui),
         t("col_label_a", ui),
         t("col_label_b", ui),
         t("col_score_a", ui, score=score),
         t("col_score_b", ui, score=score),
-        t("col_difference", ui),
     ]
     return pd.DataFrame(rows, columns=columns)
 

@@ -7,7 +7,7 @@ Callbacks first (they only call core.analysis.probes), then the layout, then the
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 import gradio as gr
 import pandas as pd
@@ -42,6 +42,7 @@ from demo.tabs.lab import LabView
 from service.lab import ServedLab
 from service.owners import PUBLIC
 from web.owners import Visitors
+from web.page_load import on_page_load
 from web.runner import PROBE_EVENTS, RequestGate, abandoned
 
 
@@ -97,11 +98,21 @@ def failure_table(report: ProbeReport, capability: str, model: str, ui: str) -> 
                 failure_reason(f, report.margin, ui),
             ]
         )
-    columns = [
-        t(k, ui) for k in ("col_test", "col_type", "col_sentence", "col_variant", "col_expected", "col_predicted")
-    ]
-    columns += [t("col_score_change", ui, score=view_text(report.score_label, ui)), t("col_why", ui)]
+    columns = failure_columns(view_text(report.score_label, ui), ui)
     return head + ("" if rows else "\n\n" + t("probe_none", ui)), pd.DataFrame(rows, columns=columns)
+
+
+def failure_columns(score: str, ui: str) -> list[str]:
+    keys = ("col_test", "col_type", "col_sentence", "col_variant", "col_expected", "col_predicted")
+    return [t(k, ui) for k in keys] + [t("col_score_change", ui, score=score), t("col_why", ui)]
+
+
+def empty_tables(models: list[str], request: gr.Request) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Before a suite has run, both tables with their headers in the page's language (an empty gr.Dataframe
+    is headed "1 2 3"): the pass rates' by the public models, `models`."""
+    ui = request_lang(request)
+    pass_rates = pd.DataFrame(columns=[t("col_capability", ui), *(model_name(m) for m in models)])
+    return pass_rates, pd.DataFrame(columns=failure_columns(t("score_any", ui), ui))
 
 
 def expectation(expect: str, ui: str) -> str:
@@ -290,6 +301,7 @@ def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
     link = gr.Markdown(elem_id="probe-permalink")
     cell_head = gr.Markdown(elem_id="probe-cell")
     failures = gr.Dataframe(label=L("probe_failures"), interactive=False, wrap=True, elem_id="probe-failures")
+    on_page_load(partial(empty_tables, lab.visible_to(PUBLIC).models()), [table, failures])
     with gr.Row():
         failure = gr.Dropdown(
             [], label=L("probe_failure"), info=L("probe_failure_info"), scale=4, elem_id="probe-failure"

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from core.analysis.treebank import PHENOMENA, SPLITS, SST_TASKS
+from core.analysis.treebank import MAX_HITS, PHENOMENA, SPLITS, SST_TASKS
 from core.data import TASKS
 from core.data.sst import FINE_LABELS
 from demo.i18n import L, model_name, task_label
@@ -121,7 +121,8 @@ def trees_box(sst_tasks: list[str]) -> TreesBox:
             search = gr.Button(L("tb_search"), variant="primary", elem_id="tb-search")
             random = gr.Button(L("tb_random"), elem_id="tb-random")
         hits = gr.Markdown(elem_id="tb-hits")
-        sentence = gr.Dropdown([], label=L("tb_sentence"), elem_id="tb-sentence")
+        # every sentence found in the list (Gradio lists 100 by default: "137 found" showed 100)
+        sentence = gr.Dropdown([], label=L("tb_sentence"), num_choices_shown=MAX_HITS, elem_id="tb-sentence")
         summary = gr.Markdown(elem_id="tb-tree-summary")
         plot = gr.HTML(elem_id="tb-tree", elem_classes="figures", js_on_load=EXPORT_JS)
         nodes = gr.Dataframe(label=L("tb_nodes"), interactive=False, wrap=True, max_height=420, elem_id="tb-nodes")
