@@ -1,14 +1,17 @@
-"""The lab in a real browser: how long a user waits from the click on "Analyse" until the page stops
-changing, with the server's own time for the same analysis beside it.
+"""Every tab in a real browser: how long a user waits from a click until the page stops changing. The Lab's
+analysis with the server's own time for it beside it, then one action of every tab: the Lab's attribution
+method and intervention and a shared link, the Probes suite, the Treebank's picks, search, node link and dataset
+task, the Train tab and its file check, the Checkpoints tab.
 
 `python -m tools.bench.browser` (`make bench-browser`) starts `python app.py` on the bundled checkpoints,
 drives Debian chromium with Playwright at a laptop's width (1280 px) and a phone's (390 x 844), and writes
-reports/browser.json and reports/browser.md.
+reports/browser.json and reports/browser.md; `--only NAME` measures only what NAME names (the report then
+holds only that).
 
 How a wait is measured: a MutationObserver in the page stamps every DOM change (figures drawn
 included; not the screen-reader-only status line) with performance.now(); the click is stamped the same way.
 The page has settled once nothing changed for QUIET_MS, no progress indicator is left and the result of this
-text is on the page; the wait is the last change minus the click.
+text (an action: the element it changes) is on the page; the wait is the last change minus the click.
 "Fresh" is the first analysis in a new page, "repeat" a second click on the same page with another sentence.
 The server's time is /compare (or /predict) called through gradio_client against the same app.
 """
@@ -378,7 +381,7 @@ def markdown(report: dict) -> str:
     m = report["machine"]
     shared = "; the machine was shared with other work" if report["load_before"][0] > 0.5 else ""
     lines = [
-        "# The lab in a real browser",
+        "# Every tab in a real browser",
         "",
         f"`make bench-browser` (`python -m tools.bench.browser --rounds {report['rounds']}`), commit "
         f"`{m['commit']}`, {m['cpu']}, {m['cpus_usable']} usable cores, chromium {report['chromium']}; "
