@@ -309,7 +309,7 @@ def measure_actions(url: str, rounds: int, wanted: Callable[[str], bool]) -> lis
                     continue
                 seconds = []
                 for _ in range(rounds):
-                    context = browser.new_context(locale="en-US", viewport=dict(zip(("width", "height"), LAPTOP)))
+                    context = browser.new_context(locale="en-US", viewport={"width": LAPTOP[0], "height": LAPTOP[1]})
                     context.add_init_script(OBSERVER)
                     page = context.new_page()
                     page.goto(url)
