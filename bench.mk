@@ -17,7 +17,7 @@ bench: install ## accuracy/speed/scale benchmarks -> reports/benchmarks.md
 bench-smoke: install ## a seconds-long version of the benchmarks (CI)
 	$(PY) -m tools.bench --smoke
 
-bench-browser: install ## the lab in Debian chromium: click to settled page, 'All five' and one model, laptop and phone (390 px) -> reports/browser.md
+bench-browser: install ## every tab in Debian chromium, click to settled page: the Lab's analyses (laptop, phone), its method, intervention and shared link; Probes, Treebank, dataset, Train, Checkpoints (--only NAME re-runs one) -> reports/browser.md
 	HF_HUB_OFFLINE=1 $(PY) -m tools.bench.browser --rounds 5
 
 first-answer: install ## a fresh clone's `make demo`: seconds to its installed .venv and to its first /compare (uv, else pip)

@@ -19,6 +19,7 @@ from demo.i18n import error, label_name, model_name, notice_text, t, task_name, 
 from demo.plots import esc
 from demo.treebank_plots import confusion_figure, label_symbols, length_figure, tree_figure
 from service.lab import ServedLab
+from web.runner import MODEL_POOL
 
 
 def fail(err: TreebankError, ui: str) -> NoReturn:
@@ -71,7 +72,7 @@ def tree_outputs(
     """Summary, tree figure, node table and node choices of one sentence (`node` chosen, a link's, else the
     root), the chosen node's panel (node_outputs: never another sentence's node) and the view (state)."""
     try:
-        view = lab.tree_view(treebank, split, int(index), task)
+        view = lab.tree_view(treebank, split, int(index), task, MODEL_POOL)  # the models side by side
     except TreebankError as err:
         fail(err, ui)
     labels = [label_name(label, ui) for label in view.labels]
@@ -147,7 +148,8 @@ def node_outputs(lab: ServedLab, treebank: Treebank, view, node: int | None, ui:
     if view is None or node is None:
         return "", None
     try:
-        found = node_attributions(lab.checkpoints, treebank.tree(view.split, view.index), int(node), view.task)
+        tree = treebank.tree(view.split, view.index)
+        found = node_attributions(lab.checkpoints, tree, int(node), view.task, MODEL_POOL)
     except TreebankError as err:
         fail(err, ui)
     labels = [label_name(label, ui) for label in view.labels]

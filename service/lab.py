@@ -11,6 +11,7 @@ answers as if another visitor's did not exist. Added models' weights are held by
 """
 
 import json
+from concurrent.futures import Executor
 from pathlib import Path
 
 from core.analysis.treebank import Treebank, TreeView, tree_view
@@ -92,13 +93,15 @@ class ServedLab(Lab):
         """core's identity and the model's owner: one visitor's kept answer is never another's (core.answers)."""
         return json.dumps([self.owners.get(key[0], PUBLIC), super().answer_identity(key)])
 
-    def tree_view(self, treebank: Treebank, split: str, index: int, task: str) -> TreeView:
+    def tree_view(
+        self, treebank: Treebank, split: str, index: int, task: str, executor: Executor | None = None
+    ) -> TreeView:
         """core.analysis.treebank.tree_view of one treebank sentence on this lab's models, kept with the answers
         (a lecture opens the same trees; each costs every model on every phrase, 50 ms of the app's CPU)."""
         key = self.kept_key("tree", split, index, task=task)
         if self.answers is not None and (view := self.answers.get(key)) is not None:
             return view
-        view = tree_view(self.checkpoints, treebank.tree(split, index), task, split, index)
+        view = tree_view(self.checkpoints, treebank.tree(split, index), task, split, index, executor)
         if self.answers is not None:
             self.answers.put(key, view)
         return view

@@ -11,6 +11,8 @@ words them in English, demo/i18n.py in Chinese).
 """
 
 import random
+from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field
 
 from core.analysis.attribution import occlusion
@@ -226,10 +228,21 @@ def phrase_predictions(
     return labels, [row[label] for row, label in zip(probs, labels)]
 
 
+def each_model(models: list[str], work: Callable, executor: Executor | None = None) -> dict:
+    """model -> work(model): one after another, or side by side on `executor` (torch releases the GIL)."""
+    return dict(zip(models, map(work, models) if executor is None else executor.map(work, models)))
+
+
 def tree_view(
-    checkpoints: dict[tuple[str, str], Checkpoint], tree: Tree, task: str, split: str, index: int
+    checkpoints: dict[tuple[str, str], Checkpoint],
+    tree: Tree,
+    task: str,
+    split: str,
+    index: int,
+    executor: Executor | None = None,
 ) -> TreeView:
-    """The gold tree of one sentence with every model of `task` classifying every node's phrase."""
+    """The gold tree of one sentence with every model of `task` classifying every node's phrase (the models side by
+    side on `executor`)."""
     if task not in SST_TASKS:
         raise TreebankError("not_sst", task=task, available=list(SST_TASKS))
     found = {m for t, m in checkpoints if t == task}
@@ -239,7 +252,7 @@ def tree_view(
     flat = _flatten(tree)
     phrases = list(dict.fromkeys(node.words for node, *_ in flat))  # a phrase repeated in the tree runs once
     position = {p: i for i, p in enumerate(phrases)}
-    predicted = {m: phrase_predictions(checkpoints[(task, m)], phrases) for m in models}
+    predicted = each_model(models, lambda m: phrase_predictions(checkpoints[(task, m)], phrases), executor)
     nodes = []
     for i, (node, parent, start, end) in enumerate(flat):
         gold = relabel(node.label, SST_TASKS[task])
@@ -282,10 +295,11 @@ class NodeAttribution:
 
 
 def node_attributions(
-    checkpoints: dict[tuple[str, str], Checkpoint], tree: Tree, node: int, task: str
+    checkpoints: dict[tuple[str, str], Checkpoint], tree: Tree, node: int, task: str, executor: Executor | None = None
 ) -> NodeAttribution:
     """Occlusion on the phrase of `tree`'s node `node` (pre-order id, as in tree_view) for every model of `task`,
-    with its plausibility (core.analysis.plausibility; the node stands as the root)."""
+    with its plausibility (core.analysis.plausibility; the node stands as the root); the models side by side on
+    `executor`."""
     nodes = list(tree.nodes())  # pre-order, as _flatten numbers them
     if task not in SST_TASKS:
         raise TreebankError("not_sst", task=task, available=list(SST_TASKS))
@@ -295,22 +309,22 @@ def node_attributions(
     models = [m for m in PAPER_MODELS if (task, m) in checkpoints] + sorted(
         m for t, m in checkpoints if t == task and m not in PAPER_MODELS
     )
-    predictions, scores, agreement = {}, {}, {}
-    for model in models:
+
+    def attributed(model: str) -> tuple[int, list[float], Plausibility]:
         ckpt = checkpoints[(task, model)]
         (label,), _ = phrase_predictions(ckpt, [phrase.words])
-        predictions[model] = label
-        if len(phrase.words) > 1:
-            scores[model] = occlusion(ckpt.model, ckpt.vocab.encode(phrase.words), label).scores
-            agreement[model] = plausibility(phrase, scores[model], label, len(ckpt.meta["labels"]))
-        else:
-            scores[model], agreement[model] = [], Plausibility(None, None, None)
+        if len(phrase.words) < 2:
+            return label, [], Plausibility(None, None, None)
+        scores = occlusion(ckpt.model, ckpt.vocab.encode(phrase.words), label).scores
+        return label, scores, plausibility(phrase, scores, label, len(ckpt.meta["labels"]))
+
+    found = each_model(models, attributed, executor)
     return NodeAttribution(
         node,
         list(phrase.words),
         relabel(phrase.label, SST_TASKS[task]),
         word_labels(phrase),
-        predictions,
-        scores,
-        agreement,
+        {m: label for m, (label, _, _) in found.items()},
+        {m: scores for m, (_, scores, _) in found.items()},
+        {m: agreement for m, (_, _, agreement) in found.items()},
     )

@@ -1,0 +1,48 @@
+"""The Treebank tab runs a tree's models side by side (core.analysis.treebank.each_model on the app's MODEL_POOL):
+the same tree and node panel as one model after another, with every model's work handed to the pool."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+import demo.treebank_outputs as treebank_outputs
+from core.analysis.treebank import Treebank, node_attributions, tree_view
+
+
+class CountingPool(ThreadPoolExecutor):
+    """A pool that counts the models it was handed (one map per model loop)."""
+
+    def __init__(self):
+        super().__init__(max_workers=2)
+        self.models: list[str] = []
+
+    def map(self, fn, *iterables, **kwargs):
+        models = list(iterables[0])
+        self.models += models
+        return super().map(fn, models, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def treebank(tiny_data):
+    return Treebank.load(tiny_data)
+
+
+def test_side_by_side_answers_as_one_after_another(lab, treebank):
+    tree = treebank.tree("test", 3)
+    with CountingPool() as pool:
+        assert tree_view(lab.checkpoints, tree, "sst5", "test", 3, pool) == tree_view(
+            lab.checkpoints, tree, "sst5", "test", 3
+        )
+        assert node_attributions(lab.checkpoints, tree, 0, "sst5", pool) == node_attributions(
+            lab.checkpoints, tree, 0, "sst5"
+        )
+    assert sorted(pool.models) == sorted(lab.models("sst5") * 2)
+
+
+def test_a_picked_sentence_hands_its_models_to_the_pool(lab, treebank, monkeypatch):
+    pool = CountingPool()
+    monkeypatch.setattr(treebank_outputs, "MODEL_POOL", pool)
+    with pool:
+        *_, view = treebank_outputs.tree_outputs(lab, treebank, "test", 4, "sst5", "en")
+    assert view.index == 4
+    assert sorted(pool.models) == sorted(lab.models("sst5") * 2)  # the tree's phrases, then its root's panel
