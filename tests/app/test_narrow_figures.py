@@ -113,7 +113,7 @@ def test_a_long_sentence_s_figures_keep_a_median_of_10_px(lab, room):
     10 px or more (the pyramid's numbers were 10 px: 9.1 px once shrunk)."""
     long = " ".join([SENTENCE] * 3)[:200]
     for model in PAPER_MODELS:
-        p = lab.predict(long, model, "sst5", "en")
+        p = lab.predict(long, model, task="sst5", lang="en")
         for v in p.views:
             figure = drawn(room, to_svg, word_view(v, "en"), "en", "")
             assert statistics.median(shown_sizes(figure, room)) >= 10, (model, type(v).__name__)

@@ -95,7 +95,7 @@ def test_the_length_chart_keeps_its_counts_and_bucket_names_apart(room):
 def test_the_word_ticks_of_the_pyramid_and_the_feature_graph_never_overprint(lab, room):
     words = set(SENTENCE.replace(",", " ,").replace(".", " .").lower().split())
     for model in ("adasent", "dcnn"):
-        views = lab.predict(SENTENCE, model, "sst5", "en").views
+        views = lab.predict(SENTENCE, model, task="sst5", lang="en").views
         for view in views:
             figure = drawn(room, to_svg, word_view(view, "en"), "en", "caption")
             assert not overprinted(figure, lambda content: content in words), (model, room, overprinted(figure))
@@ -103,7 +103,7 @@ def test_the_word_ticks_of_the_pyramid_and_the_feature_graph_never_overprint(lab
 
 @pytest.mark.parametrize("room", [ROOM, None])
 def test_the_feature_graphs_nodes_never_overlap(lab, room):
-    for view in lab.predict(SENTENCE, "dcnn", "sst5", "en").views:
+    for view in lab.predict(SENTENCE, "dcnn", task="sst5", lang="en").views:
         figure = drawn(room, to_svg, word_view(view, "en"), "en", "caption")
         rows: dict[float, list[tuple[float, float]]] = {}
         for cx, cy, r in CIRCLE.findall(figure):
@@ -124,7 +124,7 @@ def test_spread_moves_marks_apart_as_little_as_it_can():
 
 def test_an_interventions_notice_names_its_model_once(lab):
     text = "the film is not good"
-    before, after = (lab.predict(text, "dcnn", "sst5", intervention=i) for i in ("none", "max_pool"))
+    before, after = (lab.predict(text, "dcnn", task="sst5", intervention=i) for i in ("none", "max_pool"))
     shown = notices_text([before, after], [], "en")
     assert "Intervention" in shown and shown.count("Kalchbrenner") == 1, shown
 
