@@ -48,7 +48,7 @@ class NBoW(SentenceClassifier[ModelOutput]):
     card = ModelCard(
         name="NBoW baseline",
         name_zh="NBoW 基线",
-        citation=("neural bag-of-words baseline (as in the tables of Kalchbrenner et al. 2014 and Lei et al. 2015)"),
+        citation="neural bag-of-words baseline (as in the tables of Kalchbrenner et al. 2014 and Lei et al. 2015)",
     )
     config_class = NBoWConfig
 

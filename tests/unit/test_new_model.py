@@ -24,7 +24,9 @@ from dataclasses import dataclass
 
 from torch import Tensor, nn
 
-from core.models.base import ModelOutput, SentenceClassifier, classification_loss, length_mask, masked_mean
+from core.models.base import (
+    Intervention, ModelOutput, SentenceClassifier, classification_loss, length_mask, masked_mean,
+)
 from core.models.card import ModelCard
 from core.views import Table, Text
 
@@ -53,7 +55,8 @@ class ToyBoW(SentenceClassifier[ModelOutput]):
         self.embedding = self.build_embedding(config.vocab_size, config.embed_dim, config.freeze_embeddings)
         self.out = nn.Linear(config.embed_dim, config.num_classes)
 
-    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0, intervention=None):
+    def forward(self, ids: Tensor, lengths: Tensor, labels: Tensor | None = None, explain: int = 0,
+                intervention: Intervention | None = None) -> ModelOutput:
         logits = self.out(masked_mean(self.embedding(ids), length_mask(lengths, ids.shape[1])))
         return ModelOutput(logits=logits, loss=classification_loss(logits, labels))
 
