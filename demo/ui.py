@@ -104,7 +104,9 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 /* a menu's text stops short of its arrow (Gradio draws the arrow over the input's last 24 px) */
 .secondary-wrap input[role="combobox"] { padding-right: 24px !important; text-overflow: ellipsis; }
 /* Gradio sets a table's cells in its monospace font: the page's own font is narrower, so more columns show */
-:is(#pair-table, #probe-table, #probe-failures) :is(th, .body-cell, .body-cell *) { font-family: var(--font) !important; }
+:is(#pair-table, #probe-table, #probe-failures) :is(th, .body-cell, .body-cell *) {
+  font-family: var(--font) !important;
+}
 /* a figure's numbers under "Show as a table" (demo/svg.py data_table): scrolling inside their box */
 .figures details.figure-data { margin: 0.2em 0 0.6em; font-size: 0.85em; }
 .figures details.figure-data > summary { cursor: pointer; width: fit-content; }

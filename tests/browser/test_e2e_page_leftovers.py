@@ -1,9 +1,9 @@
 """The page issue's leftovers at a phone's and a laptop's width, in English and Traditional Chinese (Debian
 chromium, tiny checkpoints, the tiny SST trees): every tab in sight on a phone (English hid Train behind "..."),
 no menu's text under its arrow ("SST fine-graine▾d"), the probe tables headed in the page's language before a
-run (not Gradio's "1 2 3"), no Gradio progress text ("processing | 0.0/0.1s") over the page load's outputs (the Lab's Task menu, the
-Train tab's status line), and on a
-phone the minimal pair's B − A beside its model, in the page's font (not three monospace columns)."""
+run (not Gradio's "1 2 3"), no Gradio progress text ("processing | 0.0/0.1s") over the page load's outputs (the
+Lab's Task menu, the Train tab's status line), and on a phone the minimal pair's B − A beside its model, in the
+page's font (not three monospace columns)."""
 
 import pytest
 from playwright.sync_api import expect
