@@ -26,9 +26,11 @@ from core.training.train import TrainConfig, Trainer
 from tools.processes import free_port
 
 # tiny, pairwise-different sizes; widths/maps keep the task presets (--set cannot parse lists yet)
-# the test files that start a Ray run on one pytest-xdist worker, one after another (conftest.py): two heads at once
-# on two cores lost training workers
+# the test files that start a Ray of this process (a sweep, parallel training) share one pytest-xdist worker, one
+# after another (conftest.py); those that start a Ray head are marked `ray` as well: `make test` runs them after
+# the rest, alone, as a head starved of CPU by the other worker lost training workers
 RAY_GROUP = pytest.mark.xdist_group("ray")
+RAY_HEAD = [pytest.mark.slow, pytest.mark.ray, RAY_GROUP]
 SMALL = {
     "tensor_cnn": ["embed_dim=8", "hidden=6", "ngram_order=2"],
     "mrnn": ["embed_dim=8", "hidden=6"],

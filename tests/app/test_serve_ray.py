@@ -6,7 +6,7 @@ be reached or refuses the app (token auth). The app itself is no Ray driver: a d
 import shutil
 
 import pytest
-from lab_fixture import RAY_GROUP
+from lab_fixture import RAY_HEAD
 from test_training_ray import Head, closed_port
 
 from core.predict import Lab, Request
@@ -15,7 +15,7 @@ from service.serving import encode
 from service.settings import Settings
 from web.runner import ModelWorker, RequestGate
 
-pytestmark = [pytest.mark.slow, RAY_GROUP]  # a real Ray head
+pytestmark = RAY_HEAD  # a real Ray head: after the rest of `make test`, alone
 
 SENTENCES = ["It is not a bad film at all .", "A dull , slow and predictable story ."]
 

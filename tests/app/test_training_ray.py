@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from lab_fixture import RAY_GROUP
+from lab_fixture import RAY_HEAD
 from test_user_training import reviews, wait_for, write_csv
 
 from demo.i18n import CODES
@@ -28,7 +28,7 @@ from service.settings import Settings
 from web.training import TrainingQueue
 from web.training_ray import RayTrainingQueue, training_queue
 
-pytestmark = [pytest.mark.slow, RAY_GROUP]  # a real Ray head per test
+pytestmark = RAY_HEAD  # a real Ray head: after the rest of `make test`, alone
 
 
 class Head:
