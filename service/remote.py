@@ -163,8 +163,10 @@ class _RemoteProgress(_Progress):
         self.mailbox.report.remote({key: self.job[key] for key in fields})
 
     def epoch(self, record: dict) -> None:
-        super().epoch(record)
+        # the run/ folder first: the mailbox takes calls in order, so the app never shows an epoch whose state it
+        # lacks (a cluster gone just after would have the job start over while saying it went on after it)
         self.mailbox.save_run.remote(pack(self.folder / "run"))
+        super().epoch(record)
 
 
 @ray.remote(num_cpus=1, max_retries=0)  # not retried by Ray: the driver resends it with the newest run/
