@@ -57,6 +57,7 @@ from service.settings import Settings
 log = logging.getLogger(__name__)
 POLL = 0.5  # seconds between the driver's looks at the task
 REPLY_SECONDS = 20  # a mailbox that does not answer in this time is taken as lost with its worker
+START_SECONDS = 120  # ... and one that has never answered: its worker may still be starting
 
 
 class RayJobError(JobError):
@@ -207,7 +208,8 @@ def _follow(folder: Path, data, address: str) -> tuple[str, Any]:
     task = train_remote.remote(
         job, data, pack(run) if (run / "state").is_dir() else None, mailbox, str(folder / job["data"])
     )
-    lost = False
+    lost, answered = False, False
+    take, asked = mailbox.take.remote(), time.monotonic()  # one take in flight at a time: none lost in a timeout
     try:
         while True:
             time.sleep(POLL)
@@ -215,14 +217,23 @@ def _follow(folder: Path, data, address: str) -> tuple[str, Any]:
                 lost = True
                 return "lost", None
             ended = bool(ray.wait([task], timeout=0)[0])
-            try:
-                fields, blob = ray.get(mailbox.take.remote(), timeout=REPLY_SECONDS)
-            except (GetTimeoutError, RayError):
-                return "crashed", None
-            if blob is not None:
-                unpack(blob, run)
-            if fields:
-                update_job(folder, **fields)
+            if not ended and not ray.wait([take], timeout=0)[0]:
+                # a mailbox that has not answered yet is still starting: on a busy node its worker unpacks the
+                # project and imports torch, which took over REPLY_SECONDS beside a loaded machine's tests
+                if time.monotonic() - asked > (REPLY_SECONDS if answered else START_SECONDS):
+                    return "crashed", None
+                continue
+            for _ in range(2 if ended else 1):  # once ended: a take asked after the task's end too
+                try:
+                    fields, blob = ray.get(take, timeout=REPLY_SECONDS if answered else START_SECONDS)
+                except (GetTimeoutError, RayError):
+                    return "crashed", None
+                answered = True
+                take, asked = mailbox.take.remote(), time.monotonic()
+                if blob is not None:
+                    unpack(blob, run)
+                if fields:
+                    update_job(folder, **fields)
             if ended:
                 try:
                     return "done", ray.get(task)

@@ -18,7 +18,7 @@ if "LAB_USER_MODELS" not in os.environ:  # nor into user_models/ (the Train tab'
 
 import pytest
 import torch
-from lab_fixture import NEGATIVE, NEUTRAL, POSITIVE, RAY_GROUP, build_checkpoints, start_app
+from lab_fixture import NEGATIVE, NEUTRAL, POSITIVE, RAY_GROUP, RAY_TOKEN, Head, build_checkpoints, start_app
 
 torch.set_num_threads(1)
 
@@ -118,6 +118,20 @@ def local_ray():
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield
     ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def token_head():
+    """A Ray head with token authentication (RAY_TOKEN), shared by the tests of an app that lacks the token."""
+    cluster = Head(token=RAY_TOKEN)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def refused_fast(monkeypatch):
+    """A driver that a head refuses gives up after 3 tries of ~1 s, not Ray's 20: the same refusal, sooner."""
+    monkeypatch.setenv("RAY_NUM_REDIS_GET_RETRIES", "3")
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,13 @@ import csv
 import io
 import os
 import random
+import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 import zipfile
@@ -31,6 +35,7 @@ from tools.processes import free_port
 # the rest, alone, as a head starved of CPU by the other worker lost training workers
 RAY_GROUP = pytest.mark.xdist_group("ray")
 RAY_HEAD = [pytest.mark.slow, pytest.mark.ray, RAY_GROUP]
+RAY_TOKEN = "lab-test-token-" + "0123456789abcdef" * 2  # the token of conftest's `token_head`
 SMALL = {
     "tensor_cnn": ["embed_dim=8", "hidden=6", "ngram_order=2"],
     "mrnn": ["embed_dim=8", "hidden=6"],
@@ -97,6 +102,61 @@ def build_checkpoints(root: Path, sst_data: Path) -> Path:
     write_manifest(root)
     (root / ".complete").write_text("ok")
     return root
+
+
+class Head:
+    """A one-node Ray cluster with two CPUs, its files in a short temporary folder (Ray's socket paths), in a process
+    group of its own, ended by signalling that group: `ray stop --force` would end every Ray process of this user on
+    the machine, other people's included."""
+
+    def __init__(self, token: str = ""):
+        self.folder = tempfile.mkdtemp(prefix="ray", dir="/tmp")
+        # no token: a test cluster on this machine (Ray 2.60 turns token auth on when ~/.ray/auth_token exists),
+        # unless `token`; no PYTHONPATH either: the project reaches the cluster through the job's runtime_env
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env.update(RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="token" if token else "disabled")
+        if token:
+            env["RAY_AUTH_TOKEN"] = token
+        self.process = subprocess.Popen(
+            [
+                os.path.join(os.path.dirname(sys.executable), "ray"),
+                "start",
+                "--head",
+                "--port=0",
+                "--num-cpus=2",
+                f"--temp-dir={self.folder}",
+                "--include-dashboard=false",
+                "--block",
+            ],
+            cwd=tempfile.gettempdir(),  # not the project: its code must come through runtime_env
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        lines = []
+        for line in self.process.stdout:
+            lines.append(line)
+            if found := re.search(r"--address='([^']+)'", line):
+                self.address = found.group(1)
+                return
+        raise AssertionError("ray start ended without an address:\n" + "".join(lines))
+
+    def stop(self) -> None:
+        """The whole cluster at once, as a machine that goes away."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def closed_port() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
 
 
 def serve_app(log_path: Path, env: dict[str, str], timeout: float = 90.0):

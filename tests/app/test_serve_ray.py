@@ -1,13 +1,10 @@
 """The model worker as a Ray Serve deployment (LAB_SERVE_BACKEND=ray, service/serve_ray.py) on a real local head
-(test_training_ray's Head, no PYTHONPATH: the project reaches it through the runtime_env): the same answers as the
+(lab_fixture.Head, no PYTHONPATH: the project reaches it through the runtime_env): the same answers as the
 local worker for every model and a probe suite, and the fallback to the local worker, said, when the cluster cannot
 be reached or refuses the app (token auth). The app itself is no Ray driver: a driver process of its own is."""
 
-import shutil
-
 import pytest
-from lab_fixture import RAY_HEAD
-from test_training_ray import Head, closed_port
+from lab_fixture import RAY_HEAD, Head, closed_port
 
 from core.predict import Lab, Request
 from service.serve_ray import DEPLOYMENT, ServeWorker, worker
@@ -51,7 +48,6 @@ def test_the_deployment_answers_as_the_local_worker(lab, local):
         served.close()
     finally:
         head.stop()
-        shutil.rmtree(head.folder, ignore_errors=True)
 
 
 def test_a_cluster_out_of_reach_leaves_the_local_worker_saying_so(lab, local, caplog):
@@ -61,16 +57,11 @@ def test_a_cluster_out_of_reach_leaves_the_local_worker_saying_so(lab, local, ca
     assert "model work goes to the app's own worker" in caplog.text
 
 
-def test_a_head_with_a_token_refuses_an_app_without_it(lab, local, monkeypatch):
+def test_a_head_with_a_token_refuses_an_app_without_it(lab, local, token_head, refused_fast, monkeypatch):
     monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
-    head = Head(token="a" * 32)
-    try:
-        served = ServeWorker(local, head.address)
-        assert answers(lab, served)
-        assert served.status().code == "ray_no_token"
-    finally:
-        head.stop()
-        shutil.rmtree(head.folder, ignore_errors=True)
+    served = ServeWorker(local, token_head.address)
+    assert answers(lab, served)
+    assert served.status().code == "ray_no_token"
 
 
 def test_the_backend_is_a_setting(monkeypatch, local):

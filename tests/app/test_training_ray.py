@@ -1,22 +1,16 @@
 """Training on a Ray cluster (LAB_TRAIN_BACKEND=ray): a real local head (`ray start --head` in a temporary
 folder), two visitors' jobs through the app's queue at once, and each failure: the task's worker killed,
 the cluster gone mid-job, a cluster that cannot be reached at start, with and without LAB_TRAIN_FALLBACK=local.
-
-The head runs in a process group of its own and is ended by signalling that group: `ray stop --force`
-would end every Ray process of this user on the machine, other people's included."""
+The tests that leave their head as they found it share one (a head's start is ~10 s); those that end it start
+their own (lab_fixture.Head)."""
 
 import os
-import re
 import signal
-import socket
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
-from lab_fixture import RAY_HEAD
+from lab_fixture import RAY_HEAD, RAY_TOKEN, Head, closed_port
 from test_user_training import reviews, wait_for, write_csv
 
 from demo.i18n import CODES
@@ -31,58 +25,20 @@ from web.training_ray import RayTrainingQueue, training_queue
 pytestmark = RAY_HEAD  # a real Ray head: after the rest of `make test`, alone
 
 
-class Head:
-    """A one-node Ray cluster with two CPUs, its files in a short temporary folder (Ray's socket paths)."""
-
-    def __init__(self, token: str = ""):
-        self.folder = tempfile.mkdtemp(prefix="ray", dir="/tmp")
-        # no token: a test cluster on this machine (Ray 2.60 turns token auth on when ~/.ray/auth_token exists),
-        # unless `token`; no PYTHONPATH either: the project reaches the cluster through the job's runtime_env
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        env.update(RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="token" if token else "disabled")
-        if token:
-            env["RAY_AUTH_TOKEN"] = token
-        self.process = subprocess.Popen(
-            [
-                os.path.join(os.path.dirname(sys.executable), "ray"),
-                "start",
-                "--head",
-                "--port=0",
-                "--num-cpus=2",
-                f"--temp-dir={self.folder}",
-                "--include-dashboard=false",
-                "--block",
-            ],
-            cwd=tempfile.gettempdir(),  # not the project: its code must come through runtime_env
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        lines = []
-        for line in self.process.stdout:
-            lines.append(line)
-            if found := re.search(r"--address='([^']+)'", line):
-                self.address = found.group(1)
-                return
-        raise AssertionError("ray start ended without an address:\n" + "".join(lines))
-
-    def stop(self) -> None:
-        """The whole cluster at once, as a machine that goes away."""
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.process.wait()
-
-
 @pytest.fixture
 def head():
+    """A head of the test's own, which it may end."""
     cluster = Head()
     yield cluster
     cluster.stop()
-    subprocess.run(["rm", "-rf", cluster.folder], check=False)
+
+
+@pytest.fixture(scope="module")
+def shared_head():
+    """A head the module's tests share: each leaves nothing running on it."""
+    cluster = Head()
+    yield cluster
+    cluster.stop()
 
 
 @pytest.fixture
@@ -103,12 +59,6 @@ def running_task(pid: int) -> bool:
         return "train_remote" in Path(f"/proc/{pid}/cmdline").read_text()
     except FileNotFoundError:
         return False
-
-
-def closed_port() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"127.0.0.1:{s.getsockname()[1]}"
 
 
 def one_line_in_both(job: dict, english: str, code: str) -> None:
@@ -153,8 +103,8 @@ def test_the_backend_is_a_setting(monkeypatch, on_ray, tmp_path):
             training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
 
 
-def test_two_visitors_train_at_once_on_the_cluster(head, on_ray, tmp_path):
-    on_ray(head.address)
+def test_two_visitors_train_at_once_on_the_cluster(shared_head, on_ray, tmp_path):
+    on_ray(shared_head.address)
     queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
     assert isinstance(queue, RayTrainingQueue)
     path = write_csv(tmp_path / "class_reviews.csv", reviews(400))
@@ -178,8 +128,8 @@ def test_two_visitors_train_at_once_on_the_cluster(head, on_ray, tmp_path):
     queue.stopped.set()
 
 
-def test_a_killed_worker_resumes_on_the_cluster_and_a_cancel_ends_the_task(head, on_ray, tmp_path, big_csv):
-    on_ray(head.address)
+def test_a_killed_worker_resumes_on_the_cluster_and_a_cancel_ends_the_task(shared_head, on_ray, tmp_path, big_csv):
+    on_ray(shared_head.address)
     queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
     job = queue.submit(TrainRequest(big_csv, "dcnn", epochs=3, minutes=5))
     running = wait_epochs(queue, job["id"], 1)
@@ -253,25 +203,21 @@ def test_a_cluster_that_cannot_be_reached_at_start(on_ray, tmp_path, fallback):
     queue.stopped.set()
 
 
-def test_a_head_with_token_authentication_refuses_a_driver_without_its_token_and_says_so(on_ray, tmp_path, monkeypatch):
+def test_a_head_with_token_authentication_refuses_a_driver_without_its_token_and_says_so(
+    token_head, refused_fast, on_ray, tmp_path, monkeypatch
+):
     """Ray 2.60 heads use token authentication by default: without the token the driver only hears "failed to
     connect", and the job says what to set; with it, the job trains (the project shipped by runtime_env)."""
-    token = "lab-test-token-" + "0123456789abcdef" * 2
-    cluster = Head(token=token)
-    try:
-        on_ray(cluster.address)
-        monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
-        monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
-        queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
-        data = write_csv(tmp_path / "reviews.csv", reviews(60))
-        refused = wait_for(queue, queue.submit(TrainRequest(data, "dcnn", epochs=1, minutes=1))["id"], seconds=180)
-        assert refused["status"] == "failed" and refused["error"]["code"] == "ray_no_token", refused
-        one_line_in_both(refused, f"the training cluster at {cluster.address} refused this app", "ray_no_token")
-        monkeypatch.setenv("RAY_AUTH_MODE", "token")
-        monkeypatch.setenv("RAY_AUTH_TOKEN", token)
-        trained = wait_for(queue, queue.submit(TrainRequest(data, "dcnn", epochs=1, minutes=1))["id"], seconds=240)
-        assert trained["status"] == "done" and trained.get("backend") == "ray", trained
-        queue.stopped.set()
-    finally:
-        cluster.stop()
-        subprocess.run(["rm", "-rf", cluster.folder], check=False)
+    on_ray(token_head.address)
+    monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
+    data = write_csv(tmp_path / "reviews.csv", reviews(60))
+    refused = wait_for(queue, queue.submit(TrainRequest(data, "dcnn", epochs=1, minutes=1))["id"], seconds=180)
+    assert refused["status"] == "failed" and refused["error"]["code"] == "ray_no_token", refused
+    one_line_in_both(refused, f"the training cluster at {token_head.address} refused this app", "ray_no_token")
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.setenv("RAY_AUTH_TOKEN", RAY_TOKEN)
+    trained = wait_for(queue, queue.submit(TrainRequest(data, "dcnn", epochs=1, minutes=1))["id"], seconds=240)
+    assert trained["status"] == "done" and trained.get("backend") == "ray", trained
+    queue.stopped.set()
