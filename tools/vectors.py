@@ -27,9 +27,9 @@ character n-grams, and task words the corpus lacks built from theirs); GloVe (ou
 trained by the glove package of bicleaner-ai-glove); wordllama (no training: the wheel's Llama 2 token
 table, a word = the mean of its pieces). Same output format for all.
 
-Pipeline: raw lines -> HTML tags stripped (English) -> our tokenizer (core.text, in `workers` processes)
--> lines holding a dev/test text of our tasks dropped, exact duplicates dropped -> one corpus file, a
-space-joined line per document or paragraph, under .cache/corpus/ (a rerun with the same sources and
+Pipeline: raw lines -> HTML tags stripped (English) -> our tokenizer (core.text, in `workers` processes; one
+worker: this process) -> lines holding a dev/test text of our tasks dropped, exact duplicates dropped -> one corpus
+file, a space-joined line per document or paragraph, under .cache/corpus/ (a rerun with the same sources and
 held-out texts reuses it) -> gensim Word2Vec trained from that file (corpus_file mode: its workers do not
 contend for the GIL) -> core.data.vectors.save_vectors, rows by descending corpus frequency, with statistics.
 docs/vectors.md justifies the settings and reports the real runs.
@@ -43,6 +43,7 @@ text of a Chinese task is dropped.
 """
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import gzip
@@ -58,6 +59,7 @@ import re
 import resource
 import sys
 import time
+import types
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -333,12 +335,21 @@ def english_words_many(texts: list[str]) -> list[list[str]]:
     return out
 
 
-_held_out: HeldOut | None = None  # set in each worker by _init_worker
+_held_out: HeldOut | None = None  # set in each worker by _init_worker (in this process for one worker)
 
 
 def _init_worker(held_out: HeldOut) -> None:
     global _held_out
     _held_out = held_out
+
+
+def _tokenizers(workers: int, held_out: HeldOut):
+    """What tokenizes the chunks (its imap): `workers` spawned processes, or this process alone for one worker,
+    which then starts no Python of its own (seconds of imports: spaCy, jieba)."""
+    if workers > 1:  # spawned: no fork of a parent that may hold torch/OpenMP threads
+        return multiprocessing.get_context("spawn").Pool(workers, _init_worker, (held_out,))
+    _init_worker(held_out)
+    return contextlib.nullcontext(types.SimpleNamespace(imap=map))
 
 
 def _tokenize_chunk(args: tuple[str, list]) -> tuple[list[str | None], int]:
@@ -501,9 +512,8 @@ def build_corpus(
     start, cpu_start = time.time(), _cpu_seconds()
     seen: set[bytes] = set()  # the digests of lines written, across sources
     tmp = path.with_suffix(f".tmp{os.getpid()}")
-    ctx = multiprocessing.get_context("spawn")  # no fork of a parent that may hold torch/OpenMP threads
     try:
-        with open(tmp, "w", encoding="utf-8") as out, ctx.Pool(cfg.workers, _init_worker, (held_out,)) as pool:
+        with open(tmp, "w", encoding="utf-8") as out, _tokenizers(cfg.workers, held_out) as pool:
             for source in sources:
                 stats, corpus.capped = _write_source(pool, lang, source, cfg, out, seen, corpus.tokens, start)
                 corpus.sources.append(stats)

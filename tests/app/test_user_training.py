@@ -11,9 +11,24 @@ from pathlib import Path
 import pytest
 from gradio_client import handle_file
 
+from core.checkpoints.files import sha256
 from core.data.user import UserDataError, load_user_task, read_rows
+from core.gitinfo import git_commit
 from demo.i18n import notice_text
-from service.jobs import JobError, TrainLimits, TrainRequest, list_jobs, recover_jobs, submit_job, update_job
+from demo.lab_html import result_html
+from demo.tabs.checkpoints import facts
+from demo.tabs.train import status_text
+from service.jobs import (
+    JobError,
+    TrainLimits,
+    TrainRequest,
+    job_dir,
+    list_jobs,
+    recover_jobs,
+    run_job,
+    submit_job,
+    update_job,
+)
 from service.lab import ServedLab
 from service.publish import push_job
 from service.settings import Settings
@@ -226,9 +241,9 @@ def wait_for(
 
 
 def test_one_job_at_a_time_with_queue_positions_and_cancel(tmp_path, good_csv):
-    # three of one owner at once
+    # three of one owner at once; the first runs while the others wait (its worker's start-up alone takes seconds)
     queue = TrainingQueue(ServedLab({}), Settings.load(), tmp_path / "um", TrainLimits(max_jobs_per_owner=3))
-    first = queue.submit(TrainRequest(good_csv, "dcnn", epochs=2, minutes=1))
+    first = queue.submit(TrainRequest(good_csv, "dcnn", epochs=1, minutes=1))
     second = queue.submit(TrainRequest(good_csv, "mrnn", epochs=1, minutes=1))
     third = queue.submit(TrainRequest(good_csv, "agt", epochs=1, minutes=1))
     wait_for(queue, first["id"], ("running",))
@@ -245,12 +260,10 @@ def test_one_job_at_a_time_with_queue_positions_and_cancel(tmp_path, good_csv):
 
 def test_a_job_left_running_resumes_after_a_restart(tmp_path, good_csv):
     root = tmp_path / "um"
-    queue = TrainingQueue(ServedLab({}), Settings.load(), root)
-    job = queue.submit(TrainRequest(good_csv, "dcnn", epochs=1, minutes=1))
-    assert wait_for(queue, job["id"])["status"] == "done"
-    queue.stopped.set()
+    job = submit_job(TrainRequest(good_csv, "dcnn", epochs=1, minutes=1), root=root)
+    folder = job_dir(job["id"], root)
+    assert run_job(folder)["status"] == "done"  # epoch 1, trained here: the worker under test is the restart's
     # as if the app died in epoch 2 of 2: the state of epoch 1 is on disk, the job says running
-    folder = root / "jobs" / job["id"]
     update_job(folder, status="running", epochs=2, metrics=None)
     restarted = TrainingQueue(ServedLab({}), Settings.load(), root)
     resumed = wait_for(restarted, job["id"])
@@ -274,14 +287,12 @@ def test_a_killed_worker_is_reported_stopped(tmp_path, good_csv):
     queue.stopped.set()
 
 
-def test_publishing_fails_fast_offline(tmp_path, good_csv):
-    queue = TrainingQueue(ServedLab({}), Settings.load(), tmp_path / "um")
-    job = queue.submit(TrainRequest(good_csv, "dcnn", epochs=1, minutes=1))
+def test_publishing_fails_fast_offline(tmp_path, good_csv, trained, user_models):
+    waiting = submit_job(TrainRequest(good_csv, "dcnn", epochs=1, minutes=1), root=tmp_path / "um")
     with pytest.raises(JobError) as err:
-        push_job(job["id"], "me/model", "hf_x", queue.root)
+        push_job(waiting["id"], "me/model", "hf_x", tmp_path / "um")
     assert err.value.code == "not_done"
-    wait_for(queue, job["id"])
-    queue.stopped.set()
+    job, _ = trained
     start = time.perf_counter()
     for repo, token, code in (
         ("me/model", "", "no_token"),
@@ -289,7 +300,7 @@ def test_publishing_fails_fast_offline(tmp_path, good_csv):
         ("me/model", "hf_x", "hub_offline"),
     ):
         with pytest.raises(JobError) as err:
-            push_job(job["id"], repo, token, queue.root)
+            push_job(job["id"], repo, token, user_models)
         assert err.value.code == code
     assert time.perf_counter() - start < 1
 
@@ -306,8 +317,12 @@ def user_models(tmp_path_factory, monkeypatch_module):
     return root
 
 
-def test_upload_train_poll_and_predict_through_the_api(client, tmp_path, user_models):
-    path = write_csv(tmp_path / "my reviews.csv", reviews(60))
+@pytest.fixture(scope="module")
+def trained(client, lab, tmp_path_factory) -> tuple[dict, object]:
+    """(job, the Lab's facts read before it trained): a file of 60 rows uploaded through the API and trained for 2
+    epochs by the app's real worker process; one trained job for the tests that read a finished one."""
+    known = facts(lab)  # as the app does: read before any job trains
+    path = write_csv(tmp_path_factory.mktemp("upload") / "my reviews.csv", reviews(60))
     job_id = client.predict(handle_file(str(path)), "dcnn", "review", "stars", 2, api_name="/train")
     deadline, status = time.monotonic() + 180, {}
     while time.monotonic() < deadline:
@@ -315,6 +330,11 @@ def test_upload_train_poll_and_predict_through_the_api(client, tmp_path, user_mo
         if status["status"] not in ("queued", "running"):
             break
         time.sleep(0.5)
+    return status, known
+
+
+def test_upload_train_poll_and_predict_through_the_api(client, trained, user_models):
+    status, _ = trained
     assert status["status"] == "done", status
     assert status["task"].startswith("user_my_reviews_") and len(status["history"]) == 2
     assert status["metrics"]["labels"] == ["1", "5"] and len(status["metrics"]["confusion"]) == 2
@@ -323,6 +343,20 @@ def test_upload_train_poll_and_predict_through_the_api(client, tmp_path, user_mo
     every = client.predict("a dull film", status["task"], "auto", api_name="/compare")
     assert [p["model"] for p in every] == ["dcnn"]
     assert (user_models / "checkpoints" / status["task"] / "dcnn" / "model.safetensors").is_file()
+
+
+def test_a_trained_model_reports_its_stop_and_is_captioned_with_its_sha256_and_commit(lab, trained, user_models):
+    """The Train tab says why a run ended, in English and Chinese, and the Lab's captions name a trained model's
+    checkpoint sha256 and commit."""
+    job, known = trained
+    assert job["status"] == "done", job
+    assert job["stop"]["code"] == "stop_epochs" and "Trained every epoch asked for: 2." in status_text(job, "en")
+    assert "已训练完要求的全部 2 轮。" in status_text(job, "zh")
+    weights = sha256(user_models / "checkpoints" / job["task"] / "dcnn" / "model.safetensors")
+    assert job["sha256"] == weights and job["commit"] == git_commit()
+    html = result_html([lab.visible_to(job["owner"]).predict("a great film", "dcnn", task=job["task"])], known, "en")
+    assert f"checkpoint sha256 {weights[:16]}" in html and "sha256 ?" not in html
+    assert f"commit {git_commit()}" in html and job["title"] in html
 
 
 def test_bad_files_get_their_message_through_the_api(client, tmp_path):
@@ -344,7 +378,7 @@ def test_bad_files_get_their_message_through_the_api(client, tmp_path):
 
 
 def test_the_tab_words_every_status_and_draws_the_curves(tmp_path):
-    from demo.tabs.train import confusion_table, curves, file_summary, status_text
+    from demo.tabs.train import confusion_table, curves, file_summary
 
     job = {
         "status": "queued",

@@ -89,7 +89,7 @@ def _toy_english(root):
         (trees / f"{split}.txt").write_text(_tree(sentence.split()) + "\n", encoding="utf-8")
 
 
-def _run(tmp_path, lang: str) -> tuple[dict, object]:
+def _run(tmp_path, lang: str, workers: int = 1) -> tuple[dict, object]:
     out = tmp_path / "vectors" / lang
     argv = [
         "--lang",
@@ -101,9 +101,10 @@ def _run(tmp_path, lang: str) -> tuple[dict, object]:
         str(out),
         "--cache-dir",
         str(tmp_path / "corpus"),
-        # toy sizes: one worker (deterministic), no down-sampling (every toy word is "frequent"), all lines
+        # toy sizes: one worker (deterministic; it tokenizes in this process), no down-sampling (every toy word is
+        # "frequent"), all lines
         "--workers",
-        "1",
+        str(workers),
         "--dim",
         "20",
         "--epochs",
@@ -153,14 +154,19 @@ def test_tiny_chinese_run(tmp_path):
         writer = csv.writer(f)
         writer.writerow(["label", "review"])
         writer.writerows([rng.randint(0, 1), review] for review in reviews)
-    stats, vectors = _run(tmp_path, "zh")  # the other Chinese sources are absent: skipped with a warning
+    # the other Chinese sources are absent: skipped with a warning; two workers: the tokenizers' spawned processes
+    stats, vectors = _run(tmp_path, "zh", workers=2)
     assert vectors.matrix.shape == (len(vectors.words), 20)
     assert {"味道", "送餐"} <= set(vectors.words)
     assert [s["name"] for s in stats["corpus"]["sources"]] == ["chinese_sentiment/waimai_10k.csv"]
     assert stats["corpus"]["sources"][0]["duplicate"] == len(reviews) - len(set(reviews))
 
 
-def test_max_tokens_stops_reading_sources(tmp_path):
+def test_max_tokens_stops_reading_sources(tmp_path, monkeypatch):
+    def no_process(method):
+        raise AssertionError(f"one worker started a {method} process")
+
+    monkeypatch.setattr(word2vec.multiprocessing, "get_context", no_process)  # one worker tokenizes in this process
     sources = [
         word2vec.Source(f"toy{i}", [], lambda i=i: [f"review {i} number {n} ." for n in range(300)]) for i in range(3)
     ]
