@@ -107,10 +107,11 @@ def measured(lab):
         path.unlink(missing_ok=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def local_ray():
-    """A Ray of this machine's two CPUs for a module (its test file marked RAY_GROUP): the library code under test (a
-    sweep, parallel training) joins it, as a second ray.init in one process is refused."""
+    """A Ray of this machine's two CPUs, started once for the test files marked RAY_GROUP (one worker runs them one
+    after the other): the library code under test (a sweep, parallel training) joins it, as a second ray.init in
+    one process is refused."""
     import ray
 
     os.environ.pop("RAY_ADDRESS", None)
@@ -142,12 +143,13 @@ def monkeypatch_module():
 
 @pytest.fixture(scope="module")
 def client(lab, tmp_path_factory, monkeypatch_module):
-    """A gradio_client Client of the app built on the tiny checkpoints, served on 127.0.0.1."""
-    from gradio_client import Client
+    """A gradio_client Client of the app built on the tiny checkpoints, served on 127.0.0.1 (one SSL context for all
+    its calls: app_client)."""
+    from tools.bench.loadtest import app_client
 
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
     demo, url = start_app(lab)
-    client = Client(url, verbose=False)
+    client = app_client(url)
     yield client
     client.close()
     demo.close()
