@@ -7,8 +7,9 @@ Methods (every model, through the shared interface; the gradient ones by Captum 
   (every word vector zero, which is the padding vector) to x (Sundararajan et al. 2017). Completeness: the
   scores sum to f(x) - f(x'). The path is cut into segments, each integrated by Captum (trapezoid rule,
   IG_SEGMENT_STEPS steps, from the segment's start as its baseline; the segments' scores add up to the whole
-  path's, and so do their completeness gaps); the segment with the largest gap is halved until the error is
-  under COMPLETENESS_TARGET or IG_MAX_SEGMENTS are reached (never below IG_MIN_WIDTH: a jump stays a jump).
+  path's, and so do their completeness gaps); the segment with the largest gap is halved (both halves in one
+  Captum call: one batch through the model) until the error is under COMPLETENESS_TARGET or IG_MAX_SEGMENTS are
+  reached (never below IG_MIN_WIDTH: a jump stays a jump), or the jumps alone miss the target.
   The steps go where f changes fast: the mRNN's paths are smooth but steep (a product of word operators), and
   equal steps needed up to 16,384 on SST-5 sentences. A path that crosses a jump of f stays above the target
   however it is cut (DCNN's k-max pooling keeps the top values in word order, so the kept columns reorder as
@@ -114,7 +115,12 @@ def _integrated_gradients(ig, vectors: Tensor) -> tuple[Tensor, float, int]:
         halvable = [ends for ends in pieces if ends[1] - ends[0] > IG_MIN_WIDTH]
         # the jumps (segments no longer halvable) alone miss the target: more steps elsewhere cannot reach it
         jumps = _completeness_error(sum(gap for ends, (_, gap) in pieces.items() if ends not in halvable), change)
-        if error < COMPLETENESS_TARGET or len(pieces) >= IG_MAX_SEGMENTS or not halvable or jumps >= COMPLETENESS_TARGET:
+        if (
+            error < COMPLETENESS_TARGET
+            or len(pieces) >= IG_MAX_SEGMENTS
+            or not halvable
+            or jumps >= COMPLETENESS_TARGET
+        ):
             break
         a, b = max(halvable, key=lambda ends: abs(pieces[ends][1]))
         del pieces[(a, b)]
