@@ -183,8 +183,8 @@ def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callabl
         drawn_for(width)
         seen = visitors.lab(lab, request)
         models = seen.models(task_value)
-        model = models[0] if models else None
-        menu = gr.update(choices=[(model_name(m), m) for m in models], value=model)
+        model = models[0] if models else ""  # none: the dataset view says the task has no models
+        menu = gr.update(choices=[(model_name(m), m) for m in models], value=model or None)
         return menu, *dataset_outputs(seen, task_value, model, request_lang(request))
 
     def on_open_tab(request: gr.Request, tree_value, dataset_value, task_value, model_value, *values):
