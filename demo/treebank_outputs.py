@@ -13,7 +13,7 @@ import pandas as pd
 import demo.svg as svg
 from core.analysis.dataset_view import SLICES, read_evaluation
 from core.analysis.plausibility import TOP_K
-from core.analysis.treebank import MAX_HITS, Hit, Treebank, TreebankError, node_attributions
+from core.analysis.treebank import MAX_HITS, Hit, Treebank, TreebankError
 from core.data.sst import FINE_LABELS
 from demo.i18n import error, label_name, model_name, notice_text, t, task_name, warn
 from demo.plots import esc
@@ -148,8 +148,7 @@ def node_outputs(lab: ServedLab, treebank: Treebank, view, node: int | None, ui:
     if view is None or node is None:
         return "", None
     try:
-        tree = treebank.tree(view.split, view.index)
-        found = node_attributions(lab.checkpoints, tree, int(node), view.task, MODEL_POOL)
+        found = lab.node_attributions(treebank, view.split, view.index, int(node), view.task, MODEL_POOL)
     except TreebankError as err:
         fail(err, ui)
     labels = [label_name(label, ui) for label in view.labels]

@@ -11,16 +11,20 @@ answers as if another visitor's did not exist. Added models' weights are held by
 """
 
 import json
+from collections.abc import Callable
 from concurrent.futures import Executor
 from pathlib import Path
+from typing import TypeVar
 
-from core.analysis.treebank import Treebank, TreeView, tree_view
+from core.analysis.treebank import NodeAttribution, Treebank, TreeView, node_attributions, tree_view
 from core.answers import AnswerCache
 from core.checkpoints.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from core.predict import Lab
 from service.model_cache import ModelCache
 from service.owners import PUBLIC, visible
 from service.settings import DEFAULTS
+
+T = TypeVar("T")
 
 
 class ServedLab(Lab):
@@ -99,9 +103,24 @@ class ServedLab(Lab):
         """core.analysis.treebank.tree_view of one treebank sentence on this lab's models, kept with the answers
         (a lecture opens the same trees; each costs every model on every phrase, 50 ms of the app's CPU)."""
         key = self.kept_key("tree", split, index, task=task)
-        if self.answers is not None and (view := self.answers.get(key)) is not None:
-            return view
-        view = tree_view(self.checkpoints, treebank.tree(split, index), task, split, index, executor)
+        return self._kept(
+            key, lambda: tree_view(self.checkpoints, treebank.tree(split, index), task, split, index, executor)
+        )
+
+    def node_attributions(
+        self, treebank: Treebank, split: str, index: int, node: int, task: str, executor: Executor | None = None
+    ) -> NodeAttribution:
+        """core.analysis.treebank.node_attributions of a treebank sentence's node, kept with the answers: a
+        sentence picked again, or its tree's node, shows its panel without every model's occlusion again."""
+        key = self.kept_key("node", split, index, node, task=task)
+        tree = treebank.tree(split, index)
+        return self._kept(key, lambda: node_attributions(self.checkpoints, tree, node, task, executor))
+
+    def _kept(self, key: tuple, compute: Callable[[], T]) -> T:
+        """The answer kept under `key`, else compute()'s, kept (none kept without answers)."""
+        if self.answers is not None and (found := self.answers.get(key)) is not None:
+            return found
+        found = compute()
         if self.answers is not None:
-            self.answers.put(key, view)
-        return view
+            self.answers.put(key, found)
+        return found

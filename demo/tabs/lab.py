@@ -81,6 +81,10 @@ DONE_JS = (
     + "}"
 )
 STALE_JS = "() => {" + STALE + "}"
+# a link's analysis: BUSY_JS ran before the event filled the sentence box, whose text is the one analysed
+LINK_DONE_JS = DONE_JS.replace(
+    "() => {", "() => {\n  document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';", 1
+)
 
 
 @dataclass
@@ -336,34 +340,37 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
     def on_labels(request: gr.Request):
         return gr.Dataset(sample_labels=example_labels(request_lang(request)))
 
-    def on_link(state: LinkState, request: gr.Request):
-        """The inputs the link names, checked against the model (demo/links.py); its sentence B with the pair
-        open."""
-        seen = visitors.lab(lab, request)
+    def on_link(request: gr.Request, state: LinkState, width):
+        """The inputs the link names, checked against the model (demo/links.py), its sentence B with the pair open,
+        and in the same event their analysis, on the link's DCNN map: one round trip, not a fill and then a run."""
+        seen, ui = visitors.lab(lab, request), request_lang(request)
+        drawn_for(width)
         has_menu = bool(intervention_specs(seen, state.model, state.task))
-        return (
+        filled: tuple = (
             state.text,
             state.model,
             state.task,
             state.lang,
             state.method,
             gr.update(visible=has_menu),
-            gr.update(
-                choices=intervention_choices(seen, state.model, state.task, request_lang(request)),
-                value=state.intervention,
-            ),
+            gr.update(choices=intervention_choices(seen, state.model, state.task, ui), value=state.intervention),
             gr.update(visible=state.index is not None, value=state.index),
             state.b,
             gr.Accordion(open=bool(state.b)),
             bool(state.b),
         )
-
-    def on_link_run(request: gr.Request, state: LinkState, *values):
-        """The analysis of the filled inputs (`run_inputs`), on the link's DCNN map."""
-        *asked, width = values
-        drawn_for(width)
-        ask = named(Ask, asked)
-        yield from run_analysis(visitors.lab(lab, request), known, ask, request_lang(request), state.map)
+        ask = Ask(
+            text=state.text,
+            model=state.model,
+            task=state.task,
+            lang=state.lang,
+            method=state.method,
+            intervention=state.intervention,
+            index=state.index,
+        )
+        for outputs in run_analysis(seen, known, ask, ui, state.map):
+            yield *filled, *outputs
+            filled = (gr.update(),) * len(filled)  # a slow method's status lines: the inputs are filled already
 
     on_page_load(on_labels, [page.examples])  # the examples' labels in the page's language
 
@@ -372,14 +379,9 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
         sentence B."""
         is_pair = gr.State(False)
         menu = [page.intervention_row, page.intervention, page.index]
-        filled = state.change(
-            on_link,
-            [state],
-            [page.text, page.model, page.task, page.lang, page.method, *menu, page.pair.text_b, page.pair.box, is_pair],
-            api_visibility="private",
-        )
-        analysed = filled.then(on_link_run, [state, *page.run_inputs], page.run_outputs, **RUN_EVENT)
-        analysed.then(None, js=DONE_JS)
+        filled = [page.text, page.model, page.task, page.lang, page.method, *menu, page.pair.text_b, page.pair.box]
+        analysed = state.change(on_link, [state, page.room], [*filled, is_pair, *page.run_outputs], **RUN_EVENT)
+        analysed.then(None, js=LINK_DONE_JS)
         page.pair.analyse_after(analysed, is_pair)
 
     return open_link

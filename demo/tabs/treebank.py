@@ -177,9 +177,15 @@ def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callabl
         drawn_for(width)
         return dataset_outputs(visitors.lab(lab, request), task_value, model_value, request_lang(request))
 
-    def on_data_task(task_value, request: gr.Request):
-        models = visitors.lab(lab, request).models(task_value)
-        return gr.update(choices=[(model_name(m), m) for m in models], value=models[0] if models else None)
+    def on_data_task(task_value, width, request: gr.Request):
+        """Another task: its models to choose from, its first chosen, and that model's dataset view, in one event
+        (the model menu's own event is the visitor's choice only: `input`)."""
+        drawn_for(width)
+        seen = visitors.lab(lab, request)
+        models = seen.models(task_value)
+        model = models[0] if models else ""  # none: the dataset view says the task has no models
+        menu = gr.update(choices=[(model_name(m), m) for m in models], value=model or None)
+        return menu, *dataset_outputs(seen, task_value, model, request_lang(request))
 
     def on_open_tab(request: gr.Request, tree_value, dataset_value, task_value, model_value, *values):
         """First visit: the picker (its first sentence's tree follows) and the dataset view; later visits keep them.
@@ -199,11 +205,12 @@ def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callabl
         return *_without_trees(treebank, ui), *picker, *shown
 
     data.disagree.select(_on_row, None, [data.pick], api_visibility="private")
-    data.task.change(on_data_task, [data.task], [data.model], api_visibility="private")
-    for trigger in (data.task.change, data.model.change):
-        trigger(
-            on_dataset, [data.task, data.model, page.room], page.dataset_outputs, api_visibility="private", js=ROOM_JS
-        )
+    data.task.change(
+        on_data_task, [data.task, page.room], [data.model, *page.dataset_outputs], api_visibility="private", js=ROOM_JS
+    )
+    data.model.input(
+        on_dataset, [data.task, data.model, page.room], page.dataset_outputs, api_visibility="private", js=ROOM_JS
+    )
     tab.select(
         on_open_tab,
         [page.tree_state, page.dataset_state, data.task, data.model, *page.trees.filters, page.room],

@@ -46,3 +46,22 @@ def test_a_picked_sentence_hands_its_models_to_the_pool(lab, treebank, monkeypat
         *_, view = treebank_outputs.tree_outputs(lab, treebank, "test", 4, "sst5", "en")
     assert view.index == 4
     assert sorted(pool.models) == sorted(lab.models("sst5") * 2)  # the tree's phrases, then its root's panel
+
+
+def test_a_sentence_picked_again_runs_no_model(lab, treebank, monkeypatch):
+    """With the app's kept answers, a sentence's tree and its nodes' panels are kept: picked again (or its node
+    again), the same outputs without a model run."""
+    from core.answers import AnswerCache
+    from service.lab import ServedLab
+
+    kept = ServedLab(lab.checkpoints, lab.sources, answers=AnswerCache())
+    pool = CountingPool()
+    monkeypatch.setattr(treebank_outputs, "MODEL_POOL", pool)
+    with pool:
+        first = treebank_outputs.tree_outputs(kept, treebank, "test", 5, "sst5", "en")
+        node = treebank_outputs.node_outputs(kept, treebank, first[-1], 1, "en")
+        ran = len(pool.models)
+        again = treebank_outputs.tree_outputs(kept, treebank, "test", 5, "sst5", "en")
+        assert treebank_outputs.node_outputs(kept, treebank, again[-1], 1, "en")[0] == node[0]
+    assert ran == len(lab.models("sst5")) * 3 and len(pool.models) == ran  # tree, root, node 1; then nothing
+    assert again[0] == first[0] and again[4] == first[4] and again[-1] == first[-1]

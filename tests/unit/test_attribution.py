@@ -82,6 +82,31 @@ def test_integrated_gradients_is_complete_on_every_model(lab, task, model):
         assert fine > coarse / 2  # a continuous f's largest step shrinks about 8x
 
 
+class JumpingPath:
+    """Captum's IntegratedGradients for f(t x) = t + (1 if t >= 0.3 else 0) on the path t in [0, 1]: the gradient
+    integral gets each segment's t right and misses the jump (as DCNN's k-max reordering does). Counts its calls."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def attribute(self, inputs: Tensor, baselines: Tensor, **_) -> tuple[Tensor, Tensor]:
+        self.calls += 1
+        ends = [(float(a), float(b)) for a, b in zip(baselines.flatten(), inputs.flatten())]
+        gaps = [-1.0 if a < 0.3 <= b else 0.0 for a, b in ends]  # sum of scores - (f(b x) - f(a x))
+        return torch.tensor([b - a for a, b in ends]).view(-1, 1, 1), torch.tensor(gaps)
+
+
+def test_a_jump_stops_the_halving_once_it_alone_misses_the_target():
+    """The segment holding the jump is halved down to IG_MIN_WIDTH (12 halvings), each halving's two halves in one
+    call; then the jump alone misses the target, so no other segment is halved (before: up to IG_MAX_SEGMENTS)."""
+    from core.analysis.attribution import _integrated_gradients
+
+    ig = JumpingPath()
+    scores, error, steps = _integrated_gradients(ig, torch.ones(1, 1, 1))
+    assert ig.calls == 13 and steps == 13 * IG_SEGMENT_STEPS
+    assert error == pytest.approx(0.5) and float(scores.sum()) == pytest.approx(1.0)  # f(x) - f(0) = 2, missed by 1
+
+
 # an SST-5 test sentence whose path is steep for the shipped mRNN (2,048 equal steps miss by 29%, 16,384 by under
 # 0.1%); another checkpoint has other steep sentences, so a re-bundled mRNN may need another one here
 STEEP = (

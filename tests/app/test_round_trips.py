@@ -1,0 +1,38 @@
+"""How many events (round trips to the server) an action of the page makes: one where its outputs come from the
+same inputs (docs/performance.md, "Every tab in a real browser")."""
+
+import pytest
+
+from demo import build_demo
+from service.settings import Settings
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    return build_demo(lab, "checkpoints", Settings.load())
+
+
+def _events(page, elem_id: str, event: str) -> list:
+    """The server functions `event` of the component `elem_id` starts (not a js-only step)."""
+    (block,) = [b for b in page.blocks.values() if getattr(b, "elem_id", None) == elem_id]
+    return [f for f in page.fns.values() if (block._id, event) in f.targets and f.fn is not None]
+
+
+def _ids(blocks) -> set:
+    return {getattr(b, "elem_id", None) for b in blocks}
+
+
+def test_a_dataset_task_switch_is_one_event(page):
+    """The task's models in the menu and the first one's view in one event; the menu's own only on a visitor's
+    choice (before: the task's change set the menu, drew the view, and the menu's change drew it again)."""
+    (switch,) = _events(page, "tb-data-task", "change")
+    assert {"tb-data-model", "tb-data-summary", "tb-length", "tb-confusion"} <= _ids(switch.outputs)
+    assert _events(page, "tb-data-model", "change") == []
+    assert len(_events(page, "tb-data-model", "input")) == 1
+
+
+def test_a_lab_link_fills_and_analyses_in_one_event(page):
+    """A link's Lab state fills the inputs and sends the analysis in the same event (before: a fill, then a run)."""
+    filled = [f for f in page.fns.values() if f.fn is not None and "sentence" in _ids(f.outputs)]
+    opened = [f for f in filled if "result" in _ids(f.outputs) and any(e == "change" for _, e in f.targets)]
+    assert len(opened) == 1
