@@ -14,7 +14,7 @@ from lab_fixture import Clients, start_app
 from test_user_training import reviews, write_csv
 
 from demo.i18n import notice_text, t
-from service.jobs import JobError, TrainLimits, TrainRequest, submit_job, update_job
+from service.jobs import ACTIVE, JobError, TrainLimits, TrainRequest, jobs_dir, read_job, submit_job, update_job
 from service.owners import KEY, owner_id
 from service.publish import push_job
 from service.settings import Settings
@@ -43,13 +43,19 @@ def owner_of(client: Client) -> str:
     return owner_id(KEY, client.session_hash)
 
 
-def wait_done(client: Client, job: str) -> dict:
-    deadline, status = time.monotonic() + 240, {}
-    while time.monotonic() < deadline:
-        status = client.predict(job, api_name="/train_status")
-        if status["status"] not in ("queued", "running"):
-            break
-        time.sleep(0.5)
+def finished(client: Client, job: str, root: Path) -> dict:
+    """The app's /train_status of `job` for `client` once the job has finished. Until then the job's file under
+    `root` (the app's user-models folder) is read: a status call through gradio_client costs the test and the app
+    CPU, a file read none. The one call after it is the app's word: finished once the Lab serves the model."""
+    deadline = time.monotonic() + 240
+    while read_job(jobs_dir(root) / job)["status"] in ACTIVE:
+        assert time.monotonic() < deadline, read_job(jobs_dir(root) / job)
+        time.sleep(0.2)
+    return client.predict(job, api_name="/train_status")
+
+
+def wait_done(client: Client, job: str, root: Path) -> dict:
+    status = finished(client, job, root)
     assert status["status"] == "done", status
     return status
 
@@ -69,7 +75,7 @@ def test_two_visitors_see_only_their_own_jobs_and_models(app, lab, user_models, 
     path = write_csv(tmp_path / "class_reviews.csv", reviews(40))
     job_a = a.predict(handle_file(str(path)), "dcnn", "review", "stars", 1, api_name="/train")
     job_b = b.predict(handle_file(str(path)), "dcnn", "review", "stars", 1, api_name="/train")
-    done_a, done_b = wait_done(a, job_a), wait_done(b, job_b)
+    done_a, done_b = wait_done(a, job_a, user_models), wait_done(b, job_b, user_models)
     task = done_a["task"]
     # the same file by two owners: two tasks, two installed models, neither replacing the other
     assert done_b["task"] != task
