@@ -7,12 +7,13 @@ import asyncio
 
 import httpx
 import pytest
-from gradio_client import Client, handle_file
+from gradio_client import handle_file
 from lab_fixture import start_app
 from test_owners import wait_done
 from test_user_training import reviews, write_csv
 
 from service.settings import Settings
+from tools.bench.loadtest import app_client
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,7 @@ def test_the_analysis_endpoints_are_tools_and_training_is_not(mcp_app):
 
 
 def test_training_stays_callable_by_clients(mcp_app):
-    client = Client(mcp_app, verbose=False)
+    client = app_client(mcp_app)
     try:
         with pytest.raises(Exception) as err:  # an unknown job id: the endpoint answers, with its own error
             client.predict("no-such-job", api_name="/train_status")
@@ -57,7 +58,7 @@ def test_two_mcp_sessions_own_nothing_and_see_no_visitor_s_model(mcp_app, user_m
     from mcp.client.streamable_http import streamablehttp_client
 
     url = mcp_app + "/"
-    visitor = Client(url, verbose=False)
+    visitor = app_client(url)
     try:
         path = handle_file(str(write_csv(tmp_path / "private.csv", reviews(40))))
         job = visitor.predict(path, "dcnn", "review", "stars", 1, 15, "none", api_name="/train")

@@ -15,14 +15,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from gradio_client import Client
 from lab_fixture import start_app
 
 from demo.plots import md
 from service.owners import KEY, owner_id
 from service.settings import DEFAULTS
 from tools.bench import redteam_content
-from tools.bench.loadtest import percentile
+from tools.bench.loadtest import app_client, percentile
 from tools.bench.redteam_content import (
     EXPORT_LINES,
     PAGE_WIDTH,
@@ -115,7 +114,7 @@ def test_a_killed_model_worker_is_named_in_the_answer(app, monkeypatch):
     and the page's notices name the model and why; another client's short /predict calls meanwhile all answer."""
     # the app's own worker (other tests of this process may have left a worker of their own running)
     monkeypatch.setattr(redteam_content, "worker_pids", lambda url: [WORKER._process.pid])
-    other, answered, failed = Client(app + "/", verbose=False), [], []
+    other, answered, failed = app_client(app + "/"), [], []
     stop = threading.Event()
 
     def predicting():  # a call every half second: each case stops the worker for a second before its SIGKILL

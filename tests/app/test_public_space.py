@@ -1,7 +1,7 @@
-"""A public Space, tried as a hostile visitor would (issue: free identities, an owner table that forgets, a
-model taken over, an unbounded upload cache, bad numbers; MCP sharing one owner: test_mcp.py), each against the
-real app with two or more clients. The app runs with the Space's defaults for budgets; sign-in is off unless a test
-turns it on (off a Space that is the local default)."""
+"""A public Space, tried as a hostile visitor would (issue: free identities, an owner table that forgets, an
+unbounded upload cache, bad numbers; a model taken over: test_owners.py; MCP sharing one owner: test_mcp.py), each
+against the real app with two or more clients. The app runs with the Space's defaults for budgets; sign-in is off
+unless a test turns it on (off a Space that is the local default)."""
 
 import json
 import time
@@ -9,13 +9,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from gradio_client import Client, handle_file
+from gradio_client import handle_file
 from lab_fixture import Clients, start_app
-from test_owners import finished, page_load, refused, wait_done
+from test_owners import page_load, refused, wait_done
 from test_user_training import reviews, write_csv
 
 from service.lab import ServedLab
 from service.settings import Settings
+from tools.bench.loadtest import app_client
 
 SPACE_DEFAULTS = {"LAB_USER_MODELS_MAX_MB": 2048, "LAB_BINDS_PER_MINUTE": 30}
 
@@ -106,7 +107,7 @@ def test_free_identities_get_at_most_the_space_s_queue_and_take_no_visitor_s_mod
 def test_three_hundred_owner_calls_leave_every_binding_in_place(lab_root, http, tmp_path_factory, tmp_path):
     with pytest.MonkeyPatch.context() as monkeypatch:
         url, _, close = launch(lab_root, tmp_path_factory, monkeypatch, LAB_BINDS_PER_MINUTE=1000)
-        bound, page, flooded = Client(url, verbose=False), Client(url, verbose=False), Client(url, verbose=False)
+        bound, page, flooded = app_client(url), app_client(url), app_client(url)
         try:
             key = "a-bound-client-key-0123456789"
             assert bound.predict(key, api_name="/owner") == key
@@ -147,7 +148,7 @@ def test_a_short_session_id_owns_nothing_and_bad_numbers_get_one_line(space, htt
 
 def assert_reading_open(url: str) -> None:
     """Reading stays open to everybody, whoever may write."""
-    client = Client(url, verbose=False)
+    client = app_client(url)
     try:
         assert client.predict("a fun film", "dcnn", "auto", "auto", api_name="/predict")["label"]
     finally:
@@ -179,45 +180,6 @@ def test_the_upload_cache_is_bounded_per_client_and_in_all(lab_root, http, tmp_p
             assert 4 <= fitted <= 5 and sum(f.stat().st_size for f in files[:fitted]) <= 5 * 2**20
             assert "full" in answers[fitted].text and "a minute" in answers[8].text
         finally:
-            close()
-
-
-def test_a_model_cannot_be_taken_over_even_by_a_task_name_that_collides(lab_root, tmp_path_factory, tmp_path):
-    """Task names carry 64 bits, so nobody grinds a file into another owner's task; should one collide anyway
-    (here: forced), the job claims (task, model) in the owner store first and installs nothing over the
-    other owner's model."""
-    import service.jobs
-    from core.data.user import user_task_name
-    from service.store import open_store
-
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        url, root, close = launch(lab_root, tmp_path_factory, monkeypatch)
-        owner_a, owner_b = Client(url, verbose=False), Client(url, verbose=False)
-        try:
-            path = write_csv(tmp_path / "mine.csv", reviews(40))
-            job_a = owner_a.predict(handle_file(str(path)), "dcnn", "review", "stars", 1, api_name="/train")
-            task = wait_done(owner_a, job_a, root)["task"]
-            assert len(task.rsplit("_", 1)[1]) == 16  # 64 bits of digest
-            before = owner_a.predict("a fun film", "dcnn", task, "auto", api_name="/predict")["probs"]
-            monkeypatch.setattr(service.jobs, "user_task_name", lambda *args, **kwargs: task)  # a perfect grind
-            other = write_csv(tmp_path / "other.csv", reviews(40, seed=9))
-            job_b = owner_b.predict(handle_file(str(other)), "dcnn", "review", "stars", 1, api_name="/train")
-            status = finished(owner_b, job_b, root)
-            assert status["status"] == "failed" and status["error"]["code"] == "model_taken", status
-            assert owner_a.predict("a fun film", "dcnn", task, "auto", api_name="/predict")["probs"] == before
-            assert f"no model is loaded for task '{task}'" in refused(
-                owner_b.predict, "a fun film", "dcnn", task, "auto", api_name="/predict"
-            )
-            store = open_store(root)
-            assert (
-                store.model_owner(task, "dcnn")
-                == json.loads((root / "checkpoints" / task / "dcnn" / "owner.json").read_text())["owner"]
-            )
-            store.close()
-            assert user_task_name(path, "review", "stars", "a") != user_task_name(path, "review", "stars", "b")
-        finally:
-            owner_a.close()
-            owner_b.close()
             close()
 
 
