@@ -266,9 +266,9 @@ def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user(
     assert visitors.owner(Request(session_hash="x")) == NOBODY  # too short to be anybody's key
 
 
-def test_the_page_everybody_is_sent_names_no_visitors_task(lab, user_models):
-    """An app started with visitors' models installed (the first test's, all jobs finished by now) serves them,
-    but its page (the config every browser gets) names none of them."""
+def test_the_page_everybody_is_sent_names_no_visitors_task(lab, user_models, trained):
+    """An app started with visitors' models installed (`trained`'s, all jobs finished by now) serves them, but its
+    page (the config every browser gets) names none of them."""
     from demo import build_demo
     from service.user_models import checkpoint_owner, installed_checkpoints
 
