@@ -128,7 +128,9 @@ def test_concurrent_rest_calls_naming_one_session_all_complete(app):
 
 def test_gradios_queue_still_has_what_fair_shares_read(app):
     """web/fair_queue.py reads and sorts these of Gradio's queue: an upgrade that renames them fails here."""
-    _, demo = app
+    url, demo = app
+    with httpx.Client(timeout=60) as http:  # Gradio makes a group's line at its first event: one of the model group
+        assert completed(http, url, join(http, url, "192.0.2.2", SHORT)[1])["success"]
     queue = demo._queue
     assert isinstance(queue.event_ids_to_events, dict) and isinstance(queue.active_jobs, list)
     line = queue.event_queue_per_concurrency_id

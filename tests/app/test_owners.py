@@ -1,6 +1,7 @@
 """Owners: a visitor's jobs, tasks and models are its own (web/owners.py, service/owners.py). Two gradio_client
 sessions are two visitors of one real app: B finds no trace of A's job or model; A uses it; the same file
-trained by both gives two models; an owner's jobs waiting or running are capped."""
+trained by both gives two models; a job whose task name collides with A's installs nothing over A's model; an
+owner's jobs waiting or running are capped."""
 
 import json
 import re
@@ -14,7 +15,7 @@ from lab_fixture import Clients, start_app
 from test_user_training import reviews, write_csv
 
 from demo.i18n import notice_text, t
-from service.jobs import JobError, TrainLimits, TrainRequest, submit_job, update_job
+from service.jobs import ACTIVE, JobError, TrainLimits, TrainRequest, jobs_dir, read_job, submit_job, update_job
 from service.owners import KEY, owner_id
 from service.publish import push_job
 from service.settings import Settings
@@ -43,13 +44,19 @@ def owner_of(client: Client) -> str:
     return owner_id(KEY, client.session_hash)
 
 
-def wait_done(client: Client, job: str) -> dict:
-    deadline, status = time.monotonic() + 240, {}
-    while time.monotonic() < deadline:
-        status = client.predict(job, api_name="/train_status")
-        if status["status"] not in ("queued", "running"):
-            break
-        time.sleep(0.5)
+def finished(client: Client, job: str, root: Path) -> dict:
+    """The app's /train_status of `job` for `client` once the job has finished. Until then the job's file under
+    `root` (the app's user-models folder) is read: a status call through gradio_client costs the test and the app
+    CPU, a file read none. The one call after it is the app's word: finished once the Lab serves the model."""
+    deadline = time.monotonic() + 240
+    while read_job(jobs_dir(root) / job)["status"] in ACTIVE:
+        assert time.monotonic() < deadline, read_job(jobs_dir(root) / job)
+        time.sleep(0.2)
+    return client.predict(job, api_name="/train_status")
+
+
+def wait_done(client: Client, job: str, root: Path) -> dict:
+    status = finished(client, job, root)
     assert status["status"] == "done", status
     return status
 
@@ -60,16 +67,23 @@ def refused(call, *args, api_name: str) -> str:
     return str(err.value)
 
 
-def test_two_visitors_see_only_their_own_jobs_and_models(app, lab, user_models, tmp_path):
+@pytest.fixture(scope="module")
+def trained(app, user_models, tmp_path_factory):
+    """Visitors A and B, each with a finished one-epoch job on the same file (two real workers, once for the
+    tests that need a visitor's model): (a, b, job_a, done_a, done_b, file)."""
+    a, b = app(), app()
+    path = write_csv(tmp_path_factory.mktemp("trained") / "class_reviews.csv", reviews(40))
+    job_a = a.predict(handle_file(str(path)), "dcnn", "review", "stars", 1, api_name="/train")
+    job_b = b.predict(handle_file(str(path)), "dcnn", "review", "stars", 1, api_name="/train")
+    return a, b, job_a, wait_done(a, job_a, user_models), wait_done(b, job_b, user_models), path
+
+
+def test_two_visitors_see_only_their_own_jobs_and_models(app, lab, user_models, trained):
     from demo.lab_analysis import task_choices
     from demo.tabs.api import usage
     from demo.tabs.checkpoints import tables
 
-    a, b = app(), app()
-    path = write_csv(tmp_path / "class_reviews.csv", reviews(40))
-    job_a = a.predict(handle_file(str(path)), "dcnn", "review", "stars", 1, api_name="/train")
-    job_b = b.predict(handle_file(str(path)), "dcnn", "review", "stars", 1, api_name="/train")
-    done_a, done_b = wait_done(a, job_a), wait_done(b, job_b)
+    a, b, job_a, done_a, done_b, _ = trained
     task = done_a["task"]
     # the same file by two owners: two tasks, two installed models, neither replacing the other
     assert done_b["task"] != task
@@ -117,6 +131,35 @@ def test_two_visitors_see_only_their_own_jobs_and_models(app, lab, user_models, 
     assert later.predict(key, api_name="/owner") == key
     assert later.predict(job_a, api_name="/train_status")["task"] == task
     assert "16 to 200 characters" in refused(later.predict, "short", api_name="/owner")
+
+
+def test_a_model_cannot_be_taken_over_even_by_a_task_name_that_collides(app, user_models, trained, tmp_path):
+    """Task names carry 64 bits, so nobody grinds a file into another owner's task; should one collide anyway
+    (here: forced, B's job named as A's finished task), the job claims (task, model) in the owner store first and
+    installs nothing over the other owner's model."""
+    import service.jobs
+    from core.data.user import user_task_name
+    from service.store import open_store
+
+    a, b, _, done_a, _, path = trained
+    task = done_a["task"]
+    assert len(task.rsplit("_", 1)[1]) == 16  # 64 bits of digest
+    before = a.predict("a fun film", "dcnn", task, "auto", api_name="/predict")["probs"]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(service.jobs, "user_task_name", lambda *args, **kwargs: task)  # a perfect grind
+        other = write_csv(tmp_path / "other.csv", reviews(40, seed=9))
+        job_b = b.predict(handle_file(str(other)), "dcnn", "review", "stars", 1, api_name="/train")
+    status = finished(b, job_b, user_models)
+    assert status["status"] == "failed" and status["error"]["code"] == "model_taken", status
+    assert a.predict("a fun film", "dcnn", task, "auto", api_name="/predict")["probs"] == before
+    assert f"no model is loaded for task '{task}'" in refused(
+        b.predict, "a fun film", "dcnn", task, "auto", api_name="/predict"
+    )
+    store = open_store(user_models)
+    owner_file = user_models / "checkpoints" / task / "dcnn" / "owner.json"
+    assert store.model_owner(task, "dcnn") == json.loads(owner_file.read_text())["owner"]
+    store.close()
+    assert user_task_name(path, "review", "stars", "a") != user_task_name(path, "review", "stars", "b")
 
 
 def page_load(url: str, session: str, key: str) -> str:
@@ -223,9 +266,9 @@ def test_a_page_load_binds_its_session_to_the_browser_key_or_the_signed_in_user(
     assert visitors.owner(Request(session_hash="x")) == NOBODY  # too short to be anybody's key
 
 
-def test_the_page_everybody_is_sent_names_no_visitors_task(lab, user_models):
-    """An app started with visitors' models installed (the first test's, all jobs finished by now) serves them,
-    but its page (the config every browser gets) names none of them."""
+def test_the_page_everybody_is_sent_names_no_visitors_task(lab, user_models, trained):
+    """An app started with visitors' models installed (`trained`'s, all jobs finished by now) serves them, but its
+    page (the config every browser gets) names none of them."""
     from demo import build_demo
     from service.user_models import checkpoint_owner, installed_checkpoints
 

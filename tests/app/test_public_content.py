@@ -15,14 +15,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from gradio_client import Client
 from lab_fixture import start_app
 
 from demo.plots import md
 from service.owners import KEY, owner_id
 from service.settings import DEFAULTS
 from tools.bench import redteam_content
-from tools.bench.loadtest import percentile
+from tools.bench.loadtest import app_client, percentile
 from tools.bench.redteam_content import (
     EXPORT_LINES,
     PAGE_WIDTH,
@@ -48,7 +47,7 @@ LABELS = ['=HYPERLINK("http://example.com","[b](javascript:alert(9))")', "+1", "
 def app(lab, tmp_path_factory, monkeypatch_module):
     """The app on the tiny checkpoints as app.py queues it; its temporary files in a folder of their own."""
     monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
-    monkeypatch_module.setenv("LAB_EXPORT_SECONDS", "4")  # read as the app is built (service.settings)
+    monkeypatch_module.setenv("LAB_EXPORT_SECONDS", "2")  # read as the app is built (service.settings)
     monkeypatch_module.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("tmp")))
     demo, url = start_app(lab, concurrency=DEFAULTS.model_concurrency, max_size=64)
     yield url.rstrip("/")
@@ -69,7 +68,7 @@ def private_task(lab, lab_root, tmp_path_factory) -> tuple[str, str]:
 
 
 def test_file_exports_leave_predict_alone_and_their_folders_go(app, monkeypatch):
-    """Four 57-line exports with every model at once, on a 4 s time budget each (the redteam case runs sixteen on
+    """Four 57-line exports with every model at once, on a 2 s time budget each (the redteam case runs sixteen on
     the shipped models and the app's budget): a second client's /predict keeps p95 <= 1 s; each export stops at
     its budget, saying what it left out; no `attributions-*` folder stays behind."""
     found = export_files(app, EXPORT_LINES, "all", n=4, seconds=240)
@@ -77,7 +76,7 @@ def test_file_exports_leave_predict_alone_and_their_folders_go(app, monkeypatch)
     assert percentile(found["predict"], 0.95) <= 1.0, sorted(found["predict"])[-3:]
     for files, summary in found["outputs"]:
         assert [f["orig_name"] for f in files] == ["attributions.jsonl", "words.csv", "README.md"]
-        assert "The export stops after 4 s of model time" in summary, summary
+        assert "The export stops after 2 s of model time" in summary, summary
     assert not list(Path(tempfile.gettempdir()).glob("attributions-*"))
 
 
@@ -115,13 +114,16 @@ def test_a_killed_model_worker_is_named_in_the_answer(app, monkeypatch):
     and the page's notices name the model and why; another client's short /predict calls meanwhile all answer."""
     # the app's own worker (other tests of this process may have left a worker of their own running)
     monkeypatch.setattr(redteam_content, "worker_pids", lambda url: [WORKER._process.pid])
-    other, answered = Client(app + "/", verbose=False), []
+    other, answered, failed = app_client(app + "/"), [], []
     stop = threading.Event()
 
-    def predicting():
+    def predicting():  # a call every half second: each case stops the worker for a second before its SIGKILL
         while not stop.is_set():
-            answered.append(other.predict(*PREDICT_ARGS, api_name="/predict")["label"])
-            time.sleep(0.2)
+            try:
+                answered.append(other.predict(*PREDICT_ARGS, api_name="/predict")["label"])
+            except Exception as err:  # counted: every call must answer
+                failed.append(str(err))
+            time.sleep(0.5)
 
     thread = threading.Thread(target=predicting)
     thread.start()
@@ -132,7 +134,7 @@ def test_a_killed_model_worker_is_named_in_the_answer(app, monkeypatch):
         thread.join(60)
         other.close()
     assert all(held for held, _ in outcomes), outcomes
-    assert answered, "the other client got no answer"
+    assert answered and not failed, failed
 
 
 def test_an_analyse_with_a_reset_intervention_is_answered(app):
