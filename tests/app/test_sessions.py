@@ -10,6 +10,7 @@ import pytest
 from gradio.state_holder import SessionState
 from gradio_client import Client
 from lab_fixture import launch_demo
+from test_loadtest import one_model_per_language
 
 from tools.bench.loadtest import main, page_load, rest_call
 from web.sessions import LeanSessions, LeanSessionState
@@ -112,7 +113,7 @@ def test_a_thousand_fresh_sessions_leave_rss_flat(lab_root, tmp_path, monkeypatc
     reading within 1.15 x the first (before web/sessions.py: +~300 KB per call, never given back). The session
     cap is Gradio's default here, so that only the dropping of one-shot sessions can keep RSS flat."""
     monkeypatch.setenv("LAB_SESSIONS", "10000")
-    out = tmp_path / "loadtest.json"
+    out, root = tmp_path / "loadtest.json", one_model_per_language(lab_root, tmp_path / "checkpoints")
     code = main(
         [
             "--sessions",
@@ -120,7 +121,7 @@ def test_a_thousand_fresh_sessions_leave_rss_flat(lab_root, tmp_path, monkeypatc
             "--session-endpoint",
             "predict",
             "--checkpoints",
-            str(lab_root),
+            str(root),
             "--clients",
             "1",
             "--warmup",
