@@ -13,7 +13,17 @@ import pytest
 from core.checkpoints.manifest import write_manifest
 from core.data import PROJECT_ROOT
 from core.text import MAX_CHARS
-from tools.bench.loadtest import LONG_TEXTS, cpu_seconds, main, process_tree, request_plan, rss_mb, write_figures
+from tools.bench.loadtest import (
+    LONG_TEXTS,
+    LoadTestError,
+    cpu_seconds,
+    main,
+    process_tree,
+    request_plan,
+    rss_mb,
+    wait_until_up,
+    write_figures,
+)
 from tools.bench.markdown import loadtest_markdown
 
 
@@ -70,6 +80,20 @@ def test_each_run_replaces_only_its_part_of_the_file(tmp_path):
         "mixed": {"requests": 3},
         "soak": {"requests": 1},
     }
+
+
+def test_waiting_for_the_app_builds_one_ssl_context(tmp_path, monkeypatch):
+    """Polls an address nothing listens on until the process (which never serves) ends: every poll goes through one
+    httpx client, where a client per poll built an SSL context each time (~70 ms of CPU, thousands in a slow start)."""
+    import ssl
+
+    contexts, create = [], ssl.create_default_context
+    monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: contexts.append(1) or create(*a, **k))
+    (log := tmp_path / "app.log").write_text("")
+    never_serves = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(2)"])
+    with pytest.raises(LoadTestError, match="exited with status 0"):
+        wait_until_up("http://127.0.0.1:9/", never_serves, 30, log)
+    assert len(contexts) == 1
 
 
 def test_malloc_bounds_are_taken():
