@@ -6,25 +6,30 @@ tests/browser/test_e2e_payloads.py types payloads into the page.
 """
 
 import json
+import ssl
 import time
 
 import httpx
 import pytest
-from gradio_client import Client
 from gradio_client.exceptions import AppError
 from lab_fixture import launch_demo
 from test_predict_input import BAD_NAMES, SECONDS, SURROGATE, check_message, check_prediction, params
 
 from core.models import PAPER_MODELS
 from core.text import MAX_CHARS
+from tools.bench.loadtest import app_client
 from web.limits import MAX_BODY_BYTES
+
+# one SSL context for every request (an httpx.post or a gradio_client call builds one each time otherwise: ~70 ms
+# of CPU, a few hundred times in this module)
+CONTEXT = ssl.create_default_context()
 
 
 @pytest.fixture(scope="module")
 def app(lab_root, tmp_path_factory):
     """(url, client) of the app built as app.py builds it, on a free port of 127.0.0.1."""
     for _, url in launch_demo(lab_root, tmp_path_factory.mktemp("gradio")):
-        client = Client(url, verbose=False)
+        client = app_client(url, CONTEXT)
         yield url, client
         client.close()
 
@@ -32,11 +37,15 @@ def app(lab_root, tmp_path_factory):
 def raw_call(url: str, endpoint: str, body: bytes) -> tuple[int, str, object]:
     """POST a request body as is to /gradio_api/call/<endpoint>; (HTTP status, SSE event, its data)."""
     posted = httpx.post(
-        f"{url}gradio_api/call/{endpoint}", content=body, headers={"content-type": "application/json"}, timeout=SECONDS
+        f"{url}gradio_api/call/{endpoint}",
+        content=body,
+        headers={"content-type": "application/json"},
+        timeout=SECONDS,
+        verify=CONTEXT,
     )
     if posted.status_code != 200:
         return posted.status_code, "", posted.text
-    answer = httpx.get(f"{url}gradio_api/call/{endpoint}/{posted.json()['event_id']}", timeout=SECONDS)
+    answer = httpx.get(f"{url}gradio_api/call/{endpoint}/{posted.json()['event_id']}", timeout=SECONDS, verify=CONTEXT)
     event, data = "", None
     for line in answer.text.splitlines():
         if line.startswith("event:"):
@@ -46,7 +55,7 @@ def raw_call(url: str, endpoint: str, body: bytes) -> tuple[int, str, object]:
     return answer.status_code, event, data
 
 
-def call(url: str, client: Client, text, *args, api_name: str):
+def call(url: str, client, text, *args, api_name: str):
     """The answer of the app: a list of prediction dicts, or AppError. Texts that JSON cannot carry as UTF-8
     (lone surrogates) go as \\u escapes over raw HTTP, which is what a non-Python client would send."""
     if isinstance(text, str) and SURROGATE.search(text):
@@ -139,7 +148,7 @@ def test_unknown_endpoint(app):
     status, _, _ = raw_call(url, "../../predict", b'{"data": ["good film"]}')
     assert status in (404, 405, 422)
     try:  # gradio 6.31 starts the event stream, then drops the connection: no answer, but no hang either
-        assert httpx.get(f"{url}gradio_api/call/no_such_endpoint/abc", timeout=SECONDS).status_code in (
+        assert httpx.get(f"{url}gradio_api/call/no_such_endpoint/abc", timeout=SECONDS, verify=CONTEXT).status_code in (
             200,
             404,
             405,
@@ -179,12 +188,14 @@ def test_a_request_body_over_the_limit_is_refused(app):
         content=b" " * (MAX_BODY_BYTES + 1),
         headers={"content-type": "application/json"},
         timeout=SECONDS,
+        verify=CONTEXT,
     )
     chunked = httpx.post(
         f"{url}gradio_api/call/compare",
         content=iter([b" " * (1 << 16)] * (MAX_BODY_BYTES // (1 << 16) + 2)),
         headers={"content-type": "application/json"},
         timeout=SECONDS,
+        verify=CONTEXT,
     )
     assert big.status_code == 413 and chunked.status_code == 413
     status, event, _ = raw_call(url, "compare", json.dumps({"data": ["good " * 1000, "auto", "auto"]}).encode())

@@ -2,16 +2,39 @@
 a handful of requests, a few RSS samples, the figures merged into one loadtest.json and rendered."""
 
 import json
+import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
+from core.checkpoints.manifest import write_manifest
 from core.data import PROJECT_ROOT
 from core.text import MAX_CHARS
-from tools.bench.loadtest import LONG_TEXTS, cpu_seconds, main, process_tree, request_plan, rss_mb, write_figures
+from tools.bench.loadtest import (
+    LONG_TEXTS,
+    LoadTestError,
+    cpu_seconds,
+    main,
+    process_tree,
+    request_plan,
+    rss_mb,
+    wait_until_up,
+    write_figures,
+)
 from tools.bench.markdown import loadtest_markdown
+
+
+def one_model_per_language(lab_root: Path, root: Path) -> Path:
+    """A checkpoints folder of the tiny dcnn of sst5 and of zh_sentiment, with its manifest: both languages' short
+    and long texts, /predict and /compare, at a sixth of the models app.py loads and warms up on `lab_root`."""
+    for task in ("sst5", "zh_sentiment"):
+        shutil.copytree(lab_root / task / "dcnn", root / task / "dcnn")
+    write_manifest(root)
+    return root
+
 
 SMALL = ["--clients", "2", "--warmup", "1", "--burst", "0", "--request-timeout", "60", "--max-seconds", "120"]
 
@@ -59,16 +82,34 @@ def test_each_run_replaces_only_its_part_of_the_file(tmp_path):
     }
 
 
+def test_waiting_for_the_app_builds_one_ssl_context(tmp_path, monkeypatch):
+    """Polls an address nothing listens on until the process (which never serves) ends: every poll goes through one
+    httpx client, where a client per poll built an SSL context each time (~70 ms of CPU, thousands in a slow start)."""
+    import ssl
+
+    contexts, create = [], ssl.create_default_context
+    monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: contexts.append(1) or create(*a, **k))
+    (log := tmp_path / "app.log").write_text("")
+    never_serves = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(2)"])
+    with pytest.raises(LoadTestError, match="exited with status 0"):
+        wait_until_up("http://127.0.0.1:9/", never_serves, 30, log)
+    assert len(contexts) == 1
+
+
 def test_malloc_bounds_are_taken():
     """In a process of its own: the bounds hold for the rest of a process. The test machines run glibc, where
-    False would mean that app.py's bound silently does nothing."""
-    check = "from web.memory import bound_malloc; raise SystemExit(0 if bound_malloc() else 1)"
+    False would mean that app.py's bound silently does nothing. web/memory.py is loaded by its path: importing
+    the package `web` would load Gradio and torch first (~10 CPU-s) for a module that needs only ctypes."""
+    check = (
+        "import importlib.util as u; s = u.spec_from_file_location('memory', 'web/memory.py'); m = "
+        "u.module_from_spec(s); s.loader.exec_module(m); raise SystemExit(0 if m.bound_malloc() else 1)"
+    )
     assert subprocess.run([sys.executable, "-c", check], cwd=PROJECT_ROOT, timeout=120).returncode == 0
 
 
 def test_mixed_profile_and_soak_against_the_app(lab_root, tmp_path):
-    out = tmp_path / "loadtest.json"
-    common = SMALL + ["--checkpoints", str(lab_root), "--out", str(out), "--long-share", "0.5"]
+    out, root = tmp_path / "loadtest.json", one_model_per_language(lab_root, tmp_path / "checkpoints")
+    common = SMALL + ["--checkpoints", str(root), "--out", str(out), "--long-share", "0.5"]
     assert main(common + ["--profile", "mixed", "--requests", "4"]) in (0, 1)  # 1: a target missed on a busy machine
     assert main(common + ["--soak", "8", "--rss-every", "0.2"]) in (0, 1)
     figures = json.loads(out.read_text())

@@ -1,10 +1,11 @@
-"""`make loadtest PROFILE=class` in small: app.py on the tiny checkpoints, three visitors (one training a file
+"""`make loadtest PROFILE=class` in small: app.py on a tiny checkpoint per language, three visitors (one training a file
 of its own) for twenty seconds, each visit a new session; the figures merged into loadtest.json."""
 
 import json
 import random
 
 import pytest
+from test_loadtest import one_model_per_language
 
 from tools.bench.loadtest import (
     CLASS_MIX,
@@ -45,6 +46,7 @@ def test_the_saturation_point_is_where_short_p95_crosses_the_limit():
 @pytest.mark.slow
 def test_class_profile_against_the_app(lab_root, tmp_path):
     out = tmp_path / "loadtest.json"
+    root = one_model_per_language(lab_root, tmp_path / "checkpoints")
     out.write_text(json.dumps({"soak": {"requests": 1}}))
     code = main(
         [
@@ -63,7 +65,7 @@ def test_class_profile_against_the_app(lab_root, tmp_path):
             "--warmup",
             "1",
             "--checkpoints",
-            str(lab_root),
+            str(root),
             "--request-timeout",
             "60",
             "--out",
@@ -88,9 +90,9 @@ def test_class_profile_against_the_app(lab_root, tmp_path):
 def test_hall_profile_visitors_are_browsers(lab_root, tmp_path):
     """The hall's visitors open the page, keep its heartbeat and send their requests through Gradio's queue as a
     browser does (tools.bench.hall): every kind of request answered, each visit a new session, nothing failed."""
-    out = tmp_path / "loadtest.json"
+    out, root = tmp_path / "loadtest.json", one_model_per_language(lab_root, tmp_path / "checkpoints")
     args = ["--profile", "hall", "--class-minutes", "0.5", "--class-visitors", "8", "--trainers", "1"]
-    code = main([*args, "--checkpoints", str(lab_root), "--request-timeout", "60", "--out", str(out)])
+    code = main([*args, "--checkpoints", str(root), "--request-timeout", "60", "--out", str(out)])
     assert code in (0, 1)  # 1: a target missed on a busy machine
     run = json.loads(out.read_text())["hall"]
     assert run["failed"] == 0, run["failures"]

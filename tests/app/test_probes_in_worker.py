@@ -22,8 +22,9 @@ def _same(theirs: probes.ProbeReport, mine: probes.ProbeReport) -> None:
     assert {**theirs.to_dict(), "seconds": 0} == {**mine.to_dict(), "seconds": 0}  # failures and all; not the time
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def worker():
+    """One worker process for the module, as the app keeps one warm (each start imports torch: ~3 CPU-s)."""
     worker = ModelWorker(nice=0)
     yield worker
     worker.close()
@@ -60,12 +61,14 @@ def test_errors_come_back_as_in_the_app_and_name_only_what_the_visitor_sees(lab,
     assert worker._process is process and process.poll() is None  # refusals leave the worker warm
 
 
-def test_a_suite_asked_again_is_the_kept_report_and_a_visitors_model_is_another_key(lab_root, worker, tmp_path):
+def test_a_suite_asked_again_is_the_kept_report_and_a_visitors_model_is_another_key(
+    lab_root, worker, tmp_path, monkeypatch
+):
     lab = ServedLab.load(lab_root)
     lab.answers = AnswerCache()
     runs = []
     real_run = worker.run
-    worker.run = lambda job, alive: runs.append(job) or real_run(job, alive)
+    monkeypatch.setattr(worker, "run", lambda job, alive: runs.append(job) or real_run(job, alive))
     first = RequestGate(worker=worker).probes(lab, None, suite="en")
     assert RequestGate(worker=worker).probes(lab, None, suite="en") is first and len(runs) == 1
     RequestGate(worker=worker).probes(lab, "sst5", text=CASES)  # a visitor's own cases are never kept

@@ -118,43 +118,43 @@ def _same(a, b, path="") -> None:
         assert a == b, path
 
 
-def test_the_worker_answers_as_the_server_would(lab):
+@pytest.fixture(scope="module")
+def worker():
+    """One model worker process for the tests that only send it jobs (each start imports torch: ~3 CPU-s)."""
+    worker = ModelWorker(nice=0)
+    yield worker
+    worker.close()
+
+
+def test_the_worker_answers_as_the_server_would(lab, worker):
     """service.serving in this process (the JSON-lines protocol), then the real process behind
     ModelWorker: the very Prediction the model gives here, views and all."""
     jobs = [_job(lab, "it is not a bad film", model) for model in lab.models("sst5")]
     here = [lab.attempt(job.checked, job.model, job.methods) for job in jobs]
     answers = io.StringIO()
     assert serve(io.StringIO("".join(encode(job) + "\n" for job in jobs)), answers) == len(jobs)
-    worker = ModelWorker(nice=0)
-    try:
-        for job, mine, line in zip(jobs, here, answers.getvalue().splitlines()):
-            assert _texts(mine)  # titles, axes, legends
-            for theirs in (decode(line), worker.run(job)):
-                assert isinstance(theirs, Prediction)
-                _same(_texts(theirs), _texts(mine))
-                _same(theirs, mine)
-    finally:
-        worker.close()
+    for job, mine, line in zip(jobs, here, answers.getvalue().splitlines()):
+        assert _texts(mine)  # titles, axes, legends
+        for theirs in (decode(line), worker.run(job)):
+            assert isinstance(theirs, Prediction)
+            _same(_texts(theirs), _texts(mine))
+            _same(theirs, mine)
 
 
-def test_a_long_request_runs_its_models_in_the_worker(lab, monkeypatch):
+def test_a_long_request_runs_its_models_in_the_worker(lab, worker, monkeypatch):
     ran_here = []
     attempt = lab.attempt
     monkeypatch.setattr(
         lab, "attempt", lambda checked, model, *rest: ran_here.append(model) or attempt(checked, model, *rest)
     )
-    worker = ModelWorker(nice=0)
-    try:
-        long_text = " ".join(["good"] * (LONG_WORDS + 1))
-        result = RequestGate(worker=worker).run(lab.plan_compare(Request(long_text, task="sst5")))
-        assert [p.model for p in result.predictions] == lab.models("sst5") and ran_here == []
-        short = RequestGate(worker=worker).run(lab.plan_compare(Request("a good film", task="sst5")))
-        assert ran_here == lab.models("sst5") and len(short.predictions) == len(ran_here)
-        long = RequestGate(worker=worker).run(lab.plan_predict(Request(long_text, models=("dcnn",), task="sst5")))
-        assert long.predictions[0].model == "dcnn"
-        assert ran_here == lab.models("sst5")
-    finally:
-        worker.close()
+    long_text = " ".join(["good"] * (LONG_WORDS + 1))
+    result = RequestGate(worker=worker).run(lab.plan_compare(Request(long_text, task="sst5")))
+    assert [p.model for p in result.predictions] == lab.models("sst5") and ran_here == []
+    short = RequestGate(worker=worker).run(lab.plan_compare(Request("a good film", task="sst5")))
+    assert ran_here == lab.models("sst5") and len(short.predictions) == len(ran_here)
+    long = RequestGate(worker=worker).run(lab.plan_predict(Request(long_text, models=("dcnn",), task="sst5")))
+    assert long.predictions[0].model == "dcnn"
+    assert ran_here == lab.models("sst5")
 
 
 def _stopped(worker: ModelWorker):
@@ -165,14 +165,12 @@ def _stopped(worker: ModelWorker):
 
 
 def test_the_worker_is_replaced_after_its_jobs_and_when_it_dies(lab):
+    """Three worker processes: one killed between jobs, one killed in the middle of a job, and the one after it,
+    retired after its two jobs."""
     worker = ModelWorker(jobs_per_process=2, nice=0)
     job = _job(lab, "a good film", "tensor_cnn")
     try:
         assert isinstance(worker.run(job), Prediction)
-        first = worker._process
-        assert isinstance(worker.run(job), Prediction) and worker._process is None  # two jobs: retired
-        assert first.wait(10) == 0  # it ended at the end of its input
-        worker.run(job)
         worker._process.kill()
         worker._process.wait()
         assert isinstance(worker.run(job), Prediction)  # a dead worker is noticed before a job is sent
@@ -182,6 +180,9 @@ def test_the_worker_is_replaced_after_its_jobs_and_when_it_dies(lab):
         assert isinstance(outcome, ModelFailure) and outcome.code == "worker_ended" and "exit status" in outcome.error
         assert process.wait(10) == -signal.SIGKILL and worker._process is None
         assert isinstance(worker.run(job), Prediction)  # and the next job gets a new worker
+        last = worker._process
+        assert isinstance(worker.run(job), Prediction) and worker._process is None  # two jobs: retired
+        assert last.wait(10) == 0  # it ended at the end of its input
     finally:
         worker.close()
 

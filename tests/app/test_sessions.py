@@ -3,19 +3,21 @@ session state behind, the sessions that stay are capped, and a stream of 1,000 f
 in its own process leaves its RSS flat."""
 
 import json
+import ssl
 import time
 
 import httpx
 import pytest
 from gradio.state_holder import SessionState
-from gradio_client import Client
 from lab_fixture import launch_demo
+from test_loadtest import one_model_per_language
 
-from tools.bench.loadtest import main, page_load, rest_call
+from tools.bench.loadtest import app_client, main, page_load, rest_call
 from web.sessions import LeanSessions, LeanSessionState
 
 CAPACITY = 4
 SENTENCE = ("It is not a bad film at all.", "dcnn", "sst5", "auto")
+CONTEXT = ssl.create_default_context()  # for every client: gradio_client builds one per request otherwise (~70 ms)
 
 
 @pytest.fixture(scope="module")
@@ -46,14 +48,17 @@ def test_a_rest_call_naming_its_session_keeps_it(app):
     """A page's session (a gradio_client Client) is not forgotten when a REST call names it: the call is answered
     as that session (web/rest.py) and only a call's own event id is dropped."""
     url, sessions, _ = app
-    client = Client(url, verbose=False)
+    client = app_client(url, CONTEXT)
     try:
         assert client.predict(*SENTENCE, api_name="/predict")["label"]
         named = client.session_hash
         posted = httpx.post(
-            f"{url}gradio_api/call/predict", json={"data": list(SENTENCE), "session_hash": named}, timeout=60
+            f"{url}gradio_api/call/predict",
+            json={"data": list(SENTENCE), "session_hash": named},
+            timeout=60,
+            verify=CONTEXT,
         )
-        answer = httpx.get(f"{url}gradio_api/call/predict/{posted.json()['event_id']}", timeout=60)
+        answer = httpx.get(f"{url}gradio_api/call/predict/{posted.json()['event_id']}", timeout=60, verify=CONTEXT)
         assert "event: complete" in answer.text and named in sessions
     finally:
         client.close()
@@ -61,7 +66,7 @@ def test_a_rest_call_naming_its_session_keeps_it(app):
 
 def test_sessions_beyond_the_capacity_go_least_recently_used_first(app):
     url, sessions, _ = app
-    clients = [Client(url, verbose=False) for _ in range(CAPACITY + 3)]
+    clients = [app_client(url, CONTEXT) for _ in range(CAPACITY + 3)]
     try:
         for client in clients:
             assert client.predict(*SENTENCE, api_name="/predict")["label"]
@@ -92,7 +97,7 @@ def test_sessions_are_lean_and_give_a_deep_link_the_config_gradio_would(app):
         assert rest_call(http, url, "predict", SENTENCE, 60).error == ""
     holder = demo.server_app.state_holder
     assert isinstance(holder, LeanSessions) and holder is demo.state_holder
-    named = Client(url, verbose=False)
+    named = app_client(url, CONTEXT)
     try:
         assert named.predict(*SENTENCE, api_name="/predict")["label"]
         assert type(sessions[named.session_hash]) is LeanSessionState
@@ -112,7 +117,7 @@ def test_a_thousand_fresh_sessions_leave_rss_flat(lab_root, tmp_path, monkeypatc
     reading within 1.15 x the first (before web/sessions.py: +~300 KB per call, never given back). The session
     cap is Gradio's default here, so that only the dropping of one-shot sessions can keep RSS flat."""
     monkeypatch.setenv("LAB_SESSIONS", "10000")
-    out = tmp_path / "loadtest.json"
+    out, root = tmp_path / "loadtest.json", one_model_per_language(lab_root, tmp_path / "checkpoints")
     code = main(
         [
             "--sessions",
@@ -120,7 +125,7 @@ def test_a_thousand_fresh_sessions_leave_rss_flat(lab_root, tmp_path, monkeypatc
             "--session-endpoint",
             "predict",
             "--checkpoints",
-            str(lab_root),
+            str(root),
             "--clients",
             "1",
             "--warmup",
