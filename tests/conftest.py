@@ -59,6 +59,16 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: next(item.iter_markers("xdist_group")).args[0] != RAY_GROUP.args[0])
 
 
+def pytest_collection_finish(session):
+    """Stop at once where pytest-xdist no longer sees the groups (with pytest 9.2 it named none: every test file
+    spread over both workers, its module's app started on each, the Ray files apart; constraints.txt)."""
+    config = session.config
+    if hasattr(config, "workerinput") and config.getvalue("loadgroup"):
+        ungrouped = [item.nodeid for item in session.items if "@" not in item.nodeid]
+        if ungrouped:
+            raise pytest.UsageError(f"--dist loadgroup left {len(ungrouped)} tests ungrouped, {ungrouped[0]} first")
+
+
 @pytest.fixture(autouse=True)
 def _seed():
     random.seed(0)

@@ -6,10 +6,12 @@ import json
 
 import pytest
 
+from core.models import model_class
 from core.predict import ModelJob
 from core.views import VIEWS, LineCurves, Text
 from core.wire import Wire, plain
 
+model_class("agt")  # its card words the AGT's view codes below, as the model's module does when a checkpoint loads
 VIEW = LineCurves(
     Text("agt_gates"), ["2", "3"], {Text("agt_gate_mean"): [0.25, 0.5]}, Text("agt_gate"), y_range=(0.0, 1.0)
 )
