@@ -113,8 +113,9 @@ class ServedLab(Lab):
         """core.analysis.treebank.node_attributions of a treebank sentence's node, kept with the answers: a
         sentence picked again, or its tree's node, shows its panel without every model's occlusion again."""
         key = self.kept_key("node", split, index, node, task=task)
-        tree = treebank.tree(split, index)
-        return self._kept(key, lambda: node_attributions(self.checkpoints, tree, node, task, executor))
+        return self._kept(
+            key, lambda: node_attributions(self.checkpoints, treebank.tree(split, index), node, task, executor)
+        )
 
     def _kept(self, key: tuple, compute: Callable[[], T]) -> T:
         """The answer kept under `key`, else compute()'s, kept (none kept without answers)."""
