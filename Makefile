@@ -7,6 +7,10 @@ TASK   ?= sst5
 SEED   ?= 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
+# Python writes each module's bytecode the first time it is imported (these machines set PYTHONDONTWRITEBYTECODE,
+# so every process compiled every module again: importing service.jobs 7.1 against 3.5 CPU-s); compiling the
+# whole venv at install instead took 81 s of a fresh clone's 103 s (docs/performance.md, "The test loop")
+unexport PYTHONDONTWRITEBYTECODE
 .DEFAULT_GOAL := help
 # -- set up, serve, check ------------------------------------------------------------------------------
 .PHONY: help install install-app demo lint test test-quick test-e2e clean

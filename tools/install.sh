@@ -17,9 +17,8 @@ if [ -x "$uv" ] || "$py" -m pip install -q uv >/dev/null 2>&1; then
   index="$("$py" -m pip config get global.index-url 2>/dev/null || true)"
   if [ -n "$index" ]; then args+=(--index-url "$index"); fi
   # pip's order: every index may offer a version, the best match wins (uv's default stops at the first index);
-  # bytecode compiled as pip does: where PYTHONDONTWRITEBYTECODE is set (these machines) a venv without .pyc files
-  # compiles every module again in every process (importing service.jobs: 7.1 CPU-s against 3.7)
-  exec "$uv" pip install -q --compile-bytecode --python "$py" --index-strategy unsafe-best-match "${args[@]}" "$@"
+  # no bytecode compiled here: Python writes it for the modules a process imports (the Makefile lets it)
+  exec "$uv" pip install -q --python "$py" --index-strategy unsafe-best-match "${args[@]}" "$@"
 fi
 "$py" -m pip install -q --upgrade pip
 exec "$py" -m pip install -q "$@"

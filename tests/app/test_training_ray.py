@@ -1,8 +1,8 @@
 """Training on a Ray cluster (LAB_TRAIN_BACKEND=ray): a real local head (`ray start --head` in a temporary
 folder), two visitors' jobs through the app's queue at once, and each failure: the task's worker killed,
 the cluster gone mid-job, a cluster that cannot be reached at start, with and without LAB_TRAIN_FALLBACK=local.
-The tests that leave their head as they found it share one (a head's start is ~10 s); those that end it start
-their own (lab_fixture.Head)."""
+The tests that leave their head as they found it share one with token authentication (a head's start is ~10 s;
+tests/conftest.py's token_head); the test that ends a head starts its own, and both of its queues lose it at once."""
 
 import os
 import signal
@@ -26,29 +26,16 @@ pytestmark = RAY_HEAD  # a real Ray head: after the rest of `make test`, alone
 
 
 @pytest.fixture
-def head():
-    """A head of the test's own, which it may end."""
-    cluster = Head()
-    yield cluster
-    cluster.stop()
-
-
-@pytest.fixture(scope="module")
-def shared_head():
-    """A head the module's tests share: each leaves nothing running on it."""
-    cluster = Head()
-    yield cluster
-    cluster.stop()
-
-
-@pytest.fixture
 def on_ray(monkeypatch):
-    """LAB_TRAIN_BACKEND=ray on `address`; returns the queue's factory."""
+    """LAB_TRAIN_BACKEND=ray on `address`, with the token of tests/conftest.py's token_head; returns the queue's
+    factory. A job's driver reads these at its start (web.training's _spawn passes the environment on)."""
 
     def settings(address: str, fallback: str = "") -> None:
         monkeypatch.setenv("LAB_TRAIN_BACKEND", "ray")
         monkeypatch.setenv("LAB_RAY_ADDRESS", address)
         monkeypatch.setenv("LAB_TRAIN_FALLBACK", fallback)
+        monkeypatch.setenv("RAY_AUTH_MODE", "token")
+        monkeypatch.setenv("RAY_AUTH_TOKEN", RAY_TOKEN)
 
     return settings
 
@@ -59,6 +46,11 @@ def running_task(pid: int) -> bool:
         return "train_remote" in Path(f"/proc/{pid}/cmdline").read_text()
     except FileNotFoundError:
         return False
+
+
+def driver_started(queue: RayTrainingQueue, job_id: str) -> bool:
+    with queue.lock:
+        return job_id in queue.workers
 
 
 def one_line_in_both(job: dict, english: str, code: str) -> None:
@@ -103,8 +95,8 @@ def test_the_backend_is_a_setting(monkeypatch, on_ray, tmp_path):
             training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
 
 
-def test_two_visitors_train_at_once_on_the_cluster(shared_head, on_ray, tmp_path):
-    on_ray(shared_head.address)
+def test_two_visitors_train_at_once_on_the_cluster(token_head, on_ray, tmp_path):
+    on_ray(token_head.address)
     queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
     assert isinstance(queue, RayTrainingQueue)
     path = write_csv(tmp_path / "class_reviews.csv", reviews(400))
@@ -128,8 +120,8 @@ def test_two_visitors_train_at_once_on_the_cluster(shared_head, on_ray, tmp_path
     queue.stopped.set()
 
 
-def test_a_killed_worker_resumes_on_the_cluster_and_a_cancel_ends_the_task(shared_head, on_ray, tmp_path, big_csv):
-    on_ray(shared_head.address)
+def test_a_killed_worker_resumes_on_the_cluster_and_a_cancel_ends_the_task(token_head, on_ray, tmp_path, big_csv):
+    on_ray(token_head.address)
     queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
     job = queue.submit(TrainRequest(big_csv, "dcnn", epochs=3, minutes=5))
     running = wait_epochs(queue, job["id"], 1)
@@ -154,31 +146,44 @@ def test_a_killed_worker_resumes_on_the_cluster_and_a_cancel_ends_the_task(share
     queue.stopped.set()
 
 
-@pytest.mark.parametrize("fallback", ["", "local"])
-def test_a_cluster_that_goes_away_mid_job(head, on_ray, tmp_path, big_csv, fallback):
-    on_ray(head.address, fallback)
-    queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
-    job = queue.submit(TrainRequest(big_csv, "dcnn", epochs=3, minutes=5))
-    wait_epochs(queue, job["id"], 1)
-    head.stop()
-    ended = wait_for(queue, job["id"])
-    epoch = (ended["error"] or ended["notice"])["params"]["epoch"]
-    assert epoch >= 1
-    if fallback:  # went on here from the epochs the cluster had sent back
-        assert ended["status"] == "done" and ended["notice"]["code"] == "ray_lost_local", ended
-        assert [r["epoch"] for r in ended["history"]] == [1, 2, 3] and (ended["task"], "dcnn") in queue.lab.checkpoints
-        assert f"resumed {tmp_path}" in (tmp_path / "um" / "jobs" / job["id"] / "worker.log").read_text()
-        one_line_in_both(ended, "went away: went on on this machine after epoch", "ray_lost_local")
-    else:
-        assert ended["status"] == "failed" and ended["error"]["code"] == "ray_lost", ended
-        one_line_in_both(
-            ended, f"the training cluster at {head.address} went away after epoch {epoch} of 3", "ray_lost"
-        )
-        assert not queue.lab.checkpoints
-    # the app goes on: the next job is taken, and says what it meets
-    after = queue.submit(TrainRequest(big_csv, "dcnn", epochs=1, minutes=1))
-    assert wait_for(queue, after["id"])["status"] in ("done", "failed")
-    queue.stopped.set()
+def test_a_cluster_that_goes_away_mid_job(on_ray, tmp_path, big_csv):
+    """Two apps on one head, one without a fallback and one with LAB_TRAIN_FALLBACK=local, each with a job past its
+    first epoch when the whole cluster goes at once."""
+    head, queues, jobs = Head(token=RAY_TOKEN), {}, {}
+    try:
+        for fallback in ("", "local"):
+            on_ray(head.address, fallback)
+            queues[fallback] = training_queue(ServedLab({}), Settings.load(), tmp_path / f"um{fallback}")
+            jobs[fallback] = queues[fallback].submit(TrainRequest(big_csv, "dcnn", epochs=4, minutes=5))["id"]
+            while not driver_started(queues[fallback], jobs[fallback]):  # then it has read its fallback
+                time.sleep(0.1)
+        for fallback, queue in queues.items():
+            wait_epochs(queue, jobs[fallback], 1)
+    finally:
+        head.stop()
+    for fallback, queue in queues.items():
+        ended = wait_for(queue, jobs[fallback])
+        epoch = (ended["error"] or ended["notice"])["params"]["epoch"]
+        assert epoch >= 1
+        if fallback:  # went on here from the epochs the cluster had sent back
+            assert ended["status"] == "done" and ended["notice"]["code"] == "ray_lost_local", ended
+            assert [r["epoch"] for r in ended["history"]] == [1, 2, 3, 4] and (
+                ended["task"],
+                "dcnn",
+            ) in queue.lab.checkpoints
+            assert f"resumed {tmp_path}" in (tmp_path / "umlocal" / "jobs" / jobs[fallback] / "worker.log").read_text()
+            one_line_in_both(ended, "went away: went on on this machine after epoch", "ray_lost_local")
+        else:
+            assert ended["status"] == "failed" and ended["error"]["code"] == "ray_lost", ended
+            one_line_in_both(
+                ended, f"the training cluster at {head.address} went away after epoch {epoch} of 4", "ray_lost"
+            )
+            assert not queue.lab.checkpoints
+        # the app goes on: the next job is taken, and says what it meets
+        on_ray(head.address, fallback)
+        after = queue.submit(TrainRequest(big_csv, "dcnn", epochs=1, minutes=1))
+        assert wait_for(queue, after["id"])["status"] in ("done", "failed")
+        queue.stopped.set()
 
 
 @pytest.mark.parametrize("fallback", ["", "local"])
