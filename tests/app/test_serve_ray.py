@@ -24,6 +24,14 @@ def local():
     worker.close()
 
 
+@pytest.fixture(scope="module")
+def local_answers(lab):
+    """What the app's own worker answers: the reference the deployment and the fallback are held to."""
+    worker = ModelWorker(nice=0)
+    yield answers(lab, worker)
+    worker.close()
+
+
 def answers(lab: Lab, model_worker) -> list[str]:
     """Every model of sst5 on each sentence, run by `model_worker` as a long request's models are, and the English
     probe suite: their wire lines, to compare byte for byte. A Lab of its own: none of the kept answers."""
@@ -38,11 +46,11 @@ def answers(lab: Lab, model_worker) -> list[str]:
     return lines + [encode({**report, "seconds": 0})]
 
 
-def test_the_deployment_answers_as_the_local_worker(lab, local):
+def test_the_deployment_answers_as_the_local_worker(lab, local_answers):
     head = Head()
     try:
         served = ServeWorker(ModelWorker(nice=0), head.address)
-        assert answers(lab, served) == answers(lab, local)
+        assert answers(lab, served) == local_answers
         assert served.status().code == "serve_ray" and served.status().params["deployment"] == DEPLOYMENT
         assert served.local._process is None  # nothing went to the app's own worker
         served.close()
@@ -50,9 +58,9 @@ def test_the_deployment_answers_as_the_local_worker(lab, local):
         head.stop()
 
 
-def test_a_cluster_out_of_reach_leaves_the_local_worker_saying_so(lab, local, caplog):
+def test_a_cluster_out_of_reach_leaves_the_local_worker_saying_so(lab, local, local_answers, caplog):
     served = ServeWorker(local, closed_port())
-    assert answers(lab, served) == answers(lab, local)
+    assert answers(lab, served) == local_answers
     assert served.status().code == "serve_unreachable" and served.status().params["address"] == served.address
     assert "model work goes to the app's own worker" in caplog.text
 

@@ -212,7 +212,7 @@ def test_a_head_with_token_authentication_refuses_a_driver_without_its_token_and
     token_head, refused_fast, on_ray, tmp_path, monkeypatch
 ):
     """Ray 2.60 heads use token authentication by default: without the token the driver only hears "failed to
-    connect", and the job says what to set; with it, the job trains (the project shipped by runtime_env)."""
+    connect", and the job says what to set (with it, the other tests of this file train on this head)."""
     on_ray(token_head.address)
     monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
     monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
@@ -221,8 +221,4 @@ def test_a_head_with_token_authentication_refuses_a_driver_without_its_token_and
     refused = wait_for(queue, queue.submit(TrainRequest(data, "dcnn", epochs=1, minutes=1))["id"], seconds=180)
     assert refused["status"] == "failed" and refused["error"]["code"] == "ray_no_token", refused
     one_line_in_both(refused, f"the training cluster at {token_head.address} refused this app", "ray_no_token")
-    monkeypatch.setenv("RAY_AUTH_MODE", "token")
-    monkeypatch.setenv("RAY_AUTH_TOKEN", RAY_TOKEN)
-    trained = wait_for(queue, queue.submit(TrainRequest(data, "dcnn", epochs=1, minutes=1))["id"], seconds=240)
-    assert trained["status"] == "done" and trained.get("backend") == "ray", trained
     queue.stopped.set()
