@@ -18,7 +18,7 @@ if "LAB_USER_MODELS" not in os.environ:  # nor into user_models/ (the Train tab'
 
 import pytest
 import torch
-from lab_fixture import NEGATIVE, NEUTRAL, POSITIVE, RAY_GROUP, RAY_TOKEN, Head, build_checkpoints, start_app
+from lab_fixture import NEGATIVE, NEUTRAL, POSITIVE, RAY_TOKEN, Head, build_checkpoints, start_app
 
 torch.set_num_threads(1)
 
@@ -51,12 +51,12 @@ def _sentence(rng: random.Random) -> list[str]:
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items):
-    """`make test` (--dist loadgroup): a test file stays on one worker (its module's app is started once), the
-    files that start a Ray share one worker, and they go first: the longest unit, so the other worker fills in."""
+    """`make test` (--dist loadgroup): a test file stays on one worker (its module's app is started once), and the
+    files that start a Ray in the worker's process share one (RAY_GROUP). pytest-xdist hands out the groups with
+    the most tests first."""
     for item in items:
         if not any(item.iter_markers("xdist_group")):
             item.add_marker(pytest.mark.xdist_group(item.path.name))
-    items.sort(key=lambda item: next(item.iter_markers("xdist_group")).args[0] != RAY_GROUP.args[0])
 
 
 def pytest_collection_finish(session):

@@ -32,10 +32,10 @@ from tools.processes import free_port
 
 # tiny, pairwise-different sizes; widths/maps keep the task presets (--set cannot parse lists yet)
 # the test files that start a Ray of this process (a sweep, parallel training) share one pytest-xdist worker, one
-# after another (conftest.py); those that start a Ray head are marked `ray` as well: `make test` runs them after
-# the rest, alone, as a head starved of CPU by the other worker lost training workers
+# after another (conftest.py); those that start a Ray head (their drivers are processes of their own) are marked
+# `ray`: `make test` runs them after the rest, each file on a worker of its own
 RAY_GROUP = pytest.mark.xdist_group("ray")
-RAY_HEAD = [pytest.mark.slow, pytest.mark.ray, RAY_GROUP]
+RAY_HEAD = [pytest.mark.slow, pytest.mark.ray]
 RAY_TOKEN = "lab-test-token-" + "0123456789abcdef" * 2  # the token of conftest's `token_head`
 SMALL = {
     "tensor_cnn": ["embed_dim=8", "hidden=6", "ngram_order=2"],

@@ -12,7 +12,7 @@ from service.serving import encode
 from service.settings import Settings
 from web.runner import ModelWorker, RequestGate
 
-pytestmark = RAY_HEAD  # a real Ray head: after the rest of `make test`, alone
+pytestmark = RAY_HEAD  # a real Ray head: after the rest of `make test`
 
 SENTENCES = ["It is not a bad film at all .", "A dull , slow and predictable story ."]
 

@@ -22,7 +22,7 @@ from service.settings import Settings
 from web.training import TrainingQueue
 from web.training_ray import RayTrainingQueue, training_queue
 
-pytestmark = RAY_HEAD  # a real Ray head: after the rest of `make test`, alone
+pytestmark = RAY_HEAD  # a real Ray head: after the rest of `make test`
 
 
 @pytest.fixture
