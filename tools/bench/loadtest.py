@@ -10,7 +10,8 @@ or a soak: many mixed requests with the server's resident memory sampled over ti
     python -m tools.bench.loadtest --profile hall     # make loadtest PROFILE=hall: a lecture hall of 300
     python -m tools.bench.loadtest --sessions 1200    # make sessions: 1,200 REST /compare calls, each a new session
 
-It starts `app.py` as a separate process on 127.0.0.1 (LAB_CHECKPOINTS=DIR, a free port), then:
+It starts `app.py` as a separate process on 127.0.0.1 (LAB_CHECKPOINTS=DIR, a free port; or, called as
+`main(argv, app)`, runs on the app a caller started with `started_app`, so that several runs share one), then:
 1. warm-up: every (task, model) once through /predict, every task through /compare, then `--warmup`
    requests per client with all clients at once (the server's worker threads and allocator arenas fill
    up); the server's resident memory (VmRSS of /proc/<pid>/status, with its model worker process) is
