@@ -166,4 +166,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stderr.flush()
+    # every answer is written and flushed (serve): the interpreter's teardown of torch would cost ~1 CPU-s more, and
+    # keep a retiring worker's app waiting for it (ModelWorker._stop)
+    os._exit(code)

@@ -10,7 +10,8 @@ or a soak: many mixed requests with the server's resident memory sampled over ti
     python -m tools.bench.loadtest --profile hall     # make loadtest PROFILE=hall: a lecture hall of 300
     python -m tools.bench.loadtest --sessions 1200    # make sessions: 1,200 REST /compare calls, each a new session
 
-It starts `app.py` as a separate process on 127.0.0.1 (LAB_CHECKPOINTS=DIR, a free port), then:
+It starts `app.py` as a separate process on 127.0.0.1 (LAB_CHECKPOINTS=DIR, a free port; or, called as
+`main(argv, app)`, runs on the app a caller started with `started_app`, so that several runs share one), then:
 1. warm-up: every (task, model) once through /predict, every task through /compare, then `--warmup`
    requests per client with all clients at once (the server's worker threads and allocator arenas fill
    up); the server's resident memory (VmRSS of /proc/<pid>/status, with its model worker process) is
@@ -429,45 +430,64 @@ def markdown(s: dict, report: Report) -> str:
     return "\n".join(["| measure | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
 
 
+@dataclass
+class App:
+    """app.py serving: its address, its process (RSS and CPU are read below its pid) and its log."""
+
+    url: str
+    process: subprocess.Popen
+    log_path: Path
+
+
+@contextlib.contextmanager
+def started_app(root: Path, start_timeout: float, port: int = 0):
+    """An App of app.py started on the checkpoints `root` with this environment, once it answers; it is stopped on
+    leaving. Several runs may share one (main's `app`): each start costs ~20 CPU-s with its warm-up."""
+    port = port or free_port()
+    log_path = Path(tempfile.mkstemp(prefix="loadtest-app-", suffix=".log")[1])
+    with open(log_path, "wb") as log_file:
+        proc = start_app(root, port, log_file)
+        try:
+            url = f"http://127.0.0.1:{port}/"
+            wait_until_up(url, proc, start_timeout, log_path)
+            log.info("app up on %s (pid %d, log %s)", url, proc.pid, log_path)
+            yield App(url, proc, log_path)
+        finally:
+            stop_process(proc)
+
+
 @contextlib.contextmanager
 def served_app(args):
-    """(tasks, root, process, clients) of app.py started on the checkpoints and warmed up (step 1); the app
-    is stopped on leaving."""
+    """(tasks, root, process, clients) of app.py on the checkpoints, warmed up (step 1): `args.app` when a caller
+    started one (on the same checkpoints), else one started here and stopped on leaving."""
     root = Path(args.checkpoints or Settings.load().checkpoints or PROJECT_ROOT / "checkpoints").resolve()
     tasks = checkpoint_pairs(root)
     if not tasks:
         raise LoadTestError(
             f"no checkpoints under {root} (<task>/<model>/config.json): run `make train` or pass --checkpoints"
         )
-    port = args.port or free_port()
-    url = f"http://127.0.0.1:{port}/"
-    log_path = Path(tempfile.mkstemp(prefix="loadtest-app-", suffix=".log")[1])
-    with open(log_path, "wb") as log_file:
-        proc = start_app(root, port, log_file)
-        try:
-            wait_until_up(url, proc, args.start_timeout, log_path)
-            log.info("app up on %s (pid %d, log %s); %d clients connecting", url, proc.pid, log_path, args.clients)
-            context = ssl.create_default_context()
-            clients = [app_client(url, context) for _ in range(args.clients)]
-            for task, (lang, models) in tasks.items():
-                for text in (SENTENCES.get(lang, SENTENCES["en"])[0],) + (
-                    (LONG_TEXTS.get(lang, LONG_TEXTS["en"]),) if args.long_share else ()
-                ):
-                    for model in models:
-                        timed(clients[0], (text, model, task, "auto"), "/predict", args.request_timeout)
-                    timed(clients[0], (text, task, "auto"), "/compare", args.request_timeout)
-            warm = [
-                request_plan(tasks, args.warmup, args.compare_share, 10_000 + i, args.long_share)
-                for i in range(args.clients)
-            ]
-            run_clients(clients, warm, args.request_timeout, time.monotonic() + args.max_seconds)
-            yield tasks, root, proc, clients
-            if proc.poll() is not None:
-                raise LoadTestError(f"app.py died during the load test (status {proc.returncode}); log: {log_path}")
-            for client in clients:
-                client.close()
-        finally:
-            stop_process(proc)
+    with contextlib.nullcontext(args.app) if args.app else started_app(root, args.start_timeout, args.port) as app:
+        proc = app.process
+        log.info("%d clients connecting", args.clients)
+        context = ssl.create_default_context()
+        clients = [app_client(app.url, context) for _ in range(args.clients)]
+        for task, (lang, models) in tasks.items():
+            for text in (SENTENCES.get(lang, SENTENCES["en"])[0],) + (
+                (LONG_TEXTS.get(lang, LONG_TEXTS["en"]),) if args.long_share else ()
+            ):
+                for model in models:
+                    timed(clients[0], (text, model, task, "auto"), "/predict", args.request_timeout)
+                timed(clients[0], (text, task, "auto"), "/compare", args.request_timeout)
+        warm = [
+            request_plan(tasks, args.warmup, args.compare_share, 10_000 + i, args.long_share)
+            for i in range(args.clients)
+        ]
+        run_clients(clients, warm, args.request_timeout, time.monotonic() + args.max_seconds)
+        yield tasks, root, proc, clients
+        if proc.poll() is not None:
+            raise LoadTestError(f"app.py died during the load test (status {proc.returncode}); log: {app.log_path}")
+        for client in clients:
+            client.close()
 
 
 def load_test(args) -> tuple[dict, Report]:
@@ -808,6 +828,29 @@ def folder_mb(path: Path) -> float:
     return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 2)
 
 
+DISK_FOLDERS = {"user_models": "LAB_USER_MODELS", "gradio_cache": "GRADIO_TEMP_DIR"}  # whose disk a class reads
+
+
+def class_environment(scratch: Path, trainers: int) -> dict[str, str]:
+    """What the app of a class of `trainers` serves with: its user models and Gradio's cache in `scratch` (their disk
+    is read at the end), and room for every trainer's job and upload."""
+    return {
+        "LAB_USER_MODELS": str(scratch / "user_models"),
+        "GRADIO_TEMP_DIR": str(scratch / "gradio"),
+        # every visitor here comes from 127.0.0.1: the trainers' jobs all wait their turn, as the profile's are meant
+        # to (one network address may otherwise have 4 jobs waiting: service.jobs, LAB_TRAIN_MAX_JOBS_PER_CLIENT)
+        "LAB_TRAIN_MAX_JOBS_PER_CLIENT": str(max(4, trainers)),
+        # and each trainer's visit uploads its file: a hall's 10 trainers passed the 20 uploads a minute of one address
+        "LAB_UPLOADS_PER_MINUTE": str(max(20, 10 * trainers)),
+    }
+
+
+def process_environment(pid: int) -> dict[str, str]:
+    """The environment process `pid` started with (/proc/<pid>/environ)."""
+    pairs = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace").split("\0")
+    return dict(pair.split("=", 1) for pair in pairs if "=" in pair)
+
+
 def class_test(args) -> dict:
     """`--class-visitors` visitors for `--class-minutes`: each visit is a new session (a new gradio_client
     Client) of `--visit-requests` requests from the profile's mix with its think time between them (the class:
@@ -821,16 +864,9 @@ def class_test(args) -> dict:
     import httpx
 
     scratch = Path(tempfile.mkdtemp(prefix="loadtest-class-"))
-    disk = {"user_models": scratch / "user_models", "gradio_cache": scratch / "gradio"}
     args.clients = max(1, args.trainers) if browsers else args.class_visitors
-    folders = {"LAB_USER_MODELS": str(disk["user_models"]), "GRADIO_TEMP_DIR": str(disk["gradio_cache"])}
-    # every visitor here comes from 127.0.0.1: the trainers' jobs all wait their turn, as the profile's are meant to
-    # (one network address may otherwise have 4 jobs waiting: service.jobs, LAB_TRAIN_MAX_JOBS_PER_CLIENT)
-    folders["LAB_TRAIN_MAX_JOBS_PER_CLIENT"] = str(max(4, args.trainers))
-    # and each trainer's visit uploads its file: a hall's 10 trainers passed the 20 uploads a minute of one address
-    folders["LAB_UPLOADS_PER_MINUTE"] = str(max(20, 10 * args.trainers))
     with (
-        mock.patch.dict(os.environ, folders),
+        mock.patch.dict(os.environ, class_environment(scratch, args.trainers)),
         served_app(args) as (tasks, root, proc, clients),
         httpx.Client(timeout=args.request_timeout) as http,
     ):
@@ -924,9 +960,12 @@ def class_test(args) -> dict:
         app_cpu = (cpu_seconds(proc.pid, children=False) or 0.0) - (app_cpu or 0.0)
         server_cpu = (cpu_seconds(proc.pid) or 0.0) - (server_cpu or 0.0)
         generator_cpu = time.process_time() - generator_cpu
-        time.sleep(5.0)  # cancelled workers exit
+        until = time.monotonic() + 5.0  # cancelled training workers exit (a job's own checks: ~1 s)
+        while "training" in rss_by_role(proc.pid) and time.monotonic() < until:
+            time.sleep(0.1)
         samples.append(dict(rss_sample(proc.pid, start, counts["requests"]), visits=counts["visits"], at="end"))
-        disk_mb = {k: folder_mb(v) for k, v in disk.items()}
+        served_folders = process_environment(proc.pid)  # the class's own, or those of the app a caller started
+        disk_mb = {k: folder_mb(Path(served_folders[v])) for k, v in DISK_FOLDERS.items()}
     shutil.rmtree(scratch, ignore_errors=True)
     failed = [r for r in results if r.error]
     by_endpoint = {
@@ -1238,11 +1277,14 @@ def arguments() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, app: App | None = None) -> int:
+    """The run `argv` asks for, on `app` when given (started_app on the same checkpoints; a class's with
+    class_environment), else on an app.py of its own."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per HTTP request otherwise
     parser = arguments()
     args = parser.parse_args(argv)
+    args.app = app
     defaults = PROFILES.get(args.profile, PROFILES["class"])
     args.class_visitors = defaults["visitors"] if args.class_visitors is None else args.class_visitors
     args.trainers = defaults["trainers"] if args.trainers is None else args.trainers
@@ -1293,7 +1335,7 @@ def main(argv: list[str] | None = None) -> int:
     except LoadTestError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    config = {k: v for k, v in vars(args).items() if k != "out"}
+    config = {k: v for k, v in vars(args).items() if k not in ("out", "app")}
     if args.sessions:  # one entry per kind of session under "sessions"
         figures = {**figures, "load_average_start": load_at_start, "config": config}
         print(sessions_markdown(figures))
