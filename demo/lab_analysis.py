@@ -215,7 +215,7 @@ def intervention_value(key: str | None, index: float | None, specs: dict[str, di
 def task_choices(lab: ServedLab) -> list[tuple]:
     """The task dropdown's choices: auto, then every task of `lab` (the Train tab adds the ones it trains, named
     by their file and date)."""
-    return [(L("auto"), AUTO)] + [(lab.titles.get(task) or task_label(task), task) for task in lab.tasks()]
+    return [(L("choice_auto"), AUTO)] + [(lab.titles.get(task) or task_label(task), task) for task in lab.tasks()]
 
 
 def index_box(lab: ServedLab, text: str, model: str, task: str, key: str, ui: str) -> dict:

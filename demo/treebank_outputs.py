@@ -66,11 +66,11 @@ def search_choices(treebank: Treebank, filters: Filters, ui: str) -> tuple:
     return gr.update(choices=choices, value=choices[0][1] if choices else None), t(key, ui, n=len(hits))
 
 
-def tree_outputs(
+def drawn_tree(
     lab: ServedLab, treebank: Treebank, split: str, index: int, task: str, ui: str, node: int | None = None
 ) -> tuple:
     """Summary, tree figure, node table and node choices of one sentence (`node` chosen, a link's, else the
-    root), the chosen node's panel (node_outputs: never another sentence's node) and the view (state)."""
+    root) and the view (state): what a picked sentence shows at once, its node panel (node_outputs) after it."""
     try:
         view = lab.tree_view(treebank, split, int(index), task, MODEL_POOL)  # the models side by side
     except TreebankError as err:
@@ -128,9 +128,16 @@ def tree_outputs(
     )  # the long phrase last
     choices = [(f"{n.id}: {n.text[:100]}", n.id) for n in view.nodes]
     chosen = node if node is not None and node < len(view.nodes) else 0
-    node_summary, node_table = node_outputs(lab, treebank, view, chosen, ui)
-    table = pd.DataFrame(rows, columns=columns)
-    return summary, figure, table, gr.update(choices=choices, value=chosen), node_summary, node_table, view
+    return summary, figure, pd.DataFrame(rows, columns=columns), gr.update(choices=choices, value=chosen), view
+
+
+def tree_outputs(
+    lab: ServedLab, treebank: Treebank, split: str, index: int, task: str, ui: str, node: int | None = None
+) -> tuple:
+    """drawn_tree's outputs with the chosen node's panel (node_outputs: never another sentence's node) before the
+    view, in the order of the tab's tree outputs."""
+    *drawn, choices, view = drawn_tree(lab, treebank, split, index, task, ui, node)
+    return *drawn, choices, *node_outputs(lab, treebank, view, choices["value"], ui), view
 
 
 def random_choice(treebank: Treebank, filters: Filters, ui: str) -> tuple:

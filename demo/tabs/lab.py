@@ -186,7 +186,7 @@ def _choices(public: ServedLab) -> tuple:
                     min_width=260,  # "SST fine-grained (5 classes)" in full; the language goes under it if need be
                 )
                 lang = gr.Radio(
-                    [(L("auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")],
+                    [(L("choice_auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")],
                     value=AUTO,
                     label=L("language"),
                     elem_id="lang",

@@ -288,7 +288,7 @@ def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
         )
         public = lab.visible_to(PUBLIC).tasks()  # the page everybody is sent
         task = gr.Dropdown(
-            [(L("auto"), AUTO)] + [(t, t) for t in public], value=AUTO, label=L("task"), elem_id="probe-task"
+            [(L("choice_auto"), AUTO)] + [(t, t) for t in public], value=AUTO, label=L("task"), elem_id="probe-task"
         )
         run = gr.Button(L("probe_run"), variant="primary", elem_id="probe-run")
     summary = gr.Markdown(elem_id="probe-summary")

@@ -38,6 +38,7 @@ from demo.treebank_outputs import (
     Filters,
     Trees,
     dataset_outputs,
+    drawn_tree,
     hit_choice,
     node_outputs,
     open_node,
@@ -118,7 +119,9 @@ def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[
         return random_choice(trees().loaded(ui), named(Filters, filter_values), ui)
 
     def on_sentence(tree_value, split_value, index, task_value, width, request: gr.Request):
-        """The chosen sentence's tree; none again for the tree shown (a link drew it with its node chosen)."""
+        """The chosen sentence's tree, its node panel emptied (the event after it fills it: the panel, every model's
+        occlusion, cost the models more than the tree); none again for the tree shown (a link drew it with its node
+        chosen)."""
         drawn_for(width)
         treebank = trees().treebank
         shown = tree_value is not None and (tree_value.split, tree_value.index, tree_value.task) == (
@@ -128,13 +131,25 @@ def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[
         )
         if index is None or treebank is None or not task_value or shown:
             return (gr.update(),) * len(page.tree_outputs)
-        return tree_outputs(visitors.lab(lab, request), treebank, split_value, index, task_value, request_lang(request))
+        seen, ui = visitors.lab(lab, request), request_lang(request)
+        *drawn, view = drawn_tree(seen, treebank, split_value, index, task_value, ui)
+        return *drawn, "", None, view
 
     box.search.click(on_search, box.filters, [box.sentence, box.hits], api_visibility="private")
     box.words.submit(on_search, box.filters, [box.sentence, box.hits], api_visibility="private")
     box.random.click(on_random, box.filters, [box.sentence, box.hits], api_visibility="private")
+
+    def on_node(tree_value, node_value, request: gr.Request):
+        treebank = trees().treebank
+        seen = visitors.lab(lab, request)
+        return node_outputs(seen, treebank, tree_value, node_value, request_lang(request)) if treebank else ("", None)
+
+    def on_panel(tree_value, node_value, summary_value, request: gr.Request):
+        """After a pick: the node panel the tree's event emptied; one still shown stays (the tree did not change)."""
+        return on_node(tree_value, node_value, request) if not summary_value else (gr.update(), gr.update())
+
     for trigger in (box.sentence.change, box.task.change):
-        trigger(
+        drawn = trigger(
             on_sentence,
             [page.tree_state, box.split, box.sentence, box.task, page.room],
             page.tree_outputs,
@@ -142,16 +157,18 @@ def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[
             concurrency_id="model",
             js=ROOM_JS,
         )
-
-    def on_node(tree_value, node_value, request: gr.Request):
-        treebank = trees().treebank
-        seen = visitors.lab(lab, request)
-        return node_outputs(seen, treebank, tree_value, node_value, request_lang(request)) if treebank else ("", None)
+        drawn.then(
+            on_panel,
+            [page.tree_state, box.node, box.node_summary],
+            [box.node_summary, box.node_attr],
+            api_visibility="private",
+            concurrency_id="model",
+        )
 
     def on_row(tree_value, event: gr.SelectData, request: gr.Request):
         return _on_row(event), *on_node(tree_value, _on_row(event), request)
 
-    # a sentence's tree comes with its chosen node's panel (tree_outputs): the picker's value (node 0) survives a
+    # a sentence's tree is followed by its chosen node's panel (on_panel): the picker's value (node 0) survives a
     # new sentence, so a .change never fired; a node picked by hand or by a row draws its own (.input: by hand only)
     box.node.input(
         on_node,
