@@ -11,8 +11,8 @@ import httpx
 import pytest
 from gradio_client import handle_file
 from lab_fixture import Clients, start_app
-from test_owners import page_load, refused, wait_done
-from test_user_training import reviews, write_csv
+from test_owners import page_load, refused
+from test_user_training import reviews, wait_done, write_csv
 
 from service.lab import ServedLab
 from service.settings import Settings

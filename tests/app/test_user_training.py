@@ -19,11 +19,14 @@ from demo.lab_html import result_html
 from demo.tabs.checkpoints import facts
 from demo.tabs.train import status_text
 from service.jobs import (
+    ACTIVE,
     JobError,
     TrainLimits,
     TrainRequest,
     job_dir,
+    jobs_dir,
     list_jobs,
+    read_job,
     recover_jobs,
     run_job,
     submit_job,
@@ -225,6 +228,23 @@ def test_cli_trains_a_task_of_its_own_that_the_lab_loads(tmp_path, good_csv, mon
     assert [r["epoch"] for r in log] == [1, 2]
 
 
+def finished(client, job: str, root: Path) -> dict:
+    """The app's /train_status of `job` for `client` once the job has finished. Until then the job's file under
+    `root` (the app's user-models folder) is read: a status call through gradio_client costs the test and the app
+    CPU, a file read none. The one call after it is the app's word: finished once the Lab serves the model."""
+    deadline = time.monotonic() + 240
+    while read_job(jobs_dir(root) / job)["status"] in ACTIVE:
+        assert time.monotonic() < deadline, read_job(jobs_dir(root) / job)
+        time.sleep(0.2)
+    return client.predict(job, api_name="/train_status")
+
+
+def wait_done(client, job: str, root: Path) -> dict:
+    status = finished(client, job, root)
+    assert status["status"] == "done", status
+    return status
+
+
 # -- the queue --------------------------------------------------------------------------------------
 
 
@@ -318,19 +338,13 @@ def user_models(tmp_path_factory, monkeypatch_module):
 
 
 @pytest.fixture(scope="module")
-def trained(client, lab, tmp_path_factory) -> tuple[dict, object]:
+def trained(client, lab, user_models, tmp_path_factory) -> tuple[dict, object]:
     """(job, the Lab's facts read before it trained): a file of 60 rows uploaded through the API and trained for 2
     epochs by the app's real worker process; one trained job for the tests that read a finished one."""
     known = facts(lab)  # as the app does: read before any job trains
     path = write_csv(tmp_path_factory.mktemp("upload") / "my reviews.csv", reviews(60))
     job_id = client.predict(handle_file(str(path)), "dcnn", "review", "stars", 2, api_name="/train")
-    deadline, status = time.monotonic() + 180, {}
-    while time.monotonic() < deadline:
-        status = client.predict(job_id, api_name="/train_status")
-        if status["status"] not in ("queued", "running"):
-            break
-        time.sleep(0.5)
-    return status, known
+    return finished(client, job_id, user_models), known
 
 
 def test_upload_train_poll_and_predict_through_the_api(client, trained, user_models):

@@ -55,9 +55,14 @@ def _logit(net, vectors: Tensor, target: int) -> Tensor:
 
 
 def _largest_step_on_path(net, vectors: Tensor, target: int, points: int) -> float:
-    """max |f(a_{k+1} x) - f(a_k x)| over `points` equal steps a_k of the straight path from 0 to x."""
-    with torch.no_grad():
-        values = torch.stack([_logit(net, float(a) * vectors, target) for a in torch.linspace(0, 1, points + 1)])
+    """max |f(a_{k+1} x) - f(a_k x)| over `points` equal steps a_k of the straight path from 0 to x, every point
+    one sentence of a single batch (as `_logit` runs one: its vectors looked up by ids; one model call per point
+    took most of the DCNN cases' time)."""
+    n, dim = vectors.shape
+    scaled = torch.linspace(0, 1, points + 1)[:, None, None] * vectors
+    ids = torch.arange(1, (points + 1) * n + 1).view(points + 1, n)
+    with torch.no_grad(), embedding_rows(torch.cat([vectors.new_zeros(1, dim), scaled.reshape(-1, dim)])):
+        values = net(ids, torch.full((points + 1,), n)).logits[:, target]
     return float((values[1:] - values[:-1]).abs().max())
 
 

@@ -29,8 +29,10 @@ from service.jobs import (
     submit_job,
     update_job,
 )
+from service.lab import ServedLab
 from service.settings import Settings
 from service.user_models import installed_checkpoints
+from web.training import TrainingQueue
 
 WORDS = {"5": ["good", "great", "fun"], "1": ["bad", "dull", "awful"]}
 APP = (
@@ -153,8 +155,6 @@ def test_a_worker_whose_app_is_gone_stops_at_the_next_batch_and_leaves_the_job_t
 def test_a_cancel_after_a_restart_stops_the_old_worker(tmp_path):
     """The old worker (started here, as a dead app's worker still running) trains; the new app's queue leaves
     the job to it (its lock is held), and the new app's cancel stops it: nothing is installed."""
-    from service.lab import ServedLab
-    from web.training import TrainingQueue
 
     root, job = _job(tmp_path, epochs=20, rows=400)
     folder = _folder(root, job)
@@ -178,11 +178,13 @@ def test_a_killed_app_takes_its_worker_and_a_restart_resumes_the_job_once(tmp_pa
     """SIGKILL of the app alone (as the OOM killer does) in the middle of training: its worker goes; the next
     app queues the job again and a new worker resumes it from the saved epoch. Never two workers on the job; it
     ends done once, with one installed model. Two epochs: the kill comes in the second (an epoch of 400 rows lasts
-    longer than the few checks between the first epoch's save and the kill), the new worker trains it."""
+    longer than the few checks between the first epoch's save and the kill), the new worker trains it. The app
+    killed is a process of its own; the next app is this process's TrainingQueue, the same scheduler that an app
+    runs (its worker a real process all the same), without the ~10 CPU-s of imports a second app would cost."""
     root, job = _job(tmp_path, epochs=2, rows=400)
     folder = _folder(root, job)
     first = subprocess.Popen([sys.executable, "-c", APP, str(root)], cwd=PROJECT_ROOT)
-    second = None
+    queue = None
     try:
         _until(lambda: read_job(folder)["history"], 240, "a first epoch saved")
         old = read_job(folder)["pid"]
@@ -191,7 +193,7 @@ def test_a_killed_app_takes_its_worker_and_a_restart_resumes_the_job_once(tmp_pa
         first.wait()
         _until(lambda: not _alive(old), 10, "the worker ends with its app")
         assert read_job(folder)["status"] == "running"
-        second = subprocess.Popen([sys.executable, "-c", APP, str(root)], cwd=PROJECT_ROOT)
+        queue = TrainingQueue(ServedLab({}), Settings.load(), root, poll=0.2)
         seen = set()
         deadline = time.monotonic() + 240
         while (status := read_job(folder)["status"]) != "done" and time.monotonic() < deadline:
@@ -207,7 +209,8 @@ def test_a_killed_app_takes_its_worker_and_a_restart_resumes_the_job_once(tmp_pa
         assert [p.parent.name for p in installed_checkpoints(root)] == [job["task"]]
         assert (folder / "worker.log").read_text().count("resumed") == 1
     finally:
-        for app in (first, second):
-            if app is not None and app.poll() is None:
-                app.kill()
-                app.wait()
+        if queue is not None:
+            queue.stopped.set()  # its worker, if any, ends with the scheduler's thread
+        if first.poll() is None:
+            first.kill()
+            first.wait()
