@@ -45,7 +45,7 @@ def test_tabs_menus_empty_tables_and_the_pair_at_a_phone_and_a_laptop(browser, u
                 page.locator("#run").wait_for()
                 for tab in ("tab_lab", "tab_probes", "tab_treebank", "tab_train", "tab_models", "tab_api"):
                     expect(page.get_by_role("tab", name=t(tab, ui), exact=True)).to_be_visible()
-                expect(page.locator("#task input")).to_have_value(t("choice_auto", ui))  # the load event's outputs filled
+                expect(page.locator("#task input")).to_have_value(t("choice_auto", ui))  # the load event filled it
                 page.wait_for_timeout(500)
                 assert not page.evaluate("() => window.__progress"), (label, page.evaluate("() => window.__progress"))
 
