@@ -47,22 +47,25 @@ def _ids(lab, task: str, model: str, text: str) -> list[int]:
     return lab.checkpoints[(task, model)].vocab.encode([t.text for t in checked.tokens])
 
 
+def _logits(net, sentences: Tensor, target: int) -> Tensor:
+    """The target's logit of each sentence whose word vectors are `sentences` (b, n, d), in one batch, independently
+    of Captum: each sentence's vectors looked up by ids of their own."""
+    b, n, dim = sentences.shape
+    ids = torch.arange(1, b * n + 1).view(b, n)
+    with embedding_rows(torch.cat([sentences.new_zeros(1, dim), sentences.reshape(-1, dim)])):
+        return net(ids, torch.full((b,), n)).logits[:, target]
+
+
 def _logit(net, vectors: Tensor, target: int) -> Tensor:
-    """The target's logit of the sentence whose word vectors are `vectors` (n, d), independently of Captum."""
-    n = vectors.shape[0]
-    with embedding_rows(torch.cat([vectors.new_zeros(1, vectors.shape[1]), vectors])):
-        return net(torch.arange(1, n + 1)[None], torch.tensor([n])).logits[0, target]
+    """The target's logit of the sentence whose word vectors are `vectors` (n, d)."""
+    return _logits(net, vectors[None], target)[0]
 
 
 def _largest_step_on_path(net, vectors: Tensor, target: int, points: int) -> float:
     """max |f(a_{k+1} x) - f(a_k x)| over `points` equal steps a_k of the straight path from 0 to x, every point
-    one sentence of a single batch (as `_logit` runs one: its vectors looked up by ids; one model call per point
-    took most of the DCNN cases' time)."""
-    n, dim = vectors.shape
-    scaled = torch.linspace(0, 1, points + 1)[:, None, None] * vectors
-    ids = torch.arange(1, (points + 1) * n + 1).view(points + 1, n)
-    with torch.no_grad(), embedding_rows(torch.cat([vectors.new_zeros(1, dim), scaled.reshape(-1, dim)])):
-        values = net(ids, torch.full((points + 1,), n)).logits[:, target]
+    one sentence of a single batch (one model call per point took most of the DCNN cases' time)."""
+    with torch.no_grad():
+        values = _logits(net, torch.linspace(0, 1, points + 1)[:, None, None] * vectors, target)
     return float((values[1:] - values[:-1]).abs().max())
 
 
