@@ -36,3 +36,14 @@ def test_a_lab_link_fills_and_analyses_in_one_event(page):
     filled = [f for f in page.fns.values() if f.fn is not None and "sentence" in _ids(f.outputs)]
     opened = [f for f in filled if "result" in _ids(f.outputs) and any(e == "change" for _, e in f.targets)]
     assert len(opened) == 1
+
+
+def test_a_probe_cell_shows_its_failures_in_one_event(page):
+    """A cell of the pass-rate table chooses its capability and model and sends their failures in the same event;
+    the choosers' own event only on a visitor's choice (before: a run, a link or a cell set both choosers, and the
+    change of each sent the cell's failures again: two more events after the one that had sent them)."""
+    (cell,) = _events(page, "probe-table", "select")
+    assert {"probe-capability", "probe-model", "probe-cell", "probe-failures", "probe-failure"} <= _ids(cell.outputs)
+    for chooser in ("probe-capability", "probe-model"):
+        assert _events(page, chooser, "change") == []
+        assert len(_events(page, chooser, "input")) == 1
