@@ -176,6 +176,7 @@ class PairView:
     text_b: gr.Textbox
     box: gr.Accordion
     analyse_after: Callable  # (event dependency, a gr.State saying whether a pair was opened) -> dependency
+    outputs: list  # what a comparison fills: the summary, the table, the figures (analyse_pair's outputs)
 
 
 def build(
@@ -235,4 +236,4 @@ def build(
             on_opened, [is_pair, *inputs], outputs, api_visibility="private", concurrency_id="model", js=ROOM_JS
         )
 
-    return PairView(text_b, box, analyse_after)
+    return PairView(text_b, box, analyse_after, outputs)
