@@ -4,10 +4,10 @@ minimal pair (demo/tabs/pairs.py) compares it with a second sentence.
 One click is one update: the summary, the notices and one HTML result (the figures as SVG, drawn on the
 server by demo/charts.py and demo/plots.py, and a panel per model). From the click until it arrives, the page
 says it is analysing and hides the previous result, so a stale panel is never shown as the answer. A link
-(demo/links.py: sentence, model, task, method, intervention, DCNN map, sentence B) fills the inputs and runs them
-once (the link's map drawn in that run). The DCNN panel's map choice redraws only its one-map feature graph
-(`draw_top_map`, a server function of the result: only that model runs again; its markup and script are
-demo/lab_html.py's).
+(demo/links.py: sentence, model, task, method, intervention, DCNN map, sentence B) fills the inputs with the page's
+load event and runs them once (the link's map drawn in that run, its pair compared in the same event). The DCNN
+panel's map choice redraws only its one-map feature graph (`draw_top_map`, a server function of the result: only
+that model runs again; its markup and script are demo/lab_html.py's).
 
 The page's scripts, then the layout, then the wiring; what the events do is demo/lab_analysis.py's (the words
 demo/lab_text.py's, the result's HTML demo/lab_html.py's).
@@ -82,7 +82,7 @@ DONE_JS = (
     + "}"
 )
 STALE_JS = "() => {" + STALE + "}"
-# a link's analysis: BUSY_JS may have run before the page's load filled the sentence box, whose text is the one analysed
+# a link's analysis: BUSY_JS may run before the page's load filled the sentence box, whose text is the one analysed
 LINK_DONE_JS = DONE_JS.replace(
     "() => {", "() => {\n  document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';", 1
 )

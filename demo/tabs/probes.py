@@ -5,6 +5,7 @@ every loaded model.
 Callbacks first (they only call core.analysis.probes), then the layout, then the wiring.
 """
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, partial
@@ -246,6 +247,15 @@ def kept_suites(lab: ServedLab) -> None:
             RequestGate().probes(public, None, suite=name)
 
 
+def keep_suites_aside(lab: ServedLab) -> threading.Thread:
+    """kept_suites in a thread of its own: its suites run in the worker process, and the warm-ups after it (the
+    Treebank's trees, parsed in this process) start at once rather than seconds later, among the first visitors'
+    requests."""
+    thread = threading.Thread(target=kept_suites, args=(lab,), name="kept-suites", daemon=True)
+    thread.start()
+    return thread
+
+
 def page_suite(request: gr.Request):
     """On a page load, the suite in the page's language, unless a link names one (demo/links.py)."""
     if "suite" in dict(request.query_params or {}):
@@ -313,7 +323,7 @@ def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
     cell_head = gr.Markdown(elem_id="probe-cell")
     failures = gr.Dataframe(label=L("probe_failures"), interactive=False, wrap=True, elem_id="probe-failures")
     on_page_load(partial(empty_tables, lab.visible_to(PUBLIC).models()), [table, failures])
-    on_warm_up(partial(kept_suites, lab))
+    on_warm_up(partial(keep_suites_aside, lab))
     with gr.Row():
         failure = gr.Dropdown(
             [], label=L("probe_failure"), info=L("probe_failure_info"), scale=4, elem_id="probe-failure"

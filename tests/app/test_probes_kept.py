@@ -7,7 +7,7 @@ from core.analysis.probes import load_suite, run_suite, suite_names
 from core.answers import AnswerCache
 from core.predict import AUTO
 from demo import build_demo
-from demo.tabs.probes import cell_at, kept_suites, run_probe_suite
+from demo.tabs.probes import cell_at, keep_suites_aside, kept_suites, run_probe_suite
 from service.lab import ServedLab
 from service.settings import Settings
 from web import runner
@@ -36,9 +36,9 @@ def test_the_shipped_suites_are_run_at_warm_up_and_a_visitors_first_run_reads_th
     lab, worker = served
     demo = build_demo(lab, "checkpoints", Settings.load())
     monkeypatch.setattr(runner, "WORKER", worker)  # build_demo chose the app's (choose_worker)
-    warm_ups = [load for load in runner._WARM_UPS[demo] if getattr(load, "func", None) is kept_suites]
+    warm_ups = [load for load in runner._WARM_UPS[demo] if getattr(load, "func", None) is keep_suites_aside]
     assert len(warm_ups) == 1
-    warm_ups[0]()
+    warm_ups[0]().join()  # in a thread of its own: the warm-ups after it do not wait
     served_suites = [name for name in suite_names() if load_suite(name).task in lab.tasks()]
     assert served_suites and [job.suite for job in worker.jobs] == served_suites
     visitor = lab.visible_to("visitor-without-models")
