@@ -227,7 +227,7 @@ def _layout(lab: ServedLab, known: Known, visitors: Visitors) -> Page:
         example_labels=example_labels("en"),
         elem_id="examples",
     )
-    pair = pairs.build(lab, known, text, model, task, lang, visitors)  # type: ignore[arg-type]  # pairs: known: dict
+    pair = pairs.build(lab, known, text, model, task, lang, visitors)
     analysing = gr.Markdown(L("analysing"), elem_id="analysing")
     gr.Markdown(L("stale"), elem_id="stale")
     summary = gr.Markdown(elem_id="summary")

@@ -359,7 +359,8 @@ def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
 
     def on_table_cell(report, model_value, event: gr.SelectData, request: gr.Request):
         """A cell of the pass-rate table: its capability and model chosen and its failures shown, in one event."""
-        cell = cell_at(report, *event.index, model_value)
+        row, column = event.index
+        cell = cell_at(report, row, column, model_value)
         return (gr.update(),) * 5 if cell is None else (*cell, *on_cell(report, *cell, request))
 
     def on_failure_row(event: gr.SelectData):
