@@ -143,14 +143,24 @@ body:not(.dark) .md .token:is(.regex, .important, .variable) { color: #8a5300; }
 }
 @media (max-width: 640px) {
   #result { padding-left: 4px; padding-right: 4px; }
-  /* a table's sticky key column (a capability, a probe's test) at most 40% of a phone's width, in lines: the
-     numbers beside it stay in view (Gradio sizes a column to its longest cell, on one line) */
-  :is(#probe-table, #probe-failures, #pair-table) :is(td, th):first-child {
+  /* a table's sticky key column (a model) at most 40% of a phone's width, in lines: the numbers beside it stay in
+     view (Gradio sizes a column to its longest cell, on one line) */
+  #pair-table :is(td, th):first-child {
     width: 40vw !important; min-width: 40vw !important; max-width: 40vw !important;
   }
-  :is(#probe-table, #probe-failures, #pair-table) :is(td, th):first-child :is(.cell-wrap, span) {
-    white-space: normal !important;
+  #pair-table :is(td, th):first-child :is(.cell-wrap, span) { white-space: normal !important; }
+  /* the Probes tables fit a phone's width, no sideways scroll: each column takes its share of the table as the
+     browser lays it out, not Gradio's one-line width, and a cell's text wraps, inside a word where it must; the key
+     column (a capability, a test) takes 30%, and the pass rates' columns share the rest evenly (numbers whole) */
+  :is(#probe-table, #probe-failures) table { width: 100% !important; }
+  :is(#probe-table, #probe-failures) :is(td, th) {
+    width: auto !important; min-width: 0 !important; max-width: none !important; padding-inline: 2px !important;
   }
+  :is(#probe-table, #probe-failures) :is(td, th):first-child { width: 30vw !important; }
+  :is(#probe-table, #probe-failures) :is(td, th) :is(.cell-wrap, span, .header-content) {
+    white-space: normal !important; overflow-wrap: anywhere !important; word-break: normal !important;
+  }
+  #probe-table table { table-layout: fixed; }
   /* the examples in one row to swipe through, not a screen of buttons above the result */
   #examples .gallery { flex-wrap: nowrap; overflow-x: auto; }
   #examples .gallery > * { flex: 0 0 auto; max-width: 80vw; }

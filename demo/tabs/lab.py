@@ -4,10 +4,10 @@ minimal pair (demo/tabs/pairs.py) compares it with a second sentence.
 One click is one update: the summary, the notices and one HTML result (the figures as SVG, drawn on the
 server by demo/charts.py and demo/plots.py, and a panel per model). From the click until it arrives, the page
 says it is analysing and hides the previous result, so a stale panel is never shown as the answer. A link
-(demo/links.py: sentence, model, task, method, intervention, DCNN map, sentence B) fills the inputs and runs them
-once (the link's map drawn in that run). The DCNN panel's map choice redraws only its one-map feature graph
-(`draw_top_map`, a server function of the result: only that model runs again; its markup and script are
-demo/lab_html.py's).
+(demo/links.py: sentence, model, task, method, intervention, DCNN map, sentence B) fills the inputs with the page's
+load event and runs them once (the link's map drawn in that run, its pair compared in the same event). The DCNN
+panel's map choice redraws only its one-map feature graph (`draw_top_map`, a server function of the result: only
+that model runs again; its markup and script are demo/lab_html.py's).
 
 The page's scripts, then the layout, then the wiring; what the events do is demo/lab_analysis.py's (the words
 demo/lab_text.py's, the result's HTML demo/lab_html.py's).
@@ -34,8 +34,8 @@ from demo.lab_analysis import (
     task_choices,
 )
 from demo.lab_html import READ_MAP_JS, TOP_MAP_JS, Known
-from demo.links import LinkState, copy_js, intervention_specs
-from demo.svg import EXPORT_JS, drawn_for, room_js
+from demo.links import LinkState, copy_js, intervention_specs, query_to_state
+from demo.svg import EXPORT_JS, drawn_for, drawn_within, room_js
 from demo.tabs import pairs
 from demo.tabs.checkpoints import facts
 from demo.tabs.named import components, named
@@ -48,9 +48,10 @@ from web.page_load import on_page_load
 # figures are drawn for the width a figure in a model panel gets (its box's padding and borders: 60 px at 390);
 # on a phone, where the result starts screens below the button, the page moves to the #analysing line, and
 # to the summary once the result is in (DONE_JS: the page was too short to go further before)
+RESULT_INSET = 60
 BUSY_JS = room_js(
     "#result",
-    60,
+    RESULT_INSET,
     """document.body.classList.add('lab-busy');
   document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';
   const line = document.querySelector('#analysing');
@@ -81,7 +82,7 @@ DONE_JS = (
     + "}"
 )
 STALE_JS = "() => {" + STALE + "}"
-# a link's analysis: BUSY_JS ran before the event filled the sentence box, whose text is the one analysed
+# a link's analysis: BUSY_JS may run before the page's load filled the sentence box, whose text is the one analysed
 LINK_DONE_JS = DONE_JS.replace(
     "() => {", "() => {\n  document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';", 1
 )
@@ -226,7 +227,7 @@ def _layout(lab: ServedLab, known: Known, visitors: Visitors) -> Page:
         example_labels=example_labels("en"),
         elem_id="examples",
     )
-    pair = pairs.build(lab, known, text, model, task, lang, visitors)  # type: ignore[arg-type]  # pairs: known: dict
+    pair = pairs.build(lab, known, text, model, task, lang, visitors)
     analysing = gr.Markdown(L("analysing"), elem_id="analysing")
     gr.Markdown(L("stale"), elem_id="stale")
     summary = gr.Markdown(elem_id="summary")
@@ -335,30 +336,38 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
 
 
 def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Callable:
-    """LabView.open_link: a link's inputs filled and analysed, the examples' labels in the page's language."""
+    """LabView.open_link: a link's inputs filled by the page's load event, then analysed (and its pair compared) in
+    one event; the examples' labels in the page's language."""
 
     def on_labels(request: gr.Request):
         return gr.Dataset(sample_labels=example_labels(request_lang(request)))
 
-    def on_link(request: gr.Request, state: LinkState, width):
-        """The inputs the link names, checked against the model (demo/links.py), its sentence B with the pair open,
-        and in the same event their analysis, on the link's DCNN map: one round trip, not a fill and then a run."""
+    def on_fill(request: gr.Request) -> tuple:
+        """In the page's load event, the inputs a link with a sentence names, checked against the visitor's models
+        (demo/links.py), with its sentence B and the pair open: the events a model or task of its own starts (the
+        method's hint) run beside the analysis, not after its result."""
         seen, ui = visitors.lab(lab, request), request_lang(request)
-        drawn_for(width)
-        has_menu = bool(intervention_specs(seen, state.model, state.task))
-        filled: tuple = (
+        state = query_to_state(dict(request.query_params or {}), seen)
+        if not state.fills("lab"):
+            return (gr.update(),) * len(filled)
+        return (
             state.text,
             state.model,
             state.task,
             state.lang,
             state.method,
-            gr.update(visible=has_menu),
+            gr.update(visible=bool(intervention_specs(seen, state.model, state.task))),
             gr.update(choices=intervention_choices(seen, state.model, state.task, ui), value=state.intervention),
             gr.update(visible=state.index is not None, value=state.index),
             state.b,
             gr.Accordion(open=bool(state.b)),
-            bool(state.b),
         )
+
+    def on_link(request: gr.Request, state: LinkState, width):
+        """The link's analysis on its DCNN map, then its pair's comparison (sentence B), in one event: no fill event
+        before it (on_fill) and none after it. The pair's figures get the room of the column both boxes are in."""
+        seen, ui = visitors.lab(lab, request), request_lang(request)
+        drawn_for(width)
         ask = Ask(
             text=state.text,
             model=state.model,
@@ -368,20 +377,23 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
             intervention=state.intervention,
             index=state.index,
         )
+        untouched = (gr.update(),) * len(page.pair.outputs)
         for outputs in run_analysis(seen, known, ask, ui, state.map):
-            yield *filled, *outputs
-            filled = (gr.update(),) * len(filled)  # a slow method's status lines: the inputs are filled already
+            yield *outputs, *untouched
+        if state.b:
+            with drawn_within(width + RESULT_INSET if width else None):
+                compared = pairs.analyse_pair(seen, known, state.text, state.b, state.model, state.task, state.lang, ui)
+            yield *(gr.update(),) * len(page.run_outputs), *compared
 
+    menu = [page.intervention_row, page.intervention, page.index]
+    filled = [page.text, page.model, page.task, page.lang, page.method, *menu, page.pair.text_b, page.pair.box]
     on_page_load(on_labels, [page.examples])  # the examples' labels in the page's language
+    on_page_load(on_fill, filled)
 
     def open_link(state: gr.State) -> None:
-        """Once `state` is set (a link names a sentence), the inputs filled and analysed, and the pair if it names
-        sentence B."""
-        is_pair = gr.State(False)
-        menu = [page.intervention_row, page.intervention, page.index]
-        filled = [page.text, page.model, page.task, page.lang, page.method, *menu, page.pair.text_b, page.pair.box]
-        analysed = state.change(on_link, [state, page.room], [*filled, is_pair, *page.run_outputs], **RUN_EVENT)
+        """Once `state` is set (a link names a sentence), the inputs the page's load filled are analysed, and the
+        pair compared if the link names sentence B."""
+        analysed = state.change(on_link, [state, page.room], [*page.run_outputs, *page.pair.outputs], **RUN_EVENT)
         analysed.then(None, js=LINK_DONE_JS)
-        page.pair.analyse_after(analysed, is_pair)
 
     return open_link

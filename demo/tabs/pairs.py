@@ -6,7 +6,7 @@ Callbacks first, then the layout, then the wiring.
 """
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 
@@ -66,7 +66,7 @@ def pair_table(comparison: PairComparison, ui: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def pair_figures(comparison: PairComparison, known: dict, ui: str) -> str:
+def pair_figures(comparison: PairComparison, known: Mapping, ui: str) -> str:
     """One SVG figure per model: its curves on A and on B over the aligned words."""
     figures = []
     for p in comparison.pairs:
@@ -129,7 +129,7 @@ def _summary(comparison: PairComparison, ui: str) -> str:
 
 
 def analyse_pair(
-    lab: ServedLab, known: dict, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str
+    lab: ServedLab, known: Mapping, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str
 ) -> tuple:
     """All outputs of one pair comparison: summary, table, the figures (one per model)."""
     try:
@@ -161,7 +161,7 @@ def analyse_pair(
 
 
 def analyse_opened(
-    lab: ServedLab, known: dict, is_pair: bool, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str
+    lab: ServedLab, known: Mapping, is_pair: bool, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str
 ) -> tuple:
     """After a probe failure was opened: its pair compared, or (a single sentence) the last pair cleared."""
     if is_pair:
@@ -176,11 +176,12 @@ class PairView:
     text_b: gr.Textbox
     box: gr.Accordion
     analyse_after: Callable  # (event dependency, a gr.State saying whether a pair was opened) -> dependency
+    outputs: list  # what a comparison fills: the summary, the table, the figures (analyse_pair's outputs)
 
 
 def build(
     lab: ServedLab,
-    known: dict,
+    known: Mapping,
     text: gr.Textbox,
     model: gr.Dropdown,
     task: gr.Dropdown,
@@ -235,4 +236,4 @@ def build(
             on_opened, [is_pair, *inputs], outputs, api_visibility="private", concurrency_id="model", js=ROOM_JS
         )
 
-    return PairView(text_b, box, analyse_after)
+    return PairView(text_b, box, analyse_after, outputs)

@@ -5,6 +5,7 @@ every loaded model.
 Callbacks first (they only call core.analysis.probes), then the layout, then the wiring.
 """
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, partial
@@ -43,7 +44,7 @@ from service.lab import ServedLab
 from service.owners import PUBLIC
 from web.owners import Visitors
 from web.page_load import on_page_load
-from web.runner import PROBE_EVENTS, RequestGate, abandoned
+from web.runner import PROBE_EVENTS, RequestGate, abandoned, on_warm_up
 
 
 def pass_rate_table(report: ProbeReport, ui: str) -> pd.DataFrame:
@@ -166,12 +167,13 @@ def open_failure(report: ProbeReport | None, capability: str, model: str, index:
     return (gr.Tabs(selected="lab"), case.text, case.variant, gr.Accordion(open=is_pair), report.task, is_pair, model)
 
 
-def cell_at(report: ProbeReport | None, row: int, column: int) -> tuple:
-    """The (capability, model) of a cell of the pass-rate table; the first column names the capability."""
+def cell_at(report: ProbeReport | None, row: int, column: int, model: str | None) -> tuple[str, str] | None:
+    """The (capability, model) of a cell of the pass-rate table; the first column names the capability and keeps
+    `model`, the one chosen. None outside the table (no run yet)."""
     if report is None or not 0 <= row < len(report.cells):
-        return gr.update(), gr.update()
-    capability = list(report.cells)[row]
-    return capability, report.models[column - 1] if 1 <= column <= len(report.models) else gr.update()
+        return None
+    chosen = report.models[column - 1] if 1 <= column <= len(report.models) else model
+    return (list(report.cells)[row], chosen) if chosen in report.models else None
 
 
 def _choices(report: ProbeReport, ui: str, capability: str, model: str) -> tuple[dict, dict]:
@@ -233,6 +235,25 @@ def suite_name(name: str, ui: str) -> str:
     if name == "user":
         return t("user_cases", ui)
     return t(f"probe_suite_{name}", ui) if f"probe_suite_{name}" in PAGE["en"] else name
+
+
+def kept_suites(lab: ServedLab) -> None:
+    """Every shipped suite on the public models (its own task, as the tab's "auto" runs it), in the worker, its
+    report kept with the answers (RequestGate.probes): a visitor's first run is answered from them, not after every
+    model has read every sentence of the suite in the worker (docs/performance.md)."""
+    public = lab.visible_to(PUBLIC)
+    for name in suite_names():
+        if load_suite(name).task in public.tasks():  # a suite of a task not served here has no report to keep
+            RequestGate().probes(public, None, suite=name)
+
+
+def keep_suites_aside(lab: ServedLab) -> threading.Thread:
+    """kept_suites in a thread of its own: its suites run in the worker process, and the warm-ups after it (the
+    Treebank's trees, parsed in this process) start at once rather than seconds later, among the first visitors'
+    requests."""
+    thread = threading.Thread(target=kept_suites, args=(lab,), name="kept-suites", daemon=True)
+    thread.start()
+    return thread
 
 
 def page_suite(request: gr.Request):
@@ -302,6 +323,7 @@ def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
     cell_head = gr.Markdown(elem_id="probe-cell")
     failures = gr.Dataframe(label=L("probe_failures"), interactive=False, wrap=True, elem_id="probe-failures")
     on_page_load(partial(empty_tables, lab.visible_to(PUBLIC).models()), [table, failures])
+    on_warm_up(partial(keep_suites_aside, lab))
     with gr.Row():
         failure = gr.Dropdown(
             [], label=L("probe_failure"), info=L("probe_failure_info"), scale=4, elem_id="probe-failure"
@@ -335,8 +357,11 @@ def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
             failure_choices(report, capability_value, model_value),
         )
 
-    def on_table_cell(report, event: gr.SelectData):
-        return cell_at(report, *event.index)
+    def on_table_cell(report, model_value, event: gr.SelectData, request: gr.Request):
+        """A cell of the pass-rate table: its capability and model chosen and its failures shown, in one event."""
+        row, column = event.index
+        cell = cell_at(report, row, column, model_value)
+        return (gr.update(),) * 5 if cell is None else (*cell, *on_cell(report, *cell, request))
 
     def on_failure_row(event: gr.SelectData):
         return event.index[0]
@@ -345,9 +370,12 @@ def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
     run_user.click(on_user, [user_text, upload, suite, task], outputs, api_visibility="private", **PROBE_EVENTS)
     for button in (run, run_user):  # a copied link names the suite shown before
         button.click(None, None, [link], js=clear_link_js("probe-permalink"))
+    # the visitor's own choice of a cell (`input`): a run, a link and a table's cell send its failures themselves,
+    # not a second and third event after theirs (docs/performance.md)
     for chooser in (capability, model):
-        chooser.change(on_cell, [state, capability, model], [cell_head, failures, failure], api_visibility="private")
-    table.select(on_table_cell, [state], [capability, model], api_visibility="private")
+        chooser.input(on_cell, [state, capability, model], [cell_head, failures, failure], api_visibility="private")
+    cell_outputs = [capability, model, cell_head, failures, failure]
+    table.select(on_table_cell, [state, model], cell_outputs, api_visibility="private")
     failures.select(on_failure_row, None, [failure], api_visibility="private")
 
     def on_copy(suite_value, task_value, capability_value, model_value):

@@ -31,8 +31,30 @@ def test_a_dataset_task_switch_is_one_event(page):
     assert len(_events(page, "tb-data-model", "input")) == 1
 
 
-def test_a_lab_link_fills_and_analyses_in_one_event(page):
-    """A link's Lab state fills the inputs and sends the analysis in the same event (before: a fill, then a run)."""
-    filled = [f for f in page.fns.values() if f.fn is not None and "sentence" in _ids(f.outputs)]
-    opened = [f for f in filled if "result" in _ids(f.outputs) and any(e == "change" for _, e in f.targets)]
+def test_a_lab_link_is_filled_with_the_page_and_analysed_in_one_event(page):
+    """The page's load event fills the Lab's inputs from a link and one event analyses them and compares the pair,
+    with no server event after it (before: a fill, then a run; then the run filled the inputs, so the model's own
+    change event (the method's hint) ran after the result, and a pair event after it, sentence B or not)."""
+    (load,) = [f for f in page.fns.values() if any(e == "load" for _, e in f.targets)]
+    assert {"sentence", "model", "task", "sentence-b"} <= _ids(load.outputs)
+    opened = {
+        i: f
+        for i, f in page.fns.items()
+        if f.fn is not None and "result" in _ids(f.outputs) and any(e == "change" for _, e in f.targets)
+    }
     assert len(opened) == 1
+    ((index, link),) = opened.items()
+    assert {"summary", "pair-summary", "pair-figures"} <= _ids(link.outputs) and "sentence" not in _ids(link.outputs)
+    then = [f for f in page.fns.values() if f.trigger_after == index]
+    assert then and all(f.fn is None for f in then)  # a script in the page only
+
+
+def test_a_probe_cell_shows_its_failures_in_one_event(page):
+    """A cell of the pass-rate table chooses its capability and model and sends their failures in the same event;
+    the choosers' own event only on a visitor's choice (before: a run, a link or a cell set both choosers, and the
+    change of each sent the cell's failures again: two more events after the one that had sent them)."""
+    (cell,) = _events(page, "probe-table", "select")
+    assert {"probe-capability", "probe-model", "probe-cell", "probe-failures", "probe-failure"} <= _ids(cell.outputs)
+    for chooser in ("probe-capability", "probe-model"):
+        assert _events(page, chooser, "change") == []
+        assert len(_events(page, chooser, "input")) == 1

@@ -31,7 +31,7 @@ def test_axe_finds_no_violation_on_the_lab_before_and_after_all_five(browser, ur
 
 
 def test_axe_finds_no_violation_on_a_phone_s_probes_after_the_suite(browser, url):
-    """The suite's failures table scrolls sideways at 390 px: the keyboard reaches it (ui.ACCESS_JS)."""
+    """The suite's tables at 390 px (they fit the width: test_e2e_probes_phone.py) after a run."""
     page = new_page(browser, url, "en-US", 390, 844)
     open_tab(page, "probes", "en")
     run_probes(page)

@@ -157,4 +157,4 @@ def test_a_probe_failure_opens_in_the_lab_with_both_sentences(lab):
     assert text_b == "" and not is_pair and not box.open
     with pytest.raises(gr.Error):
         open_failure(None, capability, model, 0, "en")
-    assert cell_at(report, 1, 2) == (list(report.cells)[1], report.models[1])
+    assert cell_at(report, 1, 2, None) == (list(report.cells)[1], report.models[1])
