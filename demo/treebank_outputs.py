@@ -70,7 +70,7 @@ def drawn_tree(
     lab: ServedLab, treebank: Treebank, split: str, index: int, task: str, ui: str, node: int | None = None
 ) -> tuple:
     """Summary, tree figure, node table and node choices of one sentence (`node` chosen, a link's, else the
-    root) and the view (state): what a picked sentence shows at once, its node panel (node_outputs) after it."""
+    root) and the view (state): tree_outputs without the chosen node's panel."""
     try:
         view = lab.tree_view(treebank, split, int(index), task, MODEL_POOL)  # the models side by side
     except TreebankError as err:

@@ -331,13 +331,15 @@ def test_an_empty_lab_still_builds_a_page(tmp_path):
 
 def test_the_sst_trees_are_parsed_in_the_warm_up_not_in_the_first_request(lab, monkeypatch):
     """web/runner.py on_warm_up: the Treebank tab's trees load after the models in warm_up's thread (a busy
-    hall's first /treebank request held every other request while they were parsed)."""
+    hall's first /treebank request held every other request while they were parsed), then the tab's first tree
+    is kept (first_tree)."""
+    from demo.tabs.treebank import first_tree
     from demo.treebank_outputs import Trees
     from web import runner
 
     demo = build_demo(lab, "checkpoints", Settings.load())
     loads = runner._WARM_UPS[demo]
-    assert [getattr(load, "__wrapped__", None) for load in loads] == [Trees.load]
+    assert getattr(loads[0], "__wrapped__", None) == Trees.load and loads[1].func is first_tree
     monkeypatch.setattr(runner, "Lab", lambda *args: Lab({}, {}))  # no model to touch: only the tabs' loads
     monkeypatch.setattr(runner.WORKER, "models", runner.WORKER.models)  # as it was, after
     runner.warm_up(lab, demo)

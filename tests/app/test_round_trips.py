@@ -36,3 +36,28 @@ def test_a_lab_link_fills_and_analyses_in_one_event(page):
     filled = [f for f in page.fns.values() if f.fn is not None and "sentence" in _ids(f.outputs)]
     opened = [f for f in filled if "result" in _ids(f.outputs) and any(e == "change" for _, e in f.targets)]
     assert len(opened) == 1
+
+
+TREE = {"tb-tree-summary", "tb-tree", "tb-nodes", "tb-node", "tb-node-attr-summary", "tb-node-attr"}
+
+
+def _followers(page, fn) -> list:
+    """The events chained after `fn` (.then, .success)."""
+    return [f for f in page.fns.values() if f.trigger_after == fn._id]
+
+
+@pytest.mark.parametrize(
+    "elem_id, event", [("tb-sentence", "input"), ("tb-task", "input"), ("tb-search", "click"), ("tb-random", "click")]
+)
+def test_a_treebank_pick_draws_the_tree_and_its_node_panel_in_one_event(page, elem_id, event):
+    """A sentence picked by hand, a task, a search or a random pick: the tree and its root's node panel in the same
+    event, none chained after it (before: the search set the picker, whose change drew the tree, and the node panel
+    followed in a third event)."""
+    (pick,) = _events(page, elem_id, event)
+    assert TREE <= _ids(pick.outputs) and _followers(page, pick) == []
+    assert _events(page, "tb-sentence", "change") == [] and _events(page, "tb-task", "change") == []
+
+
+def test_the_treebank_tabs_first_visit_draws_the_first_tree_in_its_own_event(page):
+    (opened,) = [f for f in page.fns.values() if f.name == "on_open_tab"]
+    assert TREE | {"tb-sentence", "tb-data-summary"} <= _ids(opened.outputs) and _followers(page, opened) == []

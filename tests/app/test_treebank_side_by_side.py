@@ -67,17 +67,17 @@ def test_a_sentence_picked_again_runs_no_model(lab, treebank, monkeypatch):
     assert again[0] == first[0] and again[4] == first[4] and again[-1] == first[-1]
 
 
-def test_a_picked_sentence_shows_its_tree_before_its_node_panel(lab, treebank, monkeypatch):
-    """What a pick shows at once (drawn_tree, the tab's pick event) runs the tree's models only; the node panel,
-    every model's occlusion, follows in the event after it. Together they are tree_outputs, the same outputs."""
+def test_the_first_visits_tree_is_kept_in_the_warm_up(lab, treebank, monkeypatch):
+    """The warm-up's first_tree keeps the tab's first sentence (the search's first of the test split) with its
+    root's node panel: a visitor's first visit shows it without a model run."""
+    from core.answers import AnswerCache
+    from demo.tabs.treebank import first_tree
+    from service.lab import ServedLab
+
+    kept = ServedLab(lab.checkpoints, lab.sources, answers=AnswerCache())
+    first_tree(kept, lambda: treebank_outputs.Trees(treebank), "test", "sst5")
     pool = CountingPool()
     monkeypatch.setattr(treebank_outputs, "MODEL_POOL", pool)
     with pool:
-        *drawn, choices, view = treebank_outputs.drawn_tree(lab, treebank, "test", 6, "sst5", "en")
-        assert sorted(pool.models) == sorted(lab.models("sst5"))
-        summary, figure, table, all_choices, node_summary, node_table, all_view = treebank_outputs.tree_outputs(
-            lab, treebank, "test", 6, "sst5", "en"
-        )
-        panel = treebank_outputs.node_outputs(lab, treebank, view, choices["value"], "en")
-    assert [summary, figure, choices, view] == [drawn[0], drawn[1], all_choices, all_view] and table.equals(drawn[2])
-    assert panel[0] == node_summary and panel[1].equals(node_table)
+        *_, view = treebank_outputs.tree_outputs(kept, treebank, "test", treebank.search("test")[0].index, "sst5", "en")
+    assert view.index == 0 and pool.models == []
