@@ -167,9 +167,9 @@ def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[
             js=ROOM_JS,
         )
 
-    # by hand only (.input): a search, a random pick, the tab's first visit and a link set the picker and the task
-    # with the tree in their own event
-    for trigger in (box.sentence.input, box.task.input):
+    # by hand only (.select): a search, a random pick, the tab's first visit and a link set the picker and the task
+    # with the tree in their own event; a menu's .input fires twice per choice (again on the menu's blur)
+    for trigger in (box.sentence.select, box.task.select):
         trigger(
             on_sentence,
             [page.tree_state, box.split, box.sentence, box.task, page.room],
