@@ -165,6 +165,7 @@ def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[
             api_visibility="private",
             concurrency_id="model",
             js=ROOM_JS,
+            show_progress_on=[box.sentence, box.plot],
         )
 
     # by hand only (.select): a search, a random pick, the tab's first visit and a link set the picker and the task
@@ -177,6 +178,7 @@ def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[
             api_visibility="private",
             concurrency_id="model",
             js=ROOM_JS,
+            show_progress_on=box.plot,
         )
 
     def on_node(tree_value, node_value, request: gr.Request):
@@ -187,13 +189,16 @@ def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[
     def on_row(tree_value, event: gr.SelectData, request: gr.Request):
         return _on_row(event), *on_node(tree_value, _on_row(event), request)
 
-    # a node picked by hand or by a row draws its own panel (.input: by hand only; a new tree sets the picker)
+    # a node picked by hand or by a row draws its own panel (.input: by hand only; a new tree sets the picker).
+    # Each event's progress shows on the figure or line it changes, not on every output with the tables among them
+    # (docs/performance.md, "Treebank under half a second")
     box.node.input(
         on_node,
         [page.tree_state, box.node],
         [box.node_summary, box.node_attr],
         api_visibility="private",
         concurrency_id="model",
+        show_progress_on=box.node_summary,
     )
     box.nodes.select(
         on_row,
@@ -201,6 +206,7 @@ def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[
         [box.node, box.node_summary, box.node_attr],
         api_visibility="private",
         concurrency_id="model",
+        show_progress_on=box.node_summary,
     )
 
 
