@@ -62,3 +62,20 @@ def test_a_treebank_pick_draws_the_tree_and_its_node_panel_in_one_event(page, el
 def test_the_treebank_tabs_first_visit_draws_the_first_tree_in_its_own_event(page):
     (opened,) = [f for f in page.fns.values() if f.name == "on_open_tab"]
     assert TREE | {"tb-sentence", "tb-data-summary"} <= _ids(opened.outputs) and _followers(page, opened) == []
+
+
+@pytest.mark.parametrize(
+    "elem_id, event",
+    [
+        ("tb-sentence", "select"),
+        ("tb-search", "click"),
+        ("tb-random", "click"),
+        ("tb-node", "input"),
+        ("tb-nodes", "select"),
+    ],
+)
+def test_a_treebank_event_shows_its_progress_off_the_tables(page, elem_id, event):
+    """Progress on the figure or line the event changes, not on every output: on the node tables too it cost the
+    browser most of a search that found nothing (docs/performance.md, "Treebank under half a second")."""
+    (fn,) = _events(page, elem_id, event)
+    assert fn.show_progress_on and not _ids(fn.show_progress_on) & {"tb-nodes", "tb-node-attr"}
