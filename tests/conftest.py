@@ -53,10 +53,13 @@ def _sentence(rng: random.Random) -> list[str]:
 def pytest_collection_modifyitems(items):
     """`make test` (--dist loadgroup): a test file stays on one worker (its module's app is started once), and the
     files that start a Ray in the worker's process share one (RAY_GROUP). pytest-xdist hands out the groups with
-    the most tests first."""
+    the most tests first. The tests that start a Ray head (marker `ray`) are exactly tests/ray/'s."""
     for item in items:
         if not any(item.iter_markers("xdist_group")):
             item.add_marker(pytest.mark.xdist_group(item.path.name))
+        # `make test`'s second phase runs tests/ray alone: a Ray head's test elsewhere would run in neither phase
+        if (item.get_closest_marker("ray") is not None) != (item.path.parent.name == "ray"):
+            raise pytest.UsageError(f"{item.nodeid}: the tests marked `ray` (a Ray head) are those in tests/ray/")
 
 
 def pytest_collection_finish(session):

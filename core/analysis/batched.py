@@ -30,20 +30,24 @@ def predict_batched(
 ) -> tuple[list[list[float]], list[int]]:
     """(class probabilities, predicted label ids) per sequence, in input order, with the model in eval mode (under
     `intervention`: core.models.base).
-    Sequences run shortest first (a stable sort), so a batch carries little padding; with `exact_lengths` a
-    batch holds one length only, no padding at all (the trainer's evaluation batches: core.data.batching)."""
+    A sequence that repeats runs once (a treebank's phrases: 82,600 SST-5 test nodes, 45,900 distinct). Sequences
+    run shortest first (a stable sort), so a batch carries little padding; with `exact_lengths` a batch holds one
+    length only, no padding at all (the trainer's evaluation batches: core.data.batching)."""
     was_training = model.training
     model.eval()
-    lengths = [len(s) for s in sequences]
-    order = sorted(range(len(sequences)), key=lengths.__getitem__)
-    probs: list[list[float]] = [[] for _ in sequences]
-    labels = [0] * len(sequences)
+    index: dict[tuple[int, ...], int] = {}
+    where = [index.setdefault(tuple(s), len(index)) for s in sequences]
+    distinct = [list(s) for s in index]
+    lengths = [len(s) for s in distinct]
+    order = sorted(range(len(distinct)), key=lengths.__getitem__)
+    probs: list[list[float]] = [[] for _ in distinct]
+    labels = [0] * len(distinct)
     try:
         for chunk in _chunks(order, lengths, batch_size, exact_lengths):
-            batch = pad_batch([sequences[i] for i in chunk])
+            batch = pad_batch([distinct[i] for i in chunk])
             output = model(batch.ids, batch.lengths, intervention=intervention)
             for i, row, label in zip(chunk, output.logits.softmax(-1).tolist(), model.predict_labels(output).tolist()):
                 probs[i], labels[i] = row, label
     finally:
         model.train(was_training)
-    return probs, labels
+    return [probs[i] for i in where], [labels[i] for i in where]

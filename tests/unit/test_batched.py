@@ -1,4 +1,4 @@
-"""core.analysis.batched.predict_batched: input order, eval mode, and batches that change nothing."""
+"""core.analysis.batched.predict_batched: input order, eval mode, batches that change nothing, repeats run once."""
 
 import pytest
 import torch
@@ -37,3 +37,13 @@ def test_exact_length_batches_hold_one_length_and_at_most_batch_size():
     order = sorted(range(len(SEQUENCES)), key=lengths.__getitem__)
     assert _chunks(order, lengths, 2, exact_lengths=True) == [[1, 4], [2, 6], [0, 5], [3]]
     assert _chunks(order, lengths, 3, exact_lengths=False) == [[1, 4, 2], [6, 0, 5], [3]]
+
+
+def test_a_repeated_sequence_runs_once_and_answers_at_each_of_its_places(model):
+    seen: list[list[int]] = []
+    model.register_forward_hook(lambda _m, args, _out: seen.extend(args[0].tolist()))
+    repeated = SEQUENCES + [[3], [5, 6, 7], [3]]
+    probs, labels = predict_batched(model, repeated, batch_size=2, exact_lengths=True)
+    assert sorted(map(tuple, seen)) == sorted(map(tuple, SEQUENCES))  # each distinct sequence once
+    alone = predict_batched(model, SEQUENCES, batch_size=2, exact_lengths=True)
+    assert (probs[7:], labels[7:]) == ([alone[0][1], alone[0][0], alone[0][1]], [alone[1][1], alone[1][0], alone[1][1]])
