@@ -13,7 +13,7 @@ import pandas as pd
 import demo.svg as svg
 from core.analysis.dataset_view import SLICES, read_evaluation
 from core.analysis.plausibility import TOP_K
-from core.analysis.treebank import MAX_HITS, Hit, Treebank, TreebankError
+from core.analysis.treebank import MAX_HITS, Hit, NodeAttribution, Treebank, TreebankError, TreeView
 from core.data.sst import FINE_LABELS
 from demo.i18n import error, label_name, model_name, notice_text, t, task_name, warn
 from demo.plots import esc
@@ -66,15 +66,9 @@ def search_choices(treebank: Treebank, filters: Filters, ui: str) -> tuple:
     return gr.update(choices=choices, value=choices[0][1] if choices else None), t(key, ui, n=len(hits))
 
 
-def drawn_tree(
-    lab: ServedLab, treebank: Treebank, split: str, index: int, task: str, ui: str, node: int | None = None
-) -> tuple:
-    """Summary, tree figure, node table and node choices of one sentence (`node` chosen, a link's, else the
-    root) and the view (state): what a picked sentence shows at once, its node panel (node_outputs) after it."""
-    try:
-        view = lab.tree_view(treebank, split, int(index), task, MODEL_POOL)  # the models side by side
-    except TreebankError as err:
-        fail(err, ui)
+def drawn_tree(view: TreeView, ui: str, node: int | None = None) -> tuple:
+    """Summary, tree figure, node table and node choices of one sentence's view (`node` chosen, a link's, else the
+    root)."""
     labels = [label_name(label, ui) for label in view.labels]
     names = [model_name(m) for m in view.models]
     root = view.nodes[0]
@@ -84,7 +78,7 @@ def drawn_tree(
         t(
             "tb_tree_summary",
             ui,
-            split=t(f"tb_split_{split}", ui),
+            split=t(f"tb_split_{view.split}", ui),
             index=view.index,
             words=len(view.words),
             gold=esc(gold),
@@ -105,7 +99,7 @@ def drawn_tree(
         view,
         labels,
         names,
-        f"{task_name(task, ui)}{t('colon', ui)}{t(f'tb_split_{split}', ui)} #{view.index}",
+        f"{task_name(view.task, ui)}{t('colon', ui)}{t(f'tb_split_{view.split}', ui)} #{view.index}",
         t("tb_col_gold", ui),
         t("tb_tree_click", ui),
         ui,
@@ -128,16 +122,30 @@ def drawn_tree(
     )  # the long phrase last
     choices = [(f"{n.id}: {n.text[:100]}", n.id) for n in view.nodes]
     chosen = node if node is not None and node < len(view.nodes) else 0
-    return summary, figure, pd.DataFrame(rows, columns=columns), gr.update(choices=choices, value=chosen), view
+    return summary, figure, pd.DataFrame(rows, columns=columns), gr.update(choices=choices, value=chosen)
 
 
 def tree_outputs(
     lab: ServedLab, treebank: Treebank, split: str, index: int, task: str, ui: str, node: int | None = None
 ) -> tuple:
-    """drawn_tree's outputs with the chosen node's panel (node_outputs: never another sentence's node) before the
-    view, in the order of the tab's tree outputs."""
-    *drawn, choices, view = drawn_tree(lab, treebank, split, index, task, ui, node)
-    return *drawn, choices, *node_outputs(lab, treebank, view, choices["value"], ui), view
+    """One sentence's tree (drawn_tree) with the chosen node's panel (node_outputs: never another sentence's node)
+    and the view (state), in the order of the tab's tree outputs. The root's panel comes from the tree's own run
+    of each model (ServedLab.tree_and_root); a link's other node after it."""
+    try:
+        if node:
+            view, root = lab.tree_view(treebank, split, int(index), task, MODEL_POOL), None
+        else:
+            view, root = lab.tree_and_root(treebank, split, int(index), task, MODEL_POOL)
+    except TreebankError as err:
+        fail(err, ui)
+    *drawn, choices = drawn_tree(view, ui, node)
+    chosen = choices["value"]
+    panel = (
+        node_panel(view, root, ui)
+        if root is not None and chosen == 0
+        else node_outputs(lab, treebank, view, chosen, ui)
+    )
+    return *drawn, choices, *panel, view
 
 
 def random_choice(treebank: Treebank, filters: Filters, ui: str) -> tuple:
@@ -149,15 +157,20 @@ def random_choice(treebank: Treebank, filters: Filters, ui: str) -> tuple:
     return gr.update(choices=[hit_choice(hit)], value=hit.index), ""
 
 
-def node_outputs(lab: ServedLab, treebank: Treebank, view, node: int | None, ui: str) -> tuple:
-    """A node's words with their gold labels beside each model's occlusion scores on the phrase alone, and a
-    line per model: its prediction and how far its scores agree with the gold labels (tau, P@k)."""
+def node_outputs(lab: ServedLab, treebank: Treebank, view: TreeView | None, node: int | None, ui: str) -> tuple:
+    """The node panel (node_panel) of `view`'s node `node`."""
     if view is None or node is None:
         return "", None
     try:
         found = lab.node_attributions(treebank, view.split, view.index, int(node), view.task, MODEL_POOL)
     except TreebankError as err:
         fail(err, ui)
+    return node_panel(view, found, ui)
+
+
+def node_panel(view: TreeView, found: NodeAttribution, ui: str) -> tuple:
+    """A node's words with their gold labels beside each model's occlusion scores on the phrase alone, and a
+    line per model: its prediction and how far its scores agree with the gold labels (tau, P@k)."""
     labels = [label_name(label, ui) for label in view.labels]
     models = list(found.predictions)
     gold = labels[found.gold] if found.gold is not None else t("tb_no_gold", ui)

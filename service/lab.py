@@ -16,7 +16,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TypeVar
 
-from core.analysis.treebank import NodeAttribution, Treebank, TreeView, node_attributions, tree_view
+from core.analysis.treebank import NodeAttribution, Treebank, TreeView, node_attributions, tree_and_root, tree_view
 from core.answers import AnswerCache
 from core.checkpoints.checkpoint import Checkpoint, CheckpointError, load_checkpoint
 from core.predict import Lab
@@ -116,6 +116,20 @@ class ServedLab(Lab):
         return self._kept(
             key, lambda: node_attributions(self.checkpoints, treebank.tree(split, index), node, task, executor)
         )
+
+    def tree_and_root(
+        self, treebank: Treebank, split: str, index: int, task: str, executor: Executor | None = None
+    ) -> tuple[TreeView, NodeAttribution]:
+        """tree_view and node_attributions of the root, kept as those are: from one run of each model when the tree
+        is not kept (core.analysis.treebank.tree_and_root)."""
+        key = self.kept_key("tree", split, index, task=task)
+        if self.answers is not None and (view := self.answers.get(key)) is not None:
+            return view, self.node_attributions(treebank, split, index, 0, task, executor)
+        view, root = tree_and_root(self.checkpoints, treebank.tree(split, index), task, split, index, executor)
+        if self.answers is not None:
+            self.answers.put(key, view)
+            self.answers.put(self.kept_key("node", split, index, 0, task=task), root)
+        return view, root
 
     def _kept(self, key: tuple, compute: Callable[[], T]) -> T:
         """The answer kept under `key`, else compute()'s, kept (none kept without answers)."""

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field
 
-from core.analysis.attribution import occlusion
+from core.analysis.attribution import occlusion, without
 from core.analysis.batched import predict_batched
 from core.analysis.plausibility import Plausibility, plausibility, word_labels
 from core.checkpoints.checkpoint import Checkpoint
@@ -243,6 +243,33 @@ def tree_view(
 ) -> TreeView:
     """The gold tree of one sentence with every model of `task` classifying every node's phrase (the models side by
     side on `executor`)."""
+    return _tree_runs(checkpoints, tree, task, split, index, executor, with_root=False)[0]
+
+
+def tree_and_root(
+    checkpoints: dict[tuple[str, str], Checkpoint],
+    tree: Tree,
+    task: str,
+    split: str,
+    index: int,
+    executor: Executor | None = None,
+) -> "tuple[TreeView, NodeAttribution]":
+    """tree_view and node_attributions of its root (node 0) from one batched run of each model: the tree's phrases
+    and the sentence without each of its words go through the model together (a picked sentence shows both)."""
+    view, root = _tree_runs(checkpoints, tree, task, split, index, executor, with_root=True)
+    assert root is not None
+    return view, root
+
+
+def _tree_runs(
+    checkpoints: dict[tuple[str, str], Checkpoint],
+    tree: Tree,
+    task: str,
+    split: str,
+    index: int,
+    executor: Executor | None,
+    with_root: bool,
+) -> "tuple[TreeView, NodeAttribution | None]":
     if task not in SST_TASKS:
         raise TreebankError("not_sst", task=task, available=list(SST_TASKS))
     found = {m for t, m in checkpoints if t == task}
@@ -252,7 +279,19 @@ def tree_view(
     flat = _flatten(tree)
     phrases = list(dict.fromkeys(node.words for node, *_ in flat))  # a phrase repeated in the tree runs once
     position = {p: i for i, p in enumerate(phrases)}
-    predicted = each_model(models, lambda m: phrase_predictions(checkpoints[(task, m)], phrases), executor)
+
+    def run(model: str) -> tuple[list[int], list[float], tuple | None]:
+        """The phrases' labels and confidences; with the root, its occlusion after them (the root is phrase 0)."""
+        ckpt = checkpoints[(task, model)]
+        ids = [ckpt.vocab.encode(p) for p in phrases]
+        left_out = [without(ids[0], {i}) for i in range(len(ids[0]))] if with_root and len(ids[0]) > 1 else []
+        probs, labels = predict_batched(ckpt.model, ids + left_out, PHRASE_BATCH)
+        confidence = [row[label] for row, label in zip(probs, labels)][: len(phrases)]
+        root = labels[0]
+        scores = [probs[0][root] - row[root] for row in probs[len(phrases) :]]
+        return labels[: len(phrases)], confidence, _attributed(tree, ckpt, root, scores) if with_root else None
+
+    predicted = each_model(models, run, executor)
     nodes = []
     for i, (node, parent, start, end) in enumerate(flat):
         gold = relabel(node.label, SST_TASKS[task])
@@ -277,7 +316,9 @@ def tree_view(
         m: sum(n.predictions[m] == n.gold for n in labelled) / len(labelled) if labelled else 0.0 for m in models
     }
     labels = checkpoints[(task, models[0])].meta["labels"]
-    return TreeView(split, index, task, list(labels), models, list(tree.words), nodes, accuracy)
+    view = TreeView(split, index, task, list(labels), models, list(tree.words), nodes, accuracy)
+    root = _attribution(0, tree, task, {m: predicted[m][2] for m in models}) if with_root else None
+    return view, root
 
 
 @dataclass
@@ -313,12 +354,21 @@ def node_attributions(
     def attributed(model: str) -> tuple[int, list[float], Plausibility]:
         ckpt = checkpoints[(task, model)]
         (label,), _ = phrase_predictions(ckpt, [phrase.words])
-        if len(phrase.words) < 2:
-            return label, [], Plausibility(None, None, None)
-        scores = occlusion(ckpt.model, ckpt.vocab.encode(phrase.words), label).scores
-        return label, scores, plausibility(phrase, scores, label, len(ckpt.meta["labels"]))
+        scores = occlusion(ckpt.model, ckpt.vocab.encode(phrase.words), label).scores if len(phrase.words) > 1 else []
+        return _attributed(phrase, ckpt, label, scores)
 
-    found = each_model(models, attributed, executor)
+    return _attribution(node, phrase, task, each_model(models, attributed, executor))
+
+
+def _attributed(phrase: Tree, ckpt: Checkpoint, label: int, scores: list[float]) -> tuple:
+    """One model's (label, occlusion scores, plausibility) on `phrase`: nothing to leave out of a one-word phrase."""
+    if not scores:
+        return label, [], Plausibility(None, None, None)
+    return label, scores, plausibility(phrase, scores, label, len(ckpt.meta["labels"]))
+
+
+def _attribution(node: int, phrase: Tree, task: str, found: dict) -> NodeAttribution:
+    """The NodeAttribution of `phrase` (node `node`) from each model's _attributed."""
     return NodeAttribution(
         node,
         list(phrase.words),

@@ -38,7 +38,6 @@ from demo.treebank_outputs import (
     Filters,
     Trees,
     dataset_outputs,
-    drawn_tree,
     hit_choice,
     node_outputs,
     open_node,
@@ -75,6 +74,7 @@ def build(lab: ServedLab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     trees = functools.cache(Trees.load)
     on_warm_up(trees)
     page = layout(lab)
+    on_warm_up(functools.partial(first_tree, lab, trees, page.trees.split.value, page.trees.task.value))
     _wire_trees(page, lab, visitors, trees)
     _wire_dataset(page, lab, visitors, trees, tab)
     _endpoints(lab, visitors, trees)
@@ -88,6 +88,17 @@ def build(lab: ServedLab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
         open_sentence=page.data.open_sentence,
         open_link=_link_opener(page, lab, visitors, trees),
     )
+
+
+def first_tree(lab: ServedLab, trees: Callable[[], Trees], split: str, task: str | None) -> None:
+    """The tree and root panel every first visit shows (the search's first sentence of `split`, the tab's first
+    task), kept with the lab's answers in the warm-up, before a visitor waits for the models."""
+    treebank = trees().treebank
+    if treebank is None or not task:
+        return
+    hits = treebank.search(split)
+    if hits:
+        tree_outputs(lab, treebank, split, hits[0].index, task, "en")
 
 
 def _without_trees(treebank, ui: str) -> tuple:
@@ -105,77 +116,89 @@ def _on_row(event: gr.SelectData):
 
 
 def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[[], Trees]) -> None:
-    """The search, the random pick, the chosen sentence's tree and the chosen node's attributions."""
+    """The search, the random pick, the chosen sentence's tree and the chosen node's attributions: each action one
+    event, the tree with its root's node panel in the same event as the sentence's choice (no chained event)."""
     box = page.trees
+    keep = (gr.update(),) * len(page.tree_outputs)
 
-    # Gradio passes the request, then each input, as positional parameters: the six filters become one Filters
+    def drawn(request: gr.Request, treebank, split_value, index, task_value) -> tuple:
+        """tree_outputs of the sentence `index` (none: the tree shown stays)."""
+        if index is None or treebank is None or not task_value:
+            return keep
+        return tree_outputs(visitors.lab(lab, request), treebank, split_value, index, task_value, request_lang(request))
 
-    def on_search(request: gr.Request, *filter_values):
-        ui = request_lang(request)
-        return search_choices(trees().loaded(ui), named(Filters, filter_values), ui)
+    def picker_event(choose: Callable) -> Callable:
+        """The search's or the random pick's event: the picker's sentences (`choose`: search_choices or
+        random_choice) and the chosen one's tree. Gradio passes the request, then the tree's task, the six filters
+        (a Filters) and the room (last: ROOM_JS measures it)."""
 
-    def on_random(request: gr.Request, *filter_values):
-        ui = request_lang(request)
-        return random_choice(trees().loaded(ui), named(Filters, filter_values), ui)
+        def on_pick(request: gr.Request, task_value, *values):
+            *filter_values, width = values
+            drawn_for(width)
+            ui, wanted = request_lang(request), named(Filters, filter_values)
+            treebank = trees().loaded(ui)
+            picker = choose(treebank, wanted, ui)
+            return *picker, *drawn(request, treebank, wanted.split, picker[0]["value"], task_value)
+
+        return on_pick
 
     def on_sentence(tree_value, split_value, index, task_value, width, request: gr.Request):
-        """The chosen sentence's tree, its node panel emptied (the event after it fills it: the panel, every model's
-        occlusion, cost the models more than the tree); none again for the tree shown (a link drew it with its node
-        chosen)."""
+        """A sentence or task chosen by hand: its tree and its root's node panel; none again for the tree shown."""
         drawn_for(width)
-        treebank = trees().treebank
         shown = tree_value is not None and (tree_value.split, tree_value.index, tree_value.task) == (
             split_value,
             index,
             task_value,
         )
-        if index is None or treebank is None or not task_value or shown:
-            return (gr.update(),) * len(page.tree_outputs)
-        seen, ui = visitors.lab(lab, request), request_lang(request)
-        *drawn, view = drawn_tree(seen, treebank, split_value, index, task_value, ui)
-        return *drawn, "", None, view
+        return keep if shown else drawn(request, trees().treebank, split_value, index, task_value)
 
-    box.search.click(on_search, box.filters, [box.sentence, box.hits], api_visibility="private")
-    box.words.submit(on_search, box.filters, [box.sentence, box.hits], api_visibility="private")
-    box.random.click(on_random, box.filters, [box.sentence, box.hits], api_visibility="private")
+    picked = [box.sentence, box.hits, *page.tree_outputs]
+    for trigger, choose in (
+        (box.search.click, search_choices),
+        (box.words.submit, search_choices),
+        (box.random.click, random_choice),
+    ):
+        trigger(
+            picker_event(choose),
+            [box.task, *box.filters, page.room],
+            picked,
+            api_visibility="private",
+            concurrency_id="model",
+            js=ROOM_JS,
+            show_progress_on=[box.sentence, box.plot],
+        )
 
-    def on_node(tree_value, node_value, request: gr.Request):
-        treebank = trees().treebank
-        seen = visitors.lab(lab, request)
-        return node_outputs(seen, treebank, tree_value, node_value, request_lang(request)) if treebank else ("", None)
-
-    def on_panel(tree_value, node_value, summary_value, request: gr.Request):
-        """After a pick: the node panel the tree's event emptied; one still shown stays (the tree did not change)."""
-        return on_node(tree_value, node_value, request) if not summary_value else (gr.update(), gr.update())
-
-    for trigger in (box.sentence.change, box.task.change):
-        drawn = trigger(
+    # by hand only (.select): a search, a random pick, the tab's first visit and a link set the picker and the task
+    # with the tree in their own event; a menu's .input fires twice per choice (again on the menu's blur)
+    for trigger in (box.sentence.select, box.task.select):
+        trigger(
             on_sentence,
             [page.tree_state, box.split, box.sentence, box.task, page.room],
             page.tree_outputs,
             api_visibility="private",
             concurrency_id="model",
             js=ROOM_JS,
+            show_progress_on=box.plot,
         )
-        drawn.then(
-            on_panel,
-            [page.tree_state, box.node, box.node_summary],
-            [box.node_summary, box.node_attr],
-            api_visibility="private",
-            concurrency_id="model",
-        )
+
+    def on_node(tree_value, node_value, request: gr.Request):
+        treebank = trees().treebank
+        seen = visitors.lab(lab, request)
+        return node_outputs(seen, treebank, tree_value, node_value, request_lang(request)) if treebank else ("", None)
 
     def on_row(tree_value, event: gr.SelectData, request: gr.Request):
         return _on_row(event), *on_node(tree_value, _on_row(event), request)
 
-    # a sentence's tree is followed by its chosen node's panel (on_panel): the picker's value (node 0) survives a
-    # new sentence, so a .change never fired; a node picked by hand or by a row draws its own (.input: by hand only)
+    # a node picked by hand or by a row draws its own panel (.input: by hand only; a new tree sets the picker).
+    # Each event's progress shows on the figure or line it changes, not on every output with the tables among them
+    # (docs/performance.md, "Treebank under half a second")
     box.node.input(
         on_node,
         [page.tree_state, box.node],
         [box.node_summary, box.node_attr],
         api_visibility="private",
         concurrency_id="model",
+        show_progress_on=box.node_summary,
     )
     box.nodes.select(
         on_row,
@@ -183,6 +206,7 @@ def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[
         [box.node, box.node_summary, box.node_attr],
         api_visibility="private",
         concurrency_id="model",
+        show_progress_on=box.node_summary,
     )
 
 
@@ -204,22 +228,28 @@ def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callabl
         menu = gr.update(choices=[(model_name(m), m) for m in models], value=model or None)
         return menu, *dataset_outputs(seen, task_value, model, request_lang(request))
 
-    def on_open_tab(request: gr.Request, tree_value, dataset_value, task_value, model_value, *values):
-        """First visit: the picker (its first sentence's tree follows) and the dataset view; later visits keep them.
-        `values`: the filters' (TreesBox.filters), then the room (last: ROOM_JS measures it)."""
+    def on_open_tab(request: gr.Request, tree_value, dataset_value, task_value, model_value, tree_task, *values):
+        """First visit: the picker with its first sentence's tree (kept since the warm-up: first_tree) and the
+        dataset view, in one event; later visits keep them. `values`: the filters' (TreesBox.filters), then the room
+        (last: ROOM_JS measures it)."""
         *filter_values, width = values
         wanted = named(Filters, filter_values)
         ui = request_lang(request)
         drawn_for(width)
         treebank = trees().treebank
         keep = (gr.update(),)
-        picker = search_choices(treebank, wanted, ui) if tree_value is None and treebank is not None else keep * 2
+        picker, drawn = keep * 2, keep * len(page.tree_outputs)
+        if tree_value is None and treebank is not None:
+            picker = search_choices(treebank, wanted, ui)
+            if picker[0]["value"] is not None and tree_task:
+                seen = visitors.lab(lab, request)
+                drawn = tree_outputs(seen, treebank, wanted.split, picker[0]["value"], tree_task, ui)
         shown = (
             dataset_outputs(visitors.lab(lab, request), task_value, model_value, ui)
             if dataset_value is None and task_value
             else keep * 8
         )
-        return *_without_trees(treebank, ui), *picker, *shown
+        return *_without_trees(treebank, ui), *picker, *drawn, *shown
 
     data.disagree.select(_on_row, None, [data.pick], api_visibility="private")
     data.task.change(
@@ -228,11 +258,13 @@ def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callabl
     data.model.input(
         on_dataset, [data.task, data.model, page.room], page.dataset_outputs, api_visibility="private", js=ROOM_JS
     )
+    box = page.trees
     tab.select(
         on_open_tab,
-        [page.tree_state, page.dataset_state, data.task, data.model, *page.trees.filters, page.room],
-        [*page.trees.without_trees, page.trees.sentence, page.trees.hits, *page.dataset_outputs],
+        [page.tree_state, page.dataset_state, data.task, data.model, box.task, *box.filters, page.room],
+        [*box.without_trees, box.sentence, box.hits, *page.tree_outputs, *page.dataset_outputs],
         api_visibility="private",
+        concurrency_id="model",
         js=ROOM_JS,
     )
 

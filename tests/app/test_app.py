@@ -331,13 +331,16 @@ def test_an_empty_lab_still_builds_a_page(tmp_path):
 
 def test_the_sst_trees_are_parsed_in_the_warm_up_not_in_the_first_request(lab, monkeypatch):
     """web/runner.py on_warm_up: the Treebank tab's trees load after the models in warm_up's thread (a busy
-    hall's first /treebank request held every other request while they were parsed)."""
+    hall's first /treebank request held every other request while they were parsed), then the tab's first tree
+    is kept (first_tree)."""
+    from demo.tabs.treebank import first_tree
     from demo.treebank_outputs import Trees
     from web import runner
 
     demo = build_demo(lab, "checkpoints", Settings.load())
-    loads = [load for load in runner._WARM_UPS[demo] if getattr(load, "__wrapped__", None) == Trees.load]
-    assert len(loads) == 1
+    tree_loads = (lambda load: getattr(load, "__wrapped__", None) == Trees.load, lambda load: load.func is first_tree)
+    loads = [load for load in runner._WARM_UPS[demo] if any(found(load) for found in tree_loads)]
+    assert len(loads) == 2 and all(found(load) for found, load in zip(tree_loads, loads))
     monkeypatch.setitem(runner._WARM_UPS, demo, loads)  # the trees alone (the Probes tab's suites: test_probes_kept)
     monkeypatch.setattr(runner, "Lab", lambda *args: Lab({}, {}))  # no model to touch: only the tabs' loads
     monkeypatch.setattr(runner.WORKER, "models", runner.WORKER.models)  # as it was, after

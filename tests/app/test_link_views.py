@@ -104,7 +104,7 @@ def test_without_trees_the_tab_says_what_is_missing_once_and_switches_the_search
     request = type("Request", (), {"headers": {"accept-language": accept}})()
     filters = ["test", "", "any", "any", 0, 0]  # TreesBox.filters
     # in a context of its own, as Gradio runs an event: the room it sets (demo.svg.ROOM) stays with this call
-    answer = contextvars.copy_context().run(opened, request, None, None, None, None, *filters, 800)
+    answer = contextvars.copy_context().run(opened, request, None, None, None, None, None, *filters, 800)
     problem, *switched, _sentence, _hits = answer[:6]
     assert words in problem and "--data-dir" not in problem and "sst/trees/train.txt" in problem
     assert all(update == {"__type__": "update", "interactive": False} for update in switched)

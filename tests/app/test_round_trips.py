@@ -58,3 +58,46 @@ def test_a_probe_cell_shows_its_failures_in_one_event(page):
     for chooser in ("probe-capability", "probe-model"):
         assert _events(page, chooser, "change") == []
         assert len(_events(page, chooser, "input")) == 1
+
+
+TREE = {"tb-tree-summary", "tb-tree", "tb-nodes", "tb-node", "tb-node-attr-summary", "tb-node-attr"}
+
+
+def _followers(page, fn) -> list:
+    """The events chained after `fn` (.then, .success)."""
+    return [f for f in page.fns.values() if f.trigger_after == fn._id]
+
+
+@pytest.mark.parametrize(
+    "elem_id, event", [("tb-sentence", "select"), ("tb-task", "select"), ("tb-search", "click"), ("tb-random", "click")]
+)
+def test_a_treebank_pick_draws_the_tree_and_its_node_panel_in_one_event(page, elem_id, event):
+    """A sentence picked by hand, a task, a search or a random pick: the tree and its root's node panel in the same
+    event, none chained after it (before: the search set the picker, whose change drew the tree, and the node panel
+    followed in a third event)."""
+    (pick,) = _events(page, elem_id, event)
+    assert TREE <= _ids(pick.outputs) and _followers(page, pick) == []
+    for menu in ("tb-sentence", "tb-task"):  # set by those events: no second event; .input fires twice per choice
+        assert _events(page, menu, "change") == _events(page, menu, "input") == []
+
+
+def test_the_treebank_tabs_first_visit_draws_the_first_tree_in_its_own_event(page):
+    (opened,) = [f for f in page.fns.values() if f.name == "on_open_tab"]
+    assert TREE | {"tb-sentence", "tb-data-summary"} <= _ids(opened.outputs) and _followers(page, opened) == []
+
+
+@pytest.mark.parametrize(
+    "elem_id, event",
+    [
+        ("tb-sentence", "select"),
+        ("tb-search", "click"),
+        ("tb-random", "click"),
+        ("tb-node", "input"),
+        ("tb-nodes", "select"),
+    ],
+)
+def test_a_treebank_event_shows_its_progress_off_the_tables(page, elem_id, event):
+    """Progress on the figure or line the event changes, not on every output: on the node tables too it cost the
+    browser most of a search that found nothing (docs/performance.md, "Treebank under half a second")."""
+    (fn,) = _events(page, elem_id, event)
+    assert fn.show_progress_on and not _ids(fn.show_progress_on) & {"tb-nodes", "tb-node-attr"}

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import demo.treebank_outputs as treebank_outputs
-from core.analysis.treebank import Treebank, node_attributions, tree_view
+from core.analysis.treebank import Treebank, node_attributions, tree_and_root, tree_view
 
 
 class CountingPool(ThreadPoolExecutor):
@@ -36,7 +36,31 @@ def test_side_by_side_answers_as_one_after_another(lab, treebank):
         assert node_attributions(lab.checkpoints, tree, 0, "sst5", pool) == node_attributions(
             lab.checkpoints, tree, 0, "sst5"
         )
-    assert sorted(pool.models) == sorted(lab.models("sst5") * 2)
+        assert tree_and_root(lab.checkpoints, tree, "sst5", "test", 3, pool) == tree_and_root(
+            lab.checkpoints, tree, "sst5", "test", 3
+        )
+    assert sorted(pool.models) == sorted(lab.models("sst5") * 3)
+
+
+def test_a_tree_and_its_roots_panel_from_one_run_are_the_two_apart(lab, treebank):
+    """tree_and_root's one batch per model: the same predictions and (up to the batches' padding) confidences and
+    occlusion scores as tree_view and node_attributions(root)."""
+    index = max(range(len(treebank.trees["test"])), key=lambda i: len(treebank.trees["test"][i].words))
+    tree = treebank.tree("test", index)
+    view, root = tree_and_root(lab.checkpoints, tree, "sst5", "test", index)
+    alone, apart = (
+        tree_view(lab.checkpoints, tree, "sst5", "test", index),
+        node_attributions(lab.checkpoints, tree, 0, "sst5"),
+    )
+    assert [n.predictions for n in view.nodes] == [
+        n.predictions for n in alone.nodes
+    ] and view.accuracy == alone.accuracy
+    for node, other in zip(view.nodes, alone.nodes):
+        assert node.confidence == pytest.approx(other.confidence, abs=1e-3)
+    assert (root.node, root.words, root.gold, root.word_gold) == (0, apart.words, apart.gold, apart.word_gold)
+    assert root.predictions == apart.predictions and root.plausibility == apart.plausibility
+    for model, scores in apart.scores.items():
+        assert len(scores) > 1 and root.scores[model] == pytest.approx(scores, abs=1e-5)
 
 
 def test_a_picked_sentence_hands_its_models_to_the_pool(lab, treebank, monkeypatch):
@@ -45,7 +69,8 @@ def test_a_picked_sentence_hands_its_models_to_the_pool(lab, treebank, monkeypat
     with pool:
         *_, view = treebank_outputs.tree_outputs(lab, treebank, "test", 4, "sst5", "en")
     assert view.index == 4
-    assert sorted(pool.models) == sorted(lab.models("sst5") * 2)  # the tree's phrases, then its root's panel
+    # one run of each model: the tree's phrases and its root's panel together (before: the tree, then the panel)
+    assert sorted(pool.models) == sorted(lab.models("sst5"))
 
 
 def test_a_sentence_picked_again_runs_no_model(lab, treebank, monkeypatch):
@@ -63,21 +88,21 @@ def test_a_sentence_picked_again_runs_no_model(lab, treebank, monkeypatch):
         ran = len(pool.models)
         again = treebank_outputs.tree_outputs(kept, treebank, "test", 5, "sst5", "en")
         assert treebank_outputs.node_outputs(kept, treebank, again[-1], 1, "en")[0] == node[0]
-    assert ran == len(lab.models("sst5")) * 3 and len(pool.models) == ran  # tree, root, node 1; then nothing
+    assert ran == len(lab.models("sst5")) * 2 and len(pool.models) == ran  # tree with root, node 1; then nothing
     assert again[0] == first[0] and again[4] == first[4] and again[-1] == first[-1]
 
 
-def test_a_picked_sentence_shows_its_tree_before_its_node_panel(lab, treebank, monkeypatch):
-    """What a pick shows at once (drawn_tree, the tab's pick event) runs the tree's models only; the node panel,
-    every model's occlusion, follows in the event after it. Together they are tree_outputs, the same outputs."""
+def test_the_first_visits_tree_is_kept_in_the_warm_up(lab, treebank, monkeypatch):
+    """The warm-up's first_tree keeps the tab's first sentence (the search's first of the test split) with its
+    root's node panel: a visitor's first visit shows it without a model run."""
+    from core.answers import AnswerCache
+    from demo.tabs.treebank import first_tree
+    from service.lab import ServedLab
+
+    kept = ServedLab(lab.checkpoints, lab.sources, answers=AnswerCache())
+    first_tree(kept, lambda: treebank_outputs.Trees(treebank), "test", "sst5")
     pool = CountingPool()
     monkeypatch.setattr(treebank_outputs, "MODEL_POOL", pool)
     with pool:
-        *drawn, choices, view = treebank_outputs.drawn_tree(lab, treebank, "test", 6, "sst5", "en")
-        assert sorted(pool.models) == sorted(lab.models("sst5"))
-        summary, figure, table, all_choices, node_summary, node_table, all_view = treebank_outputs.tree_outputs(
-            lab, treebank, "test", 6, "sst5", "en"
-        )
-        panel = treebank_outputs.node_outputs(lab, treebank, view, choices["value"], "en")
-    assert [summary, figure, choices, view] == [drawn[0], drawn[1], all_choices, all_view] and table.equals(drawn[2])
-    assert panel[0] == node_summary and panel[1].equals(node_table)
+        *_, view = treebank_outputs.tree_outputs(kept, treebank, "test", treebank.search("test")[0].index, "sst5", "en")
+    assert view.index == 0 and pool.models == []
