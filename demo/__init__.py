@@ -2,6 +2,7 @@
 Chinese (i18n, locales). It calls core.predict (Lab, Prediction) and draws core.views; it holds no model logic and
 never imports torch (tests/unit/test_architecture.py checks). web/ serves it."""
 
+import web  # noqa: F401  (before gradio: web/gradio_import.py)
 from demo.i18n import I18N, t
 from demo.ui import CSS, THEME, build_demo
 

@@ -20,6 +20,8 @@ import pytest
 import torch
 from lab_fixture import NEGATIVE, NEUTRAL, POSITIVE, RAY_TOKEN, Head, build_checkpoints, start_app
 
+import web.gradio_import  # noqa: F401  (before a test module imports gradio: its import without the stub writer)
+
 torch.set_num_threads(1)
 
 

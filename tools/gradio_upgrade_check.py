@@ -20,7 +20,9 @@ INTERNALS = {
     "gradio.helpers special_args, gradio.utils error_payload, the functions of Blocks (fns)": "tests/app/test_rest.py",
     "gradio.blocks Block, gradio.context Context, postprocess outside Gradio": "tests/app/test_page_load.py",
     "Api components, Blocks.validate_inputs, gradio.utils function params": "tests/app/test_api_input.py",
-    "the queue's sleep_when_free, gradio.utils get_upload_folder": "tests/app/test_gradio_internals.py",
+    "the queue's sleep_when_free, gradio.utils get_upload_folder, gradio.component_meta create_or_modify_pyi": (
+        "tests/app/test_gradio_internals.py"
+    ),
 }
 
 
