@@ -161,6 +161,8 @@ def notice_text(notice: Notice | NoticeError, lang: str, english: dict = NOTICE_
     if notice.code == "intervention" and f"intervention_name_{ran.partition(':')[0]}" in TEXT[lang]:
         params = {"intervention": intervention_name(ran, lang), "model": model_name(notice.params["model"])}
         notice = Notice(notice.code, notice.params | params)
+    if notice.code == "model_one_class":  # the class a model always answers, named as the page names classes
+        notice = Notice(notice.code, notice.params | {"label": label_name(str(notice.params["label"]), lang)})
     if f"tb_split_{notice.params.get('split')}" in TEXT[lang]:  # a treebank split (dev, test) by its name
         notice = Notice(notice.code, notice.params | {"split": t(f"tb_split_{notice.params['split']}", lang)})
     table = next(name for name, text in CORE_TEXT.items() if text is english)

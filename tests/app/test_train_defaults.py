@@ -42,9 +42,16 @@ def test_a_model_that_answers_one_class_or_no_better_than_the_commonest_is_degen
     assert degenerate({"accuracy": 0.9, "confusion": [[8, 1], [1, 10]]}, ["1", "5"]) is None
 
 
-@pytest.mark.parametrize("ui, words", [("en", "answers 5 for every test row"), ("zh", "都回答 5")])
-def test_the_train_tab_and_the_lab_panel_say_a_model_is_degenerate(ui, words):
-    warning = degenerate({"accuracy": 0.55, "confusion": [[0, 9], [0, 11]]}, ["1", "5"])
+@pytest.mark.parametrize(
+    "ui, labels, words",
+    [
+        ("en", ["1", "5"], "answers 5 for every test row"),
+        ("zh", ["1", "5"], "都回答 5"),
+        ("zh", ["negative", "positive"], "都回答 正面"),  # a class the page names in Chinese, named so here too
+    ],
+)
+def test_the_train_tab_and_the_lab_panel_say_a_model_is_degenerate(ui, labels, words):
+    warning = degenerate({"accuracy": 0.55, "confusion": [[0, 9], [0, 11]]}, labels)
     job = {
         "status": "done",
         "task": "reviews",
