@@ -37,15 +37,15 @@ def test_a_lab_link_is_filled_with_the_page_and_analysed_in_one_event(page):
     change event (the method's hint) ran after the result, and a pair event after it, sentence B or not)."""
     (load,) = [f for f in page.fns.values() if any(e == "load" for _, e in f.targets)]
     assert {"sentence", "model", "task", "sentence-b"} <= _ids(load.outputs)
-    opened = {
-        i: f
-        for i, f in page.fns.items()
+    opened = [
+        f
+        for f in page.fns.values()
         if f.fn is not None and "result" in _ids(f.outputs) and any(e == "change" for _, e in f.targets)
-    }
+    ]
     assert len(opened) == 1
-    ((index, link),) = opened.items()
+    (link,) = opened
     assert {"summary", "pair-summary", "pair-figures"} <= _ids(link.outputs) and "sentence" not in _ids(link.outputs)
-    then = [f for f in page.fns.values() if f.trigger_after == index]
+    then = _followers(page, link)
     assert then and all(f.fn is None for f in then)  # a script in the page only
 
 
