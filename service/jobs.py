@@ -639,14 +639,14 @@ def _end_with_parent() -> None:
 def main(argv: list[str] | None = None) -> int:
     """`python -m service.jobs run <job folder>`: the worker. It yields the CPU to the app: the lowest priority
     (nice 19: Linux then gives the app's threads about 98% of a core they both want, and the worker all the CPU
-    the app leaves idle) and one torch thread. Settings.app_pid names its app (the scheduler sets LAB_APP_PID);
-    without it, the process that started the worker is its app."""
+    the app leaves idle) and one torch thread. Its app is the process that started it: the app's fork server
+    (service.processes), which ends with the app, or whoever ran the command."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2 or argv[0] != "run":
         print("usage: python -m service.jobs run <job folder>", file=sys.stderr)
         return 2
     _end_with_parent()
-    parent = Settings.at_start().app_pid or os.getppid()
+    parent = os.getppid()
     folder = Path(argv[1])
     if not (folder / JOB_FILE).is_file():
         print(f"{folder} is not a training job folder (no {JOB_FILE})", file=sys.stderr)

@@ -170,9 +170,6 @@ class Settings(BaseSettings):
     train_fallback: Literal["local"] | None = Field(
         None, description="`local`: a job whose cluster is out of reach trains here instead of failing"
     )
-    app_pid: Positive | None = Field(
-        None, description="set by the app for its training worker: the app it ends with (else its parent process)"
-    )
     # tools (tools/research/oracle)
     oracle_dir: Path | None = Field(None, description="a checkout of the tensor CNN authors' code (`make oracle`)")
     oracle_linker: str = Field("cvm", description="the pytensor linker the authors' code runs with")

@@ -17,7 +17,6 @@ class's probe runs (5% of its requests) kept the GIL busy most of the time, and 
 import logging
 import os
 import subprocess
-import sys
 import threading
 import time
 import weakref
@@ -34,7 +33,7 @@ from core.analysis.export import BudgetSpent, Sentence
 from core.analysis.probes import ProbeReport
 from core.data import PROJECT_ROOT
 from core.predict import Cancelled, Comparison, Lab, ModelFailure, ModelJob, Plan, Prediction, Request
-from service import serve_ray
+from service import processes, serve_ray
 from service.fair import Turns
 from service.lab import ServedLab
 from service.serving import ExportJob, Refusal, SuiteJob, decode, encode
@@ -124,7 +123,7 @@ class ModelWorker:
     def __init__(self, jobs_per_process: int = WORKER_JOBS, nice: int = WORKER_NICE, models: int | None = None):
         self.jobs_per_process, self.nice, self.models = jobs_per_process, nice, models
         self._lock = threading.Lock()
-        self._process: subprocess.Popen | None = None
+        self._process: processes.Worker | None = None
         self._jobs = 0
 
     def run(self, job: ModelJob | SuiteJob | ExportJob, alive: Callable[[], bool] = lambda: True):
@@ -152,17 +151,10 @@ class ModelWorker:
                 raise Cancelled()
             return outcome
 
-    def _started(self) -> subprocess.Popen:
+    def _started(self) -> processes.Worker:
         if self._process is None or self._process.poll() is not None:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "service.serving", "--nice", str(self.nice)]
-                + (["--models", str(self.models)] if self.models else []),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                cwd=PROJECT_ROOT,
-                text=True,
-                encoding="utf-8",
-            )
+            args = ["--nice", str(self.nice)] + (["--models", str(self.models)] if self.models else [])
+            self._process = processes.start("service.serving", args, dict(os.environ), PROJECT_ROOT, pipes=True)
             self._jobs = 0
             log.info("model worker started (pid %d)", self._process.pid)
         return self._process

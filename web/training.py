@@ -1,25 +1,24 @@
 """The app's training queue: one worker process at a time, outside the request queue.
 
-Each job runs in `python -m service.jobs run <job folder>`, a process of its own at a lower priority with one
-torch thread, so the app's requests keep their speed while a model trains (reports/train_load.md measures
-it). A scheduler thread starts the next queued job (service.jobs.queue_order: clients take turns) when no
-worker runs, notices when the worker ends and adds the finished model to the running Lab. On start it takes up
-where a previous app left off (service.jobs.recover_jobs): a job whose worker died with the app resumes, and
-installed models are served, each to its owner alone (service.owners). Given an owner, status, cancel and
-submit act for that owner only. A worker ends with this app (service.jobs.main) and holds its job folder's lock,
-so a job left running by a worker still on its way out is queued again only once that worker is gone.
+Each job runs in `python -m service.jobs run <job folder>`, a process of its own (forked with its imports done:
+service.processes) at a lower priority with one torch thread, so the app's requests keep their speed while a model
+trains (reports/train_load.md measures it). A scheduler thread starts the next queued job (service.jobs.queue_order:
+clients take turns) when no worker runs, notices when the worker ends and adds the finished model to the running
+Lab. On start it takes up where a previous app left off (service.jobs.recover_jobs): a job whose worker died with
+the app resumes, and installed models are served, each to its owner alone (service.owners). Given an owner, status,
+cancel and submit act for that owner only. A worker ends with this app (service.jobs.main) and holds its job
+folder's lock, so a job left running by a worker still on its way out is queued again only once that worker is gone.
 """
 
 import logging
 import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 from core.checkpoints.checkpoint import CheckpointError
 from core.data import PROJECT_ROOT
+from service import processes
 from service.cleanup import CleanupLimits, check_quota, clean_user_models
 from service.jobs import (
     FINISHED,
@@ -61,11 +60,9 @@ class TrainingQueue:
         self.cleanup_limits, self.cleaned = CleanupLimits.from_settings(settings), 0.0
         self.lock = threading.Lock()
         self.submitting = threading.Lock()  # an owner's quota is counted and taken in one step
-        self.worker: subprocess.Popen | None = None
+        self.worker: processes.Worker | None = None
         self.job_id: str | None = None
-        # set: the scheduler stops, and its worker with it (the parent-death signal follows the thread that
-        # started the worker)
-        self.stopped = threading.Event()
+        self.stopped = threading.Event()  # set: the scheduler stops, and its workers with it
         self.recovering = self._recover()
         for path in installed_checkpoints(self.root):
             owner = PUBLIC
@@ -115,17 +112,26 @@ class TrainingQueue:
         while not self.stopped.is_set():
             try:
                 with self.lock:
-                    if self.worker is not None and self.worker.poll() is not None:
-                        self._finished()
-                    if self.worker is None and self.recovering:
-                        self.recovering = self._recover()
-                    if self.worker is None and (job := next_queued(self.root)) is not None:
-                        self._start(job)
-                    if time.monotonic() - self.cleaned > CLEAN_EVERY:
-                        self._clean()
+                    self._step()
             except Exception:  # the queue must outlive one broken job folder
                 log.exception("training queue")
             self.stopped.wait(self.poll)
+        with self.lock:  # its workers end with it, as they end with the app
+            for worker in self._running():
+                worker.terminate()
+
+    def _step(self) -> None:
+        if self.worker is not None and self.worker.poll() is not None:
+            self._finished()
+        if self.worker is None and self.recovering:
+            self.recovering = self._recover()
+        if self.worker is None and (job := next_queued(self.root)) is not None:
+            self._start(job)
+        if time.monotonic() - self.cleaned > CLEAN_EVERY:
+            self._clean()
+
+    def _running(self) -> list[processes.Worker]:
+        return [self.worker] if self.worker is not None else []
 
     def _recover(self) -> bool:
         """Queue again the jobs whose worker died with the previous app; True while a job is left running by a
@@ -147,18 +153,11 @@ class TrainingQueue:
         self.job_id = job["id"]
         log.info("job %s started (worker pid %d)", job["id"], self.worker.pid)
 
-    def _spawn(self, folder: Path) -> subprocess.Popen:
-        """`python -m <worker_module> run <folder>`, logging to the job's worker.log."""
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "LAB_USER_MODELS": str(self.root), "LAB_APP_PID": str(os.getpid())}
-        with open(folder / "worker.log", "a") as worker_log:
-            return subprocess.Popen(
-                [sys.executable, "-m", self.worker_module, "run", str(folder)],
-                cwd=PROJECT_ROOT,
-                env=env,
-                stdout=worker_log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-            )
+    def _spawn(self, folder: Path) -> processes.Worker:
+        """`python -m <worker_module> run <folder>` (forked with its imports done: service.processes), logging to
+        the job's worker.log."""
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "LAB_USER_MODELS": str(self.root)}
+        return processes.start(self.worker_module, ["run", str(folder)], env, PROJECT_ROOT, log=folder / "worker.log")
 
     def _finished(self) -> None:
         if self.worker is None or self.job_id is None:  # the callers hold the lock, a worker running a job
@@ -166,7 +165,7 @@ class TrainingQueue:
         self._ended(self.job_id, self.worker.returncode)
         self.worker, self.job_id = None, None
 
-    def _ended(self, job_id: str, code: int) -> dict:
+    def _ended(self, job_id: str, code: int | None) -> dict:
         """A worker ended: serve its model, or record why it stopped when it could not say so itself."""
         folder = job_dir(job_id, self.root)
         job = read_job(folder)

@@ -10,10 +10,10 @@ cluster queues the tasks beyond its CPUs); owners, quotas, status, cancel and se
 """
 
 import logging
-import subprocess
 import time
 from pathlib import Path
 
+from service import processes
 from service.jobs import FINISHED, TrainLimits, cancel_job, job_dir, job_status, next_queued, update_job
 from service.lab import ServedLab
 from service.settings import Settings
@@ -35,7 +35,7 @@ class RayTrainingQueue(TrainingQueue):
         max_running: int | None = None,
     ):
         # set before the scheduler thread, which the base class starts, reads them
-        self.workers: dict[str, subprocess.Popen] = {}
+        self.workers: dict[str, processes.Worker] = {}
         self.max_running = max_running or settings.ray_max_jobs
         super().__init__(lab, settings, root, limits, poll)
 
@@ -60,18 +60,15 @@ class RayTrainingQueue(TrainingQueue):
                 self.workers[job_id].terminate()
         return self.status(job_id, owner)
 
-    def _schedule(self) -> None:
-        while not self.stopped.is_set():
-            try:
-                with self.lock:
-                    for job_id, worker in list(self.workers.items()):
-                        if worker.poll() is not None:
-                            self._ended(job_id, self.workers.pop(job_id).returncode)
-                    while len(self.workers) < self.max_running and (job := next_queued(self.root)) is not None:
-                        self._start(job)
-            except Exception:  # the queue must outlive one broken job folder
-                log.exception("training queue (ray)")
-            self.stopped.wait(self.poll)
+    def _step(self) -> None:
+        for job_id, worker in list(self.workers.items()):
+            if worker.poll() is not None:
+                self._ended(job_id, self.workers.pop(job_id).returncode)
+        while len(self.workers) < self.max_running and (job := next_queued(self.root)) is not None:
+            self._start(job)
+
+    def _running(self) -> list[processes.Worker]:
+        return list(self.workers.values())
 
     def _start(self, job: dict) -> None:
         folder = job_dir(job["id"], self.root)

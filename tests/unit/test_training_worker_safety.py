@@ -79,11 +79,12 @@ def _alive(pid: int) -> bool:
 
 
 def _workers_on(folder: Path) -> list[int]:
-    """The pids of live processes whose command line names the job folder."""
-    found = []
+    """The pids of live processes that hold the job folder's worker lock open (a worker forked by the app has the
+    fork server's command line, not the folder's)."""
+    lock, found = str(folder / WORKER_LOCK), []
     for proc in Path("/proc").iterdir():
         try:
-            if proc.name.isdigit() and str(folder).encode() in (proc / "cmdline").read_bytes():
+            if proc.name.isdigit() and any(os.readlink(fd) == lock for fd in (proc / "fd").iterdir()):
                 found.append(int(proc.name))
         except OSError:  # it ended while being looked at
             pass

@@ -159,8 +159,15 @@ def process_tree(pid: int) -> list[int]:
 
 
 QUEUE_EVERY = 0.5  # seconds between two reads of Gradio's queue in the class and hall profiles
-# what a process below the app is, by a word of its command line (anything else: "app")
-ROLES = {"service.serving": "model worker", "service.jobs": "training"}
+# what a process below the app is, by a word of its name or command line (anything else: "app"); a worker forked by
+# the fork server (service.processes) is named after its module and has the server's command line
+ROLES = {"service.serving": "model worker", "service.jobs": "training", "service.processes": "fork server"}
+
+
+def role(pid: int) -> str:
+    """The ROLES name of the process `pid` (OSError once it has ended)."""
+    words = Path(f"/proc/{pid}/comm").read_bytes() + Path(f"/proc/{pid}/cmdline").read_bytes()
+    return next((r for word, r in ROLES.items() if word.encode() in words), "app")
 
 
 def rss_by_role(pid: int) -> dict[str, float]:
@@ -169,14 +176,12 @@ def rss_by_role(pid: int) -> dict[str, float]:
     by_role: dict[str, float] = {}
     for member in process_tree(pid):
         try:
-            command = Path(f"/proc/{member}/cmdline").read_bytes().split(b"\0")
-            status = Path(f"/proc/{member}/status").read_text().splitlines()
+            member_role, status = role(member), Path(f"/proc/{member}/status").read_text().splitlines()
         except OSError:
             continue  # ended while we looked
-        role = next((r for word, r in ROLES.items() if word.encode() in command), "app")
         for line in status:
             if line.startswith("VmRSS:"):
-                by_role[role] = by_role.get(role, 0.0) + int(line.split()[1]) / 1024
+                by_role[member_role] = by_role.get(member_role, 0.0) + int(line.split()[1]) / 1024
     return by_role
 
 

@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 import httpx
 
 from core.analysis.export import CSV, FORMULA_START
-from tools.bench.loadtest import app_client, percentile
+from tools.bench.loadtest import app_client, percentile, process_tree, role
 
 LONG_TEXT = " ".join(["the film is good but the plot is dull"] * 6)  # 54 words: the long lane, the worker
 # 57 lines of about 20 words: the file the issue exported with model "all" (214 s in the app process)
@@ -194,7 +194,7 @@ def case_reset_intervention_is_no_error(base_url: str) -> tuple[bool, str]:
 
 def worker_pids(base_url: str) -> list[int]:
     """The model worker processes (`python -m service.serving`) of the app listening on `base_url`'s port, when it
-    runs on this machine (found through /proc: the socket's owner, then its children)."""
+    runs on this machine (found through /proc: the socket's owner, then the processes below it)."""
     port = urlparse(base_url).port or 80
     inodes = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
@@ -217,17 +217,13 @@ def worker_pids(base_url: str) -> list[int]:
         except OSError:  # another user's process, or one that ended
             continue
     found = []
-    for proc in Path("/proc").iterdir():
+    for member in {pid for owner in owners for pid in process_tree(owner)}:
         try:
-            if not proc.name.isdigit():
-                continue
-            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            command = (proc / "cmdline").read_bytes().split(b"\0")
-            if parent in owners and b"service.serving" in command:
-                found.append(int(proc.name))
-        except (OSError, ValueError, IndexError):
+            if role(member) == "model worker":
+                found.append(member)
+        except OSError:  # it ended while we looked
             continue
-    return found
+    return sorted(found)
 
 
 def with_worker_killed(base_url: str, call):
