@@ -11,6 +11,7 @@ core.data. tests/unit/test_architecture.py asserts the layering on the same grap
 
 import argparse
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -32,12 +33,17 @@ def project_modules(root: Path = PROJECT_ROOT) -> dict[str, Path]:
     return modules
 
 
+@functools.cache  # the layering tests ask for each file's syntax tree many times over
+def syntax_tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
 def imported_names(path: Path, module: str) -> set[str]:
     """Every dotted name `path` imports (anywhere in it), relative imports resolved; for `from X import Y`
     both X and X.Y, since Y may be a submodule."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(syntax_tree(path)):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

@@ -4,7 +4,7 @@ local worker for every model and a probe suite, and the fallback to the local wo
 be reached or refuses the app (token auth). The app itself is no Ray driver: a driver process of its own is."""
 
 import pytest
-from lab_fixture import RAY_HEAD, Head, closed_port
+from lab_fixture import RAY_BESIDE_JOBS, RAY_HEAD, Head, closed_port
 
 from core.predict import Lab, Request
 from service.serve_ray import DEPLOYMENT, ServeWorker, worker
@@ -12,7 +12,7 @@ from service.serving import encode
 from service.settings import Settings
 from web.runner import ModelWorker, RequestGate
 
-pytestmark = RAY_HEAD  # a real Ray head: after the rest of `make test`
+pytestmark = [*RAY_HEAD, RAY_BESIDE_JOBS]  # a real Ray head: after the rest of `make test`
 
 SENTENCES = ["It is not a bad film at all .", "A dull , slow and predictable story ."]
 

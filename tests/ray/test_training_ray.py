@@ -2,7 +2,8 @@
 folder), two visitors' jobs through the app's queue at once, and each failure: the task's worker killed,
 the cluster gone mid-job, a cluster that cannot be reached at start, with and without LAB_TRAIN_FALLBACK=local.
 The tests that leave their head as they found it share one with token authentication (a head's start is ~10 s;
-tests/conftest.py's token_head); the test that ends a head starts its own, and both of its queues lose it at once."""
+tests/conftest.py's token_head); the test that ends a head starts its own, and both of its queues lose it at once.
+A cluster that cannot be used from the start: test_training_ray_refused.py."""
 
 import os
 import signal
@@ -10,12 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-from lab_fixture import RAY_HEAD, RAY_TOKEN, Head, closed_port
+from lab_fixture import RAY_HEAD, RAY_TOKEN, Head
 from test_user_training import reviews, wait_for, write_csv
 
 from demo.i18n import CODES
 from demo.tabs.train import status_text
-from service.jobs import TrainRequest, read_job
+from service.jobs import TrainRequest
 from service.lab import ServedLab
 from service.owners import owner_id
 from service.settings import Settings
@@ -23,21 +24,6 @@ from web.training import TrainingQueue
 from web.training_ray import RayTrainingQueue, training_queue
 
 pytestmark = RAY_HEAD  # a real Ray head: after the rest of `make test`
-
-
-@pytest.fixture
-def on_ray(monkeypatch):
-    """LAB_TRAIN_BACKEND=ray on `address`, with the token of tests/conftest.py's token_head; returns the queue's
-    factory. A job's driver reads these at its start (web.training's _spawn passes the environment on)."""
-
-    def settings(address: str, fallback: str = "") -> None:
-        monkeypatch.setenv("LAB_TRAIN_BACKEND", "ray")
-        monkeypatch.setenv("LAB_RAY_ADDRESS", address)
-        monkeypatch.setenv("LAB_TRAIN_FALLBACK", fallback)
-        monkeypatch.setenv("RAY_AUTH_MODE", "token")
-        monkeypatch.setenv("RAY_AUTH_TOKEN", RAY_TOKEN)
-
-    return settings
 
 
 def running_task(pid: int) -> bool:
@@ -75,24 +61,6 @@ def wait_epochs(queue: TrainingQueue, job_id: str, epochs: int) -> dict:
 @pytest.fixture
 def big_csv(tmp_path):
     return write_csv(tmp_path / "many_reviews.csv", reviews(3000))  # a few seconds an epoch: time to act mid-job
-
-
-def test_the_backend_is_a_setting(monkeypatch, on_ray, tmp_path):
-    monkeypatch.delenv("LAB_TRAIN_BACKEND", raising=False)
-    local = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
-    assert type(local) is TrainingQueue
-    local.stopped.set()
-    for backend, address, fallback in (
-        ("spark", "h:1", ""),
-        ("ray", "", ""),
-        ("ray", "ray://h:10001", ""),
-        ("ray", "h:1", "cloud"),
-    ):
-        on_ray(address, fallback)
-        monkeypatch.setenv("LAB_TRAIN_BACKEND", backend)
-        monkeypatch.delenv("RAY_ADDRESS", raising=False)
-        with pytest.raises(ValueError, match="LAB_"):
-            training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
 
 
 def test_two_visitors_train_at_once_on_the_cluster(token_head, on_ray, tmp_path):
@@ -185,41 +153,3 @@ def test_a_cluster_that_goes_away_mid_job(on_ray, tmp_path, big_csv):
         after = queue.submit(TrainRequest(small, "dcnn", epochs=1, minutes=1))
         assert wait_for(queue, after["id"])["status"] in ("done", "failed")
         queue.stopped.set()
-
-
-@pytest.mark.parametrize("fallback", ["", "local"])
-def test_a_cluster_that_cannot_be_reached_at_start(on_ray, tmp_path, fallback):
-    address = closed_port()
-    on_ray(address, fallback)
-    queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
-    job = queue.submit(TrainRequest(write_csv(tmp_path / "reviews.csv", reviews(60)), "dcnn", epochs=1, minutes=1))
-    ended = wait_for(queue, job["id"], seconds=120)
-    if fallback:  # never silent: the job says where it trained
-        assert ended["status"] == "done" and ended["notice"]["code"] == "ray_local", ended
-        one_line_in_both(
-            ended, f"the training cluster at {address} cannot be reached: trained on this machine", "ray_local"
-        )
-        assert (ended["task"], "dcnn") in queue.lab.checkpoints
-    else:
-        assert ended["status"] == "failed" and ended["error"]["code"] == "ray_unreachable", ended
-        one_line_in_both(
-            ended, f"the training cluster at {address} cannot be reached; try again later", "ray_unreachable"
-        )
-        assert read_job(tmp_path / "um" / "jobs" / job["id"])["finished"] and not queue.lab.checkpoints
-    queue.stopped.set()
-
-
-def test_a_head_with_token_authentication_refuses_a_driver_without_its_token_and_says_so(
-    token_head, refused_fast, on_ray, tmp_path, monkeypatch
-):
-    """Ray 2.60 heads use token authentication by default: without the token the driver only hears "failed to
-    connect", and the job says what to set (with it, the other tests of this file train on this head)."""
-    on_ray(token_head.address)
-    monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
-    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
-    queue = training_queue(ServedLab({}), Settings.load(), tmp_path / "um")
-    data = write_csv(tmp_path / "reviews.csv", reviews(60))
-    refused = wait_for(queue, queue.submit(TrainRequest(data, "dcnn", epochs=1, minutes=1))["id"], seconds=180)
-    assert refused["status"] == "failed" and refused["error"]["code"] == "ray_no_token", refused
-    one_line_in_both(refused, f"the training cluster at {token_head.address} refused this app", "ray_no_token")
-    queue.stopped.set()

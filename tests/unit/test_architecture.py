@@ -12,7 +12,7 @@ import re
 import pytest
 
 from core.data import PROJECT_ROOT
-from tools.import_graph import find_cycle, import_graph, imported_names, project_modules
+from tools.import_graph import find_cycle, import_graph, imported_names, project_modules, syntax_tree
 
 MODULES = project_modules()
 LAYERS = ("core", "service", "web", "demo", "app")  # each imports only those before it
@@ -136,7 +136,7 @@ def test_only_the_server_adapter_touches_gradio_s_internals():
     imports = [
         (module, node)
         for module, path in outside.items()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for node in ast.walk(syntax_tree(path))
         if isinstance(node, ast.Import | ast.ImportFrom)
     ]
     names = [
