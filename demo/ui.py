@@ -58,9 +58,15 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 #tb-nodes table { max-height: 420px; }
 .tb-table caption { text-align: left; padding: 0.2em 0; font-weight: 600; }
 .tb-table :is(td, th) {
-  border: 1px solid #e2e8f0; padding: 0.15em 0.5em; text-align: left; background: var(--background-fill-primary);
+  border: 1px solid #e2e8f0; padding: 0.15em 0.5em; text-align: left; vertical-align: top;
+  background: var(--background-fill-primary);
 }
-.tb-table thead th { position: sticky; top: 0; z-index: 1; background: var(--background-fill-secondary); }
+/* the column heads and each row's head stay in view while the table scrolls; a phrase or sentence (the last
+   column) keeps a readable width on a phone, the table scrolling sideways inside its box instead */
+.tb-table thead th { position: sticky; top: 0; z-index: 2; background: var(--background-fill-secondary); }
+.tb-table tbody th { position: sticky; left: 0; z-index: 1; }
+.tb-table thead th:first-child { left: 0; z-index: 3; }
+:is(#tb-nodes, #tb-disagree) td:last-child { min-width: 14em; }
 .tb-table tr[data-row] { cursor: pointer; }
 .tb-table tr[data-row]:hover :is(td, th) { background: var(--background-fill-secondary); }
 .tb-table th button { font: inherit; color: var(--link-text-color); text-decoration: underline; padding: 0 0.2em; }
