@@ -9,7 +9,7 @@ import contextlib
 import contextvars
 import html
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from demo.i18n import t
@@ -358,18 +358,43 @@ def cell(value) -> str:
     return f"{value:.3f}" if isinstance(value, float) else esc(value)
 
 
-def data_table(data: Data, ui: str) -> str:
-    """The numbers of a figure under "Show as a table" (closed: a student opens it, a screen reader finds it
-    after the drawing); the table scrolls inside its box and is focusable, so a keyboard scrolls it too."""
-    heads = "".join(f'<th scope="col">{esc(head)}</th>' for head in data.heads)
-    rows = "".join(
-        f'<tr><th scope="row">{cell(row[0])}</th>' + "".join(f"<td>{cell(v)}</td>" for v in row[1:]) + "</tr>"
-        for row in data.rows
+def html_table(what: str, heads: list[str], rows: list[list], pick: Callable[[int], str] | None = None) -> str:
+    """A table captioned `what`, its columns headed `heads`, each row headed by its first cell; it scrolls inside
+    its box and is focusable, so a keyboard scrolls it too. With `pick` (row number -> the accessible name of its
+    choice), a row is a choice: its header is a button, and a click anywhere on the row is the component's select
+    event with the row's number (ROW_PICK_JS)."""
+    heads_html = "".join(f'<th scope="col">{esc(head)}</th>' for head in heads)
+
+    def opening(i: int, value) -> str:
+        if pick is None:
+            return f'<tr><th scope="row">{cell(value)}</th>'
+        button = f'<button type="button" aria-label="{esc(pick(i))}">{cell(value)}</button>'
+        return f'<tr data-row="{i}"><th scope="row">{button}</th>'
+
+    body = "".join(
+        opening(i, row[0]) + "".join(f"<td>{cell(v)}</td>" for v in row[1:]) + "</tr>" for i, row in enumerate(rows)
     )
     return (
-        f'<details class="figure-data"><summary>{esc(t("figure_table", ui))}</summary><table tabindex="0">'
-        f"<caption>{esc(data.what)}</caption><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table></details>"
+        f'<table tabindex="0"><caption>{esc(what)}</caption><thead><tr>{heads_html}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
     )
+
+
+# js_on_load of a gr.HTML holding an html_table with a pick: a click on a row (or its button, by keyboard) is the
+# component's select event, its index the row's number, as a Gradio table's row click is
+ROW_PICK_JS = """
+element.addEventListener('click', (event) => {
+  const row = event.target.closest('tr[data-row]');
+  if (row) trigger('select', {index: Number(row.dataset.row), value: Number(row.dataset.row)});
+});
+"""
+
+
+def data_table(data: Data, ui: str) -> str:
+    """The numbers of a figure under "Show as a table" (closed: a student opens it, a screen reader finds it
+    after the drawing)."""
+    table = html_table(data.what, data.heads, data.rows)
+    return f'<details class="figure-data"><summary>{esc(t("figure_table", ui))}</summary>{table}</details>'
 
 
 def figure(

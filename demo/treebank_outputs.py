@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 import gradio as gr
-import pandas as pd
 
 import demo.svg as svg
 from core.analysis.dataset_view import SLICES, read_evaluation
@@ -67,8 +66,8 @@ def search_choices(treebank: Treebank, filters: Filters, ui: str) -> tuple:
 
 
 def drawn_tree(view: TreeView, ui: str, node: int | None = None) -> tuple:
-    """Summary, tree figure, node table and node choices of one sentence's view (`node` chosen, a link's, else the
-    root)."""
+    """Summary, tree figure, node table (a row picks its node: svg.html_table) and node choices of one sentence's
+    view (`node` chosen, a link's, else the root)."""
     labels = [label_name(label, ui) for label in view.labels]
     names = [model_name(m) for m in view.models]
     root = view.nodes[0]
@@ -122,7 +121,8 @@ def drawn_tree(view: TreeView, ui: str, node: int | None = None) -> tuple:
     )  # the long phrase last
     choices = [(f"{n.id}: {n.text[:100]}", n.id) for n in view.nodes]
     chosen = node if node is not None and node < len(view.nodes) else 0
-    return summary, figure, pd.DataFrame(rows, columns=columns), gr.update(choices=choices, value=chosen)
+    table = svg.html_table(t("tb_nodes", ui), columns, rows, pick=lambda i: t("tb_pick_node", ui, node=i))
+    return summary, figure, table, gr.update(choices=choices, value=chosen)
 
 
 def tree_outputs(
@@ -197,7 +197,7 @@ def node_panel(view: TreeView, found: NodeAttribution, ui: str) -> tuple:
         for j, word in enumerate(found.words)
     ]
     columns = [t("tb_col_word", ui), t("tb_col_gold", ui)] + [model_name(m) for m in models]
-    return "\n".join(lines), pd.DataFrame(rows, columns=columns)
+    return "\n".join(lines), svg.html_table(t("tb_node_attr", ui), columns, rows)
 
 
 def dataset_outputs(lab: ServedLab, task: str, model: str, ui: str) -> tuple:
@@ -237,34 +237,34 @@ def dataset_outputs(lab: ServedLab, task: str, model: str, ui: str) -> tuple:
             t("tb_confusion", ui),
             ui,
         )
-    per_class = pd.DataFrame(
+    per_class = svg.html_table(
+        t("tb_per_class", ui),
+        [t(k, ui) for k in ("tb_col_class", "tb_col_precision", "tb_col_recall", "tb_col_f1", "tb_col_support")],
         [
-            [labels[i], round(c["precision"], 3), round(c["recall"], 3), round(c["f1"], 3), c["support"]]
+            [labels[i], c["precision"], c["recall"], c["f1"], c["support"]]
             for i, c in enumerate(e["sentences"]["per_class"].values())
         ],
-        columns=[
-            t(k, ui) for k in ("tb_col_class", "tb_col_precision", "tb_col_recall", "tb_col_f1", "tb_col_support")
-        ],
-    )
-    slices = pd.DataFrame(
+    )  # svg.cell gives a number 3 decimals
+    slices = svg.html_table(
+        t("tb_slices", ui),
+        [t(k, ui) for k in ("tb_col_slice", "tb_col_n", "tb_col_accuracy")],
         [
-            [
-                t(f"tb_slice_{s}", ui),
-                e["slices"][s]["n"],
-                round(e["slices"][s]["accuracy"], 3) if e["slices"][s]["n"] else None,
-            ]
+            [t(f"tb_slice_{s}", ui), e["slices"][s]["n"], e["slices"][s]["accuracy"] if e["slices"][s]["n"] else None]
             for s in SLICES
         ],
-        columns=[t(k, ui) for k in ("tb_col_slice", "tb_col_n", "tb_col_accuracy")],
     )
     sentences = e["disagreement"]["sentences"]
     models = list(e["disagreement"]["models"])
-    disagree = pd.DataFrame(
+    # each row headed by its number in the menu below ("1. ..."), the long sentence last, where wrapping keeps the
+    # labels in view; a row picks its sentence
+    disagree = svg.html_table(
+        t("tb_disagree", ui),
+        ["#", t("tb_col_distinct", ui), t("tb_col_gold", ui), *map(model_name, models), t("tb_col_sentence", ui)],
         [
-            [s["distinct"], labels[s["gold"]], *(labels[s["predictions"][m]] for m in models), s["text"]]
-            for s in sentences
-        ],  # the long sentence last, where wrapping keeps the labels in view
-        columns=[t("tb_col_distinct", ui), t("tb_col_gold", ui), *map(model_name, models), t("tb_col_sentence", ui)],
+            [i + 1, s["distinct"], labels[s["gold"]], *(labels[s["predictions"][m]] for m in models), s["text"]]
+            for i, s in enumerate(sentences)
+        ],
+        pick=lambda i: t("tb_pick_sentence", ui, n=i + 1),
     )
     choices = [(f"{i + 1}. {s['text'][:110]}", i) for i, s in enumerate(sentences)]
     state = {"task": task, "texts": [s["text"] for s in sentences]}

@@ -50,8 +50,26 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 .figures figure.view.zoomed svg { width: auto; max-width: none !important; }
 .figures .export button.zoom { display: none; }
 .figures figure.view.zoomed .export button.zoom { background: #e0e7ff; }
-/* the dataset charts side by side only where each gets 320 px (gr.HTML drops its min_width) */
-#tb-length, #tb-confusion { min-width: min(320px, 100%) !important; }
+/* the dataset charts and tables side by side only where each gets 320 px (gr.HTML drops its min_width) */
+#tb-length, #tb-confusion, #tb-per-class, #tb-slices { min-width: min(320px, 100%) !important; }
+/* the Treebank's tables (demo/svg.py html_table): scrolling inside their box, never the page; a row that picks a
+   node or a sentence shows it can be clicked, its header a button drawn as a link */
+.tb-table table { display: block; max-width: 100%; overflow: auto; border-collapse: collapse; font-size: 0.9em; }
+#tb-nodes table { max-height: 420px; }
+.tb-table caption { text-align: left; padding: 0.2em 0; font-weight: 600; }
+.tb-table :is(td, th) {
+  border: 1px solid #e2e8f0; padding: 0.15em 0.5em; text-align: left; vertical-align: top;
+  background: var(--background-fill-primary);
+}
+/* the column heads and each row's head stay in view while the table scrolls; a phrase or sentence (the last
+   column) keeps a readable width on a phone, the table scrolling sideways inside its box instead */
+.tb-table thead th { position: sticky; top: 0; z-index: 2; background: var(--background-fill-secondary); }
+.tb-table tbody th { position: sticky; left: 0; z-index: 1; }
+.tb-table thead th:first-child { left: 0; z-index: 3; }
+:is(#tb-nodes, #tb-disagree) td:last-child { min-width: 14em; }
+.tb-table tr[data-row] { cursor: pointer; }
+.tb-table tr[data-row]:hover :is(td, th) { background: var(--background-fill-secondary); }
+.tb-table th button { font: inherit; color: var(--link-text-color); text-decoration: underline; padding: 0 0.2em; }
 /* a node's "+" never reads "±": the link's underline is drawn on its text whatever the text's own decoration */
 .figures a.tree-node { cursor: pointer; text-decoration: none; }
 .figures a.tree-node:hover circle { stroke: #111; stroke-width: 2.5; }

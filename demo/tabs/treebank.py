@@ -111,8 +111,9 @@ def _without_trees(treebank, ui: str) -> tuple:
 
 
 def _on_row(event: gr.SelectData):
-    """A table's clicked row: the number its menu picks (the node table's node, the disagreements' sentence)."""
-    return event.index[0]
+    """A table's clicked row (svg.ROW_PICK_JS): the number its menu picks (the node table's node, the disagreements'
+    sentence)."""
+    return int(event.index)
 
 
 def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[[], Trees]) -> None:

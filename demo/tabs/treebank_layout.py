@@ -9,7 +9,7 @@ from core.analysis.treebank import MAX_HITS, PHENOMENA, SPLITS, SST_TASKS
 from core.data import TASKS
 from core.data.sst import FINE_LABELS
 from demo.i18n import L, model_name, task_label
-from demo.svg import EXPORT_JS
+from demo.svg import EXPORT_JS, ROW_PICK_JS
 from demo.tabs.named import components
 from demo.treebank_outputs import Filters
 from service.lab import ServedLab
@@ -33,13 +33,13 @@ class TreesBox:
     sentence: gr.Dropdown
     summary: gr.Markdown
     plot: gr.HTML
-    nodes: gr.Dataframe
+    nodes: gr.HTML
     node: gr.Dropdown
     open_node: gr.Button
     copy: gr.Button
     link: gr.Markdown
     node_summary: gr.Markdown
-    node_attr: gr.Dataframe
+    node_attr: gr.HTML
 
     @property
     def filters(self) -> list:
@@ -61,9 +61,9 @@ class DatasetBox:
     summary: gr.Markdown
     length: gr.HTML
     confusion: gr.HTML
-    per_class: gr.Dataframe
-    slices: gr.Dataframe
-    disagree: gr.Dataframe
+    per_class: gr.HTML
+    slices: gr.HTML
+    disagree: gr.HTML
     pick: gr.Dropdown
     open_sentence: gr.Button
 
@@ -125,14 +125,16 @@ def trees_box(sst_tasks: list[str]) -> TreesBox:
         sentence = gr.Dropdown([], label=L("tb_sentence"), num_choices_shown=MAX_HITS, elem_id="tb-sentence")
         summary = gr.Markdown(elem_id="tb-tree-summary")
         plot = gr.HTML(elem_id="tb-tree", elem_classes="figures", js_on_load=EXPORT_JS)
-        nodes = gr.Dataframe(label=L("tb_nodes"), interactive=False, wrap=True, max_height=420, elem_id="tb-nodes")
+        # the tables are HTML (svg.html_table), captioned by the callbacks: a Gradio table drew a component per cell,
+        # ~700 DOM changes for 51 nodes (docs/performance.md, "Treebank in the browser"); a row of these two picks
+        nodes = gr.HTML(elem_id="tb-nodes", elem_classes="tb-table", js_on_load=ROW_PICK_JS)
         with gr.Row():
             node = gr.Dropdown([], label=L("tb_node"), info=L("tb_node_info"), scale=4, elem_id="tb-node")
             open_node = gr.Button(L("tb_open_node"), scale=1, elem_id="tb-open-node")
             copy = gr.Button(L("copy_link"), scale=1, elem_id="tb-copy-link")
         link = gr.Markdown(elem_id="tb-permalink")
         node_summary = gr.Markdown(elem_id="tb-node-attr-summary")
-        node_attr = gr.Dataframe(label=L("tb_node_attr"), interactive=False, wrap=True, elem_id="tb-node-attr")
+        node_attr = gr.HTML(elem_id="tb-node-attr", elem_classes="tb-table")
     return TreesBox(
         problem, split, task, words, label, phenomenon, min_words, max_words, search, random, hits, sentence,
         summary, plot, nodes, node, open_node, copy, link, node_summary, node_attr,
@@ -159,9 +161,9 @@ def dataset_box(lab: ServedLab, data_tasks: list[str]) -> DatasetBox:
             length = gr.HTML(elem_id="tb-length", elem_classes="figures", js_on_load=EXPORT_JS, min_width=320)
             confusion = gr.HTML(elem_id="tb-confusion", elem_classes="figures", js_on_load=EXPORT_JS, min_width=320)
         with gr.Row(equal_height=False):
-            per_class = gr.Dataframe(label=L("tb_per_class"), interactive=False, min_width=320, elem_id="tb-per-class")
-            slices = gr.Dataframe(label=L("tb_slices"), interactive=False, min_width=320, elem_id="tb-slices")
-        disagree = gr.Dataframe(label=L("tb_disagree"), interactive=False, wrap=True, elem_id="tb-disagree")
+            per_class = gr.HTML(elem_id="tb-per-class", elem_classes="tb-table", min_width=320)
+            slices = gr.HTML(elem_id="tb-slices", elem_classes="tb-table", min_width=320)
+        disagree = gr.HTML(elem_id="tb-disagree", elem_classes="tb-table", js_on_load=ROW_PICK_JS)
         with gr.Row():
             pick = gr.Dropdown([], label=L("tb_disagree_pick"), scale=4, elem_id="tb-disagree-pick")
             open_sentence = gr.Button(L("tb_open_sentence"), scale=1, elem_id="tb-open-sentence")

@@ -23,7 +23,7 @@ def _expect_node_panel_of_sentence(page):
     """The chosen node's panel is node 0 of the sentence shown: its words, one row each."""
     expect(page.locator("#tb-node input")).to_have_value(re.compile(r"^0: "))
     expect(page.locator("#tb-node-attr-summary")).to_contain_text("Node 0")
-    cells = page.locator("#tb-node-attr [data-testid^='cell-'][data-testid$='-0']")
+    cells = page.locator("#tb-node-attr tbody th[scope='row']")
     expect(cells).to_have_text(_sentence_words(page))
 
 

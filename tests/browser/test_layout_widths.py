@@ -124,7 +124,7 @@ def test_the_page_fits_the_screen(browser, url, width, height, locale, ui, text)
         open_tab(page, t("tab_treebank", ui))
         page.locator("#tb-random").click()
         expect(page.locator("#tb-tree figure.view > svg")).to_be_visible()
-        expect(page.locator("#tb-nodes [data-testid='cell-0-0']")).to_be_visible()
+        expect(page.locator("#tb-nodes tr[data-row='0']")).to_be_visible()
         fits(page, "Treebank", width)
     finally:
         context.close()

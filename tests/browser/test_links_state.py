@@ -110,7 +110,7 @@ def test_a_link_copied_after_changing_the_lab_reopens_it(open_page, url, least_m
 def test_a_link_copied_from_a_treebank_node_reopens_it(open_page, url):
     page = open_page(_link(url, tab="treebank", task="sst5", split="dev", sentence="5"))
     expect(page.locator("#tb-tree-summary")).to_contain_text("dev #5")
-    page.locator("#tb-nodes [data-testid='cell-1-0']").click()  # the row of node 1
+    page.locator("#tb-nodes tr[data-row='1'] td").last.click()  # the row of node 1
     expect(page.locator("#tb-node input")).to_have_value(re.compile(r"^1: \S"))
     copied, query = _copied(page, "#tb-copy-link", "#tb-permalink")
     assert query == {"tab": "treebank", "task": "sst5", "split": "dev", "sentence": "5", "node": "1"}

@@ -5,7 +5,6 @@ against core.analysis.evaluate."""
 import json
 import shutil
 
-import pandas as pd
 import pytest
 
 from core.analysis.dataset_view import EVALUATION, length_buckets, read_evaluation
@@ -17,6 +16,8 @@ from core.checkpoints.manifest import read_manifest
 from core.data import PROJECT_ROOT, Example, load_task
 from core.data.sst import FINE_LABELS, node_examples, parse_tree
 from core.predict import Lab
+from demo.i18n import t
+from demo.svg import esc
 from service.lab import ServedLab
 from tools.evaluate_all import main as evaluate_all_main
 from tools.release.bundle import check
@@ -202,13 +203,18 @@ def test_callbacks_draw_and_word_in_both_languages(evaluated, treebank):
         summary, figure, nodes, node_choices, _, _, view = tree_outputs(
             lab, treebank, "test", choices["value"], "sst5", ui
         )
-        assert figure.count('class="tree-node"') == len(view.nodes) == len(nodes) == len(node_choices["choices"])
+        rows = nodes.count("<tr data-row=")  # a row per node, each picking it
+        assert figure.count('class="tree-node"') == len(view.nodes) == rows == len(node_choices["choices"])
+        assert nodes.count(f'aria-label="{t("tb_pick_node", ui, node=1)}"') == 1
         tabs, text, _, _, task = open_node(view, 2, ui)
         assert text == view.nodes[2].text and task == "sst5"
         for task in ("sst5", "zh_sentiment"):
             out = dataset_outputs(lab, task, "dcnn", ui)
-            assert "<svg" in out[1] and "<svg" in out[2] and isinstance(out[3], pd.DataFrame)
-            assert len(out[5]) == len(out[6]["choices"])
+            assert "<svg" in out[1] and "<svg" in out[2]
+            for table, key in zip(out[3:6], ("tb_per_class", "tb_slices", "tb_disagree")):  # HTML tables, captioned
+                assert table.startswith(f'<table tabindex="0"><caption>{esc(t(key, ui))}</caption>')
+                assert '<th scope="col">' in table and '<th scope="row">' in table
+            assert out[5].count("<tr data-row=") == len(out[6]["choices"])
     (root / "sst5" / "agt" / EVALUATION).rename(root / "agt.json")
     try:
         message = dataset_outputs(lab, "sst5", "agt", "zh")[0]

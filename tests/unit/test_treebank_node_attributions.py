@@ -1,18 +1,25 @@
 """A treebank node's attributions beside its gold labels (core.analysis.treebank.node_attributions) and the
 Treebank tab's table of them."""
 
-import pandas as pd
+import xml.etree.ElementTree as ET
+
 import pytest
 
 from core.analysis.attribution import occlusion
 from core.analysis.plausibility import plausibility, word_labels
 from core.analysis.treebank import Treebank, TreebankError, node_attributions, tree_view
+from demo.i18n import t
 from demo.treebank_outputs import node_outputs, tree_outputs
 
 
 @pytest.fixture(scope="module")
 def treebank(tiny_data):
     return Treebank.load(tiny_data)
+
+
+def _row_heads(table: str) -> list[str]:
+    """The text of each row's header of an HTML table (svg.html_table)."""
+    return ["".join(th.itertext()) for th in ET.fromstring(table).iterfind("tbody/tr/th[@scope='row']")]
 
 
 def _longest(treebank: Treebank) -> int:
@@ -49,10 +56,16 @@ def test_the_tab_shows_words_gold_labels_and_scores(lab, treebank):
     view = tree_view(lab.checkpoints, treebank.tree("test", index), "sst5", "test", index)
     summary, table = node_outputs(lab, treebank, view, 0, "en")
     assert summary.startswith("**Node 0**, gold label:") and summary.count("\n- ") == len(view.models)
-    assert isinstance(table, pd.DataFrame) and list(table["word"]) == view.words
-    assert list(table.columns[2:]) and table.iloc[0, 2].startswith(("+", "-"))
-    summary_zh, _ = node_outputs(lab, treebank, view, 0, "zh")
+    # a plain HTML table (not a Gradio table: a component per cell), captioned, its columns and rows headed
+    shown = ET.fromstring(table)
+    assert shown.findtext("caption") == t("tb_node_attr", "en")
+    assert [th.text for th in shown.iterfind("thead/tr/th[@scope='col']")][:2] == ["word", "gold"]
+    assert _row_heads(table) == view.words
+    scores = [td.text for td in shown.iterfind("tbody/tr/td")][1 : 1 + len(view.models)]
+    assert scores and all(s.startswith(("+", "-")) for s in scores)
+    summary_zh, table_zh = node_outputs(lab, treebank, view, 0, "zh")
     assert summary_zh.startswith("**节点 0**")
+    assert ET.fromstring(table_zh).findtext("caption") == t("tb_node_attr", "zh")
     assert node_outputs(lab, treebank, None, None, "en") == ("", None)
 
 
@@ -62,9 +75,8 @@ def test_a_new_sentence_brings_its_own_chosen_nodes_panel(lab, treebank):
     first, second = sorted(range(len(treebank.trees["test"])), key=lambda i: -len(treebank.trees["test"][i].words))[:2]
     for index in (first, second, first):
         *_, node, summary, table, view = tree_outputs(lab, treebank, "test", index, "sst5", "en")
-        assert node["value"] == 0 and list(table["word"]) == list(treebank.tree("test", index).words)
-        expected_summary, expected_table = node_outputs(lab, treebank, view, 0, "en")
-        assert summary == expected_summary and table.equals(expected_table)
+        assert node["value"] == 0 and _row_heads(table) == list(treebank.tree("test", index).words)
+        assert (summary, table) == node_outputs(lab, treebank, view, 0, "en")
     *_, node, summary, table, view = tree_outputs(lab, treebank, "test", first, "sst5", "en", node=2)
     assert node["value"] == 2 and summary.startswith("**Node 2**")
-    assert table.equals(node_outputs(lab, treebank, view, 2, "en")[1])
+    assert table == node_outputs(lab, treebank, view, 2, "en")[1]

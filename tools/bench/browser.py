@@ -233,7 +233,7 @@ def tree_search(page) -> float:
 
 def tree_node(page) -> float:
     treebank(page)
-    return changes(page, "#tb-node-attr-summary", page.locator("#tb-nodes [data-testid='cell-2-0']").click)
+    return changes(page, "#tb-node-attr-summary", page.locator("#tb-nodes tr[data-row='2'] button").click)
 
 
 def tree_link(page) -> float:
