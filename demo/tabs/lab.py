@@ -13,8 +13,8 @@ The page's scripts, then the layout, then the wiring; what the events do is demo
 demo/lab_text.py's, the result's HTML demo/lab_html.py's).
 """
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 import gradio as gr
@@ -31,6 +31,7 @@ from demo.lab_analysis import (
     link_query,
     redraw_top_map,
     run_analysis,
+    sent_once,
     task_choices,
 )
 from demo.lab_html import READ_MAP_JS, TOP_MAP_JS, Known
@@ -272,18 +273,16 @@ def _layout(lab: ServedLab, known: Known, visitors: Visitors) -> Page:
 
 
 def _wire_menus(page: Page, lab: ServedLab, visitors: Visitors) -> None:
-    """The intervention menu follows the model, and the index box the intervention."""
+    """The intervention menu follows the model (the index box follows the intervention in its analysis: _wire)."""
 
     def on_model(model_value, task_value, request: gr.Request):
         """One model: its interventions to choose from (none chosen); all five: no menu. On the visitor's own
-        choice only (`input`): a link sets the model and its intervention together (on_link)."""
+        choice only (`select`: Gradio 6.31's dropdown sends `input` twice per choice, on the choice and on its
+        blur): a link sets the model and its intervention together (on_fill)."""
         choices = intervention_choices(visitors.lab(lab, request), model_value, task_value, request_lang(request))
         return gr.update(visible=len(choices) > 1), gr.update(choices=choices, value="none"), gr.update(visible=False)
 
-    def on_intervention(key, model_value, task_value, text_value, request: gr.Request):
-        return index_box(visitors.lab(lab, request), text_value, model_value, task_value, key, request_lang(request))
-
-    for trigger in (page.model.input, page.task.input):
+    for trigger in (page.model.select, page.task.select):
         trigger(
             on_model,
             [page.model, page.task],
@@ -291,13 +290,6 @@ def _wire_menus(page: Page, lab: ServedLab, visitors: Visitors) -> None:
             api_visibility="private",
             show_progress="hidden",
         )
-    page.intervention.input(
-        on_intervention,
-        [page.intervention, page.model, page.task, page.text],
-        [page.index],
-        api_visibility="private",
-        show_progress="hidden",
-    )
 
 
 def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Callable:
@@ -308,13 +300,28 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
         """`run_inputs`: the Lab's inputs, then the room its figures get."""
         *asked, width = values
         drawn_for(width)
-        yield from run_analysis(visitors.lab(lab, request), known, named(Ask, asked), request_lang(request))
+        yield from sent_once(run_analysis(visitors.lab(lab, request), known, named(Ask, asked), request_lang(request)))
 
-    # another method, intervention or index runs on demand; the visitor's own choice only (`input`): a link
-    # sets the method with the rest and runs once (open_link)
-    triggers = (page.run.click, page.text.submit, page.method.input, page.intervention.input, page.index.submit)
-    for trigger in triggers:
+    # another method or index runs on demand; the visitor's own choice only (`input`): a link sets the method
+    # with the rest and runs once (open_link)
+    for trigger in (page.run.click, page.text.submit, page.method.input, page.index.submit):
         trigger(on_run, page.run_inputs, page.run_outputs, **RUN_EVENT).then(None, js=DONE_JS)
+
+    def on_intervention(request: gr.Request, *values):
+        """`run_inputs`, on an intervention chosen: its index box (shown where it takes one, at the index the model
+        points to), then the analysis with it, in one event (the page sends a trigger's events one after another:
+        a box event of its own held the analysis back by its whole round trip)."""
+        *asked, width = values
+        ask, seen, ui = named(Ask, asked), visitors.lab(lab, request), request_lang(request)
+        box = index_box(seen, ask.text, ask.model, ask.task, ask.intervention or "none", ui)
+        drawn_for(width)
+        ask = replace(ask, index=box.get("value", ask.index))
+        for i, outputs in enumerate(sent_once(run_analysis(seen, known, ask, ui))):
+            yield box if i == 0 else gr.skip(), *outputs
+
+    # the visitor's own choice only, once (`select`, not `input`: see on_model)
+    chosen = page.intervention.select(on_intervention, page.run_inputs, [page.index, *page.run_outputs], **RUN_EVENT)
+    chosen.then(None, js=DONE_JS)
 
     def on_copy(request: gr.Request, top_map, b, *asked):
         """`copy_inputs`: the DCNN panel's map (READ_MAP_JS), sentence B, then the Lab's inputs."""
@@ -366,8 +373,10 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
     def on_link(request: gr.Request, state: LinkState, width):
         """The link's analysis on its DCNN map, then its pair's comparison (sentence B), in one event: no fill event
         before it (on_fill) and none after it. The pair's figures get the room of the column both boxes are in."""
-        seen, ui = visitors.lab(lab, request), request_lang(request)
         drawn_for(width)
+        yield from sent_once(link_outputs(visitors.lab(lab, request), request_lang(request), state, width))
+
+    def link_outputs(seen: ServedLab, ui: str, state: LinkState, width) -> Iterator[tuple]:
         ask = Ask(
             text=state.text,
             model=state.model,
