@@ -19,9 +19,11 @@ from typing import Any
 
 import gradio as gr
 
+from core.analysis.attribution import on_demand
 from core.predict import ALL, AUTO
 from demo.attribution_export import build as build_export
 from demo.attribution_view import build as build_method_selector
+from demo.attribution_view import requested
 from demo.examples import EXAMPLES
 from demo.i18n import L, example_labels, model_name, request_lang
 from demo.lab_analysis import (
@@ -36,7 +38,7 @@ from demo.lab_analysis import (
 )
 from demo.lab_html import READ_MAP_JS, TOP_MAP_JS, Known
 from demo.links import LinkState, copy_js, intervention_specs, query_to_state
-from demo.svg import EXPORT_JS, drawn_for, drawn_within, room_js
+from demo.svg import EXPORT_JS, ROOM, drawn_for, drawn_within, room_js
 from demo.tabs import pairs
 from demo.tabs.checkpoints import facts
 from demo.tabs.named import components, named
@@ -50,6 +52,7 @@ from web.page_load import on_page_load
 # on a phone, where the result starts screens below the button, the page moves to the #analysing line, and
 # to the summary once the result is in (DONE_JS: the page was too short to go further before)
 RESULT_INSET = 60
+ROOM_JS = room_js("#result", RESULT_INSET)
 BUSY_JS = room_js(
     "#result",
     RESULT_INSET,
@@ -87,6 +90,17 @@ STALE_JS = "() => {" + STALE + "}"
 LINK_DONE_JS = DONE_JS.replace(
     "() => {", "() => {\n  document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';", 1
 )
+# ... and a link analysed in the page's load event: its sentence is the one analysed; on a phone, the page moves to
+# the summary where the result starts below the first screen (as BUSY_JS and DONE_JS do for a click)
+LOADED_JS = (
+    """() => {
+  document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';
+  const line = document.querySelector('#analysing');
+  if (document.querySelector('#result .lab-result') && line && line.getBoundingClientRect().top > 0.6 * innerHeight)
+    document.querySelector('#summary')?.scrollIntoView({block: 'start'});"""
+    + STALE
+    + "}"
+)
 
 
 @dataclass
@@ -97,8 +111,9 @@ class LabView:
     task: gr.Dropdown
     pair: pairs.PairView
     analyse_after: Callable  # (event, gr.State: was a pair opened?) -> both analyses, once the event succeeded
-    open_link: Callable  # (gr.State of a LinkState) -> once it is set, the Lab fills and runs it
     model: gr.Dropdown  # a probe failure opens with the model that failed
+    room: gr.Number  # the page's load event measures it (ROOM_JS): a link's figures are drawn in that event
+    loaded_js: str = ""  # the page's script once its load event (a link's analysis among it) has been applied
 
 
 # every analysis event: private, in the model lanes, the page marked busy until its answer
@@ -150,13 +165,15 @@ def build(lab: ServedLab, visitors: Visitors) -> LabView:
     page = _layout(lab, known, visitors)
     _wire_menus(page, lab, visitors)
     analyse_after = _wire(page, lab, known, visitors)
+    _link_opener(page, lab, known, visitors)
     return LabView(
         text=page.text,
         task=page.task,
         pair=page.pair,
         analyse_after=analyse_after,
-        open_link=_link_opener(page, lab, known, visitors),
         model=page.model,
+        room=page.room,
+        loaded_js=LOADED_JS,
     )
 
 
@@ -342,22 +359,27 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
     return analyse_after
 
 
-def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Callable:
-    """LabView.open_link: a link's inputs filled by the page's load event, then analysed (and its pair compared) in
-    one event; the examples' labels in the page's language."""
+def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> None:
+    """A link's inputs filled by the page's load event, and analysed in it (its pair compared) where its method
+    answers at once: a second event after the load cost a link its round trip and waited for the page to apply
+    everything the load sent. A slow method's analysis streams its status in an event of its own after the load
+    (on_link). The examples' labels in the page's language."""
+
+    link = gr.State(None)  # the LinkState of a link whose method streams: its change starts on_link
 
     def on_labels(request: gr.Request):
         return gr.Dataset(sample_labels=example_labels(request_lang(request)))
 
     def on_fill(request: gr.Request) -> tuple:
         """In the page's load event, the inputs a link with a sentence names, checked against the visitor's models
-        (demo/links.py), with its sentence B and the pair open: the events a model or task of its own starts (the
-        method's hint) run beside the analysis, not after its result."""
+        (demo/links.py), with its sentence B and the pair open, and their analysis (the figures drawn for the room
+        the load measured: LOADED_ROOM_JS): the events a model or task of its own starts (the method's hint) run
+        after the load."""
         seen, ui = visitors.lab(lab, request), request_lang(request)
         state = query_to_state(dict(request.query_params or {}), seen)
         if not state.fills("lab"):
-            return (gr.update(),) * len(filled)
-        return (
+            return (gr.skip(),) * len(loaded)
+        fill = (
             state.text,
             state.model,
             state.task,
@@ -369,40 +391,48 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
             state.b,
             gr.Accordion(open=bool(state.b)),
         )
+        if on_demand(tuple(requested(state.method))):
+            return *fill, state, *(gr.skip(),) * len(shown)
+        (analysed,) = run_analysis(seen, known, link_ask(state), ui, state.map)
+        compared = link_pair(seen, ui, state, ROOM.get()) if state.b else (gr.skip(),) * len(page.pair.outputs)
+        return *fill, gr.skip(), *analysed, *compared
 
     def on_link(request: gr.Request, state: LinkState, width):
-        """The link's analysis on its DCNN map, then its pair's comparison (sentence B), in one event: no fill event
-        before it (on_fill) and none after it. The pair's figures get the room of the column both boxes are in."""
+        """A slow method's link: its analysis on its DCNN map with its status lines, then its pair's comparison
+        (sentence B), in one event after the load's."""
         drawn_for(width)
         yield from sent_once(link_outputs(visitors.lab(lab, request), request_lang(request), state, width))
 
     def link_outputs(seen: ServedLab, ui: str, state: LinkState, width) -> Iterator[tuple]:
-        ask = Ask(
-            text=state.text,
-            model=state.model,
-            task=state.task,
-            lang=state.lang,
-            method=state.method,
-            intervention=state.intervention,
-            index=state.index,
-        )
-        untouched = (gr.update(),) * len(page.pair.outputs)
-        for outputs in run_analysis(seen, known, ask, ui, state.map):
+        untouched = (gr.skip(),) * len(page.pair.outputs)
+        for outputs in run_analysis(seen, known, link_ask(state), ui, state.map):
             yield *outputs, *untouched
         if state.b:
-            with drawn_within(width + RESULT_INSET if width else None):
-                compared = pairs.analyse_pair(seen, known, state.text, state.b, state.model, state.task, state.lang, ui)
-            yield *(gr.update(),) * len(page.run_outputs), *compared
+            yield *(gr.skip(),) * len(page.run_outputs), *link_pair(seen, ui, state, width)
+
+    def link_pair(seen: ServedLab, ui: str, state: LinkState, width) -> tuple:
+        """The link's pair compared; its figures get the room of the column both boxes are in."""
+        with drawn_within(width + RESULT_INSET if width else None):
+            return pairs.analyse_pair(seen, known, state.text, state.b, state.model, state.task, state.lang, ui)
 
     menu = [page.intervention_row, page.intervention, page.index]
     filled = [page.text, page.model, page.task, page.lang, page.method, *menu, page.pair.text_b, page.pair.box]
+    shown = [*page.run_outputs, *page.pair.outputs]
+    loaded = [*filled, link, *shown]
     on_page_load(on_labels, [page.examples])  # the examples' labels in the page's language
-    on_page_load(on_fill, filled)
+    on_page_load(on_fill, loaded)
+    analysed = link.change(on_link, [link, page.room], shown, **RUN_EVENT)
+    analysed.then(None, js=LINK_DONE_JS)
 
-    def open_link(state: gr.State) -> None:
-        """Once `state` is set (a link names a sentence), the inputs the page's load filled are analysed, and the
-        pair compared if the link names sentence B."""
-        analysed = state.change(on_link, [state, page.room], [*page.run_outputs, *page.pair.outputs], **RUN_EVENT)
-        analysed.then(None, js=LINK_DONE_JS)
 
-    return open_link
+def link_ask(state: LinkState) -> Ask:
+    """What a link asks the Lab for."""
+    return Ask(
+        text=state.text,
+        model=state.model,
+        task=state.task,
+        lang=state.lang,
+        method=state.method,
+        intervention=state.intervention,
+        index=state.index,
+    )

@@ -35,12 +35,13 @@ def test_a_dataset_task_switch_is_one_event(page):
     assert len(_events(page, "tb-data-model", "input")) == 1
 
 
-def test_a_lab_link_is_filled_with_the_page_and_analysed_in_one_event(page):
-    """The page's load event fills the Lab's inputs from a link and one event analyses them and compares the pair,
-    with no server event after it (before: a fill, then a run; then the run filled the inputs, so the model's own
-    change event (the method's hint) ran after the result, and a pair event after it, sentence B or not)."""
+def test_a_lab_link_is_filled_and_analysed_in_the_page_load(page):
+    """The page's load event fills the Lab's inputs from a link and analyses them and compares the pair (a quick
+    method; before: in an event of its own, which the page sent only once it had applied the whole load); a slow
+    method's link streams its status in one event after it, with no server event after that one (before that: a
+    fill, then a run; then the run filled the inputs, so the model's own change event ran after the result)."""
     (load,) = [f for f in page.fns.values() if any(e == "load" for _, e in f.targets)]
-    assert {"sentence", "model", "task", "sentence-b"} <= _ids(load.outputs)
+    assert {"sentence", "model", "task", "sentence-b", "summary", "result", "pair-summary"} <= _ids(load.outputs)
     opened = [
         f
         for f in page.fns.values()
