@@ -4,8 +4,9 @@ minimal pair (demo/tabs/pairs.py) compares it with a second sentence.
 One click is one update: the summary, the notices and one HTML result (the figures as SVG, drawn on the
 server by demo/charts.py and demo/plots.py, and a panel per model). From the click until it arrives, the page
 says it is analysing and hides the previous result, so a stale panel is never shown as the answer. A link
-(demo/links.py: sentence, model, task, method, intervention, DCNN map, sentence B) fills the inputs with the page's
-load event and runs them once (the link's map drawn in that run, its pair compared in the same event). The DCNN
+(demo/links.py: sentence, model, task, method, intervention, DCNN map, sentence B) fills the inputs in the page's
+load event and is analysed in it (its map drawn in that run, its pair compared), a slow method's in one event after
+it. An intervention's choice sets its index box and analyses in one event. The DCNN
 panel's map choice redraws only its one-map feature graph (`draw_top_map`, a server function of the result: only
 that model runs again; its markup and script are demo/lab_html.py's).
 
@@ -113,7 +114,7 @@ class LabView:
     analyse_after: Callable  # (event, gr.State: was a pair opened?) -> both analyses, once the event succeeded
     model: gr.Dropdown  # a probe failure opens with the model that failed
     room: gr.Number  # the page's load event measures it (ROOM_JS): a link's figures are drawn in that event
-    loaded_js: str = ""  # the page's script once its load event (a link's analysis among it) has been applied
+    loaded_js: str  # the page's script once its load event (a link's analysis among it) has been applied
 
 
 # every analysis event: private, in the model lanes, the page marked busy until its answer
@@ -320,7 +321,7 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
         yield from sent_once(run_analysis(visitors.lab(lab, request), known, named(Ask, asked), request_lang(request)))
 
     # another method or index runs on demand; the visitor's own choice only (`input`): a link sets the method
-    # with the rest and runs once (open_link)
+    # with the rest and runs once (on_fill)
     for trigger in (page.run.click, page.text.submit, page.method.input, page.index.submit):
         trigger(on_run, page.run_inputs, page.run_outputs, **RUN_EVENT).then(None, js=DONE_JS)
 
@@ -373,7 +374,7 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
     def on_fill(request: gr.Request) -> tuple:
         """In the page's load event, the inputs a link with a sentence names, checked against the visitor's models
         (demo/links.py), with its sentence B and the pair open, and their analysis (the figures drawn for the room
-        the load measured: LOADED_ROOM_JS): the events a model or task of its own starts (the method's hint) run
+        the load measured: ROOM_JS): the events a model or task of its own starts (the method's hint) run
         after the load."""
         seen, ui = visitors.lab(lab, request), request_lang(request)
         state = query_to_state(dict(request.query_params or {}), seen)
