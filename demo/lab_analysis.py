@@ -185,6 +185,17 @@ def streamed(
     yield done, *outputs
 
 
+def sent_once(outputs: Iterator[tuple]) -> Iterator[tuple]:
+    """An event's `outputs` (a generator's chunks), then one that changes nothing: Gradio sends a generator's last
+    chunk again when it ends (`handle_streaming_diffs`), and the page applies it again; the Lab's result is most of
+    an answer's bytes (an intervention's 133 KB), so what is sent again is this empty chunk, not the result."""
+    last = None
+    for last in outputs:
+        yield last
+    if last is not None:
+        yield (gr.skip(),) * len(last)
+
+
 def redraw_top_map(lab: ServedLab, known: Known, text: str, task: str, model: str, top_map: int, ui: str) -> str:
     """The panel's graph of another top-layer map (top_map_view): the one model runs again on the analysed
     text, the others not at all. Bad input (a map or text the page never offers) gets a line, not a figure."""

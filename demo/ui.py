@@ -7,6 +7,7 @@ from core.answers import AnswerCache
 from demo.i18n import L, request_lang, t
 from demo.links import query_to_state
 from demo.plots import esc
+from demo.svg import drawn_for
 from demo.tabs import api, checkpoints, probes
 from demo.tabs import lab as lab_tab
 from demo.tabs import train as train_tab
@@ -294,7 +295,7 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
 
         # the LinkState of the page's query (demo/links.py), in the State of each tab it has something for: a
         # State's change starts that tab's filling, so a page load without a link runs nothing more
-        links = {tab: gr.State(None) for tab in ("lab", "probes", "treebank")}
+        links = {tab: gr.State(None) for tab in ("probes", "treebank")}  # the Lab's: in its own part (lab_tab)
 
         def on_link(request: gr.Request):
             """The tab the link names and the state for each tab it fills; the Treebank selects itself once it is
@@ -304,7 +305,6 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
             return tab, *(state if state.fills(name) else gr.update() for name in links)
 
         on_page_load(on_link, [tabs, *links.values()])
-        lab_view.open_link(links["lab"])  # ?text=...&method=...: fill the Lab's inputs and analyse
         probes_view.open_link(links["probes"])  # ?tab=probes&suite=...: run the suite, open the cell
         on_page_load(probes.page_suite, [probes_view.suite])  # the page's language
         treebank_view.open_link(links["treebank"], tabs)  # ?tab=treebank&sentence=...&node=...
@@ -314,9 +314,10 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
         outputs = [owner_key, warning, loaded, failed, api_usage, lab_view.task, train_view.job]
         outputs += [output for part in parts for output in part.outputs]
 
-        def on_page(key, request: gr.Request, profile: gr.OAuthProfile | None = None):
-            """The page's one load event (web/page_load.py): the visitor first, then every tab's part, each value
-            postprocessed here (not in a thread per output)."""
+        def on_page(key, room, request: gr.Request, profile: gr.OAuthProfile | None = None):
+            """The page's one load event (web/page_load.py): the visitor first, then every tab's part (a link's
+            analysis drawn for the Lab's `room`), each value postprocessed here (not in a thread per output)."""
+            drawn_for(room)
             values = (*on_load(key, request, profile), *(value for part in parts for value in part.values(request)))
             return postprocessed(outputs, values)
 
@@ -324,14 +325,14 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
         # line and the Lab's Task menu among them
         loaded_page = demo.load(
             on_page,
-            owner_key,
+            [owner_key, lab_view.room],
             outputs,
             api_visibility="private",
-            js=READ_KEY,
+            js=f"(key, room) => ({lab_tab.ROOM_JS})(...({READ_KEY})(key), room)",
             postprocess=False,
             show_progress="hidden",
         )
-        loaded_page.then(None, owner_key, None, js=KEEP_KEY).then(None, js=ACCESS_JS)
+        loaded_page.then(None, owner_key, None, js=KEEP_KEY).then(None, js=ACCESS_JS).then(None, js=lab_view.loaded_js)
         fill_advertised_defaults(demo)
         keep_owners_out_of_mcp(demo)
     return demo

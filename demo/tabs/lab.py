@@ -4,8 +4,9 @@ minimal pair (demo/tabs/pairs.py) compares it with a second sentence.
 One click is one update: the summary, the notices and one HTML result (the figures as SVG, drawn on the
 server by demo/charts.py and demo/plots.py, and a panel per model). From the click until it arrives, the page
 says it is analysing and hides the previous result, so a stale panel is never shown as the answer. A link
-(demo/links.py: sentence, model, task, method, intervention, DCNN map, sentence B) fills the inputs with the page's
-load event and runs them once (the link's map drawn in that run, its pair compared in the same event). The DCNN
+(demo/links.py: sentence, model, task, method, intervention, DCNN map, sentence B) fills the inputs in the page's
+load event and is analysed in it (its map drawn in that run, its pair compared), a slow method's in one event after
+it. An intervention's choice sets its index box and analyses in one event. The DCNN
 panel's map choice redraws only its one-map feature graph (`draw_top_map`, a server function of the result: only
 that model runs again; its markup and script are demo/lab_html.py's).
 
@@ -13,15 +14,17 @@ The page's scripts, then the layout, then the wiring; what the events do is demo
 demo/lab_text.py's, the result's HTML demo/lab_html.py's).
 """
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 import gradio as gr
 
+from core.analysis.attribution import on_demand
 from core.predict import ALL, AUTO
 from demo.attribution_export import build as build_export
 from demo.attribution_view import build as build_method_selector
+from demo.attribution_view import requested
 from demo.examples import EXAMPLES
 from demo.i18n import L, example_labels, model_name, request_lang
 from demo.lab_analysis import (
@@ -31,11 +34,12 @@ from demo.lab_analysis import (
     link_query,
     redraw_top_map,
     run_analysis,
+    sent_once,
     task_choices,
 )
 from demo.lab_html import READ_MAP_JS, TOP_MAP_JS, Known
 from demo.links import LinkState, copy_js, intervention_specs, query_to_state
-from demo.svg import EXPORT_JS, drawn_for, drawn_within, room_js
+from demo.svg import EXPORT_JS, ROOM, drawn_for, drawn_within, room_js
 from demo.tabs import pairs
 from demo.tabs.checkpoints import facts
 from demo.tabs.named import components, named
@@ -49,6 +53,7 @@ from web.page_load import on_page_load
 # on a phone, where the result starts screens below the button, the page moves to the #analysing line, and
 # to the summary once the result is in (DONE_JS: the page was too short to go further before)
 RESULT_INSET = 60
+ROOM_JS = room_js("#result", RESULT_INSET)
 BUSY_JS = room_js(
     "#result",
     RESULT_INSET,
@@ -86,6 +91,17 @@ STALE_JS = "() => {" + STALE + "}"
 LINK_DONE_JS = DONE_JS.replace(
     "() => {", "() => {\n  document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';", 1
 )
+# ... and a link analysed in the page's load event: its sentence is the one analysed; on a phone, the page moves to
+# the summary where the result starts below the first screen (as BUSY_JS and DONE_JS do for a click)
+LOADED_JS = (
+    """() => {
+  document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';
+  const line = document.querySelector('#analysing');
+  if (document.querySelector('#result .lab-result') && line && line.getBoundingClientRect().top > 0.6 * innerHeight)
+    document.querySelector('#summary')?.scrollIntoView({block: 'start'});"""
+    + STALE
+    + "}"
+)
 
 
 @dataclass
@@ -96,8 +112,9 @@ class LabView:
     task: gr.Dropdown
     pair: pairs.PairView
     analyse_after: Callable  # (event, gr.State: was a pair opened?) -> both analyses, once the event succeeded
-    open_link: Callable  # (gr.State of a LinkState) -> once it is set, the Lab fills and runs it
     model: gr.Dropdown  # a probe failure opens with the model that failed
+    room: gr.Number  # the page's load event measures it (ROOM_JS): a link's figures are drawn in that event
+    loaded_js: str  # the page's script once its load event (a link's analysis among it) has been applied
 
 
 # every analysis event: private, in the model lanes, the page marked busy until its answer
@@ -149,13 +166,15 @@ def build(lab: ServedLab, visitors: Visitors) -> LabView:
     page = _layout(lab, known, visitors)
     _wire_menus(page, lab, visitors)
     analyse_after = _wire(page, lab, known, visitors)
+    _link_opener(page, lab, known, visitors)
     return LabView(
         text=page.text,
         task=page.task,
         pair=page.pair,
         analyse_after=analyse_after,
-        open_link=_link_opener(page, lab, known, visitors),
         model=page.model,
+        room=page.room,
+        loaded_js=LOADED_JS,
     )
 
 
@@ -272,18 +291,16 @@ def _layout(lab: ServedLab, known: Known, visitors: Visitors) -> Page:
 
 
 def _wire_menus(page: Page, lab: ServedLab, visitors: Visitors) -> None:
-    """The intervention menu follows the model, and the index box the intervention."""
+    """The intervention menu follows the model (the index box follows the intervention in its analysis: _wire)."""
 
     def on_model(model_value, task_value, request: gr.Request):
         """One model: its interventions to choose from (none chosen); all five: no menu. On the visitor's own
-        choice only (`input`): a link sets the model and its intervention together (on_link)."""
+        choice only (`select`: Gradio 6.31's dropdown sends `input` twice per choice, on the choice and on its
+        blur): a link sets the model and its intervention together (on_fill)."""
         choices = intervention_choices(visitors.lab(lab, request), model_value, task_value, request_lang(request))
         return gr.update(visible=len(choices) > 1), gr.update(choices=choices, value="none"), gr.update(visible=False)
 
-    def on_intervention(key, model_value, task_value, text_value, request: gr.Request):
-        return index_box(visitors.lab(lab, request), text_value, model_value, task_value, key, request_lang(request))
-
-    for trigger in (page.model.input, page.task.input):
+    for trigger in (page.model.select, page.task.select):
         trigger(
             on_model,
             [page.model, page.task],
@@ -291,13 +308,6 @@ def _wire_menus(page: Page, lab: ServedLab, visitors: Visitors) -> None:
             api_visibility="private",
             show_progress="hidden",
         )
-    page.intervention.input(
-        on_intervention,
-        [page.intervention, page.model, page.task, page.text],
-        [page.index],
-        api_visibility="private",
-        show_progress="hidden",
-    )
 
 
 def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Callable:
@@ -308,13 +318,28 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
         """`run_inputs`: the Lab's inputs, then the room its figures get."""
         *asked, width = values
         drawn_for(width)
-        yield from run_analysis(visitors.lab(lab, request), known, named(Ask, asked), request_lang(request))
+        yield from sent_once(run_analysis(visitors.lab(lab, request), known, named(Ask, asked), request_lang(request)))
 
-    # another method, intervention or index runs on demand; the visitor's own choice only (`input`): a link
-    # sets the method with the rest and runs once (open_link)
-    triggers = (page.run.click, page.text.submit, page.method.input, page.intervention.input, page.index.submit)
-    for trigger in triggers:
+    # another method or index runs on demand; the visitor's own choice only (`input`): a link sets the method
+    # with the rest and runs once (on_fill)
+    for trigger in (page.run.click, page.text.submit, page.method.input, page.index.submit):
         trigger(on_run, page.run_inputs, page.run_outputs, **RUN_EVENT).then(None, js=DONE_JS)
+
+    def on_intervention(request: gr.Request, *values):
+        """`run_inputs`, on an intervention chosen: its index box (shown where it takes one, at the index the model
+        points to), then the analysis with it, in one event (the page sends a trigger's events one after another:
+        a box event of its own held the analysis back by its whole round trip)."""
+        *asked, width = values
+        ask, seen, ui = named(Ask, asked), visitors.lab(lab, request), request_lang(request)
+        box = index_box(seen, ask.text, ask.model, ask.task, ask.intervention or "none", ui)
+        drawn_for(width)
+        ask = replace(ask, index=box.get("value", ask.index))
+        for i, outputs in enumerate(sent_once(run_analysis(seen, known, ask, ui))):
+            yield box if i == 0 else gr.skip(), *outputs
+
+    # the visitor's own choice only, once (`select`, not `input`: see on_model)
+    chosen = page.intervention.select(on_intervention, page.run_inputs, [page.index, *page.run_outputs], **RUN_EVENT)
+    chosen.then(None, js=DONE_JS)
 
     def on_copy(request: gr.Request, top_map, b, *asked):
         """`copy_inputs`: the DCNN panel's map (READ_MAP_JS), sentence B, then the Lab's inputs."""
@@ -335,22 +360,27 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
     return analyse_after
 
 
-def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Callable:
-    """LabView.open_link: a link's inputs filled by the page's load event, then analysed (and its pair compared) in
-    one event; the examples' labels in the page's language."""
+def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> None:
+    """A link's inputs filled by the page's load event, and analysed in it (its pair compared) where its method
+    answers at once: a second event after the load cost a link its round trip and waited for the page to apply
+    everything the load sent. A slow method's analysis streams its status in an event of its own after the load
+    (on_link). The examples' labels in the page's language."""
+
+    link = gr.State(None)  # the LinkState of a link whose method streams: its change starts on_link
 
     def on_labels(request: gr.Request):
         return gr.Dataset(sample_labels=example_labels(request_lang(request)))
 
     def on_fill(request: gr.Request) -> tuple:
         """In the page's load event, the inputs a link with a sentence names, checked against the visitor's models
-        (demo/links.py), with its sentence B and the pair open: the events a model or task of its own starts (the
-        method's hint) run beside the analysis, not after its result."""
+        (demo/links.py), with its sentence B and the pair open, and their analysis (the figures drawn for the room
+        the load measured: ROOM_JS): the events a model or task of its own starts (the method's hint) run
+        after the load."""
         seen, ui = visitors.lab(lab, request), request_lang(request)
         state = query_to_state(dict(request.query_params or {}), seen)
         if not state.fills("lab"):
-            return (gr.update(),) * len(filled)
-        return (
+            return (gr.skip(),) * len(loaded)
+        fill = (
             state.text,
             state.model,
             state.task,
@@ -362,38 +392,48 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
             state.b,
             gr.Accordion(open=bool(state.b)),
         )
+        if on_demand(tuple(requested(state.method))):
+            return *fill, state, *(gr.skip(),) * len(shown)
+        (analysed,) = run_analysis(seen, known, link_ask(state), ui, state.map)
+        compared = link_pair(seen, ui, state, ROOM.get()) if state.b else (gr.skip(),) * len(page.pair.outputs)
+        return *fill, gr.skip(), *analysed, *compared
 
     def on_link(request: gr.Request, state: LinkState, width):
-        """The link's analysis on its DCNN map, then its pair's comparison (sentence B), in one event: no fill event
-        before it (on_fill) and none after it. The pair's figures get the room of the column both boxes are in."""
-        seen, ui = visitors.lab(lab, request), request_lang(request)
+        """A slow method's link: its analysis on its DCNN map with its status lines, then its pair's comparison
+        (sentence B), in one event after the load's."""
         drawn_for(width)
-        ask = Ask(
-            text=state.text,
-            model=state.model,
-            task=state.task,
-            lang=state.lang,
-            method=state.method,
-            intervention=state.intervention,
-            index=state.index,
-        )
-        untouched = (gr.update(),) * len(page.pair.outputs)
-        for outputs in run_analysis(seen, known, ask, ui, state.map):
+        yield from sent_once(link_outputs(visitors.lab(lab, request), request_lang(request), state, width))
+
+    def link_outputs(seen: ServedLab, ui: str, state: LinkState, width) -> Iterator[tuple]:
+        untouched = (gr.skip(),) * len(page.pair.outputs)
+        for outputs in run_analysis(seen, known, link_ask(state), ui, state.map):
             yield *outputs, *untouched
         if state.b:
-            with drawn_within(width + RESULT_INSET if width else None):
-                compared = pairs.analyse_pair(seen, known, state.text, state.b, state.model, state.task, state.lang, ui)
-            yield *(gr.update(),) * len(page.run_outputs), *compared
+            yield *(gr.skip(),) * len(page.run_outputs), *link_pair(seen, ui, state, width)
+
+    def link_pair(seen: ServedLab, ui: str, state: LinkState, width) -> tuple:
+        """The link's pair compared; its figures get the room of the column both boxes are in."""
+        with drawn_within(width + RESULT_INSET if width else None):
+            return pairs.analyse_pair(seen, known, state.text, state.b, state.model, state.task, state.lang, ui)
 
     menu = [page.intervention_row, page.intervention, page.index]
     filled = [page.text, page.model, page.task, page.lang, page.method, *menu, page.pair.text_b, page.pair.box]
+    shown = [*page.run_outputs, *page.pair.outputs]
+    loaded = [*filled, link, *shown]
     on_page_load(on_labels, [page.examples])  # the examples' labels in the page's language
-    on_page_load(on_fill, filled)
+    on_page_load(on_fill, loaded)
+    analysed = link.change(on_link, [link, page.room], shown, **RUN_EVENT)
+    analysed.then(None, js=LINK_DONE_JS)
 
-    def open_link(state: gr.State) -> None:
-        """Once `state` is set (a link names a sentence), the inputs the page's load filled are analysed, and the
-        pair compared if the link names sentence B."""
-        analysed = state.change(on_link, [state, page.room], [*page.run_outputs, *page.pair.outputs], **RUN_EVENT)
-        analysed.then(None, js=LINK_DONE_JS)
 
-    return open_link
+def link_ask(state: LinkState) -> Ask:
+    """What a link asks the Lab for."""
+    return Ask(
+        text=state.text,
+        model=state.model,
+        task=state.task,
+        lang=state.lang,
+        method=state.method,
+        intervention=state.intervention,
+        index=state.index,
+    )

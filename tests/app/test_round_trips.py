@@ -1,7 +1,11 @@
 """How many events (round trips to the server) an action of the page makes: one where its outputs come from the
 same inputs (docs/performance.md, "Every tab in a real browser")."""
 
+import asyncio
+import json
+
 import pytest
+from gradio.state_holder import SessionState
 
 from demo import build_demo
 from service.settings import Settings
@@ -31,12 +35,13 @@ def test_a_dataset_task_switch_is_one_event(page):
     assert len(_events(page, "tb-data-model", "input")) == 1
 
 
-def test_a_lab_link_is_filled_with_the_page_and_analysed_in_one_event(page):
-    """The page's load event fills the Lab's inputs from a link and one event analyses them and compares the pair,
-    with no server event after it (before: a fill, then a run; then the run filled the inputs, so the model's own
-    change event (the method's hint) ran after the result, and a pair event after it, sentence B or not)."""
+def test_a_lab_link_is_filled_and_analysed_in_the_page_load(page):
+    """The page's load event fills the Lab's inputs from a link and analyses them and compares the pair (a quick
+    method; before: in an event of its own, which the page sent only once it had applied the whole load); a slow
+    method's link streams its status in one event after it, with no server event after that one (before that: a
+    fill, then a run; then the run filled the inputs, so the model's own change event ran after the result)."""
     (load,) = [f for f in page.fns.values() if any(e == "load" for _, e in f.targets)]
-    assert {"sentence", "model", "task", "sentence-b"} <= _ids(load.outputs)
+    assert {"sentence", "model", "task", "sentence-b", "summary", "result", "pair-summary"} <= _ids(load.outputs)
     opened = [
         f
         for f in page.fns.values()
@@ -47,6 +52,43 @@ def test_a_lab_link_is_filled_with_the_page_and_analysed_in_one_event(page):
     assert {"summary", "pair-summary", "pair-figures"} <= _ids(link.outputs) and "sentence" not in _ids(link.outputs)
     then = _followers(page, link)
     assert then and all(f.fn is None for f in then)  # a script in the page only
+
+
+def test_an_intervention_chosen_sets_its_index_box_and_analyses_in_one_event(page):
+    """A choice in the intervention menu: the index box and the analysis in one event, on the choice itself
+    (`select`, once); the menus' events not on `input`, which Gradio 6.31's dropdown sends twice per choice (before:
+    the box's event twice, and the analysis sent by the page only after the box's had come back)."""
+    (chosen,) = _events(page, "intervention", "select")
+    assert {"intervention-index", "summary", "result"} <= _ids(chosen.outputs)
+    assert _events(page, "intervention", "input") == []
+    for menu in ("model", "task"):
+        assert all("intervention" not in _ids(f.outputs) for f in _events(page, menu, "input"))
+        (offers,) = _events(page, menu, "select")
+        assert "intervention" in _ids(offers.outputs)
+
+
+@pytest.mark.parametrize(
+    "elem_id, event, intervention", [("run", "click", "none"), ("intervention", "select", "max_pool")]
+)
+def test_a_lab_analysis_sends_its_result_once(page, elem_id, event, intervention):
+    """An analysis event's chunks as Gradio's queue sends them (process_api with a session and an event id, until
+    the generator ends): the result HTML in one chunk; the last, which Gradio sends again as the event's end, a few
+    bytes (before: the result again, an intervention's 133 KB twice on the page's stream)."""
+    (fn,) = _events(page, elem_id, event)
+    asked = ["It is not a bad film at all.", "dcnn", "sst5", "auto", "occlusion", intervention, 1, 800]
+    state, chunks, iterator = SessionState(page), [], None
+
+    async def sent():
+        nonlocal iterator
+        while True:
+            out = await page.process_api(fn, asked, state, None, iterator, session_hash="s", event_id="e")
+            chunks.append(json.dumps(out["data"], default=str))
+            iterator = out["iterator"]
+            if not out["is_generating"]:
+                return
+
+    asyncio.run(sent())
+    assert sum("<svg" in chunk for chunk in chunks) == 1 and len(chunks[-1]) < 1000
 
 
 def test_a_probe_cell_shows_its_failures_in_one_event(page):
