@@ -109,9 +109,10 @@ class _Server:
             if "started" in news:
                 self.exits[news["started"]] = exit = _Exit()
                 self.started.put((news["started"], exit))
-            elif exit := self.exits.pop(news["ended"], None):
-                exit.code = news["code"]
-                exit.ended.set()
+            else:  # every worker the server reaps was started by this app: its pid came first
+                ended = self.exits.pop(news["ended"])
+                ended.code = news["code"]
+                ended.ended.set()
         self.alive = False
         self.started.put(None)
         for exit in self.exits.values():
