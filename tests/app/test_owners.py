@@ -19,6 +19,7 @@ from service.jobs import JobError, TrainLimits, TrainRequest, submit_job, update
 from service.owners import KEY, owner_id
 from service.publish import push_job
 from service.settings import Settings
+from tools.bench.redteam_content import load_event, queue_call
 
 
 @pytest.fixture(scope="module")
@@ -149,18 +150,9 @@ def test_a_model_cannot_be_taken_over_even_by_a_task_name_that_collides(app, use
 def page_load(url: str, session: str, key: str) -> str:
     """What a browser does on opening the page: the load event with the key its localStorage holds (demo/ui.py's
     READ_KEY); returns the key the page gives back to keep."""
-    config = httpx.get(url + "config").json()
-    store = next(c["id"] for c in config["components"] if c.get("props", {}).get("elem_id") == "owner-key")
-    load = next(d for d in config["dependencies"] if d["inputs"] == [store])
-    httpx.post(
-        url + "gradio_api/queue/join",
-        json={"data": [key], "fn_index": load["id"], "session_hash": session, "trigger_id": load["targets"][0][0]},
-    ).raise_for_status()
-    with httpx.stream("GET", url + "gradio_api/queue/data", params={"session_hash": session}, timeout=60) as events:
-        for line in events.iter_lines():
-            if "process_completed" in line:
-                return json.loads(line.removeprefix("data: "))["output"]["data"][0]
-    raise AssertionError("the page load did not complete")
+    with httpx.Client(timeout=60) as http:
+        load, data = load_event(http.get(url + "config").json(), key)
+        return queue_call(http, url.rstrip("/"), load, data, session)[0]
 
 
 def test_a_browser_keeps_its_jobs_across_reloads_and_another_browser_sees_none(app, tmp_path):

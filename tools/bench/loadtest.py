@@ -191,14 +191,14 @@ def rss_mb(pid: int) -> float | None:
 
 
 def cpu_seconds(pid: int, children: bool = True) -> float | None:
-    """User + system CPU time of the app so far: the process `pid` and its live children (/proc/<pid>/stat
-    fields 14 and 15), and the children it has reaped (fields 16 and 17: a replaced model worker); with
-    `children` False, the app's own alone (what holds its GIL)."""
+    """User + system CPU time of the app so far: the process `pid` and every live process below it (/proc/<pid>/stat
+    fields 14 and 15), and the children each has reaped (fields 16 and 17: a replaced model worker, reaped by the
+    fork server); with `children` False, the app's own alone (what holds its GIL)."""
     total = None
     for member in process_tree(pid) if children else [pid]:
         try:
             fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
-            reaped = int(fields[13]) + int(fields[14]) if children and member == pid else 0
+            reaped = int(fields[13]) + int(fields[14]) if children else 0
             ticks = int(fields[11]) + int(fields[12]) + reaped
             total = (total or 0.0) + ticks / os.sysconf("SC_CLK_TCK")
         except (OSError, IndexError, ValueError):

@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import httpx
+from gradio_client.utils import apply_diff
 
 from core.analysis.export import CSV, FORMULA_START
 from tools.bench.loadtest import app_client, percentile, process_tree, role
@@ -44,7 +45,7 @@ class QueueError(Exception):
 
 
 def event_index(config: dict, elem_id: str, trigger: str) -> int:
-    """The fn_index of the event `trigger` ("click", "input") of the component with `elem_id`."""
+    """The fn_index of the event `trigger` ("click", "select") of the component with `elem_id`."""
     ids = [c["id"] for c in config["components"] if c.get("props", {}).get("elem_id") == elem_id]
     return next(d["id"] for d in config["dependencies"] if any(t == [ids[0], trigger] for t in d["targets"]))
 
@@ -56,27 +57,52 @@ def upload(http: httpx.Client, base_url: str, name: str, data: bytes) -> dict:
     return {"path": sent.json()[0], "orig_name": name, "meta": {"_type": "gradio.FileData"}}
 
 
+def load_event(config: dict, key: str) -> tuple[int, list]:
+    """The page's load event (demo/ui.py's on_page) and what a page sends it: the owner key its localStorage holds
+    (demo/ui.py's READ_KEY), then each other input's value in the page's config."""
+    props = {c["id"]: c.get("props", {}) for c in config["components"]}
+    store = next(i for i, p in props.items() if p.get("elem_id") == "owner-key")
+    load = next(
+        d
+        for d in config["dependencies"]
+        if d["backend_fn"] and d["inputs"][:1] == [store] and any(event == "load" for _, event in d["targets"])
+    )
+    return load["id"], [key, *(props[i].get("value") for i in load["inputs"][1:])]
+
+
 def queue_call(
     http: httpx.Client, base_url: str, fn_index: int, data: list, session: str, started: threading.Event | None = None
 ) -> list:
-    """One private event as the page calls it, in `session`: its final output, or QueueError with its message.
-    `started` is set once the handler runs."""
+    """One private event as the page calls it, in `session`: its outputs as the page ends up showing them, or
+    QueueError with its message. `started` is set once the handler runs. A generator's chunks after its first come
+    as diffs, and its final message repeats its last chunk, which may leave outputs unchanged (gr.skip())."""
     joined = http.post(
         f"{base_url}/gradio_api/queue/join",
         json={"data": data, "fn_index": fn_index, "session_hash": session, "event_data": None, "trigger_id": None},
     )
     joined.raise_for_status()
+    sent: list | None = None  # a generator's last chunk: its next comes as a diff of it
+    shown: list = []
     with http.stream("GET", f"{base_url}/gradio_api/queue/data", params={"session_hash": session}) as stream:
         for line in stream.iter_lines():
             message = json.loads(line[5:]) if line.startswith("data:") else {}
             if message.get("msg") == "process_starts" and started:
                 started.set()
+            if message.get("msg") in ("process_generating", "process_completed") and message.get("success"):
+                data = message["output"]["data"]
+                generating = message["msg"] == "process_generating"
+                sent = data if sent is None or not generating else [apply_diff(v, d) for v, d in zip(sent, data)]
+                shown = [old if _unchanged(new) else new for old, new in zip(shown or sent, sent)]
             if message.get("msg") == "process_completed":
-                output = message.get("output") or {}
                 if not message.get("success"):
-                    raise QueueError(str(output.get("error")))
-                return output["data"]
+                    raise QueueError(str((message.get("output") or {}).get("error")))
+                return shown
     raise QueueError("the event stream ended without an answer")
+
+
+def _unchanged(value) -> bool:
+    """An update that sets no value (gr.skip(), or only a component's props): the page keeps what it shows."""
+    return isinstance(value, dict) and value.get("__type__") == "update" and "value" not in value
 
 
 def _base(base_url: str) -> str:
@@ -176,7 +202,7 @@ def case_reset_intervention_is_no_error(base_url: str) -> tuple[bool, str]:
     base, session = _base(base_url), uuid.uuid4().hex
     with httpx.Client(timeout=httpx.Timeout(30, read=120)) as http:
         config = _config(http, base)
-        on_model, run = event_index(config, "model", "input"), event_index(config, "run", "click")
+        on_model, run = event_index(config, "model", "select"), event_index(config, "run", "click")
         choices = queue_call(http, base, on_model, ["tensor_cnn", "auto"], session)[1]
         keys = [value for _, value in choices.get("choices", [])] if isinstance(choices, dict) else []
         key = next((k for k in keys if k != "none"), "consecutive")

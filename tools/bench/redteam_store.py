@@ -25,7 +25,7 @@ from core.data import PROJECT_ROOT
 from service.settings import Settings
 from service.store import STORE_FILE
 from tools.bench.loadtest import percentile, rest_call, start_app, wait_until_up
-from tools.bench.redteam_content import QueueError, queue_call
+from tools.bench.redteam_content import QueueError, load_event, queue_call
 from tools.bench.redteam_identity import _call, _file, _upload
 from tools.processes import free_port, stop_process
 
@@ -45,10 +45,8 @@ def _rows(path: Path) -> int:
 
 def _page_load(http: httpx.Client, url: str, session: str) -> list:
     """The page's load event, joined directly in `session` with no key (a first visit), as a script would."""
-    config = http.get(f"{url}config").json()
-    key = next(c["id"] for c in config["components"] if c.get("props", {}).get("elem_id") == "owner-key")
-    load = next(d["id"] for d in config["dependencies"] if d["inputs"] == [key])
-    return queue_call(http, url.rstrip("/"), load, [""], session)
+    load, data = load_event(http.get(f"{url}config").json(), "")
+    return queue_call(http, url.rstrip("/"), load, data, session)
 
 
 def _owner(url: str) -> tuple[object, float]:
