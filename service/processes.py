@@ -242,3 +242,4 @@ def _worker(request: dict, fds: list[int], servers: list[int], server: int) -> N
 
 if __name__ == "__main__":
     serve(socket.socket(fileno=int(sys.argv[1])))
+    os._exit(0)  # at once: the workers' parent-death signal comes as the server ends, not after torch's teardown

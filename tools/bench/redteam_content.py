@@ -7,7 +7,9 @@ They speak Gradio's own protocols: gradio_client for the named endpoints, and fo
 (/gradio_api/queue/join, then the session's event stream), each found in /config by its trigger's elem_id.
 """
 
+import copy
 import csv
+import functools
 import io
 import json
 import os
@@ -21,7 +23,6 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import httpx
-from gradio_client.utils import apply_diff
 
 from core.analysis.export import CSV, FORMULA_START
 from tools.bench.loadtest import app_client, percentile, process_tree, role
@@ -91,13 +92,34 @@ def queue_call(
             if message.get("msg") in ("process_generating", "process_completed") and message.get("success"):
                 data = message["output"]["data"]
                 generating = message["msg"] == "process_generating"
-                sent = data if sent is None or not generating else [apply_diff(v, d) for v, d in zip(sent, data)]
+                sent = data if sent is None or not generating else [_applied(v, d) for v, d in zip(sent, data)]
                 shown = [old if _unchanged(new) else new for old, new in zip(shown or sent, sent)]
             if message.get("msg") == "process_completed":
                 if not message.get("success"):
                     raise QueueError(str((message.get("output") or {}).get("error")))
                 return shown
     raise QueueError("the event stream ended without an answer")
+
+
+def _applied(value, diff: list):
+    """`value` with a chunk's diff applied, as the page applies it: edits ("replace", "append", "add", "delete") at
+    a path of keys and indices, the empty path the value itself."""
+    value = copy.deepcopy(value)
+    for action, path, new in diff:
+        if not path:
+            value = new if action == "replace" else value + new
+            continue
+        *parents, last = path
+        target = functools.reduce(lambda at, key: at[key], parents, value)
+        if action == "delete":
+            del target[last]
+        elif action == "append":
+            target[last] += new
+        elif action == "add" and isinstance(target, list):
+            target.insert(last, new)
+        else:  # "replace", or "add" to a dict
+            target[last] = new
+    return value
 
 
 def _unchanged(value) -> bool:
