@@ -59,7 +59,7 @@ class Worker:
         return self._exit.code
 
     def wait(self, timeout: float | None = None) -> int:
-        if not self._exit.ended.wait(timeout) or self._exit.code is None:
+        if not self._exit.ended.wait(timeout) or self._exit.code is None:  # the code is set before `ended`
             raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0.0)
         return self._exit.code
 
@@ -219,8 +219,9 @@ def _worker(request: dict, fds: list[int], servers: list[int], server: int) -> N
             os.close(fd)
         os.environ.clear()
         os.environ.update(request["env"])
-        if threads := request["env"].get("OMP_NUM_THREADS"):  # OpenMP read it at the server's import of torch
-            sys.modules["torch"].set_num_threads(int(threads))
+        threads, torch = request["env"].get("OMP_NUM_THREADS"), sys.modules.get("torch")
+        if threads and torch is not None:  # OpenMP read it at the server's import of torch, in the server's environment
+            torch.set_num_threads(int(threads))
         os.chdir(request["cwd"])
         # the path `python -m` would start with: its folder, then PYTHONPATH
         sys.path[:1] = [request["cwd"], *filter(None, request["env"].get("PYTHONPATH", "").split(os.pathsep))]
