@@ -38,7 +38,7 @@ from tools.processes import free_port
 RAY_GROUP = pytest.mark.xdist_group("ray")
 RAY_HEAD = [pytest.mark.slow, pytest.mark.ray]
 RAY_BESIDE_JOBS = pytest.mark.xdist_group("ray-serve-and-refused")
-RAY_TOKEN = "lab-test-token-" + "0123456789abcdef" * 2  # the token of conftest's `token_head`
+RAY_TOKEN = "lab-test-token-" + "0123456789abcdef" * 2  # the token of shared_fixtures' `token_head`
 SMALL = {
     "tensor_cnn": ["embed_dim=8", "hidden=6", "ngram_order=2"],
     "mrnn": ["embed_dim=8", "hidden=6"],
