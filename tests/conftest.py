@@ -16,17 +16,19 @@ if "LAB_USER_MODELS" not in os.environ:  # nor into user_models/ (the Train tab'
     os.environ["LAB_USER_MODELS"] = tempfile.mkdtemp(prefix="lab-user-models-")
 
 import pytest
+from xdist.scheduler import LoadGroupScheduling
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items):
     """`make test` (--dist loadgroup): a test file stays on one worker (its module's app is started once), and the
     files that start a Ray in the worker's process share one (RAY_GROUP). pytest-xdist hands out the groups with
-    the most tests first. The tests that start a Ray head (marker `ray`) are exactly tests/ray/'s."""
+    the most tests first, those of tests/ray/ before them (RayHeadsFirst), which are exactly the tests that start a
+    Ray head (marker `ray`)."""
     for item in items:
         if not any(item.iter_markers("xdist_group")):
             item.add_marker(pytest.mark.xdist_group(item.path.name))
-        # `make test`'s second phase runs tests/ray alone: a Ray head's test elsewhere would run in neither phase
+        # the scheduler knows a Ray head's tests by their folder
         if (item.get_closest_marker("ray") is not None) != (item.path.parent.name == "ray"):
             raise pytest.UsageError(f"{item.nodeid}: the tests marked `ray` (a Ray head) are those in tests/ray/")
 
@@ -47,3 +49,23 @@ def pytest_configure(config):
     pytest-xdist controller, which collects nothing and would make both workers wait for that import."""
     if not config.pluginmanager.has_plugin("dsession"):
         config.pluginmanager.import_plugin("shared_fixtures")
+
+
+class RayHeadsFirst(LoadGroupScheduling):
+    """--dist loadgroup with the groups of tests/ray handed out first. They are the longest (a Ray head's start, jobs
+    on its cluster: ~150 s each); begun first, one per worker, they leave the short groups to even out both workers'
+    ends, where run last one worker ran a Ray group alone (docs/performance.md, "The test loop")."""
+
+    def _assign_work_unit(self, node) -> None:
+        assert self.collection is not None  # set before the first unit is handed out
+        heads = {self._split_scope(nodeid) for nodeid in self.collection if nodeid.startswith("tests/ray/")}
+        for scope in [scope for scope in reversed(self.workqueue) if scope in heads]:
+            self.workqueue.move_to_end(scope, last=False)
+        super()._assign_work_unit(node)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown where it is not loaded
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") == "loadgroup":
+        return RayHeadsFirst(config, log)
+    return None

@@ -23,7 +23,7 @@ from service.settings import Settings
 from web.training import TrainingQueue
 from web.training_ray import RayTrainingQueue, training_queue
 
-pytestmark = RAY_HEAD  # a real Ray head: after the rest of `make test`
+pytestmark = RAY_HEAD  # a real Ray head: its groups first in `make test`
 
 
 def running_task(pid: int) -> bool:
