@@ -3,7 +3,9 @@ this plugin in the processes that run tests)."""
 
 import os
 import random
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 import torch
@@ -12,6 +14,7 @@ from lab_fixture import NEGATIVE, NEUTRAL, POSITIVE, RAY_TOKEN, Head, build_chec
 import web.gradio_import  # noqa: F401  (before a test module imports gradio: its import without the stub writer)
 
 torch.set_num_threads(1)
+T = TypeVar("T")
 
 
 def _score(words: list[str]) -> int:
@@ -88,26 +91,50 @@ def measured(lab):
         path.unlink(missing_ok=True)
 
 
-@pytest.fixture(scope="session")
-def local_ray():
-    """A Ray of this machine's two CPUs, started once for the test files marked RAY_GROUP (one worker runs them one
-    after the other): the library code under test (a sweep, parallel training) joins it, as a second ray.init in
-    one process is refused."""
+_GROUP_SHARED: dict[str, tuple[Any, Callable[[Any], None]]] = {}
+
+
+def group_shared(name: str, start: Callable[[], T], stop: Callable[[T], None]) -> T:
+    """`start()`'s value, shared by the tests of one xdist group on this worker (they run one after another), and
+    `stop`ped when the worker's next test is another group's: kept to the session's end, a Ray's processes took CPU
+    from every later test."""
+    if name not in _GROUP_SHARED:
+        _GROUP_SHARED[name] = (start(), stop)
+    return _GROUP_SHARED[name][0]
+
+
+def _group(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("xdist_group")  # every test's (tests/conftest.py)
+    return marker.args[0] if marker else item.nodeid
+
+
+def pytest_runtest_teardown(item, nextitem):
+    if nextitem is None or _group(nextitem) != _group(item):
+        while _GROUP_SHARED:
+            value, stop = _GROUP_SHARED.popitem()[1]
+            stop(value)
+
+
+def _start_local_ray() -> None:
     import ray
 
     os.environ.pop("RAY_ADDRESS", None)
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
-    ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
 
 
-@pytest.fixture(scope="session")
-def token_head():
-    """A Ray head with token authentication (RAY_TOKEN), shared by the tests of an app that lacks the token."""
-    cluster = Head(token=RAY_TOKEN)
-    yield cluster
-    cluster.stop()
+@pytest.fixture
+def local_ray():
+    """A Ray of this machine's two CPUs in this process for the test files marked RAY_GROUP: the library code under
+    test (a sweep, parallel training) joins it, as a second ray.init in one process is refused."""
+    import ray
+
+    group_shared("local_ray", _start_local_ray, lambda _: ray.shutdown())
+
+
+@pytest.fixture
+def token_head() -> Head:
+    """A Ray head with token authentication (RAY_TOKEN), for the tests of an app that lacks the token."""
+    return group_shared("token_head", lambda: Head(token=RAY_TOKEN), Head.stop)
 
 
 @pytest.fixture
