@@ -36,14 +36,13 @@ lint: install ## ruff check, ruff format --check (line length 120) and mypy on e
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 # pytest-xdist: a test file stays on one worker (its module's app is started once), the files that start a Ray share
-# one (tests/conftest.py); most tests wait on a served app or a child process, so two workers keep two cores busy
-# without starving the timed checks; tests/ray (a Ray head's) runs after, its files in two groups, one per worker: beside
-# the rest they took the suite from ~460 s to ~1,080 s (docs/performance.md, "The test loop")
+# one (tests/conftest.py); two workers keep two cores busy without starving the timed checks; tests/ray (a Ray
+# head's) goes first, its files in two groups, one per worker, and the short groups even out the ends
+# (docs/performance.md, "The test loop")
 TEST_WORKERS ?= 2
 PYTEST_PARALLEL = HF_HUB_OFFLINE=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
-test: install ## the whole suite but the browser's (offline, no GPU): tests/unit and tests/app on TEST_WORKERS processes, with the tests that start real processes at length (a SIGKILLed app, 1,000 sessions, a class); then tests/ray (a real Ray head's tests)
-	$(PYTEST_PARALLEL) -m "not e2e and not oracle" --ignore=tests/ray
-	$(PYTEST_PARALLEL) tests/ray
+test: install ## the whole suite but the browser's (offline, no GPU) on TEST_WORKERS processes: tests/unit, tests/app and tests/ray (a real Ray head's), with the tests that start real processes at length (a SIGKILLed app, 1,000 sessions, a class)
+	$(PYTEST_PARALLEL) -m "not e2e and not oracle"
 test-quick: install ## the suite without its slow tests (marker `slow`: a Ray head, a SIGKILLed app, a class), for the edit-test loop
 	$(PYTEST_PARALLEL) -m "not e2e and not slow and not oracle"
 test-e2e: install ## browser tests, tests/browser, with Debian chromium (apt-get install chromium fonts-wqy-microhei)

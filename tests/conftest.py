@@ -1,8 +1,7 @@
-"""Shared fixtures. Everything runs offline: no Hub, no analytics, tiny synthetic data."""
+"""The test run's settings and collection. Everything runs offline: no Hub, no analytics, tiny synthetic data.
+The shared fixtures are in tests/shared_fixtures.py, loaded only where tests run."""
 
 import os
-import random
-from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
@@ -17,49 +16,19 @@ if "LAB_USER_MODELS" not in os.environ:  # nor into user_models/ (the Train tab'
     os.environ["LAB_USER_MODELS"] = tempfile.mkdtemp(prefix="lab-user-models-")
 
 import pytest
-import torch
-from lab_fixture import NEGATIVE, NEUTRAL, POSITIVE, RAY_TOKEN, Head, build_checkpoints, start_app
-
-import web.gradio_import  # noqa: F401  (before a test module imports gradio: its import without the stub writer)
-
-torch.set_num_threads(1)
-
-
-def _score(words: list[str]) -> int:
-    """A compositional toy sentiment: polar words add, 'not' flips what follows."""
-    score, sign = 0, 1
-    for w in words:
-        if w == "not":
-            sign = -sign
-        score += sign * ((w in POSITIVE) - (w in NEGATIVE))
-    return max(-2, min(2, score)) + 2
-
-
-def _tree(words: list[str]) -> str:
-    """A right-branching PTB tree with a label on every node."""
-    if len(words) == 1:
-        return f"({_score(words)} {words[0]})"
-    return f"({_score(words)} ({_score(words[:1])} {words[0]}) {_tree(words[1:])})"
-
-
-def _sentence(rng: random.Random) -> list[str]:
-    words = [rng.choice(NEUTRAL) for _ in range(rng.randint(1, 4))]
-    for _ in range(rng.randint(1, 2)):
-        if rng.random() < 0.3:
-            words.insert(rng.randint(0, len(words)), "not")
-        words.insert(rng.randint(0, len(words)), rng.choice(POSITIVE + NEGATIVE))
-    return words
+from xdist.scheduler import LoadGroupScheduling
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items):
     """`make test` (--dist loadgroup): a test file stays on one worker (its module's app is started once), and the
     files that start a Ray in the worker's process share one (RAY_GROUP). pytest-xdist hands out the groups with
-    the most tests first. The tests that start a Ray head (marker `ray`) are exactly tests/ray/'s."""
+    the most tests first, those of tests/ray/ before them (RayHeadsFirst), which are exactly the tests that start a
+    Ray head (marker `ray`)."""
     for item in items:
         if not any(item.iter_markers("xdist_group")):
             item.add_marker(pytest.mark.xdist_group(item.path.name))
-        # `make test`'s second phase runs tests/ray alone: a Ray head's test elsewhere would run in neither phase
+        # the scheduler knows a Ray head's tests by their folder
         if (item.get_closest_marker("ray") is not None) != (item.path.parent.name == "ray"):
             raise pytest.UsageError(f"{item.nodeid}: the tests marked `ray` (a Ray head) are those in tests/ray/")
 
@@ -74,97 +43,29 @@ def pytest_collection_finish(session):
             raise pytest.UsageError(f"--dist loadgroup left {len(ungrouped)} tests ungrouped, {ungrouped[0]} first")
 
 
-@pytest.fixture(autouse=True)
-def _seed():
-    random.seed(0)
-    torch.manual_seed(0)
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's own, which registers "dsession" in the controller
+def pytest_configure(config):
+    """The fixtures (with torch, gradio and the trainer: ~8 CPU-s of imports) load where tests run, not in the
+    pytest-xdist controller, which collects nothing and would make both workers wait for that import."""
+    if not config.pluginmanager.has_plugin("dsession"):
+        config.pluginmanager.import_plugin("shared_fixtures")
 
 
-@pytest.fixture(scope="session")
-def tiny_data(tmp_path_factory):
-    """A data directory with synthetic SST-format trees (and a TREC-format file)."""
-    root = tmp_path_factory.mktemp("data")
-    rng = random.Random(7)
-    (root / "sst" / "trees").mkdir(parents=True)
-    for split, n in (("train", 160), ("dev", 40), ("test", 40)):
-        lines = [_tree(_sentence(rng)) for _ in range(n)]
-        (root / "sst" / "trees" / f"{split}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return root
+class RayHeadsFirst(LoadGroupScheduling):
+    """--dist loadgroup with the groups of tests/ray handed out first. They are the longest (a Ray head's start, jobs
+    on its cluster: ~150 s each); begun first, one per worker, they leave the short groups to even out both workers'
+    ends, where run last one worker ran a Ray group alone (docs/performance.md, "The test loop")."""
+
+    def _assign_work_unit(self, node) -> None:
+        assert self.collection is not None  # set before the first unit is handed out
+        heads = {self._split_scope(nodeid) for nodeid in self.collection if nodeid.startswith("tests/ray/")}
+        for scope in [scope for scope in reversed(self.workqueue) if scope in heads]:
+            self.workqueue.move_to_end(scope, last=False)
+        super()._assign_work_unit(node)
 
 
-@pytest.fixture(scope="session")
-def lab_root(tiny_data, tmp_path_factory):
-    """Tiny checkpoints of every paper model (sst5, sst2, zh_sentiment), trained once per session."""
-    return build_checkpoints(tmp_path_factory.getbasetemp() / "lab" / "checkpoints", tiny_data)
-
-
-@pytest.fixture(scope="module")
-def lab(lab_root):
-    from service.lab import ServedLab
-
-    return ServedLab.load(lab_root)
-
-
-@pytest.fixture
-def measured(lab):
-    """`measured(task, model, entry)` stores a deletion test in that checkpoint of `lab` as `make attribution` does
-    (write_faithfulness), for this test only: the files are removed after it."""
-    from core.analysis.attribution import write_faithfulness
-
-    written = []
-
-    def write(task: str, model: str, entry: dict) -> Path:
-        written.append(write_faithfulness(lab.checkpoints[(task, model)], entry))
-        return written[-1]
-
-    yield write
-    for path in written:
-        path.unlink(missing_ok=True)
-
-
-@pytest.fixture(scope="session")
-def local_ray():
-    """A Ray of this machine's two CPUs, started once for the test files marked RAY_GROUP (one worker runs them one
-    after the other): the library code under test (a sweep, parallel training) joins it, as a second ray.init in
-    one process is refused."""
-    import ray
-
-    os.environ.pop("RAY_ADDRESS", None)
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
-    ray.shutdown()
-
-
-@pytest.fixture(scope="session")
-def token_head():
-    """A Ray head with token authentication (RAY_TOKEN), shared by the tests of an app that lacks the token."""
-    cluster = Head(token=RAY_TOKEN)
-    yield cluster
-    cluster.stop()
-
-
-@pytest.fixture
-def refused_fast(monkeypatch):
-    """A driver that a head refuses gives up after 3 tries of ~1 s, not Ray's 20: the same refusal, sooner."""
-    monkeypatch.setenv("RAY_NUM_REDIS_GET_RETRIES", "3")
-
-
-@pytest.fixture(scope="module")
-def monkeypatch_module():
-    with pytest.MonkeyPatch.context() as mp:
-        yield mp
-
-
-@pytest.fixture(scope="module")
-def client(lab, tmp_path_factory, monkeypatch_module):
-    """A gradio_client Client of the app built on the tiny checkpoints, served on 127.0.0.1 (one SSL context for all
-    its calls: app_client)."""
-    from tools.bench.loadtest import app_client
-
-    monkeypatch_module.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
-    demo, url = start_app(lab)
-    client = app_client(url)
-    yield client
-    client.close()
-    demo.close()
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown where it is not loaded
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") == "loadgroup":
+        return RayHeadsFirst(config, log)
+    return None

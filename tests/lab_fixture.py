@@ -33,12 +33,12 @@ from tools.processes import free_port
 # tiny, pairwise-different sizes; widths/maps keep the task presets (--set cannot parse lists yet)
 # the test files that start a Ray of this process (a sweep, parallel training) share one pytest-xdist worker, one
 # after another (conftest.py); those that start a Ray head (their drivers are processes of their own) are marked
-# `ray`: `make test` runs them after the rest, on two workers: the jobs on a live cluster on one (~350 s at load ~9),
-# Ray Serve's and the refused jobs' on the other (~380 s)
+# `ray`: `make test` hands them out first, in two groups, one per worker: the jobs on a live cluster (~160 s),
+# Ray Serve's and the refused jobs' (~130 s)
 RAY_GROUP = pytest.mark.xdist_group("ray")
 RAY_HEAD = [pytest.mark.slow, pytest.mark.ray]
 RAY_BESIDE_JOBS = pytest.mark.xdist_group("ray-serve-and-refused")
-RAY_TOKEN = "lab-test-token-" + "0123456789abcdef" * 2  # the token of conftest's `token_head`
+RAY_TOKEN = "lab-test-token-" + "0123456789abcdef" * 2  # the token of shared_fixtures' `token_head`
 SMALL = {
     "tensor_cnn": ["embed_dim=8", "hidden=6", "ngram_order=2"],
     "mrnn": ["embed_dim=8", "hidden=6"],

@@ -300,8 +300,12 @@ def test_a_job_left_running_resumes_after_a_restart(tmp_path, good_csv):
 def test_a_killed_worker_is_reported_stopped(tmp_path, good_csv):
     queue = TrainingQueue(ServedLab({}), Settings.load(), tmp_path / "um")
     job = queue.submit(TrainRequest(good_csv, "dcnn", epochs=1, minutes=1))
-    pid = wait_for(queue, job["id"], ("running",)) and queue.worker.pid
-    os.kill(pid, 9)
+    wait_for(queue, job["id"], ("running",))
+    deadline = time.monotonic() + 60  # the job is marked running just before its worker is forked
+    while (worker := queue.worker) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert worker is not None
+    os.kill(worker.pid, 9)
     stopped = wait_for(queue, job["id"])
     assert stopped["status"] == "stopped" and stopped["error"]["params"]["exit"] == -9
     queue.stopped.set()

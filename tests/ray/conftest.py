@@ -6,7 +6,7 @@ from lab_fixture import RAY_TOKEN
 
 @pytest.fixture
 def on_ray(monkeypatch):
-    """LAB_TRAIN_BACKEND=ray on `address`, with the token of tests/conftest.py's token_head; returns the queue's
+    """LAB_TRAIN_BACKEND=ray on `address`, with the token of tests/shared_fixtures.py's token_head; returns the queue's
     factory. A job's driver reads these at its start (web.training's _spawn passes the environment on)."""
 
     def settings(address: str, fallback: str = "") -> None:

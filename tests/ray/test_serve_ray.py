@@ -12,7 +12,7 @@ from service.serving import encode
 from service.settings import Settings
 from web.runner import ModelWorker, RequestGate
 
-pytestmark = [*RAY_HEAD, RAY_BESIDE_JOBS]  # a real Ray head: after the rest of `make test`
+pytestmark = [*RAY_HEAD, RAY_BESIDE_JOBS]  # a real Ray head: its groups first in `make test`
 
 SENTENCES = ["It is not a bad film at all .", "A dull , slow and predictable story ."]
 

@@ -14,7 +14,7 @@ from service.settings import Settings
 from web.training import TrainingQueue
 from web.training_ray import training_queue
 
-pytestmark = [*RAY_HEAD, RAY_BESIDE_JOBS]  # a real Ray head: after the rest of `make test`
+pytestmark = [*RAY_HEAD, RAY_BESIDE_JOBS]  # a real Ray head: its groups first in `make test`
 
 
 def test_the_backend_is_a_setting(monkeypatch, on_ray, tmp_path):
