@@ -115,7 +115,7 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 .table-wrap :is(th, .body-cell).first-column {
   position: sticky; left: 0; z-index: 2; background: var(--background-fill-primary, #fff);
 }
-#result table th, #attr-hint table th, .table-wrap th, .table-wrap th *, .figure-data th {
+#result table th, #attr-hint table th, .table-wrap th, .table-wrap th *, .figure-data th, .tb-table th {
   word-break: keep-all; overflow-wrap: normal;
 }
 #result table th, #attr-hint table th { white-space: nowrap; }
