@@ -6,11 +6,9 @@ import gradio as gr
 from core.analysis.attribution import DEFAULT_METHODS, METHODS, most_faithful
 from core.analysis.plausibility import TOP_K
 from core.predict import ALL, AUTO, Prediction
-from demo.i18n import L, label_name, model_name, request_lang, t, task_name
+from demo.i18n import L, label_name, model_name, t, task_name
 from demo.plots import esc
 from service.lab import ServedLab
-from web.owners import Visitors
-from web.page_load import on_page_load
 
 
 def method_name(method: str, ui: str) -> str:
@@ -126,9 +124,11 @@ def faithfulness_hint(lab: ServedLab, model: str, task: str, ui: str) -> str:
     return "\n".join(lines + (["", t("attr_plausible_note", ui, k=TOP_K)] if plausible else []))
 
 
-def build(lab: ServedLab, model: gr.Dropdown, task: gr.Dropdown, visitors: Visitors) -> gr.Radio:
+def build() -> tuple[gr.Radio, gr.Markdown]:
     """The method selector and, folded under it, the faithfulness hint for the chosen model and task: a table
-    of models by tasks, which beside the methods was squeezed to a word per line and on a phone is a screen long."""
+    of models by tasks, which beside the methods was squeezed to a word per line and on a phone is a screen long.
+    The Lab's events fill the hint (demo/tabs/lab.py): the visitor's choice of model or task, the page's load (a
+    link's) and another tab opening the Lab, each for the model and task it sets."""
     method = gr.Radio(
         [(L(f"attr_{m}"), m) for m in METHODS],
         value=DEFAULT_METHODS[0],
@@ -138,10 +138,4 @@ def build(lab: ServedLab, model: gr.Dropdown, task: gr.Dropdown, visitors: Visit
     )
     with gr.Accordion(L("attr_best_fold"), open=False, elem_id="attr-hint-box"):
         hint = gr.Markdown(elem_id="attr-hint")
-
-    def on_change(model_value: str, task_value: str, request: gr.Request) -> str:
-        return faithfulness_hint(visitors.lab(lab, request), model_value, task_value, request_lang(request))
-
-    gr.on([model.change, task.change], on_change, [model, task], hint, api_visibility="private")
-    on_page_load(lambda request: on_change(model.value, task.value, request), [hint])  # in the browser's language
-    return method
+    return method, hint

@@ -115,7 +115,7 @@ body.lab-busy #summary, body.lab-busy #notices, body.lab-busy #result { display:
 .table-wrap :is(th, .body-cell).first-column {
   position: sticky; left: 0; z-index: 2; background: var(--background-fill-primary, #fff);
 }
-#result table th, #attr-hint table th, .table-wrap th, .table-wrap th *, .figure-data th {
+#result table th, #attr-hint table th, .table-wrap th, .table-wrap th *, .figure-data th, .tb-table th {
   word-break: keep-all; overflow-wrap: normal;
 }
 #result table th, #attr-hint table th { white-space: nowrap; }
@@ -169,17 +169,26 @@ body:not(.dark) .md .token:is(.regex, .important, .variable) { color: #8a5300; }
   }
   #pair-table :is(td, th):first-child :is(.cell-wrap, span) { white-space: normal !important; }
   /* the Probes tables fit a phone's width, no sideways scroll: each column takes its share of the table as the
-     browser lays it out, not Gradio's one-line width, and a cell's text wraps, inside a word where it must; the key
-     column (a capability, a test) takes 30%, and the pass rates' columns share the rest evenly (numbers whole) */
-  :is(#probe-table, #probe-failures) table { width: 100% !important; }
-  :is(#probe-table, #probe-failures) :is(td, th) {
+     browser lays it out, not Gradio's one-line width, at least its header's longest word (the models by name,
+     demo/tabs/probes.py): a header breaks between words only, in a smaller type and without its column menu
+     (sorting is on wider screens), and a cell's text wraps, inside a word where it must. No selector list inside
+     :is() here: Gradio scopes each of its items, which made such a rule outweigh any other */
+  #probe-table table, #probe-failures table { width: 100% !important; }
+  #probe-table td, #probe-table th, #probe-failures td, #probe-failures th {
     width: auto !important; min-width: 0 !important; max-width: none !important; padding-inline: 2px !important;
   }
-  :is(#probe-table, #probe-failures) :is(td, th):first-child { width: 30vw !important; }
-  :is(#probe-table, #probe-failures) :is(td, th) :is(.cell-wrap, span, .header-content) {
+  #probe-table .cell-wrap, #probe-failures td .cell-wrap { padding-inline: 2px !important; }
+  #probe-table td *, #probe-failures td * {
     white-space: normal !important; overflow-wrap: anywhere !important; word-break: normal !important;
   }
-  #probe-table table { table-layout: fixed; }
+  #probe-table th { font-size: var(--text-sm) !important; }
+  /* eight columns: "predicted", "sentence" whole in each at 11 px */
+  #probe-failures th { font-size: calc(var(--text-sm) - 1px) !important; padding-inline: 1px !important; }
+  #probe-failures th .cell-wrap { padding-inline: 0 !important; }
+  #probe-table th *, #probe-failures th * {
+    white-space: normal !important; overflow-wrap: normal !important; word-break: keep-all !important;
+  }
+  #probe-table th .cell-menu-button, #probe-failures th .cell-menu-button { display: none !important; }
   /* the examples in one row to swipe through, not a screen of buttons above the result */
   #examples .gallery { flex-wrap: nowrap; overflow-x: auto; }
   #examples .gallery > * { flex: 0 0 auto; max-width: 80vw; }

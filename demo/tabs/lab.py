@@ -24,7 +24,7 @@ from core.analysis.attribution import on_demand
 from core.predict import ALL, AUTO
 from demo.attribution_export import build as build_export
 from demo.attribution_view import build as build_method_selector
-from demo.attribution_view import requested
+from demo.attribution_view import faithfulness_hint, requested
 from demo.examples import EXAMPLES
 from demo.i18n import L, example_labels, model_name, request_lang
 from demo.lab_analysis import (
@@ -135,6 +135,7 @@ class Page:
     intervention: gr.Dropdown
     index: gr.Number
     method: gr.Radio
+    hint: gr.Markdown  # which method is most faithful for the chosen model and task
     link: gr.Markdown
     shown_map: gr.Textbox  # the DCNN panel's map when Copy link is clicked (READ_MAP_JS)
     room: gr.Number  # the width the figures get (BUSY_JS measures it)
@@ -234,7 +235,7 @@ def _layout(lab: ServedLab, known: Known, visitors: Visitors) -> Page:
     result and the file export."""
     public = lab.visible_to(PUBLIC)  # the page everybody is sent; a page load adds the visitor's own tasks
     text, run, copy, model, task, lang, intervention_row, intervention, index = _choices(public)
-    method = build_method_selector(lab, model, task, visitors)
+    method, hint = build_method_selector()
     link = gr.Markdown(elem_id="permalink")
     shown_map = gr.Textbox(visible=False)
     room = gr.Number(visible=False)
@@ -278,6 +279,7 @@ def _layout(lab: ServedLab, known: Known, visitors: Visitors) -> Page:
         intervention=intervention,
         index=index,
         method=method,
+        hint=hint,
         link=link,
         shown_map=shown_map,
         room=room,
@@ -294,17 +296,25 @@ def _wire_menus(page: Page, lab: ServedLab, visitors: Visitors) -> None:
     """The intervention menu follows the model (the index box follows the intervention in its analysis: _wire)."""
 
     def on_model(model_value, task_value, request: gr.Request):
-        """One model: its interventions to choose from (none chosen); all five: no menu. On the visitor's own
-        choice only (`select`: Gradio 6.31's dropdown sends `input` twice per choice, on the choice and on its
-        blur): a link sets the model and its intervention together (on_fill)."""
-        choices = intervention_choices(visitors.lab(lab, request), model_value, task_value, request_lang(request))
-        return gr.update(visible=len(choices) > 1), gr.update(choices=choices, value="none"), gr.update(visible=False)
+        """One model: its interventions to choose from (none chosen); all five: no menu; the method hint for the
+        model and task. On the visitor's own choice only (`select`: Gradio 6.31's dropdown sends `input` twice per
+        choice, on the choice and on its blur): a link sets the model, its intervention and the hint together in
+        the page's load (on_fill), another tab opening the Lab the hint after it (analyse_after)."""
+        seen, ui = visitors.lab(lab, request), request_lang(request)
+        choices = intervention_choices(seen, model_value, task_value, ui)
+        hint = faithfulness_hint(seen, model_value, task_value, ui)
+        return (
+            gr.update(visible=len(choices) > 1),
+            gr.update(choices=choices, value="none"),
+            gr.update(visible=False),
+            hint,
+        )
 
     for trigger in (page.model.select, page.task.select):
         trigger(
             on_model,
             [page.model, page.task],
-            [page.intervention_row, page.intervention, page.index],
+            [page.intervention_row, page.intervention, page.index, page.hint],
             api_visibility="private",
             show_progress="hidden",
         )
@@ -352,9 +362,16 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
     )
     copied.then(None, [page.link], [page.link], js=copy_js("permalink"))
 
+    def on_hint(model_value, task_value, request: gr.Request) -> str:
+        return faithfulness_hint(visitors.lab(lab, request), model_value, task_value, request_lang(request))
+
     def analyse_after(dependency, is_pair: gr.State):
+        """The analysis of what `dependency` opened in the Lab, and the method hint for the model and task it set
+        (the menus' own event is the visitor's choice only: _wire_menus)."""
         analysed = dependency.success(on_run, page.run_inputs, page.run_outputs, **RUN_EVENT)
         analysed.then(None, js=DONE_JS)
+        hinted = dict(api_visibility="private", show_progress="hidden")
+        dependency.success(on_hint, [page.model, page.task], [page.hint], **hinted)
         return page.pair.analyse_after(analysed, is_pair)
 
     return analyse_after
@@ -374,13 +391,14 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
     def on_fill(request: gr.Request) -> tuple:
         """In the page's load event, the inputs a link with a sentence names, checked against the visitor's models
         (demo/links.py), with its sentence B and the pair open, and their analysis (the figures drawn for the room
-        the load measured: ROOM_JS): the events a model or task of its own starts (the method's hint) run
-        after the load."""
+        the load measured: ROOM_JS), and the method hint for the model and task it names (the page's defaults
+        without a link)."""
         seen, ui = visitors.lab(lab, request), request_lang(request)
         state = query_to_state(dict(request.query_params or {}), seen)
         if not state.fills("lab"):
-            return (gr.skip(),) * len(loaded)
+            return faithfulness_hint(seen, page.model.value, page.task.value, ui), *(gr.skip(),) * (len(loaded) - 1)
         fill = (
+            faithfulness_hint(seen, state.model, state.task, ui),
             state.text,
             state.model,
             state.task,
@@ -419,7 +437,7 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
     menu = [page.intervention_row, page.intervention, page.index]
     filled = [page.text, page.model, page.task, page.lang, page.method, *menu, page.pair.text_b, page.pair.box]
     shown = [*page.run_outputs, *page.pair.outputs]
-    loaded = [*filled, link, *shown]
+    loaded = [page.hint, *filled, link, *shown]
     on_page_load(on_labels, [page.examples])  # the examples' labels in the page's language
     on_page_load(on_fill, loaded)
     analysed = link.change(on_link, [link, page.room], shown, **RUN_EVENT)

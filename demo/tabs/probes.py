@@ -48,12 +48,14 @@ from web.runner import PROBE_EVENTS, RequestGate, abandoned, on_warm_up
 
 
 def pass_rate_table(report: ProbeReport, ui: str) -> pd.DataFrame:
-    """Rows: capabilities in the suite's words; columns: models; cells: pass rate in %."""
+    """Rows: capabilities in the suite's words; columns: models, by name without their paper (a column keeps the
+    width of its header's longest word, and five of them fit a phone's width beside the key column only so; the
+    chosen cell's heading and the model menu cite the paper); cells: pass rate in %."""
     rows = [
         [words_in(report.capabilities[cap], ui, cap), *(round(100 * row[m].rate, 1) for m in report.models)]
         for cap, row in report.cells.items()
     ]
-    return pd.DataFrame(rows, columns=[t("col_capability", ui)] + [model_name(m) for m in report.models])
+    return pd.DataFrame(rows, columns=[t("col_capability", ui)] + [model_name(m, cited=False) for m in report.models])
 
 
 @cache
@@ -112,7 +114,7 @@ def empty_tables(models: list[str], request: gr.Request) -> tuple[pd.DataFrame, 
     """Before a suite has run, both tables with their headers in the page's language (an empty gr.Dataframe
     is headed "1 2 3"): the pass rates' by the public models, `models`."""
     ui = request_lang(request)
-    pass_rates = pd.DataFrame(columns=[t("col_capability", ui), *(model_name(m) for m in models)])
+    pass_rates = pd.DataFrame(columns=[t("col_capability", ui), *(model_name(m, cited=False) for m in models)])
     return pass_rates, pd.DataFrame(columns=failure_columns(t("score_any", ui), ui))
 
 

@@ -3,11 +3,17 @@ same inputs (docs/performance.md, "Every tab in a real browser")."""
 
 import asyncio
 import json
+import urllib.parse
 
+import gradio as gr
 import pytest
 from gradio.state_holder import SessionState
+from starlette.requests import Request
 
+from core.analysis.attribution import METHODS
+from core.predict import ALL, AUTO
 from demo import build_demo
+from demo.attribution_view import faithfulness_hint
 from service.settings import Settings
 
 
@@ -52,6 +58,39 @@ def test_a_lab_link_is_filled_and_analysed_in_the_page_load(page):
     assert {"summary", "pair-summary", "pair-figures"} <= _ids(link.outputs) and "sentence" not in _ids(link.outputs)
     then = _followers(page, link)
     assert then and all(f.fn is None for f in then)  # a script in the page only
+
+
+def _page_load(page, query: dict) -> dict:
+    """The page's load event answered for a visitor opening `query`: component elem_id -> its value."""
+    (load,) = [f for f in page.fns.values() if any(e == "load" for _, e in f.targets)]
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/",
+        "query_string": urllib.parse.urlencode(query).encode(),
+        "headers": [(b"accept-language", b"en")],
+        "client": ("127.0.0.1", 1),
+    }
+    values = load.fn("", 800, gr.Request(Request(scope), session_hash="round-trips-test"))
+    return dict(zip([getattr(b, "elem_id", None) for b in load.outputs], values, strict=True))
+
+
+def test_a_lab_links_page_sends_nothing_after_its_load(page, lab, measured):
+    """The method hint for the model and task a link names comes in the page's load event, and the menus' change
+    starts no server event (before: the hint's own event on the model's and task's change, which the load's
+    values started: a round trip after the link's result, the page's last change); the hint follows the
+    visitor's choice in the menus and another tab opening the Lab (a probe failure: its model and task)."""
+    for menu in ("model", "task"):
+        assert _events(page, menu, "change") == []
+        assert any("attr-hint" in _ids(f.outputs) for f in _events(page, menu, "select"))
+    entry = {"sentences": 7, "aopc": dict.fromkeys(METHODS, 0.2), "random": 0.01}
+    for model in lab.models("sst5"):  # a hint per model: the page's default (every model) differs from one's
+        measured("sst5", model, entry)
+    linked = _page_load(page, {"text": "It is not a bad film at all.", "model": "dcnn", "task": "sst5"})
+    assert linked["attr-hint"] == faithfulness_hint(lab, "dcnn", "sst5", "en")
+    assert _page_load(page, {})["attr-hint"] == faithfulness_hint(lab, ALL, AUTO, "en") != linked["attr-hint"]
+    (opened,) = _events(page, "probe-open", "click")
+    assert any("attr-hint" in _ids(f.outputs) for f in _followers(page, opened))
 
 
 def test_an_intervention_chosen_sets_its_index_box_and_analyses_in_one_event(page):

@@ -252,7 +252,7 @@ def test_the_probes_tab_shows_the_table_and_a_cells_failures(lab):
     summary, table, _, _, head, failures, failure_choices, report = run_probe_suite(lab, "zh", "auto", "zh")
     assert "zh_sentiment" not in summary and "个用例" in summary  # worded in Chinese, the task by its name
     assert summary.startswith("中文用例") and "测试集 zh" not in summary  # the suite by its language
-    assert list(table.columns) == ["能力"] + [model_name(m) for m in lab.models("zh_sentiment")]
+    assert list(table.columns) == ["能力"] + [model_name(m, cited=False) for m in lab.models("zh_sentiment")]
     assert len(table) == len(report.cells)
     first_cell = report.cells[next(iter(report.cells))][report.models[0]]
     assert len(failure_choices["choices"]) == len(failures) == len(first_cell.failures)  # one choice per row
