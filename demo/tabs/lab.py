@@ -204,7 +204,7 @@ def _choices(public: ServedLab) -> tuple:
                     elem_id="task",
                     visible=len(public.tasks()) > 1,
                     allow_custom_value=True,  # a task that went away meanwhile: core's notice, not Gradio's error
-                    min_width=260,  # "SST fine-grained (5 classes)" in full; the language goes under it if need be
+                    min_width=300,  # "SST fine-grained (5 classes)" in full beside its arrow; the language goes under it if need be
                 )
                 lang = gr.Radio(
                     [(L("choice_auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")],
