@@ -17,6 +17,7 @@ import functools
 import html
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import gradio as gr
 
@@ -256,7 +257,7 @@ def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callabl
 
     data.disagree.select(_on_row, None, [data.pick], api_visibility="private")
     # progress on the summary line only, as on the tree's events (_wire_trees)
-    dataset_event = dict(api_visibility="private", js=ROOM_JS, show_progress_on=data.summary)
+    dataset_event: dict[str, Any] = dict(api_visibility="private", js=ROOM_JS, show_progress_on=data.summary)
     data.task.change(on_data_task, [data.task, page.room], [data.model, *page.dataset_outputs], **dataset_event)
     data.model.input(on_dataset, [data.task, data.model, page.room], page.dataset_outputs, **dataset_event)
     box = page.trees
