@@ -331,7 +331,9 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
             return postprocessed(outputs, values)
 
         # no Gradio progress ("processing | 0.0/0.1s", in English) over the outputs it fills: the Train tab's status
-        # line and the Lab's Task menu among them
+        # line and the Lab's Task menu among them; its status goes to the hidden key box only, as Gradio's page copies
+        # every component an event's status went to (gr.Tabs: the whole page) at every status of every event after
+        # (docs/performance.md, "Treebank's last three actions")
         loaded_page = demo.load(
             on_page,
             [owner_key, lab_view.room],
@@ -340,6 +342,7 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
             js=f"(key, room) => ({lab_tab.ROOM_JS})(...({READ_KEY})(key), room)",
             postprocess=False,
             show_progress="hidden",
+            show_progress_on=owner_key,
         )
         loaded_page.then(None, owner_key, None, js=KEEP_KEY).then(None, js=ACCESS_JS).then(None, js=lab_view.loaded_js)
         fill_advertised_defaults(demo)

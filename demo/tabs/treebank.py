@@ -17,6 +17,7 @@ import functools
 import html
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import gradio as gr
 
@@ -166,7 +167,7 @@ def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[
             api_visibility="private",
             concurrency_id="model",
             js=ROOM_JS,
-            show_progress_on=[box.sentence, box.plot],
+            show_progress_on=box.plot,
         )
 
     # by hand only (.select): a search, a random pick, the tab's first visit and a link set the picker and the task
@@ -192,7 +193,9 @@ def _wire_trees(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable[
 
     # a node picked by hand or by a row draws its own panel (.input: by hand only; a new tree sets the picker).
     # Each event's progress shows on the figure or line it changes, not on every output with the tables among them
-    # (docs/performance.md, "Treebank under half a second")
+    # (docs/performance.md, "Treebank under half a second"), nor on the picker: Gradio's page copies every component
+    # an event's progress went to, the picker's 500 sentences too, at every status of every event after ("Treebank's
+    # last three actions")
     box.node.input(
         on_node,
         [page.tree_state, box.node],
@@ -253,12 +256,10 @@ def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callabl
         return *_without_trees(treebank, ui), *picker, *drawn, *shown
 
     data.disagree.select(_on_row, None, [data.pick], api_visibility="private")
-    data.task.change(
-        on_data_task, [data.task, page.room], [data.model, *page.dataset_outputs], api_visibility="private", js=ROOM_JS
-    )
-    data.model.input(
-        on_dataset, [data.task, data.model, page.room], page.dataset_outputs, api_visibility="private", js=ROOM_JS
-    )
+    # progress on the summary line only, as on the tree's events (_wire_trees)
+    dataset_event: dict[str, Any] = dict(api_visibility="private", js=ROOM_JS, show_progress_on=data.summary)
+    data.task.change(on_data_task, [data.task, page.room], [data.model, *page.dataset_outputs], **dataset_event)
+    data.model.input(on_dataset, [data.task, data.model, page.room], page.dataset_outputs, **dataset_event)
     box = page.trees
     tab.select(
         on_open_tab,
@@ -267,6 +268,7 @@ def _wire_dataset(page: Page, lab: ServedLab, visitors: Visitors, trees: Callabl
         api_visibility="private",
         concurrency_id="model",
         js=ROOM_JS,
+        show_progress_on=[box.plot, data.summary],
     )
 
 
@@ -379,6 +381,7 @@ def _link_opener(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable
             api_visibility="private",
             concurrency_id="model",
             js=ROOM_JS,
+            show_progress_on=[box.plot, data.summary],  # not the tabs (the whole page): _wire_trees
         )
 
     return open_link
@@ -400,4 +403,6 @@ def open_in_lab(view: TreebankView, lab_view, tabs: gr.Tabs) -> None:
         (view.open_node, on_node, [view.tree, view.node]),
         (view.open_sentence, on_sentence, [view.dataset, view.sentence]),
     ):
-        lab_view.analyse_after(button.click(callback, inputs, outputs, api_visibility="private"), is_pair)
+        # progress on the sentence box, not the tabs (the whole page): _wire_trees
+        opened = button.click(callback, inputs, outputs, api_visibility="private", show_progress_on=lab_view.text)
+        lab_view.analyse_after(opened, is_pair)

@@ -7,6 +7,7 @@ import urllib.parse
 
 import gradio as gr
 import pytest
+from gradio.blocks import BlockContext
 from gradio.state_holder import SessionState
 from starlette.requests import Request
 
@@ -182,3 +183,28 @@ def test_a_treebank_event_shows_its_progress_off_the_tables(page, elem_id, event
     browser most of a search that found nothing (docs/performance.md, "Treebank under half a second")."""
     (fn,) = _events(page, elem_id, event)
     assert fn.show_progress_on and not _ids(fn.show_progress_on) & {"tb-nodes", "tb-node-attr"}
+
+
+def _progress_targets(fn) -> list:
+    """What Gradio's page gives an event's status to (its show_progress_on, else every output)."""
+    return list(fn.show_progress_on or fn.outputs)
+
+
+def test_the_page_load_and_treebank_events_show_progress_on_no_layout_nor_the_picker(page):
+    """Gradio 6.31's page copies every component an event's status ever went to (its props, a block's whole
+    subtree) at each status of every later event: the page's load event gave its status to gr.Tabs, so a Treebank
+    pick copied the whole page four times, the picker's 500 sentences among it (docs/performance.md, "Treebank's
+    last three actions"). The load's status goes to one hidden box, and no Treebank event's to a layout block or
+    the picker."""
+    (load,) = [f for f in page.fns.values() if any(e == "load" for _, e in f.targets)]
+    assert _ids(_progress_targets(load)) == {"owner-key"}
+    treebank = [
+        f
+        for f in page.fns.values()
+        if f.fn is not None and any(str(getattr(b, "elem_id", "")).startswith("tb-") for b in f.outputs)
+    ]
+    assert len(treebank) >= 10  # the picks, the search, the node, the dataset, the first visit, the link, the Opens
+    for fn in treebank:
+        targets = _progress_targets(fn)
+        assert not [b for b in targets if isinstance(b, BlockContext) and b.children], fn.name  # gr.HTML is one
+        assert "tb-sentence" not in _ids(targets), fn.name
