@@ -204,7 +204,7 @@ def _choices(public: ServedLab) -> tuple:
                     elem_id="task",
                     visible=len(public.tasks()) > 1,
                     allow_custom_value=True,  # a task that went away meanwhile: core's notice, not Gradio's error
-                    min_width=300,  # "SST fine-grained (5 classes)" in full beside its arrow; the language goes under it if need be
+                    min_width=300,  # "SST fine-grained (5 classes)" whole beside its arrow; the language may go under
                 )
                 lang = gr.Radio(
                     [(L("choice_auto"), AUTO), (L("english"), "en"), (L("chinese"), "zh")],
@@ -317,6 +317,7 @@ def _wire_menus(page: Page, lab: ServedLab, visitors: Visitors) -> None:
             [page.intervention_row, page.intervention, page.index, page.hint],
             api_visibility="private",
             show_progress="hidden",
+            show_progress_on=page.hint,  # not the row: Gradio's page would copy it at every later event's status
         )
 
 

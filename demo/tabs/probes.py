@@ -431,5 +431,6 @@ def open_in_lab(view: ProbesView, lab_view: LabView, tabs: gr.Tabs) -> None:
         [view.state, view.capability, view.model, view.failure],
         [tabs, lab_view.text, lab_view.pair.text_b, lab_view.pair.box, lab_view.task, is_pair, lab_view.model],
         api_visibility="private",
+        show_progress_on=lab_view.text,  # not the tabs (the whole page), which every later event's status would copy
     )
     lab_view.analyse_after(opened, is_pair)

@@ -208,3 +208,14 @@ def test_the_page_load_and_treebank_events_show_progress_on_no_layout_nor_the_pi
         targets = _progress_targets(fn)
         assert not [b for b in targets if isinstance(b, BlockContext) and b.children], fn.name  # gr.HTML is one
         assert "tb-sentence" not in _ids(targets), fn.name
+
+
+def test_no_event_of_the_page_shows_progress_on_a_layout_block(page):
+    """The same for every tab's events: a status given to a row or to gr.Tabs once made every later event of the
+    page copy that block's whole subtree (the Probes tab's Open: the whole page; the Lab's menus: a row)."""
+    on_layout = [
+        fn.name
+        for fn in page.fns.values()
+        if fn.fn is not None and [b for b in _progress_targets(fn) if isinstance(b, BlockContext) and b.children]
+    ]
+    assert not on_layout
