@@ -49,6 +49,17 @@ def _seed():
     torch.manual_seed(0)
 
 
+@pytest.fixture(autouse=True)
+def _figures_room():
+    """Figures drawn with no room unless the test gives one: a handler called in this thread (drawn_for) would
+    leave its room to whichever test the worker runs next."""
+    from demo.svg import ROOM
+
+    token = ROOM.set(None)
+    yield
+    ROOM.reset(token)
+
+
 @pytest.fixture(scope="session")
 def tiny_data(tmp_path_factory):
     """A data directory with synthetic SST-format trees (and a TREC-format file)."""
