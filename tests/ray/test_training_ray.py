@@ -2,7 +2,8 @@
 folder), two visitors' jobs through the app's queue at once, and each failure: the task's worker killed,
 the cluster gone mid-job, a cluster that cannot be reached at start, with and without LAB_TRAIN_FALLBACK=local.
 The tests that leave their head as they found it share one with token authentication (a head's start is ~10 s;
-tests/shared_fixtures.py's token_head); the test that ends a head starts its own, and both of its queues lose it at once.
+tests/shared_fixtures.py's token_head); the test that ends a head starts its own, and both of its queues lose it
+at once.
 A cluster that cannot be used from the start: test_training_ray_refused.py."""
 
 import os
