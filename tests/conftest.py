@@ -1,6 +1,7 @@
 """The test run's settings and collection. Everything runs offline: no Hub, no analytics, tiny synthetic data.
 The shared fixtures are in tests/shared_fixtures.py, loaded only where tests run."""
 
+import functools
 import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -56,10 +57,13 @@ class RayHeadsFirst(LoadGroupScheduling):
     on its cluster: ~150 s each); begun first, one per worker, they leave the short groups to even out both workers'
     ends, where run last one worker ran a Ray group alone (docs/performance.md, "The test loop")."""
 
-    def _assign_work_unit(self, node) -> None:
+    @functools.cached_property
+    def _heads(self) -> set[str]:
         assert self.collection is not None  # set before the first unit is handed out
-        heads = {self._split_scope(nodeid) for nodeid in self.collection if nodeid.startswith("tests/ray/")}
-        for scope in [scope for scope in reversed(self.workqueue) if scope in heads]:
+        return {self._split_scope(nodeid) for nodeid in self.collection if nodeid.startswith("tests/ray/")}
+
+    def _assign_work_unit(self, node) -> None:
+        for scope in [scope for scope in reversed(self.workqueue) if scope in self._heads]:
             self.workqueue.move_to_end(scope, last=False)
         super()._assign_work_unit(node)
 
