@@ -42,6 +42,17 @@ class Ask:
     index: float | None  # the index box's, for an intervention that takes one
 
 
+@dataclass(frozen=True)
+class Opened:
+    """What another tab opens in the Lab: sentence A on its task, a sentence B to compare it with ("": none, and
+    an old comparison is cleared), and the model to show (None: the Lab's own choice)."""
+
+    text: str
+    task: str
+    b: str = ""
+    model: str | None = None
+
+
 def run_analysis(lab: ServedLab, known: Known, ask: Ask, ui: str, top_map: int | None = None) -> Iterator[tuple]:
     """One analysis event's outputs: #analysing, then analyse's. With a slow attribution method (integrated
     gradients, SmoothGrad) #analysing says meanwhile which method runs, how many models have answered and for

@@ -15,6 +15,7 @@ from core.analysis.plausibility import TOP_K
 from core.analysis.treebank import MAX_HITS, Hit, NodeAttribution, Treebank, TreebankError, TreeView
 from core.data.sst import FINE_LABELS
 from demo.i18n import error, label_name, model_name, notice_text, t, task_name, warn
+from demo.lab_analysis import Opened
 from demo.plots import esc
 from demo.treebank_plots import confusion_figure, label_symbols, length_figure, tree_figure
 from service.lab import ServedLab
@@ -280,17 +281,18 @@ def dataset_outputs(lab: ServedLab, task: str, model: str, ui: str) -> tuple:
     )
 
 
-def open_node(view, node: int | None, ui: str) -> tuple:
-    """The Lab tab, the node's phrase as its sentence (no pair), and the tree's task."""
+def open_node(view, node: int | None, ui: str) -> Opened:
+    """The node's phrase, on the tree's task, for the Lab tab."""
     if view is None or node is None or not 0 <= int(node) < len(view.nodes):
         raise error(t("tb_no_node", ui), ui)
-    return gr.Tabs(selected="lab"), view.nodes[int(node)].text, "", gr.Accordion(open=False), view.task
+    return Opened(view.nodes[int(node)].text, view.task)
 
 
-def open_sentence(state: dict | None, choice: int | None, ui: str) -> tuple:
+def open_sentence(state: dict | None, choice: int | None, ui: str) -> Opened:
+    """A test sentence of the dataset view, on its task, for the Lab tab."""
     if not state or choice is None or not 0 <= int(choice) < len(state["texts"]):
         raise error(t("tb_no_sentence", ui), ui)
-    return gr.Tabs(selected="lab"), state["texts"][int(choice)], "", gr.Accordion(open=False), state["task"]
+    return Opened(state["texts"][int(choice)], state["task"])
 
 
 @dataclass(frozen=True)

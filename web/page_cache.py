@@ -4,8 +4,13 @@ GET /config (what a browser, and every new gradio_client Client, reads). Nothing
 but the address it was reached at (and a Gradio login, which this app has none of): the page text follows the
 browser's language in the browser, from the translations inside the config. `PageCache` keeps each answer, keyed
 by what Gradio reads of the request, while the app's config object stays the same; a response that sets a cookie or
-is not a plain 200 is never kept."""
+is not a plain 200 is never kept.
 
+A kept answer is also kept gzipped and sent so to a browser that accepts it: the page's HTML is ~326 KB (its
+config inline), ~40 KB gzipped, which a lecture hall's shared network and a phone's feel (Gradio compresses its
+scripts, not the page)."""
+
+import gzip
 import re
 import threading
 from collections import OrderedDict
@@ -16,12 +21,38 @@ ADDRESS_HEADERS = (b"host", b"x-forwarded-host", b"x-forwarded-proto", b"x-gradi
 KEPT = 16  # distinct addresses and query strings (a deep link's ?text=...) kept, the least recently used dropped
 
 
+def accepts_gzip(scope) -> bool:
+    """The request's Accept-Encoding names gzip, and not with q=0."""
+    for name, value in scope["headers"]:
+        if name != b"accept-encoding":
+            continue
+        for coding in value.lower().split(b","):
+            token, _, weight = coding.partition(b";")
+            if token.strip() == b"gzip":
+                weight = weight.strip().removeprefix(b"q=")
+                return not weight or weight.strip(b"0.") != b""
+    return False
+
+
+class Kept:
+    """One answer: its start message and body, plain and gzipped (the same headers but the length and encoding)."""
+
+    def __init__(self, config: object, start: dict, body: bytes):
+        self.config = config
+        headers = [(k, v) for k, v in start.get("headers", ()) if k not in (b"content-length", b"vary")]
+        headers.append((b"vary", b"Accept-Encoding"))
+        packed = gzip.compress(body, compresslevel=6, mtime=0)
+        self.plain = ({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]}, body)
+        gzip_headers = [*headers, (b"content-encoding", b"gzip"), (b"content-length", str(len(packed)).encode())]
+        self.gzipped = ({**start, "headers": gzip_headers}, packed)
+
+
 class PageCache:
     """ASGI middleware: GET / and GET /config answered from the bytes Gradio sent last time for the same address."""
 
     def __init__(self, app, kept: int = KEPT):
         self.app, self.size = app, kept
-        self.kept: OrderedDict[tuple, tuple[object, dict, bytes]] = OrderedDict()
+        self.kept: OrderedDict[tuple, Kept] = OrderedDict()
         self.lock = threading.Lock()
 
     async def __call__(self, scope, receive, send):
@@ -40,11 +71,12 @@ class PageCache:
         key = (scope["path"], scope["query_string"], scope.get("root_path", ""), scope.get("scheme"), address)
         with self.lock:
             kept = self.kept.get(key)
-            if kept is not None and kept[0] is config:
+            if kept is not None and kept.config is config:
                 self.kept.move_to_end(key)
-        if kept is not None and kept[0] is config:
-            await send(kept[1])
-            await send({"type": "http.response.body", "body": kept[2]})
+        if kept is not None and kept.config is config:
+            start, body = kept.gzipped if accepts_gzip(scope) else kept.plain
+            await send(start)
+            await send({"type": "http.response.body", "body": body})
             return
         sent: list[dict] = []
 
@@ -55,8 +87,10 @@ class PageCache:
         await self.app(scope, receive, keep)
         start, body = sent[0] if sent else {}, [m for m in sent[1:] if m["type"] == "http.response.body"]
         plain = start.get("status") == 200 and not any(k == b"set-cookie" for k, _ in start.get("headers", ()))
-        if plain and body and not body[-1].get("more_body", False):
+        encoded = any(k == b"content-encoding" for k, _ in start.get("headers", ()))
+        if plain and not encoded and body and not body[-1].get("more_body", False):
+            answer = Kept(config, start, b"".join(m.get("body", b"") for m in body))
             with self.lock:
-                self.kept[key] = (config, start, b"".join(m.get("body", b"") for m in body))
+                self.kept[key] = answer
                 while len(self.kept) > self.size:
                     self.kept.popitem(last=False)

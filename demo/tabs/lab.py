@@ -29,6 +29,7 @@ from demo.examples import EXAMPLES
 from demo.i18n import L, example_labels, model_name, request_lang
 from demo.lab_analysis import (
     Ask,
+    Opened,
     index_box,
     intervention_choices,
     link_query,
@@ -91,6 +92,21 @@ STALE_JS = "() => {" + STALE + "}"
 LINK_DONE_JS = DONE_JS.replace(
     "() => {", "() => {\n  document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';", 1
 )
+# ... and what another tab opened, analysed in its event: the sentence shown is the one analysed, and the page moves
+# to the summary where it is out of sight (the other tab may have been scrolled anywhere) once the Lab tab is drawn
+OPENED_JS = (
+    """() => {
+  document.body.classList.remove('lab-busy');
+  delete document.body.dataset.follow;
+  document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';
+  requestAnimationFrame(() => {
+    const summary = document.querySelector('#summary');
+    const top = summary?.getBoundingClientRect().top ?? 0;
+    if (top < 0 || top > 0.6 * innerHeight) summary.scrollIntoView({block: 'start'});
+  });"""
+    + STALE
+    + "}"
+)
 # ... and a link analysed in the page's load event: its sentence is the one analysed; on a phone, the page moves to
 # the summary where the result starts below the first screen (as BUSY_JS and DONE_JS do for a click)
 LOADED_JS = (
@@ -111,7 +127,7 @@ class LabView:
     text: gr.Textbox
     task: gr.Dropdown
     pair: pairs.PairView
-    analyse_after: Callable  # (event, gr.State: was a pair opened?) -> both analyses, once the event succeeded
+    open_with: Callable  # (trigger, opener, its inputs, gr.Tabs): what the opener names opened and analysed here
     model: gr.Dropdown  # a probe failure opens with the model that failed
     room: gr.Number  # the page's load event measures it (ROOM_JS): a link's figures are drawn in that event
     loaded_js: str  # the page's script once its load event (a link's analysis among it) has been applied
@@ -166,13 +182,13 @@ def build(lab: ServedLab, visitors: Visitors) -> LabView:
     known = facts(lab)
     page = _layout(lab, known, visitors)
     _wire_menus(page, lab, visitors)
-    analyse_after = _wire(page, lab, known, visitors)
+    open_with = _wire(page, lab, known, visitors)
     _link_opener(page, lab, known, visitors)
     return LabView(
         text=page.text,
         task=page.task,
         pair=page.pair,
-        analyse_after=analyse_after,
+        open_with=open_with,
         model=page.model,
         room=page.room,
         loaded_js=LOADED_JS,
@@ -322,7 +338,7 @@ def _wire_menus(page: Page, lab: ServedLab, visitors: Visitors) -> None:
 
 
 def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Callable:
-    """Analyse and Copy link; the function that analyses after another tab's event (LabView.analyse_after)."""
+    """Analyse and Copy link; the function that opens another tab's sentence here (LabView.open_with)."""
 
     # Gradio passes the request, then each input, as positional parameters: the Lab's inputs become one Ask
     def on_run(request: gr.Request, *values):
@@ -363,19 +379,49 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
     )
     copied.then(None, [page.link], [page.link], js=copy_js("permalink"))
 
-    def on_hint(model_value, task_value, request: gr.Request) -> str:
-        return faithfulness_hint(visitors.lab(lab, request), model_value, task_value, request_lang(request))
+    def open_with(
+        trigger: Callable, opener: Callable[..., Opened], inputs: list, tabs: gr.Tabs, *, selected: bool = False
+    ) -> None:
+        """`trigger`'s event: `opener`(its `inputs`' values, the row or node `selected` where the trigger is a
+        select, the page's language) names what another tab opens here, and the one event shows the Lab tab with
+        it, its method hint and its analysis, then its pair's comparison (or clears the last one). A chain of
+        events (open, then analyse, then compare) cost each link of it a round trip (docs/performance.md, "A tree
+        node's click")."""
+        head = [tabs, page.text, page.model, page.task, page.pair.text_b, page.pair.box, page.hint]
+        keep_head, keep_pair = (gr.skip(),) * len(head), (gr.skip(),) * len(page.pair.outputs)
 
-    def analyse_after(dependency, is_pair: gr.State):
-        """The analysis of what `dependency` opened in the Lab, and the method hint for the model and task it set
-        (the menus' own event is the visitor's choice only: _wire_menus)."""
-        analysed = dependency.success(on_run, page.run_inputs, page.run_outputs, **RUN_EVENT)
-        analysed.then(None, js=DONE_JS)
-        hinted = dict(api_visibility="private", show_progress="hidden")
-        dependency.success(on_hint, [page.model, page.task], [page.hint], **hinted)
-        return page.pair.analyse_after(analysed, is_pair)
+        def opened_outputs(request: gr.Request, values: tuple, picked: tuple) -> Iterator[tuple]:
+            """`values`: `inputs`', then `run_inputs`' (the Lab's, the room last)."""
+            seen, ui = visitors.lab(lab, request), request_lang(request)
+            opened = opener(*values[: len(inputs)], *picked, ui)
+            *asked, width = values[len(inputs) :]
+            ask = named(Ask, asked)
+            ask = replace(ask, text=opened.text, task=opened.task, model=opened.model or ask.model)
+            hint = faithfulness_hint(seen, ask.model, ask.task, ui)
+            pair_box = gr.Accordion(open=bool(opened.b))
+            shown = (gr.Tabs(selected="lab"), ask.text, ask.model, ask.task, opened.b, pair_box)
+            cleared = keep_pair if opened.b else pairs.cleared()
+            drawn_for(width)
+            for i, outputs in enumerate(sent_once(run_analysis(seen, known, ask, ui))):
+                yield *((*shown, hint) if i == 0 else keep_head), *outputs, *(cleared if i == 0 else keep_pair)
+            if opened.b:
+                with drawn_within(width + RESULT_INSET if width else None):
+                    compared = pairs.analyse_pair(seen, known, ask.text, opened.b, ask.model, ask.task, ask.lang, ui)
+                yield *keep_head, *(gr.skip(),) * len(page.run_outputs), *compared
 
-    return analyse_after
+        # Gradio passes the request (and a select's event) first, then each input
+        def on_open(request: gr.Request, *values):
+            yield from opened_outputs(request, values, ())
+
+        def on_select(request: gr.Request, event: gr.SelectData, *values):
+            yield from opened_outputs(request, values, (event.index,))
+
+        outputs = [*head, *page.run_outputs, *page.pair.outputs]
+        run_inputs = [*inputs, *page.run_inputs]
+        event = dict(RUN_EVENT, show_progress_on=page.analysing)
+        trigger(on_select if selected else on_open, run_inputs, outputs, **event).then(None, js=OPENED_JS)
+
+    return open_with
 
 
 def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> None:

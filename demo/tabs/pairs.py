@@ -6,7 +6,7 @@ Callbacks first, then the layout, then the wiring.
 """
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 
@@ -160,22 +160,17 @@ def analyse_pair(
     )
 
 
-def analyse_opened(
-    lab: ServedLab, known: Mapping, is_pair: bool, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str
-) -> tuple:
-    """After a probe failure was opened: its pair compared, or (a single sentence) the last pair cleared."""
-    if is_pair:
-        return analyse_pair(lab, known, text_a, text_b, model, task, lang, ui)
+def cleared() -> tuple:
+    """The comparison's outputs with no pair: what another tab's single sentence leaves of the last comparison."""
     return "", gr.update(visible=False), ""
 
 
 @dataclass
 class PairView:
-    """The pair's components another tab fills, and how to analyse after it did."""
+    """The pair's components another tab fills (demo/tabs/lab.py's open_with)."""
 
     text_b: gr.Textbox
     box: gr.Accordion
-    analyse_after: Callable  # (event dependency, a gr.State saying whether a pair was opened) -> dependency
     outputs: list  # what a comparison fills: the summary, the table, the figures (analyse_pair's outputs)
 
 
@@ -214,26 +209,7 @@ def build(
             request_lang(request),
         )
 
-    def on_opened(is_pair, text_a, text_b_value, model_value, task_value, lang_value, width, request: gr.Request):
-        drawn_for(width)
-        return analyse_opened(
-            visitors.lab(lab, request),
-            known,
-            is_pair,
-            text_a,
-            text_b_value,
-            model_value,
-            task_value,
-            lang_value,
-            request_lang(request),
-        )
-
     for trigger in (run.click, text_b.submit):
         trigger(on_pair, inputs, outputs, api_visibility="private", concurrency_id="model", js=ROOM_JS)
 
-    def analyse_after(dependency, is_pair: gr.State):
-        return dependency.then(
-            on_opened, [is_pair, *inputs], outputs, api_visibility="private", concurrency_id="model", js=ROOM_JS
-        )
-
-    return PairView(text_b, box, analyse_after, outputs)
+    return PairView(text_b, box, outputs)

@@ -37,6 +37,7 @@ from demo.i18n import (
     warn,
     words_in,
 )
+from demo.lab_analysis import Opened
 from demo.links import LinkState, clear_link_js, copy_js, state_to_query
 from demo.plots import esc, md
 from demo.tabs.lab import LabView
@@ -157,16 +158,14 @@ def chosen_failure(report: ProbeReport | None, capability: str, model: str, inde
     return failures[index].case if index is not None and 0 <= index < len(failures) else None
 
 
-def open_failure(report: ProbeReport | None, capability: str, model: str, index: int | None, ui: str) -> tuple:
-    """Everything the Lab tab needs to open a failure: the tab, sentence A, sentence B (the variant of an
-    invariance or directional case, else empty), the pair's accordion, the task, whether it is a pair, and
-    the model that failed (the Lab shows that model, not all five). Nothing chosen: an error, so the
-    analyses chained after it do not run."""
+def open_failure(report: ProbeReport | None, capability: str, model: str, index: int | None, ui: str) -> Opened:
+    """A failure for the Lab tab: its sentence, the variant of an invariance or directional case as sentence B
+    (else none), the report's task and the model that failed (the Lab shows that model, not all five). Nothing
+    chosen: an error, so no analysis runs."""
     case = chosen_failure(report, capability, model, index)
     if case is None or report is None:  # a case is one of the report's
         raise error(t("probe_no_failure", ui), ui)
-    is_pair = bool(case.variant)
-    return (gr.Tabs(selected="lab"), case.text, case.variant, gr.Accordion(open=is_pair), report.task, is_pair, model)
+    return Opened(case.text, report.task, b=case.variant or "", model=model)
 
 
 def cell_at(report: ProbeReport | None, row: int, column: int, model: str | None) -> tuple[str, str] | None:
@@ -420,17 +419,5 @@ def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
 
 def open_in_lab(view: ProbesView, lab_view: LabView, tabs: gr.Tabs) -> None:
     """The Open button: the chosen failure goes into the Lab tab's sentence box (a pair's variant into
-    the minimal pair's), the Lab tab shows, and both analyses run."""
-    is_pair = gr.State(False)
-
-    def on_open(report, capability_value, model_value, index, request: gr.Request):
-        return open_failure(report, capability_value, model_value, index, request_lang(request))
-
-    opened = view.open.click(
-        on_open,
-        [view.state, view.capability, view.model, view.failure],
-        [tabs, lab_view.text, lab_view.pair.text_b, lab_view.pair.box, lab_view.task, is_pair, lab_view.model],
-        api_visibility="private",
-        show_progress_on=lab_view.text,  # not the tabs (the whole page), which every later event's status would copy
-    )
-    lab_view.analyse_after(opened, is_pair)
+    the minimal pair's), the Lab tab shows, and both analyses run, in one event."""
+    lab_view.open_with(view.open.click, open_failure, [view.state, view.capability, view.model, view.failure], tabs)

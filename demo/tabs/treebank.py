@@ -61,6 +61,7 @@ class TreebankView:
     """What open_in_lab wires to the Lab tab."""
 
     tree: gr.State
+    plot: gr.HTML  # the tree, whose node a click opens (NODE_CLICK_JS)
     node: gr.Dropdown
     open_node: gr.Button
     dataset: gr.State
@@ -82,6 +83,7 @@ def build(lab: ServedLab, tab: gr.Tab, visitors: Visitors) -> TreebankView:
     _wire_copy(page)
     return TreebankView(
         tree=page.tree_state,
+        plot=page.trees.plot,
         node=page.trees.node,
         open_node=page.trees.open_node,
         dataset=page.dataset_state,
@@ -388,21 +390,8 @@ def _link_opener(page: Page, lab: ServedLab, visitors: Visitors, trees: Callable
 
 
 def open_in_lab(view: TreebankView, lab_view, tabs: gr.Tabs) -> None:
-    """The two Open buttons: a node's phrase or a test sentence goes into the Lab tab's sentence box (with
-    the task it came from), the Lab tab shows, and its analysis runs."""
-    is_pair = gr.State(False)
-    outputs = [tabs, lab_view.text, lab_view.pair.text_b, lab_view.pair.box, lab_view.task]
-
-    def on_node(tree_value, node_value, request: gr.Request):
-        return open_node(tree_value, node_value, request_lang(request))
-
-    def on_sentence(state, choice, request: gr.Request):
-        return open_sentence(state, choice, request_lang(request))
-
-    for button, callback, inputs in (
-        (view.open_node, on_node, [view.tree, view.node]),
-        (view.open_sentence, on_sentence, [view.dataset, view.sentence]),
-    ):
-        # progress on the sentence box, not the tabs (the whole page): _wire_trees
-        opened = button.click(callback, inputs, outputs, api_visibility="private", show_progress_on=lab_view.text)
-        lab_view.analyse_after(opened, is_pair)
+    """The two Open buttons and a click on a node of the tree: a node's phrase or a test sentence goes into the Lab
+    tab's sentence box (with the task it came from), the Lab tab shows, and its analysis runs, in one event."""
+    lab_view.open_with(view.open_node.click, open_node, [view.tree, view.node], tabs)
+    lab_view.open_with(view.open_sentence.click, open_sentence, [view.dataset, view.sentence], tabs)
+    lab_view.open_with(view.plot.select, open_node, [view.tree], tabs, selected=True)  # the node's number

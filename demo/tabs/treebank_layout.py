@@ -14,6 +14,18 @@ from demo.tabs.named import components
 from demo.treebank_outputs import Filters
 from service.lab import ServedLab
 
+# A plain click (or Enter) on a tree node is the tree's select event, its index the node's number: the Lab tab
+# opens on the phrase in this page, without a new page's load (docs/performance.md, "A tree node's click"); a
+# modified or middle click keeps the link's own new tab
+NODE_CLICK_JS = """
+element.addEventListener('click', (event) => {
+  const node = event.target.closest('a.tree-node');
+  if (!node || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
+  event.preventDefault();
+  trigger('select', {index: Number(node.dataset.node), value: Number(node.dataset.node)});
+});
+"""
+
 
 @dataclass
 class TreesBox:
@@ -124,7 +136,7 @@ def trees_box(sst_tasks: list[str]) -> TreesBox:
         # every sentence found in the list (Gradio lists 100 by default: "137 found" showed 100)
         sentence = gr.Dropdown([], label=L("tb_sentence"), num_choices_shown=MAX_HITS, elem_id="tb-sentence")
         summary = gr.Markdown(elem_id="tb-tree-summary")
-        plot = gr.HTML(elem_id="tb-tree", elem_classes="figures", js_on_load=EXPORT_JS)
+        plot = gr.HTML(elem_id="tb-tree", elem_classes="figures", js_on_load=EXPORT_JS + NODE_CLICK_JS)
         # the tables are HTML (svg.html_table), captioned by the callbacks: a Gradio table drew a component per cell,
         # ~700 DOM changes for 51 nodes (docs/performance.md, "Treebank in the browser"); a row of these two picks
         nodes = gr.HTML(elem_id="tb-nodes", elem_classes="tb-table", js_on_load=ROW_PICK_JS)

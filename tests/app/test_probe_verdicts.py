@@ -39,5 +39,5 @@ def test_a_small_change_the_expected_way_fails_by_the_threshold_not_the_directio
 
 def test_a_failure_opens_in_the_lab_with_its_model(lab):
     report = both_ways(lab, 0.9)
-    *_, task, is_pair, model = open_failure(report, "c", "mrnn", 0, "en")
-    assert (task, is_pair, model) == ("sst5", True, "mrnn")
+    opened = open_failure(report, "c", "mrnn", 0, "en")
+    assert (opened.task, bool(opened.b), opened.model) == ("sst5", True, "mrnn")

@@ -1,5 +1,6 @@
-"""REST calls answered beside Gradio's queue (web/rest.py) and the page built once (web/page_cache.py): each
-gives the bytes Gradio's own path gives, against the app launched as app.py launches it."""
+"""REST calls answered beside Gradio's queue (web/rest.py) and the page built once (web/page_cache.py), gzipped for
+a browser that accepts it: each gives the bytes Gradio's own path gives, against the app launched as app.py launches
+it."""
 
 import json
 import uuid
@@ -78,6 +79,20 @@ def test_the_page_is_built_once_per_address(app, path):
     if path == "config":  # the page's URLs follow the address it was reached at, kept apart
         assert json.loads(first.content)["root"] == url.rstrip("/")
         assert json.loads(proxied.content)["root"] == "https://lab.example"
+
+
+@pytest.mark.parametrize("path", ["", "config", "gradio_api/info"])
+def test_a_kept_page_goes_gzipped_to_a_browser_that_accepts_it(app, path):
+    url, _ = app
+    with httpx.Client(timeout=60) as http:
+        built = http.get(f"{url}{path}", headers={"accept-encoding": "identity"})
+        plain = http.get(f"{url}{path}", headers={"accept-encoding": "identity"})
+        packed = http.get(f"{url}{path}", headers={"accept-encoding": "br;q=1.0, gzip;q=0.8"})
+        refused = http.get(f"{url}{path}", headers={"accept-encoding": "gzip;q=0, deflate"})
+    assert "content-encoding" not in plain.headers and "content-encoding" not in refused.headers
+    assert packed.headers["content-encoding"] == "gzip" and packed.headers["vary"] == "Accept-Encoding"
+    assert int(packed.headers["content-length"]) < len(plain.content) / 3  # the page: ~40 of ~326 KB
+    assert built.content == plain.content == packed.content == refused.content  # httpx decodes it
 
 
 def queued(http: httpx.Client, url: str, api: str, data: list) -> tuple[dict, str, str]:

@@ -91,7 +91,21 @@ def test_a_lab_links_page_sends_nothing_after_its_load(page, lab, measured):
     assert linked["attr-hint"] == faithfulness_hint(lab, "dcnn", "sst5", "en")
     assert _page_load(page, {})["attr-hint"] == faithfulness_hint(lab, ALL, AUTO, "en") != linked["attr-hint"]
     (opened,) = _events(page, "probe-open", "click")
-    assert any("attr-hint" in _ids(f.outputs) for f in _followers(page, opened))
+    assert "attr-hint" in _ids(opened.outputs)
+
+
+@pytest.mark.parametrize(
+    "elem_id, event",
+    [("probe-open", "click"), ("tb-open-node", "click"), ("tb-open-sentence", "click"), ("tb-tree", "select")],
+)
+def test_another_tab_opens_and_analyses_in_the_lab_in_one_event(page, elem_id, event):
+    """A probe failure, a treebank node (its Open button or a click on the tree) or test sentence: the Lab tab, its
+    inputs, the method hint, the analysis and the pair's comparison in one event, with no server event chained after
+    it (before: the open, then the analysis and the hint, then the pair, each a round trip after the last)."""
+    (opened,) = _events(page, elem_id, event)
+    lab = {"sentence", "model", "task", "sentence-b", "pair", "attr-hint", "summary", "result", "pair-summary"}
+    assert lab <= _ids(opened.outputs) and any(isinstance(b, gr.Tabs) for b in opened.outputs)
+    assert all(f.fn is None for f in _followers(page, opened))
 
 
 def test_an_intervention_chosen_sets_its_index_box_and_analyses_in_one_event(page):

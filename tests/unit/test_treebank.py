@@ -206,8 +206,8 @@ def test_callbacks_draw_and_word_in_both_languages(evaluated, treebank):
         rows = nodes.count("<tr data-row=")  # a row per node, each picking it
         assert figure.count('class="tree-node"') == len(view.nodes) == rows == len(node_choices["choices"])
         assert nodes.count(f'aria-label="{t("tb_pick_node", ui, node=1)}"') == 1
-        tabs, text, _, _, task = open_node(view, 2, ui)
-        assert text == view.nodes[2].text and task == "sst5"
+        opened = open_node(view, 2, ui)
+        assert (opened.text, opened.task, opened.b, opened.model) == (view.nodes[2].text, "sst5", "", None)
         for task in ("sst5", "zh_sentiment"):
             out = dataset_outputs(lab, task, "dcnn", ui)
             assert "<svg" in out[1] and "<svg" in out[2]

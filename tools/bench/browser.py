@@ -1,7 +1,7 @@
 """Every tab in a real browser: how long a user waits from a click until the page stops changing. The Lab's
 analysis with the server's own time for it beside it, then one action of every tab: the Lab's attribution
-method and intervention and a shared link, the Probes suite, the Treebank's picks, search, node link and dataset
-task, the Train tab and its file check, the Checkpoints tab.
+method and intervention and a shared link, the Probes suite, the Treebank's picks, search, a tree node's click and
+its link in a new tab, the dataset task, the Train tab and its file check, the Checkpoints tab.
 
 `python -m tools.bench.browser` (`make bench-browser`) starts `python app.py` on the bundled checkpoints,
 drives Debian chromium with Playwright at a laptop's width (1280 px) and a phone's (390 x 844), and writes
@@ -236,15 +236,23 @@ def tree_node(page) -> float:
     return changes(page, "#tb-node-attr-summary", page.locator("#tb-nodes tr[data-row='2'] button").click)
 
 
+def tree_click(page) -> float:
+    """A click on a node of the tree opens the Lab tab of this page on its phrase: until its analysis settled."""
+    treebank(page)
+    node = page.locator("#tb-tree svg a.tree-node").last
+    phrase = node.locator("title").text_content().split("\n")[0]
+    return after_input(page, node.locator("circle").click, BUSY, phrase)
+
+
 def tree_link(page) -> float:
-    """A node of the tree opens the Lab on its phrase in a new tab: from the click in this page until the new page
-    has settled on the phrase's analysis (the two pages' clocks joined by performance.timeOrigin)."""
+    """A Ctrl-click on a node of the tree opens the Lab on its phrase in a new tab: from the click in this page until
+    the new page has settled on the phrase's analysis (the two pages' clocks joined by performance.timeOrigin)."""
     treebank(page)
     node = page.locator("#tb-tree svg a.tree-node").last
     phrase = node.locator("title").text_content().split("\n")[0]
     page.evaluate("window.__input = null")
     with page.context.expect_page() as opened:
-        node.locator("circle").click()
+        node.locator("circle").click(modifiers=["ControlOrMeta"])
     lab = opened.value
     clicked = page.evaluate("performance.timeOrigin + window.__input")
     lab.wait_for_load_state()
@@ -288,7 +296,8 @@ def actions(url: str) -> dict[str, tuple[Callable, float]]:
         "Treebank: random sentence": (tree_random, 0.5),
         "Treebank: search": (tree_search, 0.5),
         "Treebank: pick a node (table row)": (tree_node, 0.5),
-        "Treebank: a tree node's link, new tab": (tree_link, 1.0),
+        "Treebank: a tree node clicked (the Lab tab opens on it)": (tree_click, 0.5),
+        "Treebank: a tree node's link, new tab (Ctrl-click)": (tree_link, 1.0),
         "Treebank: dataset task switch": (dataset_task, 0.5),
         "Train: open the tab": (train_tab, 0.5),
         "Train: a bad file's validation": (train_bad_file, 0.5),
