@@ -29,6 +29,16 @@ def browser():
         browser.close()
 
 
+@pytest.fixture(autouse=True)
+def _pages_closed(browser):
+    """Every page a test opened is closed after it: an idle page of the app keeps ~9% of a core busy (a Gradio 6.31
+    page of one textbox 7.7%), and the suite's pages left open raised the load past 30 within 20 minutes, failing
+    the later tests."""
+    yield
+    for context in browser.contexts:
+        context.close()
+
+
 @pytest.fixture(scope="module")
 def app_env() -> dict[str, str]:
     """Environment of the module's app over LAB_CHECKPOINTS; a module overrides it (e.g. DATA_DIR)."""

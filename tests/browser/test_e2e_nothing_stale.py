@@ -37,7 +37,7 @@ def _expect_node_panel_of_sentence(page):
 def test_the_node_panel_follows_a_random_sentence(open_page, url):
     page = open_page(url)
     page.get_by_role("tab", name="Treebank").click()
-    expect(page.locator("#tb-tree svg")).to_have_count(1)
+    expect(page.locator("#tb-tree figure > svg")).to_have_count(1)
     _expect_node_panel_of_sentence(page)
     first = page.locator("#tb-sentence input").input_value()
     for _ in range(5):  # a random pick among 40 test sentences: another one within a few tries

@@ -17,8 +17,8 @@ from demo.i18n import model_name
 
 ZH = "这部电影不怎么好看，但是东西很棒"  # words of the tiny zh_sentiment checkpoints (tests/lab_fixture.py)
 WORD = re.compile(r"[A-Za-z]{4,}")
-# names and formats that stay as they are in Chinese
-NAMES = {"SmoothGrad", "AOPC", "JSON", "JSONL", "Python", "Gradio", "Hugging", "Face", "CheckList", "logit"}
+# names, formats and a key (Ctrl) that stay as they are in Chinese
+NAMES = {"SmoothGrad", "AOPC", "JSON", "JSONL", "Python", "Gradio", "Hugging", "Face", "CheckList", "logit", "Ctrl"}
 # visible text (not in code, scripts, hover titles or screen-reader-only elements) and what text inputs show
 VISIBLE = """() => {
   const out = [];

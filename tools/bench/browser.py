@@ -211,7 +211,7 @@ def probes_run(page) -> float:
 
 
 def treebank(page) -> None:
-    opened_tab(page, "Treebank", "#tb-tree svg")
+    opened_tab(page, "Treebank", "#tb-tree figure > svg")
 
 
 def tree_sentence(page) -> float:
