@@ -202,12 +202,15 @@ def serve_app(log_path: Path, env: dict[str, str], timeout: float = 90.0):
 
 
 def launched(demo, tries: int = 3, **launch) -> str:
-    """demo.launch on a free port of 127.0.0.1; its URL. Gradio gives a server 5 s to start and then calls the port
-    taken ("Cannot find empty port"): on a loaded machine that happens, so another free port is tried."""
+    """demo.launch on a free port of 127.0.0.1; its URL. On a loaded machine Gradio's start-up checks can give up on a
+    server that is merely slow: it gives a server 5 s to start and then calls the port taken ("Cannot find empty
+    port"), and it asks for the page once with 3 s to answer, then calls localhost unreachable (a ValueError). Either
+    way the app is closed and launched again on another free port."""
     for attempt in range(tries):
         try:
             return demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), **launch)[1]
-        except OSError:
+        except (OSError, ValueError):
+            demo.close()
             if attempt == tries - 1:
                 raise
     raise AssertionError("unreachable")

@@ -49,7 +49,8 @@ class Kept:
 
 
 class PageCache:
-    """ASGI middleware: GET / and GET /config answered from the bytes Gradio sent last time for the same address."""
+    """ASGI middleware: GET / and GET /config answered from the bytes Gradio sent last time for the same address; a
+    HEAD of them (a health check, Gradio's own at launch) from a kept GET's headers, not a fresh page build."""
 
     def __init__(self, app, kept: int = KEPT):
         self.app, self.size = app, kept
@@ -60,7 +61,7 @@ class PageCache:
         server = scope.get("app")
         if (
             scope["type"] != "http"
-            or scope["method"] != "GET"
+            or scope["method"] not in ("GET", "HEAD")
             or not PAGE.match(scope["path"])
             or getattr(server, "auth", None) is not None
             or getattr(server, "auth_dependency", None) is not None
@@ -77,8 +78,10 @@ class PageCache:
         if kept is not None and kept.config is config:
             start, body = kept.gzipped if accepts_gzip(scope) else kept.plain
             await send(start)
-            await send({"type": "http.response.body", "body": body})
+            await send({"type": "http.response.body", "body": body if scope["method"] == "GET" else b""})
             return
+        if scope["method"] == "HEAD":  # kept from a GET only: a HEAD's body is whatever the server chose to drop
+            return await self.app(scope, receive, send)
         sent: list[dict] = []
 
         async def keep(message):

@@ -79,45 +79,36 @@ STALE = """
   const shown = document.querySelector('#result .lab-result');
   document.body.classList.toggle('lab-stale', !!shown && document.body.dataset.asked !== typed);
 """
-DONE_JS = (
-    """() => {
-  document.body.classList.remove('lab-busy');
-  if (document.body.dataset.follow) document.querySelector('#summary')?.scrollIntoView({block: 'start'});
-  delete document.body.dataset.follow;"""
-    + STALE
-    + "}"
-)
 STALE_JS = "() => {" + STALE + "}"
-# a link's analysis: BUSY_JS may run before the page's load filled the sentence box, whose text is the one analysed
-LINK_DONE_JS = DONE_JS.replace(
-    "() => {", "() => {\n  document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';", 1
-)
-# ... and what another tab opened, analysed in its event: the sentence shown is the one analysed, and the page moves
-# to the summary where it is out of sight (the other tab may have been scrolled anywhere) once the Lab tab is drawn
-OPENED_JS = (
-    """() => {
-  document.body.classList.remove('lab-busy');
+
+
+def settled_js(*, from_box: bool, scroll_if: str) -> str:
+    """The page's script once an analysis is in: the busy look off; the sentence analysed kept (read from the
+    sentence box where `from_box`: the event that filled it analysed it, with no BUSY_JS to keep it before); once
+    the page is drawn, the page moved to the summary where `scroll_if` holds (JS over `follow`, BUSY_JS's word that
+    the click's result starts below the screen, and `top`, the summary's); the result marked stale if the box now
+    says otherwise."""
+    box = "document.querySelector('#sentence textarea')?.value ?? ''"
+    asked = f"document.body.dataset.asked = {box};" if from_box else ""
+    return f"""() => {{
+  const follow = document.body.dataset.follow;
   delete document.body.dataset.follow;
-  document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';
-  requestAnimationFrame(() => {
+  document.body.classList.remove('lab-busy');
+  {asked}
+  requestAnimationFrame(() => {{
     const summary = document.querySelector('#summary');
     const top = summary?.getBoundingClientRect().top ?? 0;
-    if (top < 0 || top > 0.6 * innerHeight) summary.scrollIntoView({block: 'start'});
-  });"""
-    + STALE
-    + "}"
-)
-# ... and a link analysed in the page's load event: its sentence is the one analysed; on a phone, the page moves to
-# the summary where the result starts below the first screen (as BUSY_JS and DONE_JS do for a click)
-LOADED_JS = (
-    """() => {
-  document.body.dataset.asked = document.querySelector('#sentence textarea')?.value ?? '';
-  const line = document.querySelector('#analysing');
-  if (document.querySelector('#result .lab-result') && line && line.getBoundingClientRect().top > 0.6 * innerHeight)
-    document.querySelector('#summary')?.scrollIntoView({block: 'start'});"""
-    + STALE
-    + "}"
-)
+    if (summary && ({scroll_if})) summary.scrollIntoView({{block: 'start'}});
+  }});{STALE}}}"""
+
+
+FOLLOWED = "follow"  # a click's: BUSY_JS moved the page to #analysing, so on to the summary
+# another tab's open (that tab may have been scrolled anywhere) or a link's load: a summary out of sight
+OUT_OF_SIGHT = "summary.textContent.trim() && (top < 0 || top > 0.6 * innerHeight)"
+DONE_JS = settled_js(from_box=False, scroll_if=FOLLOWED)  # an Analyse click, an example's
+LINK_DONE_JS = settled_js(from_box=True, scroll_if=FOLLOWED)  # a slow method's link (BUSY_JS ran before the load)
+# what one event filled and analysed: another tab's open, a link in the page's load event
+FILLED_JS = settled_js(from_box=True, scroll_if=OUT_OF_SIGHT)
 
 
 @dataclass
@@ -191,7 +182,7 @@ def build(lab: ServedLab, visitors: Visitors) -> LabView:
         open_with=open_with,
         model=page.model,
         room=page.room,
-        loaded_js=LOADED_JS,
+        loaded_js=FILLED_JS,
     )
 
 
@@ -400,7 +391,7 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
             hint = faithfulness_hint(seen, ask.model, ask.task, ui)
             pair_box = gr.Accordion(open=bool(opened.b))
             shown = (gr.Tabs(selected="lab"), ask.text, ask.model, ask.task, opened.b, pair_box)
-            cleared = keep_pair if opened.b else pairs.cleared()
+            cleared = keep_pair if opened.b else pairs.uncompared()
             drawn_for(width)
             for i, outputs in enumerate(sent_once(run_analysis(seen, known, ask, ui))):
                 yield *((*shown, hint) if i == 0 else keep_head), *outputs, *(cleared if i == 0 else keep_pair)
@@ -419,7 +410,7 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
         outputs = [*head, *page.run_outputs, *page.pair.outputs]
         run_inputs = [*inputs, *page.run_inputs]
         event = dict(RUN_EVENT, show_progress_on=page.analysing)
-        trigger(on_select if selected else on_open, run_inputs, outputs, **event).then(None, js=OPENED_JS)
+        trigger(on_select if selected else on_open, run_inputs, outputs, **event).then(None, js=FILLED_JS)
 
     return open_with
 

@@ -128,6 +128,12 @@ def _summary(comparison: PairComparison, ui: str) -> str:
     return f"{head}\n\n{texts}" + ("\n\n" + "\n".join(bullets) if bullets else "")
 
 
+def uncompared(summary: str = "") -> tuple:
+    """The comparison's outputs with no comparison: `summary` alone, the table hidden, no figures (what a failed
+    comparison shows, and another tab's single sentence leaves of the last one)."""
+    return summary, gr.update(visible=False), ""
+
+
 def analyse_pair(
     lab: ServedLab, known: Mapping, text_a: str, text_b: str, model: str, task: str, lang: str, ui: str
 ) -> tuple:
@@ -147,22 +153,17 @@ def analyse_pair(
     except PairInputError as err:
         message = t("pair_error", ui, sentence=err.sentence.upper(), message=notice_text(err, ui))
         warn(esc(message), ui)
-        return f"### {md(message)}", gr.update(visible=False), ""
+        return uncompared(f"### {md(message)}")
     except Exception as err:  # a bug, not the input: log the trace, show one line
         log.exception("pair comparison failed for model %s", model)
         message = t("internal", ui, model=model_name(model), error=type(err).__name__)
         warn(esc(message), ui)
-        return f"### {md(message)}", gr.update(visible=False), ""
+        return uncompared(f"### {md(message)}")
     return (
         _summary(comparison, ui),
         gr.update(value=pair_table(comparison, ui), visible=True),
         pair_figures(comparison, known, ui),
     )
-
-
-def cleared() -> tuple:
-    """The comparison's outputs with no pair: what another tab's single sentence leaves of the last comparison."""
-    return "", gr.update(visible=False), ""
 
 
 @dataclass

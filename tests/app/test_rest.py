@@ -89,6 +89,9 @@ def test_a_kept_page_goes_gzipped_to_a_browser_that_accepts_it(app, path):
         plain = http.get(f"{url}{path}", headers={"accept-encoding": "identity"})
         packed = http.get(f"{url}{path}", headers={"accept-encoding": "br;q=1.0, gzip;q=0.8"})
         refused = http.get(f"{url}{path}", headers={"accept-encoding": "gzip;q=0, deflate"})
+        head = http.head(f"{url}{path}", headers={"accept-encoding": "identity"})
+    same = lambda headers: {k: v for k, v in headers.items() if k != "date"}  # but the server's clock
+    assert head.status_code == 200 and head.content == b"" and same(head.headers) == same(plain.headers)
     assert "content-encoding" not in plain.headers and "content-encoding" not in refused.headers
     assert packed.headers["content-encoding"] == "gzip" and packed.headers["vary"] == "Accept-Encoding"
     assert int(packed.headers["content-length"]) < len(plain.content) / 3  # the page: ~40 of ~326 KB

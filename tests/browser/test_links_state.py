@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from core.views import KMaxGraph
 from demo.i18n import model_name
+from demo.ui import OWNER_STORAGE
 
 TEXT = "It is not a bad film, but the plot is dull and the ending drags on."
 B = "It is a bad film."
@@ -129,3 +130,19 @@ def test_a_link_copied_from_another_probe_cell_reopens_it(open_page, url):
     assert query == {"tab": "probes", "model": "mrnn", "suite": "en", "capability": "negation"}
     again = open_page(copied)
     expect(again.locator("#probe-cell")).to_contain_text(re.compile(rf"· {re.escape(model_name('mrnn'))}: \d+ of"))
+
+
+def test_on_a_phone_a_links_page_opens_on_its_summary(browser, url):
+    """390 px wide the Lab's result starts screens below its controls: a link's page, analysed in its load, moves
+    to the summary (a link to a slow method's analysis, after its own event, too); a page without one stays at its
+    top."""
+    page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+    page.goto(url)
+    page.wait_for_function(f"localStorage.getItem('{OWNER_STORAGE}')")  # the load is in: its scripts' first
+    page.wait_for_timeout(300)  # past the load's last script and the frame it waits for
+    assert page.evaluate("scrollY") == 0
+    for params in ({"text": TEXT, "model": "dcnn"}, {"text": TEXT, "model": "dcnn", "method": "integrated_gradients"}):
+        page.goto(_link(url, **params))
+        expect(page.locator("#result .model-panel")).to_have_count(1)
+        expect(page.locator("#summary")).to_be_in_viewport()
+        assert page.evaluate("scrollY") > 0, params
