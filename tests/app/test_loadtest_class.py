@@ -108,7 +108,7 @@ def test_hall_profile_visitors_are_browsers(class_app, tmp_path):
     browser does (tools.bench.hall): every kind of request answered, each visit a new session, nothing failed. No
     visitor trains: the class's test does (the same training visit; a job worker costs ~6-8 CPU-s to start)."""
     out, (root, app) = tmp_path / "loadtest.json", class_app
-    args = ["--profile", "hall", "--class-minutes", "0.5", "--class-visitors", "8", "--trainers", "0"]
+    args = ["--profile", "hall", "--class-minutes", "0.3", "--class-visitors", "8", "--trainers", "0"]
     code = main([*args, "--checkpoints", str(root), "--request-timeout", "60", "--out", str(out)], app)
     assert code in (0, 1)  # 1: a target missed on a busy machine
     run = json.loads(out.read_text())["hall"]
@@ -117,7 +117,7 @@ def test_hall_profile_visitors_are_browsers(class_app, tmp_path):
     assert run["visits"] >= 8 and run["latency_by_endpoint_s"]["page"]["n"] >= 8  # a page per browser's visit
     assert run["load_generator_cpu_s"] >= 0 and run["server_cpu_ms_per_request"] >= run["app_cpu_ms_per_request"]
     waiting = run["queue_waiting"]  # read from Gradio's /queue/status through the run
-    assert waiting["samples"] >= 30 and 0 <= waiting["p50"] <= waiting["max"] <= waiting["queue_size"]
+    assert waiting["samples"] >= 20 and 0 <= waiting["p50"] <= waiting["max"] <= waiting["queue_size"]
 
 
 def test_queue_waiting_reads_its_samples_against_the_bound():

@@ -1,10 +1,11 @@
 """The model worker as a Ray Serve deployment (LAB_SERVE_BACKEND=ray, service/serve_ray.py) on a real local head
-(lab_fixture.Head, no PYTHONPATH: the project reaches it through the runtime_env): the same answers as the
-local worker for every model and a probe suite, and the fallback to the local worker, said, when the cluster cannot
-be reached or refuses the app (token auth). The app itself is no Ray driver: a driver process of its own is."""
+(tests/shared_fixtures.py's token_head, no PYTHONPATH: the project reaches it through the runtime_env): the same
+answers as the local worker for every model and a probe suite, and the fallback to the local worker, said, when the
+cluster cannot be reached or refuses the app (token auth). The app itself is no Ray driver: a driver process of its
+own is."""
 
 import pytest
-from lab_fixture import RAY_BESIDE_JOBS, RAY_HEAD, Head, closed_port
+from lab_fixture import RAY_BESIDE_JOBS, RAY_HEAD, RAY_TOKEN, closed_port
 
 from core.predict import Lab, Request
 from service.serve_ray import DEPLOYMENT, ServeWorker, worker
@@ -46,16 +47,14 @@ def answers(lab: Lab, model_worker) -> list[str]:
     return lines + [encode({**report, "seconds": 0})]
 
 
-def test_the_deployment_answers_as_the_local_worker(lab, local_answers):
-    head = Head()
-    try:
-        served = ServeWorker(ModelWorker(nice=0), head.address)
-        assert answers(lab, served) == local_answers
-        assert served.status().code == "serve_ray" and served.status().params["deployment"] == DEPLOYMENT
-        assert served.local._process is None  # nothing went to the app's own worker
-        served.close()
-    finally:
-        head.stop()
+def test_the_deployment_answers_as_the_local_worker(lab, local_answers, token_head, monkeypatch):
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")  # the driver's: the head's token (a head's start is ~10 s)
+    monkeypatch.setenv("RAY_AUTH_TOKEN", RAY_TOKEN)
+    served = ServeWorker(ModelWorker(nice=0), token_head.address)
+    assert answers(lab, served) == local_answers
+    assert served.status().code == "serve_ray" and served.status().params["deployment"] == DEPLOYMENT
+    assert served.local._process is None  # nothing went to the app's own worker
+    served.close()
 
 
 def test_a_cluster_out_of_reach_leaves_the_local_worker_saying_so(lab, local, local_answers, caplog):
