@@ -88,13 +88,18 @@ class TrainingQueue:
 
     def status(self, job_id: str, owner: str | None = None) -> dict:
         """The job's state; a job is reported finished only once the Lab serves its model (the worker writes
-        "done" just before it exits, and the scheduler notices the exit within `poll` seconds)."""
+        "done" just before it exits, and the scheduler notices the exit within `poll` seconds). Its worker's exit
+        is waited for outside the lock: a worker slow to go holds up no other visitor's submit or cancel, nor the
+        scheduler."""
         job = job_status(job_id, self.root, owner)
         if job["status"] in FINISHED:
             with self.lock:
-                if self.job_id == job_id and self.worker is not None:
-                    self.worker.wait(timeout=30)
-                    self._finished()
+                worker = self._worker(job_id)
+            if worker is not None:
+                worker.wait(timeout=30)
+                with self.lock:
+                    if self._worker(job_id) is worker:  # not let go by the scheduler meanwhile
+                        self._let_go(job_id)
             job = job_status(job_id, self.root)
         return job
 
@@ -132,6 +137,14 @@ class TrainingQueue:
 
     def _running(self) -> list[processes.Worker]:
         return [self.worker] if self.worker is not None else []
+
+    def _worker(self, job_id: str) -> processes.Worker | None:
+        """This app's worker on the job (the callers hold the lock)."""
+        return self.worker if self.job_id == job_id else None
+
+    def _let_go(self, job_id: str) -> None:
+        """The job's worker has ended: its end handled, its place free (the callers hold the lock)."""
+        self._finished()
 
     def _recover(self) -> bool:
         """Queue again the jobs whose worker died with the previous app; True while a job is left running by a

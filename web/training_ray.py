@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from service import processes
-from service.jobs import FINISHED, TrainLimits, cancel_job, job_dir, job_status, next_queued, update_job
+from service.jobs import TrainLimits, cancel_job, job_dir, next_queued, update_job
 from service.lab import ServedLab
 from service.settings import Settings
 from web.training import TrainingQueue
@@ -39,17 +39,6 @@ class RayTrainingQueue(TrainingQueue):
         self.max_running = max_running or settings.ray_max_jobs
         super().__init__(lab, settings, root, limits, poll)
 
-    def status(self, job_id: str, owner: str | None = None) -> dict:
-        """As TrainingQueue.status: finished only once its driver has ended and the Lab serves the model."""
-        job = job_status(job_id, self.root, owner)
-        if job["status"] in FINISHED:
-            with self.lock:
-                if job_id in self.workers:
-                    self.workers[job_id].wait(timeout=30)
-                    self._ended(job_id, self.workers.pop(job_id).returncode)
-            job = job_status(job_id, self.root)
-        return job
-
     def cancel(self, job_id: str, owner: str | None = None) -> dict:
         """The cancel is recorded at once (no driver installs the job's model after it); a running job's driver is
         stopped, and it cancels its task on the cluster."""
@@ -63,12 +52,18 @@ class RayTrainingQueue(TrainingQueue):
     def _step(self) -> None:
         for job_id, worker in list(self.workers.items()):
             if worker.poll() is not None:
-                self._ended(job_id, self.workers.pop(job_id).returncode)
+                self._let_go(job_id)
         while len(self.workers) < self.max_running and (job := next_queued(self.root)) is not None:
             self._start(job)
 
     def _running(self) -> list[processes.Worker]:
         return list(self.workers.values())
+
+    def _worker(self, job_id: str) -> processes.Worker | None:
+        return self.workers.get(job_id)
+
+    def _let_go(self, job_id: str) -> None:
+        self._ended(job_id, self.workers.pop(job_id).returncode)
 
     def _start(self, job: dict) -> None:
         folder = job_dir(job["id"], self.root)

@@ -5,6 +5,7 @@ import csv
 import json
 import os
 import random
+import threading
 import time
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from service.publish import push_job
 from service.settings import Settings
 from service.user_models import main as train_main
 from web.training import TrainingQueue
+from web.training_ray import RayTrainingQueue
 
 POSITIVE, NEGATIVE = ["good", "great", "fun", "moving"], ["bad", "dull", "awful", "flat"]
 NEUTRAL = ["the", "movie", "film", "plot", "is", "a"]
@@ -295,6 +297,54 @@ def test_a_job_left_running_resumes_after_a_restart(tmp_path, good_csv):
     # queued again too often: reported as stopped
     update_job(folder, status="running", restarts=2)
     assert recover_jobs(root)[0]["status"] == "stopped"
+
+
+class SlowToGo:
+    """A job's worker that has written its verdict and takes its time to exit, until `gone` is set."""
+
+    returncode = None
+
+    def __init__(self):
+        self.waited, self.gone = threading.Event(), threading.Event()
+
+    def wait(self, timeout: float | None = None) -> int:
+        self.waited.set()
+        self.gone.wait(timeout)
+        self.returncode = 0
+        return 0
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def terminate(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("queue_class", [TrainingQueue, RayTrainingQueue])
+def test_a_worker_slow_to_exit_holds_up_no_other_visitors_job(tmp_path, good_csv, queue_class):
+    """A job's status waits for its worker to exit (its model served first), without the queue's lock: another
+    visitor's cancel answers meanwhile."""
+    queue = queue_class(ServedLab({}), Settings.load(), tmp_path / "um", poll=3600)  # the scheduler stays asleep
+    mine = queue.submit(TrainRequest(good_csv, "dcnn", epochs=1, minutes=1), owner="a")["id"]
+    theirs = queue.submit(TrainRequest(good_csv, "dcnn", epochs=1, minutes=1), owner="b")["id"]
+    update_job(job_dir(mine, queue.root), status="failed", finished=time.time())
+    worker = SlowToGo()
+    if isinstance(queue, RayTrainingQueue):
+        queue.workers[mine] = worker
+    else:
+        queue.worker, queue.job_id = worker, mine
+    status = threading.Thread(target=queue.status, args=(mine,))
+    status.start()
+    assert worker.waited.wait(10)
+    cancel = threading.Thread(target=queue.cancel, args=(theirs, "b"))
+    cancel.start()
+    cancel.join(5)
+    alive = cancel.is_alive()
+    worker.gone.set()
+    status.join(10)
+    assert not alive, "another visitor's cancel waited for this job's worker"
+    assert queue.status(theirs, "b")["status"] == "cancelled" and queue._worker(mine) is None
+    queue.stopped.set()
 
 
 def test_a_killed_worker_is_reported_stopped(tmp_path, good_csv):
