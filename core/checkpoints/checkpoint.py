@@ -22,6 +22,7 @@ import json
 import math
 import os
 import tempfile
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -282,7 +283,8 @@ def _read_shared(model: Model, vocab: Vocab, weights: dict, vectors: Vectors, un
 
 # -- training state for --resume: everything needed to continue a run exactly ------------------------
 
-STATE_TENSORS, STATE_JSON = "state.safetensors", "state.json"
+STATE_JSON = "state.json"
+STATE_TENSORS = "state.safetensors"  # the name a state saved before tensors got names of their own has
 
 
 def _flatten(obj, prefix: str, tensors: dict):
@@ -314,14 +316,21 @@ def _unflatten(obj, tensors: dict):
 
 
 def save_training_state(directory: str | Path, state: dict) -> None:
-    """Save a nested dict of tensors and JSON values (model, optimizer, RNG, counters) atomically:
-    tensors to safetensors, the rest to JSON, the JSON (which records the tensors' sha256) last."""
+    """Save a nested dict of tensors and JSON values (model, optimizer, RNG, counters): the tensors to a
+    safetensors file of a new name, then the JSON that names it and records its sha256 (atomically), then the
+    older tensor files removed. A kill at any moment leaves a JSON whose tensors are on disk: the state before
+    this save or this one (the JSON and the tensors are two files; one name for both generations left a JSON
+    beside the next one's tensors)."""
     directory = Path(directory)
     tensors: dict = {}
     skeleton = _flatten(state, "s", tensors)
-    atomic_write(directory / STATE_TENSORS, lambda tmp: save_file(tensors, str(tmp)))
-    payload = {"state": skeleton, "sha256": sha256(directory / STATE_TENSORS)}
+    name = f"state-{uuid.uuid4().hex[:12]}.safetensors"
+    atomic_write(directory / name, lambda tmp: save_file(tensors, str(tmp)))
+    payload = {"state": skeleton, "tensors": name, "sha256": sha256(directory / name)}
     atomic_write_text(directory / STATE_JSON, json.dumps(payload))
+    for old in [directory / STATE_TENSORS, *directory.glob("state-*.safetensors")]:
+        if old.name != name:
+            old.unlink(missing_ok=True)
 
 
 def load_training_state(directory: str | Path) -> dict | None:
@@ -330,7 +339,7 @@ def load_training_state(directory: str | Path) -> dict | None:
     if not (directory / STATE_JSON).is_file():
         return None
     payload = _read_json(directory / STATE_JSON)
-    path = directory / STATE_TENSORS
+    path = directory / Path(str(payload.get("tensors", STATE_TENSORS))).name
     if not path.is_file() or sha256(path) != payload.get("sha256"):
         raise CheckpointError(f"training state {path} is missing or does not match {directory / STATE_JSON}")
     return _unflatten(payload["state"], load_file(str(path)))

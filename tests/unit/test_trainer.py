@@ -308,6 +308,25 @@ def test_failed_write_keeps_previous_checkpoint(tiny_data, tmp_path, monkeypatch
     assert not [p for p in (tmp_path / "best").iterdir() if p.name.endswith(".tmp")]
 
 
+def test_a_state_save_cut_short_leaves_the_state_before_it(tmp_path, monkeypatch):
+    """A kill between the training state's tensors and its JSON (a CI run's resume once found the next epoch's
+    tensors beside the last one's JSON and refused): the state before the save loads, whole."""
+    checkpoint_module.save_training_state(tmp_path, {"w": torch.ones(3), "epoch": 1})
+
+    def killed(path, text):
+        raise KeyboardInterrupt  # as a SIGKILL: nothing after the tensors is written
+
+    monkeypatch.setattr(checkpoint_module, "atomic_write_text", killed)
+    with pytest.raises(KeyboardInterrupt):
+        checkpoint_module.save_training_state(tmp_path, {"w": torch.zeros(3), "epoch": 2})
+    state = checkpoint_module.load_training_state(tmp_path)
+    assert state["epoch"] == 1 and torch.equal(state["w"], torch.ones(3))
+    monkeypatch.undo()
+    checkpoint_module.save_training_state(tmp_path, {"w": torch.full((3,), 3.0), "epoch": 3})
+    assert checkpoint_module.load_training_state(tmp_path)["epoch"] == 3
+    assert len(list(tmp_path.glob("*.safetensors"))) == 1  # the cut save's tensors and the old ones gone
+
+
 def test_corrupt_missing_and_mismatched_checkpoints(tiny_data, tmp_path):
     Trainer.from_config(_config(tiny_data, tmp_path, epochs=1)).fit()
     best = tmp_path / "best"
