@@ -57,7 +57,7 @@ class PageCache:
         self.kept: OrderedDict[tuple, Kept] = OrderedDict()
         self.lock = threading.Lock()
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope, receive, send) -> None:
         server = scope.get("app")
         if (
             scope["type"] != "http"
@@ -89,12 +89,12 @@ class PageCache:
             await send(message)
 
         await self.app(scope, receive, keep)
-        start, body = sent[0] if sent else {}, [m for m in sent[1:] if m["type"] == "http.response.body"]
-        plain = start.get("status") == 200 and not any(k == b"set-cookie" for k, _ in start.get("headers", ()))
-        encoded = any(k == b"content-encoding" for k, _ in start.get("headers", ()))
-        if plain and not encoded and body and not body[-1].get("more_body", False):
+        began, parts = sent[0] if sent else {}, [m for m in sent[1:] if m["type"] == "http.response.body"]
+        plain = began.get("status") == 200 and not any(k == b"set-cookie" for k, _ in began.get("headers", ()))
+        encoded = any(k == b"content-encoding" for k, _ in began.get("headers", ()))
+        if plain and not encoded and parts and not parts[-1].get("more_body", False):
             # zlib lets go of the GIL: ~16 ms per page (a new query string each) off the event loop
-            answer = await asyncio.to_thread(Kept, config, start, b"".join(m.get("body", b"") for m in body))
+            answer = await asyncio.to_thread(Kept, config, began, b"".join(m.get("body", b"") for m in parts))
             with self.lock:
                 self.kept[key] = answer
                 while len(self.kept) > self.size:
