@@ -284,7 +284,7 @@ def _read_shared(model: Model, vocab: Vocab, weights: dict, vectors: Vectors, un
 # -- training state for --resume: everything needed to continue a run exactly ------------------------
 
 STATE_JSON = "state.json"
-STATE_TENSORS = "state.safetensors"  # the name a state saved before tensors got names of their own has
+STATE_TENSORS = "state.safetensors"  # where a state saved before 2026-11-29 keeps its tensors (its JSON names none)
 
 
 def _flatten(obj, prefix: str, tensors: dict):
@@ -319,8 +319,7 @@ def save_training_state(directory: str | Path, state: dict) -> None:
     """Save a nested dict of tensors and JSON values (model, optimizer, RNG, counters): the tensors to a
     safetensors file of a new name, then the JSON that names it and records its sha256 (atomically), then the
     older tensor files removed. A kill at any moment leaves a JSON whose tensors are on disk: the state before
-    this save or this one (the JSON and the tensors are two files; one name for both generations left a JSON
-    beside the next one's tensors)."""
+    this save or this one."""
     directory = Path(directory)
     tensors: dict = {}
     skeleton = _flatten(state, "s", tensors)

@@ -58,7 +58,9 @@ def test_a_disconnect_in_the_middle_of_a_long_compare_keeps_the_worker(lab, monk
     try:
         with httpx.Client(base_url=url, timeout=60) as http:
 
-            def compare(session: str, until: str):
+            def compare(session: str, until: str, then=lambda: None):
+                """A long /compare through the queue, its stream read until the message `until`; `then()` runs while
+                the stream is still open."""
                 joined = http.post(
                     "gradio_api/queue/join",
                     json={
@@ -73,17 +75,20 @@ def test_a_disconnect_in_the_middle_of_a_long_compare_keeps_the_worker(lab, monk
                 with http.stream("GET", "gradio_api/queue/data", params={"session_hash": session}) as stream:
                     for line in stream.iter_lines():
                         if line.startswith("data:") and json.loads(line[5:]).get("msg") == until:
+                            then()
                             return json.loads(line[5:])
+
+            def first_model_in_worker():  # the client leaves only then: a disconnect seen sooner sends no model
+                deadline = time.monotonic() + 30
+                while not sent and time.monotonic() < deadline:
+                    time.sleep(POLL_S)
 
             assert compare("warm", "process_completed")["success"]  # the worker is started and warm
             process = runner.WORKER._process
             sent.clear()
             os.kill(process.pid, signal.SIGSTOP)
             try:
-                compare("leaving", "process_starts")
-                deadline = time.monotonic() + 30
-                while not sent and time.monotonic() < deadline:  # until its first model is in the worker
-                    time.sleep(POLL_S)
+                compare("leaving", "process_starts", then=first_model_in_worker)
                 time.sleep(3 * POLL_S)
             finally:
                 os.kill(process.pid, signal.SIGCONT)  # the client is gone; the model ends
