@@ -148,9 +148,18 @@ def test_a_cluster_that_goes_away_mid_job(on_ray, tmp_path, big_csv):
                 ended, f"the training cluster at {head.address} went away after epoch {epoch} of 3", "ray_lost"
             )
             assert not queue.lab.checkpoints
-        # the app goes on: the next job is taken, and says what it meets
+        # the app goes on: the next job is taken, and says what it meets (a local fallback's training is
+        # test_training_ray_refused.py's: cancelled here once said)
         on_ray(head.address, fallback)
         small = write_csv(tmp_path / "reviews.csv", reviews(60))
-        after = queue.submit(TrainRequest(small, "dcnn", epochs=1, minutes=1))
-        assert wait_for(queue, after["id"])["status"] in ("done", "failed")
+        after = queue.submit(TrainRequest(small, "dcnn", epochs=1, minutes=1))["id"]
+        if fallback:
+            deadline = time.monotonic() + 60
+            while not (said := queue.status(after).get("notice")) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert said and said["code"] == "ray_local", said
+            queue.cancel(after)
+            assert wait_for(queue, after)["status"] == "cancelled"
+        else:
+            assert wait_for(queue, after)["error"]["code"] == "ray_unreachable"
         queue.stopped.set()
