@@ -82,24 +82,28 @@ STALE = """
 STALE_JS = "() => {" + STALE + "}"
 
 
-def settled_js(*, from_box: bool, scroll_if: str) -> str:
-    """The page's script once an analysis is in: the busy look off; the sentence analysed kept (read from the
-    sentence box where `from_box`: the event that filled it analysed it, with no BUSY_JS to keep it before); once
-    the page is drawn, the page moved to the summary where `scroll_if` holds (JS over `follow`, BUSY_JS's word that
-    the click's result starts below the screen, and `top`, the summary's); the result marked stale if the box now
-    says otherwise."""
+def settled_js(*, from_box: bool, scroll_if: str, own_event: bool = True) -> str:
+    """The page's script once an analysis is in: where it came in an event of its own (`own_event`: not the page's
+    load, whose script can run while a click's analysis is under way) the busy look off; the sentence analysed
+    kept (read from the sentence box where `from_box`: the event that filled it analysed it, with no BUSY_JS to
+    keep it before); the
+    page moved to the summary where `scroll_if` holds (JS over `follow`, BUSY_JS's word that the click's result
+    starts below the screen, and `top`, the summary's), at once and at the next frame (a tab the same event showed
+    is laid out only then); the result marked stale if the box now says otherwise."""
     box = "document.querySelector('#sentence textarea')?.value ?? ''"
     asked = f"document.body.dataset.asked = {box};" if from_box else ""
+    ended = "delete document.body.dataset.follow;\n  document.body.classList.remove('lab-busy');" if own_event else ""
     return f"""() => {{
   const follow = document.body.dataset.follow;
-  delete document.body.dataset.follow;
-  document.body.classList.remove('lab-busy');
+  {ended}
   {asked}
-  requestAnimationFrame(() => {{
+  const settle = () => {{
     const summary = document.querySelector('#summary');
     const top = summary?.getBoundingClientRect().top ?? 0;
     if (summary && ({scroll_if})) summary.scrollIntoView({{block: 'start'}});
-  }});{STALE}}}"""
+  }};
+  settle();
+  requestAnimationFrame(settle);{STALE}}}"""
 
 
 FOLLOWED = "follow"  # a click's: BUSY_JS moved the page to #analysing, so on to the summary
@@ -107,8 +111,8 @@ FOLLOWED = "follow"  # a click's: BUSY_JS moved the page to #analysing, so on to
 OUT_OF_SIGHT = "summary.textContent.trim() && (top < 0 || top > 0.6 * innerHeight)"
 DONE_JS = settled_js(from_box=False, scroll_if=FOLLOWED)  # an Analyse click, an example's
 LINK_DONE_JS = settled_js(from_box=True, scroll_if=FOLLOWED)  # a slow method's link (BUSY_JS ran before the load)
-# what one event filled and analysed: another tab's open, a link in the page's load event
-FILLED_JS = settled_js(from_box=True, scroll_if=OUT_OF_SIGHT)
+OPENED_JS = settled_js(from_box=True, scroll_if=OUT_OF_SIGHT)  # another tab's open, analysed in its event
+LOADED_JS = settled_js(from_box=True, scroll_if=OUT_OF_SIGHT, own_event=False)  # a link, in the page's load event
 
 
 @dataclass
@@ -182,7 +186,7 @@ def build(lab: ServedLab, visitors: Visitors) -> LabView:
         open_with=open_with,
         model=page.model,
         room=page.room,
-        loaded_js=FILLED_JS,
+        loaded_js=LOADED_JS,
     )
 
 
@@ -410,7 +414,7 @@ def _wire(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -> Calla
         outputs = [*head, *page.run_outputs, *page.pair.outputs]
         run_inputs = [*inputs, *page.run_inputs]
         event = dict(RUN_EVENT, show_progress_on=page.analysing)
-        trigger(on_select if selected else on_open, run_inputs, outputs, **event).then(None, js=FILLED_JS)
+        trigger(on_select if selected else on_open, run_inputs, outputs, **event).then(None, js=OPENED_JS)
 
     return open_with
 
