@@ -86,10 +86,9 @@ def settled_js(*, from_box: bool, scroll_if: str, own_event: bool = True) -> str
     """The page's script once an analysis is in: where it came in an event of its own (`own_event`: not the page's
     load, whose script can run while a click's analysis is under way) the busy look off; the sentence analysed
     kept (read from the sentence box where `from_box`: the event that filled it analysed it, with no BUSY_JS to
-    keep it before); the
-    page moved to the summary where `scroll_if` holds (JS over `follow`, BUSY_JS's word that the click's result
-    starts below the screen, and `top`, the summary's), at once and at the next frame (a tab the same event showed
-    is laid out only then); the result marked stale if the box now says otherwise."""
+    keep it before); the page moved to the summary where `scroll_if` holds (JS over `follow`, BUSY_JS's word that
+    the click's result starts below the screen, and `top`, the summary's), at once and at the next frame (a tab
+    the same event showed is laid out only then); the result marked stale if the box now says otherwise."""
     box = "document.querySelector('#sentence textarea')?.value ?? ''"
     asked = f"document.body.dataset.asked = {box};" if from_box else ""
     ended = "delete document.body.dataset.follow;\n  document.body.classList.remove('lab-busy');" if own_event else ""
