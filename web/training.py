@@ -126,8 +126,8 @@ class TrainingQueue:
                 worker.terminate()
 
     def _step(self) -> None:
-        if self.worker is not None and self.worker.poll() is not None:
-            self._finished()
+        if self.worker is not None and self.job_id is not None and self.worker.poll() is not None:
+            self._let_go(self.job_id)
         if self.worker is None and self.recovering:
             self.recovering = self._recover()
         if self.worker is None and (job := next_queued(self.root)) is not None:
@@ -144,7 +144,10 @@ class TrainingQueue:
 
     def _let_go(self, job_id: str) -> None:
         """The job's worker has ended: its end handled, its place free (the callers hold the lock)."""
-        self._finished()
+        if self.worker is None or self.job_id != job_id:
+            raise RuntimeError(f"no training worker on job {job_id} to let go")
+        self._ended(job_id, self.worker.returncode)
+        self.worker, self.job_id = None, None
 
     def _recover(self) -> bool:
         """Queue again the jobs whose worker died with the previous app; True while a job is left running by a
@@ -171,12 +174,6 @@ class TrainingQueue:
         the job's worker.log."""
         env = {**os.environ, "OMP_NUM_THREADS": "1", "LAB_USER_MODELS": str(self.root)}
         return processes.start(self.worker_module, ["run", str(folder)], env, PROJECT_ROOT, log=folder / "worker.log")
-
-    def _finished(self) -> None:
-        if self.worker is None or self.job_id is None:  # the callers hold the lock, a worker running a job
-            raise RuntimeError("no training worker to finish")
-        self._ended(self.job_id, self.worker.returncode)
-        self.worker, self.job_id = None, None
 
     def _ended(self, job_id: str, code: int | None) -> dict:
         """A worker ended: serve its model, or record why it stopped when it could not say so itself."""

@@ -8,6 +8,8 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
+from tools.bench.browser import TREE
+
 PHONE = {"width": 390, "height": 844}
 # the menu shows another sentence than `first` ("#12 · 5 · it is ..."), and the tree's summary names the same one
 MENU_AND_TREE_ON_ANOTHER = """first => {
@@ -37,7 +39,7 @@ def _expect_node_panel_of_sentence(page):
 def test_the_node_panel_follows_a_random_sentence(open_page, url):
     page = open_page(url)
     page.get_by_role("tab", name="Treebank").click()
-    expect(page.locator("#tb-tree figure > svg")).to_have_count(1)
+    expect(page.locator(TREE)).to_have_count(1)
     _expect_node_panel_of_sentence(page)
     first = page.locator("#tb-sentence input").input_value()
     for _ in range(5):  # a random pick among 40 test sentences: another one within a few tries

@@ -9,6 +9,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tools.bench.browser import TREE
+
 
 @pytest.fixture(scope="module")
 def app_env(tiny_data):
@@ -27,7 +29,7 @@ def test_a_negation_node_opens_in_the_lab(open_page, url):
     expect(page.locator("#tb-sentence input")).to_have_value(re.compile(r"\bnot\b"))
     index = page.locator("#tb-sentence input").input_value().split(" ")[0]  # "#12 · 5 · it is not ..."
     expect(page.locator("#tb-tree-summary")).to_contain_text(f"test {index}")  # its tree
-    expect(page.locator("#tb-tree figure > svg")).to_contain_text("not")
+    expect(page.locator(TREE)).to_contain_text("not")
     page.locator("#tb-nodes tr[data-row='2'] button").click()  # the row of node 2
     node = page.locator("#tb-node input")
     expect(node).to_have_value(re.compile(r"^2: \S"))

@@ -6,6 +6,8 @@ tree kept in its tab; a Ctrl-click opens the phrase's link in a new tab."""
 import pytest
 from playwright.sync_api import expect
 
+from tools.bench.browser import TREE
+
 
 @pytest.fixture(scope="module")
 def app_env(tiny_data):
@@ -18,7 +20,7 @@ def test_the_tree_renders_and_a_node_click_opens_the_lab(url, open_page):
     page.get_by_role("tab", name="Treebank").click()
     nodes = page.locator("#tb-tree svg a.tree-node")
     expect(nodes.first).to_be_visible()
-    tree = page.locator("#tb-tree figure > svg")
+    tree = page.locator(TREE)
     box = tree.bounding_box()
     assert box["width"] <= 1280 and box["height"] > 100  # within the page, with rows
     rows = {round(nodes.nth(i).locator("circle").bounding_box()["y"]) for i in range(nodes.count())}
@@ -57,4 +59,4 @@ def test_a_ctrl_click_on_a_node_opens_its_link_in_a_new_tab(url, open_page):
     expect(lab.locator("#sentence textarea")).to_have_value(phrase)
     assert f"text={phrase}" in lab.url.replace("+", " ") and "task=" in lab.url
     expect(lab.locator("#summary")).to_contain_text("models")
-    expect(page.locator("#tb-tree figure > svg")).to_be_visible()  # the tree's page is as it was
+    expect(page.locator(TREE)).to_be_visible()  # the tree's page is as it was

@@ -5,7 +5,7 @@ cluster cannot be reached or refuses the app (token auth). The app itself is no 
 own is."""
 
 import pytest
-from lab_fixture import RAY_BESIDE_JOBS, RAY_HEAD, RAY_TOKEN, closed_port
+from lab_fixture import RAY_BESIDE_JOBS, RAY_HEAD, closed_port
 
 from core.predict import Lab, Request
 from service.serve_ray import DEPLOYMENT, ServeWorker, worker
@@ -47,9 +47,7 @@ def answers(lab: Lab, model_worker) -> list[str]:
     return lines + [encode({**report, "seconds": 0})]
 
 
-def test_the_deployment_answers_as_the_local_worker(lab, local_answers, token_head, monkeypatch):
-    monkeypatch.setenv("RAY_AUTH_MODE", "token")  # the driver's: the head's token (a head's start is ~10 s)
-    monkeypatch.setenv("RAY_AUTH_TOKEN", RAY_TOKEN)
+def test_the_deployment_answers_as_the_local_worker(lab, local_answers, token_head, with_token):
     served = ServeWorker(ModelWorker(nice=0), token_head.address)
     assert answers(lab, served) == local_answers
     assert served.status().code == "serve_ray" and served.status().params["deployment"] == DEPLOYMENT

@@ -37,6 +37,7 @@ from tools.bench.machine import machine_info
 from tools.processes import free_port
 
 CHROMIUM = "/usr/bin/chromium"
+TREE = "#tb-tree figure > svg"  # the Treebank's tree itself, not Gradio's loader figure beside it
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -211,7 +212,7 @@ def probes_run(page) -> float:
 
 
 def treebank(page) -> None:
-    opened_tab(page, "Treebank", "#tb-tree figure > svg")
+    opened_tab(page, "Treebank", TREE)
 
 
 def tree_sentence(page) -> float:
