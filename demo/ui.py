@@ -339,12 +339,18 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
             [owner_key, lab_view.room],
             outputs,
             api_visibility="private",
-            js=f"(key, room) => ({lab_tab.ROOM_JS})(...({READ_KEY})(key), room)",
+            js=f"(key, room) => ({lab_tab.LOAD_JS})(...({READ_KEY})(key), room)",
             postprocess=False,
             show_progress="hidden",
             show_progress_on=owner_key,
         )
-        loaded_page.then(None, owner_key, None, js=KEEP_KEY).then(None, js=ACCESS_JS).then(None, js=lab_view.loaded_js)
+        # one script once the load is in, not a chain of three events, each a round through Gradio's dispatch
+        loaded_page.then(
+            None,
+            owner_key,
+            None,
+            js=f"(key) => {{ ({KEEP_KEY})(key); ({ACCESS_JS})(); ({lab_view.loaded_js})(); return []; }}",
+        )
         fill_advertised_defaults(demo)
         keep_owners_out_of_mcp(demo)
     return demo

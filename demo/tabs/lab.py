@@ -22,6 +22,7 @@ import gradio as gr
 
 from core.analysis.attribution import on_demand
 from core.predict import ALL, AUTO
+from core.text import MAX_CHARS
 from demo.attribution_export import build as build_export
 from demo.attribution_view import build as build_method_selector
 from demo.attribution_view import faithfulness_hint, requested
@@ -54,7 +55,14 @@ from web.page_load import on_page_load
 # on a phone, where the result starts screens below the button, the page moves to the #analysing line, and
 # to the summary once the result is in (DONE_JS: the page was too short to go further before)
 RESULT_INSET = 60
-ROOM_JS = room_js("#result", RESULT_INSET)
+# the page's load measures the room too; a link's sentence is the one asked for before the box shows it (else the
+# box's change would mark the link's own result stale, hidden until LOADED_JS: a flash of "press Analyse")
+LOAD_JS = room_js(
+    "#result",
+    RESULT_INSET,
+    f"""const text = new URLSearchParams(location.search).get('text');
+  if (text !== null) document.body.dataset.asked = text.slice(0, {MAX_CHARS});""",
+)
 BUSY_JS = room_js(
     "#result",
     RESULT_INSET,
@@ -90,7 +98,8 @@ def settled_js(*, from_box: bool, scroll_if: str, own_event: bool = True) -> str
     the click's result starts below the screen, and `top`, the summary's), at once and at the next frame (a tab
     the same event showed is laid out only then); the result marked stale if the box now says otherwise."""
     box = "document.querySelector('#sentence textarea')?.value ?? ''"
-    asked = f"document.body.dataset.asked = {box};" if from_box else ""
+    # written only when it differs: a page's load then ends with no change to it at all
+    asked = f"if (document.body.dataset.asked !== {box}) document.body.dataset.asked = {box};" if from_box else ""
     ended = "delete document.body.dataset.follow;\n  document.body.classList.remove('lab-busy');" if own_event else ""
     return f"""() => {{
   const follow = document.body.dataset.follow;
@@ -123,7 +132,7 @@ class LabView:
     pair: pairs.PairView
     open_with: Callable  # (trigger, opener, its inputs, gr.Tabs): what the opener names opened and analysed here
     model: gr.Dropdown  # a probe failure opens with the model that failed
-    room: gr.Number  # the page's load event measures it (ROOM_JS): a link's figures are drawn in that event
+    room: gr.Number  # the page's load event measures it (LOAD_JS): a link's figures are drawn in that event
     loaded_js: str  # the page's script once its load event (a link's analysis among it) has been applied
 
 
@@ -432,7 +441,7 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
     def on_fill(request: gr.Request) -> tuple:
         """In the page's load event, the inputs a link with a sentence names, checked against the visitor's models
         (demo/links.py), with its sentence B and the pair open, and their analysis (the figures drawn for the room
-        the load measured: ROOM_JS), and the method hint for the model and task it names (the page's defaults
+        the load measured: LOAD_JS), and the method hint for the model and task it names (the page's defaults
         without a link)."""
         seen, ui = visitors.lab(lab, request), request_lang(request)
         state = query_to_state(dict(request.query_params or {}), seen)

@@ -132,6 +132,27 @@ def test_a_link_copied_from_another_probe_cell_reopens_it(open_page, url):
     expect(again.locator("#probe-cell")).to_contain_text(re.compile(rf"· {re.escape(model_name('mrnn'))}: \d+ of"))
 
 
+def test_a_links_page_never_hides_its_own_result(browser, url):
+    """A link's load fills the sentence box and analyses it: its result is never marked stale on the way (hidden
+    behind "press Analyse" until the load's script), whether analysed in the load or, for a slow method, in an
+    event of its own; what is typed after it still is."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    context.add_init_script(
+        """window.__stale = 0;
+new MutationObserver(() => { if (document.body?.classList.contains('lab-stale')) window.__stale++; })
+  .observe(document, {subtree: true, attributes: true, attributeFilter: ['class']});"""
+    )
+    page = context.new_page()
+    for params in ({"text": TEXT, "model": "dcnn"}, {"text": TEXT, "model": "dcnn", "method": "integrated_gradients"}):
+        page.goto(_link(url, **params))
+        expect(page.locator("#result .model-panel")).to_have_count(1)
+        page.wait_for_function(f"localStorage.getItem('{OWNER_STORAGE}')")  # the load's script ran
+        page.wait_for_timeout(300)  # and the frame it waits for
+        assert page.evaluate("window.__stale") == 0, params
+    page.locator("#sentence textarea").fill(B)
+    expect(page.locator("body")).to_have_class(re.compile("lab-stale"))
+
+
 def test_on_a_phone_a_links_page_opens_on_its_summary(browser, url):
     """390 px wide the Lab's result starts screens below its controls: a link's page, analysed in its load, moves
     to the summary (a link to a slow method's analysis, after its own event, too); a page without one stays at its
