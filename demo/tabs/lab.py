@@ -99,7 +99,8 @@ def settled_js(*, from_box: bool, scroll_if: str, own_event: bool = True) -> str
     the same event showed is laid out only then); the result marked stale if the box now says otherwise."""
     box = "document.querySelector('#sentence textarea')?.value ?? ''"
     # written only when it differs: a page's load then ends with no change to it at all
-    asked = f"if (document.body.dataset.asked !== {box}) document.body.dataset.asked = {box};" if from_box else ""
+    keep = "if (document.body.dataset.asked !== analysed) document.body.dataset.asked = analysed;"
+    asked = f"const analysed = {box};\n  {keep}" if from_box else ""
     ended = "delete document.body.dataset.follow;\n  document.body.classList.remove('lab-busy');" if own_event else ""
     return f"""() => {{
   const follow = document.body.dataset.follow;
