@@ -10,7 +10,7 @@ SESSIONS ?= 1200
 SESSION_KIND ?= rest
 
 # -- measure (each writes its reports/ file) -----------------------------------------------------------
-.PHONY: bench bench-smoke bench-browser first-answer screens a11y loadtest app-cpu saturation redteam soak sessions train-load
+.PHONY: bench bench-smoke bench-browser bench-link first-answer screens a11y loadtest app-cpu saturation redteam soak sessions train-load
 bench: install ## accuracy/speed/scale benchmarks -> reports/benchmarks.md
 	$(PY) -m tools.bench
 
@@ -19,6 +19,9 @@ bench-smoke: install ## a seconds-long version of the benchmarks (CI)
 
 bench-browser: install ## every tab in Debian chromium, click to settled page: the Lab's analyses (laptop, phone), its method, intervention and shared link; Probes, Treebank, dataset, Train, Checkpoints (--only NAME re-runs one) -> reports/browser.md
 	HF_HUB_OFFLINE=1 $(PY) -m tools.bench.browser --rounds 5
+
+bench-link: install ## a lecture hall opens the teacher's link: 300 visitors load the same Lab link (all five models) within 10 s, 3 rounds; each visitor's wait for its page load -> reports/link_burst.json
+	HF_HUB_OFFLINE=1 $(PY) -m tools.bench.link_burst
 
 first-answer: install ## a fresh clone's `make demo`: seconds to its installed .venv and to its first /compare (uv, else pip)
 	$(PY) -m tools.bench.first_answer

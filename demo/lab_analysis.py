@@ -14,7 +14,7 @@ import gradio as gr
 
 from core.analysis.attribution import on_demand
 from core.notices import InputError
-from core.predict import ALL, AUTO, Cancelled, Comparison, Request
+from core.predict import ALL, AUTO, Cancelled, Comparison, Plan, Request
 from core.views import KMaxGraph
 from demo.attribution_view import requested
 from demo.i18n import L, intervention_name, model_name, notice_text, t, task_label, warn
@@ -22,6 +22,7 @@ from demo.lab_html import Known, result_html, top_map_view
 from demo.lab_text import intervention_section, notices_text, summary_text
 from demo.links import LinkState, intervention_specs, number, state_to_query
 from demo.plots import esc, md
+from demo.svg import ROOM
 from service.lab import ServedLab
 from web.runner import MODEL_POOL, RequestGate, abandoned
 
@@ -115,31 +116,35 @@ def analyse(
             if model == ALL:
                 warn(esc(t("intervention_needs_one", ui)), ui)
                 return f"### {md(t('intervention_needs_one', ui))}", gr.update(value="", visible=False), ""
-            result = Comparison(
-                [
-                    gate.run(
-                        lab.plan_predict(
-                            Request(
-                                text,
-                                models=(model,),
-                                task=task,
-                                lang=lang,
-                                methods=requested(method),
-                                view_options=options,
-                                intervention=chosen,
-                            )
-                        )
-                    ).predictions[0]
-                    for chosen in (None, intervention)
-                ],
-                [],
-            )
+            plans = [
+                lab.plan_predict(
+                    Request(
+                        text,
+                        models=(model,),
+                        task=task,
+                        lang=lang,
+                        methods=requested(method),
+                        view_options=options,
+                        intervention=chosen,
+                    )
+                )
+                for chosen in (None, intervention)
+            ]
         else:
             models = None if model == ALL else [model]
-            plan = lab.plan_compare(
-                Request(text, task=task, lang=lang, models=models, methods=requested(method), view_options=options)
-            )
-            result = gate.run(plan, MODEL_POOL)
+            plans = [
+                lab.plan_compare(
+                    Request(text, task=task, lang=lang, models=models, methods=requested(method), view_options=options)
+                )
+            ]
+        key = drawn_key(lab, plans, ui, method)
+        if key is not None and (kept := lab.answers.get(key)) is not None:
+            summary, notices, html = kept
+            return summary, gr.update(value=notices, visible=bool(notices)), html
+        if len(plans) == 2:  # the model as trained, then with the intervention
+            result = Comparison([gate.run(plan).predictions[0] for plan in plans], [])
+        else:
+            result = gate.run(plans[0], MODEL_POOL)
     except Cancelled:
         raise abandoned() from None
     except InputError as err:
@@ -158,11 +163,21 @@ def analyse(
         summary += "\n\n" + md(
             intervention_section(lab, first.task, first.model, result.predictions[1].intervention, ui)
         )
-    return (
-        summary,
-        gr.update(value=notices, visible=bool(notices)),
-        result_html(result.predictions, known, ui, method),
-    )
+    html = result_html(result.predictions, known, ui, method)
+    if key is not None and not result.failures:
+        lab.answers.put(key, (summary, notices, html))
+    return summary, gr.update(value=notices, visible=bool(notices)), html
+
+
+def drawn_key(lab: ServedLab, plans: list[Plan], ui: str, method: str) -> tuple | None:
+    """Where an analysis drawn for the page is kept beside its answers (core.answers): the answers' keys (the
+    request as checked, each checkpoint's identity and owner), the page's language and method, and the room its
+    figures were drawn for (a few widths serve most screens: Gradio caps the page's width in steps). None when an
+    answer is not kept (a long text), or nothing is."""
+    keys = [plan.keys[m] for plan in plans for m in plan.models]
+    if lab.answers is None or any(k is None for k in keys):
+        return None
+    return ("drawn", tuple(keys), ui, method, ROOM.get())
 
 
 class CountingGate(RequestGate):

@@ -18,6 +18,7 @@ of all of them (no explanations), and scores the cases. It returns plain data; t
 
 import argparse
 import csv
+import functools
 import io
 import json
 import random
@@ -185,8 +186,9 @@ class ProbeReport:
 # -- suites ----------------------------------------------------------------------------------------------
 
 
-def suite_names(directory: Path = SUITE_DIR) -> list[str]:
-    return sorted(p.stem for p in directory.glob("*.toml"))
+@functools.cache  # the suites ship with the code: listed once, not on every page load (a link names one)
+def suite_names(directory: Path = SUITE_DIR) -> tuple[str, ...]:
+    return tuple(sorted(p.stem for p in directory.glob("*.toml")))
 
 
 def _require(condition: bool, path, key: str, problem: str) -> None:

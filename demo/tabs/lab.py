@@ -258,7 +258,7 @@ def _layout(lab: ServedLab, known: Known, visitors: Visitors) -> Page:
     method, hint = build_method_selector()
     link = gr.Markdown(elem_id="permalink")
     shown_map = gr.Textbox(visible=False)
-    room = gr.Number(visible=False)
+    room = gr.Number(visible=False, elem_id="lab-room")  # the figures' room, measured by the page (room_js)
     examples = gr.Examples(
         [[s] for _, s in EXAMPLES],
         inputs=[text],
@@ -437,7 +437,7 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
     link = gr.State(None)  # the LinkState of a link whose method streams: its change starts on_link
 
     def on_labels(request: gr.Request):
-        return gr.Dataset(sample_labels=example_labels(request_lang(request)))
+        return gr.update(sample_labels=example_labels(request_lang(request)))  # no component built per page load
 
     def on_fill(request: gr.Request) -> tuple:
         """In the page's load event, the inputs a link with a sentence names, checked against the visitor's models
@@ -459,7 +459,7 @@ def _link_opener(page: Page, lab: ServedLab, known: Known, visitors: Visitors) -
             gr.update(choices=intervention_choices(seen, state.model, state.task, ui), value=state.intervention),
             gr.update(visible=state.index is not None, value=state.index),
             state.b,
-            gr.Accordion(open=bool(state.b)),
+            gr.update(open=bool(state.b)),
         )
         if on_demand(tuple(requested(state.method))):
             return *fill, state, *(gr.skip(),) * len(shown)

@@ -29,6 +29,18 @@ from tools.bench.load_results import LONG_ENDPOINTS, Result, check_answer, error
 NextRequest = Callable[[random.Random], tuple[str, tuple]]
 
 
+@dataclass(frozen=True)
+class Page:
+    """Where a visitor opens the page: a link's query ("?text=..."; "": the page itself) and its request headers
+    (an X-Forwarded-For naming the visitor's address, behind an app that trusts one proxy hop)."""
+
+    query: str = ""
+    headers: dict[str, str] | None = None
+
+
+PAGE = Page()  # the page itself, from the load generator's own address
+
+
 @dataclass
 class Hall:
     url: str
@@ -64,13 +76,16 @@ class Hall:
         """The event's inputs as the front end sends them: the arguments given, the defaults after them."""
         return [*args, *(default for _, default in self.parameters[endpoint][len(args) :])]
 
-    async def events(self, http: aiohttp.ClientSession, session: str, events: list[tuple[int, list]]) -> list:
-        """Join `events` (id, inputs) to the queue in `session`, then read the session's stream until each has
-        answered; their outputs, in order. A refusal (the queue full) or a failed event raises."""
+    async def events(
+        self, http: aiohttp.ClientSession, session: str, events: list[tuple[int, list]], page: Page = PAGE
+    ) -> list:
+        """Join `events` (id, inputs) to the queue in `session` from `page`, then read the session's stream until
+        each has answered; their outputs, in order. A refusal (the queue full) or a failed event raises."""
         ids = []
         for fn_index, data in events:
             body = {"data": data, "fn_index": fn_index, "session_hash": session, "trigger_id": None, "event_data": None}
-            async with http.post(f"{self.url}gradio_api/queue/join", json=body) as response:
+            join = f"{self.url}gradio_api/queue/join{page.query}"  # the front end sends the page's query with it
+            async with http.post(join, json=body, headers=page.headers) as response:
                 if response.status != 200:
                     raise RuntimeError(f"queue/join answered {response.status}: {(await response.text())[:200]}")
                 ids.append((await response.json())["event_id"])
@@ -90,16 +105,16 @@ class Hall:
             raise RuntimeError(f"{len(outputs)} of {len(ids)} events answered")
         return [outputs[i] for i in ids]
 
-    async def open(self, http: aiohttp.ClientSession, session: str) -> Result:
+    async def open(self, http: aiohttp.ClientSession, session: str, page: Page = PAGE) -> Result:
         """A page load: the page, its config and its load events (a browser asks for /config each time)."""
         start = time.perf_counter()
         try:
             async with asyncio.timeout(self.timeout):
                 for path in ("", "config"):
-                    async with http.get(f"{self.url}{path}") as response:
+                    async with http.get(f"{self.url}{path}{page.query}", headers=page.headers) as response:
                         response.raise_for_status()
                         await response.read()
-                await self.events(http, session, self.loads)
+                await self.events(http, session, self.loads, page)
             error = ""
         except Exception as err:  # counted and reported
             error = error_line(err)

@@ -1,0 +1,57 @@
+"""An analysis drawn for the page is kept beside its answers (demo.lab_analysis.drawn_key): the same request in
+the same language, method and room is answered with the HTML drawn the first time, a lecture hall's link drawn
+once, not once per visitor; another room, language or request is drawn anew, and a text too long to keep is
+drawn every time."""
+
+import pytest
+
+import demo.lab_analysis as lab_analysis
+from core.answers import AnswerCache
+from demo.lab_analysis import analyse
+from demo.svg import drawn_for
+from demo.tabs.checkpoints import facts
+from service.lab import ServedLab
+
+TEXT = "It is not a bad film, but the plot is dull."
+
+
+@pytest.fixture
+def drawings(lab_root, monkeypatch):
+    """A lab keeping its answers, and the list of the results drawn on it (result_html's calls)."""
+    lab = ServedLab.load(lab_root)
+    lab.answers = AnswerCache()
+    drawn: list[str] = []
+    draw = lab_analysis.result_html
+
+    def counted(*args, **kwargs):
+        drawn.append(html := draw(*args, **kwargs))
+        return html
+
+    monkeypatch.setattr(lab_analysis, "result_html", counted)
+    return lab, drawn
+
+
+def test_the_same_analysis_for_the_same_room_is_drawn_once(drawings):
+    lab, drawn = drawings
+    known = facts(lab)
+    drawn_for(900)
+    first = analyse(lab, known, TEXT, "all", "sst5", "auto", "en")
+    again = analyse(lab, known, TEXT, "all", "sst5", "auto", "en")
+    assert len(drawn) == 1
+    assert again[0] == first[0] and again[2] == first[2] and again[1]["value"] == first[1]["value"]
+    analyse(lab, known, TEXT, "all", "sst5", "auto", "zh")  # another language
+    analyse(lab, known, TEXT, "dcnn", "sst5", "auto", "en")  # another model
+    analyse(lab, known, TEXT, "dcnn", "sst5", "auto", "en", "occlusion", "map_off:0")  # an intervention
+    drawn_for(400)  # a phone's room
+    phone = analyse(lab, known, TEXT, "all", "sst5", "auto", "en")
+    assert len(drawn) == 5 and phone[2] != first[2]
+    drawn_for(None)
+
+
+def test_a_text_too_long_to_keep_is_drawn_every_time(drawings):
+    lab, drawn = drawings
+    lab.answers = AnswerCache(max_words=3)
+    known = facts(lab)
+    for _ in range(2):
+        analyse(lab, known, TEXT, "dcnn", "sst5", "auto", "en")
+    assert len(drawn) == 2
