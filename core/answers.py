@@ -6,15 +6,23 @@ the checkpoint's identity (Lab.answer_identity): its folder, source and the sha2
 is never another's. A model retrained in place has new hashes, so a new key.
 
 Only short texts are kept (their answers are small: tens of KB each), at most `capacity`, the least
-recently used first. A cached Prediction is shared by the requests it answers: the app only reads them.
+recently used first. A cached Prediction is shared by the requests it answers: the app only reads them. The
+app keeps other answers to identical requests here too, each under a key of its own kind made of the answers' keys:
+a treebank tree, a probe suite's report, the Lab's analysis as drawn for the page (its HTML, 70-280 KB for one
+model to all five). Requests for the same key at the same moment wait for one computation (`kept`).
 """
 
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
-CAPACITY = 256  # answers of up to MAX_WORDS words, 17-70 KB each (8-40 words): 4-18 MB
+T = TypeVar("T")
+
+# answers of up to MAX_WORDS words, 17-70 KB each (8-40 words), and analyses drawn for the page beside them, 70-280
+# KB each: at most ~70 MB (every entry five models drawn)
+CAPACITY = 256
 MAX_WORDS = 40  # the app's short lane (web/runner.py LONG_WORDS): longer texts are rarely sent twice
 
 
@@ -32,6 +40,7 @@ class AnswerCache:
         self.capacity, self.max_words = capacity, max_words
         self._answers: OrderedDict[Hashable, object] = OrderedDict()
         self._lock = threading.Lock()
+        self._computing: dict[Hashable, _Computing] = {}  # key -> the answer being computed for it now
         self.hits = self.misses = 0
 
     def keeps(self, words: int) -> bool:
@@ -54,5 +63,42 @@ class AnswerCache:
             while len(self._answers) > self.capacity:
                 self._answers.popitem(last=False)
 
+    def kept(self, key: Hashable, compute: Callable[[], T], keep: Callable[[T], bool] = lambda _: True) -> T:
+        """The answer kept under `key`, else compute()'s, kept where `keep` says so. Requests for one key at the
+        same moment (a lecture hall opening the teacher's link) wait for the first one's compute instead of each
+        running it; if that one raises, each computes its own."""
+        with self._lock:
+            if (answer := self._answers.get(key)) is not None:
+                self._answers.move_to_end(key)
+                self.hits += 1
+                return answer  # type: ignore[return-value]
+            self.misses += 1
+            computing = self._computing.get(key)
+            first = computing is None
+            if computing is None:
+                computing = self._computing[key] = _Computing()
+        if not first:
+            computing.done.wait()
+            return computing.answer if computing.answered else compute()
+        try:
+            answer = compute()
+            computing.answer, computing.answered = answer, True
+            if keep(answer):
+                self.put(key, answer)
+            return answer
+        finally:
+            with self._lock:
+                del self._computing[key]
+            computing.done.set()
+
     def __len__(self) -> int:
         return len(self._answers)
+
+
+class _Computing:
+    """An answer some request is computing: the others asking for it wait for `done`."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.answer: Any = None
+        self.answered = False

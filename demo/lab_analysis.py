@@ -137,14 +137,23 @@ def analyse(
                     Request(text, task=task, lang=lang, models=models, methods=requested(method), view_options=options)
                 )
             ]
-        key = drawn_key(lab, plans, ui, method)
-        if key is not None and (kept := lab.answers.get(key)) is not None:
-            summary, notices, html = kept
-            return summary, gr.update(value=notices, visible=bool(notices)), html
-        if len(plans) == 2:  # the model as trained, then with the intervention
-            result = Comparison([gate.run(plan).predictions[0] for plan in plans], [])
+
+        def answered() -> Comparison:  # the two of an intervention: the model as trained, then with it
+            if len(plans) == 2:
+                return Comparison([gate.run(plan).predictions[0] for plan in plans], [])
+            return gate.run(plans[0], MODEL_POOL)
+
+        def draw() -> tuple[str, str, str, bool]:
+            # a crowd's screens of several widths, asking at once, wait for one run of the models
+            result = answered() if kept is None else kept.kept(("answered", keys), answered, complete)
+            return _drawn(lab, known, result, ui, method)
+
+        # kept while every model answers; a crowd asking at once waits for one drawing per screen width
+        keys, kept = answer_keys(plans), lab.answers
+        if keys is None or kept is None:
+            summary, notices, html, _ = draw()
         else:
-            result = gate.run(plans[0], MODEL_POOL)
+            summary, notices, html, _ = kept.kept(("drawn", keys, ui, method, ROOM.get()), draw, complete)
     except Cancelled:
         raise abandoned() from None
     except InputError as err:
@@ -156,6 +165,11 @@ def analyse(
         message = t("internal", ui, model=model_name(model), error=type(err).__name__)
         warn(esc(message), ui)
         return f"### {md(message)}", gr.update(value="", visible=False), ""
+    return summary, gr.update(value=notices, visible=bool(notices)), html
+
+
+def _drawn(lab: ServedLab, known: Known, result: Comparison, ui: str, method: str) -> tuple[str, str, str, bool]:
+    """The analysis drawn: the summary, the notices, the result HTML, and whether every model answered."""
     notices = notices_text(result.predictions, result.failures, ui, method)
     summary = summary_text(result.predictions, ui, lab.titles)
     if len(result.predictions) == 2 and result.predictions[1].intervention != "none":
@@ -163,21 +177,21 @@ def analyse(
         summary += "\n\n" + md(
             intervention_section(lab, first.task, first.model, result.predictions[1].intervention, ui)
         )
-    html = result_html(result.predictions, known, ui, method)
-    if key is not None and not result.failures:
-        lab.answers.put(key, (summary, notices, html))
-    return summary, gr.update(value=notices, visible=bool(notices)), html
+    return summary, notices, result_html(result.predictions, known, ui, method), not result.failures
 
 
-def drawn_key(lab: ServedLab, plans: list[Plan], ui: str, method: str) -> tuple | None:
-    """Where an analysis drawn for the page is kept beside its answers (core.answers): the answers' keys (the
-    request as checked, each checkpoint's identity and owner), the page's language and method, and the room its
-    figures were drawn for (a few widths serve most screens: Gradio caps the page's width in steps). None when an
-    answer is not kept (a long text), or nothing is."""
+def complete(answer: Comparison | tuple) -> bool:
+    """Every model answered (a Comparison, or an analysis drawn from one): only then is it kept."""
+    return not answer.failures if isinstance(answer, Comparison) else bool(answer[3])
+
+
+def answer_keys(plans: list[Plan]) -> tuple | None:
+    """The keys of the plans' answers among the kept ones (the request as checked, each checkpoint's identity and
+    owner: core.answers), which an analysis drawn for the page is kept under too, with the page's language, method
+    and the room its figures were drawn for (a few widths serve most screens: Gradio caps the page's width in
+    steps). None when an answer is not kept (a long text, or nothing is)."""
     keys = [plan.keys[m] for plan in plans for m in plan.models]
-    if lab.answers is None or any(k is None for k in keys):
-        return None
-    return ("drawn", tuple(keys), ui, method, ROOM.get())
+    return None if any(k is None for k in keys) else tuple(keys)
 
 
 class CountingGate(RequestGate):

@@ -133,9 +133,4 @@ class ServedLab(Lab):
 
     def _kept(self, key: tuple, compute: Callable[[], T]) -> T:
         """The answer kept under `key`, else compute()'s, kept (none kept without answers)."""
-        if self.answers is not None and (found := self.answers.get(key)) is not None:
-            return found
-        found = compute()
-        if self.answers is not None:
-            self.answers.put(key, found)
-        return found
+        return compute() if self.answers is None else self.answers.kept(key, compute)

@@ -111,10 +111,14 @@ def failure_columns(score: str, ui: str) -> list[str]:
     return [t(k, ui) for k in keys] + [t("col_score_change", ui, score=score), t("col_why", ui)]
 
 
-def empty_tables(models: list[str], request: gr.Request) -> tuple[pd.DataFrame, pd.DataFrame]:
+def empty_tables(models: tuple[str, ...], request: gr.Request) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Before a suite has run, both tables with their headers in the page's language (an empty gr.Dataframe
     is headed "1 2 3"): the pass rates' by the public models, `models`."""
-    ui = request_lang(request)
+    return headed_tables(models, request_lang(request))
+
+
+@cache  # one pair per language, shared by every page load (Gradio only reads a value it sends)
+def headed_tables(models: tuple[str, ...], ui: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     pass_rates = pd.DataFrame(columns=[t("col_capability", ui), *(model_name(m, cited=False) for m in models)])
     return pass_rates, pd.DataFrame(columns=failure_columns(t("score_any", ui), ui))
 
@@ -323,7 +327,7 @@ def build(lab: ServedLab, visitors: Visitors) -> ProbesView:
     link = gr.Markdown(elem_id="probe-permalink")
     cell_head = gr.Markdown(elem_id="probe-cell")
     failures = gr.Dataframe(label=L("probe_failures"), interactive=False, wrap=True, elem_id="probe-failures")
-    on_page_load(partial(empty_tables, lab.visible_to(PUBLIC).models()), [table, failures])
+    on_page_load(partial(empty_tables, tuple(lab.visible_to(PUBLIC).models())), [table, failures])
     on_warm_up(partial(keep_suites_aside, lab))
     with gr.Row():
         failure = gr.Dropdown(

@@ -1,4 +1,4 @@
-"""An analysis drawn for the page is kept beside its answers (demo.lab_analysis.drawn_key): the same request in
+"""An analysis drawn for the page is kept beside its answers (demo.lab_analysis.answer_keys): the same request in
 the same language, method and room is answered with the HTML drawn the first time, a lecture hall's link drawn
 once, not once per visitor; another room, language or request is drawn anew, and a text too long to keep is
 drawn every time."""

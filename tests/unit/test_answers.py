@@ -4,6 +4,9 @@ another checkpoint's model."""
 
 import json
 import shutil
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -116,3 +119,49 @@ def test_a_tree_is_kept_per_owner_and_checkpoint(cached, lab_root, tiny_data, tm
     ckpt = cached.checkpoints[("sst5", "dcnn")]
     monkeypatch.setitem(ckpt.meta, "files", {**ckpt.meta["files"], next(iter(ckpt.meta["files"])): "another hash"})
     assert cached.tree_view(treebank, "test", 0, "sst5") is not first and len(views) == 3
+
+
+def test_requests_for_one_key_at_once_wait_for_one_computation():
+    answers, started, release = AnswerCache(), threading.Event(), threading.Event()
+    computed: list[str] = []
+
+    def slow():
+        computed.append("first")
+        started.set()
+        release.wait(5)
+        return "drawn"
+
+    with ThreadPoolExecutor(4) as pool:
+        first = pool.submit(answers.kept, "link", slow)
+        started.wait(5)
+        others = [pool.submit(answers.kept, "link", lambda: computed.append("again") or "again") for _ in range(3)]
+        time.sleep(0.2)  # the others are waiting on the first
+        release.set()
+        assert [f.result(5) for f in [first, *others]] == ["drawn"] * 4
+    assert computed == ["first"] and answers.get("link") == "drawn"
+
+
+def test_when_the_first_computation_fails_each_waiting_request_computes_its_own():
+    answers, started, release = AnswerCache(), threading.Event(), threading.Event()
+
+    def failing():
+        started.set()
+        release.wait(5)
+        raise RuntimeError("the visitor left")
+
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(answers.kept, "link", failing)
+        started.wait(5)
+        other = pool.submit(answers.kept, "link", lambda: "its own")
+        time.sleep(0.2)
+        release.set()
+        with pytest.raises(RuntimeError):
+            first.result(5)
+        assert other.result(5) == "its own"
+
+
+def test_an_answer_its_caller_does_not_keep_is_computed_again():
+    answers = AnswerCache()
+    assert answers.kept("failed", lambda: "one model failed", keep=lambda _: False) == "one model failed"
+    assert answers.kept("failed", lambda: "answered", keep=lambda _: False) == "answered"
+    assert answers.get("failed") is None
