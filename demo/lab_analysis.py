@@ -137,6 +137,7 @@ def analyse(
                     Request(text, task=task, lang=lang, models=models, methods=requested(method), view_options=options)
                 )
             ]
+        keys, kept = answer_keys(plans), lab.answers
 
         def answered() -> Comparison:  # the two of an intervention: the model as trained, then with it
             if len(plans) == 2:
@@ -145,11 +146,10 @@ def analyse(
 
         def draw() -> tuple[str, str, str, bool]:
             # a crowd's screens of several widths, asking at once, wait for one run of the models
-            result = answered() if kept is None else kept.kept(("answered", keys), answered, complete)
+            result = answered() if keys is None or kept is None else kept.kept(("answered", keys), answered, complete)
             return _drawn(lab, known, result, ui, method)
 
         # kept while every model answers; a crowd asking at once waits for one drawing per screen width
-        keys, kept = answer_keys(plans), lab.answers
         if keys is None or kept is None:
             summary, notices, html, _ = draw()
         else:

@@ -48,10 +48,11 @@ def test_the_same_analysis_for_the_same_room_is_drawn_once(drawings):
     drawn_for(None)
 
 
-def test_a_text_too_long_to_keep_is_drawn_every_time(drawings):
+def test_a_text_too_long_to_keep_is_drawn_every_time_and_for_itself(drawings):
     lab, drawn = drawings
     lab.answers = AnswerCache(max_words=3)
     known = facts(lab)
     for _ in range(2):
         analyse(lab, known, TEXT, "dcnn", "sst5", "auto", "en")
-    assert len(drawn) == 2
+    other = analyse(lab, known, "A moving and funny film with a great cast.", "dcnn", "sst5", "auto", "en")
+    assert len(drawn) == 3 and "moving" in other[2] and "moving" not in drawn[0]
