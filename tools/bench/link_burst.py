@@ -90,14 +90,14 @@ def run(url: str, args) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--visitors", type=int, default=300)
+    parser.add_argument("--visitors", type=int, default=300, help="browsers opening the link, each its own address")
     parser.add_argument("--spread", type=float, default=10.0, help="seconds over which the visitors arrive")
     parser.add_argument("--model", default="all", help="the link's model: all (the five), dcnn, ...")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="bursts, one after another, on the same app")
     parser.add_argument("--rest", type=float, default=5.0, help="seconds between rounds")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds a visitor waits at most")
     parser.add_argument("--url", help="an app already serving (default: app.py started here)")
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "reports" / "link_burst.json"))
+    parser.add_argument("--out", default=str(PROJECT_ROOT / "reports" / "link_burst.json"), help="the report (JSON)")
     args = parser.parse_args(argv)
     load_at_start = os.getloadavg()
     if args.url:
