@@ -66,7 +66,8 @@ class AnswerCache:
     def kept(self, key: Hashable, compute: Callable[[], T], keep: Callable[[T], bool] = lambda _: True) -> T:
         """The answer kept under `key`, else compute()'s, kept where `keep` says so. Requests for one key at the
         same moment (a lecture hall opening the teacher's link) wait for the first one's compute instead of each
-        running it; if that one raises, each computes its own."""
+        running it; if that one raises, each computes its own. So `compute` must never wait for a client's turn
+        (web.runner's lanes): a request waiting on it would wait behind that client's other requests."""
         with self._lock:
             if (answer := self._answers.get(key)) is not None:
                 self._answers.move_to_end(key)

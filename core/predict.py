@@ -23,7 +23,7 @@ import re
 import sys
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
@@ -201,6 +201,20 @@ class Plan:
     def words(self) -> int:
         """The words analysed: how long the request is."""
         return len(self.checked.tokens)
+
+    def rechecked(self) -> "Plan":
+        """This plan without the jobs whose answers were kept since it was made (another request's for the same
+        thing, while this one waited for its turn)."""
+        if self.answers is None:
+            return self
+        found = {
+            job.model: answer
+            for job in self.jobs
+            if (key := self.keys[job.model]) is not None and (answer := self.answers.get(key)) is not None
+        }
+        if not found:
+            return self
+        return replace(self, kept=self.kept | found, jobs=[job for job in self.jobs if job.model not in found])
 
     def run_here(self, executor: Executor | None = None) -> Comparison:
         """The answer, every job run in this process: one after another, or side by side on `executor`."""

@@ -137,23 +137,18 @@ def analyse(
                     Request(text, task=task, lang=lang, models=models, methods=requested(method), view_options=options)
                 )
             ]
-        keys, kept = answer_keys(plans), lab.answers
-
-        def answered() -> Comparison:  # the two of an intervention: the model as trained, then with it
-            if len(plans) == 2:
-                return Comparison([gate.run(plan).predictions[0] for plan in plans], [])
-            return gate.run(plans[0], MODEL_POOL)
-
-        def draw() -> tuple[str, str, str, bool]:
-            # a crowd's screens of several widths, asking at once, wait for one run of the models
-            result = answered() if keys is None or kept is None else kept.kept(("answered", keys), answered, complete)
-            return _drawn(lab, known, result, ui, method)
-
-        # kept while every model answers; a crowd asking at once waits for one drawing per screen width
-        if keys is None or kept is None:
-            summary, notices, html, _ = draw()
+        if len(plans) == 2:  # the model as trained, then with the intervention
+            result = Comparison([gate.run(plan).predictions[0] for plan in plans], [])
         else:
-            summary, notices, html, _ = kept.kept(("drawn", keys, ui, method, ROOM.get()), draw, complete)
+            result = gate.run(plans[0], MODEL_POOL)
+        # drawn once per screen width while every model answers; a crowd asking at once waits for that drawing
+        # (the models ran above, each request in its own client's turn: web.runner)
+        keys, kept = answer_keys(plans), lab.answers
+        if keys is None or kept is None:
+            summary, notices, html, _ = _drawn(lab, known, result, ui, method)
+        else:
+            key = ("drawn", keys, ui, method, ROOM.get())
+            summary, notices, html, _ = kept.kept(key, lambda: _drawn(lab, known, result, ui, method), lambda d: d[3])
     except Cancelled:
         raise abandoned() from None
     except InputError as err:
@@ -178,11 +173,6 @@ def _drawn(lab: ServedLab, known: Known, result: Comparison, ui: str, method: st
             intervention_section(lab, first.task, first.model, result.predictions[1].intervention, ui)
         )
     return summary, notices, result_html(result.predictions, known, ui, method), not result.failures
-
-
-def complete(answer: Comparison | tuple) -> bool:
-    """Every model answered (a Comparison, or an analysis drawn from one): only then is it kept."""
-    return not answer.failures if isinstance(answer, Comparison) else bool(answer[3])
 
 
 def answer_keys(plans: list[Plan]) -> tuple | None:

@@ -251,11 +251,14 @@ class RequestGate:
     def run(self, plan: Plan, executor: Executor | None = None) -> Comparison:
         """The answer to core's `plan`: its jobs admitted to their lane by the request's size, then run side by side
         on `executor` (short) or one by one in the worker (long); Cancelled when the client left, before each model.
-        A plan whose answers are all kept takes no lane: the lanes admit work, not answers."""
+        A plan whose answers are all kept takes no lane: the lanes admit work, not answers; nor do the models
+        whose answers another request kept while this one waited for its turn (a lecture hall asking for one link:
+        each request waits in its client's turn, never behind another client's)."""
         if not plan.jobs:
             return plan.finish([])
         self.long = self.long or self.lanes.is_long(plan.words, plan.on_demand)
         with self.lanes.admit(self.long, self.alive, self.client) as side_by_side:
+            plan = plan.rechecked()
             pool = executor if side_by_side else None
             one = lambda job: self.run_job(job, plan.here)
             outcomes = list(map(one, plan.jobs) if pool is None else pool.map(one, plan.jobs))

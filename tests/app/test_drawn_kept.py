@@ -11,6 +11,7 @@ from demo.lab_analysis import analyse
 from demo.svg import drawn_for
 from demo.tabs.checkpoints import facts
 from service.lab import ServedLab
+from service.owners import KEY, owner_id
 
 TEXT = "It is not a bad film, but the plot is dull."
 
@@ -56,3 +57,18 @@ def test_a_text_too_long_to_keep_is_drawn_every_time_and_for_itself(drawings):
         analyse(lab, known, TEXT, "dcnn", "sst5", "auto", "en")
     other = analyse(lab, known, "A moving and funny film with a great cast.", "dcnn", "sst5", "auto", "en")
     assert len(drawn) == 3 and "moving" in other[2] and "moving" not in drawn[0]
+
+
+def test_a_hundred_fresh_visitors_share_one_drawing_and_add_nothing(drawings):
+    """A visitor costs nothing to create: 100 fresh sessions (each its own owner) opening the same link on the
+    public models are drawn for once, and the kept answers do not grow with them."""
+    lab, drawn = drawings
+    known = facts(lab)
+    drawn_for(900)
+    analyse(lab, known, TEXT, "dcnn", "sst5", "auto", "en")
+    kept = len(lab.answers)
+    for n in range(100):
+        visitor = lab.visible_to(owner_id(KEY, f"a fresh session hash, number {n:03d}"))
+        analyse(visitor, known, TEXT, "dcnn", "sst5", "auto", "en")
+    assert len(drawn) == 1 and len(lab.answers) == kept
+    drawn_for(None)

@@ -19,7 +19,7 @@ from service.jobs import JobError, TrainLimits, TrainRequest, submit_job, update
 from service.owners import KEY, owner_id
 from service.publish import push_job
 from service.settings import Settings
-from tools.bench.redteam_content import load_event, queue_call
+from tools.bench.redteam_content import QueueError, event_index, load_event, queue_call
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +116,33 @@ def test_two_visitors_see_only_their_own_jobs_and_models(app, lab, user_models, 
     assert later.predict(key, api_name="/owner") == key
     assert later.predict(job_a, api_name="/train_status")["task"] == task
     assert "16 to 200 characters" in refused(later.predict, "short", api_name="/owner")
+
+
+def test_a_visitors_analysis_drawn_for_the_page_is_its_own(app, trained):
+    """The Lab keeps an analysis as drawn (demo.lab_analysis.answer_keys: each model's owner in its key). A, her page
+    loaded, draws her model's analysis twice, the second from the kept drawing; B, in a page of his own, asking for
+    A's task with the same sentence and room, is told what he is told for a task nobody trained, never shown A's
+    drawing; his own model is drawn for him."""
+    a, b, _, done_a, done_b, _ = trained
+    never = "user_never_trained_0a1b2c"
+    with httpx.Client(timeout=120) as http:
+        run = event_index(http.get(app.url + "config").json(), "run", "click")
+        for client in (a, b):  # the page's load: the visitor's tasks in its menu
+            page_load(app.url, client.session_hash, client.predict("", api_name="/owner"))
+
+        def analysed(client: Client, task: str) -> str:
+            data = ["a fun film", "dcnn", task, "auto", "occlusion", "none", 1, 900]
+            try:
+                return str(queue_call(http, app.url.rstrip("/"), run, data, client.session_hash))
+            except QueueError as err:
+                return f"refused: {err}"
+
+        hers = analysed(a, done_a["task"])
+        assert 'class="model-panel"' in hers and analysed(a, done_a["task"]) == hers
+        told = analysed(b, done_a["task"])
+        assert 'class="model-panel"' not in told
+        assert told.replace(done_a["task"], "<task>") == analysed(b, never).replace(never, "<task>")
+        assert 'class="model-panel"' in analysed(b, done_b["task"])
 
 
 def test_a_model_cannot_be_taken_over_even_by_a_task_name_that_collides(app, user_models, trained, tmp_path):

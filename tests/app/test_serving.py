@@ -260,3 +260,21 @@ def test_a_disconnected_request_stops_waiting_and_runs_no_model(lab, monkeypatch
         assert ran == []
     finally:
         demo.close()
+
+
+def test_a_request_waiting_for_its_turn_takes_the_answer_another_kept_meanwhile(lab):
+    """A lecture hall asks for one link at once: each request waits in its own client's turn (never behind another
+    client's request for the same thing), and one whose answer another kept meanwhile runs no model."""
+    cached = Lab(lab.checkpoints, lab.sources, answers=AnswerCache())
+    lanes = Lanes(long_words=10)
+    waiting = cached.plan_compare(Request("a moving film with a dull end", task="sst5"))
+    assert waiting.jobs  # nothing kept when it was planned
+    ran: list[str] = []
+    waiting.here = lambda job: ran.append(job.model)  # type: ignore[assignment,return-value]
+    with lanes.admit(long=False):  # the lane busy: meanwhile another request answers the same
+        first = cached.compare("a moving film with a dull end", task="sst5")
+        done: list = []
+        gate = threading.Thread(target=lambda: done.append(RequestGate(lanes).run(waiting)))
+        gate.start()
+    gate.join(10)
+    assert not ran and [p.to_dict() for p in done[0].predictions] == [p.to_dict() for p in first.predictions]

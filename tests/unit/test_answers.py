@@ -134,7 +134,8 @@ def test_requests_for_one_key_at_once_wait_for_one_computation():
     with ThreadPoolExecutor(4) as pool:
         first = pool.submit(answers.kept, "link", slow)
         started.wait(5)
-        others = [pool.submit(answers.kept, "link", lambda: computed.append("again") or "again") for _ in range(3)]
+        again = lambda: computed.append("again") or "again"
+        others = [pool.submit(answers.kept, "link", again) for _ in range(3)]
         time.sleep(0.2)  # the others are waiting on the first
         release.set()
         assert [f.result(5) for f in [first, *others]] == ["drawn"] * 4
