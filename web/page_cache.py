@@ -56,6 +56,9 @@ class PageCache:
         self.app, self.size = app, kept
         self.kept: OrderedDict[tuple, Kept] = OrderedDict()
         self.lock = threading.Lock()
+        # key -> set once the answer being built for it is kept: a lecture hall opening one link at once builds the
+        # page once (Gradio copies the whole config for each build: 200 at once held the app for 25 s)
+        self.building: dict[tuple, asyncio.Event] = {}
 
     async def __call__(self, scope, receive, send) -> None:
         server = scope.get("app")
@@ -71,17 +74,35 @@ class PageCache:
         config = server.get_blocks().config  # a new object when Gradio rebuilds it (MCP's start): a new entry
         address = tuple((k, v) for k, v in scope["headers"] if k in ADDRESS_HEADERS)
         key = (scope["path"], scope["query_string"], scope.get("root_path", ""), scope.get("scheme"), address)
-        with self.lock:
-            kept = self.kept.get(key)
-            if kept is not None and kept.config is config:
-                self.kept.move_to_end(key)
-        if kept is not None and kept.config is config:
-            start, body = kept.gzipped if accepts_gzip(scope) else kept.plain
-            await send(start)
-            await send({"type": "http.response.body", "body": body if scope["method"] == "GET" else b""})
+        if await self.sent_kept(key, config, scope, send):
             return
         if scope["method"] == "HEAD":  # kept from a GET only: a HEAD's body is whatever the server chose to drop
             return await self.app(scope, receive, send)
+        if (building := self.building.get(key)) is not None:  # the same answer on its way: wait for it
+            await building.wait()
+            if not await self.sent_kept(key, config, scope, send):
+                await self.app(scope, receive, send)  # not kept (a cookie, an error): this request's own
+            return
+        self.building[key] = asyncio.Event()
+        try:
+            await self.built(key, config, scope, receive, send)
+        finally:
+            self.building.pop(key).set()
+
+    async def sent_kept(self, key: tuple, config: object, scope, send) -> bool:
+        """The answer kept under `key` for this config, sent (gzipped to a browser that takes it); False if none."""
+        with self.lock:
+            kept = self.kept.get(key)
+            if kept is None or kept.config is not config:
+                return False
+            self.kept.move_to_end(key)
+        start, body = kept.gzipped if accepts_gzip(scope) else kept.plain
+        await send(start)
+        await send({"type": "http.response.body", "body": body if scope["method"] == "GET" else b""})
+        return True
+
+    async def built(self, key: tuple, config: object, scope, receive, send) -> None:
+        """Gradio's answer, sent as it comes and kept when it is a plain 200 page."""
         sent: list[dict] = []
 
         async def keep(message):
