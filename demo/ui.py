@@ -5,6 +5,7 @@ import gradio as gr
 
 from core.answers import AnswerCache
 from demo.i18n import L, request_lang, t
+from demo.lab_analysis import task_choices
 from demo.links import query_to_state
 from demo.plots import esc
 from demo.svg import drawn_for
@@ -281,10 +282,10 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
                 probes_view = probes.build(lab, visitors)
             with gr.Tab(L("tab_treebank"), id="treebank") as treebank_page:
                 treebank_view = treebank_tab.build(lab, treebank_page, visitors)
-            with gr.Tab(L("tab_train"), id="train"):
-                train_view = train_tab.build(lab, lab_view, visitors)
-            with gr.Tab(L("tab_models"), id="checkpoints"):
-                loaded, failed = checkpoints.build(lab)
+            with gr.Tab(L("tab_train"), id="train") as train_page:
+                train_tab.build(lab, lab_view, visitors, train_page)
+            with gr.Tab(L("tab_models"), id="checkpoints") as models_page:
+                checkpoints.build(lab, visitors, models_page)
             with gr.Tab(L("tab_api"), id="api"):
                 api_usage = api.build(lab, visitors)
 
@@ -297,9 +298,9 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
                 key,
                 # the text alone while the banner stays as shown or hidden: no Markdown built per page load
                 text if bool(text) == warning.visible else gr.update(value=text, visible=bool(text)),
-                *checkpoints.tables(seen, ui),
                 api.usage(seen, request),
-                *train_tab.page_updates(train_view.queue, seen, visitors.owner(request)),
+                # the visitor's own trained tasks among the Lab's
+                gr.update(choices=task_choices(seen), visible=len(seen.tasks()) > 1),
             )
 
         # the LinkState of the page's query (demo/links.py), in the State of each tab it has something for: a
@@ -320,7 +321,7 @@ def build_demo(lab: ServedLab, root: str, settings: Settings) -> gr.Blocks:
         probes.open_in_lab(probes_view, lab_view, tabs)  # a probe failure opens in the Lab tab
         treebank_tab.open_in_lab(treebank_view, lab_view, tabs)  # so do a tree node and a test sentence
         parts = page_parts(demo)
-        outputs = [owner_key, warning, loaded, failed, api_usage, lab_view.task, train_view.job]
+        outputs = [owner_key, warning, api_usage, lab_view.task]
         outputs += [output for part in parts for output in part.outputs]
 
         def on_page(key, room, request: gr.Request, profile: gr.OAuthProfile | None = None):

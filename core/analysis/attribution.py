@@ -33,14 +33,13 @@ import functools
 import json
 import random
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import torch
 from torch import Tensor
 
-from core.checkpoints.checkpoint import WEIGHTS, Checkpoint, atomic_write_text
-from core.checkpoints.files import read_json, sha256
+from core.checkpoints.checkpoint import Checkpoint, atomic_write_text, weights_sha256
+from core.checkpoints.files import read_json
 from core.checkpoints.manifest import FAITHFULNESS
 from core.data.batching import pad_batch
 from core.models.base import Intervention, SentenceClassifier, embedding_rows
@@ -223,17 +222,6 @@ def random_order(n: int, rng: random.Random) -> list[int]:
     order = list(range(n))
     rng.shuffle(order)
     return order
-
-
-@lru_cache(maxsize=64)
-def _weights_sha256(path: Path, mtime_ns: int) -> str:
-    return sha256(path)
-
-
-def weights_sha256(checkpoint: Checkpoint) -> str:
-    """The checkpoint's weights file digest (hashed once per file version)."""
-    path = Path(checkpoint.path) / WEIGHTS
-    return _weights_sha256(path, path.stat().st_mtime_ns)
 
 
 def write_faithfulness(checkpoint: Checkpoint, measured: dict) -> Path:

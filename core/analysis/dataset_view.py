@@ -15,8 +15,7 @@ from pathlib import Path
 
 from core.analysis.metrics import classification_report, predict_examples
 from core.analysis.treebank import SST_TASKS, TreebankError, join_words, phenomena
-from core.checkpoints.checkpoint import WEIGHTS, Checkpoint, atomic_write_text
-from core.checkpoints.files import sha256
+from core.checkpoints.checkpoint import Checkpoint, atomic_write_text, weights_sha256
 from core.checkpoints.manifest import EVALUATION
 from core.data import Example, TaskData
 from core.data.sst import Tree, node_examples
@@ -27,11 +26,6 @@ DISAGREEMENT_TOP = 20
 SLICES = ("all", "negation", "contrast", "unknown_words")
 # length buckets (inclusive bounds; None: no upper bound): single lengths where most phrases are, then wider
 LENGTH_BUCKETS = [(n, n) for n in range(1, 11)] + [(11, 15), (16, 20), (21, 30), (31, 40), (41, None)]
-
-
-def weights_sha256(ckpt: Checkpoint) -> str:
-    """The sha256 of the checkpoint's weights, as its config.json records it (load_checkpoint verified it)."""
-    return ckpt.meta.get("files", {}).get(WEIGHTS) or sha256(Path(ckpt.path) / WEIGHTS)
 
 
 def predictions(ckpt: Checkpoint, examples: list[Example]) -> list[int]:

@@ -18,6 +18,7 @@ a file that does not match its recorded hash is reported by name.
 """
 
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -58,6 +59,22 @@ class Checkpoint:
     vocab: Vocab
     meta: dict  # config.json without the model config: task, lang, labels, ...
     path: Path
+
+
+def weights_sha256(checkpoint: Checkpoint) -> str:
+    """The sha256 of the checkpoint's weights as its config.json records it (load_checkpoint verified it), else
+    the file's, hashed once per version of it: read without a file's stat where it is recorded (every page load
+    asks it of every checkpoint)."""
+    return checkpoint.meta.get("files", {}).get(WEIGHTS) or _hashed(Path(checkpoint.path) / WEIGHTS)
+
+
+def _hashed(path: Path) -> str:
+    return _hashed_version(path, path.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _hashed_version(path: Path, mtime_ns: int) -> str:
+    return sha256(path)
 
 
 def atomic_write(path: Path, write) -> None:

@@ -9,8 +9,9 @@ import gradio as gr
 
 from core.checkpoints.files import read_json, sha256
 from core.gitinfo import git_commit
-from demo.i18n import L, model_name, source_text, t, task_name
+from demo.i18n import L, model_name, request_lang, source_text, t, task_name
 from service.lab import ServedLab
+from web.owners import Visitors
 
 
 @dataclass
@@ -109,8 +110,15 @@ def tables(lab: ServedLab, ui: str) -> tuple[dict, dict]:
     return {"headers": columns, "data": loaded}, {"headers": [t("col_path", ui), t("col_error", ui)], "data": errors}
 
 
-def build(lab: ServedLab) -> tuple[gr.Dataframe, gr.Dataframe]:
+def build(lab: ServedLab, visitors: Visitors, tab: gr.Tab) -> None:
+    """The tables, filled as the tab opens with what the visitor may see (its own trained models among them), not
+    on every page load: they read each checkpoint's metrics (a stat each), which a lecture hall's page loads all
+    waited on (docs/performance.md)."""
     gr.Markdown(L("models_md"))
     loaded = gr.Dataframe(interactive=False, wrap=True, elem_id="checkpoints")
     failed = gr.Dataframe(interactive=False, wrap=True, elem_id="load-errors", visible=bool(lab.errors))
-    return loaded, failed
+
+    def on_open(request: gr.Request):
+        return tables(visitors.lab(lab, request), request_lang(request))
+
+    tab.select(on_open, None, [loaded, failed], api_visibility="private", show_progress_on=loaded)

@@ -6,8 +6,6 @@ a job is active) and draws what the job's state holds. A job is its submitter's 
 else its id is unknown. The pure functions first, then the wiring; the layout is demo/tabs/train_layout.py's.
 """
 
-from dataclasses import dataclass
-
 import gradio as gr
 import pandas as pd
 
@@ -180,21 +178,14 @@ def job_choices(queue: TrainingQueue, owner: str) -> list[tuple[str, str]]:
     return [(f"{j.get('title') or j['file']} · {model_name(j['model'], cited=False)}", j["id"]) for j in reversed(jobs)]
 
 
-@dataclass
-class TrainView:
-    queue: TrainingQueue
-    job: gr.Dropdown
-
-
-def build(lab: ServedLab, lab_view: LabView, visitors: Visitors) -> TrainView:
+def build(lab: ServedLab, lab_view: LabView, visitors: Visitors, tab: gr.Tab) -> None:
     queue = training_queue(lab, visitors.settings)
     page = layout(queue.limits, visitors.policy)
     _wire_file(page, queue.limits)
     _wire_start(page, queue, visitors)
-    _wire_job(page, lab, lab_view, queue, visitors)
+    _wire_job(page, lab, lab_view, queue, visitors, tab)
     _wire_push(page, queue, visitors)
     _endpoints(queue, visitors)
-    return TrainView(queue, page.job)
 
 
 def _submit(queue: TrainingQueue, visitors: Visitors, request, profile, asked: TrainRequest) -> str:
@@ -241,8 +232,16 @@ def _wire_start(page: Page, queue: TrainingQueue, visitors: Visitors) -> None:
     started.success(on_started, page.new_job, [page.job, page.timer], api_visibility="private")
 
 
-def _wire_job(page: Page, lab: ServedLab, lab_view: LabView, queue: TrainingQueue, visitors: Visitors) -> None:
-    """The chosen job's status, curves and confusion matrix, polled while it is active; Cancel."""
+def _wire_job(
+    page: Page, lab: ServedLab, lab_view: LabView, queue: TrainingQueue, visitors: Visitors, tab: gr.Tab
+) -> None:
+    """The job box, filled with the owner's jobs as the tab opens; the chosen job's status, curves and confusion
+    matrix, polled while it is active; Cancel."""
+
+    def on_open(request: gr.Request):
+        """The owner's jobs as the tab opens, not on every page load: listing them reads every job's file (a stat
+        each, which a lecture hall's page loads all waited on: docs/performance.md)."""
+        return gr.update(choices=job_choices(queue, visitors.owner(request)))
 
     def on_tick(job_id, request: gr.Request):
         ui = request_lang(request)
@@ -269,6 +268,7 @@ def _wire_job(page: Page, lab: ServedLab, lab_view: LabView, queue: TrainingQueu
     page.timer.tick(on_tick, page.job, shown, api_visibility="private", show_progress="hidden")
     page.job.input(lambda: gr.Timer(active=True), None, page.timer, api_visibility="private")  # an earlier job, chosen
     page.cancel.click(on_cancel, page.job, page.status, api_visibility="private")
+    tab.select(on_open, None, page.job, api_visibility="private", show_progress="hidden")
 
 
 def _wire_push(page: Page, queue: TrainingQueue, visitors: Visitors) -> None:
@@ -348,12 +348,3 @@ def _endpoints(queue: TrainingQueue, visitors: Visitors) -> None:
     endpoint(train, examples={"file": UPLOAD_EXAMPLE}, api_name="train")
     endpoint(train_cancel, api_name="train_cancel")
     endpoint(train_status, api_name="train_status")
-
-
-def page_updates(queue: TrainingQueue, seen: ServedLab, owner: str) -> tuple:
-    """On a page load, for its owner: the Lab tab's task choice (the public tasks and the owner's, trained since
-    the app started) and the job box (the owner's jobs)."""
-    return (
-        gr.update(choices=task_choices(seen), visible=len(seen.tasks()) > 1),
-        gr.update(choices=job_choices(queue, owner)),
-    )

@@ -3,6 +3,7 @@ same inputs (docs/performance.md, "Every tab in a real browser")."""
 
 import asyncio
 import json
+import os
 import urllib.parse
 
 import gradio as gr
@@ -74,6 +75,42 @@ def _page_load(page, query: dict) -> dict:
     }
     values = load.fn("", 800, gr.Request(Request(scope), session_hash="round-trips-test"))
     return dict(zip([getattr(b, "elem_id", None) for b in load.outputs], values, strict=True))
+
+
+def _request(language: str = "en") -> gr.Request:
+    scope = {"type": "http", "method": "GET", "path": "/", "query_string": b"", "client": ("127.0.0.1", 1)}
+    scope["headers"] = [(b"accept-language", language.encode())]
+    return gr.Request(Request(scope), session_hash="round-trips-test")
+
+
+def test_the_models_and_train_tabs_fill_as_they_open_not_in_every_page_load(page, lab):
+    """The Models tab's tables and the Train tab's job box come when their tab opens (its select, which a link's
+    gr.Tabs(selected=...) fires too): every page load listed every checkpoint's metrics and every job's file,
+    which a lecture hall's loads all waited on (docs/performance.md)."""
+    (load,) = [f for f in page.fns.values() if any(e == "load" for _, e in f.targets)]
+    assert not _ids(load.outputs) & {"checkpoints", "load-errors", "train-job"}
+    opens = [f for f in page.fns.values() if f.fn is not None and any(e == "select" for _, e in f.targets)]
+    (models,) = [f for f in opens if _ids(f.outputs) == {"checkpoints", "load-errors"}]
+    (train,) = [f for f in opens if _ids(f.outputs) == {"train-job"}]
+    loaded, failed = models.fn(_request("zh-CN"))
+    assert loaded["headers"][:2] == ["任务", "模型"] and len(loaded["data"]) == len(lab.checkpoints)
+    assert failed["data"] == []
+    assert train.fn(_request())["choices"] == []  # a new visitor has no job
+
+
+def test_a_page_load_reads_no_checkpoints_files_but_their_measures(page, lab, monkeypatch):
+    """What a page load asks of the disk, once its answers are kept: at most one stat per checkpoint (its
+    attribution.json, read again only once it changes), for the method hint of every model and task; the
+    weights' digest is the one load_checkpoint verified (before: 40 stats per load, each a wait for the GIL among
+    a hall's loads)."""
+    _page_load(page, {})
+    stats = []
+    real = os.stat
+    monkeypatch.setattr(
+        os, "stat", lambda path, *args, **kwargs: stats.append(str(path)) or real(path, *args, **kwargs)
+    )
+    _page_load(page, {})
+    assert len(stats) <= len(lab.checkpoints) and all(path.endswith("attribution.json") for path in stats)
 
 
 def test_a_lab_links_page_sends_nothing_after_its_load(page, lab, measured):

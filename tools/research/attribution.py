@@ -37,11 +37,11 @@ from core.analysis.attribution import (
     occlusion,
     random_order,
     ranking,
-    weights_sha256,
     write_faithfulness,
 )
 from core.analysis.plausibility import TOP_K, Plausibility, plausibility, summarize
 from core.analysis.treebank import SST_TASKS
+from core.checkpoints.checkpoint import weights_sha256
 from core.checkpoints.manifest import write_manifest
 from core.data import PROJECT_ROOT, data_dir, load_task
 from core.data.sst import Tree, load_sst_trees
