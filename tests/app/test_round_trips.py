@@ -65,21 +65,20 @@ def test_a_lab_link_is_filled_and_analysed_in_the_page_load(page):
 def _page_load(page, query: dict) -> dict:
     """The page's load event answered for a visitor opening `query`: component elem_id -> its value."""
     (load,) = [f for f in page.fns.values() if any(e == "load" for _, e in f.targets)]
+    values = load.fn("", 800, _request(query))
+    return dict(zip([getattr(b, "elem_id", None) for b in load.outputs], values, strict=True))
+
+
+def _request(query: dict, language: str = "en") -> gr.Request:
+    """A browser's request for the page at `query`, in `language`."""
     scope = {
         "type": "http",
         "method": "GET",
         "path": "/",
         "query_string": urllib.parse.urlencode(query).encode(),
-        "headers": [(b"accept-language", b"en")],
+        "headers": [(b"accept-language", language.encode())],
         "client": ("127.0.0.1", 1),
     }
-    values = load.fn("", 800, gr.Request(Request(scope), session_hash="round-trips-test"))
-    return dict(zip([getattr(b, "elem_id", None) for b in load.outputs], values, strict=True))
-
-
-def _request(language: str = "en") -> gr.Request:
-    scope = {"type": "http", "method": "GET", "path": "/", "query_string": b"", "client": ("127.0.0.1", 1)}
-    scope["headers"] = [(b"accept-language", language.encode())]
     return gr.Request(Request(scope), session_hash="round-trips-test")
 
 
@@ -92,10 +91,10 @@ def test_the_models_and_train_tabs_fill_as_they_open_not_in_every_page_load(page
     opens = [f for f in page.fns.values() if f.fn is not None and any(e == "select" for _, e in f.targets)]
     (models,) = [f for f in opens if _ids(f.outputs) == {"checkpoints", "load-errors"}]
     (train,) = [f for f in opens if _ids(f.outputs) == {"train-job"}]
-    loaded, failed = models.fn(_request("zh-CN"))
+    loaded, failed = models.fn(_request({}, "zh-CN"))
     assert loaded["headers"][:2] == ["任务", "模型"] and len(loaded["data"]) == len(lab.checkpoints)
     assert failed["data"] == []
-    assert train.fn(_request())["choices"] == []  # a new visitor has no job
+    assert train.fn(_request({}))["choices"] == []  # a new visitor has no job
 
 
 def test_a_page_load_reads_no_checkpoints_files_but_their_measures(page, lab, monkeypatch):
