@@ -145,6 +145,47 @@ def test_a_visitors_analysis_drawn_for_the_page_is_its_own(app, trained):
         assert 'class="model-panel"' in analysed(b, done_b["task"])
 
 
+def tab_opened(config: dict, elem_ids: set[str]) -> int:
+    """The fn_index of the tab's opening (its select) that fills the components `elem_ids`."""
+    ids = {c["id"] for c in config["components"] if c.get("props", {}).get("elem_id") in elem_ids}
+    return next(
+        d["id"]
+        for d in config["dependencies"]
+        if set(d["outputs"]) == ids and any(e == "select" for _, e in d["targets"])
+    )
+
+
+def test_the_train_and_models_tabs_open_on_their_visitors_own_work_only(app, user_models, trained):
+    """The Train tab's job box and the Models tab's tables, filled as the tab opens (demo/tabs/train.py,
+    demo/tabs/checkpoints.py): A's page lists her job and her model, B's page his own, neither the other's; 100
+    fresh sessions (a visitor costs nothing to make) each open both tabs on nothing of theirs and write no owner
+    row (an opening only reads)."""
+    import sqlite3
+
+    a, b, job_a, _, done_b, _ = trained
+    job_b = done_b["id"]
+    with httpx.Client(timeout=120) as http:
+        config = http.get(app.url + "config").json()
+        jobs, models = tab_opened(config, {"train-job"}), tab_opened(config, {"checkpoints", "load-errors"})
+
+        def opened(session: str) -> str:
+            return json.dumps(
+                [queue_call(http, app.url.rstrip("/"), fn, [], session) for fn in (jobs, models)], ensure_ascii=False
+            )
+
+        hers, his = opened(a.session_hash), opened(b.session_hash)
+        # a job names itself in the job box, and its model's row in the Models tab ("trained here: job <id>")
+        assert hers.count(job_a) == 2 and job_b not in hers and his.count(job_b) == 2 and job_a not in his
+        rows = lambda: (
+            sqlite3.connect(user_models / "owners.sqlite").execute("SELECT COUNT(*) FROM bindings").fetchone()
+        )
+        before = rows()
+        for n in range(100):
+            fresh = opened(f"fresh-session-{n:03d}-xxxxxxxxxxxx")
+            assert job_a not in fresh and job_b not in fresh and '"choices": []' in fresh
+        assert rows() == before
+
+
 def test_a_model_cannot_be_taken_over_even_by_a_task_name_that_collides(app, user_models, trained, tmp_path):
     """Task names carry 64 bits, so nobody grinds a file into another owner's task; should one collide anyway
     (here: forced, B's job named as A's finished task), the job claims (task, model) in the owner store first and
